@@ -1,0 +1,91 @@
+//! Methods as types: every request and notification is a type carrying its method name,
+//! its params and result types, its direction and the revisions that have it.
+//!
+//! ```
+//! use mcp_types::{CallToolRequest, Direction, ProtocolVersion, Request};
+//!
+//! assert_eq!(CallToolRequest::METHOD, "tools/call");
+//! assert_eq!(CallToolRequest::DIRECTION, Direction::ClientToServer);
+//! assert!(CallToolRequest::REVISIONS.contains(ProtocolVersion::V2024_11_05));
+//! // `<CallToolRequest as Request>::Params` is `CallToolRequestParams`,
+//! // `<CallToolRequest as Request>::Result` is `CallToolResult`.
+//! ```
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::Revisions;
+use crate::wire::WireSerialize;
+
+/// Who sends a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Sent by the client to the server.
+    ClientToServer,
+    /// Sent by the server to the client.
+    ServerToClient,
+    /// Sent either way (cancellation, progress, pings, tasks).
+    Both,
+}
+
+impl Direction {
+    /// Whether a client may send this message.
+    pub const fn from_client(self) -> bool {
+        matches!(self, Direction::ClientToServer | Direction::Both)
+    }
+    /// Whether a server may send this message.
+    pub const fn from_server(self) -> bool {
+        matches!(self, Direction::ServerToClient | Direction::Both)
+    }
+}
+
+/// A JSON-RPC request of MCP. Implemented by the request types (`CallToolRequest`, ...), which
+/// are also the typed envelopes of their messages.
+pub trait Request {
+    /// The method name, e.g. `"tools/call"`.
+    const METHOD: &'static str;
+    /// Who sends it.
+    const DIRECTION: Direction;
+    /// The revisions that have it.
+    const REVISIONS: Revisions;
+    /// The `params` member.
+    type Params: Serialize + WireSerialize + DeserializeOwned + Send + 'static;
+    /// The `result` member of a successful response.
+    type Result: Serialize + WireSerialize + DeserializeOwned + Send + 'static;
+}
+
+/// A JSON-RPC notification of MCP.
+pub trait Notification {
+    /// The method name, e.g. `"notifications/progress"`.
+    const METHOD: &'static str;
+    /// Who sends it.
+    const DIRECTION: Direction;
+    /// The revisions that have it.
+    const REVISIONS: Revisions;
+    /// The `params` member.
+    type Params: Serialize + WireSerialize + DeserializeOwned + Send + 'static;
+}
+
+/// Whether a method is a request or a notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MethodKind {
+    /// Expects a response.
+    Request,
+    /// Expects none.
+    Notification,
+}
+
+/// A row of [`METHODS`](crate::METHODS): one method of the protocol.
+#[derive(Debug, Clone, Copy)]
+pub struct MethodInfo {
+    /// The method name.
+    pub method: &'static str,
+    /// The Rust type implementing [`Request`] or [`Notification`] for it.
+    pub type_name: &'static str,
+    /// Request or notification.
+    pub kind: MethodKind,
+    /// Who sends it.
+    pub direction: Direction,
+    /// The revisions that have it.
+    pub revisions: Revisions,
+}

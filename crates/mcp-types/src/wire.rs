@@ -1,0 +1,231 @@
+//! Serialization for a chosen protocol revision.
+//!
+//! Every generated type implements [`WireSerialize`]: it writes only the fields that the chosen
+//! revisions' schemas have. [`ForRevision`] adapts any such value to a plain [`serde::Serialize`]
+//! for one revision, and the plain `Serialize` impl of every generated type writes every field
+//! that is set (the union of all revisions).
+//!
+//! ```
+//! use mcp_types::{ForRevision, ProtocolVersion, Tool};
+//!
+//! let mut tool = Tool::new("add", serde_json::json!({"type": "object"}));
+//! tool.title = Some("Add two numbers".into());
+//!
+//! // 2025-06-18 introduced `title`; a 2024-11-05 peer never sees it.
+//! let old = serde_json::to_value(ForRevision::new(&tool, ProtocolVersion::V2024_11_05)).unwrap();
+//! assert!(old.get("title").is_none());
+//! let new = serde_json::to_value(ForRevision::new(&tool, ProtocolVersion::V2025_06_18)).unwrap();
+//! assert_eq!(new["title"], "Add two numbers");
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+
+use crate::Revisions;
+
+/// A value that can be written as a chosen set of protocol revisions expects it.
+///
+/// `revs` is the filter: a field is written when the revisions it belongs to intersect it.
+/// Passing one revision (`ProtocolVersion::only`) gives that revision's wire form;
+/// [`Revisions::ALL`] writes everything that is set.
+pub trait WireSerialize {
+    /// Serializes `self` for the revisions in `revs`.
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error>;
+}
+
+/// Adapts a [`WireSerialize`] value to [`serde::Serialize`] for a chosen revision.
+#[derive(Debug, Clone, Copy)]
+pub struct ForRevision<'a, T: ?Sized> {
+    value: &'a T,
+    revs: Revisions,
+}
+
+impl<'a, T: ?Sized> ForRevision<'a, T> {
+    /// Wraps `value` to be serialized for `revs` (a [`crate::ProtocolVersion`] or a [`Revisions`]).
+    #[inline]
+    pub fn new(value: &'a T, revs: impl Into<Revisions>) -> Self {
+        ForRevision { value, revs: revs.into() }
+    }
+}
+
+impl<T: WireSerialize + ?Sized> Serialize for ForRevision<'_, T> {
+    #[inline]
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value.wire_serialize(self.revs, serializer)
+    }
+}
+
+/// Serializes `value` for one revision into a [`serde_json::Value`].
+pub fn to_value_for<T: WireSerialize + ?Sized>(
+    value: &T,
+    revs: impl Into<Revisions>,
+) -> serde_json::Result<serde_json::Value> {
+    serde_json::to_value(ForRevision::new(value, revs))
+}
+
+/// Serializes `value` for one revision into a compact JSON string.
+pub fn to_string_for<T: WireSerialize + ?Sized>(
+    value: &T,
+    revs: impl Into<Revisions>,
+) -> serde_json::Result<String> {
+    serde_json::to_string(&ForRevision::new(value, revs))
+}
+
+macro_rules! leaf {
+    ($($t:ty),* $(,)?) => {$(
+        impl WireSerialize for $t {
+            #[inline]
+            fn wire_serialize<S: Serializer>(&self, _: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
+                Serialize::serialize(self, serializer)
+            }
+        }
+    )*};
+}
+
+leaf!(
+    bool,
+    i64,
+    u64,
+    f64,
+    String,
+    str,
+    serde_json::Value,
+    serde_json::Map<String, serde_json::Value>,
+    serde_json::value::RawValue,
+    crate::ProtocolVersion,
+);
+
+impl<T: WireSerialize + ?Sized> WireSerialize for &T {
+    #[inline]
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
+        (**self).wire_serialize(revs, serializer)
+    }
+}
+
+impl<T: WireSerialize + ?Sized> WireSerialize for Box<T> {
+    #[inline]
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
+        (**self).wire_serialize(revs, serializer)
+    }
+}
+
+impl<T: WireSerialize> WireSerialize for Option<T> {
+    #[inline]
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Some(v) => v.wire_serialize(revs, serializer),
+            None => serializer.serialize_none(),
+        }
+    }
+}
+
+impl<T: WireSerialize> WireSerialize for [T] {
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.len()))?;
+        for item in self {
+            seq.serialize_element(&ForRevision { value: item, revs })?;
+        }
+        seq.end()
+    }
+}
+
+impl<T: WireSerialize> WireSerialize for Vec<T> {
+    #[inline]
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
+        self.as_slice().wire_serialize(revs, serializer)
+    }
+}
+
+impl<T: WireSerialize> WireSerialize for BTreeMap<String, T> {
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for (k, v) in self {
+            map.serialize_entry(k, &ForRevision { value: v, revs })?;
+        }
+        map.end()
+    }
+}
+
+impl<T: WireSerialize, H: std::hash::BuildHasher> WireSerialize for HashMap<String, T, H> {
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for (k, v) in self {
+            map.serialize_entry(k, &ForRevision { value: v, revs })?;
+        }
+        map.end()
+    }
+}
+
+/// Scores how well a JSON value fits a type, for decoding unions whose variants carry no
+/// distinguishing tag: `None` when it cannot be that type (a required field or a constant is
+/// missing or wrong), else the number of the value's keys the type knows.
+#[doc(hidden)]
+pub trait Probe {
+    /// The score of `v` for this type.
+    fn probe(v: &serde_json::Value) -> Option<u32>;
+}
+
+macro_rules! probe_leaf {
+    ($($t:ty => $check:expr),* $(,)?) => {$(
+        impl Probe for $t {
+            #[inline]
+            fn probe(v: &serde_json::Value) -> Option<u32> {
+                let check: fn(&serde_json::Value) -> bool = $check;
+                check(v).then_some(0)
+            }
+        }
+    )*};
+}
+
+probe_leaf!(
+    String => serde_json::Value::is_string,
+    bool => serde_json::Value::is_boolean,
+    i64 => |v| v.is_i64() || v.is_u64(),
+    f64 => serde_json::Value::is_number,
+    serde_json::Value => |_| true,
+    serde_json::Map<String, serde_json::Value> => serde_json::Value::is_object,
+);
+
+impl<T> Probe for Vec<T> {
+    #[inline]
+    fn probe(v: &serde_json::Value) -> Option<u32> {
+        v.is_array().then_some(0)
+    }
+}
+
+impl<T> Probe for BTreeMap<String, T> {
+    #[inline]
+    fn probe(v: &serde_json::Value) -> Option<u32> {
+        v.is_object().then_some(0)
+    }
+}
+
+/// The index of the highest score; the first one wins a tie.
+#[doc(hidden)]
+pub fn best(scores: &[Option<u32>]) -> Option<usize> {
+    let mut best: Option<(u32, usize)> = None;
+    for (i, s) in scores.iter().enumerate() {
+        if let Some(s) = *s
+            && best.is_none_or(|(b, _)| s > b)
+        {
+            best = Some((s, i));
+        }
+    }
+    best.map(|(_, i)| i)
+}
+
+/// Deserializes a string through a parsing function, borrowing where the input allows.
+#[doc(hidden)]
+pub struct StrVisitor<F>(pub F);
+
+impl<T, F: FnOnce(&str) -> T> serde::de::Visitor<'_> for StrVisitor<F> {
+    type Value = T;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
+        Ok((self.0)(v))
+    }
+}

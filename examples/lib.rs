@@ -1,0 +1,1 @@
+//! Runnable examples of the MCP Rust SDK: `cargo run --release --example <name>`.

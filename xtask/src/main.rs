@@ -1,0 +1,27 @@
+//! Project automation, run as `cargo xtask <command>`.
+//!
+//! - `codegen`: regenerates `crates/mcp-types/src/generated/` from the vendored schemas.
+//! - `ci`: everything CI checks (formatting, clippy, tests, docs).
+
+mod ci;
+mod codegen;
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = project_root();
+    match args.first().map(String::as_str) {
+        Some("codegen") => codegen::run(&root),
+        Some("ci") => ci::run(&root, &args[1..]),
+        _ => bail!("usage: cargo xtask <codegen|ci>"),
+    }
+}
+
+/// The workspace root (the parent of this crate's directory).
+pub fn project_root() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    dir.parent().expect("xtask lives in the workspace root").to_path_buf()
+}
