@@ -5,19 +5,39 @@ use std::process::Command;
 
 use anyhow::{Result, bail};
 
-/// Runs every check. `--no-fmt` etc. are not offered: CI runs everything.
+/// One check: a cargo command and the environment it needs.
+struct Step {
+    name: &'static str,
+    args: &'static [&'static str],
+    env: &'static [(&'static str, &'static str)],
+}
+
+const STEPS: &[Step] = &[
+    Step { name: "format", args: &["fmt", "--all", "--", "--check"], env: &[] },
+    Step {
+        name: "clippy",
+        args: &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"],
+        env: &[],
+    },
+    Step { name: "tests", args: &["test", "--workspace", "--all-features"], env: &[] },
+    Step {
+        name: "docs",
+        args: &["doc", "--workspace", "--no-deps", "--all-features"],
+        env: &[("RUSTDOCFLAGS", "-D warnings")],
+    },
+];
+
+/// Runs every check.
 pub fn run(root: &Path, _args: &[String]) -> Result<()> {
-    let steps: &[(&str, &[&str], &[(&str, &str)])] = &[
-        ("format", &["fmt", "--all", "--", "--check"], &[]),
-        ("clippy", &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"], &[]),
-        ("tests", &["test", "--workspace", "--all-features"], &[]),
-        ("docs", &["doc", "--workspace", "--no-deps", "--all-features"], &[("RUSTDOCFLAGS", "-D warnings")]),
-    ];
-    for (name, args, env) in steps {
-        println!("==> {name}: cargo {}", args.join(" "));
-        let status = Command::new(env!("CARGO")).args(*args).envs(env.iter().copied()).current_dir(root).status()?;
+    for step in STEPS {
+        println!("==> {}: cargo {}", step.name, step.args.join(" "));
+        let status = Command::new(env!("CARGO"))
+            .args(step.args)
+            .envs(step.env.iter().copied())
+            .current_dir(root)
+            .status()?;
         if !status.success() {
-            bail!("{name} failed ({status})");
+            bail!("{} failed ({status})", step.name);
         }
     }
     println!("==> all checks passed");

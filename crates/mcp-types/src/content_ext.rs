@@ -41,14 +41,14 @@ impl ContentBlock {
     /// assert_eq!(serde_json::to_value(&c).unwrap()["resource"]["text"], "hi");
     /// ```
     pub fn embedded_text(uri: impl Into<String>, mime_type: impl Into<String>, text: impl Into<String>) -> Self {
-        let mut contents = TextResourceContents::new(text, uri);
+        let mut contents = TextResourceContents::new(uri, text);
         contents.mime_type = Some(mime_type.into());
         ContentBlock::EmbeddedResource(EmbeddedResource::new(AnyResourceContents::TextResourceContents(contents)))
     }
 
     /// An embedded binary resource from its bytes (base64-encoded here).
     pub fn embedded_blob(uri: impl Into<String>, mime_type: impl Into<String>, bytes: impl AsRef<[u8]>) -> Self {
-        let mut contents = BlobResourceContents::new(STANDARD.encode(bytes), uri);
+        let mut contents = BlobResourceContents::new(uri, STANDARD.encode(bytes));
         contents.mime_type = Some(mime_type.into());
         ContentBlock::EmbeddedResource(EmbeddedResource::new(AnyResourceContents::BlobResourceContents(contents)))
     }

@@ -8,7 +8,8 @@
 //! ```
 //! use mcp_types::{ForRevision, ProtocolVersion, Tool};
 //!
-//! let mut tool = Tool::new("add", serde_json::json!({"type": "object"}));
+//! let schema = serde_json::json!({"type": "object"});
+//! let mut tool = Tool::new("add", schema.as_object().unwrap().clone());
 //! tool.title = Some("Add two numbers".into());
 //!
 //! // 2025-06-18 introduced `title`; a 2024-11-05 peer never sees it.
@@ -188,17 +189,23 @@ probe_leaf!(
     serde_json::Map<String, serde_json::Value> => serde_json::Value::is_object,
 );
 
-impl<T> Probe for Vec<T> {
-    #[inline]
+/// An array fits when its first element fits (an empty one always does).
+impl<T: Probe> Probe for Vec<T> {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        v.is_array().then_some(0)
+        match v.as_array()?.first() {
+            Some(first) => T::probe(first),
+            None => Some(0),
+        }
     }
 }
 
-impl<T> Probe for BTreeMap<String, T> {
-    #[inline]
+/// A map fits when its first value fits (an empty one always does).
+impl<T: Probe> Probe for BTreeMap<String, T> {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        v.is_object().then_some(0)
+        match v.as_object()?.values().next() {
+            Some(first) => T::probe(first).map(|_| 0),
+            None => Some(0),
+        }
     }
 }
 

@@ -70,7 +70,8 @@ pub fn hoist_name(owner: &str, field: &str) -> Option<String> {
 
 /// Structs that keep unknown keys (beyond those whose schema allows additional properties).
 pub fn keeps_extra(name: &str) -> bool {
-    name.ends_with("Capabilities")
+    // Capability objects were free-form in early revisions and grow in every one.
+    name.contains("Capabilities")
 }
 
 /// Types whose `WireSerialize` is written by hand because revisions disagree on their shape.
@@ -113,6 +114,9 @@ pub fn single_variant_union(name: &str, rev: usize) -> Option<&'static str> {
 pub fn item_name(hoist: &str) -> String {
     match hoist {
         "ReadResourceResultContents" => "AnyResourceContents".to_owned(),
+        // 2025-03-26's batches, written inline in `JSONRPCMessage`.
+        "JSONRPCMessageVariant2" => "JSONRPCBatchRequestItem".to_owned(),
+        "JSONRPCMessageVariant5" => "JSONRPCBatchResponseItem".to_owned(),
         _ => format!("{hoist}Item"),
     }
 }
@@ -120,4 +124,13 @@ pub fn item_name(hoist: &str) -> String {
 /// Schema names that get no `pub type` alias to their Rust name.
 pub fn no_alias(schema_name: &str) -> bool {
     matches!(schema_name, "Request" | "Notification" | "Result" | "Error" | "JSONRPCResponse" | "EnumSchema" | "ElicitRequestParams")
+}
+
+/// The value written for a field that a revision requires when the Rust value leaves it unset.
+pub fn wire_default(json: &str) -> Option<&'static str> {
+    match json {
+        // 2026-07-28: a result without `resultType` is a complete one.
+        "resultType" => Some("complete"),
+        _ => None,
+    }
 }

@@ -528,49 +528,6 @@ fn merge_variants(mut a: Vec<Variant>, b: Vec<Variant>) -> Vec<Variant> {
 
 /// Whole-model fixes after merging: `Object` fields that met a struct give it an extra map.
 fn postprocess(model: &mut Model) -> Result<()> {
-    // Before 2025-11-25 the request and notification definitions leave the JSON-RPC envelope
-    // out; every revision sends it, so every revision of these types has it.
-    for def in model.defs.values_mut() {
-        let revs = def.revs;
-        let Kind::Struct { fields, .. } = &mut def.kind else { continue };
-        if !fields.iter().any(|f| f.json == "method" && f.konst.is_some()) {
-            continue;
-        }
-        let mut envelope = vec![Field {
-            json: "jsonrpc".to_owned(),
-            ty: Ty::String,
-            doc: None,
-            revs,
-            required: revs,
-            konst: Some(Value::String("2.0".to_owned())),
-            nullable: false,
-        }];
-        if def.name.ends_with("Request") {
-            envelope.push(Field {
-                json: "id".to_owned(),
-                ty: Ty::Named("RequestId".to_owned()),
-                doc: None,
-                revs,
-                required: revs,
-                konst: None,
-                nullable: false,
-            });
-        }
-        for e in envelope {
-            match fields.iter_mut().find(|f| f.json == e.json) {
-                Some(f) => {
-                    f.revs = revs;
-                    f.required = revs;
-                }
-                None => fields.push(e),
-            }
-        }
-        for f in fields.iter_mut().filter(|f| f.json == "method") {
-            f.revs = revs;
-            f.required = revs;
-        }
-        fields.sort_by(|x, y| x.json.cmp(&y.json));
-    }
     // Structs that received free-form objects in some revision keep unknown keys.
     let mut needs_extra = BTreeSet::new();
     for def in model.defs.values() {

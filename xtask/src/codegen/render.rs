@@ -307,7 +307,11 @@ fn render_struct(model: &Model, def: &Def, name: &Ident, docs: TokenStream, fiel
     let mut new_params = Vec::new();
     let mut new_inits = Vec::new();
     let mut known_keys: Vec<&str> = Vec::new();
-    for f in fields {
+    // Constructor parameters: identifying fields first, then alphabetical.
+    let rank = |f: &&Field| ["name", "uri", "role"].iter().position(|n| *n == f.json).unwrap_or(usize::MAX);
+    let mut ordered: Vec<&Field> = fields.iter().collect();
+    ordered.sort_by_key(rank);
+    for f in ordered {
         known_keys.push(&f.json);
         let fi = field_ident(&f.json);
         let json = f.json.as_str();
@@ -324,12 +328,18 @@ fn render_struct(model: &Model, def: &Def, name: &Ident, docs: TokenStream, fiel
             probe_checks.push(const_check(json, f.konst.as_ref().expect("const"), true));
             continue;
         }
+        let ty = rust_ty(&f.ty);
         if let Some(k) = &f.konst {
             probe_checks.push(const_check(json, k, false));
-        } else if required {
-            probe_checks.push(quote! { if !m.contains_key(#json) { return None; } });
+        } else {
+            let missing = if required { quote!(return None;) } else { quote!() };
+            probe_checks.push(quote! {
+                match m.get(#json) {
+                    Some(x) => if <#ty as Probe>::probe(x).is_none() { return None; },
+                    None => { #missing }
+                }
+            });
         }
-        let ty = rust_ty(&f.ty);
         let mut notes = Vec::new();
         if f.revs != def.revs {
             notes.push(format!("Revisions: {}.", revs_text(f.revs)));
@@ -349,9 +359,13 @@ fn render_struct(model: &Model, def: &Def, name: &Ident, docs: TokenStream, fiel
             new_inits.push(quote! { #fi: #fi.into(), });
         } else {
             decls.push(quote! { #fdocs #[serde(rename = #json, default)] pub #fi: Option<#ty>, });
+            // A field some revision requires but this value left unset: `null` where the
+            // schema allows it, the protocol's default where it has one.
+            let rm = f.required;
             let null_case = if f.nullable && f.required != 0 {
-                let rm = f.required;
                 quote! { else if revs.intersects(Revisions::from_bits(#rm)) { m.serialize_entry(#json, &())?; } }
+            } else if let Some(d) = config::wire_default(json).filter(|_| f.required != 0) {
+                quote! { else if revs.intersects(Revisions::from_bits(#rm)) { m.serialize_entry(#json, #d)?; } }
             } else {
                 quote!()
             };
@@ -384,11 +398,7 @@ fn render_struct(model: &Model, def: &Def, name: &Ident, docs: TokenStream, fiel
         }
     };
     let n_known = known_keys.len();
-    let score = if extra {
-        quote! { Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32) }
-    } else {
-        quote! { Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32) }
-    };
+    let score = quote! { Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32) };
     quote! {
         #docs
         #[derive(Debug, Clone, PartialEq, #eq #default Deserialize)]

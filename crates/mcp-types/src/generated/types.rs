@@ -47,6 +47,14 @@ impl Probe for Annotated {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["annotations"];
         let m = v.as_object()?;
+        match m.get("annotations") {
+            Some(x) => {
+                if <Annotations as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -114,6 +122,30 @@ impl Probe for Annotations {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["audience", "lastModified", "priority"];
         let m = v.as_object()?;
+        match m.get("audience") {
+            Some(x) => {
+                if <Vec<Role> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("lastModified") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("priority") {
+            Some(x) => {
+                if <f64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -270,11 +302,41 @@ impl Probe for AudioContent {
             "type",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("data") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("mimeType") {
-            return None;
+        match m.get("annotations") {
+            Some(x) => {
+                if <Annotations as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("data") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("mimeType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("type")?;
@@ -340,8 +402,23 @@ impl Probe for BaseMetadata {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["name", "title"];
         let m = v.as_object()?;
-        if !m.contains_key("name") {
-            return None;
+        match m.get("name") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -349,6 +426,9 @@ impl Probe for BaseMetadata {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct BlobResourceContents {
+    /// The URI of this resource.
+    #[serde(rename = "uri")]
+    pub uri: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
     /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
@@ -360,18 +440,15 @@ pub struct BlobResourceContents {
     /// The MIME type of this resource, if known.
     #[serde(rename = "mimeType", default)]
     pub mime_type: Option<String>,
-    /// The URI of this resource.
-    #[serde(rename = "uri")]
-    pub uri: String,
 }
 impl BlobResourceContents {
     /// A `BlobResourceContents` with the required fields set and every optional one empty.
-    pub fn new(blob: impl Into<String>, uri: impl Into<String>) -> Self {
+    pub fn new(uri: impl Into<String>, blob: impl Into<String>) -> Self {
         Self {
+            uri: uri.into(),
             meta: None,
             blob: blob.into(),
             mime_type: None,
-            uri: uri.into(),
         }
     }
 }
@@ -383,6 +460,9 @@ impl WireSerialize for BlobResourceContents {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if true {
+            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(28u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
@@ -396,9 +476,6 @@ impl WireSerialize for BlobResourceContents {
                 m.serialize_entry("mimeType", &ForRevision::new(v, revs))?;
             }
         }
-        if true {
-            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
-        }
         m.end()
     }
 }
@@ -410,13 +487,43 @@ impl Serialize for BlobResourceContents {
 }
 impl Probe for BlobResourceContents {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 4usize] = ["_meta", "blob", "mimeType", "uri"];
+        const KNOWN: [&str; 4usize] = ["uri", "_meta", "blob", "mimeType"];
         let m = v.as_object()?;
-        if !m.contains_key("blob") {
-            return None;
+        match m.get("uri") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("uri") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("blob") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("mimeType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -473,6 +580,30 @@ impl Probe for BooleanSchema {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["default", "description", "title", "type"];
         let m = v.as_object()?;
+        match m.get("default") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         {
             let c = m.get("type")?;
             if !(c.as_str() == Some("boolean")) {
@@ -648,14 +779,43 @@ impl Probe for CacheableResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["_meta", "cacheScope", "resultType", "ttlMs"];
         let m = v.as_object()?;
-        if !m.contains_key("cacheScope") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <ResultMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("resultType") {
-            return None;
+        match m.get("cacheScope") {
+            Some(x) => {
+                if <CacheScope as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("ttlMs") {
-            return None;
+        match m.get("resultType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("ttlMs") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -666,20 +826,31 @@ impl Probe for CacheableResult {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct CallToolRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params")]
     pub params: CallToolRequestParams,
 }
 impl CallToolRequest {
     /// A `CallToolRequest` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        params: impl Into<CallToolRequestParams>,
-    ) -> Self {
+    pub fn new(params: impl Into<CallToolRequestParams>) -> Self {
         Self {
-            id: id.into(),
+            id: None,
+            jsonrpc: None,
             params: params.into(),
         }
     }
@@ -692,11 +863,15 @@ impl WireSerialize for CallToolRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"tools/call")?;
@@ -717,14 +892,19 @@ impl Probe for CallToolRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
@@ -732,8 +912,15 @@ impl Probe for CallToolRequest {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <CallToolRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -743,6 +930,9 @@ impl Probe for CallToolRequest {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct CallToolRequestParams {
+    /// The name of the tool.
+    #[serde(rename = "name")]
+    pub name: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
     /// Revisions: 2025-11-25, 2026-07-28.
@@ -758,9 +948,6 @@ pub struct CallToolRequestParams {
     /// Revisions: 2026-07-28.
     #[serde(rename = "inputResponses", default)]
     pub input_responses: Option<InputResponses>,
-    /// The name of the tool.
-    #[serde(rename = "name")]
-    pub name: String,
     /// The `requestState` member.
     ///
     /// Revisions: 2026-07-28.
@@ -781,10 +968,10 @@ impl CallToolRequestParams {
     /// A `CallToolRequestParams` with the required fields set and every optional one empty.
     pub fn new(name: impl Into<String>) -> Self {
         Self {
+            name: name.into(),
             meta: None,
             arguments: None,
             input_responses: None,
-            name: name.into(),
             request_state: None,
             task: None,
         }
@@ -798,6 +985,9 @@ impl WireSerialize for CallToolRequestParams {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if true {
+            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(24u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
@@ -812,9 +1002,6 @@ impl WireSerialize for CallToolRequestParams {
             if revs.intersects(Revisions::from_bits(16u8)) {
                 m.serialize_entry("inputResponses", &ForRevision::new(v, revs))?;
             }
-        }
-        if true {
-            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
         }
         if let Some(v) = &self.request_state {
             if revs.intersects(Revisions::from_bits(16u8)) {
@@ -838,16 +1025,63 @@ impl Serialize for CallToolRequestParams {
 impl Probe for CallToolRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 6usize] = [
+            "name",
             "_meta",
             "arguments",
             "inputResponses",
-            "name",
             "requestState",
             "task",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("name") {
-            return None;
+        match m.get("name") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("arguments") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("inputResponses") {
+            Some(x) => {
+                if <InputResponses as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("requestState") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("task") {
+            Some(x) => {
+                if <TaskMetadata as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -936,6 +1170,8 @@ impl WireSerialize for CallToolResult {
             if revs.intersects(Revisions::from_bits(16u8)) {
                 m.serialize_entry("resultType", &ForRevision::new(v, revs))?;
             }
+        } else if revs.intersects(Revisions::from_bits(16u8)) {
+            m.serialize_entry("resultType", "complete")?;
         }
         if let Some(v) = &self.structured_content {
             if revs.intersects(Revisions::from_bits(28u8)) {
@@ -961,8 +1197,47 @@ impl Probe for CallToolResult {
             "structuredContent",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("content") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <ResultMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("content") {
+            Some(x) => {
+                if <Vec<ContentBlock> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("isError") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("resultType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("structuredContent") {
+            Some(x) => {
+                if <serde_json::Value as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -1021,8 +1296,15 @@ impl Probe for CallToolResultResponse {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["id", "jsonrpc", "result"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -1030,8 +1312,15 @@ impl Probe for CallToolResultResponse {
                 return None;
             }
         }
-        if !m.contains_key("result") {
-            return None;
+        match m.get("result") {
+            Some(x) => {
+                if <CallToolResultResponseResult as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -1164,8 +1453,15 @@ impl Probe for CancelTaskRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -1179,8 +1475,15 @@ impl Probe for CancelTaskRequest {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <CancelTaskRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -1222,8 +1525,15 @@ impl Probe for CancelTaskRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["taskId"];
         let m = v.as_object()?;
-        if !m.contains_key("taskId") {
-            return None;
+        match m.get("taskId") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -1358,17 +1668,77 @@ impl Probe for CancelTaskResult {
             "ttl",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("createdAt") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("lastUpdatedAt") {
-            return None;
+        match m.get("createdAt") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("status") {
-            return None;
+        match m.get("lastUpdatedAt") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("taskId") {
-            return None;
+        match m.get("pollInterval") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("status") {
+            Some(x) => {
+                if <TaskStatus as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("statusMessage") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("taskId") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("ttl") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -1384,6 +1754,15 @@ impl Probe for CancelTaskResult {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct CancelledNotification {
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params")]
     pub params: CancelledNotificationParams,
@@ -1391,7 +1770,10 @@ pub struct CancelledNotification {
 impl CancelledNotification {
     /// A `CancelledNotification` with the required fields set and every optional one empty.
     pub fn new(params: impl Into<CancelledNotificationParams>) -> Self {
-        Self { params: params.into() }
+        Self {
+            jsonrpc: None,
+            params: params.into(),
+        }
     }
 }
 impl WireSerialize for CancelledNotification {
@@ -1402,8 +1784,10 @@ impl WireSerialize for CancelledNotification {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"notifications/cancelled")?;
@@ -1424,11 +1808,11 @@ impl Probe for CancelledNotification {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
-            }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
@@ -1436,8 +1820,15 @@ impl Probe for CancelledNotification {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <CancelledNotificationParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -1499,6 +1890,30 @@ impl Probe for CancelledNotificationParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["_meta", "reason", "requestId"];
         let m = v.as_object()?;
+        match m.get("_meta") {
+            Some(x) => {
+                if <NotificationMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("reason") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("requestId") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -1601,6 +2016,58 @@ impl Probe for ClientCapabilities {
             "tasks",
         ];
         let m = v.as_object()?;
+        match m.get("elicitation") {
+            Some(x) => {
+                if <ClientCapabilitiesElicitation as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("experimental") {
+            Some(x) => {
+                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x)
+                    .is_none()
+                {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("extensions") {
+            Some(x) => {
+                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x)
+                    .is_none()
+                {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("roots") {
+            Some(x) => {
+                if <ClientCapabilitiesRoots as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("sampling") {
+            Some(x) => {
+                if <ClientCapabilitiesSampling as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("tasks") {
+            Some(x) => {
+                if <ClientCapabilitiesTasks as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -1615,6 +2082,9 @@ pub struct ClientCapabilitiesElicitation {
     /// The `url` member.
     #[serde(rename = "url", default)]
     pub url: Option<JSONObject>,
+    /// Properties this crate does not model, kept as they came.
+    #[serde(flatten)]
+    pub extra: crate::JsonObject,
 }
 impl WireSerialize for ClientCapabilitiesElicitation {
     fn wire_serialize<S: Serializer>(
@@ -1634,6 +2104,9 @@ impl WireSerialize for ClientCapabilitiesElicitation {
                 m.serialize_entry("url", &ForRevision::new(v, revs))?;
             }
         }
+        for (k, v) in &self.extra {
+            m.serialize_entry(k, v)?;
+        }
         m.end()
     }
 }
@@ -1647,17 +2120,36 @@ impl Probe for ClientCapabilitiesElicitation {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["form", "url"];
         let m = v.as_object()?;
+        match m.get("form") {
+            Some(x) => {
+                if <JSONObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("url") {
+            Some(x) => {
+                if <JSONObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
 /// Present if the client supports listing roots.
 ///
 /// Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct ClientCapabilitiesRoots {
     /// Whether the client supports notifications for changes to the roots list.
     #[serde(rename = "listChanged", default)]
     pub list_changed: Option<bool>,
+    /// Properties this crate does not model, kept as they came.
+    #[serde(flatten)]
+    pub extra: crate::JsonObject,
 }
 impl WireSerialize for ClientCapabilitiesRoots {
     fn wire_serialize<S: Serializer>(
@@ -1672,6 +2164,9 @@ impl WireSerialize for ClientCapabilitiesRoots {
                 m.serialize_entry("listChanged", &ForRevision::new(v, revs))?;
             }
         }
+        for (k, v) in &self.extra {
+            m.serialize_entry(k, v)?;
+        }
         m.end()
     }
 }
@@ -1685,6 +2180,14 @@ impl Probe for ClientCapabilitiesRoots {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["listChanged"];
         let m = v.as_object()?;
+        match m.get("listChanged") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -1700,6 +2203,9 @@ pub struct ClientCapabilitiesSampling {
     /// Whether the client supports tool use via `tools` and `toolChoice` parameters.
     #[serde(rename = "tools", default)]
     pub tools: Option<JSONObject>,
+    /// Properties this crate does not model, kept as they came.
+    #[serde(flatten)]
+    pub extra: crate::JsonObject,
 }
 impl WireSerialize for ClientCapabilitiesSampling {
     fn wire_serialize<S: Serializer>(
@@ -1719,6 +2225,9 @@ impl WireSerialize for ClientCapabilitiesSampling {
                 m.serialize_entry("tools", &ForRevision::new(v, revs))?;
             }
         }
+        for (k, v) in &self.extra {
+            m.serialize_entry(k, v)?;
+        }
         m.end()
     }
 }
@@ -1732,6 +2241,22 @@ impl Probe for ClientCapabilitiesSampling {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["context", "tools"];
         let m = v.as_object()?;
+        match m.get("context") {
+            Some(x) => {
+                if <JSONObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("tools") {
+            Some(x) => {
+                if <JSONObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -1749,6 +2274,9 @@ pub struct ClientCapabilitiesTasks {
     /// Specifies which request types can be augmented with tasks.
     #[serde(rename = "requests", default)]
     pub requests: Option<ClientCapabilitiesTasksRequests>,
+    /// Properties this crate does not model, kept as they came.
+    #[serde(flatten)]
+    pub extra: crate::JsonObject,
 }
 impl WireSerialize for ClientCapabilitiesTasks {
     fn wire_serialize<S: Serializer>(
@@ -1773,6 +2301,9 @@ impl WireSerialize for ClientCapabilitiesTasks {
                 m.serialize_entry("requests", &ForRevision::new(v, revs))?;
             }
         }
+        for (k, v) in &self.extra {
+            m.serialize_entry(k, v)?;
+        }
         m.end()
     }
 }
@@ -1786,6 +2317,30 @@ impl Probe for ClientCapabilitiesTasks {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["cancel", "list", "requests"];
         let m = v.as_object()?;
+        match m.get("cancel") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("list") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("requests") {
+            Some(x) => {
+                if <ClientCapabilitiesTasksRequests as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -1800,6 +2355,9 @@ pub struct ClientCapabilitiesTasksRequests {
     /// Task support for sampling-related requests.
     #[serde(rename = "sampling", default)]
     pub sampling: Option<ClientCapabilitiesTasksRequestsSampling>,
+    /// Properties this crate does not model, kept as they came.
+    #[serde(flatten)]
+    pub extra: crate::JsonObject,
 }
 impl WireSerialize for ClientCapabilitiesTasksRequests {
     fn wire_serialize<S: Serializer>(
@@ -1819,6 +2377,9 @@ impl WireSerialize for ClientCapabilitiesTasksRequests {
                 m.serialize_entry("sampling", &ForRevision::new(v, revs))?;
             }
         }
+        for (k, v) in &self.extra {
+            m.serialize_entry(k, v)?;
+        }
         m.end()
     }
 }
@@ -1832,6 +2393,25 @@ impl Probe for ClientCapabilitiesTasksRequests {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["elicitation", "sampling"];
         let m = v.as_object()?;
+        match m.get("elicitation") {
+            Some(x) => {
+                if <ClientCapabilitiesTasksRequestsElicitation as Probe>::probe(x)
+                    .is_none()
+                {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("sampling") {
+            Some(x) => {
+                if <ClientCapabilitiesTasksRequestsSampling as Probe>::probe(x).is_none()
+                {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -1843,6 +2423,9 @@ pub struct ClientCapabilitiesTasksRequestsElicitation {
     /// Whether the client supports task-augmented elicitation/create requests.
     #[serde(rename = "create", default)]
     pub create: Option<crate::JsonObject>,
+    /// Properties this crate does not model, kept as they came.
+    #[serde(flatten)]
+    pub extra: crate::JsonObject,
 }
 impl WireSerialize for ClientCapabilitiesTasksRequestsElicitation {
     fn wire_serialize<S: Serializer>(
@@ -1857,6 +2440,9 @@ impl WireSerialize for ClientCapabilitiesTasksRequestsElicitation {
                 m.serialize_entry("create", &ForRevision::new(v, revs))?;
             }
         }
+        for (k, v) in &self.extra {
+            m.serialize_entry(k, v)?;
+        }
         m.end()
     }
 }
@@ -1870,6 +2456,14 @@ impl Probe for ClientCapabilitiesTasksRequestsElicitation {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["create"];
         let m = v.as_object()?;
+        match m.get("create") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -1881,6 +2475,9 @@ pub struct ClientCapabilitiesTasksRequestsSampling {
     /// Whether the client supports task-augmented sampling/createMessage requests.
     #[serde(rename = "createMessage", default)]
     pub create_message: Option<crate::JsonObject>,
+    /// Properties this crate does not model, kept as they came.
+    #[serde(flatten)]
+    pub extra: crate::JsonObject,
 }
 impl WireSerialize for ClientCapabilitiesTasksRequestsSampling {
     fn wire_serialize<S: Serializer>(
@@ -1895,6 +2492,9 @@ impl WireSerialize for ClientCapabilitiesTasksRequestsSampling {
                 m.serialize_entry("createMessage", &ForRevision::new(v, revs))?;
             }
         }
+        for (k, v) in &self.extra {
+            m.serialize_entry(k, v)?;
+        }
         m.end()
     }
 }
@@ -1908,6 +2508,14 @@ impl Probe for ClientCapabilitiesTasksRequestsSampling {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["createMessage"];
         let m = v.as_object()?;
+        match m.get("createMessage") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -1920,59 +2528,24 @@ impl Probe for ClientCapabilitiesTasksRequestsSampling {
 /// This notification indicates that the result will be unused, so any associated processing SHOULD cease.
 ///
 /// Revisions: all revisions.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "method")]
 pub enum ClientNotification {
     /// A [`CancelledNotification`].
+    #[serde(rename = "notifications/cancelled")]
     Cancelled(CancelledNotification),
     /// A [`InitializedNotification`]. Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
+    #[serde(rename = "notifications/initialized")]
     Initialized(InitializedNotification),
     /// A [`ProgressNotification`]. Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
+    #[serde(rename = "notifications/progress")]
     Progress(ProgressNotification),
     /// A [`RootsListChangedNotification`]. Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
+    #[serde(rename = "notifications/roots/list_changed")]
     RootsListChanged(RootsListChangedNotification),
     /// A [`TaskStatusNotification`]. Revisions: 2025-11-25.
+    #[serde(rename = "notifications/tasks/status")]
     TaskStatus(TaskStatusNotification),
-}
-impl<'de> Deserialize<'de> for ClientNotification {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let v = serde_json::Value::deserialize(d)?;
-        let scores = [
-            <CancelledNotification as Probe>::probe(&v),
-            <InitializedNotification as Probe>::probe(&v),
-            <ProgressNotification as Probe>::probe(&v),
-            <RootsListChangedNotification as Probe>::probe(&v),
-            <TaskStatusNotification as Probe>::probe(&v),
-        ];
-        match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v).map(Self::Cancelled).map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v)
-                    .map(Self::Initialized)
-                    .map_err(D::Error::custom)
-            }
-            Some(2usize) => {
-                serde_json::from_value(v).map(Self::Progress).map_err(D::Error::custom)
-            }
-            Some(3usize) => {
-                serde_json::from_value(v)
-                    .map(Self::RootsListChanged)
-                    .map_err(D::Error::custom)
-            }
-            Some(4usize) => {
-                serde_json::from_value(v).map(Self::TaskStatus).map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom(
-                        "data did not match any variant of ClientNotification",
-                    ),
-                )
-            }
-        }
-    }
 }
 impl WireSerialize for ClientNotification {
     fn wire_serialize<S: Serializer>(
@@ -2035,147 +2608,66 @@ impl From<TaskStatusNotification> for ClientNotification {
     }
 }
 /// Revisions: all revisions.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "method")]
 pub enum ClientRequest {
     /// A [`InitializeRequest`]. Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
+    #[serde(rename = "initialize")]
     Initialize(InitializeRequest),
     /// A [`PingRequest`]. Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
+    #[serde(rename = "ping")]
     Ping(PingRequest),
     /// A [`ListResourcesRequest`].
+    #[serde(rename = "resources/list")]
     ListResources(ListResourcesRequest),
     /// A [`ListResourceTemplatesRequest`].
+    #[serde(rename = "resources/templates/list")]
     ListResourceTemplates(ListResourceTemplatesRequest),
     /// A [`ReadResourceRequest`].
+    #[serde(rename = "resources/read")]
     ReadResource(ReadResourceRequest),
     /// A [`SubscribeRequest`]. Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
+    #[serde(rename = "resources/subscribe")]
     Subscribe(SubscribeRequest),
     /// A [`UnsubscribeRequest`]. Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
+    #[serde(rename = "resources/unsubscribe")]
     Unsubscribe(UnsubscribeRequest),
     /// A [`ListPromptsRequest`].
+    #[serde(rename = "prompts/list")]
     ListPrompts(ListPromptsRequest),
     /// A [`GetPromptRequest`].
+    #[serde(rename = "prompts/get")]
     GetPrompt(GetPromptRequest),
     /// A [`ListToolsRequest`].
+    #[serde(rename = "tools/list")]
     ListTools(ListToolsRequest),
     /// A [`CallToolRequest`].
+    #[serde(rename = "tools/call")]
     CallTool(CallToolRequest),
     /// A [`SetLevelRequest`]. Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
+    #[serde(rename = "logging/setLevel")]
     SetLevel(SetLevelRequest),
     /// A [`CompleteRequest`].
+    #[serde(rename = "completion/complete")]
     Complete(CompleteRequest),
     /// A [`GetTaskRequest`]. Revisions: 2025-11-25.
+    #[serde(rename = "tasks/get")]
     GetTask(GetTaskRequest),
     /// A [`GetTaskPayloadRequest`]. Revisions: 2025-11-25.
+    #[serde(rename = "tasks/result")]
     GetTaskPayload(GetTaskPayloadRequest),
     /// A [`CancelTaskRequest`]. Revisions: 2025-11-25.
+    #[serde(rename = "tasks/cancel")]
     CancelTask(CancelTaskRequest),
     /// A [`ListTasksRequest`]. Revisions: 2025-11-25.
+    #[serde(rename = "tasks/list")]
     ListTasks(ListTasksRequest),
     /// A [`DiscoverRequest`]. Revisions: 2026-07-28.
+    #[serde(rename = "server/discover")]
     Discover(DiscoverRequest),
     /// A [`SubscriptionsListenRequest`]. Revisions: 2026-07-28.
+    #[serde(rename = "subscriptions/listen")]
     SubscriptionsListen(SubscriptionsListenRequest),
-}
-impl<'de> Deserialize<'de> for ClientRequest {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let v = serde_json::Value::deserialize(d)?;
-        let scores = [
-            <InitializeRequest as Probe>::probe(&v),
-            <PingRequest as Probe>::probe(&v),
-            <ListResourcesRequest as Probe>::probe(&v),
-            <ListResourceTemplatesRequest as Probe>::probe(&v),
-            <ReadResourceRequest as Probe>::probe(&v),
-            <SubscribeRequest as Probe>::probe(&v),
-            <UnsubscribeRequest as Probe>::probe(&v),
-            <ListPromptsRequest as Probe>::probe(&v),
-            <GetPromptRequest as Probe>::probe(&v),
-            <ListToolsRequest as Probe>::probe(&v),
-            <CallToolRequest as Probe>::probe(&v),
-            <SetLevelRequest as Probe>::probe(&v),
-            <CompleteRequest as Probe>::probe(&v),
-            <GetTaskRequest as Probe>::probe(&v),
-            <GetTaskPayloadRequest as Probe>::probe(&v),
-            <CancelTaskRequest as Probe>::probe(&v),
-            <ListTasksRequest as Probe>::probe(&v),
-            <DiscoverRequest as Probe>::probe(&v),
-            <SubscriptionsListenRequest as Probe>::probe(&v),
-        ];
-        match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v).map(Self::Initialize).map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v).map(Self::Ping).map_err(D::Error::custom)
-            }
-            Some(2usize) => {
-                serde_json::from_value(v)
-                    .map(Self::ListResources)
-                    .map_err(D::Error::custom)
-            }
-            Some(3usize) => {
-                serde_json::from_value(v)
-                    .map(Self::ListResourceTemplates)
-                    .map_err(D::Error::custom)
-            }
-            Some(4usize) => {
-                serde_json::from_value(v)
-                    .map(Self::ReadResource)
-                    .map_err(D::Error::custom)
-            }
-            Some(5usize) => {
-                serde_json::from_value(v).map(Self::Subscribe).map_err(D::Error::custom)
-            }
-            Some(6usize) => {
-                serde_json::from_value(v)
-                    .map(Self::Unsubscribe)
-                    .map_err(D::Error::custom)
-            }
-            Some(7usize) => {
-                serde_json::from_value(v)
-                    .map(Self::ListPrompts)
-                    .map_err(D::Error::custom)
-            }
-            Some(8usize) => {
-                serde_json::from_value(v).map(Self::GetPrompt).map_err(D::Error::custom)
-            }
-            Some(9usize) => {
-                serde_json::from_value(v).map(Self::ListTools).map_err(D::Error::custom)
-            }
-            Some(10usize) => {
-                serde_json::from_value(v).map(Self::CallTool).map_err(D::Error::custom)
-            }
-            Some(11usize) => {
-                serde_json::from_value(v).map(Self::SetLevel).map_err(D::Error::custom)
-            }
-            Some(12usize) => {
-                serde_json::from_value(v).map(Self::Complete).map_err(D::Error::custom)
-            }
-            Some(13usize) => {
-                serde_json::from_value(v).map(Self::GetTask).map_err(D::Error::custom)
-            }
-            Some(14usize) => {
-                serde_json::from_value(v)
-                    .map(Self::GetTaskPayload)
-                    .map_err(D::Error::custom)
-            }
-            Some(15usize) => {
-                serde_json::from_value(v).map(Self::CancelTask).map_err(D::Error::custom)
-            }
-            Some(16usize) => {
-                serde_json::from_value(v).map(Self::ListTasks).map_err(D::Error::custom)
-            }
-            Some(17usize) => {
-                serde_json::from_value(v).map(Self::Discover).map_err(D::Error::custom)
-            }
-            Some(18usize) => {
-                serde_json::from_value(v)
-                    .map(Self::SubscriptionsListen)
-                    .map_err(D::Error::custom)
-            }
-            _ => Err(D::Error::custom("data did not match any variant of ClientRequest")),
-        }
-    }
 }
 impl WireSerialize for ClientRequest {
     fn wire_serialize<S: Serializer>(
@@ -2491,20 +2983,31 @@ impl From<ListTasksResult> for ClientResult {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct CompleteRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params")]
     pub params: CompleteRequestParams,
 }
 impl CompleteRequest {
     /// A `CompleteRequest` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        params: impl Into<CompleteRequestParams>,
-    ) -> Self {
+    pub fn new(params: impl Into<CompleteRequestParams>) -> Self {
         Self {
-            id: id.into(),
+            id: None,
+            jsonrpc: None,
             params: params.into(),
         }
     }
@@ -2517,11 +3020,15 @@ impl WireSerialize for CompleteRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"completion/complete")?;
@@ -2542,14 +3049,19 @@ impl Probe for CompleteRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
@@ -2557,8 +3069,15 @@ impl Probe for CompleteRequest {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <CompleteRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -2638,11 +3157,41 @@ impl Probe for CompleteRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["_meta", "argument", "context", "ref"];
         let m = v.as_object()?;
-        if !m.contains_key("argument") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("ref") {
-            return None;
+        match m.get("argument") {
+            Some(x) => {
+                if <CompleteRequestParamsArgument as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("context") {
+            Some(x) => {
+                if <CompleteRequestParamsContext as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("ref") {
+            Some(x) => {
+                if <CompletionReference as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -2695,11 +3244,25 @@ impl Probe for CompleteRequestParamsArgument {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["name", "value"];
         let m = v.as_object()?;
-        if !m.contains_key("name") {
-            return None;
+        match m.get("name") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("value") {
-            return None;
+        match m.get("value") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -2739,6 +3302,16 @@ impl Probe for CompleteRequestParamsContext {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["arguments"];
         let m = v.as_object()?;
+        match m.get("arguments") {
+            Some(x) => {
+                if <std::collections::BTreeMap<String, String> as Probe>::probe(x)
+                    .is_none()
+                {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -2797,6 +3370,8 @@ impl WireSerialize for CompleteResult {
             if revs.intersects(Revisions::from_bits(16u8)) {
                 m.serialize_entry("resultType", &ForRevision::new(v, revs))?;
             }
+        } else if revs.intersects(Revisions::from_bits(16u8)) {
+            m.serialize_entry("resultType", "complete")?;
         }
         m.end()
     }
@@ -2811,8 +3386,31 @@ impl Probe for CompleteResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["_meta", "completion", "resultType"];
         let m = v.as_object()?;
-        if !m.contains_key("completion") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <ResultMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("completion") {
+            Some(x) => {
+                if <CompleteResultCompletion as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("resultType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -2874,8 +3472,31 @@ impl Probe for CompleteResultCompletion {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["hasMore", "total", "values"];
         let m = v.as_object()?;
-        if !m.contains_key("values") {
-            return None;
+        match m.get("hasMore") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("total") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("values") {
+            Some(x) => {
+                if <Vec<String> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -2931,8 +3552,15 @@ impl Probe for CompleteResultResponse {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["id", "jsonrpc", "result"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -2940,8 +3568,15 @@ impl Probe for CompleteResultResponse {
                 return None;
             }
         }
-        if !m.contains_key("result") {
-            return None;
+        match m.get("result") {
+            Some(x) => {
+                if <CompleteResult as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -3082,20 +3717,31 @@ impl From<ResourceLink> for ContentBlock {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct CreateMessageRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params")]
     pub params: CreateMessageRequestParams,
 }
 impl CreateMessageRequest {
     /// A `CreateMessageRequest` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        params: impl Into<CreateMessageRequestParams>,
-    ) -> Self {
+    pub fn new(params: impl Into<CreateMessageRequestParams>) -> Self {
         Self {
-            id: id.into(),
+            id: None,
+            jsonrpc: None,
             params: params.into(),
         }
     }
@@ -3108,11 +3754,15 @@ impl WireSerialize for CreateMessageRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"sampling/createMessage")?;
@@ -3133,14 +3783,19 @@ impl Probe for CreateMessageRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
@@ -3148,8 +3803,15 @@ impl Probe for CreateMessageRequest {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <CreateMessageRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -3331,11 +3993,105 @@ impl Probe for CreateMessageRequestParams {
             "tools",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("maxTokens") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("messages") {
-            return None;
+        match m.get("includeContext") {
+            Some(x) => {
+                if <IncludeContext as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("maxTokens") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("messages") {
+            Some(x) => {
+                if <Vec<SamplingMessage> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("metadata") {
+            Some(x) => {
+                if <JSONObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("modelPreferences") {
+            Some(x) => {
+                if <ModelPreferences as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("stopSequences") {
+            Some(x) => {
+                if <Vec<String> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("systemPrompt") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("task") {
+            Some(x) => {
+                if <TaskMetadata as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("temperature") {
+            Some(x) => {
+                if <f64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("toolChoice") {
+            Some(x) => {
+                if <ToolChoice as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("tools") {
+            Some(x) => {
+                if <Vec<Tool> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -3347,6 +4103,9 @@ impl Probe for CreateMessageRequestParams {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct CreateMessageResult {
+    /// The `role` member.
+    #[serde(rename = "role")]
+    pub role: Role,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(rename = "_meta", default)]
     pub meta: Option<MetaObject>,
@@ -3356,9 +4115,6 @@ pub struct CreateMessageResult {
     /// The name of the model that generated the message.
     #[serde(rename = "model")]
     pub model: String,
-    /// The `role` member.
-    #[serde(rename = "role")]
-    pub role: Role,
     /// The reason why sampling stopped, if known.
     ///
     /// Standard values:
@@ -3374,15 +4130,15 @@ pub struct CreateMessageResult {
 impl CreateMessageResult {
     /// A `CreateMessageResult` with the required fields set and every optional one empty.
     pub fn new(
+        role: impl Into<Role>,
         content: impl Into<SamplingContent>,
         model: impl Into<String>,
-        role: impl Into<Role>,
     ) -> Self {
         Self {
+            role: role.into(),
             meta: None,
             content: content.into(),
             model: model.into(),
-            role: role.into(),
             stop_reason: None,
         }
     }
@@ -3395,6 +4151,9 @@ impl WireSerialize for CreateMessageResult {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if true {
+            m.serialize_entry("role", &ForRevision::new(&self.role, revs))?;
+        }
         if let Some(v) = &self.meta {
             if true {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
@@ -3405,9 +4164,6 @@ impl WireSerialize for CreateMessageResult {
         }
         if true {
             m.serialize_entry("model", &ForRevision::new(&self.model, revs))?;
-        }
-        if true {
-            m.serialize_entry("role", &ForRevision::new(&self.role, revs))?;
         }
         if let Some(v) = &self.stop_reason {
             if true {
@@ -3426,21 +4182,58 @@ impl Serialize for CreateMessageResult {
 impl Probe for CreateMessageResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 5usize] = [
+            "role",
             "_meta",
             "content",
             "model",
-            "role",
             "stopReason",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("content") {
-            return None;
+        match m.get("role") {
+            Some(x) => {
+                if <Role as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("model") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("role") {
-            return None;
+        match m.get("content") {
+            Some(x) => {
+                if <SamplingContent as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("model") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("stopReason") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -3495,8 +4288,23 @@ impl Probe for CreateTaskResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["_meta", "task"];
         let m = v.as_object()?;
-        if !m.contains_key("task") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("task") {
+            Some(x) => {
+                if <Task as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -3562,8 +4370,15 @@ impl Probe for DiscoverRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -3577,8 +4392,15 @@ impl Probe for DiscoverRequest {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <RequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -3718,20 +4540,71 @@ impl Probe for DiscoverResult {
             "ttlMs",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("cacheScope") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <ResultMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("capabilities") {
-            return None;
+        match m.get("cacheScope") {
+            Some(x) => {
+                if <CacheScope as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("resultType") {
-            return None;
+        match m.get("capabilities") {
+            Some(x) => {
+                if <ServerCapabilities as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("supportedVersions") {
-            return None;
+        match m.get("instructions") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("ttlMs") {
-            return None;
+        match m.get("resultType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("supportedVersions") {
+            Some(x) => {
+                if <Vec<String> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("ttlMs") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -3787,8 +4660,15 @@ impl Probe for DiscoverResultResponse {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["id", "jsonrpc", "result"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -3796,8 +4676,15 @@ impl Probe for DiscoverResultResponse {
                 return None;
             }
         }
-        if !m.contains_key("result") {
-            return None;
+        match m.get("result") {
+            Some(x) => {
+                if <DiscoverResult as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -3882,20 +4769,31 @@ impl Probe for ElicitAction {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ElicitRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params")]
     pub params: ElicitRequestParams,
 }
 impl ElicitRequest {
     /// A `ElicitRequest` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        params: impl Into<ElicitRequestParams>,
-    ) -> Self {
+    pub fn new(params: impl Into<ElicitRequestParams>) -> Self {
         Self {
-            id: id.into(),
+            id: None,
+            jsonrpc: None,
             params: params.into(),
         }
     }
@@ -3908,11 +4806,15 @@ impl WireSerialize for ElicitRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if revs.intersects(Revisions::from_bits(28u8)) {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if revs.intersects(Revisions::from_bits(28u8)) {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if revs.intersects(Revisions::from_bits(28u8)) {
             m.serialize_entry("method", &"elicitation/create")?;
@@ -3933,14 +4835,19 @@ impl Probe for ElicitRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
@@ -3948,8 +4855,15 @@ impl Probe for ElicitRequest {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <ElicitRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -4055,8 +4969,23 @@ impl Probe for ElicitRequestFormParams {
             "task",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("message") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("message") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         if !(|| {
             let Some(c) = m.get("mode") else { return true };
@@ -4064,8 +4993,24 @@ impl Probe for ElicitRequestFormParams {
         })() {
             return None;
         }
-        if !m.contains_key("requestedSchema") {
-            return None;
+        match m.get("requestedSchema") {
+            Some(x) => {
+                if <ElicitRequestFormParamsRequestedSchema as Probe>::probe(x).is_none()
+                {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("task") {
+            Some(x) => {
+                if <TaskMetadata as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -4139,8 +5084,36 @@ impl Probe for ElicitRequestFormParamsRequestedSchema {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["$schema", "properties", "required", "type"];
         let m = v.as_object()?;
-        if !m.contains_key("properties") {
-            return None;
+        match m.get("$schema") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("properties") {
+            Some(x) => {
+                if <std::collections::BTreeMap<
+                    String,
+                    PrimitiveSchemaDefinition,
+                > as Probe>::probe(x)
+                    .is_none()
+                {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("required") {
+            Some(x) => {
+                if <Vec<String> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         {
             let c = m.get("type")?;
@@ -4328,8 +5301,31 @@ impl Probe for ElicitRequestURLParams {
             "url",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("message") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("elicitationId") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("message") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("mode")?;
@@ -4337,8 +5333,23 @@ impl Probe for ElicitRequestURLParams {
                 return None;
             }
         }
-        if !m.contains_key("url") {
-            return None;
+        match m.get("task") {
+            Some(x) => {
+                if <TaskMetadata as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("url") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -4409,8 +5420,36 @@ impl Probe for ElicitResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["_meta", "action", "content"];
         let m = v.as_object()?;
-        if !m.contains_key("action") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("action") {
+            Some(x) => {
+                if <ElicitAction as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("content") {
+            Some(x) => {
+                if <std::collections::BTreeMap<
+                    String,
+                    ElicitResultContentValue,
+                > as Probe>::probe(x)
+                    .is_none()
+                {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -4550,8 +5589,15 @@ impl Probe for ElicitationCompleteNotification {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <ElicitationCompleteNotificationParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -4598,8 +5644,15 @@ impl Probe for ElicitationCompleteNotificationParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["elicitationId"];
         let m = v.as_object()?;
-        if !m.contains_key("elicitationId") {
-            return None;
+        match m.get("elicitationId") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -4671,8 +5724,31 @@ impl Probe for EmbeddedResource {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["_meta", "annotations", "resource", "type"];
         let m = v.as_object()?;
-        if !m.contains_key("resource") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("annotations") {
+            Some(x) => {
+                if <Annotations as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("resource") {
+            Some(x) => {
+                if <AnyResourceContents as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("type")?;
@@ -4857,11 +5933,33 @@ impl Probe for ErrorObject {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["code", "data", "message"];
         let m = v.as_object()?;
-        if !m.contains_key("code") {
-            return None;
+        match m.get("code") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("message") {
-            return None;
+        match m.get("data") {
+            Some(x) => {
+                if <serde_json::Value as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("message") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -4914,8 +6012,23 @@ impl Probe for GenericNotification {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("method") {
-            return None;
+        match m.get("method") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <GenericNotificationParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -4959,6 +6072,14 @@ impl Probe for GenericNotificationParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["_meta"];
         let m = v.as_object()?;
+        match m.get("_meta") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -5010,8 +6131,23 @@ impl Probe for GenericRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("method") {
-            return None;
+        match m.get("method") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <GenericRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -5055,6 +6191,14 @@ impl Probe for GenericRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["_meta"];
         let m = v.as_object()?;
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -5100,6 +6244,8 @@ impl WireSerialize for GenericResult {
             if revs.intersects(Revisions::from_bits(16u8)) {
                 m.serialize_entry("resultType", &ForRevision::new(v, revs))?;
             }
+        } else if revs.intersects(Revisions::from_bits(16u8)) {
+            m.serialize_entry("resultType", "complete")?;
         }
         for (k, v) in &self.extra {
             m.serialize_entry(k, v)?;
@@ -5117,6 +6263,22 @@ impl Probe for GenericResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["_meta", "resultType"];
         let m = v.as_object()?;
+        match m.get("_meta") {
+            Some(x) => {
+                if <ResultMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("resultType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -5126,20 +6288,31 @@ impl Probe for GenericResult {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct GetPromptRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params")]
     pub params: GetPromptRequestParams,
 }
 impl GetPromptRequest {
     /// A `GetPromptRequest` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        params: impl Into<GetPromptRequestParams>,
-    ) -> Self {
+    pub fn new(params: impl Into<GetPromptRequestParams>) -> Self {
         Self {
-            id: id.into(),
+            id: None,
+            jsonrpc: None,
             params: params.into(),
         }
     }
@@ -5152,11 +6325,15 @@ impl WireSerialize for GetPromptRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"prompts/get")?;
@@ -5177,14 +6354,19 @@ impl Probe for GetPromptRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
@@ -5192,8 +6374,15 @@ impl Probe for GetPromptRequest {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <GetPromptRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -5203,6 +6392,9 @@ impl Probe for GetPromptRequest {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct GetPromptRequestParams {
+    /// The name of the prompt or prompt template.
+    #[serde(rename = "name")]
+    pub name: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
     /// Revisions: 2025-11-25, 2026-07-28.
@@ -5218,9 +6410,6 @@ pub struct GetPromptRequestParams {
     /// Revisions: 2026-07-28.
     #[serde(rename = "inputResponses", default)]
     pub input_responses: Option<InputResponses>,
-    /// The name of the prompt or prompt template.
-    #[serde(rename = "name")]
-    pub name: String,
     /// The `requestState` member.
     ///
     /// Revisions: 2026-07-28.
@@ -5231,10 +6420,10 @@ impl GetPromptRequestParams {
     /// A `GetPromptRequestParams` with the required fields set and every optional one empty.
     pub fn new(name: impl Into<String>) -> Self {
         Self {
+            name: name.into(),
             meta: None,
             arguments: None,
             input_responses: None,
-            name: name.into(),
             request_state: None,
         }
     }
@@ -5247,6 +6436,9 @@ impl WireSerialize for GetPromptRequestParams {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if true {
+            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(24u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
@@ -5261,9 +6453,6 @@ impl WireSerialize for GetPromptRequestParams {
             if revs.intersects(Revisions::from_bits(16u8)) {
                 m.serialize_entry("inputResponses", &ForRevision::new(v, revs))?;
             }
-        }
-        if true {
-            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
         }
         if let Some(v) = &self.request_state {
             if revs.intersects(Revisions::from_bits(16u8)) {
@@ -5282,15 +6471,56 @@ impl Serialize for GetPromptRequestParams {
 impl Probe for GetPromptRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 5usize] = [
+            "name",
             "_meta",
             "arguments",
             "inputResponses",
-            "name",
             "requestState",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("name") {
-            return None;
+        match m.get("name") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("arguments") {
+            Some(x) => {
+                if <std::collections::BTreeMap<String, String> as Probe>::probe(x)
+                    .is_none()
+                {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("inputResponses") {
+            Some(x) => {
+                if <InputResponses as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("requestState") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -5359,6 +6589,8 @@ impl WireSerialize for GetPromptResult {
             if revs.intersects(Revisions::from_bits(16u8)) {
                 m.serialize_entry("resultType", &ForRevision::new(v, revs))?;
             }
+        } else if revs.intersects(Revisions::from_bits(16u8)) {
+            m.serialize_entry("resultType", "complete")?;
         }
         m.end()
     }
@@ -5373,8 +6605,39 @@ impl Probe for GetPromptResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["_meta", "description", "messages", "resultType"];
         let m = v.as_object()?;
-        if !m.contains_key("messages") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <ResultMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("messages") {
+            Some(x) => {
+                if <Vec<PromptMessage> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("resultType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -5433,8 +6696,15 @@ impl Probe for GetPromptResultResponse {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["id", "jsonrpc", "result"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -5442,8 +6712,15 @@ impl Probe for GetPromptResultResponse {
                 return None;
             }
         }
-        if !m.contains_key("result") {
-            return None;
+        match m.get("result") {
+            Some(x) => {
+                if <GetPromptResultResponseResult as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -5576,8 +6853,15 @@ impl Probe for GetTaskPayloadRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -5591,8 +6875,15 @@ impl Probe for GetTaskPayloadRequest {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <GetTaskPayloadRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -5634,8 +6925,15 @@ impl Probe for GetTaskPayloadRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["taskId"];
         let m = v.as_object()?;
-        if !m.contains_key("taskId") {
-            return None;
+        match m.get("taskId") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -5683,6 +6981,14 @@ impl Probe for GetTaskPayloadResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["_meta"];
         let m = v.as_object()?;
+        match m.get("_meta") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -5743,8 +7049,15 @@ impl Probe for GetTaskRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -5758,8 +7071,15 @@ impl Probe for GetTaskRequest {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <GetTaskRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -5801,8 +7121,15 @@ impl Probe for GetTaskRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["taskId"];
         let m = v.as_object()?;
-        if !m.contains_key("taskId") {
-            return None;
+        match m.get("taskId") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -5937,17 +7264,77 @@ impl Probe for GetTaskResult {
             "ttl",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("createdAt") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("lastUpdatedAt") {
-            return None;
+        match m.get("createdAt") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("status") {
-            return None;
+        match m.get("lastUpdatedAt") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("taskId") {
-            return None;
+        match m.get("pollInterval") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("status") {
+            Some(x) => {
+                if <TaskStatus as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("statusMessage") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("taskId") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("ttl") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -6008,8 +7395,23 @@ impl Probe for HeaderMismatchError {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["error", "id", "jsonrpc"];
         let m = v.as_object()?;
-        if !m.contains_key("error") {
-            return None;
+        match m.get("error") {
+            Some(x) => {
+                if <HeaderMismatchErrorError as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         {
             let c = m.get("jsonrpc")?;
@@ -6077,8 +7479,23 @@ impl Probe for HeaderMismatchErrorError {
                 return None;
             }
         }
-        if !m.contains_key("message") {
-            return None;
+        match m.get("data") {
+            Some(x) => {
+                if <serde_json::Value as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("message") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -6166,8 +7583,39 @@ impl Probe for Icon {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["mimeType", "sizes", "src", "theme"];
         let m = v.as_object()?;
-        if !m.contains_key("src") {
-            return None;
+        match m.get("mimeType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("sizes") {
+            Some(x) => {
+                if <Vec<String> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("src") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("theme") {
+            Some(x) => {
+                if <IconTheme as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -6286,6 +7734,14 @@ impl Probe for Icons {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["icons"];
         let m = v.as_object()?;
+        match m.get("icons") {
+            Some(x) => {
+                if <Vec<Icon> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -6366,11 +7822,41 @@ impl Probe for ImageContent {
             "type",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("data") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("mimeType") {
-            return None;
+        match m.get("annotations") {
+            Some(x) => {
+                if <Annotations as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("data") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("mimeType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("type")?;
@@ -6386,6 +7872,9 @@ impl Probe for ImageContent {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Implementation {
+    /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
+    #[serde(rename = "name")]
+    pub name: String,
     /// An optional human-readable description of what this implementation does.
     ///
     /// This can be used by clients or servers to provide context about their purpose
@@ -6408,9 +7897,6 @@ pub struct Implementation {
     /// Revisions: 2025-11-25, 2026-07-28.
     #[serde(rename = "icons", default)]
     pub icons: Option<Vec<Icon>>,
-    /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-    #[serde(rename = "name")]
-    pub name: String,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -6434,9 +7920,9 @@ impl Implementation {
     /// A `Implementation` with the required fields set and every optional one empty.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
+            name: name.into(),
             description: None,
             icons: None,
-            name: name.into(),
             title: None,
             version: version.into(),
             website_url: None,
@@ -6451,6 +7937,9 @@ impl WireSerialize for Implementation {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if true {
+            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
+        }
         if let Some(v) = &self.description {
             if revs.intersects(Revisions::from_bits(24u8)) {
                 m.serialize_entry("description", &ForRevision::new(v, revs))?;
@@ -6460,9 +7949,6 @@ impl WireSerialize for Implementation {
             if revs.intersects(Revisions::from_bits(24u8)) {
                 m.serialize_entry("icons", &ForRevision::new(v, revs))?;
             }
-        }
-        if true {
-            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
         }
         if let Some(v) = &self.title {
             if revs.intersects(Revisions::from_bits(28u8)) {
@@ -6489,19 +7975,65 @@ impl Serialize for Implementation {
 impl Probe for Implementation {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 6usize] = [
+            "name",
             "description",
             "icons",
-            "name",
             "title",
             "version",
             "websiteUrl",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("name") {
-            return None;
+        match m.get("name") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("version") {
-            return None;
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("icons") {
+            Some(x) => {
+                if <Vec<Icon> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("version") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("websiteUrl") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -6588,20 +8120,31 @@ impl Probe for IncludeContext {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct InitializeRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params")]
     pub params: InitializeRequestParams,
 }
 impl InitializeRequest {
     /// A `InitializeRequest` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        params: impl Into<InitializeRequestParams>,
-    ) -> Self {
+    pub fn new(params: impl Into<InitializeRequestParams>) -> Self {
         Self {
-            id: id.into(),
+            id: None,
+            jsonrpc: None,
             params: params.into(),
         }
     }
@@ -6614,11 +8157,15 @@ impl WireSerialize for InitializeRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if revs.intersects(Revisions::from_bits(15u8)) {
             m.serialize_entry("method", &"initialize")?;
@@ -6639,14 +8186,19 @@ impl Probe for InitializeRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
@@ -6654,8 +8206,15 @@ impl Probe for InitializeRequest {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <InitializeRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -6741,14 +8300,43 @@ impl Probe for InitializeRequestParams {
             "protocolVersion",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("capabilities") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("clientInfo") {
-            return None;
+        match m.get("capabilities") {
+            Some(x) => {
+                if <ClientCapabilities as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("protocolVersion") {
-            return None;
+        match m.get("clientInfo") {
+            Some(x) => {
+                if <Implementation as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("protocolVersion") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -6844,14 +8432,51 @@ impl Probe for InitializeResult {
             "serverInfo",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("capabilities") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("protocolVersion") {
-            return None;
+        match m.get("capabilities") {
+            Some(x) => {
+                if <ServerCapabilities as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("serverInfo") {
-            return None;
+        match m.get("instructions") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("protocolVersion") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("serverInfo") {
+            Some(x) => {
+                if <Implementation as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -6861,6 +8486,15 @@ impl Probe for InitializeResult {
 /// Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct InitializedNotification {
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params", default)]
     pub params: Option<NotificationParams>,
@@ -6873,8 +8507,10 @@ impl WireSerialize for InitializedNotification {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if revs.intersects(Revisions::from_bits(15u8)) {
             m.serialize_entry("method", &"notifications/initialized")?;
@@ -6897,11 +8533,11 @@ impl Probe for InitializedNotification {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
-            }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
@@ -6909,43 +8545,30 @@ impl Probe for InitializedNotification {
                 return None;
             }
         }
+        match m.get("params") {
+            Some(x) => {
+                if <NotificationParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
 /// Revisions: 2026-07-28.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "method")]
 pub enum InputRequest {
     /// A [`CreateMessageRequest`].
+    #[serde(rename = "sampling/createMessage")]
     CreateMessage(CreateMessageRequest),
     /// A [`ListRootsRequest`].
+    #[serde(rename = "roots/list")]
     ListRoots(ListRootsRequest),
     /// A [`ElicitRequest`].
+    #[serde(rename = "elicitation/create")]
     Elicit(ElicitRequest),
-}
-impl<'de> Deserialize<'de> for InputRequest {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let v = serde_json::Value::deserialize(d)?;
-        let scores = [
-            <CreateMessageRequest as Probe>::probe(&v),
-            <ListRootsRequest as Probe>::probe(&v),
-            <ElicitRequest as Probe>::probe(&v),
-        ];
-        match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v)
-                    .map(Self::CreateMessage)
-                    .map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v).map(Self::ListRoots).map_err(D::Error::custom)
-            }
-            Some(2usize) => {
-                serde_json::from_value(v).map(Self::Elicit).map_err(D::Error::custom)
-            }
-            _ => Err(D::Error::custom("data did not match any variant of InputRequest")),
-        }
-    }
 }
 impl WireSerialize for InputRequest {
     fn wire_serialize<S: Serializer>(
@@ -7080,8 +8703,39 @@ impl Probe for InputRequiredResult {
             "resultType",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("resultType") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <ResultMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("inputRequests") {
+            Some(x) => {
+                if <InputRequests as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("requestState") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("resultType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -7224,8 +8878,31 @@ impl Probe for InputResponseRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["_meta", "inputResponses", "requestState"];
         let m = v.as_object()?;
-        if !m.contains_key("_meta") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("inputResponses") {
+            Some(x) => {
+                if <InputResponses as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("requestState") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -7295,8 +8972,23 @@ impl Probe for InternalError {
                 return None;
             }
         }
-        if !m.contains_key("message") {
-            return None;
+        match m.get("data") {
+            Some(x) => {
+                if <serde_json::Value as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("message") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -7369,8 +9061,23 @@ impl Probe for InvalidParamsError {
                 return None;
             }
         }
-        if !m.contains_key("message") {
-            return None;
+        match m.get("data") {
+            Some(x) => {
+                if <serde_json::Value as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("message") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -7434,8 +9141,23 @@ impl Probe for InvalidRequestError {
                 return None;
             }
         }
-        if !m.contains_key("message") {
-            return None;
+        match m.get("data") {
+            Some(x) => {
+                if <serde_json::Value as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("message") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -7686,8 +9408,23 @@ impl Probe for JSONRPCErrorResponse {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["error", "id", "jsonrpc"];
         let m = v.as_object()?;
-        if !m.contains_key("error") {
-            return None;
+        match m.get("error") {
+            Some(x) => {
+                if <ErrorObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         {
             let c = m.get("jsonrpc")?;
@@ -7712,9 +9449,9 @@ pub enum JSONRPCMessage {
     /// A [`JSONRPCErrorResponse`].
     JSONRPCErrorResponse(JSONRPCErrorResponse),
     /// A plain JSON value of this kind. Revisions: 2025-03-26.
-    Array(Vec<JSONRPCMessageVariant2Item>),
+    Array(Vec<JSONRPCBatchRequestItem>),
     /// A plain JSON value of this kind. Revisions: 2025-03-26.
-    Array2(Vec<JSONRPCMessageVariant5Item>),
+    Array2(Vec<JSONRPCBatchResponseItem>),
 }
 impl<'de> Deserialize<'de> for JSONRPCMessage {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
@@ -7725,8 +9462,8 @@ impl<'de> Deserialize<'de> for JSONRPCMessage {
             <JSONRPCNotification as Probe>::probe(&v),
             <JSONRPCResultResponse as Probe>::probe(&v),
             <JSONRPCErrorResponse as Probe>::probe(&v),
-            <Vec<JSONRPCMessageVariant2Item> as Probe>::probe(&v),
-            <Vec<JSONRPCMessageVariant5Item> as Probe>::probe(&v),
+            <Vec<JSONRPCBatchRequestItem> as Probe>::probe(&v),
+            <Vec<JSONRPCBatchResponseItem> as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
             Some(0usize) => {
@@ -7788,8 +9525,8 @@ impl Probe for JSONRPCMessage {
             <JSONRPCNotification as Probe>::probe(v),
             <JSONRPCResultResponse as Probe>::probe(v),
             <JSONRPCErrorResponse as Probe>::probe(v),
-            <Vec<JSONRPCMessageVariant2Item> as Probe>::probe(v),
-            <Vec<JSONRPCMessageVariant5Item> as Probe>::probe(v),
+            <Vec<JSONRPCBatchRequestItem> as Probe>::probe(v),
+            <Vec<JSONRPCBatchResponseItem> as Probe>::probe(v),
         ]
             .into_iter()
             .flatten()
@@ -7812,151 +9549,6 @@ impl From<JSONRPCResultResponse> for JSONRPCMessage {
     }
 }
 impl From<JSONRPCErrorResponse> for JSONRPCMessage {
-    fn from(v: JSONRPCErrorResponse) -> Self {
-        Self::JSONRPCErrorResponse(v)
-    }
-}
-/// Revisions: 2025-03-26.
-#[derive(Debug, Clone, PartialEq)]
-pub enum JSONRPCMessageVariant2Item {
-    /// A [`JSONRPCRequest`].
-    JSONRPC(JSONRPCRequest),
-    /// A [`JSONRPCNotification`].
-    JSONRPCNotification(JSONRPCNotification),
-}
-impl<'de> Deserialize<'de> for JSONRPCMessageVariant2Item {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let v = serde_json::Value::deserialize(d)?;
-        let scores = [
-            <JSONRPCRequest as Probe>::probe(&v),
-            <JSONRPCNotification as Probe>::probe(&v),
-        ];
-        match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v).map(Self::JSONRPC).map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v)
-                    .map(Self::JSONRPCNotification)
-                    .map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom(
-                        "data did not match any variant of JSONRPCMessageVariant2Item",
-                    ),
-                )
-            }
-        }
-    }
-}
-impl WireSerialize for JSONRPCMessageVariant2Item {
-    fn wire_serialize<S: Serializer>(
-        &self,
-        revs: Revisions,
-        s: S,
-    ) -> std::result::Result<S::Ok, S::Error> {
-        match self {
-            Self::JSONRPC(v) => ForRevision::new(v, revs).serialize(s),
-            Self::JSONRPCNotification(v) => ForRevision::new(v, revs).serialize(s),
-        }
-    }
-}
-impl Serialize for JSONRPCMessageVariant2Item {
-    #[inline]
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        self.wire_serialize(Revisions::ALL, s)
-    }
-}
-impl Probe for JSONRPCMessageVariant2Item {
-    fn probe(v: &serde_json::Value) -> Option<u32> {
-        [<JSONRPCRequest as Probe>::probe(v), <JSONRPCNotification as Probe>::probe(v)]
-            .into_iter()
-            .flatten()
-            .max()
-    }
-}
-impl From<JSONRPCRequest> for JSONRPCMessageVariant2Item {
-    fn from(v: JSONRPCRequest) -> Self {
-        Self::JSONRPC(v)
-    }
-}
-impl From<JSONRPCNotification> for JSONRPCMessageVariant2Item {
-    fn from(v: JSONRPCNotification) -> Self {
-        Self::JSONRPCNotification(v)
-    }
-}
-/// Revisions: 2025-03-26.
-#[derive(Debug, Clone, PartialEq)]
-pub enum JSONRPCMessageVariant5Item {
-    /// A [`JSONRPCResultResponse`].
-    JSONRPC(JSONRPCResultResponse),
-    /// A [`JSONRPCErrorResponse`].
-    JSONRPCErrorResponse(JSONRPCErrorResponse),
-}
-impl<'de> Deserialize<'de> for JSONRPCMessageVariant5Item {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let v = serde_json::Value::deserialize(d)?;
-        let scores = [
-            <JSONRPCResultResponse as Probe>::probe(&v),
-            <JSONRPCErrorResponse as Probe>::probe(&v),
-        ];
-        match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v).map(Self::JSONRPC).map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v)
-                    .map(Self::JSONRPCErrorResponse)
-                    .map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom(
-                        "data did not match any variant of JSONRPCMessageVariant5Item",
-                    ),
-                )
-            }
-        }
-    }
-}
-impl WireSerialize for JSONRPCMessageVariant5Item {
-    fn wire_serialize<S: Serializer>(
-        &self,
-        revs: Revisions,
-        s: S,
-    ) -> std::result::Result<S::Ok, S::Error> {
-        match self {
-            Self::JSONRPC(v) => ForRevision::new(v, revs).serialize(s),
-            Self::JSONRPCErrorResponse(v) => ForRevision::new(v, revs).serialize(s),
-        }
-    }
-}
-impl Serialize for JSONRPCMessageVariant5Item {
-    #[inline]
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        self.wire_serialize(Revisions::ALL, s)
-    }
-}
-impl Probe for JSONRPCMessageVariant5Item {
-    fn probe(v: &serde_json::Value) -> Option<u32> {
-        [
-            <JSONRPCResultResponse as Probe>::probe(v),
-            <JSONRPCErrorResponse as Probe>::probe(v),
-        ]
-            .into_iter()
-            .flatten()
-            .max()
-    }
-}
-impl From<JSONRPCResultResponse> for JSONRPCMessageVariant5Item {
-    fn from(v: JSONRPCResultResponse) -> Self {
-        Self::JSONRPC(v)
-    }
-}
-impl From<JSONRPCErrorResponse> for JSONRPCMessageVariant5Item {
     fn from(v: JSONRPCErrorResponse) -> Self {
         Self::JSONRPCErrorResponse(v)
     }
@@ -8020,8 +9612,23 @@ impl Probe for JSONRPCNotification {
                 return None;
             }
         }
-        if !m.contains_key("method") {
-            return None;
+        match m.get("method") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <JSONRPCNotificationParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -8065,6 +9672,14 @@ impl Probe for JSONRPCNotificationParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["_meta"];
         let m = v.as_object()?;
+        match m.get("_meta") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -8128,8 +9743,15 @@ impl Probe for JSONRPCRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -8137,8 +9759,23 @@ impl Probe for JSONRPCRequest {
                 return None;
             }
         }
-        if !m.contains_key("method") {
-            return None;
+        match m.get("method") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <JSONRPCRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -8182,6 +9819,14 @@ impl Probe for JSONRPCRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["_meta"];
         let m = v.as_object()?;
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -8310,8 +9955,15 @@ impl Probe for JSONRPCResultResponse {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["id", "jsonrpc", "result"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -8319,8 +9971,15 @@ impl Probe for JSONRPCResultResponse {
                 return None;
             }
         }
-        if !m.contains_key("result") {
-            return None;
+        match m.get("result") {
+            Some(x) => {
+                if <GenericResult as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -8418,8 +10077,47 @@ impl Probe for LegacyTitledEnumSchema {
             "type",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("enum") {
-            return None;
+        match m.get("default") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("enum") {
+            Some(x) => {
+                if <Vec<String> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("enumNames") {
+            Some(x) => {
+                if <Vec<String> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         {
             let c = m.get("type")?;
@@ -8433,25 +10131,29 @@ impl Probe for LegacyTitledEnumSchema {
 /// Sent from the client to request a list of prompts and prompt templates the server has.
 ///
 /// Revisions: all revisions.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct ListPromptsRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     ///
     /// Required in: 2026-07-28.
     #[serde(rename = "params", default)]
     pub params: Option<PaginatedRequestParams>,
-}
-impl ListPromptsRequest {
-    /// A `ListPromptsRequest` with the required fields set and every optional one empty.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            id: id.into(),
-            params: None,
-        }
-    }
 }
 impl WireSerialize for ListPromptsRequest {
     fn wire_serialize<S: Serializer>(
@@ -8461,11 +10163,15 @@ impl WireSerialize for ListPromptsRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"prompts/list")?;
@@ -8488,20 +10194,33 @@ impl Probe for ListPromptsRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
             if !(c.as_str() == Some("prompts/list")) {
                 return None;
             }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <PaginatedRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -8608,6 +10327,8 @@ impl WireSerialize for ListPromptsResult {
             if revs.intersects(Revisions::from_bits(16u8)) {
                 m.serialize_entry("resultType", &ForRevision::new(v, revs))?;
             }
+        } else if revs.intersects(Revisions::from_bits(16u8)) {
+            m.serialize_entry("resultType", "complete")?;
         }
         if let Some(v) = &self.ttl_ms {
             if revs.intersects(Revisions::from_bits(16u8)) {
@@ -8634,8 +10355,55 @@ impl Probe for ListPromptsResult {
             "ttlMs",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("prompts") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <ResultMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("cacheScope") {
+            Some(x) => {
+                if <CacheScope as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("nextCursor") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("prompts") {
+            Some(x) => {
+                if <Vec<Prompt> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("resultType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("ttlMs") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -8691,8 +10459,15 @@ impl Probe for ListPromptsResultResponse {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["id", "jsonrpc", "result"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -8700,8 +10475,15 @@ impl Probe for ListPromptsResultResponse {
                 return None;
             }
         }
-        if !m.contains_key("result") {
-            return None;
+        match m.get("result") {
+            Some(x) => {
+                if <ListPromptsResult as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -8709,25 +10491,29 @@ impl Probe for ListPromptsResultResponse {
 /// Sent from the client to request a list of resource templates the server has.
 ///
 /// Revisions: all revisions.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct ListResourceTemplatesRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     ///
     /// Required in: 2026-07-28.
     #[serde(rename = "params", default)]
     pub params: Option<PaginatedRequestParams>,
-}
-impl ListResourceTemplatesRequest {
-    /// A `ListResourceTemplatesRequest` with the required fields set and every optional one empty.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            id: id.into(),
-            params: None,
-        }
-    }
 }
 impl WireSerialize for ListResourceTemplatesRequest {
     fn wire_serialize<S: Serializer>(
@@ -8737,11 +10523,15 @@ impl WireSerialize for ListResourceTemplatesRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"resources/templates/list")?;
@@ -8764,20 +10554,33 @@ impl Probe for ListResourceTemplatesRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
             if !(c.as_str() == Some("resources/templates/list")) {
                 return None;
             }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <PaginatedRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -8887,6 +10690,8 @@ impl WireSerialize for ListResourceTemplatesResult {
             if revs.intersects(Revisions::from_bits(16u8)) {
                 m.serialize_entry("resultType", &ForRevision::new(v, revs))?;
             }
+        } else if revs.intersects(Revisions::from_bits(16u8)) {
+            m.serialize_entry("resultType", "complete")?;
         }
         if let Some(v) = &self.ttl_ms {
             if revs.intersects(Revisions::from_bits(16u8)) {
@@ -8913,8 +10718,55 @@ impl Probe for ListResourceTemplatesResult {
             "ttlMs",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("resourceTemplates") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <ResultMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("cacheScope") {
+            Some(x) => {
+                if <CacheScope as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("nextCursor") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("resourceTemplates") {
+            Some(x) => {
+                if <Vec<ResourceTemplate> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("resultType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("ttlMs") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -8973,8 +10825,15 @@ impl Probe for ListResourceTemplatesResultResponse {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["id", "jsonrpc", "result"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -8982,8 +10841,15 @@ impl Probe for ListResourceTemplatesResultResponse {
                 return None;
             }
         }
-        if !m.contains_key("result") {
-            return None;
+        match m.get("result") {
+            Some(x) => {
+                if <ListResourceTemplatesResult as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -8991,25 +10857,29 @@ impl Probe for ListResourceTemplatesResultResponse {
 /// Sent from the client to request a list of resources the server has.
 ///
 /// Revisions: all revisions.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct ListResourcesRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     ///
     /// Required in: 2026-07-28.
     #[serde(rename = "params", default)]
     pub params: Option<PaginatedRequestParams>,
-}
-impl ListResourcesRequest {
-    /// A `ListResourcesRequest` with the required fields set and every optional one empty.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            id: id.into(),
-            params: None,
-        }
-    }
 }
 impl WireSerialize for ListResourcesRequest {
     fn wire_serialize<S: Serializer>(
@@ -9019,11 +10889,15 @@ impl WireSerialize for ListResourcesRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"resources/list")?;
@@ -9046,20 +10920,33 @@ impl Probe for ListResourcesRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
             if !(c.as_str() == Some("resources/list")) {
                 return None;
             }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <PaginatedRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -9166,6 +11053,8 @@ impl WireSerialize for ListResourcesResult {
             if revs.intersects(Revisions::from_bits(16u8)) {
                 m.serialize_entry("resultType", &ForRevision::new(v, revs))?;
             }
+        } else if revs.intersects(Revisions::from_bits(16u8)) {
+            m.serialize_entry("resultType", "complete")?;
         }
         if let Some(v) = &self.ttl_ms {
             if revs.intersects(Revisions::from_bits(16u8)) {
@@ -9192,8 +11081,55 @@ impl Probe for ListResourcesResult {
             "ttlMs",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("resources") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <ResultMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("cacheScope") {
+            Some(x) => {
+                if <CacheScope as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("nextCursor") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("resources") {
+            Some(x) => {
+                if <Vec<Resource> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("resultType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("ttlMs") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -9252,8 +11188,15 @@ impl Probe for ListResourcesResultResponse {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["id", "jsonrpc", "result"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -9261,8 +11204,15 @@ impl Probe for ListResourcesResultResponse {
                 return None;
             }
         }
-        if !m.contains_key("result") {
-            return None;
+        match m.get("result") {
+            Some(x) => {
+                if <ListResourcesResult as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -9276,23 +11226,27 @@ impl Probe for ListResourcesResultResponse {
 /// structure or access specific locations that the client has permission to read from.
 ///
 /// Revisions: all revisions.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct ListRootsRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params", default)]
     pub params: Option<RequestParams>,
-}
-impl ListRootsRequest {
-    /// A `ListRootsRequest` with the required fields set and every optional one empty.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            id: id.into(),
-            params: None,
-        }
-    }
 }
 impl WireSerialize for ListRootsRequest {
     fn wire_serialize<S: Serializer>(
@@ -9302,11 +11256,15 @@ impl WireSerialize for ListRootsRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"roots/list")?;
@@ -9329,20 +11287,33 @@ impl Probe for ListRootsRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
             if !(c.as_str() == Some("roots/list")) {
                 return None;
             }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <RequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -9401,8 +11372,23 @@ impl Probe for ListRootsResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["_meta", "roots"];
         let m = v.as_object()?;
-        if !m.contains_key("roots") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("roots") {
+            Some(x) => {
+                if <Vec<Root> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -9463,8 +11449,15 @@ impl Probe for ListTasksRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -9477,6 +11470,14 @@ impl Probe for ListTasksRequest {
             if !(c.as_str() == Some("tasks/list")) {
                 return None;
             }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <PaginatedRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -9541,8 +11542,31 @@ impl Probe for ListTasksResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["_meta", "nextCursor", "tasks"];
         let m = v.as_object()?;
-        if !m.contains_key("tasks") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("nextCursor") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("tasks") {
+            Some(x) => {
+                if <Vec<Task> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -9550,25 +11574,29 @@ impl Probe for ListTasksResult {
 /// Sent from the client to request a list of tools the server has.
 ///
 /// Revisions: all revisions.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct ListToolsRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     ///
     /// Required in: 2026-07-28.
     #[serde(rename = "params", default)]
     pub params: Option<PaginatedRequestParams>,
-}
-impl ListToolsRequest {
-    /// A `ListToolsRequest` with the required fields set and every optional one empty.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            id: id.into(),
-            params: None,
-        }
-    }
 }
 impl WireSerialize for ListToolsRequest {
     fn wire_serialize<S: Serializer>(
@@ -9578,11 +11606,15 @@ impl WireSerialize for ListToolsRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"tools/list")?;
@@ -9605,20 +11637,33 @@ impl Probe for ListToolsRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
             if !(c.as_str() == Some("tools/list")) {
                 return None;
             }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <PaginatedRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -9722,6 +11767,8 @@ impl WireSerialize for ListToolsResult {
             if revs.intersects(Revisions::from_bits(16u8)) {
                 m.serialize_entry("resultType", &ForRevision::new(v, revs))?;
             }
+        } else if revs.intersects(Revisions::from_bits(16u8)) {
+            m.serialize_entry("resultType", "complete")?;
         }
         if true {
             m.serialize_entry("tools", &ForRevision::new(&self.tools, revs))?;
@@ -9751,8 +11798,55 @@ impl Probe for ListToolsResult {
             "ttlMs",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("tools") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <ResultMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("cacheScope") {
+            Some(x) => {
+                if <CacheScope as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("nextCursor") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("resultType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("tools") {
+            Some(x) => {
+                if <Vec<Tool> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("ttlMs") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -9808,8 +11902,15 @@ impl Probe for ListToolsResultResponse {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["id", "jsonrpc", "result"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -9817,8 +11918,15 @@ impl Probe for ListToolsResultResponse {
                 return None;
             }
         }
-        if !m.contains_key("result") {
-            return None;
+        match m.get("result") {
+            Some(x) => {
+                if <ListToolsResult as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -9922,6 +12030,15 @@ impl Probe for LoggingLevel {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct LoggingMessageNotification {
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params")]
     pub params: LoggingMessageNotificationParams,
@@ -9929,7 +12046,10 @@ pub struct LoggingMessageNotification {
 impl LoggingMessageNotification {
     /// A `LoggingMessageNotification` with the required fields set and every optional one empty.
     pub fn new(params: impl Into<LoggingMessageNotificationParams>) -> Self {
-        Self { params: params.into() }
+        Self {
+            jsonrpc: None,
+            params: params.into(),
+        }
     }
 }
 impl WireSerialize for LoggingMessageNotification {
@@ -9940,8 +12060,10 @@ impl WireSerialize for LoggingMessageNotification {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"notifications/message")?;
@@ -9962,11 +12084,11 @@ impl Probe for LoggingMessageNotification {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
-            }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
@@ -9974,8 +12096,15 @@ impl Probe for LoggingMessageNotification {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <LoggingMessageNotificationParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -10051,11 +12180,41 @@ impl Probe for LoggingMessageNotificationParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["_meta", "data", "level", "logger"];
         let m = v.as_object()?;
-        if !m.contains_key("data") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <NotificationMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("level") {
-            return None;
+        match m.get("data") {
+            Some(x) => {
+                if <serde_json::Value as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("level") {
+            Some(x) => {
+                if <LoggingLevel as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("logger") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -10173,8 +12332,23 @@ impl Probe for MethodNotFoundError {
                 return None;
             }
         }
-        if !m.contains_key("message") {
-            return None;
+        match m.get("data") {
+            Some(x) => {
+                if <serde_json::Value as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("message") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -10234,8 +12408,25 @@ impl Probe for MissingRequiredClientCapabilityError {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["error", "id", "jsonrpc"];
         let m = v.as_object()?;
-        if !m.contains_key("error") {
-            return None;
+        match m.get("error") {
+            Some(x) => {
+                if <MissingRequiredClientCapabilityErrorError as Probe>::probe(x)
+                    .is_none()
+                {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         {
             let c = m.get("jsonrpc")?;
@@ -10304,11 +12495,27 @@ impl Probe for MissingRequiredClientCapabilityErrorError {
                 return None;
             }
         }
-        if !m.contains_key("data") {
-            return None;
+        match m.get("data") {
+            Some(x) => {
+                if <MissingRequiredClientCapabilityErrorErrorData as Probe>::probe(x)
+                    .is_none()
+                {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("message") {
-            return None;
+        match m.get("message") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -10355,8 +12562,15 @@ impl Probe for MissingRequiredClientCapabilityErrorErrorData {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["requiredCapabilities"];
         let m = v.as_object()?;
-        if !m.contains_key("requiredCapabilities") {
-            return None;
+        match m.get("requiredCapabilities") {
+            Some(x) => {
+                if <ClientCapabilities as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -10407,6 +12621,14 @@ impl Probe for ModelHint {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["name"];
         let m = v.as_object()?;
+        match m.get("name") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -10496,6 +12718,38 @@ impl Probe for ModelPreferences {
             "speedPriority",
         ];
         let m = v.as_object()?;
+        match m.get("costPriority") {
+            Some(x) => {
+                if <f64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("hints") {
+            Some(x) => {
+                if <Vec<ModelHint> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("intelligencePriority") {
+            Some(x) => {
+                if <f64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("speedPriority") {
+            Some(x) => {
+                if <f64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -10630,6 +12884,14 @@ impl Probe for NotificationMetaObject {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["io.modelcontextprotocol/subscriptionId"];
         let m = v.as_object()?;
+        match m.get("io.modelcontextprotocol/subscriptionId") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -10674,6 +12936,14 @@ impl Probe for NotificationParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["_meta"];
         let m = v.as_object()?;
+        match m.get("_meta") {
+            Some(x) => {
+                if <NotificationMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -10770,8 +13040,55 @@ impl Probe for NumberSchema {
             "type",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("type") {
-            return None;
+        match m.get("default") {
+            Some(x) => {
+                if <f64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("maximum") {
+            Some(x) => {
+                if <f64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("minimum") {
+            Some(x) => {
+                if <f64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("type") {
+            Some(x) => {
+                if <NumberSchemaType as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -10919,14 +13236,37 @@ impl Probe for PaginatedRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         if !(|| {
             let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
         }
-        if !m.contains_key("method") {
-            return None;
+        match m.get("method") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <PaginatedRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -10979,6 +13319,22 @@ impl Probe for PaginatedRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["_meta", "cursor"];
         let m = v.as_object()?;
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("cursor") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -11028,6 +13384,8 @@ impl WireSerialize for PaginatedResult {
             if revs.intersects(Revisions::from_bits(16u8)) {
                 m.serialize_entry("resultType", &ForRevision::new(v, revs))?;
             }
+        } else if revs.intersects(Revisions::from_bits(16u8)) {
+            m.serialize_entry("resultType", "complete")?;
         }
         m.end()
     }
@@ -11042,6 +13400,30 @@ impl Probe for PaginatedResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["_meta", "nextCursor", "resultType"];
         let m = v.as_object()?;
+        match m.get("_meta") {
+            Some(x) => {
+                if <ResultMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("nextCursor") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("resultType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -11104,8 +13486,23 @@ impl Probe for ParseError {
                 return None;
             }
         }
-        if !m.contains_key("message") {
-            return None;
+        match m.get("data") {
+            Some(x) => {
+                if <serde_json::Value as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("message") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -11113,23 +13510,27 @@ impl Probe for ParseError {
 /// A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
 ///
 /// Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct PingRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params", default)]
     pub params: Option<RequestParams>,
-}
-impl PingRequest {
-    /// A `PingRequest` with the required fields set and every optional one empty.
-    pub fn new(id: impl Into<RequestId>) -> Self {
-        Self {
-            id: id.into(),
-            params: None,
-        }
-    }
 }
 impl WireSerialize for PingRequest {
     fn wire_serialize<S: Serializer>(
@@ -11139,11 +13540,15 @@ impl WireSerialize for PingRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if revs.intersects(Revisions::from_bits(15u8)) {
             m.serialize_entry("method", &"ping")?;
@@ -11166,20 +13571,33 @@ impl Probe for PingRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
             if !(c.as_str() == Some("ping")) {
                 return None;
             }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <RequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -11352,6 +13770,15 @@ impl From<TitledMultiSelectEnumSchema> for PrimitiveSchemaDefinition {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ProgressNotification {
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params")]
     pub params: ProgressNotificationParams,
@@ -11359,7 +13786,10 @@ pub struct ProgressNotification {
 impl ProgressNotification {
     /// A `ProgressNotification` with the required fields set and every optional one empty.
     pub fn new(params: impl Into<ProgressNotificationParams>) -> Self {
-        Self { params: params.into() }
+        Self {
+            jsonrpc: None,
+            params: params.into(),
+        }
     }
 }
 impl WireSerialize for ProgressNotification {
@@ -11370,8 +13800,10 @@ impl WireSerialize for ProgressNotification {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"notifications/progress")?;
@@ -11392,11 +13824,11 @@ impl Probe for ProgressNotification {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
-            }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
@@ -11404,8 +13836,15 @@ impl Probe for ProgressNotification {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <ProgressNotificationParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -11501,11 +13940,49 @@ impl Probe for ProgressNotificationParams {
             "total",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("progress") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <NotificationMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("progressToken") {
-            return None;
+        match m.get("message") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("progress") {
+            Some(x) => {
+                if <f64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("progressToken") {
+            Some(x) => {
+                if <ProgressToken as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("total") {
+            Some(x) => {
+                if <f64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -11552,6 +14029,9 @@ impl Probe for ProgressToken {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Prompt {
+    /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
+    #[serde(rename = "name")]
+    pub name: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
     /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
@@ -11576,9 +14056,6 @@ pub struct Prompt {
     /// Revisions: 2025-11-25, 2026-07-28.
     #[serde(rename = "icons", default)]
     pub icons: Option<Vec<Icon>>,
-    /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-    #[serde(rename = "name")]
-    pub name: String,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -11594,11 +14071,11 @@ impl Prompt {
     /// A `Prompt` with the required fields set and every optional one empty.
     pub fn new(name: impl Into<String>) -> Self {
         Self {
+            name: name.into(),
             meta: None,
             arguments: None,
             description: None,
             icons: None,
-            name: name.into(),
             title: None,
         }
     }
@@ -11611,6 +14088,9 @@ impl WireSerialize for Prompt {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if true {
+            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(28u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
@@ -11631,9 +14111,6 @@ impl WireSerialize for Prompt {
                 m.serialize_entry("icons", &ForRevision::new(v, revs))?;
             }
         }
-        if true {
-            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
-        }
         if let Some(v) = &self.title {
             if revs.intersects(Revisions::from_bits(28u8)) {
                 m.serialize_entry("title", &ForRevision::new(v, revs))?;
@@ -11651,16 +14128,63 @@ impl Serialize for Prompt {
 impl Probe for Prompt {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 6usize] = [
+            "name",
             "_meta",
             "arguments",
             "description",
             "icons",
-            "name",
             "title",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("name") {
-            return None;
+        match m.get("name") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("arguments") {
+            Some(x) => {
+                if <Vec<PromptArgument> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("icons") {
+            Some(x) => {
+                if <Vec<Icon> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -11670,12 +14194,12 @@ impl Probe for Prompt {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct PromptArgument {
-    /// A human-readable description of the argument.
-    #[serde(rename = "description", default)]
-    pub description: Option<String>,
     /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     #[serde(rename = "name")]
     pub name: String,
+    /// A human-readable description of the argument.
+    #[serde(rename = "description", default)]
+    pub description: Option<String>,
     /// Whether this argument must be provided.
     #[serde(rename = "required", default)]
     pub required: Option<bool>,
@@ -11694,8 +14218,8 @@ impl PromptArgument {
     /// A `PromptArgument` with the required fields set and every optional one empty.
     pub fn new(name: impl Into<String>) -> Self {
         Self {
-            description: None,
             name: name.into(),
+            description: None,
             required: None,
             title: None,
         }
@@ -11709,13 +14233,13 @@ impl WireSerialize for PromptArgument {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if true {
+            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
+        }
         if let Some(v) = &self.description {
             if true {
                 m.serialize_entry("description", &ForRevision::new(v, revs))?;
             }
-        }
-        if true {
-            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
         }
         if let Some(v) = &self.required {
             if true {
@@ -11738,10 +14262,41 @@ impl Serialize for PromptArgument {
 }
 impl Probe for PromptArgument {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 4usize] = ["description", "name", "required", "title"];
+        const KNOWN: [&str; 4usize] = ["name", "description", "required", "title"];
         let m = v.as_object()?;
-        if !m.contains_key("name") {
-            return None;
+        match m.get("name") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("required") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -11751,6 +14306,15 @@ impl Probe for PromptArgument {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct PromptListChangedNotification {
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params", default)]
     pub params: Option<NotificationParams>,
@@ -11763,8 +14327,10 @@ impl WireSerialize for PromptListChangedNotification {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"notifications/prompts/list_changed")?;
@@ -11787,17 +14353,25 @@ impl Probe for PromptListChangedNotification {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
-            }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
             if !(c.as_str() == Some("notifications/prompts/list_changed")) {
                 return None;
             }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <NotificationParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -11810,19 +14384,19 @@ impl Probe for PromptListChangedNotification {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct PromptMessage {
-    /// The `content` member.
-    #[serde(rename = "content")]
-    pub content: ContentBlock,
     /// The `role` member.
     #[serde(rename = "role")]
     pub role: Role,
+    /// The `content` member.
+    #[serde(rename = "content")]
+    pub content: ContentBlock,
 }
 impl PromptMessage {
     /// A `PromptMessage` with the required fields set and every optional one empty.
-    pub fn new(content: impl Into<ContentBlock>, role: impl Into<Role>) -> Self {
+    pub fn new(role: impl Into<Role>, content: impl Into<ContentBlock>) -> Self {
         Self {
-            content: content.into(),
             role: role.into(),
+            content: content.into(),
         }
     }
 }
@@ -11835,10 +14409,10 @@ impl WireSerialize for PromptMessage {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
         if true {
-            m.serialize_entry("content", &ForRevision::new(&self.content, revs))?;
+            m.serialize_entry("role", &ForRevision::new(&self.role, revs))?;
         }
         if true {
-            m.serialize_entry("role", &ForRevision::new(&self.role, revs))?;
+            m.serialize_entry("content", &ForRevision::new(&self.content, revs))?;
         }
         m.end()
     }
@@ -11851,13 +14425,27 @@ impl Serialize for PromptMessage {
 }
 impl Probe for PromptMessage {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 2usize] = ["content", "role"];
+        const KNOWN: [&str; 2usize] = ["role", "content"];
         let m = v.as_object()?;
-        if !m.contains_key("content") {
-            return None;
+        match m.get("role") {
+            Some(x) => {
+                if <Role as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("role") {
-            return None;
+        match m.get("content") {
+            Some(x) => {
+                if <ContentBlock as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -11922,8 +14510,23 @@ impl Probe for PromptReference {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["name", "title", "type"];
         let m = v.as_object()?;
-        if !m.contains_key("name") {
-            return None;
+        match m.get("name") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         {
             let c = m.get("type")?;
@@ -11940,20 +14543,31 @@ impl Probe for PromptReference {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ReadResourceRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params")]
     pub params: ReadResourceRequestParams,
 }
 impl ReadResourceRequest {
     /// A `ReadResourceRequest` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        params: impl Into<ReadResourceRequestParams>,
-    ) -> Self {
+    pub fn new(params: impl Into<ReadResourceRequestParams>) -> Self {
         Self {
-            id: id.into(),
+            id: None,
+            jsonrpc: None,
             params: params.into(),
         }
     }
@@ -11966,11 +14580,15 @@ impl WireSerialize for ReadResourceRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"resources/read")?;
@@ -11991,14 +14609,19 @@ impl Probe for ReadResourceRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
@@ -12006,8 +14629,15 @@ impl Probe for ReadResourceRequest {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <ReadResourceRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -12017,6 +14647,9 @@ impl Probe for ReadResourceRequest {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ReadResourceRequestParams {
+    /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
+    #[serde(rename = "uri")]
+    pub uri: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
     /// Revisions: 2025-11-25, 2026-07-28.
@@ -12034,18 +14667,15 @@ pub struct ReadResourceRequestParams {
     /// Revisions: 2026-07-28.
     #[serde(rename = "requestState", default)]
     pub request_state: Option<String>,
-    /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-    #[serde(rename = "uri")]
-    pub uri: String,
 }
 impl ReadResourceRequestParams {
     /// A `ReadResourceRequestParams` with the required fields set and every optional one empty.
     pub fn new(uri: impl Into<String>) -> Self {
         Self {
+            uri: uri.into(),
             meta: None,
             input_responses: None,
             request_state: None,
-            uri: uri.into(),
         }
     }
 }
@@ -12057,6 +14687,9 @@ impl WireSerialize for ReadResourceRequestParams {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if true {
+            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(24u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
@@ -12072,9 +14705,6 @@ impl WireSerialize for ReadResourceRequestParams {
                 m.serialize_entry("requestState", &ForRevision::new(v, revs))?;
             }
         }
-        if true {
-            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
-        }
         m.end()
     }
 }
@@ -12086,10 +14716,41 @@ impl Serialize for ReadResourceRequestParams {
 }
 impl Probe for ReadResourceRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 4usize] = ["_meta", "inputResponses", "requestState", "uri"];
+        const KNOWN: [&str; 4usize] = ["uri", "_meta", "inputResponses", "requestState"];
         let m = v.as_object()?;
-        if !m.contains_key("uri") {
-            return None;
+        match m.get("uri") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("inputResponses") {
+            Some(x) => {
+                if <InputResponses as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("requestState") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -12186,6 +14847,8 @@ impl WireSerialize for ReadResourceResult {
             if revs.intersects(Revisions::from_bits(16u8)) {
                 m.serialize_entry("resultType", &ForRevision::new(v, revs))?;
             }
+        } else if revs.intersects(Revisions::from_bits(16u8)) {
+            m.serialize_entry("resultType", "complete")?;
         }
         if let Some(v) = &self.ttl_ms {
             if revs.intersects(Revisions::from_bits(16u8)) {
@@ -12211,8 +14874,47 @@ impl Probe for ReadResourceResult {
             "ttlMs",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("contents") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <ResultMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("cacheScope") {
+            Some(x) => {
+                if <CacheScope as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("contents") {
+            Some(x) => {
+                if <Vec<AnyResourceContents> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("resultType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("ttlMs") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -12271,8 +14973,15 @@ impl Probe for ReadResourceResultResponse {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["id", "jsonrpc", "result"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -12280,8 +14989,15 @@ impl Probe for ReadResourceResultResponse {
                 return None;
             }
         }
-        if !m.contains_key("result") {
-            return None;
+        match m.get("result") {
+            Some(x) => {
+                if <ReadResourceResultResponseResult as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -12402,8 +15118,15 @@ impl Probe for RelatedTaskMetadata {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["taskId"];
         let m = v.as_object()?;
-        if !m.contains_key("taskId") {
-            return None;
+        match m.get("taskId") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -12571,6 +15294,46 @@ impl Probe for RequestMetaObject {
             "progressToken",
         ];
         let m = v.as_object()?;
+        match m.get("io.modelcontextprotocol/clientCapabilities") {
+            Some(x) => {
+                if <ClientCapabilities as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("io.modelcontextprotocol/clientInfo") {
+            Some(x) => {
+                if <Implementation as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("io.modelcontextprotocol/logLevel") {
+            Some(x) => {
+                if <LoggingLevel as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("io.modelcontextprotocol/protocolVersion") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("progressToken") {
+            Some(x) => {
+                if <ProgressToken as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -12617,6 +15380,14 @@ impl Probe for RequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["_meta"];
         let m = v.as_object()?;
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -12625,6 +15396,12 @@ impl Probe for RequestParams {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Resource {
+    /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
+    #[serde(rename = "name")]
+    pub name: String,
+    /// The URI of this resource.
+    #[serde(rename = "uri")]
+    pub uri: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
     /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
@@ -12654,9 +15431,6 @@ pub struct Resource {
     /// The MIME type of this resource, if known.
     #[serde(rename = "mimeType", default)]
     pub mime_type: Option<String>,
-    /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-    #[serde(rename = "name")]
-    pub name: String,
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
@@ -12672,23 +15446,20 @@ pub struct Resource {
     /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
     #[serde(rename = "title", default)]
     pub title: Option<String>,
-    /// The URI of this resource.
-    #[serde(rename = "uri")]
-    pub uri: String,
 }
 impl Resource {
     /// A `Resource` with the required fields set and every optional one empty.
     pub fn new(name: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
+            name: name.into(),
+            uri: uri.into(),
             meta: None,
             annotations: None,
             description: None,
             icons: None,
             mime_type: None,
-            name: name.into(),
             size: None,
             title: None,
-            uri: uri.into(),
         }
     }
 }
@@ -12700,6 +15471,12 @@ impl WireSerialize for Resource {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if true {
+            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
+        }
+        if true {
+            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(28u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
@@ -12725,9 +15502,6 @@ impl WireSerialize for Resource {
                 m.serialize_entry("mimeType", &ForRevision::new(v, revs))?;
             }
         }
-        if true {
-            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
-        }
         if let Some(v) = &self.size {
             if true {
                 m.serialize_entry("size", &ForRevision::new(v, revs))?;
@@ -12737,9 +15511,6 @@ impl WireSerialize for Resource {
             if revs.intersects(Revisions::from_bits(28u8)) {
                 m.serialize_entry("title", &ForRevision::new(v, revs))?;
             }
-        }
-        if true {
-            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
         }
         m.end()
     }
@@ -12753,22 +15524,92 @@ impl Serialize for Resource {
 impl Probe for Resource {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 9usize] = [
+            "name",
+            "uri",
             "_meta",
             "annotations",
             "description",
             "icons",
             "mimeType",
-            "name",
             "size",
             "title",
-            "uri",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("name") {
-            return None;
+        match m.get("name") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("uri") {
-            return None;
+        match m.get("uri") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("annotations") {
+            Some(x) => {
+                if <Annotations as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("icons") {
+            Some(x) => {
+                if <Vec<Icon> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("mimeType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("size") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -12778,6 +15619,9 @@ impl Probe for Resource {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ResourceContents {
+    /// The URI of this resource.
+    #[serde(rename = "uri")]
+    pub uri: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
     /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
@@ -12786,17 +15630,14 @@ pub struct ResourceContents {
     /// The MIME type of this resource, if known.
     #[serde(rename = "mimeType", default)]
     pub mime_type: Option<String>,
-    /// The URI of this resource.
-    #[serde(rename = "uri")]
-    pub uri: String,
 }
 impl ResourceContents {
     /// A `ResourceContents` with the required fields set and every optional one empty.
     pub fn new(uri: impl Into<String>) -> Self {
         Self {
+            uri: uri.into(),
             meta: None,
             mime_type: None,
-            uri: uri.into(),
         }
     }
 }
@@ -12808,6 +15649,9 @@ impl WireSerialize for ResourceContents {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if true {
+            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(28u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
@@ -12817,9 +15661,6 @@ impl WireSerialize for ResourceContents {
             if true {
                 m.serialize_entry("mimeType", &ForRevision::new(v, revs))?;
             }
-        }
-        if true {
-            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
         }
         m.end()
     }
@@ -12832,10 +15673,33 @@ impl Serialize for ResourceContents {
 }
 impl Probe for ResourceContents {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 3usize] = ["_meta", "mimeType", "uri"];
+        const KNOWN: [&str; 3usize] = ["uri", "_meta", "mimeType"];
         let m = v.as_object()?;
-        if !m.contains_key("uri") {
-            return None;
+        match m.get("uri") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("mimeType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -12847,6 +15711,12 @@ impl Probe for ResourceContents {
 /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ResourceLink {
+    /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
+    #[serde(rename = "name")]
+    pub name: String,
+    /// The URI of this resource.
+    #[serde(rename = "uri")]
+    pub uri: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(rename = "_meta", default)]
     pub meta: Option<MetaObject>,
@@ -12874,9 +15744,6 @@ pub struct ResourceLink {
     /// The MIME type of this resource, if known.
     #[serde(rename = "mimeType", default)]
     pub mime_type: Option<String>,
-    /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-    #[serde(rename = "name")]
-    pub name: String,
     /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
     ///
     /// This can be used by Hosts to display file sizes and estimate context window usage.
@@ -12890,23 +15757,20 @@ pub struct ResourceLink {
     /// if present).
     #[serde(rename = "title", default)]
     pub title: Option<String>,
-    /// The URI of this resource.
-    #[serde(rename = "uri")]
-    pub uri: String,
 }
 impl ResourceLink {
     /// A `ResourceLink` with the required fields set and every optional one empty.
     pub fn new(name: impl Into<String>, uri: impl Into<String>) -> Self {
         Self {
+            name: name.into(),
+            uri: uri.into(),
             meta: None,
             annotations: None,
             description: None,
             icons: None,
             mime_type: None,
-            name: name.into(),
             size: None,
             title: None,
-            uri: uri.into(),
         }
     }
 }
@@ -12918,6 +15782,12 @@ impl WireSerialize for ResourceLink {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if revs.intersects(Revisions::from_bits(28u8)) {
+            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
+        }
+        if revs.intersects(Revisions::from_bits(28u8)) {
+            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(28u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
@@ -12942,9 +15812,6 @@ impl WireSerialize for ResourceLink {
             if revs.intersects(Revisions::from_bits(28u8)) {
                 m.serialize_entry("mimeType", &ForRevision::new(v, revs))?;
             }
-        }
-        if revs.intersects(Revisions::from_bits(28u8)) {
-            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
         }
         if let Some(v) = &self.size {
             if revs.intersects(Revisions::from_bits(28u8)) {
@@ -12959,9 +15826,6 @@ impl WireSerialize for ResourceLink {
         if revs.intersects(Revisions::from_bits(28u8)) {
             m.serialize_entry("type", &"resource_link")?;
         }
-        if revs.intersects(Revisions::from_bits(28u8)) {
-            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
-        }
         m.end()
     }
 }
@@ -12974,29 +15838,99 @@ impl Serialize for ResourceLink {
 impl Probe for ResourceLink {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 10usize] = [
+            "name",
+            "uri",
             "_meta",
             "annotations",
             "description",
             "icons",
             "mimeType",
-            "name",
             "size",
             "title",
             "type",
-            "uri",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("name") {
-            return None;
+        match m.get("name") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("uri") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("annotations") {
+            Some(x) => {
+                if <Annotations as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("icons") {
+            Some(x) => {
+                if <Vec<Icon> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("mimeType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("size") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         {
             let c = m.get("type")?;
             if !(c.as_str() == Some("resource_link")) {
                 return None;
             }
-        }
-        if !m.contains_key("uri") {
-            return None;
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -13006,6 +15940,15 @@ impl Probe for ResourceLink {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct ResourceListChangedNotification {
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params", default)]
     pub params: Option<NotificationParams>,
@@ -13018,8 +15961,10 @@ impl WireSerialize for ResourceListChangedNotification {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"notifications/resources/list_changed")?;
@@ -13042,17 +15987,25 @@ impl Probe for ResourceListChangedNotification {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
-            }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
             if !(c.as_str() == Some("notifications/resources/list_changed")) {
                 return None;
             }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <NotificationParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -13062,21 +16015,21 @@ impl Probe for ResourceListChangedNotification {
 /// Revisions: 2025-11-25, 2026-07-28.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ResourceRequestParams {
+    /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
+    #[serde(rename = "uri")]
+    pub uri: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
     /// Required in: 2026-07-28.
     #[serde(rename = "_meta", default)]
     pub meta: Option<RequestMetaObject>,
-    /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-    #[serde(rename = "uri")]
-    pub uri: String,
 }
 impl ResourceRequestParams {
     /// A `ResourceRequestParams` with the required fields set and every optional one empty.
     pub fn new(uri: impl Into<String>) -> Self {
         Self {
-            meta: None,
             uri: uri.into(),
+            meta: None,
         }
     }
 }
@@ -13088,13 +16041,13 @@ impl WireSerialize for ResourceRequestParams {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if revs.intersects(Revisions::from_bits(24u8)) {
+            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(24u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
-        }
-        if revs.intersects(Revisions::from_bits(24u8)) {
-            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
         }
         m.end()
     }
@@ -13107,10 +16060,25 @@ impl Serialize for ResourceRequestParams {
 }
 impl Probe for ResourceRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 2usize] = ["_meta", "uri"];
+        const KNOWN: [&str; 2usize] = ["uri", "_meta"];
         let m = v.as_object()?;
-        if !m.contains_key("uri") {
-            return None;
+        match m.get("uri") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -13120,6 +16088,9 @@ impl Probe for ResourceRequestParams {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ResourceTemplate {
+    /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
+    #[serde(rename = "name")]
+    pub name: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
     /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
@@ -13149,9 +16120,6 @@ pub struct ResourceTemplate {
     /// The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
     #[serde(rename = "mimeType", default)]
     pub mime_type: Option<String>,
-    /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-    #[serde(rename = "name")]
-    pub name: String,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     /// even by those unfamiliar with domain-specific terminology.
     ///
@@ -13170,12 +16138,12 @@ impl ResourceTemplate {
     /// A `ResourceTemplate` with the required fields set and every optional one empty.
     pub fn new(name: impl Into<String>, uri_template: impl Into<String>) -> Self {
         Self {
+            name: name.into(),
             meta: None,
             annotations: None,
             description: None,
             icons: None,
             mime_type: None,
-            name: name.into(),
             title: None,
             uri_template: uri_template.into(),
         }
@@ -13189,6 +16157,9 @@ impl WireSerialize for ResourceTemplate {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if true {
+            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(28u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
@@ -13214,9 +16185,6 @@ impl WireSerialize for ResourceTemplate {
                 m.serialize_entry("mimeType", &ForRevision::new(v, revs))?;
             }
         }
-        if true {
-            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
-        }
         if let Some(v) = &self.title {
             if revs.intersects(Revisions::from_bits(28u8)) {
                 m.serialize_entry("title", &ForRevision::new(v, revs))?;
@@ -13240,21 +16208,83 @@ impl Serialize for ResourceTemplate {
 impl Probe for ResourceTemplate {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 8usize] = [
+            "name",
             "_meta",
             "annotations",
             "description",
             "icons",
             "mimeType",
-            "name",
             "title",
             "uriTemplate",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("name") {
-            return None;
+        match m.get("name") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("uriTemplate") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("annotations") {
+            Some(x) => {
+                if <Annotations as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("icons") {
+            Some(x) => {
+                if <Vec<Icon> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("mimeType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("uriTemplate") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -13283,10 +16313,10 @@ impl WireSerialize for ResourceTemplateReference {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
         if true {
-            m.serialize_entry("type", &"ref/resource")?;
+            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
         }
         if true {
-            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
+            m.serialize_entry("type", &"ref/resource")?;
         }
         m.end()
     }
@@ -13299,16 +16329,23 @@ impl Serialize for ResourceTemplateReference {
 }
 impl Probe for ResourceTemplateReference {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 2usize] = ["type", "uri"];
+        const KNOWN: [&str; 2usize] = ["uri", "type"];
         let m = v.as_object()?;
+        match m.get("uri") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
         {
             let c = m.get("type")?;
             if !(c.as_str() == Some("ref/resource")) {
                 return None;
             }
-        }
-        if !m.contains_key("uri") {
-            return None;
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -13318,6 +16355,15 @@ impl Probe for ResourceTemplateReference {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ResourceUpdatedNotification {
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params")]
     pub params: ResourceUpdatedNotificationParams,
@@ -13325,7 +16371,10 @@ pub struct ResourceUpdatedNotification {
 impl ResourceUpdatedNotification {
     /// A `ResourceUpdatedNotification` with the required fields set and every optional one empty.
     pub fn new(params: impl Into<ResourceUpdatedNotificationParams>) -> Self {
-        Self { params: params.into() }
+        Self {
+            jsonrpc: None,
+            params: params.into(),
+        }
     }
 }
 impl WireSerialize for ResourceUpdatedNotification {
@@ -13336,8 +16385,10 @@ impl WireSerialize for ResourceUpdatedNotification {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"notifications/resources/updated")?;
@@ -13358,11 +16409,11 @@ impl Probe for ResourceUpdatedNotification {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
-            }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
@@ -13370,8 +16421,15 @@ impl Probe for ResourceUpdatedNotification {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <ResourceUpdatedNotificationParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -13381,21 +16439,21 @@ impl Probe for ResourceUpdatedNotification {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ResourceUpdatedNotificationParams {
+    /// The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
+    #[serde(rename = "uri")]
+    pub uri: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
     /// Revisions: 2025-11-25, 2026-07-28.
     #[serde(rename = "_meta", default)]
     pub meta: Option<NotificationMetaObject>,
-    /// The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
-    #[serde(rename = "uri")]
-    pub uri: String,
 }
 impl ResourceUpdatedNotificationParams {
     /// A `ResourceUpdatedNotificationParams` with the required fields set and every optional one empty.
     pub fn new(uri: impl Into<String>) -> Self {
         Self {
-            meta: None,
             uri: uri.into(),
+            meta: None,
         }
     }
 }
@@ -13407,13 +16465,13 @@ impl WireSerialize for ResourceUpdatedNotificationParams {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if true {
+            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(24u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
-        }
-        if true {
-            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
         }
         m.end()
     }
@@ -13426,10 +16484,25 @@ impl Serialize for ResourceUpdatedNotificationParams {
 }
 impl Probe for ResourceUpdatedNotificationParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 2usize] = ["_meta", "uri"];
+        const KNOWN: [&str; 2usize] = ["uri", "_meta"];
         let m = v.as_object()?;
-        if !m.contains_key("uri") {
-            return None;
+        match m.get("uri") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("_meta") {
+            Some(x) => {
+                if <NotificationMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -13490,6 +16563,14 @@ impl Probe for ResultMetaObject {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["io.modelcontextprotocol/serverInfo"];
         let m = v.as_object()?;
+        match m.get("io.modelcontextprotocol/serverInfo") {
+            Some(x) => {
+                if <Implementation as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -13573,11 +16654,6 @@ impl Probe for Role {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Root {
-    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    ///
-    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
-    #[serde(rename = "_meta", default)]
-    pub meta: Option<MetaObject>,
     /// An optional name for the root. This can be used to provide a human-readable
     /// identifier for the root, which may be useful for display purposes or for
     /// referencing the root in other parts of the application.
@@ -13588,14 +16664,19 @@ pub struct Root {
     /// other URI schemes.
     #[serde(rename = "uri")]
     pub uri: String,
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
+    #[serde(rename = "_meta", default)]
+    pub meta: Option<MetaObject>,
 }
 impl Root {
     /// A `Root` with the required fields set and every optional one empty.
     pub fn new(uri: impl Into<String>) -> Self {
         Self {
-            meta: None,
             name: None,
             uri: uri.into(),
+            meta: None,
         }
     }
 }
@@ -13607,11 +16688,6 @@ impl WireSerialize for Root {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(28u8)) {
-                m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
-            }
-        }
         if let Some(v) = &self.name {
             if true {
                 m.serialize_entry("name", &ForRevision::new(v, revs))?;
@@ -13619,6 +16695,11 @@ impl WireSerialize for Root {
         }
         if true {
             m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
+        }
+        if let Some(v) = &self.meta {
+            if revs.intersects(Revisions::from_bits(28u8)) {
+                m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
+            }
         }
         m.end()
     }
@@ -13631,10 +16712,33 @@ impl Serialize for Root {
 }
 impl Probe for Root {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 3usize] = ["_meta", "name", "uri"];
+        const KNOWN: [&str; 3usize] = ["name", "uri", "_meta"];
         let m = v.as_object()?;
-        if !m.contains_key("uri") {
-            return None;
+        match m.get("name") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("uri") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -13646,6 +16750,15 @@ impl Probe for Root {
 /// Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct RootsListChangedNotification {
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params", default)]
     pub params: Option<NotificationParams>,
@@ -13658,8 +16771,10 @@ impl WireSerialize for RootsListChangedNotification {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if revs.intersects(Revisions::from_bits(15u8)) {
             m.serialize_entry("method", &"notifications/roots/list_changed")?;
@@ -13682,17 +16797,25 @@ impl Probe for RootsListChangedNotification {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
-            }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
             if !(c.as_str() == Some("notifications/roots/list_changed")) {
                 return None;
             }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <NotificationParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -13803,6 +16926,9 @@ impl From<ToolResultContent> for SamplingContent {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct SamplingMessage {
+    /// The `role` member.
+    #[serde(rename = "role")]
+    pub role: Role,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
     /// Revisions: 2025-11-25, 2026-07-28.
@@ -13811,17 +16937,14 @@ pub struct SamplingMessage {
     /// The `content` member.
     #[serde(rename = "content")]
     pub content: SamplingContent,
-    /// The `role` member.
-    #[serde(rename = "role")]
-    pub role: Role,
 }
 impl SamplingMessage {
     /// A `SamplingMessage` with the required fields set and every optional one empty.
-    pub fn new(content: impl Into<SamplingContent>, role: impl Into<Role>) -> Self {
+    pub fn new(role: impl Into<Role>, content: impl Into<SamplingContent>) -> Self {
         Self {
+            role: role.into(),
             meta: None,
             content: content.into(),
-            role: role.into(),
         }
     }
 }
@@ -13833,6 +16956,9 @@ impl WireSerialize for SamplingMessage {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if true {
+            m.serialize_entry("role", &ForRevision::new(&self.role, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(24u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
@@ -13840,9 +16966,6 @@ impl WireSerialize for SamplingMessage {
         }
         if true {
             m.serialize_entry("content", &ForRevision::new(&self.content, revs))?;
-        }
-        if true {
-            m.serialize_entry("role", &ForRevision::new(&self.role, revs))?;
         }
         m.end()
     }
@@ -13855,13 +16978,35 @@ impl Serialize for SamplingMessage {
 }
 impl Probe for SamplingMessage {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 3usize] = ["_meta", "content", "role"];
+        const KNOWN: [&str; 3usize] = ["role", "_meta", "content"];
         let m = v.as_object()?;
-        if !m.contains_key("content") {
-            return None;
+        match m.get("role") {
+            Some(x) => {
+                if <Role as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("role") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("content") {
+            Some(x) => {
+                if <SamplingContent as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -14063,17 +17208,88 @@ impl Probe for ServerCapabilities {
             "tools",
         ];
         let m = v.as_object()?;
+        match m.get("completions") {
+            Some(x) => {
+                if <JSONObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("experimental") {
+            Some(x) => {
+                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x)
+                    .is_none()
+                {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("extensions") {
+            Some(x) => {
+                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x)
+                    .is_none()
+                {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("logging") {
+            Some(x) => {
+                if <JSONObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("prompts") {
+            Some(x) => {
+                if <ServerCapabilitiesPrompts as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("resources") {
+            Some(x) => {
+                if <ServerCapabilitiesResources as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("tasks") {
+            Some(x) => {
+                if <ServerCapabilitiesTasks as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("tools") {
+            Some(x) => {
+                if <ServerCapabilitiesTools as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
 /// Present if the server offers any prompt templates.
 ///
 /// Revisions: all revisions.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct ServerCapabilitiesPrompts {
     /// Whether this server supports notifications for changes to the prompt list.
     #[serde(rename = "listChanged", default)]
     pub list_changed: Option<bool>,
+    /// Properties this crate does not model, kept as they came.
+    #[serde(flatten)]
+    pub extra: crate::JsonObject,
 }
 impl WireSerialize for ServerCapabilitiesPrompts {
     fn wire_serialize<S: Serializer>(
@@ -14088,6 +17304,9 @@ impl WireSerialize for ServerCapabilitiesPrompts {
                 m.serialize_entry("listChanged", &ForRevision::new(v, revs))?;
             }
         }
+        for (k, v) in &self.extra {
+            m.serialize_entry(k, v)?;
+        }
         m.end()
     }
 }
@@ -14101,13 +17320,21 @@ impl Probe for ServerCapabilitiesPrompts {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["listChanged"];
         let m = v.as_object()?;
+        match m.get("listChanged") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
 /// Present if the server offers any resources to read.
 ///
 /// Revisions: all revisions.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct ServerCapabilitiesResources {
     /// Whether this server supports notifications for changes to the resource list.
     #[serde(rename = "listChanged", default)]
@@ -14115,6 +17342,9 @@ pub struct ServerCapabilitiesResources {
     /// Whether this server supports subscribing to resource updates.
     #[serde(rename = "subscribe", default)]
     pub subscribe: Option<bool>,
+    /// Properties this crate does not model, kept as they came.
+    #[serde(flatten)]
+    pub extra: crate::JsonObject,
 }
 impl WireSerialize for ServerCapabilitiesResources {
     fn wire_serialize<S: Serializer>(
@@ -14134,6 +17364,9 @@ impl WireSerialize for ServerCapabilitiesResources {
                 m.serialize_entry("subscribe", &ForRevision::new(v, revs))?;
             }
         }
+        for (k, v) in &self.extra {
+            m.serialize_entry(k, v)?;
+        }
         m.end()
     }
 }
@@ -14147,6 +17380,22 @@ impl Probe for ServerCapabilitiesResources {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["listChanged", "subscribe"];
         let m = v.as_object()?;
+        match m.get("listChanged") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("subscribe") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -14164,6 +17413,9 @@ pub struct ServerCapabilitiesTasks {
     /// Specifies which request types can be augmented with tasks.
     #[serde(rename = "requests", default)]
     pub requests: Option<ServerCapabilitiesTasksRequests>,
+    /// Properties this crate does not model, kept as they came.
+    #[serde(flatten)]
+    pub extra: crate::JsonObject,
 }
 impl WireSerialize for ServerCapabilitiesTasks {
     fn wire_serialize<S: Serializer>(
@@ -14188,6 +17440,9 @@ impl WireSerialize for ServerCapabilitiesTasks {
                 m.serialize_entry("requests", &ForRevision::new(v, revs))?;
             }
         }
+        for (k, v) in &self.extra {
+            m.serialize_entry(k, v)?;
+        }
         m.end()
     }
 }
@@ -14201,6 +17456,30 @@ impl Probe for ServerCapabilitiesTasks {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["cancel", "list", "requests"];
         let m = v.as_object()?;
+        match m.get("cancel") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("list") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("requests") {
+            Some(x) => {
+                if <ServerCapabilitiesTasksRequests as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -14212,6 +17491,9 @@ pub struct ServerCapabilitiesTasksRequests {
     /// Task support for tool-related requests.
     #[serde(rename = "tools", default)]
     pub tools: Option<ServerCapabilitiesTasksRequestsTools>,
+    /// Properties this crate does not model, kept as they came.
+    #[serde(flatten)]
+    pub extra: crate::JsonObject,
 }
 impl WireSerialize for ServerCapabilitiesTasksRequests {
     fn wire_serialize<S: Serializer>(
@@ -14226,6 +17508,9 @@ impl WireSerialize for ServerCapabilitiesTasksRequests {
                 m.serialize_entry("tools", &ForRevision::new(v, revs))?;
             }
         }
+        for (k, v) in &self.extra {
+            m.serialize_entry(k, v)?;
+        }
         m.end()
     }
 }
@@ -14239,6 +17524,14 @@ impl Probe for ServerCapabilitiesTasksRequests {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["tools"];
         let m = v.as_object()?;
+        match m.get("tools") {
+            Some(x) => {
+                if <ServerCapabilitiesTasksRequestsTools as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -14250,6 +17543,9 @@ pub struct ServerCapabilitiesTasksRequestsTools {
     /// Whether the server supports task-augmented tools/call requests.
     #[serde(rename = "call", default)]
     pub call: Option<crate::JsonObject>,
+    /// Properties this crate does not model, kept as they came.
+    #[serde(flatten)]
+    pub extra: crate::JsonObject,
 }
 impl WireSerialize for ServerCapabilitiesTasksRequestsTools {
     fn wire_serialize<S: Serializer>(
@@ -14264,6 +17560,9 @@ impl WireSerialize for ServerCapabilitiesTasksRequestsTools {
                 m.serialize_entry("call", &ForRevision::new(v, revs))?;
             }
         }
+        for (k, v) in &self.extra {
+            m.serialize_entry(k, v)?;
+        }
         m.end()
     }
 }
@@ -14277,17 +17576,28 @@ impl Probe for ServerCapabilitiesTasksRequestsTools {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["call"];
         let m = v.as_object()?;
+        match m.get("call") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
 /// Present if the server offers any tools to call.
 ///
 /// Revisions: all revisions.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct ServerCapabilitiesTools {
     /// Whether this server supports notifications for changes to the tool list.
     #[serde(rename = "listChanged", default)]
     pub list_changed: Option<bool>,
+    /// Properties this crate does not model, kept as they came.
+    #[serde(flatten)]
+    pub extra: crate::JsonObject,
 }
 impl WireSerialize for ServerCapabilitiesTools {
     fn wire_serialize<S: Serializer>(
@@ -14302,6 +17612,9 @@ impl WireSerialize for ServerCapabilitiesTools {
                 m.serialize_entry("listChanged", &ForRevision::new(v, revs))?;
             }
         }
+        for (k, v) in &self.extra {
+            m.serialize_entry(k, v)?;
+        }
         m.end()
     }
 }
@@ -14315,103 +17628,51 @@ impl Probe for ServerCapabilitiesTools {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["listChanged"];
         let m = v.as_object()?;
+        match m.get("listChanged") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
 /// Revisions: all revisions.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "method")]
 pub enum ServerNotification {
     /// A [`CancelledNotification`].
+    #[serde(rename = "notifications/cancelled")]
     Cancelled(CancelledNotification),
     /// A [`ProgressNotification`].
+    #[serde(rename = "notifications/progress")]
     Progress(ProgressNotification),
     /// A [`ResourceListChangedNotification`].
+    #[serde(rename = "notifications/resources/list_changed")]
     ResourceListChanged(ResourceListChangedNotification),
     /// A [`ResourceUpdatedNotification`].
+    #[serde(rename = "notifications/resources/updated")]
     ResourceUpdated(ResourceUpdatedNotification),
     /// A [`PromptListChangedNotification`].
+    #[serde(rename = "notifications/prompts/list_changed")]
     PromptListChanged(PromptListChangedNotification),
     /// A [`ToolListChangedNotification`].
+    #[serde(rename = "notifications/tools/list_changed")]
     ToolListChanged(ToolListChangedNotification),
     /// A [`LoggingMessageNotification`].
+    #[serde(rename = "notifications/message")]
     LoggingMessage(LoggingMessageNotification),
     /// A [`TaskStatusNotification`]. Revisions: 2025-11-25.
+    #[serde(rename = "notifications/tasks/status")]
     TaskStatus(TaskStatusNotification),
     /// A [`ElicitationCompleteNotification`]. Revisions: 2025-11-25.
+    #[serde(rename = "notifications/elicitation/complete")]
     ElicitationComplete(ElicitationCompleteNotification),
     /// A [`SubscriptionsAcknowledgedNotification`]. Revisions: 2026-07-28.
+    #[serde(rename = "notifications/subscriptions/acknowledged")]
     SubscriptionsAcknowledged(SubscriptionsAcknowledgedNotification),
-}
-impl<'de> Deserialize<'de> for ServerNotification {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let v = serde_json::Value::deserialize(d)?;
-        let scores = [
-            <CancelledNotification as Probe>::probe(&v),
-            <ProgressNotification as Probe>::probe(&v),
-            <ResourceListChangedNotification as Probe>::probe(&v),
-            <ResourceUpdatedNotification as Probe>::probe(&v),
-            <PromptListChangedNotification as Probe>::probe(&v),
-            <ToolListChangedNotification as Probe>::probe(&v),
-            <LoggingMessageNotification as Probe>::probe(&v),
-            <TaskStatusNotification as Probe>::probe(&v),
-            <ElicitationCompleteNotification as Probe>::probe(&v),
-            <SubscriptionsAcknowledgedNotification as Probe>::probe(&v),
-        ];
-        match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v).map(Self::Cancelled).map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v).map(Self::Progress).map_err(D::Error::custom)
-            }
-            Some(2usize) => {
-                serde_json::from_value(v)
-                    .map(Self::ResourceListChanged)
-                    .map_err(D::Error::custom)
-            }
-            Some(3usize) => {
-                serde_json::from_value(v)
-                    .map(Self::ResourceUpdated)
-                    .map_err(D::Error::custom)
-            }
-            Some(4usize) => {
-                serde_json::from_value(v)
-                    .map(Self::PromptListChanged)
-                    .map_err(D::Error::custom)
-            }
-            Some(5usize) => {
-                serde_json::from_value(v)
-                    .map(Self::ToolListChanged)
-                    .map_err(D::Error::custom)
-            }
-            Some(6usize) => {
-                serde_json::from_value(v)
-                    .map(Self::LoggingMessage)
-                    .map_err(D::Error::custom)
-            }
-            Some(7usize) => {
-                serde_json::from_value(v).map(Self::TaskStatus).map_err(D::Error::custom)
-            }
-            Some(8usize) => {
-                serde_json::from_value(v)
-                    .map(Self::ElicitationComplete)
-                    .map_err(D::Error::custom)
-            }
-            Some(9usize) => {
-                serde_json::from_value(v)
-                    .map(Self::SubscriptionsAcknowledged)
-                    .map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom(
-                        "data did not match any variant of ServerNotification",
-                    ),
-                )
-            }
-        }
-    }
 }
 impl WireSerialize for ServerNotification {
     fn wire_serialize<S: Serializer>(
@@ -14509,71 +17770,33 @@ impl From<SubscriptionsAcknowledgedNotification> for ServerNotification {
     }
 }
 /// Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "method")]
 pub enum ServerRequest {
     /// A [`PingRequest`].
+    #[serde(rename = "ping")]
     Ping(PingRequest),
     /// A [`CreateMessageRequest`].
+    #[serde(rename = "sampling/createMessage")]
     CreateMessage(CreateMessageRequest),
     /// A [`ListRootsRequest`].
+    #[serde(rename = "roots/list")]
     ListRoots(ListRootsRequest),
     /// A [`ElicitRequest`]. Revisions: 2025-06-18, 2025-11-25.
+    #[serde(rename = "elicitation/create")]
     Elicit(ElicitRequest),
     /// A [`GetTaskRequest`]. Revisions: 2025-11-25.
+    #[serde(rename = "tasks/get")]
     GetTask(GetTaskRequest),
     /// A [`GetTaskPayloadRequest`]. Revisions: 2025-11-25.
+    #[serde(rename = "tasks/result")]
     GetTaskPayload(GetTaskPayloadRequest),
     /// A [`CancelTaskRequest`]. Revisions: 2025-11-25.
+    #[serde(rename = "tasks/cancel")]
     CancelTask(CancelTaskRequest),
     /// A [`ListTasksRequest`]. Revisions: 2025-11-25.
+    #[serde(rename = "tasks/list")]
     ListTasks(ListTasksRequest),
-}
-impl<'de> Deserialize<'de> for ServerRequest {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let v = serde_json::Value::deserialize(d)?;
-        let scores = [
-            <PingRequest as Probe>::probe(&v),
-            <CreateMessageRequest as Probe>::probe(&v),
-            <ListRootsRequest as Probe>::probe(&v),
-            <ElicitRequest as Probe>::probe(&v),
-            <GetTaskRequest as Probe>::probe(&v),
-            <GetTaskPayloadRequest as Probe>::probe(&v),
-            <CancelTaskRequest as Probe>::probe(&v),
-            <ListTasksRequest as Probe>::probe(&v),
-        ];
-        match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v).map(Self::Ping).map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v)
-                    .map(Self::CreateMessage)
-                    .map_err(D::Error::custom)
-            }
-            Some(2usize) => {
-                serde_json::from_value(v).map(Self::ListRoots).map_err(D::Error::custom)
-            }
-            Some(3usize) => {
-                serde_json::from_value(v).map(Self::Elicit).map_err(D::Error::custom)
-            }
-            Some(4usize) => {
-                serde_json::from_value(v).map(Self::GetTask).map_err(D::Error::custom)
-            }
-            Some(5usize) => {
-                serde_json::from_value(v)
-                    .map(Self::GetTaskPayload)
-                    .map_err(D::Error::custom)
-            }
-            Some(6usize) => {
-                serde_json::from_value(v).map(Self::CancelTask).map_err(D::Error::custom)
-            }
-            Some(7usize) => {
-                serde_json::from_value(v).map(Self::ListTasks).map_err(D::Error::custom)
-            }
-            _ => Err(D::Error::custom("data did not match any variant of ServerRequest")),
-        }
-    }
 }
 impl WireSerialize for ServerRequest {
     fn wire_serialize<S: Serializer>(
@@ -14937,20 +18160,31 @@ impl From<SubscriptionsListenResult> for ServerResult {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct SetLevelRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params")]
     pub params: SetLevelRequestParams,
 }
 impl SetLevelRequest {
     /// A `SetLevelRequest` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        params: impl Into<SetLevelRequestParams>,
-    ) -> Self {
+    pub fn new(params: impl Into<SetLevelRequestParams>) -> Self {
         Self {
-            id: id.into(),
+            id: None,
+            jsonrpc: None,
             params: params.into(),
         }
     }
@@ -14963,11 +18197,15 @@ impl WireSerialize for SetLevelRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if revs.intersects(Revisions::from_bits(15u8)) {
             m.serialize_entry("method", &"logging/setLevel")?;
@@ -14988,14 +18226,19 @@ impl Probe for SetLevelRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
@@ -15003,8 +18246,15 @@ impl Probe for SetLevelRequest {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <SetLevelRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -15061,8 +18311,23 @@ impl Probe for SetLevelRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["_meta", "level"];
         let m = v.as_object()?;
-        if !m.contains_key("level") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("level") {
+            Some(x) => {
+                if <LoggingLevel as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -15229,6 +18494,54 @@ impl Probe for StringSchema {
             "type",
         ];
         let m = v.as_object()?;
+        match m.get("default") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("format") {
+            Some(x) => {
+                if <StringSchemaFormat as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("maxLength") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("minLength") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         {
             let c = m.get("type")?;
             if !(c.as_str() == Some("string")) {
@@ -15317,20 +18630,31 @@ impl Probe for StringSchemaFormat {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct SubscribeRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params")]
     pub params: SubscribeRequestParams,
 }
 impl SubscribeRequest {
     /// A `SubscribeRequest` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        params: impl Into<SubscribeRequestParams>,
-    ) -> Self {
+    pub fn new(params: impl Into<SubscribeRequestParams>) -> Self {
         Self {
-            id: id.into(),
+            id: None,
+            jsonrpc: None,
             params: params.into(),
         }
     }
@@ -15343,11 +18667,15 @@ impl WireSerialize for SubscribeRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if revs.intersects(Revisions::from_bits(15u8)) {
             m.serialize_entry("method", &"resources/subscribe")?;
@@ -15368,14 +18696,19 @@ impl Probe for SubscribeRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
@@ -15383,8 +18716,15 @@ impl Probe for SubscribeRequest {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <SubscribeRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -15394,21 +18734,21 @@ impl Probe for SubscribeRequest {
 /// Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct SubscribeRequestParams {
+    /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
+    #[serde(rename = "uri")]
+    pub uri: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
     /// Revisions: 2025-11-25.
     #[serde(rename = "_meta", default)]
     pub meta: Option<RequestMetaObject>,
-    /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-    #[serde(rename = "uri")]
-    pub uri: String,
 }
 impl SubscribeRequestParams {
     /// A `SubscribeRequestParams` with the required fields set and every optional one empty.
     pub fn new(uri: impl Into<String>) -> Self {
         Self {
-            meta: None,
             uri: uri.into(),
+            meta: None,
         }
     }
 }
@@ -15420,13 +18760,13 @@ impl WireSerialize for SubscribeRequestParams {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if revs.intersects(Revisions::from_bits(15u8)) {
+            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(8u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
-        }
-        if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
         }
         m.end()
     }
@@ -15439,10 +18779,25 @@ impl Serialize for SubscribeRequestParams {
 }
 impl Probe for SubscribeRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 2usize] = ["_meta", "uri"];
+        const KNOWN: [&str; 2usize] = ["uri", "_meta"];
         let m = v.as_object()?;
-        if !m.contains_key("uri") {
-            return None;
+        match m.get("uri") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -15516,6 +18871,38 @@ impl Probe for SubscriptionFilter {
             "toolsListChanged",
         ];
         let m = v.as_object()?;
+        match m.get("promptsListChanged") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("resourceSubscriptions") {
+            Some(x) => {
+                if <Vec<String> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("resourcesListChanged") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("toolsListChanged") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -15585,8 +18972,17 @@ impl Probe for SubscriptionsAcknowledgedNotification {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <SubscriptionsAcknowledgedNotificationParams as Probe>::probe(x)
+                    .is_none()
+                {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -15647,8 +19043,23 @@ impl Probe for SubscriptionsAcknowledgedNotificationParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["_meta", "notifications"];
         let m = v.as_object()?;
-        if !m.contains_key("notifications") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <NotificationMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("notifications") {
+            Some(x) => {
+                if <SubscriptionFilter as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -15712,8 +19123,15 @@ impl Probe for SubscriptionsListenRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -15727,8 +19145,15 @@ impl Probe for SubscriptionsListenRequest {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <SubscriptionsListenRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -15789,11 +19214,25 @@ impl Probe for SubscriptionsListenRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["_meta", "notifications"];
         let m = v.as_object()?;
-        if !m.contains_key("_meta") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("notifications") {
-            return None;
+        match m.get("notifications") {
+            Some(x) => {
+                if <SubscriptionFilter as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -15859,11 +19298,25 @@ impl Probe for SubscriptionsListenResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["_meta", "resultType"];
         let m = v.as_object()?;
-        if !m.contains_key("_meta") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <SubscriptionsListenResultMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("resultType") {
-            return None;
+        match m.get("resultType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -15949,8 +19402,23 @@ impl Probe for SubscriptionsListenResultMetaObject {
             "io.modelcontextprotocol/subscriptionId",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("io.modelcontextprotocol/subscriptionId") {
-            return None;
+        match m.get("io.modelcontextprotocol/serverInfo") {
+            Some(x) => {
+                if <Implementation as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("io.modelcontextprotocol/subscriptionId") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -16010,8 +19478,15 @@ impl Probe for SubscriptionsListenResultResponse {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["id", "jsonrpc", "result"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("jsonrpc")?;
@@ -16019,8 +19494,15 @@ impl Probe for SubscriptionsListenResultResponse {
                 return None;
             }
         }
-        if !m.contains_key("result") {
-            return None;
+        match m.get("result") {
+            Some(x) => {
+                if <SubscriptionsListenResult as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -16138,17 +19620,69 @@ impl Probe for Task {
             "ttl",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("createdAt") {
-            return None;
+        match m.get("createdAt") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("lastUpdatedAt") {
-            return None;
+        match m.get("lastUpdatedAt") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("status") {
-            return None;
+        match m.get("pollInterval") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("taskId") {
-            return None;
+        match m.get("status") {
+            Some(x) => {
+                if <TaskStatus as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("statusMessage") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("taskId") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("ttl") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -16201,6 +19735,22 @@ impl Probe for TaskAugmentedRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["_meta", "task"];
         let m = v.as_object()?;
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("task") {
+            Some(x) => {
+                if <TaskMetadata as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -16240,6 +19790,14 @@ impl Probe for TaskMetadata {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["ttl"];
         let m = v.as_object()?;
+        match m.get("ttl") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -16379,8 +19937,15 @@ impl Probe for TaskStatusNotification {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <TaskStatusNotificationParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -16508,17 +20073,77 @@ impl Probe for TaskStatusNotificationParams {
             "ttl",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("createdAt") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("lastUpdatedAt") {
-            return None;
+        match m.get("createdAt") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("status") {
-            return None;
+        match m.get("lastUpdatedAt") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("taskId") {
-            return None;
+        match m.get("pollInterval") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("status") {
+            Some(x) => {
+                if <TaskStatus as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("statusMessage") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("taskId") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("ttl") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -16587,8 +20212,31 @@ impl Probe for TextContent {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["_meta", "annotations", "text", "type"];
         let m = v.as_object()?;
-        if !m.contains_key("text") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("annotations") {
+            Some(x) => {
+                if <Annotations as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("text") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("type")?;
@@ -16602,6 +20250,9 @@ impl Probe for TextContent {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct TextResourceContents {
+    /// The URI of this resource.
+    #[serde(rename = "uri")]
+    pub uri: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
     /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
@@ -16613,18 +20264,15 @@ pub struct TextResourceContents {
     /// The text of the item. This must only be set if the item can actually be represented as text (not binary data).
     #[serde(rename = "text")]
     pub text: String,
-    /// The URI of this resource.
-    #[serde(rename = "uri")]
-    pub uri: String,
 }
 impl TextResourceContents {
     /// A `TextResourceContents` with the required fields set and every optional one empty.
-    pub fn new(text: impl Into<String>, uri: impl Into<String>) -> Self {
+    pub fn new(uri: impl Into<String>, text: impl Into<String>) -> Self {
         Self {
+            uri: uri.into(),
             meta: None,
             mime_type: None,
             text: text.into(),
-            uri: uri.into(),
         }
     }
 }
@@ -16636,6 +20284,9 @@ impl WireSerialize for TextResourceContents {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if true {
+            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(28u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
@@ -16649,9 +20300,6 @@ impl WireSerialize for TextResourceContents {
         if true {
             m.serialize_entry("text", &ForRevision::new(&self.text, revs))?;
         }
-        if true {
-            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
-        }
         m.end()
     }
 }
@@ -16663,13 +20311,43 @@ impl Serialize for TextResourceContents {
 }
 impl Probe for TextResourceContents {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 4usize] = ["_meta", "mimeType", "text", "uri"];
+        const KNOWN: [&str; 4usize] = ["uri", "_meta", "mimeType", "text"];
         let m = v.as_object()?;
-        if !m.contains_key("text") {
-            return None;
+        match m.get("uri") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("uri") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("mimeType") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("text") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -16771,8 +20449,55 @@ impl Probe for TitledMultiSelectEnumSchema {
             "type",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("items") {
-            return None;
+        match m.get("default") {
+            Some(x) => {
+                if <Vec<String> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("items") {
+            Some(x) => {
+                if <TitledMultiSelectEnumSchemaItems as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("maxItems") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("minItems") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         {
             let c = m.get("type")?;
@@ -16824,8 +20549,17 @@ impl Probe for TitledMultiSelectEnumSchemaItems {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["anyOf"];
         let m = v.as_object()?;
-        if !m.contains_key("anyOf") {
-            return None;
+        match m.get("anyOf") {
+            Some(x) => {
+                if <Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem> as Probe>::probe(x)
+                    .is_none()
+                {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -16876,11 +20610,25 @@ impl Probe for TitledMultiSelectEnumSchemaItemsAnyOfItem {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["const", "title"];
         let m = v.as_object()?;
-        if !m.contains_key("const") {
-            return None;
+        match m.get("const") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("title") {
-            return None;
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -16962,8 +20710,41 @@ impl Probe for TitledSingleSelectEnumSchema {
             "type",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("oneOf") {
-            return None;
+        match m.get("default") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("oneOf") {
+            Some(x) => {
+                if <Vec<TitledSingleSelectEnumSchemaOneOfItem> as Probe>::probe(x)
+                    .is_none()
+                {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         {
             let c = m.get("type")?;
@@ -17020,11 +20801,25 @@ impl Probe for TitledSingleSelectEnumSchemaOneOfItem {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["const", "title"];
         let m = v.as_object()?;
-        if !m.contains_key("const") {
-            return None;
+        match m.get("const") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("title") {
-            return None;
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -17034,6 +20829,9 @@ impl Probe for TitledSingleSelectEnumSchemaOneOfItem {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Tool {
+    /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
+    #[serde(rename = "name")]
+    pub name: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
     /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
@@ -17085,9 +20883,6 @@ pub struct Tool {
     /// Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     #[serde(rename = "inputSchema")]
     pub input_schema: crate::JsonObject,
-    /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
-    #[serde(rename = "name")]
-    pub name: String,
     /// An optional JSON Schema object defining the structure of the tool's output returned in
     /// the structuredContent field of a `CallToolResult`. This can be any valid JSON Schema 2020-12.
     ///
@@ -17110,17 +20905,17 @@ pub struct Tool {
 impl Tool {
     /// A `Tool` with the required fields set and every optional one empty.
     pub fn new(
-        input_schema: impl Into<crate::JsonObject>,
         name: impl Into<String>,
+        input_schema: impl Into<crate::JsonObject>,
     ) -> Self {
         Self {
+            name: name.into(),
             meta: None,
             annotations: None,
             description: None,
             execution: None,
             icons: None,
             input_schema: input_schema.into(),
-            name: name.into(),
             output_schema: None,
             title: None,
         }
@@ -17134,6 +20929,9 @@ impl WireSerialize for Tool {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if true {
+            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(28u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
@@ -17165,9 +20963,6 @@ impl WireSerialize for Tool {
                 &ForRevision::new(&self.input_schema, revs),
             )?;
         }
-        if true {
-            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
-        }
         if let Some(v) = &self.output_schema {
             if revs.intersects(Revisions::from_bits(28u8)) {
                 m.serialize_entry("outputSchema", &ForRevision::new(v, revs))?;
@@ -17190,22 +20985,92 @@ impl Serialize for Tool {
 impl Probe for Tool {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 9usize] = [
+            "name",
             "_meta",
             "annotations",
             "description",
             "execution",
             "icons",
             "inputSchema",
-            "name",
             "outputSchema",
             "title",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("inputSchema") {
-            return None;
+        match m.get("name") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("name") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("annotations") {
+            Some(x) => {
+                if <ToolAnnotations as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("execution") {
+            Some(x) => {
+                if <ToolExecution as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("icons") {
+            Some(x) => {
+                if <Vec<Icon> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("inputSchema") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("outputSchema") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -17307,6 +21172,46 @@ impl Probe for ToolAnnotations {
             "title",
         ];
         let m = v.as_object()?;
+        match m.get("destructiveHint") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("idempotentHint") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("openWorldHint") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("readOnlyHint") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -17348,6 +21253,14 @@ impl Probe for ToolChoice {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["mode"];
         let m = v.as_object()?;
+        match m.get("mode") {
+            Some(x) => {
+                if <ToolChoiceMode as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -17468,6 +21381,14 @@ impl Probe for ToolExecution {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["taskSupport"];
         let m = v.as_object()?;
+        match m.get("taskSupport") {
+            Some(x) => {
+                if <ToolExecutionTaskSupport as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
 }
@@ -17555,6 +21476,15 @@ impl Probe for ToolExecutionTaskSupport {
 /// Revisions: all revisions.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct ToolListChangedNotification {
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28.
+    ///
+    /// Required in: 2025-11-25, 2026-07-28.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params", default)]
     pub params: Option<NotificationParams>,
@@ -17567,8 +21497,10 @@ impl WireSerialize for ToolListChangedNotification {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if true {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(24u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if true {
             m.serialize_entry("method", &"notifications/tools/list_changed")?;
@@ -17591,17 +21523,25 @@ impl Probe for ToolListChangedNotification {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
-            }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
             if !(c.as_str() == Some("notifications/tools/list_changed")) {
                 return None;
             }
+        }
+        match m.get("params") {
+            Some(x) => {
+                if <NotificationParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -17706,11 +21646,49 @@ impl Probe for ToolResultContent {
             "type",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("content") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("toolUseId") {
-            return None;
+        match m.get("content") {
+            Some(x) => {
+                if <Vec<ContentBlock> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("isError") {
+            Some(x) => {
+                if <bool as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("structuredContent") {
+            Some(x) => {
+                if <serde_json::Value as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("toolUseId") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("type")?;
@@ -17726,6 +21704,9 @@ impl Probe for ToolResultContent {
 /// Revisions: 2025-11-25, 2026-07-28.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ToolUseContent {
+    /// The name of the tool to call.
+    #[serde(rename = "name")]
+    pub name: String,
     /// Optional metadata about the tool use. Clients SHOULD preserve this field when
     /// including tool uses in subsequent sampling requests to enable caching optimizations.
     #[serde(rename = "_meta", default)]
@@ -17738,22 +21719,19 @@ pub struct ToolUseContent {
     /// The arguments to pass to the tool, conforming to the tool's input schema.
     #[serde(rename = "input")]
     pub input: crate::JsonObject,
-    /// The name of the tool to call.
-    #[serde(rename = "name")]
-    pub name: String,
 }
 impl ToolUseContent {
     /// A `ToolUseContent` with the required fields set and every optional one empty.
     pub fn new(
+        name: impl Into<String>,
         id: impl Into<String>,
         input: impl Into<crate::JsonObject>,
-        name: impl Into<String>,
     ) -> Self {
         Self {
+            name: name.into(),
             meta: None,
             id: id.into(),
             input: input.into(),
-            name: name.into(),
         }
     }
 }
@@ -17765,6 +21743,9 @@ impl WireSerialize for ToolUseContent {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if revs.intersects(Revisions::from_bits(24u8)) {
+            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(24u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
@@ -17775,9 +21756,6 @@ impl WireSerialize for ToolUseContent {
         }
         if revs.intersects(Revisions::from_bits(24u8)) {
             m.serialize_entry("input", &ForRevision::new(&self.input, revs))?;
-        }
-        if revs.intersects(Revisions::from_bits(24u8)) {
-            m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
         }
         if revs.intersects(Revisions::from_bits(24u8)) {
             m.serialize_entry("type", &"tool_use")?;
@@ -17793,16 +21771,45 @@ impl Serialize for ToolUseContent {
 }
 impl Probe for ToolUseContent {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = ["_meta", "id", "input", "name", "type"];
+        const KNOWN: [&str; 5usize] = ["name", "_meta", "id", "input", "type"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
+        match m.get("name") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("input") {
-            return None;
+        match m.get("_meta") {
+            Some(x) => {
+                if <MetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
-        if !m.contains_key("name") {
-            return None;
+        match m.get("id") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("input") {
+            Some(x) => {
+                if <crate::JsonObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("type")?;
@@ -17866,8 +21873,23 @@ impl Probe for URLElicitationRequiredError {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["error", "id", "jsonrpc"];
         let m = v.as_object()?;
-        if !m.contains_key("error") {
-            return None;
+        match m.get("error") {
+            Some(x) => {
+                if <URLElicitationRequiredErrorError as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         {
             let c = m.get("jsonrpc")?;
@@ -17936,11 +21958,25 @@ impl Probe for URLElicitationRequiredErrorError {
                 return None;
             }
         }
-        if !m.contains_key("data") {
-            return None;
+        match m.get("data") {
+            Some(x) => {
+                if <URLElicitationRequiredErrorErrorData as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("message") {
-            return None;
+        match m.get("message") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -17994,8 +22030,15 @@ impl Probe for URLElicitationRequiredErrorErrorData {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 1usize] = ["elicitations"];
         let m = v.as_object()?;
-        if !m.contains_key("elicitations") {
-            return None;
+        match m.get("elicitations") {
+            Some(x) => {
+                if <Vec<ElicitRequestURLParams> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -18006,20 +22049,31 @@ impl Probe for URLElicitationRequiredErrorErrorData {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct UnsubscribeRequest {
     /// The `id` member.
-    #[serde(rename = "id")]
-    pub id: RequestId,
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    #[serde(rename = "id", default)]
+    pub id: Option<RequestId>,
+    /// The `jsonrpc` member.
+    ///
+    /// Revisions: 2025-11-25.
+    ///
+    /// Required in: 2025-11-25.
+    ///
+    /// Always `"2.0"` when present.
+    #[serde(rename = "jsonrpc", default)]
+    pub jsonrpc: Option<String>,
     /// The `params` member.
     #[serde(rename = "params")]
     pub params: UnsubscribeRequestParams,
 }
 impl UnsubscribeRequest {
     /// A `UnsubscribeRequest` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        params: impl Into<UnsubscribeRequestParams>,
-    ) -> Self {
+    pub fn new(params: impl Into<UnsubscribeRequestParams>) -> Self {
         Self {
-            id: id.into(),
+            id: None,
+            jsonrpc: None,
             params: params.into(),
         }
     }
@@ -18032,11 +22086,15 @@ impl WireSerialize for UnsubscribeRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
-        if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("id", &ForRevision::new(&self.id, revs))?;
+        if let Some(v) = &self.id {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("id", &ForRevision::new(v, revs))?;
+            }
         }
-        if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("jsonrpc", &"2.0")?;
+        if let Some(v) = &self.jsonrpc {
+            if revs.intersects(Revisions::from_bits(8u8)) {
+                m.serialize_entry("jsonrpc", &ForRevision::new(v, revs))?;
+            }
         }
         if revs.intersects(Revisions::from_bits(15u8)) {
             m.serialize_entry("method", &"resources/unsubscribe")?;
@@ -18057,14 +22115,19 @@ impl Probe for UnsubscribeRequest {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 4usize] = ["id", "jsonrpc", "method", "params"];
         let m = v.as_object()?;
-        if !m.contains_key("id") {
-            return None;
-        }
-        {
-            let c = m.get("jsonrpc")?;
-            if !(c.as_str() == Some("2.0")) {
-                return None;
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
             }
+            None => {}
+        }
+        if !(|| {
+            let Some(c) = m.get("jsonrpc") else { return true };
+            c.as_str() == Some("2.0")
+        })() {
+            return None;
         }
         {
             let c = m.get("method")?;
@@ -18072,8 +22135,15 @@ impl Probe for UnsubscribeRequest {
                 return None;
             }
         }
-        if !m.contains_key("params") {
-            return None;
+        match m.get("params") {
+            Some(x) => {
+                if <UnsubscribeRequestParams as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -18083,21 +22153,21 @@ impl Probe for UnsubscribeRequest {
 /// Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct UnsubscribeRequestParams {
+    /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
+    #[serde(rename = "uri")]
+    pub uri: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
     /// Revisions: 2025-11-25.
     #[serde(rename = "_meta", default)]
     pub meta: Option<RequestMetaObject>,
-    /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
-    #[serde(rename = "uri")]
-    pub uri: String,
 }
 impl UnsubscribeRequestParams {
     /// A `UnsubscribeRequestParams` with the required fields set and every optional one empty.
     pub fn new(uri: impl Into<String>) -> Self {
         Self {
-            meta: None,
             uri: uri.into(),
+            meta: None,
         }
     }
 }
@@ -18109,13 +22179,13 @@ impl WireSerialize for UnsubscribeRequestParams {
     ) -> std::result::Result<S::Ok, S::Error> {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
+        if revs.intersects(Revisions::from_bits(15u8)) {
+            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
+        }
         if let Some(v) = &self.meta {
             if revs.intersects(Revisions::from_bits(8u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
-        }
-        if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
         }
         m.end()
     }
@@ -18128,10 +22198,25 @@ impl Serialize for UnsubscribeRequestParams {
 }
 impl Probe for UnsubscribeRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 2usize] = ["_meta", "uri"];
+        const KNOWN: [&str; 2usize] = ["uri", "_meta"];
         let m = v.as_object()?;
-        if !m.contains_key("uri") {
-            return None;
+        match m.get("uri") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("_meta") {
+            Some(x) => {
+                if <RequestMetaObject as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -18192,8 +22277,23 @@ impl Probe for UnsupportedProtocolVersionError {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 3usize] = ["error", "id", "jsonrpc"];
         let m = v.as_object()?;
-        if !m.contains_key("error") {
-            return None;
+        match m.get("error") {
+            Some(x) => {
+                if <UnsupportedProtocolVersionErrorError as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("id") {
+            Some(x) => {
+                if <RequestId as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         {
             let c = m.get("jsonrpc")?;
@@ -18262,11 +22362,27 @@ impl Probe for UnsupportedProtocolVersionErrorError {
                 return None;
             }
         }
-        if !m.contains_key("data") {
-            return None;
+        match m.get("data") {
+            Some(x) => {
+                if <UnsupportedProtocolVersionErrorErrorData as Probe>::probe(x)
+                    .is_none()
+                {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("message") {
-            return None;
+        match m.get("message") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -18318,11 +22434,25 @@ impl Probe for UnsupportedProtocolVersionErrorErrorData {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["requested", "supported"];
         let m = v.as_object()?;
-        if !m.contains_key("requested") {
-            return None;
+        match m.get("requested") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
-        if !m.contains_key("supported") {
-            return None;
+        match m.get("supported") {
+            Some(x) => {
+                if <Vec<String> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32)
     }
@@ -18424,8 +22554,55 @@ impl Probe for UntitledMultiSelectEnumSchema {
             "type",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("items") {
-            return None;
+        match m.get("default") {
+            Some(x) => {
+                if <Vec<String> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("items") {
+            Some(x) => {
+                if <UntitledMultiSelectEnumSchemaItems as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("maxItems") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("minItems") {
+            Some(x) => {
+                if <i64 as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         {
             let c = m.get("type")?;
@@ -18478,8 +22655,15 @@ impl Probe for UntitledMultiSelectEnumSchemaItems {
     fn probe(v: &serde_json::Value) -> Option<u32> {
         const KNOWN: [&str; 2usize] = ["enum", "type"];
         let m = v.as_object()?;
-        if !m.contains_key("enum") {
-            return None;
+        match m.get("enum") {
+            Some(x) => {
+                if <Vec<String> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
         }
         {
             let c = m.get("type")?;
@@ -18567,8 +22751,39 @@ impl Probe for UntitledSingleSelectEnumSchema {
             "type",
         ];
         let m = v.as_object()?;
-        if !m.contains_key("enum") {
-            return None;
+        match m.get("default") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("description") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
+        }
+        match m.get("enum") {
+            Some(x) => {
+                if <Vec<String> as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {
+                return None;
+            }
+        }
+        match m.get("title") {
+            Some(x) => {
+                if <String as Probe>::probe(x).is_none() {
+                    return None;
+                }
+            }
+            None => {}
         }
         {
             let c = m.get("type")?;
