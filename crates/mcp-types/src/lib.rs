@@ -33,6 +33,7 @@
 mod content_ext;
 mod error_code;
 mod generated;
+mod jsonrpc_ext;
 mod method;
 mod sampling_ext;
 mod version;
@@ -44,7 +45,7 @@ pub mod __registry;
 pub use error_code::ErrorCode;
 pub use generated::methods::METHODS;
 pub use generated::types::*;
-pub use method::{Direction, MethodInfo, MethodKind, Notification, Request};
+pub use method::{Direction, MethodInfo, MethodKind, Notification, Request, ParamsMeta};
 pub use version::{ProtocolVersion, Revisions, UnsupportedVersion};
 pub use wire::{ForRevision, WireSerialize, to_string_for, to_value_for};
 

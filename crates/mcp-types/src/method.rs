@@ -14,7 +14,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::Revisions;
+use crate::{ProgressToken, Revisions};
 use crate::wire::WireSerialize;
 
 /// Who sends a message.
@@ -49,9 +49,33 @@ pub trait Request {
     /// The revisions that have it.
     const REVISIONS: Revisions;
     /// The `params` member.
-    type Params: Serialize + WireSerialize + DeserializeOwned + Send + 'static;
+    type Params: ParamsMeta + Serialize + WireSerialize + DeserializeOwned + Send + 'static;
     /// The `result` member of a successful response.
     type Result: Serialize + WireSerialize + DeserializeOwned + Send + 'static;
+}
+
+/// The params of a request: where its progress token lives (`_meta.progressToken`).
+pub trait ParamsMeta {
+    /// The progress token the sender asked progress notifications for.
+    fn progress_token(&self) -> Option<&ProgressToken>;
+    /// Asks for progress notifications under `token`.
+    fn set_progress_token(&mut self, token: ProgressToken);
+}
+
+impl ParamsMeta for crate::JsonObject {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        None
+    }
+    fn set_progress_token(&mut self, token: ProgressToken) {
+        let meta = self.entry("_meta").or_insert_with(|| serde_json::Value::Object(Default::default()));
+        if let serde_json::Value::Object(m) = meta {
+            let value = match token {
+                ProgressToken::String(s) => serde_json::Value::String(s),
+                ProgressToken::Integer(n) => serde_json::Value::from(n),
+            };
+            m.insert("progressToken".to_owned(), value);
+        }
+    }
 }
 
 /// A JSON-RPC notification of MCP.

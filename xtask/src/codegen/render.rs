@@ -509,7 +509,7 @@ fn render_union(model: &Model, def: &Def, name: &Ident, docs: TokenStream, varia
     };
     let manual = config::manual_wire(&def.name);
     let (derive, de_impl) = if primitive {
-        (quote! { #[derive(Debug, Clone, PartialEq, #eq Deserialize)] #[serde(untagged)] }, quote!())
+        (quote! { #[derive(Debug, Clone, PartialEq, #eq)] }, primitive_de(def, name, variants, &names))
     } else if let Some((key, values)) = tag_of(model, variants) {
         let _ = values;
         (quote! { #[derive(Debug, Clone, PartialEq, #eq Deserialize)] #[serde(tag = #key)] }, quote!())
@@ -572,6 +572,64 @@ fn render_union(model: &Model, def: &Def, name: &Ident, docs: TokenStream, varia
             }
         }
         #(#froms)*
+    }
+}
+
+/// A visitor-based `Deserialize` for unions of JSON primitives (ids, progress tokens): no
+/// buffering, one pass.
+fn primitive_de(def: &Def, name: &Ident, variants: &[Variant], names: &[Ident]) -> TokenStream {
+    let find = |t: Ty| variants.iter().position(|v| v.ty == t).map(|i| &names[i]);
+    let mut methods = Vec::new();
+    if let Some(v) = find(Ty::String) {
+        methods.push(quote! {
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<#name, E> { Ok(#name::#v(s.to_owned())) }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> std::result::Result<#name, E> { Ok(#name::#v(s)) }
+        });
+    }
+    if let Some(v) = find(Ty::Bool) {
+        methods.push(quote! {
+            fn visit_bool<E: serde::de::Error>(self, b: bool) -> std::result::Result<#name, E> { Ok(#name::#v(b)) }
+        });
+    }
+    match (find(Ty::Int), find(Ty::Number)) {
+        (Some(i), num) => {
+            let float = match num {
+                Some(n) => quote! { Ok(#name::#n(f)) },
+                None => quote! {
+                    if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 { Ok(#name::#i(f as i64)) }
+                    else { Err(E::invalid_type(serde::de::Unexpected::Float(f), &self)) }
+                },
+            };
+            methods.push(quote! {
+                fn visit_i64<E: serde::de::Error>(self, n: i64) -> std::result::Result<#name, E> { Ok(#name::#i(n)) }
+                fn visit_u64<E: serde::de::Error>(self, n: u64) -> std::result::Result<#name, E> {
+                    i64::try_from(n).map(#name::#i).map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))
+                }
+                fn visit_f64<E: serde::de::Error>(self, f: f64) -> std::result::Result<#name, E> { #float }
+            });
+        }
+        (None, Some(n)) => {
+            methods.push(quote! {
+                fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<#name, E> { Ok(#name::#n(v as f64)) }
+                fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<#name, E> { Ok(#name::#n(v as f64)) }
+                fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<#name, E> { Ok(#name::#n(v)) }
+            });
+        }
+        (None, None) => {}
+    }
+    let expecting = format!("a {} (one of: {})", def.name, names.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", "));
+    quote! {
+        impl<'de> Deserialize<'de> for #name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                struct V;
+                impl<'de> serde::de::Visitor<'de> for V {
+                    type Value = #name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { f.write_str(#expecting) }
+                    #(#methods)*
+                }
+                d.deserialize_any(V)
+            }
+        }
     }
 }
 
@@ -659,8 +717,49 @@ fn render_methods(model: &Model) -> Result<TokenStream> {
             MethodInfo { method: #method, type_name: #def_name, kind: #kind, direction: #dir, revisions: #revs },
         });
     }
+    // Params types that carry a request `_meta` (where a progress token goes).
+    let mut params_types = BTreeSet::new();
+    for m in methods(model) {
+        if let (true, Some(Ty::Named(p))) = (m.request, &m.params) {
+            params_types.insert(p.clone());
+        }
+    }
+    for p in params_types {
+        let def = model.def(&p);
+        let meta = match &def.kind {
+            Kind::Struct { fields, .. } => {
+                fields.iter().find(|f| f.json == "_meta" && f.ty == Ty::Named("RequestMetaObject".to_owned()))
+            }
+            _ => None,
+        };
+        let name = ident(&p);
+        if let Some(f) = meta {
+            let (get, set) = if is_required(def, f) {
+                (quote!(self.meta.progress_token.as_ref()), quote!(self.meta.progress_token = Some(token);))
+            } else {
+                (
+                    quote!(self.meta.as_ref()?.progress_token.as_ref()),
+                    quote!(self.meta.get_or_insert_with(Default::default).progress_token = Some(token);),
+                )
+            };
+            items.push(quote! {
+                impl ParamsMeta for #name {
+                    fn progress_token(&self) -> Option<&ProgressToken> { #get }
+                    fn set_progress_token(&mut self, token: ProgressToken) { #set }
+                }
+            });
+        } else {
+            // The schema gives these params no `_meta` (the task requests of 2025-11-25).
+            items.push(quote! {
+                impl ParamsMeta for #name {
+                    fn progress_token(&self) -> Option<&ProgressToken> { None }
+                    fn set_progress_token(&mut self, _token: ProgressToken) {}
+                }
+            });
+        }
+    }
     Ok(quote! {
-        use crate::method::{Direction, MethodInfo, MethodKind, Notification, Request};
+        use crate::method::{Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request};
         use crate::Revisions;
         use super::types::*;
         #(#items)*

@@ -2,7 +2,9 @@
 //!
 //! Method markers: every request and notification with its method name.
 
-use crate::method::{Direction, MethodInfo, MethodKind, Notification, Request};
+use crate::method::{
+    Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request,
+};
 use crate::Revisions;
 use super::types::*;
 impl Request for CallToolRequest {
@@ -230,6 +232,126 @@ impl Request for UnsubscribeRequest {
     const REVISIONS: Revisions = Revisions::from_bits(15u8);
     type Params = UnsubscribeRequestParams;
     type Result = EmptyResult;
+}
+impl ParamsMeta for CallToolRequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        self.meta.as_ref()?.progress_token.as_ref()
+    }
+    fn set_progress_token(&mut self, token: ProgressToken) {
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+    }
+}
+impl ParamsMeta for CancelTaskRequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        None
+    }
+    fn set_progress_token(&mut self, _token: ProgressToken) {}
+}
+impl ParamsMeta for CompleteRequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        self.meta.as_ref()?.progress_token.as_ref()
+    }
+    fn set_progress_token(&mut self, token: ProgressToken) {
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+    }
+}
+impl ParamsMeta for CreateMessageRequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        self.meta.as_ref()?.progress_token.as_ref()
+    }
+    fn set_progress_token(&mut self, token: ProgressToken) {
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+    }
+}
+impl ParamsMeta for ElicitRequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        None
+    }
+    fn set_progress_token(&mut self, _token: ProgressToken) {}
+}
+impl ParamsMeta for GetPromptRequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        self.meta.as_ref()?.progress_token.as_ref()
+    }
+    fn set_progress_token(&mut self, token: ProgressToken) {
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+    }
+}
+impl ParamsMeta for GetTaskPayloadRequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        None
+    }
+    fn set_progress_token(&mut self, _token: ProgressToken) {}
+}
+impl ParamsMeta for GetTaskRequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        None
+    }
+    fn set_progress_token(&mut self, _token: ProgressToken) {}
+}
+impl ParamsMeta for InitializeRequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        self.meta.as_ref()?.progress_token.as_ref()
+    }
+    fn set_progress_token(&mut self, token: ProgressToken) {
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+    }
+}
+impl ParamsMeta for PaginatedRequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        self.meta.as_ref()?.progress_token.as_ref()
+    }
+    fn set_progress_token(&mut self, token: ProgressToken) {
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+    }
+}
+impl ParamsMeta for ReadResourceRequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        self.meta.as_ref()?.progress_token.as_ref()
+    }
+    fn set_progress_token(&mut self, token: ProgressToken) {
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+    }
+}
+impl ParamsMeta for RequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        self.meta.as_ref()?.progress_token.as_ref()
+    }
+    fn set_progress_token(&mut self, token: ProgressToken) {
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+    }
+}
+impl ParamsMeta for SetLevelRequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        self.meta.as_ref()?.progress_token.as_ref()
+    }
+    fn set_progress_token(&mut self, token: ProgressToken) {
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+    }
+}
+impl ParamsMeta for SubscribeRequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        self.meta.as_ref()?.progress_token.as_ref()
+    }
+    fn set_progress_token(&mut self, token: ProgressToken) {
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+    }
+}
+impl ParamsMeta for SubscriptionsListenRequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        self.meta.progress_token.as_ref()
+    }
+    fn set_progress_token(&mut self, token: ProgressToken) {
+        self.meta.progress_token = Some(token);
+    }
+}
+impl ParamsMeta for UnsubscribeRequestParams {
+    fn progress_token(&self) -> Option<&ProgressToken> {
+        self.meta.as_ref()?.progress_token.as_ref()
+    }
+    fn set_progress_token(&mut self, token: ProgressToken) {
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+    }
 }
 /// Every request and notification of every revision, sorted by type name.
 pub static METHODS: &[MethodInfo] = &[

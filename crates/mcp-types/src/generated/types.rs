@@ -13990,13 +13990,63 @@ impl Probe for ProgressNotificationParams {
 /// A progress token, used to associate progress notifications with the original request.
 ///
 /// Revisions: all revisions.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ProgressToken {
     /// A plain JSON value of this kind.
     String(String),
     /// A plain JSON value of this kind.
     Integer(i64),
+}
+impl<'de> Deserialize<'de> for ProgressToken {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ProgressToken;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a ProgressToken (one of: String, Integer)")
+            }
+            fn visit_str<E: serde::de::Error>(
+                self,
+                s: &str,
+            ) -> std::result::Result<ProgressToken, E> {
+                Ok(ProgressToken::String(s.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(
+                self,
+                s: String,
+            ) -> std::result::Result<ProgressToken, E> {
+                Ok(ProgressToken::String(s))
+            }
+            fn visit_i64<E: serde::de::Error>(
+                self,
+                n: i64,
+            ) -> std::result::Result<ProgressToken, E> {
+                Ok(ProgressToken::Integer(n))
+            }
+            fn visit_u64<E: serde::de::Error>(
+                self,
+                n: u64,
+            ) -> std::result::Result<ProgressToken, E> {
+                i64::try_from(n)
+                    .map(ProgressToken::Integer)
+                    .map_err(|_| E::invalid_value(
+                        serde::de::Unexpected::Unsigned(n),
+                        &self,
+                    ))
+            }
+            fn visit_f64<E: serde::de::Error>(
+                self,
+                f: f64,
+            ) -> std::result::Result<ProgressToken, E> {
+                if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 {
+                    Ok(ProgressToken::Integer(f as i64))
+                } else {
+                    Err(E::invalid_type(serde::de::Unexpected::Float(f), &self))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 impl WireSerialize for ProgressToken {
     fn wire_serialize<S: Serializer>(
@@ -15134,13 +15184,63 @@ impl Probe for RelatedTaskMetadata {
 /// A uniquely identifying ID for a request in JSON-RPC.
 ///
 /// Revisions: all revisions.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum RequestId {
     /// A plain JSON value of this kind.
     String(String),
     /// A plain JSON value of this kind.
     Integer(i64),
+}
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RequestId;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a RequestId (one of: String, Integer)")
+            }
+            fn visit_str<E: serde::de::Error>(
+                self,
+                s: &str,
+            ) -> std::result::Result<RequestId, E> {
+                Ok(RequestId::String(s.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(
+                self,
+                s: String,
+            ) -> std::result::Result<RequestId, E> {
+                Ok(RequestId::String(s))
+            }
+            fn visit_i64<E: serde::de::Error>(
+                self,
+                n: i64,
+            ) -> std::result::Result<RequestId, E> {
+                Ok(RequestId::Integer(n))
+            }
+            fn visit_u64<E: serde::de::Error>(
+                self,
+                n: u64,
+            ) -> std::result::Result<RequestId, E> {
+                i64::try_from(n)
+                    .map(RequestId::Integer)
+                    .map_err(|_| E::invalid_value(
+                        serde::de::Unexpected::Unsigned(n),
+                        &self,
+                    ))
+            }
+            fn visit_f64<E: serde::de::Error>(
+                self,
+                f: f64,
+            ) -> std::result::Result<RequestId, E> {
+                if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 {
+                    Ok(RequestId::Integer(f as i64))
+                } else {
+                    Err(E::invalid_type(serde::de::Unexpected::Float(f), &self))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 impl WireSerialize for RequestId {
     fn wire_serialize<S: Serializer>(
