@@ -13,13 +13,29 @@ struct Step {
 }
 
 const STEPS: &[Step] = &[
-    Step { name: "format", args: &["fmt", "--all", "--", "--check"], env: &[] },
     Step {
-        name: "clippy",
-        args: &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"],
+        name: "format",
+        args: &["fmt", "--all", "--", "--check"],
         env: &[],
     },
-    Step { name: "tests", args: &["test", "--workspace", "--all-features"], env: &[] },
+    Step {
+        name: "clippy",
+        args: &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--all-features",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        env: &[],
+    },
+    Step {
+        name: "tests",
+        args: &["test", "--workspace", "--all-features"],
+        env: &[],
+    },
     Step {
         name: "docs",
         args: &["doc", "--workspace", "--no-deps", "--all-features"],

@@ -14,8 +14,8 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::{ProgressToken, Revisions};
 use crate::wire::WireSerialize;
+use crate::{ProgressToken, Revisions};
 
 /// Who sends a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -67,7 +67,9 @@ impl ParamsMeta for crate::JsonObject {
         None
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        let meta = self.entry("_meta").or_insert_with(|| serde_json::Value::Object(Default::default()));
+        let meta = self
+            .entry("_meta")
+            .or_insert_with(|| serde_json::Value::Object(Default::default()));
         if let serde_json::Value::Object(m) = meta {
             let value = match token {
                 ProgressToken::String(s) => serde_json::Value::String(s),

@@ -81,7 +81,9 @@ pub fn manual_wire(name: &str) -> bool {
 
 /// The result type of a request definition.
 pub fn result_of(request: &str, model: &super::model::Model) -> String {
-    let by_name = request.strip_suffix("Request").map(|base| format!("{base}Result"));
+    let by_name = request
+        .strip_suffix("Request")
+        .map(|base| format!("{base}Result"));
     match by_name {
         Some(r) if model.defs.contains_key(&r) => r,
         _ => "EmptyResult".to_owned(),
@@ -93,10 +95,11 @@ pub fn result_of(request: &str, model: &super::model::Model) -> String {
 pub fn widen_named(a: &str, b: &str) -> Option<&'static str> {
     match (a, b) {
         // Plain `_meta` objects met a specialised one at the same place: all keep unknown keys.
-        ("MetaObject", "RequestMetaObject") | ("RequestMetaObject", "MetaObject") => Some("RequestMetaObject"),
-        ("ElicitRequestFormParams", "ElicitRequestParams") | ("ElicitRequestParams", "ElicitRequestFormParams") => {
-            Some("ElicitRequestParams")
+        ("MetaObject", "RequestMetaObject") | ("RequestMetaObject", "MetaObject") => {
+            Some("RequestMetaObject")
         }
+        ("ElicitRequestFormParams", "ElicitRequestParams")
+        | ("ElicitRequestParams", "ElicitRequestFormParams") => Some("ElicitRequestParams"),
         _ => None,
     }
 }
@@ -123,7 +126,16 @@ pub fn item_name(hoist: &str) -> String {
 
 /// Schema names that get no `pub type` alias to their Rust name.
 pub fn no_alias(schema_name: &str) -> bool {
-    matches!(schema_name, "Request" | "Notification" | "Result" | "Error" | "JSONRPCResponse" | "EnumSchema" | "ElicitRequestParams")
+    matches!(
+        schema_name,
+        "Request"
+            | "Notification"
+            | "Result"
+            | "Error"
+            | "JSONRPCResponse"
+            | "EnumSchema"
+            | "ElicitRequestParams"
+    )
 }
 
 /// The value written for a field that a revision requires when the Rust value leaves it unset.

@@ -2,11 +2,9 @@
 //!
 //! Method markers: every request and notification with its method name.
 
-use crate::method::{
-    Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request,
-};
-use crate::Revisions;
 use super::types::*;
+use crate::Revisions;
+use crate::method::{Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request};
 impl Request for CallToolRequest {
     const METHOD: &'static str = "tools/call";
     const DIRECTION: Direction = Direction::ClientToServer;
@@ -238,7 +236,9 @@ impl ParamsMeta for CallToolRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+        self.meta
+            .get_or_insert_with(Default::default)
+            .progress_token = Some(token);
     }
 }
 impl ParamsMeta for CancelTaskRequestParams {
@@ -252,7 +252,9 @@ impl ParamsMeta for CompleteRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+        self.meta
+            .get_or_insert_with(Default::default)
+            .progress_token = Some(token);
     }
 }
 impl ParamsMeta for CreateMessageRequestParams {
@@ -260,7 +262,9 @@ impl ParamsMeta for CreateMessageRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+        self.meta
+            .get_or_insert_with(Default::default)
+            .progress_token = Some(token);
     }
 }
 impl ParamsMeta for ElicitRequestParams {
@@ -274,7 +278,9 @@ impl ParamsMeta for GetPromptRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+        self.meta
+            .get_or_insert_with(Default::default)
+            .progress_token = Some(token);
     }
 }
 impl ParamsMeta for GetTaskPayloadRequestParams {
@@ -294,7 +300,9 @@ impl ParamsMeta for InitializeRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+        self.meta
+            .get_or_insert_with(Default::default)
+            .progress_token = Some(token);
     }
 }
 impl ParamsMeta for PaginatedRequestParams {
@@ -302,7 +310,9 @@ impl ParamsMeta for PaginatedRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+        self.meta
+            .get_or_insert_with(Default::default)
+            .progress_token = Some(token);
     }
 }
 impl ParamsMeta for ReadResourceRequestParams {
@@ -310,7 +320,9 @@ impl ParamsMeta for ReadResourceRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+        self.meta
+            .get_or_insert_with(Default::default)
+            .progress_token = Some(token);
     }
 }
 impl ParamsMeta for RequestParams {
@@ -318,7 +330,9 @@ impl ParamsMeta for RequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+        self.meta
+            .get_or_insert_with(Default::default)
+            .progress_token = Some(token);
     }
 }
 impl ParamsMeta for SetLevelRequestParams {
@@ -326,7 +340,9 @@ impl ParamsMeta for SetLevelRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+        self.meta
+            .get_or_insert_with(Default::default)
+            .progress_token = Some(token);
     }
 }
 impl ParamsMeta for SubscribeRequestParams {
@@ -334,7 +350,9 @@ impl ParamsMeta for SubscribeRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+        self.meta
+            .get_or_insert_with(Default::default)
+            .progress_token = Some(token);
     }
 }
 impl ParamsMeta for SubscriptionsListenRequestParams {
@@ -350,7 +368,9 @@ impl ParamsMeta for UnsubscribeRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+        self.meta
+            .get_or_insert_with(Default::default)
+            .progress_token = Some(token);
     }
 }
 /// Every request and notification of every revision, sorted by type name.

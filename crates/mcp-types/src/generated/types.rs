@@ -8,10 +8,10 @@
     rustdoc::broken_intra_doc_links,
     rustdoc::invalid_html_tags
 )]
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde::ser::SerializeMap;
-use crate::wire::{ForRevision, Probe, WireSerialize};
 use crate::Revisions;
+use crate::wire::{ForRevision, Probe, WireSerialize};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// Base for objects that include optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 ///
 /// Revisions: 2024-11-05.
@@ -166,23 +166,15 @@ impl<'de> Deserialize<'de> for AnyResourceContents {
             <BlobResourceContents as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v)
-                    .map(Self::TextResourceContents)
-                    .map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v)
-                    .map(Self::BlobResourceContents)
-                    .map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom(
-                        "data did not match any variant of AnyResourceContents",
-                    ),
-                )
-            }
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::TextResourceContents)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::BlobResourceContents)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of AnyResourceContents",
+            )),
         }
     }
 }
@@ -210,9 +202,9 @@ impl Probe for AnyResourceContents {
             <TextResourceContents as Probe>::probe(v),
             <BlobResourceContents as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<TextResourceContents> for AnyResourceContents {
@@ -294,13 +286,7 @@ impl Serialize for AudioContent {
 }
 impl Probe for AudioContent {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = [
-            "_meta",
-            "annotations",
-            "data",
-            "mimeType",
-            "type",
-        ];
+        const KNOWN: [&str; 5usize] = ["_meta", "annotations", "data", "mimeType", "type"];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -901,7 +887,9 @@ impl Probe for CallToolRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -1256,10 +1244,7 @@ pub struct CallToolResultResponse {
 }
 impl CallToolResultResponse {
     /// A `CallToolResultResponse` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        result: impl Into<CallToolResultResponseResult>,
-    ) -> Self {
+    pub fn new(id: impl Into<RequestId>, result: impl Into<CallToolResultResponseResult>) -> Self {
         Self {
             id: id.into(),
             result: result.into(),
@@ -1342,21 +1327,15 @@ impl<'de> Deserialize<'de> for CallToolResultResponseResult {
             <CallToolResult as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v)
-                    .map(Self::InputRequired)
-                    .map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v).map(Self::CallTool).map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom(
-                        "data did not match any variant of CallToolResultResponseResult",
-                    ),
-                )
-            }
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::InputRequired)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::CallTool)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of CallToolResultResponseResult",
+            )),
         }
     }
 }
@@ -1380,10 +1359,13 @@ impl Serialize for CallToolResultResponseResult {
 }
 impl Probe for CallToolResultResponseResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        [<InputRequiredResult as Probe>::probe(v), <CallToolResult as Probe>::probe(v)]
-            .into_iter()
-            .flatten()
-            .max()
+        [
+            <InputRequiredResult as Probe>::probe(v),
+            <CallToolResult as Probe>::probe(v),
+        ]
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<InputRequiredResult> for CallToolResultResponseResult {
@@ -1410,10 +1392,7 @@ pub struct CancelTaskRequest {
 }
 impl CancelTaskRequest {
     /// A `CancelTaskRequest` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        params: impl Into<CancelTaskRequestParams>,
-    ) -> Self {
+    pub fn new(id: impl Into<RequestId>, params: impl Into<CancelTaskRequestParams>) -> Self {
         Self {
             id: id.into(),
             params: params.into(),
@@ -1498,7 +1477,9 @@ pub struct CancelTaskRequestParams {
 impl CancelTaskRequestParams {
     /// A `CancelTaskRequestParams` with the required fields set and every optional one empty.
     pub fn new(task_id: impl Into<String>) -> Self {
-        Self { task_id: task_id.into() }
+        Self {
+            task_id: task_id.into(),
+        }
     }
 }
 impl WireSerialize for CancelTaskRequestParams {
@@ -1809,7 +1790,9 @@ impl Probe for CancelledNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -2026,9 +2009,7 @@ impl Probe for ClientCapabilities {
         }
         match m.get("experimental") {
             Some(x) => {
-                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x)
-                    .is_none()
-                {
+                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x).is_none() {
                     return None;
                 }
             }
@@ -2036,9 +2017,7 @@ impl Probe for ClientCapabilities {
         }
         match m.get("extensions") {
             Some(x) => {
-                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x)
-                    .is_none()
-                {
+                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x).is_none() {
                     return None;
                 }
             }
@@ -2395,9 +2374,7 @@ impl Probe for ClientCapabilitiesTasksRequests {
         let m = v.as_object()?;
         match m.get("elicitation") {
             Some(x) => {
-                if <ClientCapabilitiesTasksRequestsElicitation as Probe>::probe(x)
-                    .is_none()
-                {
+                if <ClientCapabilitiesTasksRequestsElicitation as Probe>::probe(x).is_none() {
                     return None;
                 }
             }
@@ -2405,8 +2382,7 @@ impl Probe for ClientCapabilitiesTasksRequests {
         }
         match m.get("sampling") {
             Some(x) => {
-                if <ClientCapabilitiesTasksRequestsSampling as Probe>::probe(x).is_none()
-                {
+                if <ClientCapabilitiesTasksRequestsSampling as Probe>::probe(x).is_none() {
                     return None;
                 }
             }
@@ -2554,6 +2530,30 @@ impl WireSerialize for ClientNotification {
         s: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
+            Self::Initialized(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientNotification::Initialized` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::Progress(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientNotification::Progress` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::RootsListChanged(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientNotification::RootsListChanged` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::TaskStatus(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientNotification::TaskStatus` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
             Self::Cancelled(v) => ForRevision::new(v, revs).serialize(s),
             Self::Initialized(v) => ForRevision::new(v, revs).serialize(s),
             Self::Progress(v) => ForRevision::new(v, revs).serialize(s),
@@ -2577,9 +2577,9 @@ impl Probe for ClientNotification {
             <RootsListChangedNotification as Probe>::probe(v),
             <TaskStatusNotification as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<CancelledNotification> for ClientNotification {
@@ -2676,6 +2676,72 @@ impl WireSerialize for ClientRequest {
         s: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
+            Self::Initialize(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientRequest::Initialize` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::Ping(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientRequest::Ping` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::Subscribe(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientRequest::Subscribe` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::Unsubscribe(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientRequest::Unsubscribe` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::SetLevel(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientRequest::SetLevel` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::GetTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientRequest::GetTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::GetTaskPayload(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientRequest::GetTaskPayload` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::CancelTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientRequest::CancelTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::ListTasks(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientRequest::ListTasks` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::Discover(_) if !revs.intersects(Revisions::from_bits(16u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientRequest::Discover` is not part of protocol revision(s) {:?} (only 2026-07-28)",
+                    revs
+                )))
+            }
+            Self::SubscriptionsListen(_) if !revs.intersects(Revisions::from_bits(16u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientRequest::SubscriptionsListen` is not part of protocol revision(s) {:?} (only 2026-07-28)",
+                    revs
+                )))
+            }
             Self::Initialize(v) => ForRevision::new(v, revs).serialize(s),
             Self::Ping(v) => ForRevision::new(v, revs).serialize(s),
             Self::ListResources(v) => ForRevision::new(v, revs).serialize(s),
@@ -2727,9 +2793,9 @@ impl Probe for ClientRequest {
             <DiscoverRequest as Probe>::probe(v),
             <SubscriptionsListenRequest as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<InitializeRequest> for ClientRequest {
@@ -2864,35 +2930,33 @@ impl<'de> Deserialize<'de> for ClientResult {
             <ListTasksResult as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v).map(Self::Generic).map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v)
-                    .map(Self::CreateMessage)
-                    .map_err(D::Error::custom)
-            }
-            Some(2usize) => {
-                serde_json::from_value(v).map(Self::ListRoots).map_err(D::Error::custom)
-            }
-            Some(3usize) => {
-                serde_json::from_value(v).map(Self::Elicit).map_err(D::Error::custom)
-            }
-            Some(4usize) => {
-                serde_json::from_value(v).map(Self::GetTask).map_err(D::Error::custom)
-            }
-            Some(5usize) => {
-                serde_json::from_value(v)
-                    .map(Self::GetTaskPayload)
-                    .map_err(D::Error::custom)
-            }
-            Some(6usize) => {
-                serde_json::from_value(v).map(Self::CancelTask).map_err(D::Error::custom)
-            }
-            Some(7usize) => {
-                serde_json::from_value(v).map(Self::ListTasks).map_err(D::Error::custom)
-            }
-            _ => Err(D::Error::custom("data did not match any variant of ClientResult")),
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::Generic)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::CreateMessage)
+                .map_err(D::Error::custom),
+            Some(2usize) => serde_json::from_value(v)
+                .map(Self::ListRoots)
+                .map_err(D::Error::custom),
+            Some(3usize) => serde_json::from_value(v)
+                .map(Self::Elicit)
+                .map_err(D::Error::custom),
+            Some(4usize) => serde_json::from_value(v)
+                .map(Self::GetTask)
+                .map_err(D::Error::custom),
+            Some(5usize) => serde_json::from_value(v)
+                .map(Self::GetTaskPayload)
+                .map_err(D::Error::custom),
+            Some(6usize) => serde_json::from_value(v)
+                .map(Self::CancelTask)
+                .map_err(D::Error::custom),
+            Some(7usize) => serde_json::from_value(v)
+                .map(Self::ListTasks)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of ClientResult",
+            )),
         }
     }
 }
@@ -2903,6 +2967,48 @@ impl WireSerialize for ClientResult {
         s: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
+            Self::CreateMessage(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientResult::CreateMessage` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::ListRoots(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientResult::ListRoots` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::Elicit(_) if !revs.intersects(Revisions::from_bits(12u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientResult::Elicit` is not part of protocol revision(s) {:?} (only 2025-06-18, 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::GetTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientResult::GetTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::GetTaskPayload(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientResult::GetTaskPayload` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::CancelTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientResult::CancelTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::ListTasks(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ClientResult::ListTasks` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
             Self::Generic(v) => ForRevision::new(v, revs).serialize(s),
             Self::CreateMessage(v) => ForRevision::new(v, revs).serialize(s),
             Self::ListRoots(v) => ForRevision::new(v, revs).serialize(s),
@@ -2932,9 +3038,9 @@ impl Probe for ClientResult {
             <CancelTaskResult as Probe>::probe(v),
             <ListTasksResult as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<GenericResult> for ClientResult {
@@ -3058,7 +3164,9 @@ impl Probe for CompleteRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -3304,9 +3412,7 @@ impl Probe for CompleteRequestParamsContext {
         let m = v.as_object()?;
         match m.get("arguments") {
             Some(x) => {
-                if <std::collections::BTreeMap<String, String> as Probe>::probe(x)
-                    .is_none()
-                {
+                if <std::collections::BTreeMap<String, String> as Probe>::probe(x).is_none() {
                     return None;
                 }
             }
@@ -3616,9 +3722,9 @@ impl Probe for CompletionReference {
             <PromptReference as Probe>::probe(v),
             <ResourceTemplateReference as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<PromptReference> for CompletionReference {
@@ -3658,6 +3764,18 @@ impl WireSerialize for ContentBlock {
         s: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
+            Self::Audio(_) if !revs.intersects(Revisions::from_bits(30u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ContentBlock::Audio` is not part of protocol revision(s) {:?} (only 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28)",
+                    revs
+                )))
+            }
+            Self::ResourceLink(_) if !revs.intersects(Revisions::from_bits(28u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ContentBlock::ResourceLink` is not part of protocol revision(s) {:?} (only 2025-06-18, 2025-11-25, 2026-07-28)",
+                    revs
+                )))
+            }
             Self::Text(v) => ForRevision::new(v, revs).serialize(s),
             Self::Image(v) => ForRevision::new(v, revs).serialize(s),
             Self::EmbeddedResource(v) => ForRevision::new(v, revs).serialize(s),
@@ -3681,9 +3799,9 @@ impl Probe for ContentBlock {
             <AudioContent as Probe>::probe(v),
             <ResourceLink as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<TextContent> for ContentBlock {
@@ -3792,7 +3910,9 @@ impl Probe for CreateMessageRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -3883,10 +4003,7 @@ pub struct CreateMessageRequestParams {
 }
 impl CreateMessageRequestParams {
     /// A `CreateMessageRequestParams` with the required fields set and every optional one empty.
-    pub fn new(
-        max_tokens: impl Into<i64>,
-        messages: impl Into<Vec<SamplingMessage>>,
-    ) -> Self {
+    pub fn new(max_tokens: impl Into<i64>, messages: impl Into<Vec<SamplingMessage>>) -> Self {
         Self {
             meta: None,
             include_context: None,
@@ -4181,13 +4298,7 @@ impl Serialize for CreateMessageResult {
 }
 impl Probe for CreateMessageResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = [
-            "role",
-            "_meta",
-            "content",
-            "model",
-            "stopReason",
-        ];
+        const KNOWN: [&str; 5usize] = ["role", "_meta", "content", "model", "stopReason"];
         let m = v.as_object()?;
         match m.get("role") {
             Some(x) => {
@@ -4497,10 +4608,7 @@ impl WireSerialize for DiscoverResult {
             m.serialize_entry("cacheScope", &ForRevision::new(&self.cache_scope, revs))?;
         }
         if revs.intersects(Revisions::from_bits(16u8)) {
-            m.serialize_entry(
-                "capabilities",
-                &ForRevision::new(&self.capabilities, revs),
-            )?;
+            m.serialize_entry("capabilities", &ForRevision::new(&self.capabilities, revs))?;
         }
         if let Some(v) = &self.instructions {
             if revs.intersects(Revisions::from_bits(16u8)) {
@@ -4844,7 +4952,9 @@ impl Probe for ElicitRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -4961,13 +5071,7 @@ impl Serialize for ElicitRequestFormParams {
 }
 impl Probe for ElicitRequestFormParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = [
-            "_meta",
-            "message",
-            "mode",
-            "requestedSchema",
-            "task",
-        ];
+        const KNOWN: [&str; 5usize] = ["_meta", "message", "mode", "requestedSchema", "task"];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -4995,8 +5099,7 @@ impl Probe for ElicitRequestFormParams {
         }
         match m.get("requestedSchema") {
             Some(x) => {
-                if <ElicitRequestFormParamsRequestedSchema as Probe>::probe(x).is_none()
-                {
+                if <ElicitRequestFormParamsRequestedSchema as Probe>::probe(x).is_none() {
                     return None;
                 }
             }
@@ -5036,9 +5139,7 @@ pub struct ElicitRequestFormParamsRequestedSchema {
 impl ElicitRequestFormParamsRequestedSchema {
     /// A `ElicitRequestFormParamsRequestedSchema` with the required fields set and every optional one empty.
     pub fn new(
-        properties: impl Into<
-            std::collections::BTreeMap<String, PrimitiveSchemaDefinition>,
-        >,
+        properties: impl Into<std::collections::BTreeMap<String, PrimitiveSchemaDefinition>>,
     ) -> Self {
         Self {
             schema: None,
@@ -5094,11 +5195,10 @@ impl Probe for ElicitRequestFormParamsRequestedSchema {
         }
         match m.get("properties") {
             Some(x) => {
-                if <std::collections::BTreeMap<
-                    String,
-                    PrimitiveSchemaDefinition,
-                > as Probe>::probe(x)
-                    .is_none()
+                if <std::collections::BTreeMap<String, PrimitiveSchemaDefinition> as Probe>::probe(
+                    x,
+                )
+                .is_none()
                 {
                     return None;
                 }
@@ -5143,23 +5243,15 @@ impl<'de> Deserialize<'de> for ElicitRequestParams {
             <ElicitRequestFormParams as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v)
-                    .map(Self::ElicitRequestURL)
-                    .map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v)
-                    .map(Self::ElicitRequestForm)
-                    .map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom(
-                        "data did not match any variant of ElicitRequestParams",
-                    ),
-                )
-            }
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::ElicitRequestURL)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::ElicitRequestForm)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of ElicitRequestParams",
+            )),
         }
     }
 }
@@ -5187,9 +5279,9 @@ impl Probe for ElicitRequestParams {
             <ElicitRequestURLParams as Probe>::probe(v),
             <ElicitRequestFormParams as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<ElicitRequestURLParams> for ElicitRequestParams {
@@ -5292,14 +5384,7 @@ impl Serialize for ElicitRequestURLParams {
 }
 impl Probe for ElicitRequestURLParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 6usize] = [
-            "_meta",
-            "elicitationId",
-            "message",
-            "mode",
-            "task",
-            "url",
-        ];
+        const KNOWN: [&str; 6usize] = ["_meta", "elicitationId", "message", "mode", "task", "url"];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -5440,10 +5525,7 @@ impl Probe for ElicitResult {
         }
         match m.get("content") {
             Some(x) => {
-                if <std::collections::BTreeMap<
-                    String,
-                    ElicitResultContentValue,
-                > as Probe>::probe(x)
+                if <std::collections::BTreeMap<String, ElicitResultContentValue> as Probe>::probe(x)
                     .is_none()
                 {
                     return None;
@@ -5477,25 +5559,21 @@ impl<'de> Deserialize<'de> for ElicitResultContentValue {
             <Vec<String> as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v).map(Self::String).map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v).map(Self::Integer).map_err(D::Error::custom)
-            }
-            Some(2usize) => {
-                serde_json::from_value(v).map(Self::Boolean).map_err(D::Error::custom)
-            }
-            Some(3usize) => {
-                serde_json::from_value(v).map(Self::Array).map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom(
-                        "data did not match any variant of ElicitResultContentValue",
-                    ),
-                )
-            }
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::String)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::Integer)
+                .map_err(D::Error::custom),
+            Some(2usize) => serde_json::from_value(v)
+                .map(Self::Boolean)
+                .map_err(D::Error::custom),
+            Some(3usize) => serde_json::from_value(v)
+                .map(Self::Array)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of ElicitResultContentValue",
+            )),
         }
     }
 }
@@ -5506,6 +5584,12 @@ impl WireSerialize for ElicitResultContentValue {
         s: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
+            Self::Array(_) if !revs.intersects(Revisions::from_bits(24u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ElicitResultContentValue::Array` is not part of protocol revision(s) {:?} (only 2025-11-25, 2026-07-28)",
+                    revs
+                )))
+            }
             Self::String(v) => ForRevision::new(v, revs).serialize(s),
             Self::Integer(v) => ForRevision::new(v, revs).serialize(s),
             Self::Boolean(v) => ForRevision::new(v, revs).serialize(s),
@@ -5527,9 +5611,9 @@ impl Probe for ElicitResultContentValue {
             <bool as Probe>::probe(v),
             <Vec<String> as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 /// An optional notification from the server to the client, informing it of a completion of a out-of-band elicitation request.
@@ -5544,7 +5628,9 @@ pub struct ElicitationCompleteNotification {
 impl ElicitationCompleteNotification {
     /// A `ElicitationCompleteNotification` with the required fields set and every optional one empty.
     pub fn new(params: impl Into<ElicitationCompleteNotificationParams>) -> Self {
-        Self { params: params.into() }
+        Self {
+            params: params.into(),
+        }
     }
 }
 impl WireSerialize for ElicitationCompleteNotification {
@@ -5789,32 +5875,24 @@ impl<'de> Deserialize<'de> for EnumSchema {
             <LegacyTitledEnumSchema as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v)
-                    .map(Self::UntitledSingleSelectEnum)
-                    .map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v)
-                    .map(Self::TitledSingleSelectEnum)
-                    .map_err(D::Error::custom)
-            }
-            Some(2usize) => {
-                serde_json::from_value(v)
-                    .map(Self::UntitledMultiSelectEnum)
-                    .map_err(D::Error::custom)
-            }
-            Some(3usize) => {
-                serde_json::from_value(v)
-                    .map(Self::TitledMultiSelectEnum)
-                    .map_err(D::Error::custom)
-            }
-            Some(4usize) => {
-                serde_json::from_value(v)
-                    .map(Self::LegacyTitledEnum)
-                    .map_err(D::Error::custom)
-            }
-            _ => Err(D::Error::custom("data did not match any variant of EnumSchema")),
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::UntitledSingleSelectEnum)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::TitledSingleSelectEnum)
+                .map_err(D::Error::custom),
+            Some(2usize) => serde_json::from_value(v)
+                .map(Self::UntitledMultiSelectEnum)
+                .map_err(D::Error::custom),
+            Some(3usize) => serde_json::from_value(v)
+                .map(Self::TitledMultiSelectEnum)
+                .map_err(D::Error::custom),
+            Some(4usize) => serde_json::from_value(v)
+                .map(Self::LegacyTitledEnum)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of EnumSchema",
+            )),
         }
     }
 }
@@ -5848,9 +5926,9 @@ impl Probe for EnumSchema {
             <TitledMultiSelectEnumSchema as Probe>::probe(v),
             <LegacyTitledEnumSchema as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<UntitledSingleSelectEnumSchema> for EnumSchema {
@@ -6363,7 +6441,9 @@ impl Probe for GetPromptRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -6498,9 +6578,7 @@ impl Probe for GetPromptRequestParams {
         }
         match m.get("arguments") {
             Some(x) => {
-                if <std::collections::BTreeMap<String, String> as Probe>::probe(x)
-                    .is_none()
-                {
+                if <std::collections::BTreeMap<String, String> as Probe>::probe(x).is_none() {
                     return None;
                 }
             }
@@ -6656,10 +6734,7 @@ pub struct GetPromptResultResponse {
 }
 impl GetPromptResultResponse {
     /// A `GetPromptResultResponse` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        result: impl Into<GetPromptResultResponseResult>,
-    ) -> Self {
+    pub fn new(id: impl Into<RequestId>, result: impl Into<GetPromptResultResponseResult>) -> Self {
         Self {
             id: id.into(),
             result: result.into(),
@@ -6742,21 +6817,15 @@ impl<'de> Deserialize<'de> for GetPromptResultResponseResult {
             <GetPromptResult as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v)
-                    .map(Self::InputRequired)
-                    .map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v).map(Self::GetPrompt).map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom(
-                        "data did not match any variant of GetPromptResultResponseResult",
-                    ),
-                )
-            }
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::InputRequired)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::GetPrompt)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of GetPromptResultResponseResult",
+            )),
         }
     }
 }
@@ -6780,10 +6849,13 @@ impl Serialize for GetPromptResultResponseResult {
 }
 impl Probe for GetPromptResultResponseResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        [<InputRequiredResult as Probe>::probe(v), <GetPromptResult as Probe>::probe(v)]
-            .into_iter()
-            .flatten()
-            .max()
+        [
+            <InputRequiredResult as Probe>::probe(v),
+            <GetPromptResult as Probe>::probe(v),
+        ]
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<InputRequiredResult> for GetPromptResultResponseResult {
@@ -6810,10 +6882,7 @@ pub struct GetTaskPayloadRequest {
 }
 impl GetTaskPayloadRequest {
     /// A `GetTaskPayloadRequest` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        params: impl Into<GetTaskPayloadRequestParams>,
-    ) -> Self {
+    pub fn new(id: impl Into<RequestId>, params: impl Into<GetTaskPayloadRequestParams>) -> Self {
         Self {
             id: id.into(),
             params: params.into(),
@@ -6898,7 +6967,9 @@ pub struct GetTaskPayloadRequestParams {
 impl GetTaskPayloadRequestParams {
     /// A `GetTaskPayloadRequestParams` with the required fields set and every optional one empty.
     pub fn new(task_id: impl Into<String>) -> Self {
-        Self { task_id: task_id.into() }
+        Self {
+            task_id: task_id.into(),
+        }
     }
 }
 impl WireSerialize for GetTaskPayloadRequestParams {
@@ -7006,10 +7077,7 @@ pub struct GetTaskRequest {
 }
 impl GetTaskRequest {
     /// A `GetTaskRequest` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        params: impl Into<GetTaskRequestParams>,
-    ) -> Self {
+    pub fn new(id: impl Into<RequestId>, params: impl Into<GetTaskRequestParams>) -> Self {
         Self {
             id: id.into(),
             params: params.into(),
@@ -7094,7 +7162,9 @@ pub struct GetTaskRequestParams {
 impl GetTaskRequestParams {
     /// A `GetTaskRequestParams` with the required fields set and every optional one empty.
     pub fn new(task_id: impl Into<String>) -> Self {
-        Self { task_id: task_id.into() }
+        Self {
+            task_id: task_id.into(),
+        }
     }
 }
 impl WireSerialize for GetTaskRequestParams {
@@ -7814,13 +7884,7 @@ impl Serialize for ImageContent {
 }
 impl Probe for ImageContent {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = [
-            "_meta",
-            "annotations",
-            "data",
-            "mimeType",
-            "type",
-        ];
+        const KNOWN: [&str; 5usize] = ["_meta", "annotations", "data", "mimeType", "type"];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -8195,7 +8259,9 @@ impl Probe for InitializeRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -8268,10 +8334,7 @@ impl WireSerialize for InitializeRequestParams {
             }
         }
         if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry(
-                "capabilities",
-                &ForRevision::new(&self.capabilities, revs),
-            )?;
+            m.serialize_entry("capabilities", &ForRevision::new(&self.capabilities, revs))?;
         }
         if revs.intersects(Revisions::from_bits(15u8)) {
             m.serialize_entry("clientInfo", &ForRevision::new(&self.client_info, revs))?;
@@ -8293,12 +8356,7 @@ impl Serialize for InitializeRequestParams {
 }
 impl Probe for InitializeRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 4usize] = [
-            "_meta",
-            "capabilities",
-            "clientInfo",
-            "protocolVersion",
-        ];
+        const KNOWN: [&str; 4usize] = ["_meta", "capabilities", "clientInfo", "protocolVersion"];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -8394,10 +8452,7 @@ impl WireSerialize for InitializeResult {
             }
         }
         if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry(
-                "capabilities",
-                &ForRevision::new(&self.capabilities, revs),
-            )?;
+            m.serialize_entry("capabilities", &ForRevision::new(&self.capabilities, revs))?;
         }
         if let Some(v) = &self.instructions {
             if revs.intersects(Revisions::from_bits(15u8)) {
@@ -8534,7 +8589,9 @@ impl Probe for InitializedNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -8596,9 +8653,9 @@ impl Probe for InputRequest {
             <ListRootsRequest as Probe>::probe(v),
             <ElicitRequest as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<CreateMessageRequest> for InputRequest {
@@ -8696,12 +8753,7 @@ impl Serialize for InputRequiredResult {
 }
 impl Probe for InputRequiredResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 4usize] = [
-            "_meta",
-            "inputRequests",
-            "requestState",
-            "resultType",
-        ];
+        const KNOWN: [&str; 4usize] = ["_meta", "inputRequests", "requestState", "resultType"];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -8760,18 +8812,18 @@ impl<'de> Deserialize<'de> for InputResponse {
             <ElicitResult as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v)
-                    .map(Self::CreateMessage)
-                    .map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v).map(Self::ListRoots).map_err(D::Error::custom)
-            }
-            Some(2usize) => {
-                serde_json::from_value(v).map(Self::Elicit).map_err(D::Error::custom)
-            }
-            _ => Err(D::Error::custom("data did not match any variant of InputResponse")),
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::CreateMessage)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::ListRoots)
+                .map_err(D::Error::custom),
+            Some(2usize) => serde_json::from_value(v)
+                .map(Self::Elicit)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of InputResponse",
+            )),
         }
     }
 }
@@ -8801,9 +8853,9 @@ impl Probe for InputResponse {
             <ListRootsResult as Probe>::probe(v),
             <ElicitResult as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<CreateMessageResult> for InputResponse {
@@ -9221,21 +9273,15 @@ impl<'de> Deserialize<'de> for JSONRPCBatchRequestItem {
             <JSONRPCNotification as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v).map(Self::JSONRPC).map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v)
-                    .map(Self::JSONRPCNotification)
-                    .map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom(
-                        "data did not match any variant of JSONRPCBatchRequestItem",
-                    ),
-                )
-            }
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::JSONRPC)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::JSONRPCNotification)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of JSONRPCBatchRequestItem",
+            )),
         }
     }
 }
@@ -9259,10 +9305,13 @@ impl Serialize for JSONRPCBatchRequestItem {
 }
 impl Probe for JSONRPCBatchRequestItem {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        [<JSONRPCRequest as Probe>::probe(v), <JSONRPCNotification as Probe>::probe(v)]
-            .into_iter()
-            .flatten()
-            .max()
+        [
+            <JSONRPCRequest as Probe>::probe(v),
+            <JSONRPCNotification as Probe>::probe(v),
+        ]
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<JSONRPCRequest> for JSONRPCBatchRequestItem {
@@ -9296,21 +9345,15 @@ impl<'de> Deserialize<'de> for JSONRPCBatchResponseItem {
             <JSONRPCErrorResponse as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v).map(Self::JSONRPC).map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v)
-                    .map(Self::JSONRPCErrorResponse)
-                    .map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom(
-                        "data did not match any variant of JSONRPCBatchResponseItem",
-                    ),
-                )
-            }
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::JSONRPC)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::JSONRPCErrorResponse)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of JSONRPCBatchResponseItem",
+            )),
         }
     }
 }
@@ -9338,9 +9381,9 @@ impl Probe for JSONRPCBatchResponseItem {
             <JSONRPCResultResponse as Probe>::probe(v),
             <JSONRPCErrorResponse as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<JSONRPCResultResponse> for JSONRPCBatchResponseItem {
@@ -9466,33 +9509,27 @@ impl<'de> Deserialize<'de> for JSONRPCMessage {
             <Vec<JSONRPCBatchResponseItem> as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v).map(Self::JSONRPC).map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v)
-                    .map(Self::JSONRPCNotification)
-                    .map_err(D::Error::custom)
-            }
-            Some(2usize) => {
-                serde_json::from_value(v)
-                    .map(Self::JSONRPCResultResponse)
-                    .map_err(D::Error::custom)
-            }
-            Some(3usize) => {
-                serde_json::from_value(v)
-                    .map(Self::JSONRPCErrorResponse)
-                    .map_err(D::Error::custom)
-            }
-            Some(4usize) => {
-                serde_json::from_value(v).map(Self::Array).map_err(D::Error::custom)
-            }
-            Some(5usize) => {
-                serde_json::from_value(v).map(Self::Array2).map_err(D::Error::custom)
-            }
-            _ => {
-                Err(D::Error::custom("data did not match any variant of JSONRPCMessage"))
-            }
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::JSONRPC)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::JSONRPCNotification)
+                .map_err(D::Error::custom),
+            Some(2usize) => serde_json::from_value(v)
+                .map(Self::JSONRPCResultResponse)
+                .map_err(D::Error::custom),
+            Some(3usize) => serde_json::from_value(v)
+                .map(Self::JSONRPCErrorResponse)
+                .map_err(D::Error::custom),
+            Some(4usize) => serde_json::from_value(v)
+                .map(Self::Array)
+                .map_err(D::Error::custom),
+            Some(5usize) => serde_json::from_value(v)
+                .map(Self::Array2)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of JSONRPCMessage",
+            )),
         }
     }
 }
@@ -9503,6 +9540,18 @@ impl WireSerialize for JSONRPCMessage {
         s: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
+            Self::Array(_) if !revs.intersects(Revisions::from_bits(2u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`JSONRPCMessage::Array` is not part of protocol revision(s) {:?} (only 2025-03-26)",
+                    revs
+                )))
+            }
+            Self::Array2(_) if !revs.intersects(Revisions::from_bits(2u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`JSONRPCMessage::Array2` is not part of protocol revision(s) {:?} (only 2025-03-26)",
+                    revs
+                )))
+            }
             Self::JSONRPC(v) => ForRevision::new(v, revs).serialize(s),
             Self::JSONRPCNotification(v) => ForRevision::new(v, revs).serialize(s),
             Self::JSONRPCResultResponse(v) => ForRevision::new(v, revs).serialize(s),
@@ -9528,9 +9577,9 @@ impl Probe for JSONRPCMessage {
             <Vec<JSONRPCBatchRequestItem> as Probe>::probe(v),
             <Vec<JSONRPCBatchResponseItem> as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<JSONRPCRequest> for JSONRPCMessage {
@@ -9849,19 +9898,15 @@ impl<'de> Deserialize<'de> for JSONRPCResponse {
             <JSONRPCErrorResponse as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v).map(Self::JSONRPC).map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v)
-                    .map(Self::JSONRPCErrorResponse)
-                    .map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom("data did not match any variant of JSONRPCResponse"),
-                )
-            }
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::JSONRPC)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::JSONRPCErrorResponse)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of JSONRPCResponse",
+            )),
         }
     }
 }
@@ -9889,9 +9934,9 @@ impl Probe for JSONRPCResponse {
             <JSONRPCResultResponse as Probe>::probe(v),
             <JSONRPCErrorResponse as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<JSONRPCResultResponse> for JSONRPCResponse {
@@ -10203,7 +10248,9 @@ impl Probe for ListPromptsRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -10563,7 +10610,9 @@ impl Probe for ListResourceTemplatesRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -10785,10 +10834,7 @@ pub struct ListResourceTemplatesResultResponse {
 }
 impl ListResourceTemplatesResultResponse {
     /// A `ListResourceTemplatesResultResponse` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        result: impl Into<ListResourceTemplatesResult>,
-    ) -> Self {
+    pub fn new(id: impl Into<RequestId>, result: impl Into<ListResourceTemplatesResult>) -> Self {
         Self {
             id: id.into(),
             result: result.into(),
@@ -10929,7 +10975,9 @@ impl Probe for ListResourcesRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -11148,10 +11196,7 @@ pub struct ListResourcesResultResponse {
 }
 impl ListResourcesResultResponse {
     /// A `ListResourcesResultResponse` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        result: impl Into<ListResourcesResult>,
-    ) -> Self {
+    pub fn new(id: impl Into<RequestId>, result: impl Into<ListResourcesResult>) -> Self {
         Self {
             id: id.into(),
             result: result.into(),
@@ -11296,7 +11341,9 @@ impl Probe for ListRootsRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -11646,7 +11693,9 @@ impl Probe for ListToolsRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -12085,7 +12134,9 @@ impl Probe for LoggingMessageNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -12131,10 +12182,7 @@ pub struct LoggingMessageNotificationParams {
 }
 impl LoggingMessageNotificationParams {
     /// A `LoggingMessageNotificationParams` with the required fields set and every optional one empty.
-    pub fn new(
-        data: impl Into<serde_json::Value>,
-        level: impl Into<LoggingLevel>,
-    ) -> Self {
+    pub fn new(data: impl Into<serde_json::Value>, level: impl Into<LoggingLevel>) -> Self {
         Self {
             meta: None,
             data: data.into(),
@@ -12410,9 +12458,7 @@ impl Probe for MissingRequiredClientCapabilityError {
         let m = v.as_object()?;
         match m.get("error") {
             Some(x) => {
-                if <MissingRequiredClientCapabilityErrorError as Probe>::probe(x)
-                    .is_none()
-                {
+                if <MissingRequiredClientCapabilityErrorError as Probe>::probe(x).is_none() {
                     return None;
                 }
             }
@@ -12497,9 +12543,7 @@ impl Probe for MissingRequiredClientCapabilityErrorError {
         }
         match m.get("data") {
             Some(x) => {
-                if <MissingRequiredClientCapabilityErrorErrorData as Probe>::probe(x)
-                    .is_none()
-                {
+                if <MissingRequiredClientCapabilityErrorErrorData as Probe>::probe(x).is_none() {
                     return None;
                 }
             }
@@ -12770,23 +12814,15 @@ impl<'de> Deserialize<'de> for MultiSelectEnumSchema {
             <TitledMultiSelectEnumSchema as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v)
-                    .map(Self::UntitledMultiSelectEnum)
-                    .map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v)
-                    .map(Self::TitledMultiSelectEnum)
-                    .map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom(
-                        "data did not match any variant of MultiSelectEnumSchema",
-                    ),
-                )
-            }
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::UntitledMultiSelectEnum)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::TitledMultiSelectEnum)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of MultiSelectEnumSchema",
+            )),
         }
     }
 }
@@ -12814,9 +12850,9 @@ impl Probe for MultiSelectEnumSchema {
             <UntitledMultiSelectEnumSchema as Probe>::probe(v),
             <TitledMultiSelectEnumSchema as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<UntitledMultiSelectEnumSchema> for MultiSelectEnumSchema {
@@ -13245,7 +13281,9 @@ impl Probe for PaginatedRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -13580,7 +13618,9 @@ impl Probe for PingRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -13640,47 +13680,33 @@ impl<'de> Deserialize<'de> for PrimitiveSchemaDefinition {
             <TitledMultiSelectEnumSchema as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v).map(Self::String).map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v).map(Self::Number).map_err(D::Error::custom)
-            }
-            Some(2usize) => {
-                serde_json::from_value(v).map(Self::Boolean).map_err(D::Error::custom)
-            }
-            Some(3usize) => {
-                serde_json::from_value(v)
-                    .map(Self::LegacyTitledEnum)
-                    .map_err(D::Error::custom)
-            }
-            Some(4usize) => {
-                serde_json::from_value(v)
-                    .map(Self::UntitledSingleSelectEnum)
-                    .map_err(D::Error::custom)
-            }
-            Some(5usize) => {
-                serde_json::from_value(v)
-                    .map(Self::TitledSingleSelectEnum)
-                    .map_err(D::Error::custom)
-            }
-            Some(6usize) => {
-                serde_json::from_value(v)
-                    .map(Self::UntitledMultiSelectEnum)
-                    .map_err(D::Error::custom)
-            }
-            Some(7usize) => {
-                serde_json::from_value(v)
-                    .map(Self::TitledMultiSelectEnum)
-                    .map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom(
-                        "data did not match any variant of PrimitiveSchemaDefinition",
-                    ),
-                )
-            }
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::String)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::Number)
+                .map_err(D::Error::custom),
+            Some(2usize) => serde_json::from_value(v)
+                .map(Self::Boolean)
+                .map_err(D::Error::custom),
+            Some(3usize) => serde_json::from_value(v)
+                .map(Self::LegacyTitledEnum)
+                .map_err(D::Error::custom),
+            Some(4usize) => serde_json::from_value(v)
+                .map(Self::UntitledSingleSelectEnum)
+                .map_err(D::Error::custom),
+            Some(5usize) => serde_json::from_value(v)
+                .map(Self::TitledSingleSelectEnum)
+                .map_err(D::Error::custom),
+            Some(6usize) => serde_json::from_value(v)
+                .map(Self::UntitledMultiSelectEnum)
+                .map_err(D::Error::custom),
+            Some(7usize) => serde_json::from_value(v)
+                .map(Self::TitledMultiSelectEnum)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of PrimitiveSchemaDefinition",
+            )),
         }
     }
 }
@@ -13691,6 +13717,30 @@ impl WireSerialize for PrimitiveSchemaDefinition {
         s: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
+            Self::UntitledSingleSelectEnum(_) if !revs.intersects(Revisions::from_bits(24u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`PrimitiveSchemaDefinition::UntitledSingleSelectEnum` is not part of protocol revision(s) {:?} (only 2025-11-25, 2026-07-28)",
+                    revs
+                )))
+            }
+            Self::TitledSingleSelectEnum(_) if !revs.intersects(Revisions::from_bits(24u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`PrimitiveSchemaDefinition::TitledSingleSelectEnum` is not part of protocol revision(s) {:?} (only 2025-11-25, 2026-07-28)",
+                    revs
+                )))
+            }
+            Self::UntitledMultiSelectEnum(_) if !revs.intersects(Revisions::from_bits(24u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`PrimitiveSchemaDefinition::UntitledMultiSelectEnum` is not part of protocol revision(s) {:?} (only 2025-11-25, 2026-07-28)",
+                    revs
+                )))
+            }
+            Self::TitledMultiSelectEnum(_) if !revs.intersects(Revisions::from_bits(24u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`PrimitiveSchemaDefinition::TitledMultiSelectEnum` is not part of protocol revision(s) {:?} (only 2025-11-25, 2026-07-28)",
+                    revs
+                )))
+            }
             Self::String(v) => ForRevision::new(v, revs).serialize(s),
             Self::Number(v) => ForRevision::new(v, revs).serialize(s),
             Self::Boolean(v) => ForRevision::new(v, revs).serialize(s),
@@ -13720,9 +13770,9 @@ impl Probe for PrimitiveSchemaDefinition {
             <UntitledMultiSelectEnumSchema as Probe>::probe(v),
             <TitledMultiSelectEnumSchema as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<StringSchema> for PrimitiveSchemaDefinition {
@@ -13825,7 +13875,9 @@ impl Probe for ProgressNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -13876,10 +13928,7 @@ pub struct ProgressNotificationParams {
 }
 impl ProgressNotificationParams {
     /// A `ProgressNotificationParams` with the required fields set and every optional one empty.
-    pub fn new(
-        progress: impl Into<f64>,
-        progress_token: impl Into<ProgressToken>,
-    ) -> Self {
+    pub fn new(progress: impl Into<f64>, progress_token: impl Into<ProgressToken>) -> Self {
         Self {
             meta: None,
             message: None,
@@ -13932,13 +13981,7 @@ impl Serialize for ProgressNotificationParams {
 }
 impl Probe for ProgressNotificationParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = [
-            "_meta",
-            "message",
-            "progress",
-            "progressToken",
-            "total",
-        ];
+        const KNOWN: [&str; 5usize] = ["_meta", "message", "progress", "progressToken", "total"];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -14029,10 +14072,7 @@ impl<'de> Deserialize<'de> for ProgressToken {
             ) -> std::result::Result<ProgressToken, E> {
                 i64::try_from(n)
                     .map(ProgressToken::Integer)
-                    .map_err(|_| E::invalid_value(
-                        serde::de::Unexpected::Unsigned(n),
-                        &self,
-                    ))
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))
             }
             fn visit_f64<E: serde::de::Error>(
                 self,
@@ -14404,7 +14444,9 @@ impl Probe for PromptListChangedNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -14668,7 +14710,9 @@ impl Probe for ReadResourceRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -14916,13 +14960,7 @@ impl Serialize for ReadResourceResult {
 }
 impl Probe for ReadResourceResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = [
-            "_meta",
-            "cacheScope",
-            "contents",
-            "resultType",
-            "ttlMs",
-        ];
+        const KNOWN: [&str; 5usize] = ["_meta", "cacheScope", "contents", "resultType", "ttlMs"];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -15069,23 +15107,15 @@ impl<'de> Deserialize<'de> for ReadResourceResultResponseResult {
             <ReadResourceResult as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v)
-                    .map(Self::InputRequired)
-                    .map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v)
-                    .map(Self::ReadResource)
-                    .map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom(
-                        "data did not match any variant of ReadResourceResultResponseResult",
-                    ),
-                )
-            }
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::InputRequired)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::ReadResource)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of ReadResourceResultResponseResult",
+            )),
         }
     }
 }
@@ -15113,9 +15143,9 @@ impl Probe for ReadResourceResultResponseResult {
             <InputRequiredResult as Probe>::probe(v),
             <ReadResourceResult as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<InputRequiredResult> for ReadResourceResultResponseResult {
@@ -15141,7 +15171,9 @@ pub struct RelatedTaskMetadata {
 impl RelatedTaskMetadata {
     /// A `RelatedTaskMetadata` with the required fields set and every optional one empty.
     pub fn new(task_id: impl Into<String>) -> Self {
-        Self { task_id: task_id.into() }
+        Self {
+            task_id: task_id.into(),
+        }
     }
 }
 impl WireSerialize for RelatedTaskMetadata {
@@ -15199,10 +15231,7 @@ impl<'de> Deserialize<'de> for RequestId {
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a RequestId (one of: String, Integer)")
             }
-            fn visit_str<E: serde::de::Error>(
-                self,
-                s: &str,
-            ) -> std::result::Result<RequestId, E> {
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<RequestId, E> {
                 Ok(RequestId::String(s.to_owned()))
             }
             fn visit_string<E: serde::de::Error>(
@@ -15211,27 +15240,15 @@ impl<'de> Deserialize<'de> for RequestId {
             ) -> std::result::Result<RequestId, E> {
                 Ok(RequestId::String(s))
             }
-            fn visit_i64<E: serde::de::Error>(
-                self,
-                n: i64,
-            ) -> std::result::Result<RequestId, E> {
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> std::result::Result<RequestId, E> {
                 Ok(RequestId::Integer(n))
             }
-            fn visit_u64<E: serde::de::Error>(
-                self,
-                n: u64,
-            ) -> std::result::Result<RequestId, E> {
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> std::result::Result<RequestId, E> {
                 i64::try_from(n)
                     .map(RequestId::Integer)
-                    .map_err(|_| E::invalid_value(
-                        serde::de::Unexpected::Unsigned(n),
-                        &self,
-                    ))
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))
             }
-            fn visit_f64<E: serde::de::Error>(
-                self,
-                f: f64,
-            ) -> std::result::Result<RequestId, E> {
+            fn visit_f64<E: serde::de::Error>(self, f: f64) -> std::result::Result<RequestId, E> {
                 if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 {
                     Ok(RequestId::Integer(f as i64))
                 } else {
@@ -16088,7 +16105,9 @@ impl Probe for ResourceListChangedNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -16291,10 +16310,7 @@ impl WireSerialize for ResourceTemplate {
             }
         }
         if true {
-            m.serialize_entry(
-                "uriTemplate",
-                &ForRevision::new(&self.uri_template, revs),
-            )?;
+            m.serialize_entry("uriTemplate", &ForRevision::new(&self.uri_template, revs))?;
         }
         m.end()
     }
@@ -16510,7 +16526,9 @@ impl Probe for ResourceUpdatedNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -16898,7 +16916,9 @@ impl Probe for RootsListChangedNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -16949,29 +16969,27 @@ impl<'de> Deserialize<'de> for SamplingContent {
             <Vec<SamplingMessageContentBlock> as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v).map(Self::Text).map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v).map(Self::Image).map_err(D::Error::custom)
-            }
-            Some(2usize) => {
-                serde_json::from_value(v).map(Self::Audio).map_err(D::Error::custom)
-            }
-            Some(3usize) => {
-                serde_json::from_value(v).map(Self::ToolUse).map_err(D::Error::custom)
-            }
-            Some(4usize) => {
-                serde_json::from_value(v).map(Self::ToolResult).map_err(D::Error::custom)
-            }
-            Some(5usize) => {
-                serde_json::from_value(v).map(Self::Array).map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom("data did not match any variant of SamplingContent"),
-                )
-            }
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::Text)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::Image)
+                .map_err(D::Error::custom),
+            Some(2usize) => serde_json::from_value(v)
+                .map(Self::Audio)
+                .map_err(D::Error::custom),
+            Some(3usize) => serde_json::from_value(v)
+                .map(Self::ToolUse)
+                .map_err(D::Error::custom),
+            Some(4usize) => serde_json::from_value(v)
+                .map(Self::ToolResult)
+                .map_err(D::Error::custom),
+            Some(5usize) => serde_json::from_value(v)
+                .map(Self::Array)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of SamplingContent",
+            )),
         }
     }
 }
@@ -16991,9 +17009,9 @@ impl Probe for SamplingContent {
             <ToolResultContent as Probe>::probe(v),
             <Vec<SamplingMessageContentBlock> as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<TextContent> for SamplingContent {
@@ -17161,9 +17179,9 @@ impl Probe for SamplingMessageContentBlock {
             <ToolUseContent as Probe>::probe(v),
             <ToolResultContent as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<TextContent> for SamplingMessageContentBlock {
@@ -17318,9 +17336,7 @@ impl Probe for ServerCapabilities {
         }
         match m.get("experimental") {
             Some(x) => {
-                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x)
-                    .is_none()
-                {
+                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x).is_none() {
                     return None;
                 }
             }
@@ -17328,9 +17344,7 @@ impl Probe for ServerCapabilities {
         }
         match m.get("extensions") {
             Some(x) => {
-                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x)
-                    .is_none()
-                {
+                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x).is_none() {
                     return None;
                 }
             }
@@ -17781,6 +17795,24 @@ impl WireSerialize for ServerNotification {
         s: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
+            Self::TaskStatus(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerNotification::TaskStatus` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::ElicitationComplete(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerNotification::ElicitationComplete` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::SubscriptionsAcknowledged(_) if !revs.intersects(Revisions::from_bits(16u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerNotification::SubscriptionsAcknowledged` is not part of protocol revision(s) {:?} (only 2026-07-28)",
+                    revs
+                )))
+            }
             Self::Cancelled(v) => ForRevision::new(v, revs).serialize(s),
             Self::Progress(v) => ForRevision::new(v, revs).serialize(s),
             Self::ResourceListChanged(v) => ForRevision::new(v, revs).serialize(s),
@@ -17814,9 +17846,9 @@ impl Probe for ServerNotification {
             <ElicitationCompleteNotification as Probe>::probe(v),
             <SubscriptionsAcknowledgedNotification as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<CancelledNotification> for ServerNotification {
@@ -17905,6 +17937,36 @@ impl WireSerialize for ServerRequest {
         s: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
+            Self::Elicit(_) if !revs.intersects(Revisions::from_bits(12u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerRequest::Elicit` is not part of protocol revision(s) {:?} (only 2025-06-18, 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::GetTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerRequest::GetTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::GetTaskPayload(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerRequest::GetTaskPayload` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::CancelTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerRequest::CancelTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::ListTasks(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerRequest::ListTasks` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
             Self::Ping(v) => ForRevision::new(v, revs).serialize(s),
             Self::CreateMessage(v) => ForRevision::new(v, revs).serialize(s),
             Self::ListRoots(v) => ForRevision::new(v, revs).serialize(s),
@@ -17934,9 +17996,9 @@ impl Probe for ServerRequest {
             <CancelTaskRequest as Probe>::probe(v),
             <ListTasksRequest as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<PingRequest> for ServerRequest {
@@ -18041,72 +18103,60 @@ impl<'de> Deserialize<'de> for ServerResult {
             <SubscriptionsListenResult as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v).map(Self::Generic).map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v).map(Self::Initialize).map_err(D::Error::custom)
-            }
-            Some(2usize) => {
-                serde_json::from_value(v)
-                    .map(Self::ListResources)
-                    .map_err(D::Error::custom)
-            }
-            Some(3usize) => {
-                serde_json::from_value(v)
-                    .map(Self::ListResourceTemplates)
-                    .map_err(D::Error::custom)
-            }
-            Some(4usize) => {
-                serde_json::from_value(v)
-                    .map(Self::ReadResource)
-                    .map_err(D::Error::custom)
-            }
-            Some(5usize) => {
-                serde_json::from_value(v)
-                    .map(Self::ListPrompts)
-                    .map_err(D::Error::custom)
-            }
-            Some(6usize) => {
-                serde_json::from_value(v).map(Self::GetPrompt).map_err(D::Error::custom)
-            }
-            Some(7usize) => {
-                serde_json::from_value(v).map(Self::ListTools).map_err(D::Error::custom)
-            }
-            Some(8usize) => {
-                serde_json::from_value(v).map(Self::CallTool).map_err(D::Error::custom)
-            }
-            Some(9usize) => {
-                serde_json::from_value(v).map(Self::Complete).map_err(D::Error::custom)
-            }
-            Some(10usize) => {
-                serde_json::from_value(v).map(Self::GetTask).map_err(D::Error::custom)
-            }
-            Some(11usize) => {
-                serde_json::from_value(v)
-                    .map(Self::GetTaskPayload)
-                    .map_err(D::Error::custom)
-            }
-            Some(12usize) => {
-                serde_json::from_value(v).map(Self::CancelTask).map_err(D::Error::custom)
-            }
-            Some(13usize) => {
-                serde_json::from_value(v).map(Self::ListTasks).map_err(D::Error::custom)
-            }
-            Some(14usize) => {
-                serde_json::from_value(v)
-                    .map(Self::InputRequired)
-                    .map_err(D::Error::custom)
-            }
-            Some(15usize) => {
-                serde_json::from_value(v).map(Self::Discover).map_err(D::Error::custom)
-            }
-            Some(16usize) => {
-                serde_json::from_value(v)
-                    .map(Self::SubscriptionsListen)
-                    .map_err(D::Error::custom)
-            }
-            _ => Err(D::Error::custom("data did not match any variant of ServerResult")),
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::Generic)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::Initialize)
+                .map_err(D::Error::custom),
+            Some(2usize) => serde_json::from_value(v)
+                .map(Self::ListResources)
+                .map_err(D::Error::custom),
+            Some(3usize) => serde_json::from_value(v)
+                .map(Self::ListResourceTemplates)
+                .map_err(D::Error::custom),
+            Some(4usize) => serde_json::from_value(v)
+                .map(Self::ReadResource)
+                .map_err(D::Error::custom),
+            Some(5usize) => serde_json::from_value(v)
+                .map(Self::ListPrompts)
+                .map_err(D::Error::custom),
+            Some(6usize) => serde_json::from_value(v)
+                .map(Self::GetPrompt)
+                .map_err(D::Error::custom),
+            Some(7usize) => serde_json::from_value(v)
+                .map(Self::ListTools)
+                .map_err(D::Error::custom),
+            Some(8usize) => serde_json::from_value(v)
+                .map(Self::CallTool)
+                .map_err(D::Error::custom),
+            Some(9usize) => serde_json::from_value(v)
+                .map(Self::Complete)
+                .map_err(D::Error::custom),
+            Some(10usize) => serde_json::from_value(v)
+                .map(Self::GetTask)
+                .map_err(D::Error::custom),
+            Some(11usize) => serde_json::from_value(v)
+                .map(Self::GetTaskPayload)
+                .map_err(D::Error::custom),
+            Some(12usize) => serde_json::from_value(v)
+                .map(Self::CancelTask)
+                .map_err(D::Error::custom),
+            Some(13usize) => serde_json::from_value(v)
+                .map(Self::ListTasks)
+                .map_err(D::Error::custom),
+            Some(14usize) => serde_json::from_value(v)
+                .map(Self::InputRequired)
+                .map_err(D::Error::custom),
+            Some(15usize) => serde_json::from_value(v)
+                .map(Self::Discover)
+                .map_err(D::Error::custom),
+            Some(16usize) => serde_json::from_value(v)
+                .map(Self::SubscriptionsListen)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of ServerResult",
+            )),
         }
     }
 }
@@ -18117,6 +18167,54 @@ impl WireSerialize for ServerResult {
         s: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
+            Self::Initialize(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerResult::Initialize` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::GetTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerResult::GetTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::GetTaskPayload(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerResult::GetTaskPayload` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::CancelTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerResult::CancelTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::ListTasks(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerResult::ListTasks` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                    revs
+                )))
+            }
+            Self::InputRequired(_) if !revs.intersects(Revisions::from_bits(16u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerResult::InputRequired` is not part of protocol revision(s) {:?} (only 2026-07-28)",
+                    revs
+                )))
+            }
+            Self::Discover(_) if !revs.intersects(Revisions::from_bits(16u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerResult::Discover` is not part of protocol revision(s) {:?} (only 2026-07-28)",
+                    revs
+                )))
+            }
+            Self::SubscriptionsListen(_) if !revs.intersects(Revisions::from_bits(16u8)) => {
+                Err(<S::Error as serde::ser::Error>::custom(format_args!(
+                    "`ServerResult::SubscriptionsListen` is not part of protocol revision(s) {:?} (only 2026-07-28)",
+                    revs
+                )))
+            }
             Self::Generic(v) => ForRevision::new(v, revs).serialize(s),
             Self::Initialize(v) => ForRevision::new(v, revs).serialize(s),
             Self::ListResources(v) => ForRevision::new(v, revs).serialize(s),
@@ -18164,9 +18262,9 @@ impl Probe for ServerResult {
             <DiscoverResult as Probe>::probe(v),
             <SubscriptionsListenResult as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<GenericResult> for ServerResult {
@@ -18335,7 +18433,9 @@ impl Probe for SetLevelRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -18449,23 +18549,15 @@ impl<'de> Deserialize<'de> for SingleSelectEnumSchema {
             <TitledSingleSelectEnumSchema as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => {
-                serde_json::from_value(v)
-                    .map(Self::UntitledSingleSelectEnum)
-                    .map_err(D::Error::custom)
-            }
-            Some(1usize) => {
-                serde_json::from_value(v)
-                    .map(Self::TitledSingleSelectEnum)
-                    .map_err(D::Error::custom)
-            }
-            _ => {
-                Err(
-                    D::Error::custom(
-                        "data did not match any variant of SingleSelectEnumSchema",
-                    ),
-                )
-            }
+            Some(0usize) => serde_json::from_value(v)
+                .map(Self::UntitledSingleSelectEnum)
+                .map_err(D::Error::custom),
+            Some(1usize) => serde_json::from_value(v)
+                .map(Self::TitledSingleSelectEnum)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom(
+                "data did not match any variant of SingleSelectEnumSchema",
+            )),
         }
     }
 }
@@ -18493,9 +18585,9 @@ impl Probe for SingleSelectEnumSchema {
             <UntitledSingleSelectEnumSchema as Probe>::probe(v),
             <TitledSingleSelectEnumSchema as Probe>::probe(v),
         ]
-            .into_iter()
-            .flatten()
-            .max()
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 impl From<UntitledSingleSelectEnumSchema> for SingleSelectEnumSchema {
@@ -18805,7 +18897,9 @@ impl Probe for SubscribeRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -19027,7 +19121,9 @@ pub struct SubscriptionsAcknowledgedNotification {
 impl SubscriptionsAcknowledgedNotification {
     /// A `SubscriptionsAcknowledgedNotification` with the required fields set and every optional one empty.
     pub fn new(params: impl Into<SubscriptionsAcknowledgedNotificationParams>) -> Self {
-        Self { params: params.into() }
+        Self {
+            params: params.into(),
+        }
     }
 }
 impl WireSerialize for SubscriptionsAcknowledgedNotification {
@@ -19074,9 +19170,7 @@ impl Probe for SubscriptionsAcknowledgedNotification {
         }
         match m.get("params") {
             Some(x) => {
-                if <SubscriptionsAcknowledgedNotificationParams as Probe>::probe(x)
-                    .is_none()
-                {
+                if <SubscriptionsAcknowledgedNotificationParams as Probe>::probe(x).is_none() {
                     return None;
                 }
             }
@@ -19538,10 +19632,7 @@ pub struct SubscriptionsListenResultResponse {
 }
 impl SubscriptionsListenResultResponse {
     /// A `SubscriptionsListenResultResponse` with the required fields set and every optional one empty.
-    pub fn new(
-        id: impl Into<RequestId>,
-        result: impl Into<SubscriptionsListenResult>,
-    ) -> Self {
+    pub fn new(id: impl Into<RequestId>, result: impl Into<SubscriptionsListenResult>) -> Self {
         Self {
             id: id.into(),
             result: result.into(),
@@ -19992,7 +20083,9 @@ pub struct TaskStatusNotification {
 impl TaskStatusNotification {
     /// A `TaskStatusNotification` with the required fields set and every optional one empty.
     pub fn new(params: impl Into<TaskStatusNotificationParams>) -> Self {
-        Self { params: params.into() }
+        Self {
+            params: params.into(),
+        }
     }
 }
 impl WireSerialize for TaskStatusNotification {
@@ -20619,10 +20712,10 @@ pub struct TitledMultiSelectEnumSchemaItems {
 }
 impl TitledMultiSelectEnumSchemaItems {
     /// A `TitledMultiSelectEnumSchemaItems` with the required fields set and every optional one empty.
-    pub fn new(
-        any_of: impl Into<Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>>,
-    ) -> Self {
-        Self { any_of: any_of.into() }
+    pub fn new(any_of: impl Into<Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>>) -> Self {
+        Self {
+            any_of: any_of.into(),
+        }
     }
 }
 impl WireSerialize for TitledMultiSelectEnumSchemaItems {
@@ -20651,9 +20744,7 @@ impl Probe for TitledMultiSelectEnumSchemaItems {
         let m = v.as_object()?;
         match m.get("anyOf") {
             Some(x) => {
-                if <Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem> as Probe>::probe(x)
-                    .is_none()
-                {
+                if <Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem> as Probe>::probe(x).is_none() {
                     return None;
                 }
             }
@@ -20802,13 +20893,7 @@ impl Serialize for TitledSingleSelectEnumSchema {
 }
 impl Probe for TitledSingleSelectEnumSchema {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = [
-            "default",
-            "description",
-            "oneOf",
-            "title",
-            "type",
-        ];
+        const KNOWN: [&str; 5usize] = ["default", "description", "oneOf", "title", "type"];
         let m = v.as_object()?;
         match m.get("default") {
             Some(x) => {
@@ -20828,9 +20913,7 @@ impl Probe for TitledSingleSelectEnumSchema {
         }
         match m.get("oneOf") {
             Some(x) => {
-                if <Vec<TitledSingleSelectEnumSchemaOneOfItem> as Probe>::probe(x)
-                    .is_none()
-                {
+                if <Vec<TitledSingleSelectEnumSchemaOneOfItem> as Probe>::probe(x).is_none() {
                     return None;
                 }
             }
@@ -21004,10 +21087,7 @@ pub struct Tool {
 }
 impl Tool {
     /// A `Tool` with the required fields set and every optional one empty.
-    pub fn new(
-        name: impl Into<String>,
-        input_schema: impl Into<crate::JsonObject>,
-    ) -> Self {
+    pub fn new(name: impl Into<String>, input_schema: impl Into<crate::JsonObject>) -> Self {
         Self {
             name: name.into(),
             meta: None,
@@ -21058,10 +21138,7 @@ impl WireSerialize for Tool {
             }
         }
         if true {
-            m.serialize_entry(
-                "inputSchema",
-                &ForRevision::new(&self.input_schema, revs),
-            )?;
+            m.serialize_entry("inputSchema", &ForRevision::new(&self.input_schema, revs))?;
         }
         if let Some(v) = &self.output_schema {
             if revs.intersects(Revisions::from_bits(28u8)) {
@@ -21624,7 +21701,9 @@ impl Probe for ToolListChangedNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -21681,10 +21760,7 @@ pub struct ToolResultContent {
 }
 impl ToolResultContent {
     /// A `ToolResultContent` with the required fields set and every optional one empty.
-    pub fn new(
-        content: impl Into<Vec<ContentBlock>>,
-        tool_use_id: impl Into<String>,
-    ) -> Self {
+    pub fn new(content: impl Into<Vec<ContentBlock>>, tool_use_id: impl Into<String>) -> Self {
         Self {
             meta: None,
             content: content.into(),
@@ -22109,10 +22185,7 @@ impl WireSerialize for URLElicitationRequiredErrorErrorData {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
         if revs.intersects(Revisions::from_bits(8u8)) {
-            m.serialize_entry(
-                "elicitations",
-                &ForRevision::new(&self.elicitations, revs),
-            )?;
+            m.serialize_entry("elicitations", &ForRevision::new(&self.elicitations, revs))?;
         }
         for (k, v) in &self.extra {
             m.serialize_entry(k, v)?;
@@ -22224,7 +22297,9 @@ impl Probe for UnsubscribeRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else { return true };
+            let Some(c) = m.get("jsonrpc") else {
+                return true;
+            };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -22464,9 +22539,7 @@ impl Probe for UnsupportedProtocolVersionErrorError {
         }
         match m.get("data") {
             Some(x) => {
-                if <UnsupportedProtocolVersionErrorErrorData as Probe>::probe(x)
-                    .is_none()
-                {
+                if <UnsupportedProtocolVersionErrorErrorData as Probe>::probe(x).is_none() {
                     return None;
                 }
             }
@@ -22725,7 +22798,9 @@ pub struct UntitledMultiSelectEnumSchemaItems {
 impl UntitledMultiSelectEnumSchemaItems {
     /// A `UntitledMultiSelectEnumSchemaItems` with the required fields set and every optional one empty.
     pub fn new(r#enum: impl Into<Vec<String>>) -> Self {
-        Self { r#enum: r#enum.into() }
+        Self {
+            r#enum: r#enum.into(),
+        }
     }
 }
 impl WireSerialize for UntitledMultiSelectEnumSchemaItems {
@@ -22843,13 +22918,7 @@ impl Serialize for UntitledSingleSelectEnumSchema {
 }
 impl Probe for UntitledSingleSelectEnumSchema {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = [
-            "default",
-            "description",
-            "enum",
-            "title",
-            "type",
-        ];
+        const KNOWN: [&str; 5usize] = ["default", "description", "enum", "title", "type"];
         let m = v.as_object()?;
         match m.get("default") {
             Some(x) => {
