@@ -1,10 +1,43 @@
-//! JSON-RPC 2.0 envelope and the MCP peer engine.
+//! JSON-RPC 2.0 for the Model Context Protocol: the envelope, the [`Transport`] trait, and the
+//! peer engine that both servers and clients run on.
 //!
-//! Owns request/response correlation, cancellation, progress and timeouts, and the `Transport` trait that every transport implements.
-//!
-//! This crate is a placeholder in the layered workspace (see `ARCHITECTURE.md`); its API
-//! arrives with the issue that builds it.
+//! - [`message`]: parsing frames into requests, notifications and responses (params and
+//!   results kept raw, to be decoded once into their target types), encoding frames.
+//! - [`transport`]: the [`Transport`] trait (split into a reading and a writing half) and an
+//!   in-memory transport for tests.
+//! - [`peer`]: the engine. [`Peer::spawn`] runs a connection; the [`Peer`] handle calls typed
+//!   methods (`peer.request::<CallToolRequest>(..)`), sends notifications and closes.
+//! - [`router`]: a [`Service`] that dispatches requests to typed handlers by method.
 //!
 //! ```
-//! use mcp_jsonrpc as _;
+//! use std::sync::Arc;
+//! use mcp_jsonrpc::{CallOptions, Peer, PeerConfig, Router, transport::memory};
+//! use mcp_types::{EmptyResult, PingRequest, SetLevelRequest};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let (a, b) = memory(64);
+//! let server = Router::new().request::<SetLevelRequest, _, _>(|params, _ctx| async move {
+//!     assert_eq!(params.level.as_str(), "debug");
+//!     Ok(EmptyResult::default())
+//! });
+//! let _server = Peer::spawn(a, Arc::new(server), PeerConfig::default());
+//! let client = Peer::spawn(b, Arc::new(Router::new()), PeerConfig::default());
+//!
+//! let params = serde_json::from_value(serde_json::json!({"level": "debug"})).unwrap();
+//! client.request::<SetLevelRequest>(params, CallOptions::default()).await.unwrap();
+//! client.request::<PingRequest>(Default::default(), CallOptions::default()).await.unwrap();
+//! # });
 //! ```
+
+pub mod message;
+pub mod peer;
+pub mod router;
+pub mod transport;
+
+pub use mcp_types::{ErrorCode, ErrorObject, RequestId};
+pub use peer::{
+    BoxFuture, CallError, CallOptions, NoService, Peer, PeerConfig, Reply, RequestContext, Service,
+};
+pub use router::Router;
+pub use tokio_util::sync::CancellationToken;
+pub use transport::{Transport, TransportRead, TransportWrite};

@@ -1,0 +1,897 @@
+//! The peer engine: one for both server and client roles.
+//!
+//! [`Peer::spawn`] runs a connection over a [`Transport`]: a reader task parses frames and
+//! dispatches them (requests to the [`Service`] concurrently, responses to the calls waiting
+//! for them, cancellation and progress to their requests), and a writer task sends queued
+//! frames in batches. The returned [`Peer`] handle makes calls and sends notifications.
+//!
+//! Rules it keeps:
+//! - outgoing ids are integers from a counter: never reused within a connection;
+//! - `ping` is answered by the engine;
+//! - `notifications/cancelled` cancels the handler (its [`CancellationToken`] fires, its future
+//!   is dropped) and no response is sent; `initialize` is never cancelled;
+//! - dropping the future of an outgoing call, or its timeout, sends `notifications/cancelled`;
+//! - progress notifications reach the caller's callback by token, reset the call's timeout, and
+//!   are dropped once the call completed;
+//! - at most [`PeerConfig::max_concurrent_requests`] incoming requests run at once (more are
+//!   refused with an error), and at most [`PeerConfig::outgoing_capacity`] frames wait to be
+//!   written (senders wait: backpressure);
+//! - a panic in a handler becomes an internal-error response;
+//! - when the connection ends, pending calls fail with [`CallError::Closed`] and running
+//!   handlers get [`PeerConfig::shutdown_grace`] to finish before they are cancelled.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::FutureExt as _;
+use mcp_types::{
+    CancelledNotificationParams, ErrorObject, ProgressNotificationParams, ProgressToken,
+    ProtocolVersion, RequestId,
+};
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, warn};
+
+use crate::message::{self, Body, Message, Parsed};
+use crate::transport::{ReadError, Transport, TransportRead, TransportWrite};
+
+/// A boxed future, as services return them.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// What a request handler answers: a complete response frame (see
+/// [`RequestContext::encode_result`]) or an error.
+pub type Reply = Result<Bytes, ErrorObject>;
+
+/// Limits and timeouts of a connection.
+#[derive(Debug, Clone)]
+pub struct PeerConfig {
+    /// Incoming requests running at once; more are refused with an internal error.
+    pub max_concurrent_requests: usize,
+    /// Frames waiting to be written; senders wait when it is full.
+    pub outgoing_capacity: usize,
+    /// Default timeout of an outgoing call (`None`: only the hard maximum applies).
+    pub request_timeout: Option<Duration>,
+    /// Hard maximum of an outgoing call, even while progress keeps resetting its timeout.
+    pub max_request_timeout: Duration,
+    /// Time running handlers get to finish once the connection ends.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for PeerConfig {
+    fn default() -> Self {
+        PeerConfig {
+            max_concurrent_requests: 512,
+            outgoing_capacity: 1024,
+            request_timeout: Some(Duration::from_secs(60)),
+            max_request_timeout: Duration::from_secs(30 * 60),
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Handles what the other side sends.
+pub trait Service: Send + Sync + 'static {
+    /// Handles a request. Runs concurrently with other requests; `ctx` carries the id, the
+    /// cancellation token and the peer.
+    fn request(&self, request: message::Request, ctx: RequestContext) -> BoxFuture<Reply>;
+    /// Handles a notification (other than cancellation and progress, which the engine routes).
+    /// Runs on the reader task, in order: spawn for long work.
+    fn notification(&self, notification: message::Notification, peer: &Peer) {
+        let _ = (notification, peer);
+    }
+}
+
+/// A service that answers every request with "method not found".
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoService;
+
+impl Service for NoService {
+    fn request(&self, request: message::Request, _ctx: RequestContext) -> BoxFuture<Reply> {
+        Box::pin(std::future::ready(Err(ErrorObject::method_not_found(
+            &request.method,
+        ))))
+    }
+}
+
+/// A progress update of an outgoing call.
+pub type ProgressCallback = Arc<dyn Fn(ProgressNotificationParams) + Send + Sync>;
+
+/// Options of one outgoing call.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    /// Overrides [`PeerConfig::request_timeout`].
+    pub timeout: Option<Duration>,
+    /// Receives the call's progress notifications (a progress token is sent with it).
+    pub progress: Option<ProgressCallback>,
+    /// Cancels the call when it fires (sends `notifications/cancelled`).
+    pub cancel: Option<CancellationToken>,
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("timeout", &self.timeout)
+            .field("progress", &self.progress.is_some())
+            .field("cancel", &self.cancel)
+            .finish()
+    }
+}
+
+impl CallOptions {
+    /// Sets the timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+    /// Sets the progress callback.
+    pub fn on_progress(
+        mut self,
+        f: impl Fn(ProgressNotificationParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+    /// Sets a cancellation token.
+    pub fn cancel_on(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+}
+
+/// Why an outgoing call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// The other side answered with an error.
+    #[error("{0}")]
+    Remote(ErrorObject),
+    /// No answer in time; a cancellation was sent.
+    #[error("request `{method}` timed out after {elapsed:?}")]
+    Timeout {
+        /// The method called.
+        method: String,
+        /// How long it waited.
+        elapsed: Duration,
+    },
+    /// The caller cancelled the call; a cancellation was sent.
+    #[error("request cancelled")]
+    Cancelled,
+    /// The connection closed before an answer came.
+    #[error("connection closed")]
+    Closed,
+    /// The method is not part of the connection's protocol revision.
+    #[error("`{method}` is not part of protocol revision {version}")]
+    NotInRevision {
+        /// The method.
+        method: &'static str,
+        /// The connection's revision.
+        version: ProtocolVersion,
+    },
+    /// The params could not be encoded.
+    #[error("cannot encode request: {0}")]
+    Encode(#[source] serde_json::Error),
+    /// The answer did not decode into the expected result type.
+    #[error("cannot decode result of `{method}`: {source}")]
+    Decode {
+        /// The method called.
+        method: String,
+        /// The decoding error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// What a request handler knows about its request.
+#[derive(Clone)]
+pub struct RequestContext {
+    id: RequestId,
+    cancel: CancellationToken,
+    peer: Peer,
+}
+
+impl std::fmt::Debug for RequestContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestContext")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RequestContext {
+    /// The request's id.
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+    /// Fires when the request is cancelled (by the other side or by shutdown).
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+    /// Whether the request was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+    /// The connection, to call the other side or notify it.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+    /// Encodes the response frame of this request.
+    pub fn encode_result(&self, result: &dyn Body) -> Reply {
+        message::encode_result(&self.id, result).map_err(ErrorObject::internal_error)
+    }
+}
+
+struct Pending {
+    tx: oneshot::Sender<Result<Box<RawValue>, ErrorObject>>,
+}
+
+struct ProgressRoute {
+    callback: ProgressCallback,
+    activity: Arc<Mutex<Instant>>,
+}
+
+struct Running {
+    cancel: CancellationToken,
+    method_is_initialize: bool,
+}
+
+struct Shared {
+    config: PeerConfig,
+    out: mpsc::Sender<Bytes>,
+    next_id: AtomicI64,
+    version: AtomicU8,
+    pending: Mutex<HashMap<RequestId, Pending>>,
+    progress: Mutex<HashMap<ProgressToken, ProgressRoute>>,
+    running: Mutex<HashMap<RequestId, Running>>,
+    /// Fires to stop reading (local close, or the writer failed).
+    shutdown: CancellationToken,
+    /// Fires to cancel every running handler (after the shutdown grace).
+    handlers: CancellationToken,
+    /// Set once the connection is over: calls fail fast.
+    closed: AtomicBool,
+    /// Fires once both tasks are done.
+    done: CancellationToken,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding one of these locks leaves consistent maps; keep going.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A handle on a connection: make calls, send notifications, close. Cheap to clone.
+#[derive(Clone)]
+pub struct Peer {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peer")
+            .field("closed", &self.is_closed())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Peer {
+    /// Runs a connection over `transport`, dispatching what arrives to `service`.
+    ///
+    /// Must be called within a tokio runtime. The connection runs until the transport ends or
+    /// [`Peer::close`] is called; [`Peer::closed`] waits for that.
+    pub fn spawn<T: Transport>(
+        transport: T,
+        service: Arc<dyn Service>,
+        config: PeerConfig,
+    ) -> Peer {
+        let (reader, writer) = transport.split();
+        let (out, rx) = mpsc::channel(config.outgoing_capacity.max(1));
+        let shared = Arc::new(Shared {
+            config,
+            out,
+            next_id: AtomicI64::new(0),
+            version: AtomicU8::new(ProtocolVersion::LATEST_SESSION as u8),
+            pending: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::new()),
+            running: Mutex::new(HashMap::new()),
+            shutdown: CancellationToken::new(),
+            handlers: CancellationToken::new(),
+            closed: AtomicBool::new(false),
+            done: CancellationToken::new(),
+        });
+        let peer = Peer {
+            shared: shared.clone(),
+        };
+        let finish = CancellationToken::new();
+        let writer_task = tokio::spawn(write_loop(writer, rx, shared.clone(), finish.clone()));
+        let reader_peer = peer.clone();
+        tokio::spawn(async move {
+            read_loop(reader, &reader_peer, service).await;
+            finish.cancel();
+            let _ = writer_task.await;
+            reader_peer.shared.done.cancel();
+        });
+        peer
+    }
+
+    /// The protocol revision used to encode outgoing params and results (until negotiation
+    /// sets it, the newest session revision).
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        let v = self.shared.version.load(Ordering::Relaxed);
+        ProtocolVersion::ALL
+            .get(v as usize)
+            .copied()
+            .unwrap_or(ProtocolVersion::LATEST)
+    }
+
+    /// Sets the protocol revision (after negotiation). Batches are accepted only in revisions
+    /// that have them.
+    pub fn set_protocol_version(&self, version: ProtocolVersion) {
+        self.shared.version.store(version as u8, Ordering::Relaxed);
+    }
+
+    /// Whether the connection is over.
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.load(Ordering::Acquire)
+    }
+
+    /// Stops reading; pending calls fail, running handlers get the shutdown grace, queued
+    /// frames are written, and the transport is closed.
+    pub fn close(&self) {
+        self.shared.shutdown.cancel();
+    }
+
+    /// Waits until the connection is over and its tasks are done.
+    pub async fn closed(&self) {
+        self.shared.done.cancelled().await;
+    }
+
+    /// Calls a typed method of the other side.
+    pub async fn request<R: mcp_types::Request>(
+        &self,
+        mut params: R::Params,
+        options: CallOptions,
+    ) -> Result<R::Result, CallError> {
+        use mcp_types::ParamsMeta as _;
+        let version = self.protocol_version();
+        if !R::REVISIONS.contains(version) {
+            return Err(CallError::NotInRevision {
+                method: R::METHOD,
+                version,
+            });
+        }
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        if options.progress.is_some() {
+            params.set_progress_token(ProgressToken::Integer(id));
+        }
+        let body = mcp_types::ForRevision::new(&params, version);
+        let frame = message::encode_request(&RequestId::Integer(id), R::METHOD, Some(&body))
+            .map_err(CallError::Encode)?;
+        let raw = self.call(id, R::METHOD, frame, options).await?;
+        message::decode_result(&raw).map_err(|source| CallError::Decode {
+            method: R::METHOD.to_owned(),
+            source,
+        })
+    }
+
+    /// Calls a method by name with untyped params; the answer is raw JSON.
+    ///
+    /// With a progress callback, the caller must have put the token into the params; use
+    /// [`Peer::next_request_id`] to learn it (the token is the request id).
+    pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Option<&dyn Body>,
+        options: CallOptions,
+    ) -> Result<Box<RawValue>, CallError> {
+        let id = self.next_request_id();
+        let frame = message::encode_request(&RequestId::Integer(id), method, params)
+            .map_err(CallError::Encode)?;
+        self.call(id, method, frame, options).await
+    }
+
+    fn next_request_id(&self) -> i64 {
+        self.shared.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    async fn call(
+        &self,
+        id: i64,
+        method: &str,
+        frame: Bytes,
+        options: CallOptions,
+    ) -> Result<Box<RawValue>, CallError> {
+        let shared = &self.shared;
+        if self.is_closed() {
+            return Err(CallError::Closed);
+        }
+        let rid = RequestId::Integer(id);
+        let (tx, mut rx) = oneshot::channel();
+        lock(&shared.pending).insert(rid.clone(), Pending { tx });
+        let started = Instant::now();
+        let activity = Arc::new(Mutex::new(started));
+        let token = options.progress.as_ref().map(|callback| {
+            let token = ProgressToken::Integer(id);
+            let route = ProgressRoute {
+                callback: callback.clone(),
+                activity: activity.clone(),
+            };
+            lock(&shared.progress).insert(token.clone(), route);
+            token
+        });
+        let mut guard = CallGuard {
+            shared: shared.clone(),
+            id: rid,
+            progress: token,
+            cancel_on_drop: method != "initialize",
+            reason: "request dropped by the caller",
+        };
+        if shared.out.send(frame).await.is_err() {
+            guard.cancel_on_drop = false;
+            return Err(CallError::Closed);
+        }
+        let timeout = options.timeout.or(shared.config.request_timeout);
+        let hard = started + shared.config.max_request_timeout;
+        let cancel = options.cancel.unwrap_or_default();
+        loop {
+            let last = *lock(&activity);
+            let deadline = timeout.map_or(hard, |t| (last + t).min(hard));
+            tokio::select! {
+                outcome = &mut rx => {
+                    guard.disarm();
+                    return match outcome {
+                        Ok(Ok(raw)) => Ok(raw),
+                        Ok(Err(e)) => Err(CallError::Remote(e)),
+                        Err(_) => Err(CallError::Closed),
+                    };
+                }
+                _ = tokio::time::sleep_until(deadline) => {
+                    let now = Instant::now();
+                    if now < hard && *lock(&activity) > last {
+                        continue; // progress came in meanwhile: the timeout starts again
+                    }
+                    guard.reason = "timeout";
+                    return Err(CallError::Timeout { method: method.to_owned(), elapsed: now - started });
+                }
+                _ = cancel.cancelled() => {
+                    guard.reason = "cancelled by the caller";
+                    return Err(CallError::Cancelled);
+                }
+            }
+        }
+    }
+
+    /// Sends a typed notification.
+    pub async fn notify<N: mcp_types::Notification>(
+        &self,
+        params: N::Params,
+    ) -> Result<(), CallError> {
+        let version = self.protocol_version();
+        if !N::REVISIONS.contains(version) {
+            return Err(CallError::NotInRevision {
+                method: N::METHOD,
+                version,
+            });
+        }
+        let body = mcp_types::ForRevision::new(&params, version);
+        let frame =
+            message::encode_notification(N::METHOD, Some(&body)).map_err(CallError::Encode)?;
+        self.send_frame(frame).await
+    }
+
+    /// Sends a notification by name with untyped params.
+    pub async fn notify_raw(
+        &self,
+        method: &str,
+        params: Option<&dyn Body>,
+    ) -> Result<(), CallError> {
+        let frame = message::encode_notification(method, params).map_err(CallError::Encode)?;
+        self.send_frame(frame).await
+    }
+
+    /// Queues a frame for writing, waiting while the queue is full.
+    pub async fn send_frame(&self, frame: Bytes) -> Result<(), CallError> {
+        if self.is_closed() {
+            return Err(CallError::Closed);
+        }
+        self.shared
+            .out
+            .send(frame)
+            .await
+            .map_err(|_| CallError::Closed)
+    }
+
+    /// The number of incoming requests running now.
+    pub fn running_requests(&self) -> usize {
+        lock(&self.shared.running).len()
+    }
+
+    /// The number of outgoing calls waiting for an answer.
+    pub fn pending_calls(&self) -> usize {
+        lock(&self.shared.pending).len()
+    }
+}
+
+/// Cleans up an outgoing call that ends without an answer, and tells the other side.
+struct CallGuard {
+    shared: Arc<Shared>,
+    id: RequestId,
+    progress: Option<ProgressToken>,
+    cancel_on_drop: bool,
+    reason: &'static str,
+}
+
+impl CallGuard {
+    fn disarm(&mut self) {
+        self.cancel_on_drop = false;
+        if let Some(t) = self.progress.take() {
+            lock(&self.shared.progress).remove(&t);
+        }
+    }
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        if let Some(t) = self.progress.take() {
+            lock(&self.shared.progress).remove(&t);
+        }
+        // Still pending: the answer never came. Forget it, and tell the other side.
+        let was_pending = lock(&self.shared.pending).remove(&self.id).is_some();
+        if !self.cancel_on_drop || !was_pending || self.shared.closed.load(Ordering::Acquire) {
+            return;
+        }
+        let params = CancelledNotificationParams {
+            request_id: Some(self.id.clone()),
+            reason: Some(self.reason.to_owned()),
+            ..Default::default()
+        };
+        let Ok(frame) = message::encode_notification("notifications/cancelled", Some(&params))
+        else {
+            return;
+        };
+        match self.shared.out.try_send(frame) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(frame)) => {
+                let out = self.shared.out.clone();
+                if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                    handle.spawn(async move {
+                        let _ = out.send(frame).await;
+                    });
+                }
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {}
+        }
+    }
+}
+
+async fn write_loop<W: TransportWrite>(
+    mut writer: W,
+    mut rx: mpsc::Receiver<Bytes>,
+    shared: Arc<Shared>,
+    finish: CancellationToken,
+) {
+    let mut batch = Vec::with_capacity(64);
+    loop {
+        tokio::select! {
+            biased;
+            n = rx.recv_many(&mut batch, 256) => {
+                if n == 0 {
+                    break;
+                }
+            }
+            _ = finish.cancelled() => {
+                // The reader is done: write what is queued, then close.
+                while let Ok(f) = rx.try_recv() {
+                    batch.push(f);
+                }
+                if !batch.is_empty() {
+                    let _ = writer.write(&batch).await;
+                }
+                break;
+            }
+        }
+        if let Err(e) = writer.write(&batch).await {
+            debug!(error = %e, "transport write failed; closing the connection");
+            shared.shutdown.cancel();
+            break;
+        }
+        batch.clear();
+    }
+    rx.close();
+    let _ = writer.close().await;
+}
+
+async fn read_loop<R: TransportRead>(mut reader: R, peer: &Peer, service: Arc<dyn Service>) {
+    let shared = &peer.shared;
+    loop {
+        let item = tokio::select! {
+            biased;
+            _ = shared.shutdown.cancelled() => break,
+            item = reader.read() => item,
+        };
+        match item {
+            None => break,
+            Some(Ok(frame)) => handle_frame(peer, &service, &frame).await,
+            Some(Err(e)) if e.is_recoverable() => {
+                warn!(error = %e, "skipping an unreadable message");
+                let error = match e {
+                    ReadError::InvalidUtf8 => ErrorObject::parse_error(&e),
+                    _ => ErrorObject::invalid_request(&e),
+                };
+                send(shared, message::encode_error(None, &error)).await;
+            }
+            Some(Err(e)) => {
+                debug!(error = %e, "transport read failed");
+                break;
+            }
+        }
+    }
+    // The connection is over: fail pending calls (dropping their senders), let running
+    // handlers finish within the grace period, then cancel the rest.
+    shared.closed.store(true, Ordering::Release);
+    lock(&shared.pending).clear();
+    lock(&shared.progress).clear();
+    let grace = tokio::time::sleep(shared.config.shutdown_grace);
+    tokio::pin!(grace);
+    loop {
+        if lock(&shared.running).is_empty() {
+            break;
+        }
+        tokio::select! {
+            _ = &mut grace => {
+                shared.handlers.cancel();
+                break;
+            }
+            _ = tokio::time::sleep(Duration::from_millis(5)) => {}
+        }
+    }
+}
+
+async fn send(shared: &Shared, frame: Bytes) {
+    let _ = shared.out.send(frame).await;
+}
+
+async fn handle_frame(peer: &Peer, service: &Arc<dyn Service>, frame: &[u8]) {
+    let shared = &peer.shared;
+    match message::parse(frame) {
+        Parsed::Single(m) => handle_message(peer, service, m, None).await,
+        Parsed::Invalid { id, error } => {
+            debug!(code = error.code, "invalid message: {}", error.message);
+            send(shared, message::encode_error(id.as_ref(), &error)).await;
+        }
+        Parsed::Batch(items) => {
+            let version = peer.protocol_version();
+            if !version.allows_batches() {
+                let error = ErrorObject::invalid_request(format!(
+                    "batches are not supported in protocol revision {version}"
+                ));
+                send(shared, message::encode_error(None, &error)).await;
+                return;
+            }
+            let requests = items
+                .iter()
+                .filter(|m| matches!(m, Ok(Message::Request(_)) | Err(_)))
+                .count();
+            let collector = Arc::new(BatchCollector {
+                frames: Mutex::new(Vec::new()),
+                remaining: Mutex::new(requests),
+            });
+            for item in items {
+                match item {
+                    Ok(m) => handle_message(peer, service, m, Some(&collector)).await,
+                    Err(invalid) => {
+                        let frame = message::encode_error(invalid.id.as_ref(), &invalid.error);
+                        collector.finish(shared, Some(frame)).await;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Gathers the responses of a batch into one batch response.
+struct BatchCollector {
+    frames: Mutex<Vec<Bytes>>,
+    remaining: Mutex<usize>,
+}
+
+impl BatchCollector {
+    async fn finish(&self, shared: &Shared, frame: Option<Bytes>) {
+        let frames = {
+            let mut frames = lock(&self.frames);
+            if let Some(f) = frame {
+                frames.push(f);
+            }
+            let mut remaining = lock(&self.remaining);
+            *remaining = remaining.saturating_sub(1);
+            if *remaining > 0 {
+                return;
+            }
+            std::mem::take(&mut *frames)
+        };
+        if !frames.is_empty() {
+            send(shared, message::encode_batch(&frames)).await;
+        }
+    }
+}
+
+async fn deliver(shared: &Shared, batch: Option<&Arc<BatchCollector>>, frame: Option<Bytes>) {
+    match batch {
+        Some(c) => c.finish(shared, frame).await,
+        None => {
+            if let Some(f) = frame {
+                send(shared, f).await;
+            }
+        }
+    }
+}
+
+async fn handle_message(
+    peer: &Peer,
+    service: &Arc<dyn Service>,
+    m: Message,
+    batch: Option<&Arc<BatchCollector>>,
+) {
+    let shared = &peer.shared;
+    match m {
+        Message::Request(req) => start_request(peer, service, req, batch).await,
+        Message::Notification(n) => match n.method.as_str() {
+            "notifications/cancelled" => {
+                match message::decode_params::<CancelledNotificationParams>(n.params.as_deref()) {
+                    Ok(CancelledNotificationParams {
+                        request_id: Some(id),
+                        ..
+                    }) => {
+                        let running = lock(&shared.running);
+                        match running.get(&id) {
+                            Some(r) if !r.method_is_initialize => r.cancel.cancel(),
+                            Some(_) => debug!(%id, "ignoring cancellation of initialize"),
+                            None => debug!(%id, "cancellation of an unknown or finished request"),
+                        }
+                    }
+                    Ok(_) => debug!("cancellation without a request id"),
+                    Err(e) => debug!(error = %e, "malformed cancellation"),
+                }
+            }
+            "notifications/progress" => {
+                match message::decode_params::<ProgressNotificationParams>(n.params.as_deref()) {
+                    Ok(p) => {
+                        let route = lock(&shared.progress)
+                            .get(&p.progress_token)
+                            .map(|r| (r.callback.clone(), r.activity.clone()));
+                        match route {
+                            Some((callback, activity)) => {
+                                *lock(&activity) = Instant::now();
+                                callback(p);
+                            }
+                            None => {
+                                debug!(token = %p.progress_token, "progress for an unknown or finished request")
+                            }
+                        }
+                    }
+                    Err(e) => debug!(error = %e, "malformed progress notification"),
+                }
+            }
+            _ => service.notification(n, peer),
+        },
+        Message::Response(resp) => {
+            let Some(id) = resp.id else {
+                warn!(
+                    "the other side could not read one of our messages: {:?}",
+                    resp.outcome.err()
+                );
+                return;
+            };
+            match lock(&shared.pending).remove(&id) {
+                Some(p) => {
+                    let _ = p.tx.send(resp.outcome);
+                }
+                None => debug!(%id, "response for an unknown or finished request"),
+            }
+        }
+    }
+    let _ = batch;
+}
+
+async fn start_request(
+    peer: &Peer,
+    service: &Arc<dyn Service>,
+    req: message::Request,
+    batch: Option<&Arc<BatchCollector>>,
+) {
+    let shared = &peer.shared;
+    let id = req.id.clone();
+    if req.method == "ping" {
+        let frame = message::encode_result(&id, &serde_json::json!({})).ok();
+        deliver(shared, batch, frame).await;
+        return;
+    }
+    let cancel = shared.handlers.child_token();
+    enum Admit {
+        Yes,
+        Duplicate,
+        Busy(usize),
+    }
+    let admit = {
+        let mut running = lock(&shared.running);
+        let limit = shared.config.max_concurrent_requests;
+        if running.contains_key(&id) {
+            Admit::Duplicate
+        } else if running.len() >= limit {
+            Admit::Busy(limit)
+        } else {
+            let method_is_initialize = req.method == "initialize";
+            running.insert(
+                id.clone(),
+                Running {
+                    cancel: cancel.clone(),
+                    method_is_initialize,
+                },
+            );
+            Admit::Yes
+        }
+    };
+    match admit {
+        Admit::Yes => {}
+        Admit::Duplicate => {
+            warn!(%id, method = %req.method, "ignoring a request whose id is already in use");
+            deliver(shared, batch, None).await;
+            return;
+        }
+        Admit::Busy(limit) => {
+            let error = ErrorObject::internal_error(format!(
+                "too many concurrent requests (limit {limit})"
+            ));
+            deliver(
+                shared,
+                batch,
+                Some(message::encode_error(Some(&id), &error)),
+            )
+            .await;
+            return;
+        }
+    }
+    let ctx = RequestContext {
+        id: id.clone(),
+        cancel: cancel.clone(),
+        peer: peer.clone(),
+    };
+    let method = req.method.clone();
+    let fut = service.request(req, ctx);
+    let shared = shared.clone();
+    let batch = batch.cloned();
+    tokio::spawn(async move {
+        let outcome = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => None,
+            r = AssertUnwindSafe(fut).catch_unwind() => Some(r),
+        };
+        lock(&shared.running).remove(&id);
+        let frame = match outcome {
+            None => {
+                debug!(%id, %method, "request cancelled; no response");
+                None
+            }
+            Some(Ok(Ok(frame))) => Some(frame),
+            Some(Ok(Err(e))) => Some(message::encode_error(Some(&id), &e)),
+            Some(Err(panic)) => {
+                let msg = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".to_owned());
+                warn!(%id, %method, panic = %msg, "request handler panicked");
+                Some(message::encode_error(
+                    Some(&id),
+                    &ErrorObject::internal_error(format!("handler panicked: {msg}")),
+                ))
+            }
+        };
+        deliver(&shared, batch.as_ref(), frame).await;
+    });
+}

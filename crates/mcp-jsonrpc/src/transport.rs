@@ -1,0 +1,132 @@
+//! The `Transport` trait every transport implements, and an in-memory transport for tests.
+//!
+//! A transport moves frames: one frame is one JSON-RPC message or batch, as bytes. It splits
+//! into a reading half and a writing half so that the engine reads and writes concurrently.
+//! The writing half takes every frame queued at the moment in one call, so a transport can
+//! send them with one system call.
+//!
+//! ```
+//! use bytes::Bytes;
+//! use mcp_jsonrpc::transport::{Transport, TransportRead, TransportWrite, memory};
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let (a, b) = memory(16);
+//! let (_a_read, mut a_write) = a.split();
+//! let (mut b_read, _b_write) = b.split();
+//! a_write.write(&[Bytes::from_static(b"{}")]).await.unwrap();
+//! assert_eq!(&b_read.read().await.unwrap().unwrap()[..], b"{}");
+//! # });
+//! ```
+
+use std::future::Future;
+use std::io;
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
+/// Why a frame could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// A frame longer than the transport's limit; it was skipped, the stream goes on.
+    #[error("message of more than {limit} bytes skipped")]
+    Oversized {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// A frame that is not UTF-8; it was skipped, the stream goes on.
+    #[error("message is not valid UTF-8")]
+    InvalidUtf8,
+    /// The stream failed; nothing more will be read.
+    #[error("transport read failed: {0}")]
+    Io(#[from] io::Error),
+}
+
+impl ReadError {
+    /// Whether reading can go on after this error.
+    pub fn is_recoverable(&self) -> bool {
+        !matches!(self, ReadError::Io(_))
+    }
+}
+
+/// The reading half of a transport.
+pub trait TransportRead: Send + 'static {
+    /// The next frame; `None` at the end of the stream.
+    fn read(&mut self) -> impl Future<Output = Option<Result<Bytes, ReadError>>> + Send;
+}
+
+/// The writing half of a transport.
+pub trait TransportWrite: Send + 'static {
+    /// Sends frames in order, as few writes as the transport allows.
+    fn write(&mut self, frames: &[Bytes]) -> impl Future<Output = io::Result<()>> + Send;
+    /// Flushes and closes the stream; the peer sees its end.
+    fn close(&mut self) -> impl Future<Output = io::Result<()>> + Send;
+}
+
+/// A bidirectional transport: send frames, receive the next, close.
+pub trait Transport: Send + 'static {
+    /// The reading half.
+    type Read: TransportRead;
+    /// The writing half.
+    type Write: TransportWrite;
+    /// Splits into halves that work concurrently.
+    fn split(self) -> (Self::Read, Self::Write);
+}
+
+/// One end of an in-memory transport, made by [`memory`].
+#[derive(Debug)]
+pub struct MemoryTransport {
+    rx: mpsc::Receiver<Bytes>,
+    tx: mpsc::Sender<Bytes>,
+}
+
+/// The reading half of a [`MemoryTransport`].
+#[derive(Debug)]
+pub struct MemoryRead(mpsc::Receiver<Bytes>);
+
+/// The writing half of a [`MemoryTransport`].
+#[derive(Debug)]
+pub struct MemoryWrite(Option<mpsc::Sender<Bytes>>);
+
+/// Two connected in-memory transport ends; each direction queues at most `capacity` frames.
+pub fn memory(capacity: usize) -> (MemoryTransport, MemoryTransport) {
+    let (a_tx, b_rx) = mpsc::channel(capacity.max(1));
+    let (b_tx, a_rx) = mpsc::channel(capacity.max(1));
+    (
+        MemoryTransport { rx: a_rx, tx: a_tx },
+        MemoryTransport { rx: b_rx, tx: b_tx },
+    )
+}
+
+impl Transport for MemoryTransport {
+    type Read = MemoryRead;
+    type Write = MemoryWrite;
+    fn split(self) -> (MemoryRead, MemoryWrite) {
+        (MemoryRead(self.rx), MemoryWrite(Some(self.tx)))
+    }
+}
+
+impl TransportRead for MemoryRead {
+    async fn read(&mut self) -> Option<Result<Bytes, ReadError>> {
+        self.0.recv().await.map(Ok)
+    }
+}
+
+impl TransportWrite for MemoryWrite {
+    async fn write(&mut self, frames: &[Bytes]) -> io::Result<()> {
+        let tx = self
+            .0
+            .as_ref()
+            .ok_or_else(|| io::Error::from(io::ErrorKind::BrokenPipe))?;
+        for f in frames {
+            tx.send(f.clone())
+                .await
+                .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
+        }
+        Ok(())
+    }
+    async fn close(&mut self) -> io::Result<()> {
+        self.0 = None;
+        Ok(())
+    }
+}
