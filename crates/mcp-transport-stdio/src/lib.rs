@@ -1,10 +1,41 @@
-//! The stdio transport: newline-delimited JSON over a child's or our own stdin/stdout.
+//! The stdio transport of MCP: newline-delimited JSON over stdin and stdout.
 //!
-//! Server side reads stdin and writes stdout; client side spawns the server as a child process.
+//! - Server side: [`StdioTransport`] reads our stdin and writes our stdout (non-blocking when
+//!   they are pipes). Only protocol messages go to stdout; log to stderr.
+//! - Client side: [`ChildProcess::spawn`] runs a server as a child process and returns the
+//!   transport to it, with a shutdown sequence that never leaves a zombie.
+//! - [`StreamTransport`] frames any reader and writer the same way.
 //!
-//! This crate is a placeholder in the layered workspace (see `ARCHITECTURE.md`); its API
-//! arrives with the issue that builds it.
+//! Lines longer than the limit (default [`DEFAULT_MAX_LINE`], 4 MiB) and lines that are not
+//! UTF-8 are skipped and reported; the stream goes on.
 //!
+//! ```no_run
+//! use std::sync::Arc;
+//! use mcp_jsonrpc::{Peer, PeerConfig, Router};
+//! use mcp_transport_stdio::{ChildCommand, ChildProcess, StdioTransport};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! // A server: serve a router on our stdin/stdout until stdin closes.
+//! let peer = Peer::spawn(StdioTransport::new(), Arc::new(Router::new()), PeerConfig::default());
+//! peer.closed().await;
+//!
+//! // A client: run a server as a child process.
+//! let (transport, child) = ChildProcess::spawn(ChildCommand::new("my-server").arg("--stdio"))?;
+//! let peer = Peer::spawn(transport, Arc::new(Router::new()), PeerConfig::default());
+//! // ... calls ...
+//! peer.close();
+//! let ended = child.shutdown().await?;
+//! println!("server exited: {:?}", ended.status);
+//! # Ok(()) }
 //! ```
-//! use mcp_transport_stdio as _;
-//! ```
+
+mod child;
+mod lines;
+mod server;
+
+pub use child::{
+    ChildCommand, ChildError, ChildProcess, ChildStdinWrite, ChildTransport, Shutdown,
+    ShutdownStep, StderrMode,
+};
+pub use lines::{DEFAULT_MAX_LINE, LineRead, LineWrite};
+pub use server::{Stdin, StdioTransport, Stdout, StreamTransport};

@@ -1,0 +1,359 @@
+//! The client side: a server run as a child process, spoken to over its stdin and stdout.
+//!
+//! [`ChildProcess::spawn`] starts the program and returns the transport and a handle on the
+//! process. The handle shuts the child down the way the specification asks: close its stdin,
+//! wait; send SIGTERM after a grace period, wait; send SIGKILL after another; and always reap
+//! it, so no zombie is left. The child's stderr is forwarded to ours (or to `tracing`, or
+//! dropped) and its last lines are kept, so that a child that dies early can be reported with
+//! its exit status and what it said.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::ffi::OsString;
+use std::io;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use mcp_jsonrpc::Transport;
+use mcp_jsonrpc::transport::TransportWrite;
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use crate::lines::{DEFAULT_MAX_LINE, LineRead, LineWrite};
+
+/// Where the child's stderr goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StderrMode {
+    /// Copied to our stderr, line by line (and its tail kept).
+    #[default]
+    Forward,
+    /// Logged with `tracing` at `info`, target `mcp_transport_stdio::child` (and its tail kept).
+    Trace,
+    /// Only its tail is kept.
+    Capture,
+    /// Inherited: the child writes to our stderr directly; nothing is kept.
+    Inherit,
+}
+
+/// How to run a server as a child process.
+#[derive(Debug, Clone)]
+pub struct ChildCommand {
+    program: OsString,
+    args: Vec<OsString>,
+    env: BTreeMap<OsString, OsString>,
+    env_clear: bool,
+    cwd: Option<PathBuf>,
+    stderr: StderrMode,
+    max_line: usize,
+    grace: Duration,
+    stderr_tail_lines: usize,
+}
+
+impl ChildCommand {
+    /// Runs `program` (looked up in `PATH`).
+    pub fn new(program: impl Into<OsString>) -> Self {
+        ChildCommand {
+            program: program.into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            env_clear: false,
+            cwd: None,
+            stderr: StderrMode::default(),
+            max_line: DEFAULT_MAX_LINE,
+            grace: Duration::from_secs(2),
+            stderr_tail_lines: 50,
+        }
+    }
+    /// Adds an argument.
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+    /// Adds arguments.
+    pub fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+    /// Sets an environment variable.
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+    /// Starts from an empty environment instead of ours.
+    pub fn env_clear(mut self) -> Self {
+        self.env_clear = true;
+        self
+    }
+    /// Sets the working directory.
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+    /// Sets where stderr goes.
+    pub fn stderr(mut self, mode: StderrMode) -> Self {
+        self.stderr = mode;
+        self
+    }
+    /// Sets the maximum length of a message line from the child.
+    pub fn max_line(mut self, bytes: usize) -> Self {
+        self.max_line = bytes;
+        self
+    }
+    /// Sets the grace period of each shutdown step (default 2 s).
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+}
+
+/// Why the child could not be started or stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChildError {
+    /// The program could not be started.
+    #[error("cannot start `{program}`: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// Waiting for or signalling the child failed.
+    #[error("child process: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// The child's stdin as the writing half of the transport; closing it is the first step of the
+/// shutdown sequence.
+#[derive(Debug)]
+pub struct ChildStdinWrite {
+    stdin: Arc<tokio::sync::Mutex<Option<LineWrite<ChildStdin>>>>,
+}
+
+impl TransportWrite for ChildStdinWrite {
+    async fn write(&mut self, frames: &[Bytes]) -> io::Result<()> {
+        match self.stdin.lock().await.as_mut() {
+            Some(w) => w.write(frames).await,
+            None => Err(io::Error::from(io::ErrorKind::BrokenPipe)),
+        }
+    }
+    async fn close(&mut self) -> io::Result<()> {
+        if let Some(mut w) = self.stdin.lock().await.take() {
+            w.close().await?;
+        }
+        Ok(())
+    }
+}
+
+/// The transport to a child process.
+#[derive(Debug)]
+pub struct ChildTransport {
+    read: LineRead<ChildStdout>,
+    write: ChildStdinWrite,
+}
+
+impl Transport for ChildTransport {
+    type Read = LineRead<ChildStdout>;
+    type Write = ChildStdinWrite;
+    fn split(self) -> (Self::Read, Self::Write) {
+        (self.read, self.write)
+    }
+}
+
+/// A running child process.
+#[derive(Debug)]
+pub struct ChildProcess {
+    child: Child,
+    pid: Option<u32>,
+    program: String,
+    stdin: Arc<tokio::sync::Mutex<Option<LineWrite<ChildStdin>>>>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    stderr_task: Option<tokio::task::JoinHandle<()>>,
+    grace: Duration,
+}
+
+impl ChildProcess {
+    /// Starts the child; returns the transport to it and the handle on it.
+    pub fn spawn(command: ChildCommand) -> Result<(ChildTransport, ChildProcess), ChildError> {
+        let program = command.program.to_string_lossy().into_owned();
+        let mut cmd = Command::new(&command.program);
+        cmd.args(&command.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true);
+        if command.env_clear {
+            cmd.env_clear();
+        }
+        cmd.envs(&command.env);
+        if let Some(dir) = &command.cwd {
+            cmd.current_dir(dir);
+        }
+        cmd.stderr(if command.stderr == StderrMode::Inherit {
+            Stdio::inherit()
+        } else {
+            Stdio::piped()
+        });
+        let mut child = cmd.spawn().map_err(|source| ChildError::Spawn {
+            program: program.clone(),
+            source,
+        })?;
+        let pid = child.id();
+        let missing = || ChildError::Io(io::Error::other("child stdio was not piped"));
+        let stdout = child.stdout.take().ok_or_else(missing)?;
+        let stdin = child.stdin.take().ok_or_else(missing)?;
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let mut stderr_task = None;
+        if let Some(stderr) = child.stderr.take() {
+            let tail = tail.clone();
+            let mode = command.stderr;
+            let keep = command.stderr_tail_lines;
+            let name = program.clone();
+            stderr_task = Some(tokio::spawn(async move {
+                let mut lines = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    match mode {
+                        StderrMode::Forward => eprintln!("[{name}] {line}"),
+                        StderrMode::Trace => {
+                            tracing::info!(target: "mcp_transport_stdio::child", program = %name, "{line}")
+                        }
+                        StderrMode::Capture | StderrMode::Inherit => {}
+                    }
+                    let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+                    if tail.len() == keep {
+                        tail.pop_front();
+                    }
+                    tail.push_back(line);
+                }
+            }));
+        }
+        let stdin = Arc::new(tokio::sync::Mutex::new(Some(LineWrite::new(stdin))));
+        let transport = ChildTransport {
+            read: LineRead::new(stdout, command.max_line),
+            write: ChildStdinWrite {
+                stdin: stdin.clone(),
+            },
+        };
+        Ok((
+            transport,
+            ChildProcess {
+                child,
+                pid,
+                program,
+                stdin,
+                tail,
+                stderr_task,
+                grace: command.grace,
+            },
+        ))
+    }
+
+    /// The child's process id (`None` once it was reaped).
+    pub fn id(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// The program's name.
+    pub fn program(&self) -> &str {
+        &self.program
+    }
+
+    /// The last lines the child wrote to stderr.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.tail
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// The exit status, if the child has exited (it is reaped then).
+    pub fn try_exit_status(&mut self) -> io::Result<Option<ExitStatus>> {
+        self.child.try_wait()
+    }
+
+    /// Waits for the child to exit by itself.
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        self.child.wait().await
+    }
+
+    /// Waits for the child to exit by itself and for its stderr to end (at most one grace
+    /// period after the exit), then reports its status and the tail of its stderr.
+    pub async fn wait_with_report(&mut self) -> io::Result<(ExitStatus, String)> {
+        let status = self.child.wait().await?;
+        if let Some(task) = self.stderr_task.take() {
+            let _ = tokio::time::timeout(self.grace, task).await;
+        }
+        Ok((status, self.exit_report(status)))
+    }
+
+    /// A report of an exited child: its status and the tail of its stderr.
+    pub fn exit_report(&self, status: ExitStatus) -> String {
+        let tail = self.stderr_tail();
+        if tail.is_empty() {
+            format!("`{}` exited ({status})", self.program)
+        } else {
+            format!(
+                "`{}` exited ({status}); its stderr ended with:\n{}",
+                self.program,
+                tail.join("\n")
+            )
+        }
+    }
+
+    /// Stops the child: closes its stdin and waits; then SIGTERM and waits; then SIGKILL. The
+    /// child is always reaped. Returns how it ended.
+    pub async fn shutdown(mut self) -> Result<Shutdown, ChildError> {
+        if let Some(mut w) = self.stdin.lock().await.take() {
+            let _ = w.close().await;
+        }
+        if let Ok(status) = tokio::time::timeout(self.grace, self.child.wait()).await {
+            return Ok(Shutdown {
+                status: status?,
+                step: ShutdownStep::StdinClosed,
+            });
+        }
+        if let Some(pid) = self
+            .pid
+            .and_then(|p| i32::try_from(p).ok())
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+        if let Ok(status) = tokio::time::timeout(self.grace, self.child.wait()).await {
+            return Ok(Shutdown {
+                status: status?,
+                step: ShutdownStep::Terminated,
+            });
+        }
+        self.child.start_kill()?;
+        let status = self.child.wait().await?;
+        Ok(Shutdown {
+            status,
+            step: ShutdownStep::Killed,
+        })
+    }
+}
+
+/// How a child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shutdown {
+    /// Its exit status.
+    pub status: ExitStatus,
+    /// The step that ended it.
+    pub step: ShutdownStep,
+}
+
+/// The step of the shutdown sequence that ended a child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShutdownStep {
+    /// It exited after its stdin was closed.
+    StdinClosed,
+    /// It exited after SIGTERM.
+    Terminated,
+    /// It was killed with SIGKILL.
+    Killed,
+}
