@@ -2,7 +2,9 @@
 //!
 //! - `codegen`: regenerates `crates/mcp-types/src/generated/` from the vendored schemas.
 //! - `ci`: everything CI checks (formatting, clippy, tests, docs).
+//! - `bench`: round-trip benchmarks of the stdio server against a no-library baseline.
 
+mod bench;
 mod ci;
 mod codegen;
 
@@ -16,7 +18,8 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("codegen") => codegen::run(&root),
         Some("ci") => ci::run(&root, &args[1..]),
-        _ => bail!("usage: cargo xtask <codegen|ci>"),
+        Some("bench") => bench::run(&root),
+        _ => bail!("usage: cargo xtask <codegen|ci|bench>"),
     }
 }
 
