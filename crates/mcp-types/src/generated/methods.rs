@@ -2,9 +2,11 @@
 //!
 //! Method markers: every request and notification with its method name.
 
-use super::types::*;
+use crate::method::{
+    Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request,
+};
 use crate::Revisions;
-use crate::method::{Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request};
+use super::types::*;
 impl Request for CallToolRequest {
     const METHOD: &'static str = "tools/call";
     const DIRECTION: Direction = Direction::ClientToServer;
@@ -236,9 +238,7 @@ impl ParamsMeta for CallToolRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta
-            .get_or_insert_with(Default::default)
-            .progress_token = Some(token);
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
     }
 }
 impl ParamsMeta for CancelTaskRequestParams {
@@ -252,9 +252,7 @@ impl ParamsMeta for CompleteRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta
-            .get_or_insert_with(Default::default)
-            .progress_token = Some(token);
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
     }
 }
 impl ParamsMeta for CreateMessageRequestParams {
@@ -262,9 +260,7 @@ impl ParamsMeta for CreateMessageRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta
-            .get_or_insert_with(Default::default)
-            .progress_token = Some(token);
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
     }
 }
 impl ParamsMeta for ElicitRequestParams {
@@ -278,9 +274,7 @@ impl ParamsMeta for GetPromptRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta
-            .get_or_insert_with(Default::default)
-            .progress_token = Some(token);
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
     }
 }
 impl ParamsMeta for GetTaskPayloadRequestParams {
@@ -300,9 +294,7 @@ impl ParamsMeta for InitializeRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta
-            .get_or_insert_with(Default::default)
-            .progress_token = Some(token);
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
     }
 }
 impl ParamsMeta for PaginatedRequestParams {
@@ -310,9 +302,7 @@ impl ParamsMeta for PaginatedRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta
-            .get_or_insert_with(Default::default)
-            .progress_token = Some(token);
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
     }
 }
 impl ParamsMeta for ReadResourceRequestParams {
@@ -320,9 +310,7 @@ impl ParamsMeta for ReadResourceRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta
-            .get_or_insert_with(Default::default)
-            .progress_token = Some(token);
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
     }
 }
 impl ParamsMeta for RequestParams {
@@ -330,9 +318,7 @@ impl ParamsMeta for RequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta
-            .get_or_insert_with(Default::default)
-            .progress_token = Some(token);
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
     }
 }
 impl ParamsMeta for SetLevelRequestParams {
@@ -340,9 +326,7 @@ impl ParamsMeta for SetLevelRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta
-            .get_or_insert_with(Default::default)
-            .progress_token = Some(token);
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
     }
 }
 impl ParamsMeta for SubscribeRequestParams {
@@ -350,9 +334,7 @@ impl ParamsMeta for SubscribeRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta
-            .get_or_insert_with(Default::default)
-            .progress_token = Some(token);
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
     }
 }
 impl ParamsMeta for SubscriptionsListenRequestParams {
@@ -368,9 +350,7 @@ impl ParamsMeta for UnsubscribeRequestParams {
         self.meta.as_ref()?.progress_token.as_ref()
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        self.meta
-            .get_or_insert_with(Default::default)
-            .progress_token = Some(token);
+        self.meta.get_or_insert_with(Default::default).progress_token = Some(token);
     }
 }
 /// Every request and notification of every revision, sorted by type name.

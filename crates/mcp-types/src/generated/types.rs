@@ -8,10 +8,10 @@
     rustdoc::broken_intra_doc_links,
     rustdoc::invalid_html_tags
 )]
-use crate::Revisions;
-use crate::wire::{ForRevision, Probe, WireSerialize};
-use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::ser::SerializeMap;
+use crate::wire::{ForRevision, Probe, WireSerialize};
+use crate::Revisions;
 /// Base for objects that include optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 ///
 /// Revisions: 2024-11-05.
@@ -166,15 +166,23 @@ impl<'de> Deserialize<'de> for AnyResourceContents {
             <BlobResourceContents as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::TextResourceContents)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::BlobResourceContents)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of AnyResourceContents",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v)
+                    .map(Self::TextResourceContents)
+                    .map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v)
+                    .map(Self::BlobResourceContents)
+                    .map_err(D::Error::custom)
+            }
+            _ => {
+                Err(
+                    D::Error::custom(
+                        "data did not match any variant of AnyResourceContents",
+                    ),
+                )
+            }
         }
     }
 }
@@ -202,9 +210,9 @@ impl Probe for AnyResourceContents {
             <TextResourceContents as Probe>::probe(v),
             <BlobResourceContents as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<TextResourceContents> for AnyResourceContents {
@@ -286,7 +294,13 @@ impl Serialize for AudioContent {
 }
 impl Probe for AudioContent {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = ["_meta", "annotations", "data", "mimeType", "type"];
+        const KNOWN: [&str; 5usize] = [
+            "_meta",
+            "annotations",
+            "data",
+            "mimeType",
+            "type",
+        ];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -887,9 +901,7 @@ impl Probe for CallToolRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -1244,7 +1256,10 @@ pub struct CallToolResultResponse {
 }
 impl CallToolResultResponse {
     /// A `CallToolResultResponse` with the required fields set and every optional one empty.
-    pub fn new(id: impl Into<RequestId>, result: impl Into<CallToolResultResponseResult>) -> Self {
+    pub fn new(
+        id: impl Into<RequestId>,
+        result: impl Into<CallToolResultResponseResult>,
+    ) -> Self {
         Self {
             id: id.into(),
             result: result.into(),
@@ -1327,15 +1342,21 @@ impl<'de> Deserialize<'de> for CallToolResultResponseResult {
             <CallToolResult as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::InputRequired)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::CallTool)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of CallToolResultResponseResult",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v)
+                    .map(Self::InputRequired)
+                    .map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v).map(Self::CallTool).map_err(D::Error::custom)
+            }
+            _ => {
+                Err(
+                    D::Error::custom(
+                        "data did not match any variant of CallToolResultResponseResult",
+                    ),
+                )
+            }
         }
     }
 }
@@ -1359,13 +1380,10 @@ impl Serialize for CallToolResultResponseResult {
 }
 impl Probe for CallToolResultResponseResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        [
-            <InputRequiredResult as Probe>::probe(v),
-            <CallToolResult as Probe>::probe(v),
-        ]
-        .into_iter()
-        .flatten()
-        .max()
+        [<InputRequiredResult as Probe>::probe(v), <CallToolResult as Probe>::probe(v)]
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<InputRequiredResult> for CallToolResultResponseResult {
@@ -1392,7 +1410,10 @@ pub struct CancelTaskRequest {
 }
 impl CancelTaskRequest {
     /// A `CancelTaskRequest` with the required fields set and every optional one empty.
-    pub fn new(id: impl Into<RequestId>, params: impl Into<CancelTaskRequestParams>) -> Self {
+    pub fn new(
+        id: impl Into<RequestId>,
+        params: impl Into<CancelTaskRequestParams>,
+    ) -> Self {
         Self {
             id: id.into(),
             params: params.into(),
@@ -1477,9 +1498,7 @@ pub struct CancelTaskRequestParams {
 impl CancelTaskRequestParams {
     /// A `CancelTaskRequestParams` with the required fields set and every optional one empty.
     pub fn new(task_id: impl Into<String>) -> Self {
-        Self {
-            task_id: task_id.into(),
-        }
+        Self { task_id: task_id.into() }
     }
 }
 impl WireSerialize for CancelTaskRequestParams {
@@ -1790,9 +1809,7 @@ impl Probe for CancelledNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -2009,7 +2026,9 @@ impl Probe for ClientCapabilities {
         }
         match m.get("experimental") {
             Some(x) => {
-                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x).is_none() {
+                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x)
+                    .is_none()
+                {
                     return None;
                 }
             }
@@ -2017,7 +2036,9 @@ impl Probe for ClientCapabilities {
         }
         match m.get("extensions") {
             Some(x) => {
-                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x).is_none() {
+                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x)
+                    .is_none()
+                {
                     return None;
                 }
             }
@@ -2374,7 +2395,9 @@ impl Probe for ClientCapabilitiesTasksRequests {
         let m = v.as_object()?;
         match m.get("elicitation") {
             Some(x) => {
-                if <ClientCapabilitiesTasksRequestsElicitation as Probe>::probe(x).is_none() {
+                if <ClientCapabilitiesTasksRequestsElicitation as Probe>::probe(x)
+                    .is_none()
+                {
                     return None;
                 }
             }
@@ -2382,7 +2405,8 @@ impl Probe for ClientCapabilitiesTasksRequests {
         }
         match m.get("sampling") {
             Some(x) => {
-                if <ClientCapabilitiesTasksRequestsSampling as Probe>::probe(x).is_none() {
+                if <ClientCapabilitiesTasksRequestsSampling as Probe>::probe(x).is_none()
+                {
                     return None;
                 }
             }
@@ -2531,28 +2555,44 @@ impl WireSerialize for ClientNotification {
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
             Self::Initialized(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientNotification::Initialized` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientNotification::Initialized` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::Progress(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientNotification::Progress` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientNotification::Progress` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::RootsListChanged(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientNotification::RootsListChanged` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientNotification::RootsListChanged` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::TaskStatus(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientNotification::TaskStatus` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientNotification::TaskStatus` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::Cancelled(v) => ForRevision::new(v, revs).serialize(s),
             Self::Initialized(v) => ForRevision::new(v, revs).serialize(s),
@@ -2577,9 +2617,9 @@ impl Probe for ClientNotification {
             <RootsListChangedNotification as Probe>::probe(v),
             <TaskStatusNotification as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<CancelledNotification> for ClientNotification {
@@ -2677,70 +2717,116 @@ impl WireSerialize for ClientRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
             Self::Initialize(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientRequest::Initialize` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientRequest::Initialize` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::Ping(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientRequest::Ping` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientRequest::Ping` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::Subscribe(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientRequest::Subscribe` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientRequest::Subscribe` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::Unsubscribe(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientRequest::Unsubscribe` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientRequest::Unsubscribe` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::SetLevel(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientRequest::SetLevel` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientRequest::SetLevel` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::GetTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientRequest::GetTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientRequest::GetTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::GetTaskPayload(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientRequest::GetTaskPayload` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientRequest::GetTaskPayload` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::CancelTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientRequest::CancelTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientRequest::CancelTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::ListTasks(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientRequest::ListTasks` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientRequest::ListTasks` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::Discover(_) if !revs.intersects(Revisions::from_bits(16u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientRequest::Discover` is not part of protocol revision(s) {:?} (only 2026-07-28)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientRequest::Discover` is not part of protocol revision(s) {:?} (only 2026-07-28)",
+                            revs
+                        ),
+                    ),
+                )
             }
-            Self::SubscriptionsListen(_) if !revs.intersects(Revisions::from_bits(16u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientRequest::SubscriptionsListen` is not part of protocol revision(s) {:?} (only 2026-07-28)",
-                    revs
-                )))
+            Self::SubscriptionsListen(
+                _,
+            ) if !revs.intersects(Revisions::from_bits(16u8)) => {
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientRequest::SubscriptionsListen` is not part of protocol revision(s) {:?} (only 2026-07-28)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::Initialize(v) => ForRevision::new(v, revs).serialize(s),
             Self::Ping(v) => ForRevision::new(v, revs).serialize(s),
@@ -2793,9 +2879,9 @@ impl Probe for ClientRequest {
             <DiscoverRequest as Probe>::probe(v),
             <SubscriptionsListenRequest as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<InitializeRequest> for ClientRequest {
@@ -2930,33 +3016,35 @@ impl<'de> Deserialize<'de> for ClientResult {
             <ListTasksResult as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::Generic)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::CreateMessage)
-                .map_err(D::Error::custom),
-            Some(2usize) => serde_json::from_value(v)
-                .map(Self::ListRoots)
-                .map_err(D::Error::custom),
-            Some(3usize) => serde_json::from_value(v)
-                .map(Self::Elicit)
-                .map_err(D::Error::custom),
-            Some(4usize) => serde_json::from_value(v)
-                .map(Self::GetTask)
-                .map_err(D::Error::custom),
-            Some(5usize) => serde_json::from_value(v)
-                .map(Self::GetTaskPayload)
-                .map_err(D::Error::custom),
-            Some(6usize) => serde_json::from_value(v)
-                .map(Self::CancelTask)
-                .map_err(D::Error::custom),
-            Some(7usize) => serde_json::from_value(v)
-                .map(Self::ListTasks)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of ClientResult",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v).map(Self::Generic).map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v)
+                    .map(Self::CreateMessage)
+                    .map_err(D::Error::custom)
+            }
+            Some(2usize) => {
+                serde_json::from_value(v).map(Self::ListRoots).map_err(D::Error::custom)
+            }
+            Some(3usize) => {
+                serde_json::from_value(v).map(Self::Elicit).map_err(D::Error::custom)
+            }
+            Some(4usize) => {
+                serde_json::from_value(v).map(Self::GetTask).map_err(D::Error::custom)
+            }
+            Some(5usize) => {
+                serde_json::from_value(v)
+                    .map(Self::GetTaskPayload)
+                    .map_err(D::Error::custom)
+            }
+            Some(6usize) => {
+                serde_json::from_value(v).map(Self::CancelTask).map_err(D::Error::custom)
+            }
+            Some(7usize) => {
+                serde_json::from_value(v).map(Self::ListTasks).map_err(D::Error::custom)
+            }
+            _ => Err(D::Error::custom("data did not match any variant of ClientResult")),
         }
     }
 }
@@ -2968,46 +3056,74 @@ impl WireSerialize for ClientResult {
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
             Self::CreateMessage(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientResult::CreateMessage` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientResult::CreateMessage` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::ListRoots(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientResult::ListRoots` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientResult::ListRoots` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::Elicit(_) if !revs.intersects(Revisions::from_bits(12u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientResult::Elicit` is not part of protocol revision(s) {:?} (only 2025-06-18, 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientResult::Elicit` is not part of protocol revision(s) {:?} (only 2025-06-18, 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::GetTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientResult::GetTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientResult::GetTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::GetTaskPayload(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientResult::GetTaskPayload` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientResult::GetTaskPayload` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::CancelTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientResult::CancelTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientResult::CancelTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::ListTasks(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ClientResult::ListTasks` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ClientResult::ListTasks` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::Generic(v) => ForRevision::new(v, revs).serialize(s),
             Self::CreateMessage(v) => ForRevision::new(v, revs).serialize(s),
@@ -3038,9 +3154,9 @@ impl Probe for ClientResult {
             <CancelTaskResult as Probe>::probe(v),
             <ListTasksResult as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<GenericResult> for ClientResult {
@@ -3164,9 +3280,7 @@ impl Probe for CompleteRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -3412,7 +3526,9 @@ impl Probe for CompleteRequestParamsContext {
         let m = v.as_object()?;
         match m.get("arguments") {
             Some(x) => {
-                if <std::collections::BTreeMap<String, String> as Probe>::probe(x).is_none() {
+                if <std::collections::BTreeMap<String, String> as Probe>::probe(x)
+                    .is_none()
+                {
                     return None;
                 }
             }
@@ -3722,9 +3838,9 @@ impl Probe for CompletionReference {
             <PromptReference as Probe>::probe(v),
             <ResourceTemplateReference as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<PromptReference> for CompletionReference {
@@ -3765,16 +3881,24 @@ impl WireSerialize for ContentBlock {
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
             Self::Audio(_) if !revs.intersects(Revisions::from_bits(30u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ContentBlock::Audio` is not part of protocol revision(s) {:?} (only 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ContentBlock::Audio` is not part of protocol revision(s) {:?} (only 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::ResourceLink(_) if !revs.intersects(Revisions::from_bits(28u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ContentBlock::ResourceLink` is not part of protocol revision(s) {:?} (only 2025-06-18, 2025-11-25, 2026-07-28)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ContentBlock::ResourceLink` is not part of protocol revision(s) {:?} (only 2025-06-18, 2025-11-25, 2026-07-28)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::Text(v) => ForRevision::new(v, revs).serialize(s),
             Self::Image(v) => ForRevision::new(v, revs).serialize(s),
@@ -3799,9 +3923,9 @@ impl Probe for ContentBlock {
             <AudioContent as Probe>::probe(v),
             <ResourceLink as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<TextContent> for ContentBlock {
@@ -3910,9 +4034,7 @@ impl Probe for CreateMessageRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -4003,7 +4125,10 @@ pub struct CreateMessageRequestParams {
 }
 impl CreateMessageRequestParams {
     /// A `CreateMessageRequestParams` with the required fields set and every optional one empty.
-    pub fn new(max_tokens: impl Into<i64>, messages: impl Into<Vec<SamplingMessage>>) -> Self {
+    pub fn new(
+        max_tokens: impl Into<i64>,
+        messages: impl Into<Vec<SamplingMessage>>,
+    ) -> Self {
         Self {
             meta: None,
             include_context: None,
@@ -4298,7 +4423,13 @@ impl Serialize for CreateMessageResult {
 }
 impl Probe for CreateMessageResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = ["role", "_meta", "content", "model", "stopReason"];
+        const KNOWN: [&str; 5usize] = [
+            "role",
+            "_meta",
+            "content",
+            "model",
+            "stopReason",
+        ];
         let m = v.as_object()?;
         match m.get("role") {
             Some(x) => {
@@ -4608,7 +4739,10 @@ impl WireSerialize for DiscoverResult {
             m.serialize_entry("cacheScope", &ForRevision::new(&self.cache_scope, revs))?;
         }
         if revs.intersects(Revisions::from_bits(16u8)) {
-            m.serialize_entry("capabilities", &ForRevision::new(&self.capabilities, revs))?;
+            m.serialize_entry(
+                "capabilities",
+                &ForRevision::new(&self.capabilities, revs),
+            )?;
         }
         if let Some(v) = &self.instructions {
             if revs.intersects(Revisions::from_bits(16u8)) {
@@ -4952,9 +5086,7 @@ impl Probe for ElicitRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -5071,7 +5203,13 @@ impl Serialize for ElicitRequestFormParams {
 }
 impl Probe for ElicitRequestFormParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = ["_meta", "message", "mode", "requestedSchema", "task"];
+        const KNOWN: [&str; 5usize] = [
+            "_meta",
+            "message",
+            "mode",
+            "requestedSchema",
+            "task",
+        ];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -5099,7 +5237,8 @@ impl Probe for ElicitRequestFormParams {
         }
         match m.get("requestedSchema") {
             Some(x) => {
-                if <ElicitRequestFormParamsRequestedSchema as Probe>::probe(x).is_none() {
+                if <ElicitRequestFormParamsRequestedSchema as Probe>::probe(x).is_none()
+                {
                     return None;
                 }
             }
@@ -5139,7 +5278,9 @@ pub struct ElicitRequestFormParamsRequestedSchema {
 impl ElicitRequestFormParamsRequestedSchema {
     /// A `ElicitRequestFormParamsRequestedSchema` with the required fields set and every optional one empty.
     pub fn new(
-        properties: impl Into<std::collections::BTreeMap<String, PrimitiveSchemaDefinition>>,
+        properties: impl Into<
+            std::collections::BTreeMap<String, PrimitiveSchemaDefinition>,
+        >,
     ) -> Self {
         Self {
             schema: None,
@@ -5195,10 +5336,11 @@ impl Probe for ElicitRequestFormParamsRequestedSchema {
         }
         match m.get("properties") {
             Some(x) => {
-                if <std::collections::BTreeMap<String, PrimitiveSchemaDefinition> as Probe>::probe(
-                    x,
-                )
-                .is_none()
+                if <std::collections::BTreeMap<
+                    String,
+                    PrimitiveSchemaDefinition,
+                > as Probe>::probe(x)
+                    .is_none()
                 {
                     return None;
                 }
@@ -5243,15 +5385,23 @@ impl<'de> Deserialize<'de> for ElicitRequestParams {
             <ElicitRequestFormParams as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::ElicitRequestURL)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::ElicitRequestForm)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of ElicitRequestParams",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v)
+                    .map(Self::ElicitRequestURL)
+                    .map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v)
+                    .map(Self::ElicitRequestForm)
+                    .map_err(D::Error::custom)
+            }
+            _ => {
+                Err(
+                    D::Error::custom(
+                        "data did not match any variant of ElicitRequestParams",
+                    ),
+                )
+            }
         }
     }
 }
@@ -5279,9 +5429,9 @@ impl Probe for ElicitRequestParams {
             <ElicitRequestURLParams as Probe>::probe(v),
             <ElicitRequestFormParams as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<ElicitRequestURLParams> for ElicitRequestParams {
@@ -5384,7 +5534,14 @@ impl Serialize for ElicitRequestURLParams {
 }
 impl Probe for ElicitRequestURLParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 6usize] = ["_meta", "elicitationId", "message", "mode", "task", "url"];
+        const KNOWN: [&str; 6usize] = [
+            "_meta",
+            "elicitationId",
+            "message",
+            "mode",
+            "task",
+            "url",
+        ];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -5525,7 +5682,10 @@ impl Probe for ElicitResult {
         }
         match m.get("content") {
             Some(x) => {
-                if <std::collections::BTreeMap<String, ElicitResultContentValue> as Probe>::probe(x)
+                if <std::collections::BTreeMap<
+                    String,
+                    ElicitResultContentValue,
+                > as Probe>::probe(x)
                     .is_none()
                 {
                     return None;
@@ -5559,21 +5719,25 @@ impl<'de> Deserialize<'de> for ElicitResultContentValue {
             <Vec<String> as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::String)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::Integer)
-                .map_err(D::Error::custom),
-            Some(2usize) => serde_json::from_value(v)
-                .map(Self::Boolean)
-                .map_err(D::Error::custom),
-            Some(3usize) => serde_json::from_value(v)
-                .map(Self::Array)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of ElicitResultContentValue",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v).map(Self::String).map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v).map(Self::Integer).map_err(D::Error::custom)
+            }
+            Some(2usize) => {
+                serde_json::from_value(v).map(Self::Boolean).map_err(D::Error::custom)
+            }
+            Some(3usize) => {
+                serde_json::from_value(v).map(Self::Array).map_err(D::Error::custom)
+            }
+            _ => {
+                Err(
+                    D::Error::custom(
+                        "data did not match any variant of ElicitResultContentValue",
+                    ),
+                )
+            }
         }
     }
 }
@@ -5585,10 +5749,14 @@ impl WireSerialize for ElicitResultContentValue {
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
             Self::Array(_) if !revs.intersects(Revisions::from_bits(24u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ElicitResultContentValue::Array` is not part of protocol revision(s) {:?} (only 2025-11-25, 2026-07-28)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ElicitResultContentValue::Array` is not part of protocol revision(s) {:?} (only 2025-11-25, 2026-07-28)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::String(v) => ForRevision::new(v, revs).serialize(s),
             Self::Integer(v) => ForRevision::new(v, revs).serialize(s),
@@ -5611,9 +5779,9 @@ impl Probe for ElicitResultContentValue {
             <bool as Probe>::probe(v),
             <Vec<String> as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 /// An optional notification from the server to the client, informing it of a completion of a out-of-band elicitation request.
@@ -5628,9 +5796,7 @@ pub struct ElicitationCompleteNotification {
 impl ElicitationCompleteNotification {
     /// A `ElicitationCompleteNotification` with the required fields set and every optional one empty.
     pub fn new(params: impl Into<ElicitationCompleteNotificationParams>) -> Self {
-        Self {
-            params: params.into(),
-        }
+        Self { params: params.into() }
     }
 }
 impl WireSerialize for ElicitationCompleteNotification {
@@ -5875,24 +6041,32 @@ impl<'de> Deserialize<'de> for EnumSchema {
             <LegacyTitledEnumSchema as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::UntitledSingleSelectEnum)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::TitledSingleSelectEnum)
-                .map_err(D::Error::custom),
-            Some(2usize) => serde_json::from_value(v)
-                .map(Self::UntitledMultiSelectEnum)
-                .map_err(D::Error::custom),
-            Some(3usize) => serde_json::from_value(v)
-                .map(Self::TitledMultiSelectEnum)
-                .map_err(D::Error::custom),
-            Some(4usize) => serde_json::from_value(v)
-                .map(Self::LegacyTitledEnum)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of EnumSchema",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v)
+                    .map(Self::UntitledSingleSelectEnum)
+                    .map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v)
+                    .map(Self::TitledSingleSelectEnum)
+                    .map_err(D::Error::custom)
+            }
+            Some(2usize) => {
+                serde_json::from_value(v)
+                    .map(Self::UntitledMultiSelectEnum)
+                    .map_err(D::Error::custom)
+            }
+            Some(3usize) => {
+                serde_json::from_value(v)
+                    .map(Self::TitledMultiSelectEnum)
+                    .map_err(D::Error::custom)
+            }
+            Some(4usize) => {
+                serde_json::from_value(v)
+                    .map(Self::LegacyTitledEnum)
+                    .map_err(D::Error::custom)
+            }
+            _ => Err(D::Error::custom("data did not match any variant of EnumSchema")),
         }
     }
 }
@@ -5926,9 +6100,9 @@ impl Probe for EnumSchema {
             <TitledMultiSelectEnumSchema as Probe>::probe(v),
             <LegacyTitledEnumSchema as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<UntitledSingleSelectEnumSchema> for EnumSchema {
@@ -6441,9 +6615,7 @@ impl Probe for GetPromptRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -6578,7 +6750,9 @@ impl Probe for GetPromptRequestParams {
         }
         match m.get("arguments") {
             Some(x) => {
-                if <std::collections::BTreeMap<String, String> as Probe>::probe(x).is_none() {
+                if <std::collections::BTreeMap<String, String> as Probe>::probe(x)
+                    .is_none()
+                {
                     return None;
                 }
             }
@@ -6734,7 +6908,10 @@ pub struct GetPromptResultResponse {
 }
 impl GetPromptResultResponse {
     /// A `GetPromptResultResponse` with the required fields set and every optional one empty.
-    pub fn new(id: impl Into<RequestId>, result: impl Into<GetPromptResultResponseResult>) -> Self {
+    pub fn new(
+        id: impl Into<RequestId>,
+        result: impl Into<GetPromptResultResponseResult>,
+    ) -> Self {
         Self {
             id: id.into(),
             result: result.into(),
@@ -6817,15 +6994,21 @@ impl<'de> Deserialize<'de> for GetPromptResultResponseResult {
             <GetPromptResult as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::InputRequired)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::GetPrompt)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of GetPromptResultResponseResult",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v)
+                    .map(Self::InputRequired)
+                    .map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v).map(Self::GetPrompt).map_err(D::Error::custom)
+            }
+            _ => {
+                Err(
+                    D::Error::custom(
+                        "data did not match any variant of GetPromptResultResponseResult",
+                    ),
+                )
+            }
         }
     }
 }
@@ -6849,13 +7032,10 @@ impl Serialize for GetPromptResultResponseResult {
 }
 impl Probe for GetPromptResultResponseResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        [
-            <InputRequiredResult as Probe>::probe(v),
-            <GetPromptResult as Probe>::probe(v),
-        ]
-        .into_iter()
-        .flatten()
-        .max()
+        [<InputRequiredResult as Probe>::probe(v), <GetPromptResult as Probe>::probe(v)]
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<InputRequiredResult> for GetPromptResultResponseResult {
@@ -6882,7 +7062,10 @@ pub struct GetTaskPayloadRequest {
 }
 impl GetTaskPayloadRequest {
     /// A `GetTaskPayloadRequest` with the required fields set and every optional one empty.
-    pub fn new(id: impl Into<RequestId>, params: impl Into<GetTaskPayloadRequestParams>) -> Self {
+    pub fn new(
+        id: impl Into<RequestId>,
+        params: impl Into<GetTaskPayloadRequestParams>,
+    ) -> Self {
         Self {
             id: id.into(),
             params: params.into(),
@@ -6967,9 +7150,7 @@ pub struct GetTaskPayloadRequestParams {
 impl GetTaskPayloadRequestParams {
     /// A `GetTaskPayloadRequestParams` with the required fields set and every optional one empty.
     pub fn new(task_id: impl Into<String>) -> Self {
-        Self {
-            task_id: task_id.into(),
-        }
+        Self { task_id: task_id.into() }
     }
 }
 impl WireSerialize for GetTaskPayloadRequestParams {
@@ -7077,7 +7258,10 @@ pub struct GetTaskRequest {
 }
 impl GetTaskRequest {
     /// A `GetTaskRequest` with the required fields set and every optional one empty.
-    pub fn new(id: impl Into<RequestId>, params: impl Into<GetTaskRequestParams>) -> Self {
+    pub fn new(
+        id: impl Into<RequestId>,
+        params: impl Into<GetTaskRequestParams>,
+    ) -> Self {
         Self {
             id: id.into(),
             params: params.into(),
@@ -7162,9 +7346,7 @@ pub struct GetTaskRequestParams {
 impl GetTaskRequestParams {
     /// A `GetTaskRequestParams` with the required fields set and every optional one empty.
     pub fn new(task_id: impl Into<String>) -> Self {
-        Self {
-            task_id: task_id.into(),
-        }
+        Self { task_id: task_id.into() }
     }
 }
 impl WireSerialize for GetTaskRequestParams {
@@ -7884,7 +8066,13 @@ impl Serialize for ImageContent {
 }
 impl Probe for ImageContent {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = ["_meta", "annotations", "data", "mimeType", "type"];
+        const KNOWN: [&str; 5usize] = [
+            "_meta",
+            "annotations",
+            "data",
+            "mimeType",
+            "type",
+        ];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -8259,9 +8447,7 @@ impl Probe for InitializeRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -8334,7 +8520,10 @@ impl WireSerialize for InitializeRequestParams {
             }
         }
         if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("capabilities", &ForRevision::new(&self.capabilities, revs))?;
+            m.serialize_entry(
+                "capabilities",
+                &ForRevision::new(&self.capabilities, revs),
+            )?;
         }
         if revs.intersects(Revisions::from_bits(15u8)) {
             m.serialize_entry("clientInfo", &ForRevision::new(&self.client_info, revs))?;
@@ -8356,7 +8545,12 @@ impl Serialize for InitializeRequestParams {
 }
 impl Probe for InitializeRequestParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 4usize] = ["_meta", "capabilities", "clientInfo", "protocolVersion"];
+        const KNOWN: [&str; 4usize] = [
+            "_meta",
+            "capabilities",
+            "clientInfo",
+            "protocolVersion",
+        ];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -8452,7 +8646,10 @@ impl WireSerialize for InitializeResult {
             }
         }
         if revs.intersects(Revisions::from_bits(15u8)) {
-            m.serialize_entry("capabilities", &ForRevision::new(&self.capabilities, revs))?;
+            m.serialize_entry(
+                "capabilities",
+                &ForRevision::new(&self.capabilities, revs),
+            )?;
         }
         if let Some(v) = &self.instructions {
             if revs.intersects(Revisions::from_bits(15u8)) {
@@ -8589,9 +8786,7 @@ impl Probe for InitializedNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -8653,9 +8848,9 @@ impl Probe for InputRequest {
             <ListRootsRequest as Probe>::probe(v),
             <ElicitRequest as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<CreateMessageRequest> for InputRequest {
@@ -8753,7 +8948,12 @@ impl Serialize for InputRequiredResult {
 }
 impl Probe for InputRequiredResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 4usize] = ["_meta", "inputRequests", "requestState", "resultType"];
+        const KNOWN: [&str; 4usize] = [
+            "_meta",
+            "inputRequests",
+            "requestState",
+            "resultType",
+        ];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -8812,18 +9012,18 @@ impl<'de> Deserialize<'de> for InputResponse {
             <ElicitResult as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::CreateMessage)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::ListRoots)
-                .map_err(D::Error::custom),
-            Some(2usize) => serde_json::from_value(v)
-                .map(Self::Elicit)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of InputResponse",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v)
+                    .map(Self::CreateMessage)
+                    .map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v).map(Self::ListRoots).map_err(D::Error::custom)
+            }
+            Some(2usize) => {
+                serde_json::from_value(v).map(Self::Elicit).map_err(D::Error::custom)
+            }
+            _ => Err(D::Error::custom("data did not match any variant of InputResponse")),
         }
     }
 }
@@ -8853,9 +9053,9 @@ impl Probe for InputResponse {
             <ListRootsResult as Probe>::probe(v),
             <ElicitResult as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<CreateMessageResult> for InputResponse {
@@ -9273,15 +9473,21 @@ impl<'de> Deserialize<'de> for JSONRPCBatchRequestItem {
             <JSONRPCNotification as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::JSONRPC)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::JSONRPCNotification)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of JSONRPCBatchRequestItem",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v).map(Self::JSONRPC).map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v)
+                    .map(Self::JSONRPCNotification)
+                    .map_err(D::Error::custom)
+            }
+            _ => {
+                Err(
+                    D::Error::custom(
+                        "data did not match any variant of JSONRPCBatchRequestItem",
+                    ),
+                )
+            }
         }
     }
 }
@@ -9305,13 +9511,10 @@ impl Serialize for JSONRPCBatchRequestItem {
 }
 impl Probe for JSONRPCBatchRequestItem {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        [
-            <JSONRPCRequest as Probe>::probe(v),
-            <JSONRPCNotification as Probe>::probe(v),
-        ]
-        .into_iter()
-        .flatten()
-        .max()
+        [<JSONRPCRequest as Probe>::probe(v), <JSONRPCNotification as Probe>::probe(v)]
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<JSONRPCRequest> for JSONRPCBatchRequestItem {
@@ -9345,15 +9548,21 @@ impl<'de> Deserialize<'de> for JSONRPCBatchResponseItem {
             <JSONRPCErrorResponse as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::JSONRPC)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::JSONRPCErrorResponse)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of JSONRPCBatchResponseItem",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v).map(Self::JSONRPC).map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v)
+                    .map(Self::JSONRPCErrorResponse)
+                    .map_err(D::Error::custom)
+            }
+            _ => {
+                Err(
+                    D::Error::custom(
+                        "data did not match any variant of JSONRPCBatchResponseItem",
+                    ),
+                )
+            }
         }
     }
 }
@@ -9381,9 +9590,9 @@ impl Probe for JSONRPCBatchResponseItem {
             <JSONRPCResultResponse as Probe>::probe(v),
             <JSONRPCErrorResponse as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<JSONRPCResultResponse> for JSONRPCBatchResponseItem {
@@ -9509,27 +9718,33 @@ impl<'de> Deserialize<'de> for JSONRPCMessage {
             <Vec<JSONRPCBatchResponseItem> as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::JSONRPC)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::JSONRPCNotification)
-                .map_err(D::Error::custom),
-            Some(2usize) => serde_json::from_value(v)
-                .map(Self::JSONRPCResultResponse)
-                .map_err(D::Error::custom),
-            Some(3usize) => serde_json::from_value(v)
-                .map(Self::JSONRPCErrorResponse)
-                .map_err(D::Error::custom),
-            Some(4usize) => serde_json::from_value(v)
-                .map(Self::Array)
-                .map_err(D::Error::custom),
-            Some(5usize) => serde_json::from_value(v)
-                .map(Self::Array2)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of JSONRPCMessage",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v).map(Self::JSONRPC).map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v)
+                    .map(Self::JSONRPCNotification)
+                    .map_err(D::Error::custom)
+            }
+            Some(2usize) => {
+                serde_json::from_value(v)
+                    .map(Self::JSONRPCResultResponse)
+                    .map_err(D::Error::custom)
+            }
+            Some(3usize) => {
+                serde_json::from_value(v)
+                    .map(Self::JSONRPCErrorResponse)
+                    .map_err(D::Error::custom)
+            }
+            Some(4usize) => {
+                serde_json::from_value(v).map(Self::Array).map_err(D::Error::custom)
+            }
+            Some(5usize) => {
+                serde_json::from_value(v).map(Self::Array2).map_err(D::Error::custom)
+            }
+            _ => {
+                Err(D::Error::custom("data did not match any variant of JSONRPCMessage"))
+            }
         }
     }
 }
@@ -9541,16 +9756,24 @@ impl WireSerialize for JSONRPCMessage {
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
             Self::Array(_) if !revs.intersects(Revisions::from_bits(2u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`JSONRPCMessage::Array` is not part of protocol revision(s) {:?} (only 2025-03-26)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`JSONRPCMessage::Array` is not part of protocol revision(s) {:?} (only 2025-03-26)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::Array2(_) if !revs.intersects(Revisions::from_bits(2u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`JSONRPCMessage::Array2` is not part of protocol revision(s) {:?} (only 2025-03-26)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`JSONRPCMessage::Array2` is not part of protocol revision(s) {:?} (only 2025-03-26)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::JSONRPC(v) => ForRevision::new(v, revs).serialize(s),
             Self::JSONRPCNotification(v) => ForRevision::new(v, revs).serialize(s),
@@ -9577,9 +9800,9 @@ impl Probe for JSONRPCMessage {
             <Vec<JSONRPCBatchRequestItem> as Probe>::probe(v),
             <Vec<JSONRPCBatchResponseItem> as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<JSONRPCRequest> for JSONRPCMessage {
@@ -9898,15 +10121,19 @@ impl<'de> Deserialize<'de> for JSONRPCResponse {
             <JSONRPCErrorResponse as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::JSONRPC)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::JSONRPCErrorResponse)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of JSONRPCResponse",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v).map(Self::JSONRPC).map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v)
+                    .map(Self::JSONRPCErrorResponse)
+                    .map_err(D::Error::custom)
+            }
+            _ => {
+                Err(
+                    D::Error::custom("data did not match any variant of JSONRPCResponse"),
+                )
+            }
         }
     }
 }
@@ -9934,9 +10161,9 @@ impl Probe for JSONRPCResponse {
             <JSONRPCResultResponse as Probe>::probe(v),
             <JSONRPCErrorResponse as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<JSONRPCResultResponse> for JSONRPCResponse {
@@ -10248,9 +10475,7 @@ impl Probe for ListPromptsRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -10610,9 +10835,7 @@ impl Probe for ListResourceTemplatesRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -10834,7 +11057,10 @@ pub struct ListResourceTemplatesResultResponse {
 }
 impl ListResourceTemplatesResultResponse {
     /// A `ListResourceTemplatesResultResponse` with the required fields set and every optional one empty.
-    pub fn new(id: impl Into<RequestId>, result: impl Into<ListResourceTemplatesResult>) -> Self {
+    pub fn new(
+        id: impl Into<RequestId>,
+        result: impl Into<ListResourceTemplatesResult>,
+    ) -> Self {
         Self {
             id: id.into(),
             result: result.into(),
@@ -10975,9 +11201,7 @@ impl Probe for ListResourcesRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -11196,7 +11420,10 @@ pub struct ListResourcesResultResponse {
 }
 impl ListResourcesResultResponse {
     /// A `ListResourcesResultResponse` with the required fields set and every optional one empty.
-    pub fn new(id: impl Into<RequestId>, result: impl Into<ListResourcesResult>) -> Self {
+    pub fn new(
+        id: impl Into<RequestId>,
+        result: impl Into<ListResourcesResult>,
+    ) -> Self {
         Self {
             id: id.into(),
             result: result.into(),
@@ -11341,9 +11568,7 @@ impl Probe for ListRootsRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -11693,9 +11918,7 @@ impl Probe for ListToolsRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -12134,9 +12357,7 @@ impl Probe for LoggingMessageNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -12182,7 +12403,10 @@ pub struct LoggingMessageNotificationParams {
 }
 impl LoggingMessageNotificationParams {
     /// A `LoggingMessageNotificationParams` with the required fields set and every optional one empty.
-    pub fn new(data: impl Into<serde_json::Value>, level: impl Into<LoggingLevel>) -> Self {
+    pub fn new(
+        data: impl Into<serde_json::Value>,
+        level: impl Into<LoggingLevel>,
+    ) -> Self {
         Self {
             meta: None,
             data: data.into(),
@@ -12458,7 +12682,9 @@ impl Probe for MissingRequiredClientCapabilityError {
         let m = v.as_object()?;
         match m.get("error") {
             Some(x) => {
-                if <MissingRequiredClientCapabilityErrorError as Probe>::probe(x).is_none() {
+                if <MissingRequiredClientCapabilityErrorError as Probe>::probe(x)
+                    .is_none()
+                {
                     return None;
                 }
             }
@@ -12543,7 +12769,9 @@ impl Probe for MissingRequiredClientCapabilityErrorError {
         }
         match m.get("data") {
             Some(x) => {
-                if <MissingRequiredClientCapabilityErrorErrorData as Probe>::probe(x).is_none() {
+                if <MissingRequiredClientCapabilityErrorErrorData as Probe>::probe(x)
+                    .is_none()
+                {
                     return None;
                 }
             }
@@ -12814,15 +13042,23 @@ impl<'de> Deserialize<'de> for MultiSelectEnumSchema {
             <TitledMultiSelectEnumSchema as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::UntitledMultiSelectEnum)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::TitledMultiSelectEnum)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of MultiSelectEnumSchema",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v)
+                    .map(Self::UntitledMultiSelectEnum)
+                    .map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v)
+                    .map(Self::TitledMultiSelectEnum)
+                    .map_err(D::Error::custom)
+            }
+            _ => {
+                Err(
+                    D::Error::custom(
+                        "data did not match any variant of MultiSelectEnumSchema",
+                    ),
+                )
+            }
         }
     }
 }
@@ -12850,9 +13086,9 @@ impl Probe for MultiSelectEnumSchema {
             <UntitledMultiSelectEnumSchema as Probe>::probe(v),
             <TitledMultiSelectEnumSchema as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<UntitledMultiSelectEnumSchema> for MultiSelectEnumSchema {
@@ -13281,9 +13517,7 @@ impl Probe for PaginatedRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -13618,9 +13852,7 @@ impl Probe for PingRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -13680,33 +13912,47 @@ impl<'de> Deserialize<'de> for PrimitiveSchemaDefinition {
             <TitledMultiSelectEnumSchema as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::String)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::Number)
-                .map_err(D::Error::custom),
-            Some(2usize) => serde_json::from_value(v)
-                .map(Self::Boolean)
-                .map_err(D::Error::custom),
-            Some(3usize) => serde_json::from_value(v)
-                .map(Self::LegacyTitledEnum)
-                .map_err(D::Error::custom),
-            Some(4usize) => serde_json::from_value(v)
-                .map(Self::UntitledSingleSelectEnum)
-                .map_err(D::Error::custom),
-            Some(5usize) => serde_json::from_value(v)
-                .map(Self::TitledSingleSelectEnum)
-                .map_err(D::Error::custom),
-            Some(6usize) => serde_json::from_value(v)
-                .map(Self::UntitledMultiSelectEnum)
-                .map_err(D::Error::custom),
-            Some(7usize) => serde_json::from_value(v)
-                .map(Self::TitledMultiSelectEnum)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of PrimitiveSchemaDefinition",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v).map(Self::String).map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v).map(Self::Number).map_err(D::Error::custom)
+            }
+            Some(2usize) => {
+                serde_json::from_value(v).map(Self::Boolean).map_err(D::Error::custom)
+            }
+            Some(3usize) => {
+                serde_json::from_value(v)
+                    .map(Self::LegacyTitledEnum)
+                    .map_err(D::Error::custom)
+            }
+            Some(4usize) => {
+                serde_json::from_value(v)
+                    .map(Self::UntitledSingleSelectEnum)
+                    .map_err(D::Error::custom)
+            }
+            Some(5usize) => {
+                serde_json::from_value(v)
+                    .map(Self::TitledSingleSelectEnum)
+                    .map_err(D::Error::custom)
+            }
+            Some(6usize) => {
+                serde_json::from_value(v)
+                    .map(Self::UntitledMultiSelectEnum)
+                    .map_err(D::Error::custom)
+            }
+            Some(7usize) => {
+                serde_json::from_value(v)
+                    .map(Self::TitledMultiSelectEnum)
+                    .map_err(D::Error::custom)
+            }
+            _ => {
+                Err(
+                    D::Error::custom(
+                        "data did not match any variant of PrimitiveSchemaDefinition",
+                    ),
+                )
+            }
         }
     }
 }
@@ -13717,29 +13963,53 @@ impl WireSerialize for PrimitiveSchemaDefinition {
         s: S,
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
-            Self::UntitledSingleSelectEnum(_) if !revs.intersects(Revisions::from_bits(24u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`PrimitiveSchemaDefinition::UntitledSingleSelectEnum` is not part of protocol revision(s) {:?} (only 2025-11-25, 2026-07-28)",
-                    revs
-                )))
+            Self::UntitledSingleSelectEnum(
+                _,
+            ) if !revs.intersects(Revisions::from_bits(24u8)) => {
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`PrimitiveSchemaDefinition::UntitledSingleSelectEnum` is not part of protocol revision(s) {:?} (only 2025-11-25, 2026-07-28)",
+                            revs
+                        ),
+                    ),
+                )
             }
-            Self::TitledSingleSelectEnum(_) if !revs.intersects(Revisions::from_bits(24u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`PrimitiveSchemaDefinition::TitledSingleSelectEnum` is not part of protocol revision(s) {:?} (only 2025-11-25, 2026-07-28)",
-                    revs
-                )))
+            Self::TitledSingleSelectEnum(
+                _,
+            ) if !revs.intersects(Revisions::from_bits(24u8)) => {
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`PrimitiveSchemaDefinition::TitledSingleSelectEnum` is not part of protocol revision(s) {:?} (only 2025-11-25, 2026-07-28)",
+                            revs
+                        ),
+                    ),
+                )
             }
-            Self::UntitledMultiSelectEnum(_) if !revs.intersects(Revisions::from_bits(24u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`PrimitiveSchemaDefinition::UntitledMultiSelectEnum` is not part of protocol revision(s) {:?} (only 2025-11-25, 2026-07-28)",
-                    revs
-                )))
+            Self::UntitledMultiSelectEnum(
+                _,
+            ) if !revs.intersects(Revisions::from_bits(24u8)) => {
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`PrimitiveSchemaDefinition::UntitledMultiSelectEnum` is not part of protocol revision(s) {:?} (only 2025-11-25, 2026-07-28)",
+                            revs
+                        ),
+                    ),
+                )
             }
-            Self::TitledMultiSelectEnum(_) if !revs.intersects(Revisions::from_bits(24u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`PrimitiveSchemaDefinition::TitledMultiSelectEnum` is not part of protocol revision(s) {:?} (only 2025-11-25, 2026-07-28)",
-                    revs
-                )))
+            Self::TitledMultiSelectEnum(
+                _,
+            ) if !revs.intersects(Revisions::from_bits(24u8)) => {
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`PrimitiveSchemaDefinition::TitledMultiSelectEnum` is not part of protocol revision(s) {:?} (only 2025-11-25, 2026-07-28)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::String(v) => ForRevision::new(v, revs).serialize(s),
             Self::Number(v) => ForRevision::new(v, revs).serialize(s),
@@ -13770,9 +14040,9 @@ impl Probe for PrimitiveSchemaDefinition {
             <UntitledMultiSelectEnumSchema as Probe>::probe(v),
             <TitledMultiSelectEnumSchema as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<StringSchema> for PrimitiveSchemaDefinition {
@@ -13875,9 +14145,7 @@ impl Probe for ProgressNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -13928,7 +14196,10 @@ pub struct ProgressNotificationParams {
 }
 impl ProgressNotificationParams {
     /// A `ProgressNotificationParams` with the required fields set and every optional one empty.
-    pub fn new(progress: impl Into<f64>, progress_token: impl Into<ProgressToken>) -> Self {
+    pub fn new(
+        progress: impl Into<f64>,
+        progress_token: impl Into<ProgressToken>,
+    ) -> Self {
         Self {
             meta: None,
             message: None,
@@ -13981,7 +14252,13 @@ impl Serialize for ProgressNotificationParams {
 }
 impl Probe for ProgressNotificationParams {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = ["_meta", "message", "progress", "progressToken", "total"];
+        const KNOWN: [&str; 5usize] = [
+            "_meta",
+            "message",
+            "progress",
+            "progressToken",
+            "total",
+        ];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -14072,7 +14349,10 @@ impl<'de> Deserialize<'de> for ProgressToken {
             ) -> std::result::Result<ProgressToken, E> {
                 i64::try_from(n)
                     .map(ProgressToken::Integer)
-                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))
+                    .map_err(|_| E::invalid_value(
+                        serde::de::Unexpected::Unsigned(n),
+                        &self,
+                    ))
             }
             fn visit_f64<E: serde::de::Error>(
                 self,
@@ -14444,9 +14724,7 @@ impl Probe for PromptListChangedNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -14710,9 +14988,7 @@ impl Probe for ReadResourceRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -14960,7 +15236,13 @@ impl Serialize for ReadResourceResult {
 }
 impl Probe for ReadResourceResult {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = ["_meta", "cacheScope", "contents", "resultType", "ttlMs"];
+        const KNOWN: [&str; 5usize] = [
+            "_meta",
+            "cacheScope",
+            "contents",
+            "resultType",
+            "ttlMs",
+        ];
         let m = v.as_object()?;
         match m.get("_meta") {
             Some(x) => {
@@ -15107,15 +15389,23 @@ impl<'de> Deserialize<'de> for ReadResourceResultResponseResult {
             <ReadResourceResult as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::InputRequired)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::ReadResource)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of ReadResourceResultResponseResult",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v)
+                    .map(Self::InputRequired)
+                    .map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v)
+                    .map(Self::ReadResource)
+                    .map_err(D::Error::custom)
+            }
+            _ => {
+                Err(
+                    D::Error::custom(
+                        "data did not match any variant of ReadResourceResultResponseResult",
+                    ),
+                )
+            }
         }
     }
 }
@@ -15143,9 +15433,9 @@ impl Probe for ReadResourceResultResponseResult {
             <InputRequiredResult as Probe>::probe(v),
             <ReadResourceResult as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<InputRequiredResult> for ReadResourceResultResponseResult {
@@ -15171,9 +15461,7 @@ pub struct RelatedTaskMetadata {
 impl RelatedTaskMetadata {
     /// A `RelatedTaskMetadata` with the required fields set and every optional one empty.
     pub fn new(task_id: impl Into<String>) -> Self {
-        Self {
-            task_id: task_id.into(),
-        }
+        Self { task_id: task_id.into() }
     }
 }
 impl WireSerialize for RelatedTaskMetadata {
@@ -15231,7 +15519,10 @@ impl<'de> Deserialize<'de> for RequestId {
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a RequestId (one of: String, Integer)")
             }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<RequestId, E> {
+            fn visit_str<E: serde::de::Error>(
+                self,
+                s: &str,
+            ) -> std::result::Result<RequestId, E> {
                 Ok(RequestId::String(s.to_owned()))
             }
             fn visit_string<E: serde::de::Error>(
@@ -15240,15 +15531,27 @@ impl<'de> Deserialize<'de> for RequestId {
             ) -> std::result::Result<RequestId, E> {
                 Ok(RequestId::String(s))
             }
-            fn visit_i64<E: serde::de::Error>(self, n: i64) -> std::result::Result<RequestId, E> {
+            fn visit_i64<E: serde::de::Error>(
+                self,
+                n: i64,
+            ) -> std::result::Result<RequestId, E> {
                 Ok(RequestId::Integer(n))
             }
-            fn visit_u64<E: serde::de::Error>(self, n: u64) -> std::result::Result<RequestId, E> {
+            fn visit_u64<E: serde::de::Error>(
+                self,
+                n: u64,
+            ) -> std::result::Result<RequestId, E> {
                 i64::try_from(n)
                     .map(RequestId::Integer)
-                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))
+                    .map_err(|_| E::invalid_value(
+                        serde::de::Unexpected::Unsigned(n),
+                        &self,
+                    ))
             }
-            fn visit_f64<E: serde::de::Error>(self, f: f64) -> std::result::Result<RequestId, E> {
+            fn visit_f64<E: serde::de::Error>(
+                self,
+                f: f64,
+            ) -> std::result::Result<RequestId, E> {
                 if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 {
                     Ok(RequestId::Integer(f as i64))
                 } else {
@@ -16105,9 +16408,7 @@ impl Probe for ResourceListChangedNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -16310,7 +16611,10 @@ impl WireSerialize for ResourceTemplate {
             }
         }
         if true {
-            m.serialize_entry("uriTemplate", &ForRevision::new(&self.uri_template, revs))?;
+            m.serialize_entry(
+                "uriTemplate",
+                &ForRevision::new(&self.uri_template, revs),
+            )?;
         }
         m.end()
     }
@@ -16526,9 +16830,7 @@ impl Probe for ResourceUpdatedNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -16916,9 +17218,7 @@ impl Probe for RootsListChangedNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -16969,27 +17269,29 @@ impl<'de> Deserialize<'de> for SamplingContent {
             <Vec<SamplingMessageContentBlock> as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::Text)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::Image)
-                .map_err(D::Error::custom),
-            Some(2usize) => serde_json::from_value(v)
-                .map(Self::Audio)
-                .map_err(D::Error::custom),
-            Some(3usize) => serde_json::from_value(v)
-                .map(Self::ToolUse)
-                .map_err(D::Error::custom),
-            Some(4usize) => serde_json::from_value(v)
-                .map(Self::ToolResult)
-                .map_err(D::Error::custom),
-            Some(5usize) => serde_json::from_value(v)
-                .map(Self::Array)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of SamplingContent",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v).map(Self::Text).map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v).map(Self::Image).map_err(D::Error::custom)
+            }
+            Some(2usize) => {
+                serde_json::from_value(v).map(Self::Audio).map_err(D::Error::custom)
+            }
+            Some(3usize) => {
+                serde_json::from_value(v).map(Self::ToolUse).map_err(D::Error::custom)
+            }
+            Some(4usize) => {
+                serde_json::from_value(v).map(Self::ToolResult).map_err(D::Error::custom)
+            }
+            Some(5usize) => {
+                serde_json::from_value(v).map(Self::Array).map_err(D::Error::custom)
+            }
+            _ => {
+                Err(
+                    D::Error::custom("data did not match any variant of SamplingContent"),
+                )
+            }
         }
     }
 }
@@ -17009,9 +17311,9 @@ impl Probe for SamplingContent {
             <ToolResultContent as Probe>::probe(v),
             <Vec<SamplingMessageContentBlock> as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<TextContent> for SamplingContent {
@@ -17179,9 +17481,9 @@ impl Probe for SamplingMessageContentBlock {
             <ToolUseContent as Probe>::probe(v),
             <ToolResultContent as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<TextContent> for SamplingMessageContentBlock {
@@ -17336,7 +17638,9 @@ impl Probe for ServerCapabilities {
         }
         match m.get("experimental") {
             Some(x) => {
-                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x).is_none() {
+                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x)
+                    .is_none()
+                {
                     return None;
                 }
             }
@@ -17344,7 +17648,9 @@ impl Probe for ServerCapabilities {
         }
         match m.get("extensions") {
             Some(x) => {
-                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x).is_none() {
+                if <std::collections::BTreeMap<String, JSONObject> as Probe>::probe(x)
+                    .is_none()
+                {
                     return None;
                 }
             }
@@ -17796,22 +18102,38 @@ impl WireSerialize for ServerNotification {
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
             Self::TaskStatus(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerNotification::TaskStatus` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerNotification::TaskStatus` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
-            Self::ElicitationComplete(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerNotification::ElicitationComplete` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+            Self::ElicitationComplete(
+                _,
+            ) if !revs.intersects(Revisions::from_bits(8u8)) => {
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerNotification::ElicitationComplete` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
-            Self::SubscriptionsAcknowledged(_) if !revs.intersects(Revisions::from_bits(16u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerNotification::SubscriptionsAcknowledged` is not part of protocol revision(s) {:?} (only 2026-07-28)",
-                    revs
-                )))
+            Self::SubscriptionsAcknowledged(
+                _,
+            ) if !revs.intersects(Revisions::from_bits(16u8)) => {
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerNotification::SubscriptionsAcknowledged` is not part of protocol revision(s) {:?} (only 2026-07-28)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::Cancelled(v) => ForRevision::new(v, revs).serialize(s),
             Self::Progress(v) => ForRevision::new(v, revs).serialize(s),
@@ -17846,9 +18168,9 @@ impl Probe for ServerNotification {
             <ElicitationCompleteNotification as Probe>::probe(v),
             <SubscriptionsAcknowledgedNotification as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<CancelledNotification> for ServerNotification {
@@ -17938,34 +18260,54 @@ impl WireSerialize for ServerRequest {
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
             Self::Elicit(_) if !revs.intersects(Revisions::from_bits(12u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerRequest::Elicit` is not part of protocol revision(s) {:?} (only 2025-06-18, 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerRequest::Elicit` is not part of protocol revision(s) {:?} (only 2025-06-18, 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::GetTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerRequest::GetTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerRequest::GetTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::GetTaskPayload(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerRequest::GetTaskPayload` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerRequest::GetTaskPayload` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::CancelTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerRequest::CancelTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerRequest::CancelTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::ListTasks(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerRequest::ListTasks` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerRequest::ListTasks` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::Ping(v) => ForRevision::new(v, revs).serialize(s),
             Self::CreateMessage(v) => ForRevision::new(v, revs).serialize(s),
@@ -17996,9 +18338,9 @@ impl Probe for ServerRequest {
             <CancelTaskRequest as Probe>::probe(v),
             <ListTasksRequest as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<PingRequest> for ServerRequest {
@@ -18103,60 +18445,72 @@ impl<'de> Deserialize<'de> for ServerResult {
             <SubscriptionsListenResult as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::Generic)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::Initialize)
-                .map_err(D::Error::custom),
-            Some(2usize) => serde_json::from_value(v)
-                .map(Self::ListResources)
-                .map_err(D::Error::custom),
-            Some(3usize) => serde_json::from_value(v)
-                .map(Self::ListResourceTemplates)
-                .map_err(D::Error::custom),
-            Some(4usize) => serde_json::from_value(v)
-                .map(Self::ReadResource)
-                .map_err(D::Error::custom),
-            Some(5usize) => serde_json::from_value(v)
-                .map(Self::ListPrompts)
-                .map_err(D::Error::custom),
-            Some(6usize) => serde_json::from_value(v)
-                .map(Self::GetPrompt)
-                .map_err(D::Error::custom),
-            Some(7usize) => serde_json::from_value(v)
-                .map(Self::ListTools)
-                .map_err(D::Error::custom),
-            Some(8usize) => serde_json::from_value(v)
-                .map(Self::CallTool)
-                .map_err(D::Error::custom),
-            Some(9usize) => serde_json::from_value(v)
-                .map(Self::Complete)
-                .map_err(D::Error::custom),
-            Some(10usize) => serde_json::from_value(v)
-                .map(Self::GetTask)
-                .map_err(D::Error::custom),
-            Some(11usize) => serde_json::from_value(v)
-                .map(Self::GetTaskPayload)
-                .map_err(D::Error::custom),
-            Some(12usize) => serde_json::from_value(v)
-                .map(Self::CancelTask)
-                .map_err(D::Error::custom),
-            Some(13usize) => serde_json::from_value(v)
-                .map(Self::ListTasks)
-                .map_err(D::Error::custom),
-            Some(14usize) => serde_json::from_value(v)
-                .map(Self::InputRequired)
-                .map_err(D::Error::custom),
-            Some(15usize) => serde_json::from_value(v)
-                .map(Self::Discover)
-                .map_err(D::Error::custom),
-            Some(16usize) => serde_json::from_value(v)
-                .map(Self::SubscriptionsListen)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of ServerResult",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v).map(Self::Generic).map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v).map(Self::Initialize).map_err(D::Error::custom)
+            }
+            Some(2usize) => {
+                serde_json::from_value(v)
+                    .map(Self::ListResources)
+                    .map_err(D::Error::custom)
+            }
+            Some(3usize) => {
+                serde_json::from_value(v)
+                    .map(Self::ListResourceTemplates)
+                    .map_err(D::Error::custom)
+            }
+            Some(4usize) => {
+                serde_json::from_value(v)
+                    .map(Self::ReadResource)
+                    .map_err(D::Error::custom)
+            }
+            Some(5usize) => {
+                serde_json::from_value(v)
+                    .map(Self::ListPrompts)
+                    .map_err(D::Error::custom)
+            }
+            Some(6usize) => {
+                serde_json::from_value(v).map(Self::GetPrompt).map_err(D::Error::custom)
+            }
+            Some(7usize) => {
+                serde_json::from_value(v).map(Self::ListTools).map_err(D::Error::custom)
+            }
+            Some(8usize) => {
+                serde_json::from_value(v).map(Self::CallTool).map_err(D::Error::custom)
+            }
+            Some(9usize) => {
+                serde_json::from_value(v).map(Self::Complete).map_err(D::Error::custom)
+            }
+            Some(10usize) => {
+                serde_json::from_value(v).map(Self::GetTask).map_err(D::Error::custom)
+            }
+            Some(11usize) => {
+                serde_json::from_value(v)
+                    .map(Self::GetTaskPayload)
+                    .map_err(D::Error::custom)
+            }
+            Some(12usize) => {
+                serde_json::from_value(v).map(Self::CancelTask).map_err(D::Error::custom)
+            }
+            Some(13usize) => {
+                serde_json::from_value(v).map(Self::ListTasks).map_err(D::Error::custom)
+            }
+            Some(14usize) => {
+                serde_json::from_value(v)
+                    .map(Self::InputRequired)
+                    .map_err(D::Error::custom)
+            }
+            Some(15usize) => {
+                serde_json::from_value(v).map(Self::Discover).map_err(D::Error::custom)
+            }
+            Some(16usize) => {
+                serde_json::from_value(v)
+                    .map(Self::SubscriptionsListen)
+                    .map_err(D::Error::custom)
+            }
+            _ => Err(D::Error::custom("data did not match any variant of ServerResult")),
         }
     }
 }
@@ -18168,52 +18522,86 @@ impl WireSerialize for ServerResult {
     ) -> std::result::Result<S::Ok, S::Error> {
         match self {
             Self::Initialize(_) if !revs.intersects(Revisions::from_bits(15u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerResult::Initialize` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerResult::Initialize` is not part of protocol revision(s) {:?} (only 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::GetTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerResult::GetTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerResult::GetTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::GetTaskPayload(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerResult::GetTaskPayload` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerResult::GetTaskPayload` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::CancelTask(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerResult::CancelTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerResult::CancelTask` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::ListTasks(_) if !revs.intersects(Revisions::from_bits(8u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerResult::ListTasks` is not part of protocol revision(s) {:?} (only 2025-11-25)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerResult::ListTasks` is not part of protocol revision(s) {:?} (only 2025-11-25)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::InputRequired(_) if !revs.intersects(Revisions::from_bits(16u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerResult::InputRequired` is not part of protocol revision(s) {:?} (only 2026-07-28)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerResult::InputRequired` is not part of protocol revision(s) {:?} (only 2026-07-28)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::Discover(_) if !revs.intersects(Revisions::from_bits(16u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerResult::Discover` is not part of protocol revision(s) {:?} (only 2026-07-28)",
-                    revs
-                )))
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerResult::Discover` is not part of protocol revision(s) {:?} (only 2026-07-28)",
+                            revs
+                        ),
+                    ),
+                )
             }
-            Self::SubscriptionsListen(_) if !revs.intersects(Revisions::from_bits(16u8)) => {
-                Err(<S::Error as serde::ser::Error>::custom(format_args!(
-                    "`ServerResult::SubscriptionsListen` is not part of protocol revision(s) {:?} (only 2026-07-28)",
-                    revs
-                )))
+            Self::SubscriptionsListen(
+                _,
+            ) if !revs.intersects(Revisions::from_bits(16u8)) => {
+                Err(
+                    <S::Error as serde::ser::Error>::custom(
+                        format_args!(
+                            "`ServerResult::SubscriptionsListen` is not part of protocol revision(s) {:?} (only 2026-07-28)",
+                            revs
+                        ),
+                    ),
+                )
             }
             Self::Generic(v) => ForRevision::new(v, revs).serialize(s),
             Self::Initialize(v) => ForRevision::new(v, revs).serialize(s),
@@ -18262,9 +18650,9 @@ impl Probe for ServerResult {
             <DiscoverResult as Probe>::probe(v),
             <SubscriptionsListenResult as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<GenericResult> for ServerResult {
@@ -18433,9 +18821,7 @@ impl Probe for SetLevelRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -18549,15 +18935,23 @@ impl<'de> Deserialize<'de> for SingleSelectEnumSchema {
             <TitledSingleSelectEnumSchema as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
-            Some(0usize) => serde_json::from_value(v)
-                .map(Self::UntitledSingleSelectEnum)
-                .map_err(D::Error::custom),
-            Some(1usize) => serde_json::from_value(v)
-                .map(Self::TitledSingleSelectEnum)
-                .map_err(D::Error::custom),
-            _ => Err(D::Error::custom(
-                "data did not match any variant of SingleSelectEnumSchema",
-            )),
+            Some(0usize) => {
+                serde_json::from_value(v)
+                    .map(Self::UntitledSingleSelectEnum)
+                    .map_err(D::Error::custom)
+            }
+            Some(1usize) => {
+                serde_json::from_value(v)
+                    .map(Self::TitledSingleSelectEnum)
+                    .map_err(D::Error::custom)
+            }
+            _ => {
+                Err(
+                    D::Error::custom(
+                        "data did not match any variant of SingleSelectEnumSchema",
+                    ),
+                )
+            }
         }
     }
 }
@@ -18585,9 +18979,9 @@ impl Probe for SingleSelectEnumSchema {
             <UntitledSingleSelectEnumSchema as Probe>::probe(v),
             <TitledSingleSelectEnumSchema as Probe>::probe(v),
         ]
-        .into_iter()
-        .flatten()
-        .max()
+            .into_iter()
+            .flatten()
+            .max()
     }
 }
 impl From<UntitledSingleSelectEnumSchema> for SingleSelectEnumSchema {
@@ -18897,9 +19291,7 @@ impl Probe for SubscribeRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -19121,9 +19513,7 @@ pub struct SubscriptionsAcknowledgedNotification {
 impl SubscriptionsAcknowledgedNotification {
     /// A `SubscriptionsAcknowledgedNotification` with the required fields set and every optional one empty.
     pub fn new(params: impl Into<SubscriptionsAcknowledgedNotificationParams>) -> Self {
-        Self {
-            params: params.into(),
-        }
+        Self { params: params.into() }
     }
 }
 impl WireSerialize for SubscriptionsAcknowledgedNotification {
@@ -19170,7 +19560,9 @@ impl Probe for SubscriptionsAcknowledgedNotification {
         }
         match m.get("params") {
             Some(x) => {
-                if <SubscriptionsAcknowledgedNotificationParams as Probe>::probe(x).is_none() {
+                if <SubscriptionsAcknowledgedNotificationParams as Probe>::probe(x)
+                    .is_none()
+                {
                     return None;
                 }
             }
@@ -19632,7 +20024,10 @@ pub struct SubscriptionsListenResultResponse {
 }
 impl SubscriptionsListenResultResponse {
     /// A `SubscriptionsListenResultResponse` with the required fields set and every optional one empty.
-    pub fn new(id: impl Into<RequestId>, result: impl Into<SubscriptionsListenResult>) -> Self {
+    pub fn new(
+        id: impl Into<RequestId>,
+        result: impl Into<SubscriptionsListenResult>,
+    ) -> Self {
         Self {
             id: id.into(),
             result: result.into(),
@@ -20083,9 +20478,7 @@ pub struct TaskStatusNotification {
 impl TaskStatusNotification {
     /// A `TaskStatusNotification` with the required fields set and every optional one empty.
     pub fn new(params: impl Into<TaskStatusNotificationParams>) -> Self {
-        Self {
-            params: params.into(),
-        }
+        Self { params: params.into() }
     }
 }
 impl WireSerialize for TaskStatusNotification {
@@ -20712,10 +21105,10 @@ pub struct TitledMultiSelectEnumSchemaItems {
 }
 impl TitledMultiSelectEnumSchemaItems {
     /// A `TitledMultiSelectEnumSchemaItems` with the required fields set and every optional one empty.
-    pub fn new(any_of: impl Into<Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>>) -> Self {
-        Self {
-            any_of: any_of.into(),
-        }
+    pub fn new(
+        any_of: impl Into<Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>>,
+    ) -> Self {
+        Self { any_of: any_of.into() }
     }
 }
 impl WireSerialize for TitledMultiSelectEnumSchemaItems {
@@ -20744,7 +21137,9 @@ impl Probe for TitledMultiSelectEnumSchemaItems {
         let m = v.as_object()?;
         match m.get("anyOf") {
             Some(x) => {
-                if <Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem> as Probe>::probe(x).is_none() {
+                if <Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem> as Probe>::probe(x)
+                    .is_none()
+                {
                     return None;
                 }
             }
@@ -20893,7 +21288,13 @@ impl Serialize for TitledSingleSelectEnumSchema {
 }
 impl Probe for TitledSingleSelectEnumSchema {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = ["default", "description", "oneOf", "title", "type"];
+        const KNOWN: [&str; 5usize] = [
+            "default",
+            "description",
+            "oneOf",
+            "title",
+            "type",
+        ];
         let m = v.as_object()?;
         match m.get("default") {
             Some(x) => {
@@ -20913,7 +21314,9 @@ impl Probe for TitledSingleSelectEnumSchema {
         }
         match m.get("oneOf") {
             Some(x) => {
-                if <Vec<TitledSingleSelectEnumSchemaOneOfItem> as Probe>::probe(x).is_none() {
+                if <Vec<TitledSingleSelectEnumSchemaOneOfItem> as Probe>::probe(x)
+                    .is_none()
+                {
                     return None;
                 }
             }
@@ -21087,7 +21490,10 @@ pub struct Tool {
 }
 impl Tool {
     /// A `Tool` with the required fields set and every optional one empty.
-    pub fn new(name: impl Into<String>, input_schema: impl Into<crate::JsonObject>) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        input_schema: impl Into<crate::JsonObject>,
+    ) -> Self {
         Self {
             name: name.into(),
             meta: None,
@@ -21138,7 +21544,10 @@ impl WireSerialize for Tool {
             }
         }
         if true {
-            m.serialize_entry("inputSchema", &ForRevision::new(&self.input_schema, revs))?;
+            m.serialize_entry(
+                "inputSchema",
+                &ForRevision::new(&self.input_schema, revs),
+            )?;
         }
         if let Some(v) = &self.output_schema {
             if revs.intersects(Revisions::from_bits(28u8)) {
@@ -21701,9 +22110,7 @@ impl Probe for ToolListChangedNotification {
         const KNOWN: [&str; 3usize] = ["jsonrpc", "method", "params"];
         let m = v.as_object()?;
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -21760,7 +22167,10 @@ pub struct ToolResultContent {
 }
 impl ToolResultContent {
     /// A `ToolResultContent` with the required fields set and every optional one empty.
-    pub fn new(content: impl Into<Vec<ContentBlock>>, tool_use_id: impl Into<String>) -> Self {
+    pub fn new(
+        content: impl Into<Vec<ContentBlock>>,
+        tool_use_id: impl Into<String>,
+    ) -> Self {
         Self {
             meta: None,
             content: content.into(),
@@ -22185,7 +22595,10 @@ impl WireSerialize for URLElicitationRequiredErrorErrorData {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
         if revs.intersects(Revisions::from_bits(8u8)) {
-            m.serialize_entry("elicitations", &ForRevision::new(&self.elicitations, revs))?;
+            m.serialize_entry(
+                "elicitations",
+                &ForRevision::new(&self.elicitations, revs),
+            )?;
         }
         for (k, v) in &self.extra {
             m.serialize_entry(k, v)?;
@@ -22297,9 +22710,7 @@ impl Probe for UnsubscribeRequest {
             None => {}
         }
         if !(|| {
-            let Some(c) = m.get("jsonrpc") else {
-                return true;
-            };
+            let Some(c) = m.get("jsonrpc") else { return true };
             c.as_str() == Some("2.0")
         })() {
             return None;
@@ -22539,7 +22950,9 @@ impl Probe for UnsupportedProtocolVersionErrorError {
         }
         match m.get("data") {
             Some(x) => {
-                if <UnsupportedProtocolVersionErrorErrorData as Probe>::probe(x).is_none() {
+                if <UnsupportedProtocolVersionErrorErrorData as Probe>::probe(x)
+                    .is_none()
+                {
                     return None;
                 }
             }
@@ -22798,9 +23211,7 @@ pub struct UntitledMultiSelectEnumSchemaItems {
 impl UntitledMultiSelectEnumSchemaItems {
     /// A `UntitledMultiSelectEnumSchemaItems` with the required fields set and every optional one empty.
     pub fn new(r#enum: impl Into<Vec<String>>) -> Self {
-        Self {
-            r#enum: r#enum.into(),
-        }
+        Self { r#enum: r#enum.into() }
     }
 }
 impl WireSerialize for UntitledMultiSelectEnumSchemaItems {
@@ -22918,7 +23329,13 @@ impl Serialize for UntitledSingleSelectEnumSchema {
 }
 impl Probe for UntitledSingleSelectEnumSchema {
     fn probe(v: &serde_json::Value) -> Option<u32> {
-        const KNOWN: [&str; 5usize] = ["default", "description", "enum", "title", "type"];
+        const KNOWN: [&str; 5usize] = [
+            "default",
+            "description",
+            "enum",
+            "title",
+            "type",
+        ];
         let m = v.as_object()?;
         match m.get("default") {
             Some(x) => {
