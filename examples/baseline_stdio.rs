@@ -20,19 +20,14 @@ fn main() -> anyhow::Result<()> {
         {
             let result = match msg["method"].as_str() {
                 Some("tools/call") => {
-                    let text = msg["params"]["arguments"]["text"]
-                        .as_str()
-                        .unwrap_or_default();
+                    let text = msg["params"]["arguments"]["text"].as_str().unwrap_or_default();
                     serde_json::json!({"content": [{"type": "text", "text": text}]})
                 }
                 _ => {
                     serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "baseline", "version": "1"}})
                 }
             };
-            serde_json::to_writer(
-                &mut out,
-                &serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            )?;
+            serde_json::to_writer(&mut out, &serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}))?;
             out.write_all(b"\n")?;
         }
         if input.buffer().is_empty() {

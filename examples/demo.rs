@@ -6,24 +6,18 @@
 
 use std::sync::Arc;
 
-use mcp_examples::echo::router;
 use mcp_sdk::jsonrpc::{CallOptions, Peer, PeerConfig, Router};
-use mcp_sdk::transport::stdio::{ChildCommand, ChildProcess, StdioTransport};
+use mcp_sdk::transport::stdio::{ChildCommand, ChildProcess};
 use mcp_sdk::types::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, InitializeRequest, ListToolsRequest,
-    ProtocolVersion, to_string_for,
+    CallToolRequest, CallToolRequestParams, CallToolResult, InitializeRequest, ListToolsRequest, ProtocolVersion,
+    to_string_for,
 };
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     if std::env::args().any(|a| a == "--serve") {
         // The child: serve until stdin closes.
-        let peer = Peer::spawn(
-            StdioTransport::new(),
-            Arc::new(router()),
-            PeerConfig::default(),
-        );
-        peer.closed().await;
+        mcp_examples::echo::server(PeerConfig::default())?.serve_stdio().await;
         return Ok(());
     }
 
@@ -37,9 +31,7 @@ async fn main() -> anyhow::Result<()> {
         "capabilities": {},
         "clientInfo": {"name": "demo", "version": "1.0"}
     }))?;
-    let info = client
-        .request::<InitializeRequest>(init, CallOptions::default())
-        .await?;
+    let info = client.request::<InitializeRequest>(init, CallOptions::default()).await?;
     println!(
         "connected to {} {} (protocol {})",
         info.server_info.name, info.server_info.version, info.protocol_version
@@ -47,37 +39,20 @@ async fn main() -> anyhow::Result<()> {
     client.set_protocol_version(info.protocol_version.parse()?);
     client.notify_raw("notifications/initialized", None).await?;
 
-    let tools = client
-        .request::<ListToolsRequest>(Default::default(), CallOptions::default())
-        .await?;
+    let tools = client.request::<ListToolsRequest>(Default::default(), CallOptions::default()).await?;
     for tool in &tools.tools {
-        println!(
-            "tool {}: {}",
-            tool.name,
-            tool.description.as_deref().unwrap_or("")
-        );
+        println!("tool {}: {}", tool.name, tool.description.as_deref().unwrap_or(""));
     }
 
     let mut echo = CallToolRequestParams::new("echo");
-    echo.arguments =
-        serde_json::from_value(serde_json::json!({"text": "Hello from the demo client"}))?;
-    let result = client
-        .request::<CallToolRequest>(echo, CallOptions::default())
-        .await?;
-    println!(
-        "echo answered: {}",
-        result.content[0].as_text().unwrap_or_default()
-    );
+    echo.arguments = serde_json::from_value(serde_json::json!({"text": "Hello from the demo client"}))?;
+    let result = client.request::<CallToolRequest>(echo, CallOptions::default()).await?;
+    println!("echo answered: {}", result.content[0].as_text().unwrap_or_default());
 
     let mut sleep = CallToolRequestParams::new("sleep");
     sleep.arguments = serde_json::from_value(serde_json::json!({"ms": 50}))?;
-    let result = client
-        .request::<CallToolRequest>(sleep, CallOptions::default())
-        .await?;
-    println!(
-        "sleep answered: {}",
-        result.content[0].as_text().unwrap_or_default()
-    );
+    let result = client.request::<CallToolRequest>(sleep, CallOptions::default()).await?;
+    println!("sleep answered: {}", result.content[0].as_text().unwrap_or_default());
 
     client.close();
     let ended = child.shutdown().await?;

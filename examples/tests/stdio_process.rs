@@ -17,11 +17,7 @@ fn echo_bin() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().and_then(|d| d.parent()).unwrap();
     let bin = dir.join("examples").join("echo");
-    assert!(
-        bin.exists(),
-        "{} is missing: build the examples (cargo test builds them)",
-        bin.display()
-    );
+    assert!(bin.exists(), "{} is missing: build the examples (cargo test builds them)", bin.display());
     bin
 }
 
@@ -36,102 +32,64 @@ fn init_params() -> mcp_sdk::types::InitializeRequestParams {
 
 #[tokio::test]
 async fn a_client_talks_to_a_real_child_server_and_shuts_it_down() {
-    let (transport, child) =
-        ChildProcess::spawn(ChildCommand::new(echo_bin()).arg("--stdio")).unwrap();
+    let (transport, child) = ChildProcess::spawn(ChildCommand::new(echo_bin()).arg("--stdio")).unwrap();
     let pid = child.id().unwrap();
     let peer = Peer::spawn(transport, Arc::new(Router::new()), PeerConfig::default());
-    let init = peer
-        .request::<InitializeRequest>(init_params(), CallOptions::default())
-        .await
-        .unwrap();
+    let init = peer.request::<InitializeRequest>(init_params(), CallOptions::default()).await.unwrap();
     assert_eq!(init.protocol_version, "2025-06-18");
     assert_eq!(init.server_info.name, "echo");
-    let tools = peer
-        .request::<ListToolsRequest>(Default::default(), CallOptions::default())
-        .await
-        .unwrap();
+    let tools = peer.request::<ListToolsRequest>(Default::default(), CallOptions::default()).await.unwrap();
     assert_eq!(tools.tools[0].name, "echo");
     let mut params = CallToolRequestParams::new("echo");
     params.arguments = serde_json::from_value(json!({"text": "héllo\nworld"})).unwrap();
-    let result = peer
-        .request::<CallToolRequest>(params, CallOptions::default())
-        .await
-        .unwrap();
+    let result = peer.request::<CallToolRequest>(params, CallOptions::default()).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("héllo\nworld"));
 
     let ended = child.shutdown().await.unwrap();
-    assert_eq!(
-        ended.step,
-        ShutdownStep::StdinClosed,
-        "the server exits when its stdin closes"
-    );
+    assert_eq!(ended.step, ShutdownStep::StdinClosed, "the server exits when its stdin closes");
     assert!(ended.status.success(), "{:?}", ended.status);
-    assert!(
-        !PathBuf::from(format!("/proc/{pid}")).exists(),
-        "the child was reaped"
-    );
+    assert!(!PathBuf::from(format!("/proc/{pid}")).exists(), "the child was reaped");
     // The connection notices the end.
     peer.closed().await;
 }
 
 #[tokio::test]
 async fn a_child_that_ignores_stdin_eof_gets_sigterm() {
-    let cmd = ChildCommand::new("sleep")
-        .arg("600")
-        .grace(Duration::from_millis(200));
+    let cmd = ChildCommand::new("sleep").arg("600").grace(Duration::from_millis(200));
     let (_transport, child) = ChildProcess::spawn(cmd).unwrap();
     let pid = child.id().unwrap();
     let ended = child.shutdown().await.unwrap();
     assert_eq!(ended.step, ShutdownStep::Terminated);
     assert!(!ended.status.success());
-    assert!(
-        !PathBuf::from(format!("/proc/{pid}")).exists(),
-        "the child was reaped"
-    );
+    assert!(!PathBuf::from(format!("/proc/{pid}")).exists(), "the child was reaped");
 }
 
 #[tokio::test]
 async fn a_child_that_ignores_sigterm_gets_sigkill() {
-    let cmd = ChildCommand::new("sh")
-        .args(["-c", "trap '' TERM; exec sleep 600"])
-        .grace(Duration::from_millis(200));
+    let cmd = ChildCommand::new("sh").args(["-c", "trap '' TERM; exec sleep 600"]).grace(Duration::from_millis(200));
     let (_transport, child) = ChildProcess::spawn(cmd).unwrap();
     let pid = child.id().unwrap();
     let ended = child.shutdown().await.unwrap();
     assert_eq!(ended.step, ShutdownStep::Killed);
-    assert!(
-        !PathBuf::from(format!("/proc/{pid}")).exists(),
-        "the child was reaped"
-    );
+    assert!(!PathBuf::from(format!("/proc/{pid}")).exists(), "the child was reaped");
 }
 
 #[tokio::test]
 async fn a_child_that_dies_early_is_reported_with_its_status_and_stderr() {
-    let cmd = ChildCommand::new("sh")
-        .args(["-c", "echo 'fatal: no config' >&2; exit 3"])
-        .stderr(StderrMode::Capture);
+    let cmd = ChildCommand::new("sh").args(["-c", "echo 'fatal: no config' >&2; exit 3"]).stderr(StderrMode::Capture);
     let (transport, mut child) = ChildProcess::spawn(cmd).unwrap();
     let peer = Peer::spawn(transport, Arc::new(Router::new()), PeerConfig::default());
-    let err = peer
-        .request::<InitializeRequest>(init_params(), CallOptions::default())
-        .await
-        .unwrap_err();
+    let err = peer.request::<InitializeRequest>(init_params(), CallOptions::default()).await.unwrap_err();
     assert!(err.to_string().contains("connection closed"), "{err}");
     let (status, report) = child.wait_with_report().await.unwrap();
     assert_eq!(status.code(), Some(3));
-    assert!(
-        report.contains("exit status: 3") && report.contains("fatal: no config"),
-        "{report}"
-    );
+    assert!(report.contains("exit status: 3") && report.contains("fatal: no config"), "{report}");
 }
 
 #[tokio::test]
 async fn spawning_a_missing_program_is_a_clear_error() {
     let err = ChildProcess::spawn(ChildCommand::new("/no/such/program")).unwrap_err();
-    assert!(
-        err.to_string().contains("cannot start `/no/such/program`"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("cannot start `/no/such/program`"), "{err}");
 }
 
 /// A raw pipe to the echo server: we write bytes, it answers lines.
@@ -153,11 +111,17 @@ impl RawServer {
             .unwrap();
         let stdin = child.stdin.take().unwrap();
         let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        RawServer {
-            child,
-            stdin,
-            lines,
-        }
+        RawServer { child, stdin, lines }
+    }
+    /// Starts the server and performs the handshake.
+    async fn ready(extra: &[&str]) -> RawServer {
+        let mut server = RawServer::start(extra);
+        let init = json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
+            "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}});
+        server.send(format!("{init}\n").as_bytes()).await;
+        assert_eq!(server.recv().await["result"]["protocolVersion"], "2025-06-18");
+        server.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").await;
+        server
     }
     async fn send(&mut self, bytes: &[u8]) {
         self.stdin.write_all(bytes).await.unwrap();
@@ -169,59 +133,36 @@ impl RawServer {
             .expect("the server answered")
             .unwrap()
             .expect("the server is alive");
-        serde_json::from_str(&line)
-            .unwrap_or_else(|e| panic!("stdout carried a non-JSON line {line:?}: {e}"))
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON line {line:?}: {e}"))
     }
     async fn echo_roundtrip(&mut self, id: i64) {
         let req = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"echo","arguments":{"text":format!("still here {id}")}}});
         self.send(format!("{req}\n").as_bytes()).await;
         let answer = self.recv().await;
         assert_eq!(answer["id"], id, "{answer}");
-        assert_eq!(
-            answer["result"]["content"][0]["text"],
-            format!("still here {id}"),
-            "{answer}"
-        );
+        assert_eq!(answer["result"]["content"][0]["text"], format!("still here {id}"), "{answer}");
     }
 }
 
 #[tokio::test]
 async fn malformed_input_never_kills_the_server() {
-    let mut server = RawServer::start(&["--max-line", "65536"]);
+    let mut server = RawServer::ready(&["--max-line", "65536"]).await;
     let cases: Vec<(Vec<u8>, i64)> = vec![
         (b"this is not json\n".to_vec(), -32700),
-        (
-            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\n".to_vec(),
-            -32700,
-        ),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\n".to_vec(), -32700),
         (b"[1,2,3]\n".to_vec(), -32600),
         (
-            format!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":\"{}\"}}\n",
-                "a".repeat(1 << 20)
-            )
-            .into_bytes(),
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":\"{}\"}}\n", "a".repeat(1 << 20))
+                .into_bytes(),
             -32600,
         ),
         (b"\xff\xfe\xfd\n".to_vec(), -32700),
         // Nesting bombs, valid JSON but no message: a deep array (a batch, refused outside
         // 2025-03-26) and a deep object; an unclosed one is malformed JSON.
-        (
-            format!("{}{}\n", "[".repeat(30_000), "]".repeat(30_000)).into_bytes(),
-            -32600,
-        ),
-        (
-            format!("{}1{}\n", "{\"a\":".repeat(10_000), "}".repeat(10_000)).into_bytes(),
-            -32600,
-        ),
-        (
-            format!("{}\n", "{\"a\":".repeat(10_000)).into_bytes(),
-            -32700,
-        ),
-        (
-            b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"nope\"}\n".to_vec(),
-            -32601,
-        ),
+        (format!("{}{}\n", "[".repeat(30_000), "]".repeat(30_000)).into_bytes(), -32600),
+        (format!("{}1{}\n", "{\"a\":".repeat(10_000), "}".repeat(10_000)).into_bytes(), -32600),
+        (format!("{}\n", "{\"a\":".repeat(10_000)).into_bytes(), -32700),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"nope\"}\n".to_vec(), -32601),
     ];
     for (i, (bytes, code)) in cases.into_iter().enumerate() {
         server.send(&bytes).await;
@@ -232,20 +173,18 @@ async fn malformed_input_never_kills_the_server() {
     // A partial line, completed later, is one message.
     server.send(b"{\"jsonrpc\":\"2.0\",\"id\":\"p\",").await;
     server.send(b"\"method\":\"ping\"}\n").await;
-    assert_eq!(
-        server.recv().await,
-        json!({"jsonrpc":"2.0","id":"p","result":{}})
-    );
+    assert_eq!(server.recv().await, json!({"jsonrpc":"2.0","id":"p","result":{}}));
     server.echo_roundtrip(200).await;
     server.child.kill().await.unwrap();
 }
 
 #[tokio::test]
 async fn a_flood_beyond_the_concurrency_limit_is_refused_and_the_server_goes_on() {
-    let mut server = RawServer::start(&["--max-concurrent", "4"]);
+    let mut server = RawServer::ready(&["--max-concurrent", "4"]).await;
     let mut flood = String::new();
     for id in 0..200 {
-        let req = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":200}}});
+        let req =
+            json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":200}}});
         flood.push_str(&format!("{req}\n"));
     }
     server.send(flood.as_bytes()).await;
@@ -256,12 +195,7 @@ async fn a_flood_beyond_the_concurrency_limit_is_refused_and_the_server_goes_on(
             ok += 1;
         } else {
             assert_eq!(answer["error"]["code"], -32603, "{answer}");
-            assert!(
-                answer["error"]["message"]
-                    .as_str()
-                    .unwrap()
-                    .contains("limit 4")
-            );
+            assert!(answer["error"]["message"].as_str().unwrap().contains("limit 4"));
             refused += 1;
         }
     }
@@ -272,18 +206,11 @@ async fn a_flood_beyond_the_concurrency_limit_is_refused_and_the_server_goes_on(
 
 #[tokio::test]
 async fn eof_on_stdin_ends_the_server_cleanly() {
-    let mut server = RawServer::start(&[]);
+    let mut server = RawServer::ready(&[]).await;
     server.echo_roundtrip(1).await;
-    let RawServer {
-        mut child,
-        stdin,
-        mut lines,
-    } = server;
+    let RawServer { mut child, stdin, mut lines } = server;
     drop(stdin);
-    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
-        .await
-        .unwrap()
-        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait()).await.unwrap().unwrap();
     assert!(status.success(), "{status:?}");
     assert!(lines.next_line().await.unwrap().is_none());
 }

@@ -102,9 +102,7 @@ fn measure(server: &Server, calls: usize, in_flight: usize) -> Result<f64> {
     if !line.contains("hello world") {
         bail!("{}: unexpected answer {line}", server.name);
     }
-    writer
-        .join()
-        .map_err(|_| anyhow::anyhow!("writer panicked"))??;
+    writer.join().map_err(|_| anyhow::anyhow!("writer panicked"))??;
     child.wait()?;
     Ok(calls as f64 / elapsed.as_secs_f64())
 }
@@ -117,14 +115,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
 /// Builds the servers and prints the table.
 pub fn run(root: &Path) -> Result<()> {
     let status = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--release",
-            "--example",
-            "echo",
-            "--example",
-            "baseline_stdio",
-        ])
+        .args(["build", "--release", "--example", "echo", "--example", "baseline_stdio"])
         .current_dir(root)
         .status()?;
     if !status.success() {
@@ -148,25 +139,13 @@ pub fn run(root: &Path) -> Result<()> {
     println!("|---|---:|---:|");
     let mut rows = Vec::new();
     for server in &servers {
-        let seq = median(
-            (0..RUNS)
-                .map(|_| measure(server, SEQUENTIAL_CALLS, 1))
-                .collect::<Result<_>>()?,
-        );
-        let pipe = median(
-            (0..RUNS)
-                .map(|_| measure(server, PIPELINED_CALLS, IN_FLIGHT))
-                .collect::<Result<_>>()?,
-        );
+        let seq = median((0..RUNS).map(|_| measure(server, SEQUENTIAL_CALLS, 1)).collect::<Result<_>>()?);
+        let pipe = median((0..RUNS).map(|_| measure(server, PIPELINED_CALLS, IN_FLIGHT)).collect::<Result<_>>()?);
         println!("| {} | {seq:.0} | {pipe:.0} |", server.name);
         rows.push((seq, pipe));
     }
     let (base, ours) = (rows[0], rows[1]);
     println!();
-    println!(
-        "ours / baseline: sequential {:.2}x, {IN_FLIGHT} in flight {:.2}x",
-        ours.0 / base.0,
-        ours.1 / base.1
-    );
+    println!("ours / baseline: sequential {:.2}x, {IN_FLIGHT} in flight {:.2}x", ours.0 / base.0, ours.1 / base.1);
     Ok(())
 }

@@ -13,29 +13,13 @@ struct Step {
 }
 
 const STEPS: &[Step] = &[
-    Step {
-        name: "format",
-        args: &["fmt", "--all", "--", "--check"],
-        env: &[],
-    },
+    Step { name: "format", args: &["fmt", "--all", "--", "--check"], env: &[] },
     Step {
         name: "clippy",
-        args: &[
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--all-features",
-            "--",
-            "-D",
-            "warnings",
-        ],
+        args: &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"],
         env: &[],
     },
-    Step {
-        name: "tests",
-        args: &["test", "--workspace", "--all-features"],
-        env: &[],
-    },
+    Step { name: "tests", args: &["test", "--workspace", "--all-features"], env: &[] },
     Step {
         name: "docs",
         args: &["doc", "--workspace", "--no-deps", "--all-features"],
@@ -47,11 +31,8 @@ const STEPS: &[Step] = &[
 pub fn run(root: &Path, _args: &[String]) -> Result<()> {
     for step in STEPS {
         println!("==> {}: cargo {}", step.name, step.args.join(" "));
-        let status = Command::new(env!("CARGO"))
-            .args(step.args)
-            .envs(step.env.iter().copied())
-            .current_dir(root)
-            .status()?;
+        let status =
+            Command::new(env!("CARGO")).args(step.args).envs(step.env.iter().copied()).current_dir(root).status()?;
         if !status.success() {
             bail!("{} failed ({status})", step.name);
         }

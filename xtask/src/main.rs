@@ -26,7 +26,5 @@ fn main() -> Result<()> {
 /// The workspace root (the parent of this crate's directory).
 pub fn project_root() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    dir.parent()
-        .expect("xtask lives in the workspace root")
-        .to_path_buf()
+    dir.parent().expect("xtask lives in the workspace root").to_path_buf()
 }

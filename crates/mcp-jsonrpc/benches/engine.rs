@@ -10,8 +10,7 @@ use mcp_jsonrpc::message::{self, Message, Parsed};
 use mcp_jsonrpc::transport::memory;
 use mcp_jsonrpc::{CallOptions, Peer, PeerConfig, Router};
 use mcp_types::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ContentBlock, ForRevision,
-    ProtocolVersion, RequestId,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ContentBlock, ForRevision, ProtocolVersion, RequestId,
 };
 
 const FRAME: &[u8] =
@@ -19,12 +18,7 @@ const FRAME: &[u8] =
 
 fn echo_router() -> Router {
     Router::new().request::<CallToolRequest, _, _>(|params, _ctx| async move {
-        let text = params
-            .arguments
-            .as_ref()
-            .and_then(|a| a.get("text"))
-            .and_then(|t| t.as_str())
-            .unwrap_or_default();
+        let text = params.arguments.as_ref().and_then(|a| a.get("text")).and_then(|t| t.as_str()).unwrap_or_default();
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
     })
 }
@@ -32,12 +26,10 @@ fn echo_router() -> Router {
 fn decode(c: &mut Criterion) {
     c.bench_function("decode tools/call frame + params", |b| {
         b.iter(|| {
-            let Parsed::Single(Message::Request(req)) = message::parse(std::hint::black_box(FRAME))
-            else {
+            let Parsed::Single(Message::Request(req)) = message::parse(std::hint::black_box(FRAME)) else {
                 unreachable!()
             };
-            let params: CallToolRequestParams =
-                message::decode_params(req.params.as_deref()).unwrap();
+            let params: CallToolRequestParams = message::decode_params(req.params.as_deref()).unwrap();
             std::hint::black_box(params);
         })
     });
@@ -55,10 +47,7 @@ fn encode(c: &mut Criterion) {
 }
 
 fn round_trip(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let (a, b) = memory(1024);
     let (client, _server) = rt.block_on(async {
         let server = Peer::spawn(a, Arc::new(echo_router()), PeerConfig::default());
@@ -70,10 +59,7 @@ fn round_trip(c: &mut Criterion) {
     c.bench_function("round trip over the in-memory transport (dispatch)", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let r = client
-                    .request::<CallToolRequest>(params.clone(), CallOptions::default())
-                    .await
-                    .unwrap();
+                let r = client.request::<CallToolRequest>(params.clone(), CallOptions::default()).await.unwrap();
                 std::hint::black_box(r);
             })
         })

@@ -112,17 +112,11 @@ fn parse_batch(frame: &[u8]) -> Parsed {
     let items: Vec<&RawValue> = match serde_json::from_slice(frame) {
         Ok(items) => items,
         Err(e) => {
-            return Parsed::Invalid {
-                id: None,
-                error: classify(&e),
-            };
+            return Parsed::Invalid { id: None, error: classify(&e) };
         }
     };
     if items.is_empty() {
-        return Parsed::Invalid {
-            id: None,
-            error: ErrorObject::invalid_request("empty batch"),
-        };
+        return Parsed::Invalid { id: None, error: ErrorObject::invalid_request("empty batch") };
     }
     Parsed::Batch(
         items
@@ -133,9 +127,7 @@ fn parse_batch(frame: &[u8]) -> Parsed {
                 } else {
                     Err(InvalidMessage {
                         id: None,
-                        error: ErrorObject::invalid_request(
-                            "a batch element must be a JSON object",
-                        ),
+                        error: ErrorObject::invalid_request("a batch element must be a JSON object"),
                     })
                 }
             })
@@ -176,50 +168,31 @@ fn parse_object(frame: &[u8]) -> Result<Message, InvalidMessage> {
         Ok(env) => env,
         Err(e) => {
             // Salvage the id for the error response when the rest is malformed.
-            let id = serde_json::from_slice::<IdOnly>(frame)
-                .ok()
-                .and_then(|i| i.id);
-            return Err(InvalidMessage {
-                id,
-                error: classify(&e),
-            });
+            let id = serde_json::from_slice::<IdOnly>(frame).ok().and_then(|i| i.id);
+            return Err(InvalidMessage { id, error: classify(&e) });
         }
     };
     let id = env.id.clone().flatten();
-    let invalid = |msg: &str| InvalidMessage {
-        id: id.clone(),
-        error: ErrorObject::invalid_request(msg),
-    };
+    let invalid = |msg: &str| InvalidMessage { id: id.clone(), error: ErrorObject::invalid_request(msg) };
     if env.jsonrpc.as_deref() != Some("2.0") {
         return Err(invalid("`jsonrpc` must be \"2.0\""));
     }
     if let Some(method) = env.method {
         if env.result.is_some() || env.error.is_some() {
-            return Err(invalid(
-                "a message cannot have both `method` and `result`/`error`",
-            ));
+            return Err(invalid("a message cannot have both `method` and `result`/`error`"));
         }
         let params = env.params.map(RawValue::to_owned);
         return match env.id {
-            None => Ok(Message::Notification(Notification {
-                method: method.into_owned(),
-                params,
-            })),
+            None => Ok(Message::Notification(Notification { method: method.into_owned(), params })),
             Some(None) => Err(invalid("a request id must not be null")),
-            Some(Some(id)) => Ok(Message::Request(Request {
-                id,
-                method: method.into_owned(),
-                params,
-            })),
+            Some(Some(id)) => Ok(Message::Request(Request { id, method: method.into_owned(), params })),
         };
     }
     let outcome = match (env.result, env.error) {
         (Some(r), None) => Ok(r.to_owned()),
         (None, Some(e)) => Err(e),
         _ => {
-            return Err(invalid(
-                "a response must have exactly one of `result` and `error`",
-            ));
+            return Err(invalid("a response must have exactly one of `result` and `error`"));
         }
     };
     match env.id {
@@ -262,11 +235,7 @@ fn write_id(out: &mut Vec<u8>, id: Option<&RequestId>) {
 }
 
 /// Encodes a request frame.
-pub fn encode_request(
-    id: &RequestId,
-    method: &str,
-    params: Option<&dyn Body>,
-) -> serde_json::Result<Bytes> {
+pub fn encode_request(id: &RequestId, method: &str, params: Option<&dyn Body>) -> serde_json::Result<Bytes> {
     let mut out = Vec::with_capacity(128);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     write_id(&mut out, Some(id));
@@ -333,17 +302,13 @@ pub fn encode_batch(frames: &[Bytes]) -> Bytes {
 }
 
 /// Decodes raw `params` (or their absence) into a typed value; absent params decode as `{}`.
-pub fn decode_params<T: serde::de::DeserializeOwned>(
-    params: Option<&RawValue>,
-) -> Result<T, ErrorObject> {
+pub fn decode_params<T: serde::de::DeserializeOwned>(params: Option<&RawValue>) -> Result<T, ErrorObject> {
     let text = params.map_or("{}", RawValue::get);
     serde_json::from_str(text).map_err(ErrorObject::invalid_params)
 }
 
 /// Reads a raw JSON value as `T`, for decoding a response's result.
-pub fn decode_result<T: serde::de::DeserializeOwned>(
-    raw: &RawValue,
-) -> Result<T, serde_json::Error> {
+pub fn decode_result<T: serde::de::DeserializeOwned>(raw: &RawValue) -> Result<T, serde_json::Error> {
     serde_json::from_str(raw.get())
 }
 
@@ -367,22 +332,12 @@ mod tests {
 
     #[test]
     fn classifies_messages() {
-        assert!(matches!(
-            single(r#"{"jsonrpc":"2.0","id":"a","method":"m"}"#),
-            Ok(Message::Request(_))
-        ));
-        assert!(matches!(
-            single(r#"{"jsonrpc":"2.0","method":"m"}"#),
-            Ok(Message::Notification(_))
-        ));
-        let Ok(Message::Response(r)) = single(r#"{"jsonrpc":"2.0","id":7,"result":{"x":1}}"#)
-        else {
-            panic!()
-        };
+        assert!(matches!(single(r#"{"jsonrpc":"2.0","id":"a","method":"m"}"#), Ok(Message::Request(_))));
+        assert!(matches!(single(r#"{"jsonrpc":"2.0","method":"m"}"#), Ok(Message::Notification(_))));
+        let Ok(Message::Response(r)) = single(r#"{"jsonrpc":"2.0","id":7,"result":{"x":1}}"#) else { panic!() };
         assert_eq!(r.id, Some(RequestId::Integer(7)));
         assert_eq!(r.outcome.unwrap().get(), r#"{"x":1}"#);
-        let Ok(Message::Response(r)) =
-            single(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#)
+        let Ok(Message::Response(r)) = single(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#)
         else {
             panic!()
         };
@@ -404,10 +359,7 @@ mod tests {
             (r#"{"jsonrpc":"2.0","id":{},"method":"m"}"#, -32600),
             (r#"{"jsonrpc":"2.0","id":1,"method":5}"#, -32600),
             (r#"{"jsonrpc":"2.0","id":1}"#, -32600),
-            (
-                r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":""}}"#,
-                -32600,
-            ),
+            (r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":""}}"#, -32600),
         ] {
             let err = single(frame).expect_err(frame);
             assert_eq!(err.code, code, "{frame}: {err}");
@@ -416,10 +368,7 @@ mod tests {
 
     #[test]
     fn keeps_the_id_of_an_invalid_request() {
-        let Parsed::Invalid { id, error } = parse(br#"{"jsonrpc":"1.0","id":9,"method":"m"}"#)
-        else {
-            panic!()
-        };
+        let Parsed::Invalid { id, error } = parse(br#"{"jsonrpc":"1.0","id":9,"method":"m"}"#) else { panic!() };
         assert_eq!(id, Some(RequestId::Integer(9)));
         assert_eq!(error.code, -32600);
     }
@@ -454,9 +403,7 @@ mod tests {
             "]".repeat(50_000)
         );
         // Deep params are kept raw; decoding them into a type hits serde_json's depth limit.
-        let Parsed::Single(Message::Request(req)) = parse(obj.as_bytes()) else {
-            panic!("a request")
-        };
+        let Parsed::Single(Message::Request(req)) = parse(obj.as_bytes()) else { panic!("a request") };
         let err = decode_params::<serde_json::Value>(req.params.as_deref()).unwrap_err();
         assert_eq!(err.code, -32602);
     }
@@ -465,25 +412,13 @@ mod tests {
     fn encodes_envelopes() {
         let id = RequestId::Integer(3);
         let f = encode_request(&id, "tools/call", Some(&serde_json::json!({"name": "x"}))).unwrap();
-        assert_eq!(
-            &f[..],
-            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}"#
-        );
+        assert_eq!(&f[..], br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}"#);
         let f = encode_result(&RequestId::String("a\"b".into()), &serde_json::json!({})).unwrap();
         assert_eq!(&f[..], br#"{"jsonrpc":"2.0","id":"a\"b","result":{}}"#);
         let f = encode_error(None, &ErrorObject::new(-32700, "bad"));
-        assert_eq!(
-            &f[..],
-            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
-        );
+        assert_eq!(&f[..], br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#);
         let f = encode_notification("notifications/initialized", None).unwrap();
-        assert_eq!(
-            &f[..],
-            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
-        );
-        assert_eq!(
-            &encode_batch(&[Bytes::from_static(b"1"), Bytes::from_static(b"2")])[..],
-            b"[1,2]"
-        );
+        assert_eq!(&f[..], br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        assert_eq!(&encode_batch(&[Bytes::from_static(b"1"), Bytes::from_static(b"2")])[..], b"[1,2]");
     }
 }

@@ -31,8 +31,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::FutureExt as _;
 use mcp_types::{
-    CancelledNotificationParams, ErrorObject, ProgressNotificationParams, ProgressToken,
-    ProtocolVersion, RequestId,
+    CancelledNotificationParams, ErrorObject, ProgressNotificationParams, ProgressToken, ProtocolVersion, RequestId,
 };
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
@@ -95,9 +94,7 @@ pub struct NoService;
 
 impl Service for NoService {
     fn request(&self, request: message::Request, _ctx: RequestContext) -> BoxFuture<Reply> {
-        Box::pin(std::future::ready(Err(ErrorObject::method_not_found(
-            &request.method,
-        ))))
+        Box::pin(std::future::ready(Err(ErrorObject::method_not_found(&request.method))))
     }
 }
 
@@ -132,10 +129,7 @@ impl CallOptions {
         self
     }
     /// Sets the progress callback.
-    pub fn on_progress(
-        mut self,
-        f: impl Fn(ProgressNotificationParams) + Send + Sync + 'static,
-    ) -> Self {
+    pub fn on_progress(mut self, f: impl Fn(ProgressNotificationParams) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(f));
         self
     }
@@ -199,9 +193,7 @@ pub struct RequestContext {
 
 impl std::fmt::Debug for RequestContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RequestContext")
-            .field("id", &self.id)
-            .finish_non_exhaustive()
+        f.debug_struct("RequestContext").field("id", &self.id).finish_non_exhaustive()
     }
 }
 
@@ -258,6 +250,8 @@ struct Shared {
     closed: AtomicBool,
     /// Fires once both tasks are done.
     done: CancellationToken,
+    /// Woken when the last running handler finishes.
+    idle: tokio::sync::Notify,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -273,9 +267,7 @@ pub struct Peer {
 
 impl std::fmt::Debug for Peer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Peer")
-            .field("closed", &self.is_closed())
-            .finish_non_exhaustive()
+        f.debug_struct("Peer").field("closed", &self.is_closed()).finish_non_exhaustive()
     }
 }
 
@@ -284,11 +276,7 @@ impl Peer {
     ///
     /// Must be called within a tokio runtime. The connection runs until the transport ends or
     /// [`Peer::close`] is called; [`Peer::closed`] waits for that.
-    pub fn spawn<T: Transport>(
-        transport: T,
-        service: Arc<dyn Service>,
-        config: PeerConfig,
-    ) -> Peer {
+    pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: PeerConfig) -> Peer {
         let (reader, writer) = transport.split();
         let (out, rx) = mpsc::channel(config.outgoing_capacity.max(1));
         let shared = Arc::new(Shared {
@@ -303,10 +291,9 @@ impl Peer {
             handlers: CancellationToken::new(),
             closed: AtomicBool::new(false),
             done: CancellationToken::new(),
+            idle: tokio::sync::Notify::new(),
         });
-        let peer = Peer {
-            shared: shared.clone(),
-        };
+        let peer = Peer { shared: shared.clone() };
         let finish = CancellationToken::new();
         let writer_task = tokio::spawn(write_loop(writer, rx, shared.clone(), finish.clone()));
         let reader_peer = peer.clone();
@@ -323,10 +310,7 @@ impl Peer {
     /// sets it, the newest session revision).
     pub fn protocol_version(&self) -> ProtocolVersion {
         let v = self.shared.version.load(Ordering::Relaxed);
-        ProtocolVersion::ALL
-            .get(v as usize)
-            .copied()
-            .unwrap_or(ProtocolVersion::LATEST)
+        ProtocolVersion::ALL.get(v as usize).copied().unwrap_or(ProtocolVersion::LATEST)
     }
 
     /// Sets the protocol revision (after negotiation). Batches are accepted only in revisions
@@ -360,23 +344,17 @@ impl Peer {
         use mcp_types::ParamsMeta as _;
         let version = self.protocol_version();
         if !R::REVISIONS.contains(version) {
-            return Err(CallError::NotInRevision {
-                method: R::METHOD,
-                version,
-            });
+            return Err(CallError::NotInRevision { method: R::METHOD, version });
         }
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         if options.progress.is_some() {
             params.set_progress_token(ProgressToken::Integer(id));
         }
         let body = mcp_types::ForRevision::new(&params, version);
-        let frame = message::encode_request(&RequestId::Integer(id), R::METHOD, Some(&body))
-            .map_err(CallError::Encode)?;
+        let frame =
+            message::encode_request(&RequestId::Integer(id), R::METHOD, Some(&body)).map_err(CallError::Encode)?;
         let raw = self.call(id, R::METHOD, frame, options).await?;
-        message::decode_result(&raw).map_err(|source| CallError::Decode {
-            method: R::METHOD.to_owned(),
-            source,
-        })
+        message::decode_result(&raw).map_err(|source| CallError::Decode { method: R::METHOD.to_owned(), source })
     }
 
     /// Calls a method by name with untyped params; the answer is raw JSON.
@@ -390,8 +368,7 @@ impl Peer {
         options: CallOptions,
     ) -> Result<Box<RawValue>, CallError> {
         let id = self.next_request_id();
-        let frame = message::encode_request(&RequestId::Integer(id), method, params)
-            .map_err(CallError::Encode)?;
+        let frame = message::encode_request(&RequestId::Integer(id), method, params).map_err(CallError::Encode)?;
         self.call(id, method, frame, options).await
     }
 
@@ -417,10 +394,7 @@ impl Peer {
         let activity = Arc::new(Mutex::new(started));
         let token = options.progress.as_ref().map(|callback| {
             let token = ProgressToken::Integer(id);
-            let route = ProgressRoute {
-                callback: callback.clone(),
-                activity: activity.clone(),
-            };
+            let route = ProgressRoute { callback: callback.clone(), activity: activity.clone() };
             lock(&shared.progress).insert(token.clone(), route);
             token
         });
@@ -467,29 +441,18 @@ impl Peer {
     }
 
     /// Sends a typed notification.
-    pub async fn notify<N: mcp_types::Notification>(
-        &self,
-        params: N::Params,
-    ) -> Result<(), CallError> {
+    pub async fn notify<N: mcp_types::Notification>(&self, params: N::Params) -> Result<(), CallError> {
         let version = self.protocol_version();
         if !N::REVISIONS.contains(version) {
-            return Err(CallError::NotInRevision {
-                method: N::METHOD,
-                version,
-            });
+            return Err(CallError::NotInRevision { method: N::METHOD, version });
         }
         let body = mcp_types::ForRevision::new(&params, version);
-        let frame =
-            message::encode_notification(N::METHOD, Some(&body)).map_err(CallError::Encode)?;
+        let frame = message::encode_notification(N::METHOD, Some(&body)).map_err(CallError::Encode)?;
         self.send_frame(frame).await
     }
 
     /// Sends a notification by name with untyped params.
-    pub async fn notify_raw(
-        &self,
-        method: &str,
-        params: Option<&dyn Body>,
-    ) -> Result<(), CallError> {
+    pub async fn notify_raw(&self, method: &str, params: Option<&dyn Body>) -> Result<(), CallError> {
         let frame = message::encode_notification(method, params).map_err(CallError::Encode)?;
         self.send_frame(frame).await
     }
@@ -499,11 +462,7 @@ impl Peer {
         if self.is_closed() {
             return Err(CallError::Closed);
         }
-        self.shared
-            .out
-            .send(frame)
-            .await
-            .map_err(|_| CallError::Closed)
+        self.shared.out.send(frame).await.map_err(|_| CallError::Closed)
     }
 
     /// The number of incoming requests running now.
@@ -550,8 +509,7 @@ impl Drop for CallGuard {
             reason: Some(self.reason.to_owned()),
             ..Default::default()
         };
-        let Ok(frame) = message::encode_notification("notifications/cancelled", Some(&params))
-        else {
+        let Ok(frame) = message::encode_notification("notifications/cancelled", Some(&params)) else {
             return;
         };
         match self.shared.out.try_send(frame) {
@@ -639,6 +597,9 @@ async fn read_loop<R: TransportRead>(mut reader: R, peer: &Peer, service: Arc<dy
     let grace = tokio::time::sleep(shared.config.shutdown_grace);
     tokio::pin!(grace);
     loop {
+        let idle = shared.idle.notified();
+        tokio::pin!(idle);
+        idle.as_mut().enable();
         if lock(&shared.running).is_empty() {
             break;
         }
@@ -647,7 +608,7 @@ async fn read_loop<R: TransportRead>(mut reader: R, peer: &Peer, service: Arc<dy
                 shared.handlers.cancel();
                 break;
             }
-            _ = tokio::time::sleep(Duration::from_millis(5)) => {}
+            _ = idle => {}
         }
     }
 }
@@ -667,20 +628,14 @@ async fn handle_frame(peer: &Peer, service: &Arc<dyn Service>, frame: &[u8]) {
         Parsed::Batch(items) => {
             let version = peer.protocol_version();
             if !version.allows_batches() {
-                let error = ErrorObject::invalid_request(format!(
-                    "batches are not supported in protocol revision {version}"
-                ));
+                let error =
+                    ErrorObject::invalid_request(format!("batches are not supported in protocol revision {version}"));
                 send(shared, message::encode_error(None, &error)).await;
                 return;
             }
-            let requests = items
-                .iter()
-                .filter(|m| matches!(m, Ok(Message::Request(_)) | Err(_)))
-                .count();
-            let collector = Arc::new(BatchCollector {
-                frames: Mutex::new(Vec::new()),
-                remaining: Mutex::new(requests),
-            });
+            let requests = items.iter().filter(|m| matches!(m, Ok(Message::Request(_)) | Err(_))).count();
+            let collector =
+                Arc::new(BatchCollector { frames: Mutex::new(Vec::new()), remaining: Mutex::new(requests) });
             for item in items {
                 match item {
                     Ok(m) => handle_message(peer, service, m, Some(&collector)).await,
@@ -731,22 +686,14 @@ async fn deliver(shared: &Shared, batch: Option<&Arc<BatchCollector>>, frame: Op
     }
 }
 
-async fn handle_message(
-    peer: &Peer,
-    service: &Arc<dyn Service>,
-    m: Message,
-    batch: Option<&Arc<BatchCollector>>,
-) {
+async fn handle_message(peer: &Peer, service: &Arc<dyn Service>, m: Message, batch: Option<&Arc<BatchCollector>>) {
     let shared = &peer.shared;
     match m {
         Message::Request(req) => start_request(peer, service, req, batch).await,
         Message::Notification(n) => match n.method.as_str() {
             "notifications/cancelled" => {
                 match message::decode_params::<CancelledNotificationParams>(n.params.as_deref()) {
-                    Ok(CancelledNotificationParams {
-                        request_id: Some(id),
-                        ..
-                    }) => {
+                    Ok(CancelledNotificationParams { request_id: Some(id), .. }) => {
                         let running = lock(&shared.running);
                         match running.get(&id) {
                             Some(r) if !r.method_is_initialize => r.cancel.cancel(),
@@ -781,10 +728,7 @@ async fn handle_message(
         },
         Message::Response(resp) => {
             let Some(id) = resp.id else {
-                warn!(
-                    "the other side could not read one of our messages: {:?}",
-                    resp.outcome.err()
-                );
+                warn!("the other side could not read one of our messages: {:?}", resp.outcome.err());
                 return;
             };
             match lock(&shared.pending).remove(&id) {
@@ -826,13 +770,7 @@ async fn start_request(
             Admit::Busy(limit)
         } else {
             let method_is_initialize = req.method == "initialize";
-            running.insert(
-                id.clone(),
-                Running {
-                    cancel: cancel.clone(),
-                    method_is_initialize,
-                },
-            );
+            running.insert(id.clone(), Running { cancel: cancel.clone(), method_is_initialize });
             Admit::Yes
         }
     };
@@ -844,23 +782,12 @@ async fn start_request(
             return;
         }
         Admit::Busy(limit) => {
-            let error = ErrorObject::internal_error(format!(
-                "too many concurrent requests (limit {limit})"
-            ));
-            deliver(
-                shared,
-                batch,
-                Some(message::encode_error(Some(&id), &error)),
-            )
-            .await;
+            let error = ErrorObject::internal_error(format!("too many concurrent requests (limit {limit})"));
+            deliver(shared, batch, Some(message::encode_error(Some(&id), &error))).await;
             return;
         }
     }
-    let ctx = RequestContext {
-        id: id.clone(),
-        cancel: cancel.clone(),
-        peer: peer.clone(),
-    };
+    let ctx = RequestContext { id: id.clone(), cancel: cancel.clone(), peer: peer.clone() };
     let method = req.method.clone();
     let fut = service.request(req, ctx);
     let shared = shared.clone();
@@ -871,7 +798,14 @@ async fn start_request(
             _ = cancel.cancelled() => None,
             r = AssertUnwindSafe(fut).catch_unwind() => Some(r),
         };
-        lock(&shared.running).remove(&id);
+        let now_idle = {
+            let mut running = lock(&shared.running);
+            running.remove(&id);
+            running.is_empty()
+        };
+        if now_idle {
+            shared.idle.notify_waiters();
+        }
         let frame = match outcome {
             None => {
                 debug!(%id, %method, "request cancelled; no response");
@@ -886,10 +820,7 @@ async fn start_request(
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown panic".to_owned());
                 warn!(%id, %method, panic = %msg, "request handler panicked");
-                Some(message::encode_error(
-                    Some(&id),
-                    &ErrorObject::internal_error(format!("handler panicked: {msg}")),
-                ))
+                Some(message::encode_error(Some(&id), &ErrorObject::internal_error(format!("handler panicked: {msg}"))))
             }
         };
         deliver(&shared, batch.as_ref(), frame).await;

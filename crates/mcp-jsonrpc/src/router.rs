@@ -13,8 +13,7 @@ use mcp_types::{ErrorObject, ForRevision, Notification, Request};
 use crate::message::{self, decode_params};
 use crate::peer::{BoxFuture, Peer, Reply, RequestContext, Service};
 
-type RequestHandler =
-    Arc<dyn Fn(message::Request, RequestContext) -> BoxFuture<Reply> + Send + Sync>;
+type RequestHandler = Arc<dyn Fn(message::Request, RequestContext) -> BoxFuture<Reply> + Send + Sync>;
 type NotificationHandler = Arc<dyn Fn(message::Notification, &Peer) + Send + Sync>;
 
 /// Typed handlers by method name.
@@ -30,10 +29,7 @@ impl std::fmt::Debug for Router {
         requests.sort();
         let mut notifications: Vec<_> = self.notifications.keys().collect();
         notifications.sort();
-        f.debug_struct("Router")
-            .field("requests", &requests)
-            .field("notifications", &notifications)
-            .finish()
+        f.debug_struct("Router").field("requests", &requests).field("notifications", &notifications).finish()
     }
 }
 
@@ -90,9 +86,7 @@ impl Service for Router {
     fn request(&self, request: message::Request, ctx: RequestContext) -> BoxFuture<Reply> {
         match self.requests.get(request.method.as_str()) {
             Some(h) => h(request, ctx),
-            None => Box::pin(std::future::ready(Err(ErrorObject::method_not_found(
-                &request.method,
-            )))),
+            None => Box::pin(std::future::ready(Err(ErrorObject::method_not_found(&request.method)))),
         }
     }
 

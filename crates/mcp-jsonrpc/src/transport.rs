@@ -92,10 +92,7 @@ pub struct MemoryWrite(Option<mpsc::Sender<Bytes>>);
 pub fn memory(capacity: usize) -> (MemoryTransport, MemoryTransport) {
     let (a_tx, b_rx) = mpsc::channel(capacity.max(1));
     let (b_tx, a_rx) = mpsc::channel(capacity.max(1));
-    (
-        MemoryTransport { rx: a_rx, tx: a_tx },
-        MemoryTransport { rx: b_rx, tx: b_tx },
-    )
+    (MemoryTransport { rx: a_rx, tx: a_tx }, MemoryTransport { rx: b_rx, tx: b_tx })
 }
 
 impl Transport for MemoryTransport {
@@ -114,14 +111,9 @@ impl TransportRead for MemoryRead {
 
 impl TransportWrite for MemoryWrite {
     async fn write(&mut self, frames: &[Bytes]) -> io::Result<()> {
-        let tx = self
-            .0
-            .as_ref()
-            .ok_or_else(|| io::Error::from(io::ErrorKind::BrokenPipe))?;
+        let tx = self.0.as_ref().ok_or_else(|| io::Error::from(io::ErrorKind::BrokenPipe))?;
         for f in frames {
-            tx.send(f.clone())
-                .await
-                .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
+            tx.send(f.clone()).await.map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
         }
         Ok(())
     }

@@ -9,13 +9,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use mcp_jsonrpc::transport::{
-    MemoryRead, MemoryWrite, Transport, TransportRead, TransportWrite, memory,
-};
+use mcp_jsonrpc::transport::{MemoryRead, MemoryWrite, Transport, TransportRead, TransportWrite, memory};
 use mcp_jsonrpc::{CallError, CallOptions, ErrorObject, Peer, PeerConfig, Router};
 use mcp_types::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ContentBlock, EmptyResult,
-    InitializeRequest, ProtocolVersion, SetLevelRequest,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ContentBlock, EmptyResult, InitializeRequest,
+    ProtocolVersion, SetLevelRequest,
 };
 use serde_json::{Value, json};
 use tokio::sync::{Notify, oneshot};
@@ -28,10 +26,7 @@ struct Raw {
 
 impl Raw {
     async fn send(&mut self, frame: &str) {
-        self.write
-            .write(&[Bytes::copy_from_slice(frame.as_bytes())])
-            .await
-            .unwrap();
+        self.write.write(&[Bytes::copy_from_slice(frame.as_bytes())]).await.unwrap();
     }
     async fn send_json(&mut self, v: Value) {
         self.send(&v.to_string()).await;
@@ -46,12 +41,8 @@ impl Raw {
     }
     /// Pings and expects the pong to be the very next frame: nothing else was sent before it.
     async fn expect_silence(&mut self, marker: i64) {
-        self.send_json(json!({"jsonrpc": "2.0", "id": marker, "method": "ping"}))
-            .await;
-        assert_eq!(
-            self.recv().await,
-            json!({"jsonrpc": "2.0", "id": marker, "result": {}})
-        );
+        self.send_json(json!({"jsonrpc": "2.0", "id": marker, "method": "ping"})).await;
+        assert_eq!(self.recv().await, json!({"jsonrpc": "2.0", "id": marker, "result": {}}));
     }
 }
 
@@ -61,13 +52,8 @@ fn router() -> Router {
         .request::<CallToolRequest, _, _>(|params, ctx| async move {
             match params.name.as_str() {
                 "echo" => {
-                    let text = params
-                        .arguments
-                        .and_then(|a| a.get("text").cloned())
-                        .unwrap_or_default();
-                    Ok(CallToolResult::success(vec![ContentBlock::text(
-                        text.as_str().unwrap_or_default(),
-                    )]))
+                    let text = params.arguments.and_then(|a| a.get("text").cloned()).unwrap_or_default();
+                    Ok(CallToolResult::success(vec![ContentBlock::text(text.as_str().unwrap_or_default())]))
                 }
                 "wait" => {
                     ctx.cancellation().cancelled().await;
@@ -89,12 +75,8 @@ fn serve(router: Router, config: PeerConfig) -> (Peer, Raw) {
 #[tokio::test(start_paused = true)]
 async fn answers_ping_and_typed_requests() {
     let (_peer, mut raw) = serve(router(), PeerConfig::default());
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
-        .await;
-    assert_eq!(
-        raw.recv().await,
-        json!({"jsonrpc": "2.0", "id": 1, "result": {}})
-    );
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await;
+    assert_eq!(raw.recv().await, json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
     raw.send(r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#)
         .await;
     assert_eq!(
@@ -113,32 +95,17 @@ async fn bad_input_gets_the_right_error_and_the_connection_keeps_serving() {
         (r#"{"jsonrpc":"2.0","id":5}"#, json!(5)),
         (r#"{"id":6,"method":"ping"}"#, json!(6)),
         (r#"{"jsonrpc":"2.0","id":7,"method":"no/such"}"#, json!(7)),
-        (
-            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"nom":"x"}}"#,
-            json!(8),
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":[1,2]}"#,
-            json!(9),
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"nope"}}"#,
-            json!(10),
-        ),
+        (r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"nom":"x"}}"#, json!(8)),
+        (r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":[1,2]}"#, json!(9)),
+        (r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"nope"}}"#, json!(10)),
     ];
-    let codes = [
-        -32700, -32700, -32600, -32600, -32600, -32601, -32602, -32602, -32602,
-    ];
+    let codes = [-32700, -32700, -32600, -32600, -32600, -32601, -32602, -32602, -32602];
     for ((frame, id), code) in cases.iter().zip(codes) {
         raw.send(frame).await;
         let answer = raw.recv().await;
         assert_eq!(answer["id"], *id, "{frame}: {answer}");
         assert_eq!(answer["error"]["code"], code, "{frame}: {answer}");
-        assert!(
-            answer["error"]["message"]
-                .as_str()
-                .is_some_and(|m| !m.is_empty())
-        );
+        assert!(answer["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
     }
     raw.expect_silence(100).await;
 }
@@ -146,17 +113,10 @@ async fn bad_input_gets_the_right_error_and_the_connection_keeps_serving() {
 #[tokio::test(start_paused = true)]
 async fn a_panicking_handler_becomes_an_error_and_the_server_lives_on() {
     let (_peer, mut raw) = serve(router(), PeerConfig::default());
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"panic"}}"#)
-        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"panic"}}"#).await;
     let answer = raw.recv().await;
     assert_eq!(answer["error"]["code"], -32603);
-    assert!(
-        answer["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("boom"),
-        "{answer}"
-    );
+    assert!(answer["error"]["message"].as_str().unwrap().contains("boom"), "{answer}");
     raw.expect_silence(2).await;
 }
 
@@ -178,26 +138,17 @@ async fn cancellation_stops_the_handler_and_sends_no_response() {
         }
     });
     let (peer, mut raw) = serve(router, PeerConfig::default());
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#)
-        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#).await;
     raw.expect_silence(50).await; // the call is running
     assert_eq!(peer.running_requests(), 1);
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}"#)
-        .await;
-    tokio::time::timeout(Duration::from_secs(60), observed.notified())
-        .await
-        .expect("the token fired");
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}"#).await;
+    tokio::time::timeout(Duration::from_secs(60), observed.notified()).await.expect("the token fired");
     raw.expect_silence(51).await;
     assert_eq!(peer.running_requests(), 0);
     // Cancelling it again, or cancelling what never existed, is ignored.
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#)
-        .await;
-    raw.send(
-        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"zzz"}}"#,
-    )
-    .await;
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"oops":true}}"#)
-        .await;
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"zzz"}}"#).await;
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"oops":true}}"#).await;
     raw.expect_silence(52).await;
 }
 
@@ -208,8 +159,7 @@ async fn a_cancellation_crossing_the_response_is_ignored() {
         .await;
     let answer = raw.recv().await;
     assert_eq!(answer["id"], 1);
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#)
-        .await;
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
     raw.expect_silence(2).await;
 }
 
@@ -225,10 +175,8 @@ async fn initialize_is_never_cancelled() {
         }
     });
     let (_peer, mut raw) = serve(router, PeerConfig::default());
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#)
-        .await;
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#)
-        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#).await;
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
     raw.expect_silence(9).await;
     release.notify_one();
     assert_eq!(raw.recv().await["id"], 1);
@@ -237,45 +185,29 @@ async fn initialize_is_never_cancelled() {
 #[tokio::test(start_paused = true)]
 async fn duplicate_request_ids_are_ignored_while_the_first_runs() {
     let (peer, mut raw) = serve(router(), PeerConfig::default());
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}"#)
-        .await;
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#)
-        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}"#).await;
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#).await;
     raw.expect_silence(2).await;
     assert_eq!(peer.running_requests(), 1);
 }
 
 #[tokio::test(start_paused = true)]
 async fn requests_beyond_the_concurrency_limit_are_refused() {
-    let config = PeerConfig {
-        max_concurrent_requests: 2,
-        ..PeerConfig::default()
-    };
+    let config = PeerConfig { max_concurrent_requests: 2, ..PeerConfig::default() };
     let (peer, mut raw) = serve(router(), config);
     for id in 1..=2 {
-        raw.send_json(
-            json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"wait"}}),
-        )
-        .await;
+        raw.send_json(json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"wait"}})).await;
     }
-    raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}"#)
-        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}"#).await;
     let answer = raw.recv().await;
     assert_eq!(answer["id"], 3);
     assert_eq!(answer["error"]["code"], -32603);
-    assert!(
-        answer["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("limit 2")
-    );
+    assert!(answer["error"]["message"].as_str().unwrap().contains("limit 2"));
     assert_eq!(peer.running_requests(), 2);
     // Cancelling one frees a slot.
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#)
-        .await;
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
     raw.expect_silence(4).await;
-    raw.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo"}}"#)
-        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo"}}"#).await;
     assert_eq!(raw.recv().await["result"]["content"][0]["text"], "");
 }
 
@@ -288,12 +220,7 @@ async fn batches_are_answered_only_in_2025_03_26() {
     let answer = raw.recv().await;
     assert_eq!(answer["id"], Value::Null);
     assert_eq!(answer["error"]["code"], -32600);
-    assert!(
-        answer["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("2025-11-25")
-    );
+    assert!(answer["error"]["message"].as_str().unwrap().contains("2025-11-25"));
 
     peer.set_protocol_version(ProtocolVersion::V2025_03_26);
     raw.send(batch).await;
@@ -301,19 +228,10 @@ async fn batches_are_answered_only_in_2025_03_26() {
     let items = answer.as_array().expect("a batch response");
     assert_eq!(items.len(), 3, "{answer}");
     assert!(items.contains(&json!({"jsonrpc":"2.0","id":1,"result":{}})));
-    assert!(
-        items
-            .iter()
-            .any(|i| i["id"] == 2 && i["error"]["code"] == -32601)
-    );
-    assert!(
-        items
-            .iter()
-            .any(|i| i["id"].is_null() && i["error"]["code"] == -32600)
-    );
+    assert!(items.iter().any(|i| i["id"] == 2 && i["error"]["code"] == -32601));
+    assert!(items.iter().any(|i| i["id"].is_null() && i["error"]["code"] == -32600));
     // A batch of notifications only gets no response at all.
-    raw.send(r#"[{"jsonrpc":"2.0","method":"notifications/x"}]"#)
-        .await;
+    raw.send(r#"[{"jsonrpc":"2.0","method":"notifications/x"}]"#).await;
     raw.expect_silence(3).await;
 }
 
@@ -321,21 +239,14 @@ async fn batches_are_answered_only_in_2025_03_26() {
 async fn unreadable_and_unknown_responses_are_ignored() {
     let (_peer, mut raw) = serve(router(), PeerConfig::default());
     raw.send(r#"{"jsonrpc":"2.0","id":999,"result":{}}"#).await;
-    raw.send(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#)
-        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#).await;
     raw.expect_silence(1).await;
 }
 
 // ---- the calling side ----
 
 fn client() -> (Peer, Raw) {
-    serve(
-        Router::new(),
-        PeerConfig {
-            request_timeout: Some(Duration::from_secs(10)),
-            ..PeerConfig::default()
-        },
-    )
+    serve(Router::new(), PeerConfig { request_timeout: Some(Duration::from_secs(10)), ..PeerConfig::default() })
 }
 
 fn call_params(name: &str) -> CallToolRequestParams {
@@ -347,17 +258,11 @@ async fn calls_are_correlated_by_id_and_ids_are_never_reused() {
     let (peer, mut raw) = client();
     let a = tokio::spawn({
         let peer = peer.clone();
-        async move {
-            peer.request::<CallToolRequest>(call_params("a"), CallOptions::default())
-                .await
-        }
+        async move { peer.request::<CallToolRequest>(call_params("a"), CallOptions::default()).await }
     });
     let b = tokio::spawn({
         let peer = peer.clone();
-        async move {
-            peer.request::<CallToolRequest>(call_params("b"), CallOptions::default())
-                .await
-        }
+        async move { peer.request::<CallToolRequest>(call_params("b"), CallOptions::default()).await }
     });
     let first = raw.recv().await;
     let second = raw.recv().await;
@@ -365,22 +270,17 @@ async fn calls_are_correlated_by_id_and_ids_are_never_reused() {
     // Answer in reverse order.
     for req in [&second, &first] {
         let name = req["params"]["name"].as_str().unwrap();
-        raw.send_json(json!({"jsonrpc":"2.0","id":req["id"],"result":{"content":[{"type":"text","text":name}]}}))
-            .await;
+        raw.send_json(json!({"jsonrpc":"2.0","id":req["id"],"result":{"content":[{"type":"text","text":name}]}})).await;
     }
     assert_eq!(a.await.unwrap().unwrap().content[0].as_text(), Some("a"));
     assert_eq!(b.await.unwrap().unwrap().content[0].as_text(), Some("b"));
     let third = tokio::spawn({
         let peer = peer.clone();
-        async move {
-            peer.request::<CallToolRequest>(call_params("c"), CallOptions::default())
-                .await
-        }
+        async move { peer.request::<CallToolRequest>(call_params("c"), CallOptions::default()).await }
     });
     let req = raw.recv().await;
     assert!(req["id"] != first["id"] && req["id"] != second["id"]);
-    raw.send_json(json!({"jsonrpc":"2.0","id":req["id"],"error":{"code":-32602,"message":"no"}}))
-        .await;
+    raw.send_json(json!({"jsonrpc":"2.0","id":req["id"],"error":{"code":-32602,"message":"no"}})).await;
     match third.await.unwrap() {
         Err(CallError::Remote(e)) => assert_eq!((e.code, e.message.as_str()), (-32602, "no")),
         other => panic!("{other:?}"),
@@ -392,17 +292,12 @@ async fn progress_reaches_the_callback_resets_the_timeout_and_stops_after_comple
     let (peer, mut raw) = client();
     let count = Arc::new(AtomicUsize::new(0));
     let seen = count.clone();
-    let options = CallOptions::default()
-        .timeout(Duration::from_secs(10))
-        .on_progress(move |p| {
-            assert_eq!(p.progress, seen.fetch_add(1, Ordering::SeqCst) as f64);
-        });
+    let options = CallOptions::default().timeout(Duration::from_secs(10)).on_progress(move |p| {
+        assert_eq!(p.progress, seen.fetch_add(1, Ordering::SeqCst) as f64);
+    });
     let call = tokio::spawn({
         let peer = peer.clone();
-        async move {
-            peer.request::<CallToolRequest>(call_params("slow"), options)
-                .await
-        }
+        async move { peer.request::<CallToolRequest>(call_params("slow"), options).await }
     });
     let req = raw.recv().await;
     let token = req["params"]["_meta"]["progressToken"].clone();
@@ -410,17 +305,20 @@ async fn progress_reaches_the_callback_resets_the_timeout_and_stops_after_comple
     // Twenty progress notifications, 8 s apart: 160 s in all, far past the 10 s timeout.
     for i in 0..20 {
         tokio::time::sleep(Duration::from_secs(8)).await;
-        raw.send_json(json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":i}}))
-            .await;
+        raw.send_json(
+            json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":i}}),
+        )
+        .await;
         raw.expect_silence(1000 + i).await;
     }
-    raw.send_json(json!({"jsonrpc":"2.0","id":req["id"],"result":{"content":[]}}))
-        .await;
+    raw.send_json(json!({"jsonrpc":"2.0","id":req["id"],"result":{"content":[]}})).await;
     call.await.unwrap().unwrap();
     assert_eq!(count.load(Ordering::SeqCst), 20);
     // Progress after completion is dropped.
-    raw.send_json(json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":99}}))
-        .await;
+    raw.send_json(
+        json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":99}}),
+    )
+    .await;
     raw.expect_silence(2000).await;
     assert_eq!(count.load(Ordering::SeqCst), 20);
 }
@@ -431,11 +329,8 @@ async fn a_timeout_fails_the_call_and_sends_a_cancellation_and_the_late_answer_i
     let call = tokio::spawn({
         let peer = peer.clone();
         async move {
-            peer.request::<CallToolRequest>(
-                call_params("x"),
-                CallOptions::default().timeout(Duration::from_secs(3)),
-            )
-            .await
+            peer.request::<CallToolRequest>(call_params("x"), CallOptions::default().timeout(Duration::from_secs(3)))
+                .await
         }
     });
     let req = raw.recv().await;
@@ -448,30 +343,21 @@ async fn a_timeout_fails_the_call_and_sends_a_cancellation_and_the_late_answer_i
         other => panic!("{other:?}"),
     }
     assert_eq!(peer.pending_calls(), 0);
-    raw.send_json(json!({"jsonrpc":"2.0","id":req["id"],"result":{"content":[]}}))
-        .await;
+    raw.send_json(json!({"jsonrpc":"2.0","id":req["id"],"result":{"content":[]}})).await;
     raw.expect_silence(1).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_hard_maximum_holds_even_with_progress() {
     let (a, b) = memory(64);
-    let config = PeerConfig {
-        max_request_timeout: Duration::from_secs(30),
-        ..PeerConfig::default()
-    };
+    let config = PeerConfig { max_request_timeout: Duration::from_secs(30), ..PeerConfig::default() };
     let peer = Peer::spawn(a, Arc::new(Router::new()), config);
     let (read, write) = b.split();
     let mut raw = Raw { read, write };
     let call = tokio::spawn({
         let peer = peer.clone();
-        let options = CallOptions::default()
-            .timeout(Duration::from_secs(10))
-            .on_progress(|_| {});
-        async move {
-            peer.request::<CallToolRequest>(call_params("x"), options)
-                .await
-        }
+        let options = CallOptions::default().timeout(Duration::from_secs(10)).on_progress(|_| {});
+        async move { peer.request::<CallToolRequest>(call_params("x"), options).await }
     });
     let req = raw.recv().await;
     let token = req["params"]["_meta"]["progressToken"].clone();
@@ -481,15 +367,14 @@ async fn the_hard_maximum_holds_even_with_progress() {
         if call.is_finished() {
             break;
         }
-        raw.send_json(json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":1}}))
-            .await;
+        raw.send_json(
+            json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":1}}),
+        )
+        .await;
         progress_sent += 1;
         assert!(progress_sent < 20, "the call outlived its hard maximum");
     }
-    assert!(matches!(
-        call.await.unwrap(),
-        Err(CallError::Timeout { .. })
-    ));
+    assert!(matches!(call.await.unwrap(), Err(CallError::Timeout { .. })));
 }
 
 #[tokio::test(start_paused = true)]
@@ -514,22 +399,19 @@ async fn dropping_a_call_sends_a_cancellation_except_for_initialize() {
     let init = tokio::spawn({
         let peer = peer.clone();
         async move {
-            let params = serde_json::from_value(json!({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}})).unwrap();
-            peer.request::<InitializeRequest>(params, CallOptions::default())
-                .await
+            let params = serde_json::from_value(
+                json!({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}),
+            )
+            .unwrap();
+            peer.request::<InitializeRequest>(params, CallOptions::default()).await
         }
     });
     let req = raw.recv().await;
     assert_eq!(req["method"], "initialize");
     init.abort();
     let _ = init.await;
-    raw.send_json(json!({"jsonrpc":"2.0","id":"probe","method":"ping"}))
-        .await;
-    assert_eq!(
-        raw.recv().await["id"],
-        "probe",
-        "no cancellation may precede the pong"
-    );
+    raw.send_json(json!({"jsonrpc":"2.0","id":"probe","method":"ping"})).await;
+    assert_eq!(raw.recv().await["id"], "probe", "no cancellation may precede the pong");
 }
 
 #[tokio::test(start_paused = true)]
@@ -539,10 +421,7 @@ async fn explicit_cancellation_sends_a_cancellation() {
     let call = tokio::spawn({
         let peer = peer.clone();
         let options = CallOptions::default().cancel_on(token.clone());
-        async move {
-            peer.request::<CallToolRequest>(call_params("x"), options)
-                .await
-        }
+        async move { peer.request::<CallToolRequest>(call_params("x"), options).await }
     });
     let req = raw.recv().await;
     token.cancel();
@@ -556,31 +435,22 @@ async fn closing_fails_pending_calls_and_nothing_hangs() {
     let (peer, mut raw) = client();
     let call = tokio::spawn({
         let peer = peer.clone();
-        async move {
-            peer.request::<CallToolRequest>(call_params("x"), CallOptions::default())
-                .await
-        }
+        async move { peer.request::<CallToolRequest>(call_params("x"), CallOptions::default()).await }
     });
     let _req = raw.recv().await;
     drop(raw); // the other side goes away
     assert!(matches!(call.await.unwrap(), Err(CallError::Closed)));
     peer.closed().await;
     assert!(peer.is_closed());
-    let after = peer
-        .request::<CallToolRequest>(call_params("y"), CallOptions::default())
-        .await;
+    let after = peer.request::<CallToolRequest>(call_params("y"), CallOptions::default()).await;
     assert!(matches!(after, Err(CallError::Closed)));
 }
 
 #[tokio::test(start_paused = true)]
 async fn shutdown_lets_running_handlers_finish_within_the_grace_then_cancels_them() {
-    let config = PeerConfig {
-        shutdown_grace: Duration::from_secs(2),
-        ..PeerConfig::default()
-    };
+    let config = PeerConfig { shutdown_grace: Duration::from_secs(2), ..PeerConfig::default() };
     let (peer, mut raw) = serve(router(), config);
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}"#)
-        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}"#).await;
     raw.expect_silence(2).await;
     let Raw { read, mut write } = raw;
     write.close().await.unwrap();
@@ -597,31 +467,12 @@ async fn two_engines_talk_to_each_other() {
     let client = Peer::spawn(b, Arc::new(Router::new()), PeerConfig::default());
     let mut params = call_params("echo");
     params.arguments = Some(serde_json::from_value(json!({"text": "hello"})).unwrap());
-    let result = client
-        .request::<CallToolRequest>(params, CallOptions::default())
-        .await
-        .unwrap();
+    let result = client.request::<CallToolRequest>(params, CallOptions::default()).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("hello"));
-    let level: mcp_types::SetLevelRequestParams =
-        serde_json::from_value(json!({"level": "info"})).unwrap();
-    client
-        .request::<SetLevelRequest>(level.clone(), CallOptions::default())
-        .await
-        .unwrap();
+    let level: mcp_types::SetLevelRequestParams = serde_json::from_value(json!({"level": "info"})).unwrap();
+    client.request::<SetLevelRequest>(level.clone(), CallOptions::default()).await.unwrap();
     // logging/setLevel is gone in 2026-07-28: calling it there fails before anything is sent.
     client.set_protocol_version(ProtocolVersion::V2026_07_28);
-    let err = client
-        .request::<SetLevelRequest>(level, CallOptions::default())
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            CallError::NotInRevision {
-                method: "logging/setLevel",
-                ..
-            }
-        ),
-        "{err}"
-    );
+    let err = client.request::<SetLevelRequest>(level, CallOptions::default()).await.unwrap_err();
+    assert!(matches!(err, CallError::NotInRevision { method: "logging/setLevel", .. }), "{err}");
 }

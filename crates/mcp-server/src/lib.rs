@@ -1,10 +1,44 @@
-//! The MCP server runtime: lifecycle, tools, prompts, resources, completions, logging.
+//! The MCP server runtime: lifecycle, tools, prompts, resources, completions and logging, for
+//! the session revisions (2024-11-05 to 2025-11-25), over any transport.
 //!
-//! Handlers are registered on a builder and served over any transport.
+//! - [`Server::builder`] collects [`ToolDef`]s, [`PromptDef`]s, [`ResourceDef`]s and
+//!   [`TemplateDef`]s; `build()` checks them and prepares the lists once.
+//! - [`Server::serve_stdio`] serves stdin/stdout in one line; [`Server::serve`] any
+//!   transport; [`Server::connect`] starts a connection and returns its handle.
+//! - Handlers get a [`Context`]: progress, logging to the client, cancellation, and requests
+//!   to the client (sampling, elicitation, roots) when it declared the capability.
+//! - Items can be added and removed at runtime; connected clients get `list_changed`.
 //!
-//! This crate is a placeholder in the layered workspace (see `ARCHITECTURE.md`); its API
-//! arrives with the issue that builds it.
+//! ```no_run
+//! use mcp_server::{Server, ToolDef, ToolError};
+//! use mcp_types::{CallToolResult, ContentBlock};
 //!
+//! #[tokio::main]
+//! async fn main() {
+//!     let echo = ToolDef::new(
+//!         "echo",
+//!         serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+//!         |args, _ctx| async move {
+//!             let text = args["text"].as_str().unwrap_or_default().to_owned();
+//!             Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(text)]))
+//!         },
+//!     )
+//!     .unwrap();
+//!     Server::builder("echo", "1.0").tool(echo).build().unwrap().serve_stdio().await;
+//! }
 //! ```
-//! use mcp_server as _;
-//! ```
+
+mod completion;
+mod context;
+mod prompt;
+mod resource;
+mod server;
+mod session;
+mod tool;
+
+pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
+pub use context::{ClientRequestError, Context};
+pub use prompt::{PromptArguments, PromptDef, PromptHandler};
+pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};
+pub use server::{Server, ServerBuilder};
+pub use tool::{DefinitionError, ToolDef, ToolError, ToolHandler, check_tool_name};

@@ -180,10 +180,7 @@ impl ChildProcess {
     pub fn spawn(command: ChildCommand) -> Result<(ChildTransport, ChildProcess), ChildError> {
         let program = command.program.to_string_lossy().into_owned();
         let mut cmd = Command::new(&command.program);
-        cmd.args(&command.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true);
+        cmd.args(&command.args).stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true);
         if command.env_clear {
             cmd.env_clear();
         }
@@ -191,15 +188,8 @@ impl ChildProcess {
         if let Some(dir) = &command.cwd {
             cmd.current_dir(dir);
         }
-        cmd.stderr(if command.stderr == StderrMode::Inherit {
-            Stdio::inherit()
-        } else {
-            Stdio::piped()
-        });
-        let mut child = cmd.spawn().map_err(|source| ChildError::Spawn {
-            program: program.clone(),
-            source,
-        })?;
+        cmd.stderr(if command.stderr == StderrMode::Inherit { Stdio::inherit() } else { Stdio::piped() });
+        let mut child = cmd.spawn().map_err(|source| ChildError::Spawn { program: program.clone(), source })?;
         let pid = child.id();
         let missing = || ChildError::Io(io::Error::other("child stdio was not piped"));
         let stdout = child.stdout.take().ok_or_else(missing)?;
@@ -232,22 +222,9 @@ impl ChildProcess {
         let stdin = Arc::new(tokio::sync::Mutex::new(Some(LineWrite::new(stdin))));
         let transport = ChildTransport {
             read: LineRead::new(stdout, command.max_line),
-            write: ChildStdinWrite {
-                stdin: stdin.clone(),
-            },
+            write: ChildStdinWrite { stdin: stdin.clone() },
         };
-        Ok((
-            transport,
-            ChildProcess {
-                child,
-                pid,
-                program,
-                stdin,
-                tail,
-                stderr_task,
-                grace: command.grace,
-            },
-        ))
+        Ok((transport, ChildProcess { child, pid, program, stdin, tail, stderr_task, grace: command.grace }))
     }
 
     /// The child's process id (`None` once it was reaped).
@@ -262,12 +239,7 @@ impl ChildProcess {
 
     /// The last lines the child wrote to stderr.
     pub fn stderr_tail(&self) -> Vec<String> {
-        self.tail
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .cloned()
-            .collect()
+        self.tail.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
     }
 
     /// The exit status, if the child has exited (it is reaped then).
@@ -296,11 +268,7 @@ impl ChildProcess {
         if tail.is_empty() {
             format!("`{}` exited ({status})", self.program)
         } else {
-            format!(
-                "`{}` exited ({status}); its stderr ended with:\n{}",
-                self.program,
-                tail.join("\n")
-            )
+            format!("`{}` exited ({status}); its stderr ended with:\n{}", self.program, tail.join("\n"))
         }
     }
 
@@ -311,30 +279,17 @@ impl ChildProcess {
             let _ = w.close().await;
         }
         if let Ok(status) = tokio::time::timeout(self.grace, self.child.wait()).await {
-            return Ok(Shutdown {
-                status: status?,
-                step: ShutdownStep::StdinClosed,
-            });
+            return Ok(Shutdown { status: status?, step: ShutdownStep::StdinClosed });
         }
-        if let Some(pid) = self
-            .pid
-            .and_then(|p| i32::try_from(p).ok())
-            .and_then(rustix::process::Pid::from_raw)
-        {
+        if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()).and_then(rustix::process::Pid::from_raw) {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         }
         if let Ok(status) = tokio::time::timeout(self.grace, self.child.wait()).await {
-            return Ok(Shutdown {
-                status: status?,
-                step: ShutdownStep::Terminated,
-            });
+            return Ok(Shutdown { status: status?, step: ShutdownStep::Terminated });
         }
         self.child.start_kill()?;
         let status = self.child.wait().await?;
-        Ok(Shutdown {
-            status,
-            step: ShutdownStep::Killed,
-        })
+        Ok(Shutdown { status, step: ShutdownStep::Killed })
     }
 }
 

@@ -34,8 +34,7 @@ mod lines;
 mod server;
 
 pub use child::{
-    ChildCommand, ChildError, ChildProcess, ChildStdinWrite, ChildTransport, Shutdown,
-    ShutdownStep, StderrMode,
+    ChildCommand, ChildError, ChildProcess, ChildStdinWrite, ChildTransport, Shutdown, ShutdownStep, StderrMode,
 };
 pub use lines::{DEFAULT_MAX_LINE, LineRead, LineWrite};
 pub use server::{Stdin, StdioTransport, Stdout, StreamTransport};

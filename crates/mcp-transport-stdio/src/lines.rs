@@ -121,10 +121,7 @@ pub struct LineWrite<W> {
 impl<W> LineWrite<W> {
     /// Writes frames to `inner`.
     pub fn new(inner: W) -> Self {
-        LineWrite {
-            inner: Some(inner),
-            buf: Vec::with_capacity(CHUNK),
-        }
+        LineWrite { inner: Some(inner), buf: Vec::with_capacity(CHUNK) }
     }
 }
 
@@ -137,10 +134,7 @@ impl<W> LineWrite<W> {
 
 impl<W: AsyncWrite + Unpin + Send + 'static> TransportWrite for LineWrite<W> {
     async fn write(&mut self, frames: &[Bytes]) -> io::Result<()> {
-        let inner = self
-            .inner
-            .as_mut()
-            .ok_or_else(|| io::Error::from(io::ErrorKind::BrokenPipe))?;
+        let inner = self.inner.as_mut().ok_or_else(|| io::Error::from(io::ErrorKind::BrokenPipe))?;
         self.buf.clear();
         for f in frames {
             self.buf.extend_from_slice(f);
@@ -170,10 +164,7 @@ mod tests {
         let mut r = LineRead::new(std::io::Cursor::new(input.to_vec()), max);
         let mut out = Vec::new();
         while let Some(item) = r.read().await {
-            out.push(
-                item.map(|b| String::from_utf8(b.to_vec()).unwrap())
-                    .map_err(|e| e.to_string()),
-            );
+            out.push(item.map(|b| String::from_utf8(b.to_vec()).unwrap()).map_err(|e| e.to_string()));
         }
         out
     }
@@ -181,14 +172,7 @@ mod tests {
     #[tokio::test]
     async fn splits_lines_and_skips_blank_ones() {
         let got = frames(b"{\"a\":1}\n\n  \r\n{\"b\":2}\r\n{\"c\":3}", 100).await;
-        assert_eq!(
-            got,
-            vec![
-                Ok("{\"a\":1}".into()),
-                Ok("{\"b\":2}".into()),
-                Ok("{\"c\":3}".into())
-            ]
-        );
+        assert_eq!(got, vec![Ok("{\"a\":1}".into()), Ok("{\"b\":2}".into()), Ok("{\"c\":3}".into())]);
     }
 
     #[tokio::test]
@@ -206,18 +190,13 @@ mod tests {
     #[tokio::test]
     async fn invalid_utf8_is_reported_and_skipped() {
         let got = frames(b"\xff\xfe\n{}\n", 100).await;
-        assert_eq!(
-            got,
-            vec![Err("message is not valid UTF-8".into()), Ok("{}".into())]
-        );
+        assert_eq!(got, vec![Err("message is not valid UTF-8".into()), Ok("{}".into())]);
     }
 
     #[tokio::test]
     async fn writes_all_frames_in_one_buffer() {
         let mut w = LineWrite::new(Vec::new());
-        w.write(&[Bytes::from_static(b"{}"), Bytes::from_static(b"[1]")])
-            .await
-            .unwrap();
+        w.write(&[Bytes::from_static(b"{}"), Bytes::from_static(b"[1]")]).await.unwrap();
         assert_eq!(w.into_inner().unwrap(), b"{}\n[1]\n");
     }
 }

@@ -37,10 +37,7 @@ pub enum Stdout {
 impl Stdin {
     /// Opens stdin, non-blocking when it is a pipe. Needs a tokio runtime with I/O enabled.
     pub fn open() -> Stdin {
-        let pipe = io::stdin()
-            .as_fd()
-            .try_clone_to_owned()
-            .and_then(pipe::Receiver::from_owned_fd);
+        let pipe = io::stdin().as_fd().try_clone_to_owned().and_then(pipe::Receiver::from_owned_fd);
         match pipe {
             Ok(p) => Stdin::Pipe(p),
             Err(_) => Stdin::Std(tokio::io::stdin()),
@@ -51,10 +48,7 @@ impl Stdin {
 impl Stdout {
     /// Opens stdout, non-blocking when it is a pipe. Needs a tokio runtime with I/O enabled.
     pub fn open() -> Stdout {
-        let pipe = io::stdout()
-            .as_fd()
-            .try_clone_to_owned()
-            .and_then(pipe::Sender::from_owned_fd);
+        let pipe = io::stdout().as_fd().try_clone_to_owned().and_then(pipe::Sender::from_owned_fd);
         match pipe {
             Ok(p) => Stdout::Pipe(p),
             Err(_) => Stdout::Std(tokio::io::stdout()),
@@ -63,11 +57,7 @@ impl Stdout {
 }
 
 impl AsyncRead for Stdin {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Stdin::Pipe(p) => Pin::new(p).poll_read(cx, buf),
             Stdin::Std(s) => Pin::new(s).poll_read(cx, buf),
@@ -76,11 +66,7 @@ impl AsyncRead for Stdin {
 }
 
 impl AsyncWrite for Stdout {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Stdout::Pipe(p) => Pin::new(p).poll_write(cx, buf),
             Stdout::Std(s) => Pin::new(s).poll_write(cx, buf),
@@ -115,10 +101,7 @@ impl StdioTransport {
 
     /// Our stdin and stdout, with lines of at most `max_line` bytes.
     pub fn with_max_line(max_line: usize) -> Self {
-        StdioTransport {
-            read: LineRead::new(Stdin::open(), max_line),
-            write: LineWrite::new(Stdout::open()),
-        }
+        StdioTransport { read: LineRead::new(Stdin::open(), max_line), write: LineWrite::new(Stdout::open()) }
     }
 
     /// Whether stdin and stdout are driven as non-blocking pipes.
@@ -151,10 +134,7 @@ pub struct StreamTransport<R, W> {
 impl<R, W> StreamTransport<R, W> {
     /// Frames `read` and `write` as newline-delimited JSON, with lines of at most `max_line`.
     pub fn new(read: R, write: W, max_line: usize) -> Self {
-        StreamTransport {
-            read: LineRead::new(read, max_line),
-            write: LineWrite::new(write),
-        }
+        StreamTransport { read: LineRead::new(read, max_line), write: LineWrite::new(write) }
     }
 }
 

@@ -23,9 +23,7 @@ pub struct SchemaType {
 
 /// Finds the entry for a definition name of one revision.
 pub fn lookup(name: &str, rev: crate::ProtocolVersion) -> Option<&'static SchemaType> {
-    SCHEMA_TYPES
-        .iter()
-        .find(|t| t.name == name && t.revisions.contains(rev))
+    SCHEMA_TYPES.iter().find(|t| t.name == name && t.revisions.contains(rev))
 }
 
 /// Decodes `value` as `T` and serializes it for `revs`.

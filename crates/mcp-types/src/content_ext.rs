@@ -4,8 +4,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
 use crate::{
-    AnyResourceContents, AudioContent, BlobResourceContents, CallToolResult, ContentBlock,
-    EmbeddedResource, ImageContent, ResourceLink, TextContent, TextResourceContents,
+    AnyResourceContents, AudioContent, BlobResourceContents, CallToolResult, ContentBlock, EmbeddedResource,
+    ImageContent, ResourceLink, TextContent, TextResourceContents,
 };
 
 impl ContentBlock {
@@ -40,29 +40,17 @@ impl ContentBlock {
     /// let c = mcp_types::ContentBlock::embedded_text("file:///a.txt", "text/plain", "hi");
     /// assert_eq!(serde_json::to_value(&c).unwrap()["resource"]["text"], "hi");
     /// ```
-    pub fn embedded_text(
-        uri: impl Into<String>,
-        mime_type: impl Into<String>,
-        text: impl Into<String>,
-    ) -> Self {
+    pub fn embedded_text(uri: impl Into<String>, mime_type: impl Into<String>, text: impl Into<String>) -> Self {
         let mut contents = TextResourceContents::new(uri, text);
         contents.mime_type = Some(mime_type.into());
-        ContentBlock::EmbeddedResource(EmbeddedResource::new(
-            AnyResourceContents::TextResourceContents(contents),
-        ))
+        ContentBlock::EmbeddedResource(EmbeddedResource::new(AnyResourceContents::TextResourceContents(contents)))
     }
 
     /// An embedded binary resource from its bytes (base64-encoded here).
-    pub fn embedded_blob(
-        uri: impl Into<String>,
-        mime_type: impl Into<String>,
-        bytes: impl AsRef<[u8]>,
-    ) -> Self {
+    pub fn embedded_blob(uri: impl Into<String>, mime_type: impl Into<String>, bytes: impl AsRef<[u8]>) -> Self {
         let mut contents = BlobResourceContents::new(uri, STANDARD.encode(bytes));
         contents.mime_type = Some(mime_type.into());
-        ContentBlock::EmbeddedResource(EmbeddedResource::new(
-            AnyResourceContents::BlobResourceContents(contents),
-        ))
+        ContentBlock::EmbeddedResource(EmbeddedResource::new(AnyResourceContents::BlobResourceContents(contents)))
     }
 
     /// A link to a resource the client can read. Revisions: 2025-06-18 on.

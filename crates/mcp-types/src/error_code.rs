@@ -13,9 +13,7 @@ use std::fmt;
 /// assert_eq!(ErrorCode::resource_not_found(ProtocolVersion::V2026_07_28), ErrorCode::INVALID_PARAMS);
 /// assert_eq!(ErrorCode::from(-1).name(), None);
 /// ```
-#[derive(
-    Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct ErrorCode(pub i64);
 
@@ -53,14 +51,8 @@ impl ErrorCode {
         (Self::RESOURCE_NOT_FOUND, "resource not found"),
         (Self::URL_ELICITATION_REQUIRED, "URL elicitation required"),
         (Self::HEADER_MISMATCH, "header mismatch"),
-        (
-            Self::MISSING_REQUIRED_CLIENT_CAPABILITY,
-            "missing required client capability",
-        ),
-        (
-            Self::UNSUPPORTED_PROTOCOL_VERSION,
-            "unsupported protocol version",
-        ),
+        (Self::MISSING_REQUIRED_CLIENT_CAPABILITY, "missing required client capability"),
+        (Self::UNSUPPORTED_PROTOCOL_VERSION, "unsupported protocol version"),
     ];
 
     /// The integer code.
@@ -70,20 +62,13 @@ impl ErrorCode {
 
     /// A short name for a known code.
     pub fn name(self) -> Option<&'static str> {
-        Self::NAMED
-            .iter()
-            .find(|(c, _)| *c == self)
-            .map(|(_, n)| *n)
+        Self::NAMED.iter().find(|(c, _)| *c == self).map(|(_, n)| *n)
     }
 
     /// The code for "resource not found" in a given revision: -32002 in the session revisions,
     /// -32602 (invalid params) in 2026-07-28.
     pub const fn resource_not_found(version: crate::ProtocolVersion) -> ErrorCode {
-        if version.is_stateless() {
-            Self::INVALID_PARAMS
-        } else {
-            Self::RESOURCE_NOT_FOUND
-        }
+        if version.is_stateless() { Self::INVALID_PARAMS } else { Self::RESOURCE_NOT_FOUND }
     }
 }
 

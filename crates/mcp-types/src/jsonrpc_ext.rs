@@ -20,42 +20,27 @@ impl ErrorObject {
 
     /// -32700: the message was not valid JSON.
     pub fn parse_error(detail: impl fmt::Display) -> Self {
-        ErrorObject::new(
-            ErrorCode::PARSE_ERROR.code(),
-            format!("parse error: {detail}"),
-        )
+        ErrorObject::new(ErrorCode::PARSE_ERROR.code(), format!("parse error: {detail}"))
     }
 
     /// -32600: the message was JSON but not a valid JSON-RPC message.
     pub fn invalid_request(detail: impl fmt::Display) -> Self {
-        ErrorObject::new(
-            ErrorCode::INVALID_REQUEST.code(),
-            format!("invalid request: {detail}"),
-        )
+        ErrorObject::new(ErrorCode::INVALID_REQUEST.code(), format!("invalid request: {detail}"))
     }
 
     /// -32601: no such method.
     pub fn method_not_found(method: &str) -> Self {
-        ErrorObject::new(
-            ErrorCode::METHOD_NOT_FOUND.code(),
-            format!("method not found: {method}"),
-        )
+        ErrorObject::new(ErrorCode::METHOD_NOT_FOUND.code(), format!("method not found: {method}"))
     }
 
     /// -32602: the params do not fit the method.
     pub fn invalid_params(detail: impl fmt::Display) -> Self {
-        ErrorObject::new(
-            ErrorCode::INVALID_PARAMS.code(),
-            format!("invalid params: {detail}"),
-        )
+        ErrorObject::new(ErrorCode::INVALID_PARAMS.code(), format!("invalid params: {detail}"))
     }
 
     /// -32603: the receiver failed.
     pub fn internal_error(detail: impl fmt::Display) -> Self {
-        ErrorObject::new(
-            ErrorCode::INTERNAL_ERROR.code(),
-            format!("internal error: {detail}"),
-        )
+        ErrorObject::new(ErrorCode::INTERNAL_ERROR.code(), format!("internal error: {detail}"))
     }
 }
 

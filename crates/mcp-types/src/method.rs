@@ -67,9 +67,7 @@ impl ParamsMeta for crate::JsonObject {
         None
     }
     fn set_progress_token(&mut self, token: ProgressToken) {
-        let meta = self
-            .entry("_meta")
-            .or_insert_with(|| serde_json::Value::Object(Default::default()));
+        let meta = self.entry("_meta").or_insert_with(|| serde_json::Value::Object(Default::default()));
         if let serde_json::Value::Object(m) = meta {
             let value = match token {
                 ProgressToken::String(s) => serde_json::Value::String(s),

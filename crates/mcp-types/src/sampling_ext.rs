@@ -19,9 +19,7 @@ impl WireSerialize for SamplingContent {
             SamplingContent::Audio(v) => ForRevision::new(v, revs).serialize(s),
             SamplingContent::ToolUse(v) => ForRevision::new(v, revs).serialize(s),
             SamplingContent::ToolResult(v) => ForRevision::new(v, revs).serialize(s),
-            SamplingContent::Array(items) if arrays_allowed => {
-                ForRevision::new(items, revs).serialize(s)
-            }
+            SamplingContent::Array(items) if arrays_allowed => ForRevision::new(items, revs).serialize(s),
             SamplingContent::Array(items) => match items.as_slice() {
                 [one] => ForRevision::new(one, revs).serialize(s),
                 _ => Err(S::Error::custom(format_args!(
@@ -56,9 +54,7 @@ mod tests {
 
     #[test]
     fn one_element_array_is_a_single_block_for_old_revisions() {
-        let c = SamplingContent::Array(vec![SamplingMessageContentBlock::Text(TextContent::new(
-            "hi",
-        ))]);
+        let c = SamplingContent::Array(vec![SamplingMessageContentBlock::Text(TextContent::new("hi"))]);
         let old = to_value_for(&c, ProtocolVersion::V2025_06_18).unwrap();
         assert_eq!(old, serde_json::json!({"type": "text", "text": "hi"}));
         let new = to_value_for(&c, ProtocolVersion::V2025_11_25).unwrap();
@@ -70,9 +66,6 @@ mod tests {
         let t = SamplingMessageContentBlock::Text(TextContent::new("hi"));
         let c = SamplingContent::Array(vec![t.clone(), t]);
         let err = to_value_for(&c, ProtocolVersion::V2024_11_05).unwrap_err();
-        assert!(
-            err.to_string().contains("no form before 2025-11-25"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("no form before 2025-11-25"), "{err}");
     }
 }

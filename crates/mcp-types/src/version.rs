@@ -173,9 +173,7 @@ impl Revisions {
 
     /// The revisions in the set, oldest first.
     pub fn iter(self) -> impl Iterator<Item = ProtocolVersion> {
-        ProtocolVersion::ALL
-            .into_iter()
-            .filter(move |v| self.contains(*v))
+        ProtocolVersion::ALL.into_iter().filter(move |v| self.contains(*v))
     }
 
     /// The oldest revision in the set.
@@ -197,8 +195,6 @@ impl From<ProtocolVersion> for Revisions {
 
 impl fmt::Debug for Revisions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_set()
-            .entries(self.iter().map(|v| v.as_str()))
-            .finish()
+        f.debug_set().entries(self.iter().map(|v| v.as_str())).finish()
     }
 }

@@ -33,11 +33,7 @@ use crate::Revisions;
 /// [`Revisions::ALL`] writes everything that is set.
 pub trait WireSerialize {
     /// Serializes `self` for the revisions in `revs`.
-    fn wire_serialize<S: Serializer>(
-        &self,
-        revs: Revisions,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error>;
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error>;
 }
 
 /// Adapts a [`WireSerialize`] value to [`serde::Serialize`] for a chosen revision.
@@ -51,10 +47,7 @@ impl<'a, T: ?Sized> ForRevision<'a, T> {
     /// Wraps `value` to be serialized for `revs` (a [`crate::ProtocolVersion`] or a [`Revisions`]).
     #[inline]
     pub fn new(value: &'a T, revs: impl Into<Revisions>) -> Self {
-        ForRevision {
-            value,
-            revs: revs.into(),
-        }
+        ForRevision { value, revs: revs.into() }
     }
 }
 
@@ -74,10 +67,7 @@ pub fn to_value_for<T: WireSerialize + ?Sized>(
 }
 
 /// Serializes `value` for one revision into a compact JSON string.
-pub fn to_string_for<T: WireSerialize + ?Sized>(
-    value: &T,
-    revs: impl Into<Revisions>,
-) -> serde_json::Result<String> {
+pub fn to_string_for<T: WireSerialize + ?Sized>(value: &T, revs: impl Into<Revisions>) -> serde_json::Result<String> {
     serde_json::to_string(&ForRevision::new(value, revs))
 }
 
@@ -108,11 +98,7 @@ leaf!(
 /// values decoded from a peer are written back as they came.
 impl WireSerialize for f64 {
     #[inline]
-    fn wire_serialize<S: Serializer>(
-        &self,
-        _: Revisions,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
+    fn wire_serialize<S: Serializer>(&self, _: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
         const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
         if self.fract() == 0.0 && self.abs() < EXACT {
             serializer.serialize_i64(*self as i64)
@@ -124,33 +110,21 @@ impl WireSerialize for f64 {
 
 impl<T: WireSerialize + ?Sized> WireSerialize for &T {
     #[inline]
-    fn wire_serialize<S: Serializer>(
-        &self,
-        revs: Revisions,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
         (**self).wire_serialize(revs, serializer)
     }
 }
 
 impl<T: WireSerialize + ?Sized> WireSerialize for Box<T> {
     #[inline]
-    fn wire_serialize<S: Serializer>(
-        &self,
-        revs: Revisions,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
         (**self).wire_serialize(revs, serializer)
     }
 }
 
 impl<T: WireSerialize> WireSerialize for Option<T> {
     #[inline]
-    fn wire_serialize<S: Serializer>(
-        &self,
-        revs: Revisions,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Some(v) => v.wire_serialize(revs, serializer),
             None => serializer.serialize_none(),
@@ -159,11 +133,7 @@ impl<T: WireSerialize> WireSerialize for Option<T> {
 }
 
 impl<T: WireSerialize> WireSerialize for [T] {
-    fn wire_serialize<S: Serializer>(
-        &self,
-        revs: Revisions,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(Some(self.len()))?;
         for item in self {
             seq.serialize_element(&ForRevision { value: item, revs })?;
@@ -174,21 +144,13 @@ impl<T: WireSerialize> WireSerialize for [T] {
 
 impl<T: WireSerialize> WireSerialize for Vec<T> {
     #[inline]
-    fn wire_serialize<S: Serializer>(
-        &self,
-        revs: Revisions,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
         self.as_slice().wire_serialize(revs, serializer)
     }
 }
 
 impl<T: WireSerialize> WireSerialize for BTreeMap<String, T> {
-    fn wire_serialize<S: Serializer>(
-        &self,
-        revs: Revisions,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.len()))?;
         for (k, v) in self {
             map.serialize_entry(k, &ForRevision { value: v, revs })?;
@@ -198,11 +160,7 @@ impl<T: WireSerialize> WireSerialize for BTreeMap<String, T> {
 }
 
 impl<T: WireSerialize, H: std::hash::BuildHasher> WireSerialize for HashMap<String, T, H> {
-    fn wire_serialize<S: Serializer>(
-        &self,
-        revs: Revisions,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.len()))?;
         for (k, v) in self {
             map.serialize_entry(k, &ForRevision { value: v, revs })?;

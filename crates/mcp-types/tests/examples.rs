@@ -17,18 +17,10 @@ const REV: ProtocolVersion = ProtocolVersion::V2026_07_28;
 fn example_files() -> Vec<(String, PathBuf)> {
     let dir = schema_dir().join(REV.as_str()).join("examples");
     let mut files = Vec::new();
-    for entry in
-        std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-    {
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display())) {
         let def_dir = entry.expect("directory entry").path();
-        let name = def_dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .expect("UTF-8 name")
-            .to_owned();
-        for file in std::fs::read_dir(&def_dir)
-            .unwrap_or_else(|e| panic!("reading {}: {e}", def_dir.display()))
-        {
+        let name = def_dir.file_name().and_then(|n| n.to_str()).expect("UTF-8 name").to_owned();
+        for file in std::fs::read_dir(&def_dir).unwrap_or_else(|e| panic!("reading {}: {e}", def_dir.display())) {
             let path = file.expect("directory entry").path();
             if path.extension().is_some_and(|ext| ext == "json") {
                 files.push((name.clone(), path));
@@ -48,15 +40,10 @@ fn every_example_roundtrips_unchanged() {
     assert!(files.len() > 50, "only {} example files found", files.len());
     let mut failures = Failures::default();
     for (name, path) in &files {
-        let file = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
+        let file = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         let fail = |problem: String| format!("{name} @ {REV} [{file}]\n  {problem}");
-        let text = std::fs::read_to_string(path)
-            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-        let example: Value = serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()));
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        let example: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()));
         if !doc.defines(name) {
             failures.push(fail(format!("the {REV} schema has no definition {name}")));
             continue;

@@ -11,21 +11,14 @@ use support::{Failures, deep_merge, json_diff, likeness, schema, short};
 
 /// The failure report of one sample: what was tested, on what, and what went wrong.
 fn report(name: &str, rev: ProtocolVersion, label: &str, sample: &Value, problem: &str) -> String {
-    format!(
-        "{name} @ {rev} [{label}]\n  sample: {}\n  {problem}",
-        short(sample)
-    )
+    format!("{name} @ {rev} [{label}]\n  sample: {}\n  {problem}", short(sample))
 }
 
 /// The differences between what was expected and what the round trip produced, one per line.
 fn differences(expected: &Value, actual: &Value) -> String {
     let mut lines = json_diff(expected, actual);
     lines.truncate(8);
-    format!(
-        "differs from the sample:\n    {}\n  got: {}",
-        lines.join("\n    "),
-        short(actual)
-    )
+    format!("differs from the sample:\n    {}\n  got: {}", lines.join("\n    "), short(actual))
 }
 
 /// The first of `candidates` most like `target` (see [`support::likeness`]).
@@ -33,10 +26,7 @@ fn most_alike(target: &Value, candidates: Vec<Value>) -> Value {
     let mut best: Option<(usize, Value)> = None;
     for candidate in candidates {
         let score = likeness(target, &candidate);
-        if best
-            .as_ref()
-            .is_none_or(|(best_score, _)| score > *best_score)
-        {
+        if best.as_ref().is_none_or(|(best_score, _)| score > *best_score) {
             best = Some((score, candidate));
         }
     }
@@ -78,9 +68,7 @@ fn registry_revisions_match_the_schemas() {
                 (true, 1) | (false, 0) => {}
                 (true, 0) => {} // reported by `every_definition_has_a_rust_type`
                 (true, _) => failures.push(format!("{name} @ {rev}: several Rust types {types:?}")),
-                (false, _) => failures.push(format!(
-                    "{name} @ {rev}: {types:?}, but the schema has no {name}"
-                )),
+                (false, _) => failures.push(format!("{name} @ {rev}: {types:?}, but the schema has no {name}")),
             }
         }
     }
@@ -103,9 +91,7 @@ fn every_sample_roundtrips_unchanged() {
                 checked += 1;
                 let fail = |problem: &str| report(name, rev, &sample.label, &sample.value, problem);
                 match (entry.roundtrip)(sample.value.clone(), rev.only()) {
-                    Err(error) => {
-                        failures.push(fail(&format!("{} failed: {error}", entry.rust_type)))
-                    }
+                    Err(error) => failures.push(fail(&format!("{} failed: {error}", entry.rust_type))),
                     Ok(output) if output != sample.value => {
                         failures.push(fail(&differences(&sample.value, &output)));
                     }
@@ -144,19 +130,12 @@ fn encoding_for_an_older_revision_drops_newer_fields() {
                 };
                 let expected = old_doc.full(name);
                 let mut merged = expected.clone();
-                deep_merge(
-                    &mut merged,
-                    &most_alike(&expected, new_doc.full_variants(name)),
-                );
+                deep_merge(&mut merged, &most_alike(&expected, new_doc.full_variants(name)));
                 let label = format!("{old} full + {new} full");
                 let fail = |problem: &str| report(name, old, &label, &merged, problem);
                 match (entry.roundtrip)(merged.clone(), old.only()) {
-                    Err(error) => {
-                        failures.push(fail(&format!("{} failed: {error}", entry.rust_type)))
-                    }
-                    Ok(output) if output != expected => {
-                        failures.push(fail(&differences(&expected, &output)))
-                    }
+                    Err(error) => failures.push(fail(&format!("{} failed: {error}", entry.rust_type))),
+                    Ok(output) if output != expected => failures.push(fail(&differences(&expected, &output))),
                     Ok(_) => {}
                 }
             }

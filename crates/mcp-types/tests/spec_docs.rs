@@ -118,9 +118,7 @@ fn crate_dir() -> PathBuf {
 }
 
 fn vendored_path(rev: ProtocolVersion) -> PathBuf {
-    crate_dir()
-        .join("tests/spec-examples")
-        .join(format!("{}.json", rev.as_str()))
+    crate_dir().join("tests/spec-examples").join(format!("{}.json", rev.as_str()))
 }
 
 fn docs_dir() -> PathBuf {
@@ -141,20 +139,13 @@ fn extract_mdx(file: &str, src: &str) -> Vec<Block> {
         let trimmed = line.trim_start();
         if let Some(info) = trimmed.strip_prefix("```") {
             let indent = line.len() - trimmed.len();
-            let lang = info
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_ascii_lowercase();
+            let lang = info.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
             let mut end = i + 1;
             while end < lines.len() && lines[end].trim() != "```" {
                 end += 1;
             }
             if lang == "json" || lang == "jsonc" {
-                let body: Vec<&str> = lines[i + 1..end]
-                    .iter()
-                    .map(|l| strip_indent(l, indent))
-                    .collect();
+                let body: Vec<&str> = lines[i + 1..end].iter().map(|l| strip_indent(l, indent)).collect();
                 let body = body.join("\n");
                 let (json, text) = match serde_json::from_str::<Value>(&body) {
                     Ok(v) => (Some(v), None),
@@ -219,10 +210,7 @@ fn extract_revision(docs: &Path, rev: ProtocolVersion) -> Vendored {
     }
     Vendored {
         revision: rev.as_str().to_owned(),
-        origin: format!(
-            "modelcontextprotocol/modelcontextprotocol, specification text of revision {}",
-            rev.as_str()
-        ),
+        origin: format!("modelcontextprotocol/modelcontextprotocol, specification text of revision {}", rev.as_str()),
         blocks,
     }
 }
@@ -239,11 +227,7 @@ fn sync_vendored() {
     let docs = docs_dir();
     let regen = std::env::var(REGEN_ENV).is_ok_and(|v| v == "1");
     if !docs.is_dir() {
-        assert!(
-            !regen,
-            "{REGEN_ENV}=1 needs the specification pages in {} (or ${DOCS_ENV})",
-            docs.display()
-        );
+        assert!(!regen, "{REGEN_ENV}=1 needs the specification pages in {} (or ${DOCS_ENV})", docs.display());
         return;
     }
     for rev in ProtocolVersion::ALL {
@@ -269,12 +253,8 @@ fn sync_vendored() {
 
 fn load_vendored(rev: ProtocolVersion) -> Vendored {
     let path = vendored_path(rev);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run with {REGEN_ENV}=1 to create it",
-            path.display()
-        )
-    });
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; run with {REGEN_ENV}=1 to create it", path.display()));
     let v: Vendored = serde_json::from_str(&text).expect("vendored examples parse");
     assert_eq!(v.revision, rev.as_str(), "{}", path.display());
     v
@@ -293,30 +273,14 @@ struct Schema {
 
 impl Schema {
     fn load(rev: ProtocolVersion) -> Schema {
-        let path = crate_dir()
-            .join("schema")
-            .join(rev.as_str())
-            .join("schema.json");
+        let path = crate_dir().join("schema").join(rev.as_str()).join("schema.json");
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
         let root: Value = serde_json::from_str(&text).expect("schema parses");
-        let defs_key = if root.get("$defs").is_some() {
-            "$defs"
-        } else {
-            "definitions"
-        };
+        let defs_key = if root.get("$defs").is_some() { "$defs" } else { "definitions" };
         let dialect = root["$schema"].as_str().unwrap_or_default();
         let draft7 = dialect.contains("draft-07");
-        assert!(
-            draft7 || dialect.contains("2020-12"),
-            "{rev}: unexpected dialect {dialect}"
-        );
-        Schema {
-            rev,
-            root,
-            defs_key,
-            draft7,
-            validators: HashMap::new(),
-        }
+        assert!(draft7 || dialect.contains("2020-12"), "{rev}: unexpected dialect {dialect}");
+        Schema { rev, root, defs_key, draft7, validators: HashMap::new() }
     }
 
     fn defs(&self) -> &Map<String, Value> {
@@ -342,28 +306,20 @@ impl Schema {
     }
 
     fn properties(&self, name: &str) -> Option<&Map<String, Value>> {
-        self.resolve(&self.defs()[name])
-            .get("properties")?
-            .as_object()
+        self.resolve(&self.defs()[name]).get("properties")?.as_object()
     }
 
     /// The request or notification definition of a method.
     fn method_def(&self, method: &str) -> Result<String, String> {
-        let mut names: Vec<&String> = self
-            .defs()
-            .iter()
-            .filter(|(_, d)| d["properties"]["method"]["const"] == method)
-            .map(|(n, _)| n)
-            .collect();
+        let mut names: Vec<&String> =
+            self.defs().iter().filter(|(_, d)| d["properties"]["method"]["const"] == method).map(|(n, _)| n).collect();
         if names.len() > 1 {
             names.retain(|n| !n.starts_with("Client") && !n.starts_with("Server"));
         }
         match names.as_slice() {
             [one] => Ok((*one).clone()),
             [] => Err(format!("no definition has method `{method}`")),
-            many => Err(format!(
-                "several definitions have method `{method}`: {many:?}"
-            )),
+            many => Err(format!("several definitions have method `{method}`: {many:?}")),
         }
     }
 
@@ -419,11 +375,8 @@ impl Schema {
         if !self.validators.contains_key(name) {
             let mut schema = self.root.clone();
             schema["$ref"] = Value::String(format!("#/{}/{name}", self.defs_key));
-            let built = if self.draft7 {
-                jsonschema::draft7::new(&schema)
-            } else {
-                jsonschema::draft202012::new(&schema)
-            };
+            let built =
+                if self.draft7 { jsonschema::draft7::new(&schema) } else { jsonschema::draft202012::new(&schema) };
             let validator = built.unwrap_or_else(|e| panic!("schema for {name}: {e}"));
             self.validators.insert(name.to_owned(), validator);
         }
@@ -447,12 +400,7 @@ impl Schema {
                 best_branch = best_branch.max(self.coverage(branch, value, depth + 1));
             }
         }
-        for part in s
-            .get("allOf")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for part in s.get("allOf").and_then(Value::as_array).into_iter().flatten() {
             total += self.coverage(part, value, depth + 1);
         }
         match value {
@@ -497,11 +445,7 @@ impl Schema {
         let name = best?.2;
         let def = self.resolve(&self.defs()[&name]);
         let props = def["properties"].as_object().expect("properties");
-        let undeclared: Vec<&str> = value
-            .keys()
-            .filter(|k| !props.contains_key(*k))
-            .map(String::as_str)
-            .collect();
+        let undeclared: Vec<&str> = value.keys().filter(|k| !props.contains_key(*k)).map(String::as_str).collect();
         let missing: Vec<&str> = def
             .get("required")
             .and_then(Value::as_array)
@@ -523,17 +467,8 @@ impl Schema {
     }
 
     /// Ranks the definitions among `names` that fit a fragment; see the module docs.
-    fn best_fragment_def(
-        &mut self,
-        names: &[String],
-        value: &Map<String, Value>,
-        file: &str,
-    ) -> Option<String> {
-        let path_words: Vec<String> = file
-            .trim_end_matches(".mdx")
-            .split(['/', '-', '_'])
-            .map(singular)
-            .collect();
+    fn best_fragment_def(&mut self, names: &[String], value: &Map<String, Value>, file: &str) -> Option<String> {
+        let path_words: Vec<String> = file.trim_end_matches(".mdx").split(['/', '-', '_']).map(singular).collect();
         let whole = Value::Object(value.clone());
         let mut ranked = Vec::new();
         let mut maps = Vec::new();
@@ -542,11 +477,7 @@ impl Schema {
             let coverage = self.coverage(def, &whole, 0);
             let Some(props) = def.get("properties").and_then(Value::as_object) else {
                 // A map (`additionalProperties` only), e.g. `InputRequests`: a fallback.
-                if def
-                    .get("additionalProperties")
-                    .is_some_and(Value::is_object)
-                    && coverage > 0
-                {
+                if def.get("additionalProperties").is_some_and(Value::is_object) && coverage > 0 {
                     maps.push((std::cmp::Reverse(coverage), name.clone()));
                 }
                 continue;
@@ -558,18 +489,11 @@ impl Schema {
                 continue;
             }
             let required = def.get("required").and_then(Value::as_array);
-            if !required
-                .into_iter()
-                .flatten()
-                .all(|r| r.as_str().is_some_and(|r| value.contains_key(r)))
-            {
+            if !required.into_iter().flatten().all(|r| r.as_str().is_some_and(|r| value.contains_key(r))) {
                 continue;
             }
             let n_props = props.len();
-            let affinity = camel_words(name)
-                .iter()
-                .filter(|w| path_words.contains(w))
-                .count();
+            let affinity = camel_words(name).iter().filter(|w| path_words.contains(w)).count();
             let valid = self.validate(name, &whole).is_ok();
             ranked.push((
                 std::cmp::Reverse(coverage),
@@ -622,10 +546,7 @@ struct Skip {
 }
 
 fn skip(reason: &'static str, detail: impl Into<String>) -> Skip {
-    Skip {
-        reason,
-        detail: detail.into(),
-    }
+    Skip { reason, detail: detail.into() }
 }
 
 /// A request seen earlier in the page, for pairing responses.
@@ -652,11 +573,7 @@ fn is_response(obj: &Map<String, Value>) -> bool {
     obj.contains_key("id") || obj.contains_key("jsonrpc")
 }
 
-fn classify(
-    schema: &mut Schema,
-    block: &Block,
-    seen: &mut Vec<SeenRequest>,
-) -> Result<Check, Skip> {
+fn classify(schema: &mut Schema, block: &Block, seen: &mut Vec<SeenRequest>) -> Result<Check, Skip> {
     let Some(json) = &block.json else {
         return Err(skip(NOT_JSON, first_line_with_problem(block)));
     };
@@ -678,11 +595,7 @@ fn classify(
         let props = schema.properties(&def).cloned().unwrap_or_default();
         let mut value = obj.clone();
         value.retain(|k, _| !(k == "jsonrpc" || k == "id") || props.contains_key(k));
-        return Ok(Check {
-            def,
-            kind: format!("message `{method}`"),
-            value: Value::Object(value),
-        });
+        return Ok(Check { def, kind: format!("message `{method}`"), value: Value::Object(value) });
     }
     if let Some(result) = obj.get("result").filter(|_| is_response(obj)) {
         let id = obj.get("id");
@@ -693,77 +606,41 @@ fn classify(
             .or_else(|| seen.last())
             .ok_or_else(|| skip(UNPAIRED, "no request block earlier in the page"))?;
         let Some(request_def) = &request.def else {
-            return Err(skip(
-                UNKNOWN_METHOD,
-                format!("response to `{}`", request.method),
-            ));
+            return Err(skip(UNKNOWN_METHOD, format!("response to `{}`", request.method)));
         };
         let candidates = schema.result_defs(request_def, request.params.as_ref());
-        let def = candidates
-            .iter()
-            .find(|c| schema.validate(c, result).is_ok())
-            .unwrap_or(&candidates[0])
-            .clone();
-        return Ok(Check {
-            def,
-            kind: format!("result of `{}`", request.method),
-            value: result.clone(),
-        });
+        let def = candidates.iter().find(|c| schema.validate(c, result).is_ok()).unwrap_or(&candidates[0]).clone();
+        return Ok(Check { def, kind: format!("result of `{}`", request.method), value: result.clone() });
     }
     if let Some(error) = obj.get("error").filter(|_| is_response(obj)) {
-        let candidates = [
-            ("Error", error),
-            ("JSONRPCErrorResponse", json),
-            ("JSONRPCError", json),
-        ];
-        let present: Vec<_> = candidates
-            .iter()
-            .filter(|(name, _)| schema.has(name))
-            .collect();
+        let candidates = [("Error", error), ("JSONRPCErrorResponse", json), ("JSONRPCError", json)];
+        let present: Vec<_> = candidates.iter().filter(|(name, _)| schema.has(name)).collect();
         let (def, value) = present
             .iter()
             .find(|(name, _)| registered(name, schema.rev))
             .or(present.first())
             .ok_or_else(|| skip(NO_MATCH, "no error definition in schema"))?;
-        return Ok(Check {
-            def: (*def).to_owned(),
-            kind: "error response".to_owned(),
-            value: (*value).clone(),
-        });
+        return Ok(Check { def: (*def).to_owned(), kind: "error response".to_owned(), value: (*value).clone() });
     }
     if let (1, Some(Value::Object(caps))) = (obj.len(), obj.get("capabilities")) {
         let names = ["ClientCapabilities", "ServerCapabilities"].map(str::to_owned);
         let def = schema
             .best_fragment_def(&names, caps, &block.file)
             .ok_or_else(|| skip(NO_MATCH, "capabilities fit neither side's definition"))?;
-        return Ok(Check {
-            def,
-            kind: "capabilities fragment".to_owned(),
-            value: Value::Object(caps.clone()),
-        });
+        return Ok(Check { def, kind: "capabilities fragment".to_owned(), value: Value::Object(caps.clone()) });
     }
     if let Some((key, inner)) = meta_entry(obj)
         && let Some(def) = schema.property_def(key)
     {
-        return Ok(Check {
-            def,
-            kind: format!("`_meta` entry `{key}`"),
-            value: inner.clone(),
-        });
+        return Ok(Check { def, kind: format!("`_meta` entry `{key}`"), value: inner.clone() });
     }
     let names: Vec<String> = schema.defs().keys().cloned().collect();
-    let def = schema
-        .best_fragment_def(&names, obj, &block.file)
-        .ok_or_else(|| {
-            let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
-            let closest = schema.closest_def(obj).unwrap_or_default();
-            skip(NO_MATCH, format!("keys {keys:?}{closest}"))
-        })?;
-    Ok(Check {
-        def,
-        kind: "fragment".to_owned(),
-        value: json.clone(),
-    })
+    let def = schema.best_fragment_def(&names, obj, &block.file).ok_or_else(|| {
+        let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+        let closest = schema.closest_def(obj).unwrap_or_default();
+        skip(NO_MATCH, format!("keys {keys:?}{closest}"))
+    })?;
+    Ok(Check { def, kind: "fragment".to_owned(), value: json.clone() })
 }
 
 fn registered(name: &str, rev: ProtocolVersion) -> bool {
@@ -775,10 +652,7 @@ fn first_line_with_problem(block: &Block) -> String {
     match serde_json::from_str::<Value>(text) {
         Ok(_) => String::new(),
         Err(e) => {
-            let line = text
-                .lines()
-                .nth(e.line().saturating_sub(1))
-                .unwrap_or_default();
+            let line = text.lines().nth(e.line().saturating_sub(1)).unwrap_or_default();
             format!("{e}: `{}`", line.trim())
         }
     }
@@ -871,18 +745,10 @@ fn spec_examples_round_trip() {
                 page.clone_from(&block.file);
                 seen.clear();
             }
-            let at = format!(
-                "{rev} {}#{} (line {}, \"{}\")",
-                block.file, block.index, block.line, block.section
-            );
-            let check = classify(&mut schema, block, &mut seen).and_then(|c| {
-                match schema.validate(&c.def, &c.value) {
-                    Ok(()) => Ok(c),
-                    Err(e) => Err(skip(
-                        VIOLATES_SCHEMA,
-                        format!("as {} ({}): {e}", c.def, c.kind),
-                    )),
-                }
+            let at = format!("{rev} {}#{} (line {}, \"{}\")", block.file, block.index, block.line, block.section);
+            let check = classify(&mut schema, block, &mut seen).and_then(|c| match schema.validate(&c.def, &c.value) {
+                Ok(()) => Ok(c),
+                Err(e) => Err(skip(VIOLATES_SCHEMA, format!("as {} ({}): {e}", c.def, c.kind))),
             });
             let check = match check {
                 Ok(check) => check,
@@ -904,10 +770,7 @@ fn spec_examples_round_trip() {
             // Members the schema does not declare are dropped by design.
             let expected = support::schema(rev.as_str()).declared(&check.def, &check.value);
             match (ty.roundtrip)(check.value.clone(), rev.only()) {
-                Err(e) => failures.push(format!(
-                    "{what} ({}): does not deserialize: {e}",
-                    ty.rust_type
-                )),
+                Err(e) => failures.push(format!("{what} ({}): does not deserialize: {e}", ty.rust_type)),
                 Ok(out) if out == expected => tally.passed += 1,
                 Ok(out) => {
                     let mut lines = Vec::new();
@@ -948,11 +811,7 @@ fn spec_examples_round_trip() {
             below.push(format!("{rev}: {} checked, floor {floor}", tally.checked));
         }
     }
-    assert!(
-        below.is_empty(),
-        "fewer spec examples checked than the floor:\n{}",
-        below.join("\n")
-    );
+    assert!(below.is_empty(), "fewer spec examples checked than the floor:\n{}", below.join("\n"));
     assert!(
         failures.is_empty(),
         "{} spec examples do not round-trip:\n  {}\n\n{report}",
@@ -994,10 +853,7 @@ const x = 1;
     assert_eq!(blocks[0].line, 4);
     assert_eq!(blocks[1].lang, "jsonc");
     assert_eq!(blocks[1].json, None);
-    assert_eq!(
-        blocks[1].text.as_deref(),
-        Some("{\n  // comment\n  \"b\": 2\n}")
-    );
+    assert_eq!(blocks[1].text.as_deref(), Some("{\n  // comment\n  \"b\": 2\n}"));
     assert_eq!(blocks[2].index, 2);
     assert_eq!(blocks[2].section, "Next");
 }

@@ -81,9 +81,7 @@ pub fn manual_wire(name: &str) -> bool {
 
 /// The result type of a request definition.
 pub fn result_of(request: &str, model: &super::model::Model) -> String {
-    let by_name = request
-        .strip_suffix("Request")
-        .map(|base| format!("{base}Result"));
+    let by_name = request.strip_suffix("Request").map(|base| format!("{base}Result"));
     match by_name {
         Some(r) if model.defs.contains_key(&r) => r,
         _ => "EmptyResult".to_owned(),
@@ -95,11 +93,10 @@ pub fn result_of(request: &str, model: &super::model::Model) -> String {
 pub fn widen_named(a: &str, b: &str) -> Option<&'static str> {
     match (a, b) {
         // Plain `_meta` objects met a specialised one at the same place: all keep unknown keys.
-        ("MetaObject", "RequestMetaObject") | ("RequestMetaObject", "MetaObject") => {
-            Some("RequestMetaObject")
+        ("MetaObject", "RequestMetaObject") | ("RequestMetaObject", "MetaObject") => Some("RequestMetaObject"),
+        ("ElicitRequestFormParams", "ElicitRequestParams") | ("ElicitRequestParams", "ElicitRequestFormParams") => {
+            Some("ElicitRequestParams")
         }
-        ("ElicitRequestFormParams", "ElicitRequestParams")
-        | ("ElicitRequestParams", "ElicitRequestFormParams") => Some("ElicitRequestParams"),
         _ => None,
     }
 }
@@ -128,13 +125,7 @@ pub fn item_name(hoist: &str) -> String {
 pub fn no_alias(schema_name: &str) -> bool {
     matches!(
         schema_name,
-        "Request"
-            | "Notification"
-            | "Result"
-            | "Error"
-            | "JSONRPCResponse"
-            | "EnumSchema"
-            | "ElicitRequestParams"
+        "Request" | "Notification" | "Result" | "Error" | "JSONRPCResponse" | "EnumSchema" | "ElicitRequestParams"
     )
 }
 

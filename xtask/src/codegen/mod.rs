@@ -16,10 +16,7 @@ pub fn generate(root: &Path) -> Result<Vec<(PathBuf, String)>> {
     let types = root.join("crates/mcp-types");
     let model = model::load(&types.join("schema"))?;
     let files = render::render(&model)?;
-    Ok(files
-        .into_iter()
-        .map(|(name, text)| (types.join("src/generated").join(name), text))
-        .collect())
+    Ok(files.into_iter().map(|(name, text)| (types.join("src/generated").join(name), text)).collect())
 }
 
 /// Writes the generated files.
@@ -41,11 +38,7 @@ mod tests {
         let root = crate::project_root();
         for (path, text) in super::generate(&root).unwrap() {
             let committed = std::fs::read_to_string(&path).unwrap_or_default();
-            assert!(
-                committed == text,
-                "{} is stale: run `cargo xtask codegen`",
-                path.display()
-            );
+            assert!(committed == text, "{} is stale: run `cargo xtask codegen`", path.display());
         }
     }
 }

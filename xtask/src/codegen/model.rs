@@ -12,13 +12,7 @@ use serde_json::Value;
 use super::config;
 
 /// Number of revisions; bit `i` of a mask is `REVISIONS[i]`.
-pub const REVISIONS: [&str; 5] = [
-    "2024-11-05",
-    "2025-03-26",
-    "2025-06-18",
-    "2025-11-25",
-    "2026-07-28",
-];
+pub const REVISIONS: [&str; 5] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
 pub const ALL: u8 = 0b1_1111;
 
 /// A field's or variant's Rust-side type.
@@ -101,8 +95,7 @@ pub fn load(schema_dir: &std::path::Path) -> Result<Model> {
     let mut docs = Vec::new();
     for rev in REVISIONS {
         let path = schema_dir.join(rev).join("schema.json");
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
         let doc: Value = serde_json::from_str(&text)?;
         let defs = doc
             .get("definitions")
@@ -125,19 +118,10 @@ pub fn load(schema_dir: &std::path::Path) -> Result<Model> {
 
     let mut model = Model::default();
     for (i, defs) in docs.iter().enumerate() {
-        let mut lw = Lowerer {
-            rev: i,
-            defs,
-            positional: &positional,
-            out: BTreeMap::new(),
-        };
+        let mut lw = Lowerer { rev: i, defs, positional: &positional, out: BTreeMap::new() };
         for (name, schema) in defs {
             let canon = config::canonical_name(name, i);
-            model
-                .schema_names
-                .entry(name.clone())
-                .or_default()
-                .insert(i as u8, canon.clone());
+            model.schema_names.entry(name.clone()).or_default().insert(i as u8, canon.clone());
             let def = lw.lower_def(&canon, schema)?;
             lw.add(def)?;
         }
@@ -149,41 +133,25 @@ pub fn load(schema_dir: &std::path::Path) -> Result<Model> {
     Ok(model)
 }
 
-fn collect_refs(
-    schema: &Value,
-    owner: &str,
-    path: &str,
-    out: &mut BTreeMap<(String, String), String>,
-) {
+fn collect_refs(schema: &Value, owner: &str, path: &str, out: &mut BTreeMap<(String, String), String>) {
     collect(schema, owner, path, owner, out);
 }
 
 /// Mirrors the naming of `Lowerer::lower_ty`: an inline compound schema becomes a definition
 /// named `hoist`, and what is nested in it is located relative to that name.
-fn collect(
-    schema: &Value,
-    owner: &str,
-    path: &str,
-    hoist: &str,
-    out: &mut BTreeMap<(String, String), String>,
-) {
+fn collect(schema: &Value, owner: &str, path: &str, hoist: &str, out: &mut BTreeMap<(String, String), String>) {
     let Some(obj) = schema.as_object() else {
         return;
     };
     if let Some(r) = obj.get("$ref").and_then(Value::as_str) {
         if !path.is_empty() {
             let target = r.rsplit('/').next().unwrap_or(r);
-            out.entry((owner.to_owned(), path.to_owned()))
-                .or_insert_with(|| target.to_owned());
+            out.entry((owner.to_owned(), path.to_owned())).or_insert_with(|| target.to_owned());
         }
         return;
     }
     let compound = obj.contains_key("properties") || obj.contains_key("allOf");
-    let (owner, path) = if compound && !path.is_empty() {
-        (hoist, "")
-    } else {
-        (owner, path)
-    };
+    let (owner, path) = if compound && !path.is_empty() { (hoist, "") } else { (owner, path) };
     if let Some(props) = obj.get("properties").and_then(Value::as_object) {
         for (k, v) in props {
             let h = config::hoist_name(owner, k).unwrap_or_else(|| format!("{owner}{}", pascal(k)));
@@ -191,13 +159,7 @@ fn collect(
         }
     }
     if let Some(items) = obj.get("items") {
-        collect(
-            items,
-            owner,
-            &format!("{path}/[]"),
-            &config::item_name(hoist),
-            out,
-        );
+        collect(items, owner, &format!("{path}/[]"), &config::item_name(hoist), out);
     }
 }
 
@@ -232,28 +194,15 @@ impl Lowerer<'_> {
     }
 
     fn lower_def(&mut self, name: &str, schema: &Value) -> Result<Def> {
-        let doc = schema
-            .get("description")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let doc = schema.get("description").and_then(Value::as_str).map(str::to_owned);
         let kind = if let Some(ty) = config::builtin(name) {
             Kind::Alias(ty)
         } else if let Some(only) = config::single_variant_union(name, self.rev) {
-            Kind::Union {
-                variants: vec![Variant {
-                    ty: Ty::Named(only.to_owned()),
-                    revs: self.bit(),
-                }],
-            }
+            Kind::Union { variants: vec![Variant { ty: Ty::Named(only.to_owned()), revs: self.bit() }] }
         } else {
             self.lower_kind(name, schema, name, "")?
         };
-        Ok(Def {
-            name: name.to_owned(),
-            doc,
-            revs: self.bit(),
-            kind,
-        })
+        Ok(Def { name: name.to_owned(), doc, revs: self.bit(), kind })
     }
 
     /// Lowers a schema that becomes a definition of its own (`owner` + `path` locate it for
@@ -290,33 +239,18 @@ impl Lowerer<'_> {
             }
             return Ok(Kind::Struct { fields, extra });
         }
-        if let Some(vs) = obj
-            .get("anyOf")
-            .or_else(|| obj.get("oneOf"))
-            .and_then(Value::as_array)
-        {
+        if let Some(vs) = obj.get("anyOf").or_else(|| obj.get("oneOf")).and_then(Value::as_array) {
             let mut variants = Vec::new();
             for (i, v) in vs.iter().enumerate() {
                 if let Some(types) = v.get("type").and_then(Value::as_array) {
                     for t in types {
                         let ty = prim(t.as_str().unwrap_or("")).context("unknown primitive")?;
-                        variants.push(Variant {
-                            ty,
-                            revs: self.bit(),
-                        });
+                        variants.push(Variant { ty, revs: self.bit() });
                     }
                     continue;
                 }
-                let ty = self.lower_ty(
-                    v,
-                    owner,
-                    &format!("{path}/|{i}"),
-                    &format!("{name}Variant{i}"),
-                )?;
-                variants.push(Variant {
-                    ty,
-                    revs: self.bit(),
-                });
+                let ty = self.lower_ty(v, owner, &format!("{path}/|{i}"), &format!("{name}Variant{i}"))?;
+                variants.push(Variant { ty, revs: self.bit() });
             }
             return Ok(Kind::Union { variants });
         }
@@ -324,22 +258,14 @@ impl Lowerer<'_> {
             let mut variants = Vec::new();
             for t in types {
                 let ty = prim(t.as_str().unwrap_or("")).context("unknown primitive")?;
-                variants.push(Variant {
-                    ty,
-                    revs: self.bit(),
-                });
+                variants.push(Variant { ty, revs: self.bit() });
             }
             return Ok(Kind::Union { variants });
         }
         if let Some(values) = obj.get("enum").and_then(Value::as_array) {
             let values = values
                 .iter()
-                .map(|v| {
-                    Ok((
-                        v.as_str().context("non-string enum")?.to_owned(),
-                        self.bit(),
-                    ))
-                })
+                .map(|v| Ok((v.as_str().context("non-string enum")?.to_owned(), self.bit())))
                 .collect::<Result<_>>()?;
             return Ok(Kind::Enum { values });
         }
@@ -355,10 +281,7 @@ impl Lowerer<'_> {
     fn resolve(&self, schema: &Value) -> Result<Value> {
         if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
             let target = r.rsplit('/').next().unwrap_or(r);
-            let s = self
-                .defs
-                .get(target)
-                .with_context(|| format!("unknown $ref {r}"))?;
+            let s = self.defs.get(target).with_context(|| format!("unknown $ref {r}"))?;
             return self.resolve(s);
         }
         if let Some(parts) = schema.get("allOf").and_then(Value::as_array) {
@@ -379,8 +302,7 @@ impl Lowerer<'_> {
                     additional = Some(a.clone());
                 }
             }
-            let mut out =
-                serde_json::json!({"type": "object", "properties": props, "required": required});
+            let mut out = serde_json::json!({"type": "object", "properties": props, "required": required});
             if let Some(a) = additional {
                 out["additionalProperties"] = a;
             }
@@ -389,12 +311,7 @@ impl Lowerer<'_> {
         Ok(schema.clone())
     }
 
-    fn lower_fields(
-        &mut self,
-        schema: &Value,
-        owner: &str,
-        path: &str,
-    ) -> Result<(Vec<Field>, bool)> {
+    fn lower_fields(&mut self, schema: &Value, owner: &str, path: &str) -> Result<(Vec<Field>, bool)> {
         let required: BTreeSet<&str> = schema
             .get("required")
             .and_then(Value::as_array)
@@ -421,25 +338,17 @@ impl Lowerer<'_> {
                         _ => Ty::Any,
                     }
                 } else {
-                    let hoist = config::hoist_name(owner, k)
-                        .unwrap_or_else(|| format!("{owner}{}", pascal(k)));
+                    let hoist = config::hoist_name(owner, k).unwrap_or_else(|| format!("{owner}{}", pascal(k)));
                     self.lower_ty(v, owner, &fpath, &hoist)?
                 };
-                let doc = v
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
+                let doc = v.get("description").and_then(Value::as_str).map(str::to_owned);
                 let bit = self.bit();
                 fields.push(Field {
                     json: k.clone(),
                     ty,
                     doc,
                     revs: bit,
-                    required: if required.contains(k.as_str()) {
-                        bit
-                    } else {
-                        0
-                    },
+                    required: if required.contains(k.as_str()) { bit } else { 0 },
                     konst,
                     nullable,
                 });
@@ -454,20 +363,13 @@ impl Lowerer<'_> {
         if let Some(r) = obj.get("$ref").and_then(Value::as_str) {
             return Ok(Ty::Named(self.ref_name(r)));
         }
-        let positional = self
-            .positional
-            .get(&(owner.to_owned(), path.to_owned()))
-            .cloned();
+        let positional = self.positional.get(&(owner.to_owned(), path.to_owned())).cloned();
         let is_object = obj.get("type").and_then(Value::as_str) == Some("object");
         let compound = obj.contains_key("anyOf")
             || obj.contains_key("oneOf")
             || obj.contains_key("allOf")
             || obj.contains_key("enum")
-            || (is_object
-                && obj
-                    .get("properties")
-                    .and_then(Value::as_object)
-                    .is_some_and(|p| !p.is_empty()));
+            || (is_object && obj.get("properties").and_then(Value::as_object).is_some_and(|p| !p.is_empty()));
         if let Some(name) = positional.filter(|_| compound || is_object) {
             let name = config::canonical_name(&name, self.rev);
             let def = self.lower_def_inline(&name, schema)?;
@@ -490,27 +392,13 @@ impl Lowerer<'_> {
         match obj.get("type").and_then(Value::as_str) {
             Some("array") => {
                 let items = obj.get("items").context("array without items")?;
-                let item = self.lower_ty(
-                    items,
-                    owner,
-                    &format!("{path}/[]"),
-                    &config::item_name(hoist),
-                )?;
+                let item = self.lower_ty(items, owner, &format!("{path}/[]"), &config::item_name(hoist))?;
                 Ok(Ty::Array(Box::new(item)))
             }
             Some("object") => match obj.get("additionalProperties") {
                 Some(ap @ Value::Object(m)) if !m.is_empty() => {
-                    let v = self.lower_ty(
-                        ap,
-                        owner,
-                        &format!("{path}/{{}}"),
-                        &format!("{hoist}Value"),
-                    )?;
-                    if v == Ty::Any {
-                        Ok(Ty::Object)
-                    } else {
-                        Ok(Ty::Map(Box::new(v)))
-                    }
+                    let v = self.lower_ty(ap, owner, &format!("{path}/{{}}"), &format!("{hoist}Value"))?;
+                    if v == Ty::Any { Ok(Ty::Object) } else { Ok(Ty::Map(Box::new(v))) }
                 }
                 _ => Ok(Ty::Object),
             },
@@ -520,17 +408,9 @@ impl Lowerer<'_> {
     }
 
     fn lower_def_inline(&mut self, name: &str, schema: &Value) -> Result<Def> {
-        let doc = schema
-            .get("description")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let doc = schema.get("description").and_then(Value::as_str).map(str::to_owned);
         let kind = self.lower_kind(name, schema, name, "")?;
-        Ok(Def {
-            name: name.to_owned(),
-            doc,
-            revs: self.bit(),
-            kind,
-        })
+        Ok(Def { name: name.to_owned(), doc, revs: self.bit(), kind })
     }
 }
 
@@ -543,11 +423,7 @@ fn strip_null(v: &Value) -> (Value, bool) {
     }
     let rest: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
     let mut out = v.clone();
-    out["type"] = if rest.len() == 1 {
-        rest[0].clone()
-    } else {
-        Value::Array(rest)
-    };
+    out["type"] = if rest.len() == 1 { rest[0].clone() } else { Value::Array(rest) };
     (out, true)
 }
 
@@ -603,16 +479,7 @@ fn merge_defs(old: Def, new: Def) -> Result<Def> {
     let revs = old.revs | new.revs;
     let doc = new.doc.or(old.doc);
     let kind = match (old.kind, new.kind) {
-        (
-            Kind::Struct {
-                fields: mut a,
-                extra: ea,
-            },
-            Kind::Struct {
-                fields: b,
-                extra: eb,
-            },
-        ) => {
+        (Kind::Struct { fields: mut a, extra: ea }, Kind::Struct { fields: b, extra: eb }) => {
             for f in b {
                 if let Some(o) = a.iter_mut().find(|o| o.json == f.json) {
                     o.ty = merge_ty(&o.ty, &f.ty, &format!("{name}.{}", f.json))?;
@@ -630,10 +497,7 @@ fn merge_defs(old: Def, new: Def) -> Result<Def> {
                 }
             }
             a.sort_by(|x, y| x.json.cmp(&y.json));
-            Kind::Struct {
-                fields: a,
-                extra: ea || eb,
-            }
+            Kind::Struct { fields: a, extra: ea || eb }
         }
         (Kind::Enum { values: mut a }, Kind::Enum { values: b }) => {
             for (v, r) in b {
@@ -645,44 +509,22 @@ fn merge_defs(old: Def, new: Def) -> Result<Def> {
             }
             Kind::Enum { values: a }
         }
-        (Kind::Union { variants: a }, Kind::Union { variants: b }) => Kind::Union {
-            variants: merge_variants(a, b),
-        },
-        (Kind::Alias(t), Kind::Union { variants }) if matches!(t, Ty::Named(_)) => Kind::Union {
-            variants: merge_variants(
-                vec![Variant {
-                    ty: t,
-                    revs: old.revs,
-                }],
-                variants,
-            ),
-        },
-        (Kind::Union { variants }, Kind::Alias(t)) if matches!(t, Ty::Named(_)) => Kind::Union {
-            variants: merge_variants(
-                variants,
-                vec![Variant {
-                    ty: t,
-                    revs: new.revs,
-                }],
-            ),
-        },
+        (Kind::Union { variants: a }, Kind::Union { variants: b }) => Kind::Union { variants: merge_variants(a, b) },
+        (Kind::Alias(t), Kind::Union { variants }) if matches!(t, Ty::Named(_)) => {
+            Kind::Union { variants: merge_variants(vec![Variant { ty: t, revs: old.revs }], variants) }
+        }
+        (Kind::Union { variants }, Kind::Alias(t)) if matches!(t, Ty::Named(_)) => {
+            Kind::Union { variants: merge_variants(variants, vec![Variant { ty: t, revs: new.revs }]) }
+        }
         (Kind::Alias(a), Kind::Alias(b)) => Kind::Alias(merge_ty(&a, &b, &name)?),
         (Kind::Struct { fields, extra }, Kind::Alias(Ty::Object))
         | (Kind::Alias(Ty::Object), Kind::Struct { fields, extra }) => {
             let _ = extra;
-            Kind::Struct {
-                fields,
-                extra: true,
-            }
+            Kind::Struct { fields, extra: true }
         }
         (a, b) => bail!("{name}: cannot merge {a:?} with {b:?}"),
     };
-    Ok(Def {
-        name,
-        doc,
-        revs,
-        kind,
-    })
+    Ok(Def { name, doc, revs, kind })
 }
 
 fn merge_variants(mut a: Vec<Variant>, b: Vec<Variant>) -> Vec<Variant> {
@@ -708,11 +550,7 @@ fn postprocess(model: &mut Model) -> Result<()> {
         }
     }
     for name in needs_extra {
-        if let Some(Def {
-            kind: Kind::Struct { extra, .. },
-            ..
-        }) = model.defs.get_mut(&name)
-        {
+        if let Some(Def { kind: Kind::Struct { extra, .. }, .. }) = model.defs.get_mut(&name) {
             *extra = true;
         }
     }
@@ -775,12 +613,10 @@ pub fn snake(s: &str) -> String {
             continue;
         }
         if c.is_ascii_uppercase() {
-            let prev_lower =
-                i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
+            let prev_lower = i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
             let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
             let prev_upper = i > 0 && chars[i - 1].is_ascii_uppercase();
-            if !out.is_empty() && !out.ends_with('_') && (prev_lower || (prev_upper && next_lower))
-            {
+            if !out.is_empty() && !out.ends_with('_') && (prev_lower || (prev_upper && next_lower)) {
                 out.push('_');
             }
             out.push(c.to_ascii_lowercase());

@@ -44,14 +44,7 @@ pub const MAX_VARIANTS: usize = 64;
 const HARD_DEPTH: usize = 40;
 
 /// Keywords that do not constrain an instance.
-const ANNOTATIONS: &[&str] = &[
-    "description",
-    "title",
-    "$comment",
-    "default",
-    "examples",
-    "deprecated",
-];
+const ANNOTATIONS: &[&str] = &["description", "title", "$comment", "default", "examples", "deprecated"];
 
 /// The directory holding one sub-directory per vendored revision (`schema/<rev>/schema.json`).
 pub fn schema_dir() -> PathBuf {
@@ -85,9 +78,7 @@ pub fn schemas() -> &'static BTreeMap<String, SchemaDoc> {
     DOCS.get_or_init(|| {
         let dir = schema_dir();
         let mut docs = BTreeMap::new();
-        for entry in
-            std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display())) {
             let path = entry.expect("directory entry").path().join("schema.json");
             if path.is_file() {
                 let doc = SchemaDoc::load(&path);
@@ -101,9 +92,7 @@ pub fn schemas() -> &'static BTreeMap<String, SchemaDoc> {
 
 /// The vendored schema of revision `rev` (e.g. `"2025-06-18"`); panics if there is none.
 pub fn schema(rev: &str) -> &'static SchemaDoc {
-    schemas()
-        .get(rev)
-        .unwrap_or_else(|| panic!("no vendored schema for revision {rev}"))
+    schemas().get(rev).unwrap_or_else(|| panic!("no vendored schema for revision {rev}"))
 }
 
 impl SchemaDoc {
@@ -132,9 +121,9 @@ impl SchemaDoc {
         let Some(obj) = value.as_object() else {
             let t = node.get("type");
             let kind_ok = match value {
-                Value::String(_) => t.is_none_or(|t| {
-                    t == "string" || t.as_array().is_some_and(|a| a.contains(&"string".into()))
-                }),
+                Value::String(_) => {
+                    t.is_none_or(|t| t == "string" || t.as_array().is_some_and(|a| a.contains(&"string".into())))
+                }
                 Value::Array(_) => t.is_none_or(|t| t == "array"),
                 _ => true,
             };
@@ -178,18 +167,14 @@ impl SchemaDoc {
             }
             return self.project(&merged, value, depth + 1);
         }
-        if let Some(branches) = node
-            .get("anyOf")
-            .or_else(|| node.get("oneOf"))
-            .and_then(Value::as_array)
-        {
-            let best = branches
-                .iter()
-                .filter_map(|b| self.fit(b, value).map(|score| (score, b)))
-                .fold(None::<(usize, &Value)>, |acc, (score, b)| match acc {
+        if let Some(branches) = node.get("anyOf").or_else(|| node.get("oneOf")).and_then(Value::as_array) {
+            let best = branches.iter().filter_map(|b| self.fit(b, value).map(|score| (score, b))).fold(
+                None::<(usize, &Value)>,
+                |acc, (score, b)| match acc {
                     Some((s, _)) if s >= score => acc,
                     _ => Some((score, b)),
-                });
+                },
+            );
             return match best {
                 Some((_, b)) => self.project(b, value, depth + 1),
                 None => value.clone(),
@@ -221,12 +206,7 @@ impl SchemaDoc {
                 Value::Object(out)
             }
             Value::Array(items) => match node.get("items") {
-                Some(item) => Value::Array(
-                    items
-                        .iter()
-                        .map(|v| self.project(item, v, depth + 1))
-                        .collect(),
-                ),
+                Some(item) => Value::Array(items.iter().map(|v| self.project(item, v, depth + 1)).collect()),
                 None => value.clone(),
             },
             _ => value.clone(),
@@ -240,10 +220,8 @@ impl SchemaDoc {
             .and_then(|n| n.to_str())
             .expect("revision directory name")
             .to_owned();
-        let text = std::fs::read_to_string(path)
-            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-        let doc: Value = serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()));
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()));
         let dialect = doc["$schema"].as_str().unwrap_or_default();
         let (draft, defs_key) = if dialect.contains("draft-07") {
             (Draft::Draft7, "definitions")
@@ -252,24 +230,12 @@ impl SchemaDoc {
         } else {
             panic!("{}: unsupported $schema {dialect:?}", path.display())
         };
-        assert!(
-            doc[defs_key].is_object(),
-            "{}: no `{defs_key}` object",
-            path.display()
-        );
-        SchemaDoc {
-            rev,
-            doc,
-            defs_key,
-            draft,
-            validators: Mutex::new(HashMap::new()),
-        }
+        assert!(doc[defs_key].is_object(), "{}: no `{defs_key}` object", path.display());
+        SchemaDoc { rev, doc, defs_key, draft, validators: Mutex::new(HashMap::new()) }
     }
 
     fn defs(&self) -> &Map<String, Value> {
-        self.doc[self.defs_key]
-            .as_object()
-            .expect("checked on load")
+        self.doc[self.defs_key].as_object().expect("checked on load")
     }
 
     /// The names of every definition, sorted.
@@ -292,15 +258,9 @@ impl SchemaDoc {
     /// Validates `instance` against definition `name`; the error lists what is wrong where.
     pub fn validate(&self, name: &str, instance: &Value) -> Result<(), String> {
         let validator = self.validator(name);
-        let errors: Vec<String> = validator
-            .iter_errors(instance)
-            .map(|e| format!("at `{}`: {e}", e.instance_path()))
-            .collect();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors.join("; "))
-        }
+        let errors: Vec<String> =
+            validator.iter_errors(instance).map(|e| format!("at `{}`: {e}", e.instance_path())).collect();
+        if errors.is_empty() { Ok(()) } else { Err(errors.join("; ")) }
     }
 
     /// The compiled validator of definition `name`: the whole document (so every reference
@@ -325,10 +285,7 @@ impl SchemaDoc {
     /// without duplicates.
     pub fn samples(&self, name: &str) -> Vec<Sample> {
         let root = json!({ "$ref": self.ref_to(name) });
-        let generator = Generator {
-            doc: self,
-            variants: true,
-        };
+        let generator = Generator { doc: self, variants: true };
         let minimal = generator.generate(&root, Mode::Minimal, 0, false);
         let full = generator.generate(&root, Mode::Full, 0, false);
         let mut samples: Vec<Sample> = Vec::new();
@@ -352,10 +309,7 @@ impl SchemaDoc {
     /// branch in turn. The first is [`SchemaDoc::full`].
     pub fn full_variants(&self, name: &str) -> Vec<Value> {
         let root = json!({ "$ref": self.ref_to(name) });
-        let generator = Generator {
-            doc: self,
-            variants: true,
-        };
+        let generator = Generator { doc: self, variants: true };
         generator.generate(&root, Mode::Full, 0, false)
     }
 
@@ -371,21 +325,14 @@ impl SchemaDoc {
 
     fn single(&self, name: &str, mode: Mode) -> Value {
         let root = json!({ "$ref": self.ref_to(name) });
-        let generator = Generator {
-            doc: self,
-            variants: false,
-        };
+        let generator = Generator { doc: self, variants: false };
         generator.generate(&root, mode, 0, false).swap_remove(0)
     }
 
     /// Resolves a local reference such as `#/$defs/Tool` or `#/definitions/Tool`.
     fn resolve(&self, reference: &str) -> &Value {
-        let pointer = reference
-            .strip_prefix('#')
-            .unwrap_or_else(|| panic!("{}: non-local $ref {reference}", self.rev));
-        self.doc
-            .pointer(pointer)
-            .unwrap_or_else(|| panic!("{}: dangling $ref {reference}", self.rev))
+        let pointer = reference.strip_prefix('#').unwrap_or_else(|| panic!("{}: non-local $ref {reference}", self.rev));
+        self.doc.pointer(pointer).unwrap_or_else(|| panic!("{}: dangling $ref {reference}", self.rev))
     }
 }
 
@@ -411,31 +358,17 @@ impl Generator<'_> {
     /// `depth` is the nesting depth of the instance being built; `meta` says the instance is a
     /// `_meta` object (which gets no made-up extra keys).
     fn generate(&self, schema: &Value, mode: Mode, depth: usize, meta: bool) -> Vec<Value> {
-        assert!(
-            depth < HARD_DEPTH,
-            "{}: the schema requires an infinitely deep instance",
-            self.doc.rev
-        );
+        assert!(depth < HARD_DEPTH, "{}: the schema requires an infinitely deep instance", self.doc.rev);
         let node = match schema {
             Value::Bool(true) => return vec![json!("v")],
             Value::Object(node) => node,
-            other => panic!(
-                "{}: cannot generate an instance of schema {other}",
-                self.doc.rev
-            ),
+            other => panic!("{}: cannot generate an instance of schema {other}", self.doc.rev),
         };
         if let Some(reference) = node.get("$ref") {
-            let target = self
-                .doc
-                .resolve(reference.as_str().expect("$ref is a string"));
+            let target = self.doc.resolve(reference.as_str().expect("$ref is a string"));
             let rest = without(node, &["$ref"]);
             return if constrains(&rest) {
-                self.generate(
-                    &self.merge(&[target.clone(), Value::Object(rest)]),
-                    mode,
-                    depth,
-                    meta,
-                )
+                self.generate(&self.merge(&[target.clone(), Value::Object(rest)]), mode, depth, meta)
             } else {
                 self.generate(target, mode, depth, meta)
             };
@@ -485,9 +418,7 @@ impl Generator<'_> {
             }
             Some(Value::String(ty)) => self.typed(ty, node, mode, depth, meta),
             Some(other) => panic!("{}: bad type {other}", self.doc.rev),
-            None if node.contains_key("properties")
-                || node.contains_key("additionalProperties") =>
-            {
+            None if node.contains_key("properties") || node.contains_key("additionalProperties") => {
                 self.typed("object", node, mode, depth, meta)
             }
             None if node.contains_key("items") => self.typed("array", node, mode, depth, meta),
@@ -496,29 +427,14 @@ impl Generator<'_> {
         }
     }
 
-    fn typed(
-        &self,
-        ty: &str,
-        node: &Map<String, Value>,
-        mode: Mode,
-        depth: usize,
-        meta: bool,
-    ) -> Vec<Value> {
+    fn typed(&self, ty: &str, node: &Map<String, Value>, mode: Mode, depth: usize, meta: bool) -> Vec<Value> {
         match ty {
-            "string" => vec![Value::String(string_for(
-                node.get("format").and_then(Value::as_str),
-            ))],
+            "string" => vec![Value::String(string_for(node.get("format").and_then(Value::as_str)))],
             "integer" => {
                 let (min, max) = bounds(node);
                 // 1, moved inside [minimum, maximum].
-                let value = 1f64
-                    .max(min.unwrap_or(f64::MIN))
-                    .min(max.unwrap_or(f64::MAX));
-                assert!(
-                    value.fract() == 0.0,
-                    "{}: no integer in {min:?}..{max:?}",
-                    self.doc.rev
-                );
+                let value = 1f64.max(min.unwrap_or(f64::MIN)).min(max.unwrap_or(f64::MAX));
+                assert!(value.fract() == 0.0, "{}: no integer in {min:?}..{max:?}", self.doc.rev);
                 #[allow(clippy::cast_possible_truncation)] // checked integral above
                 let value = value as i64;
                 vec![json!(value)]
@@ -527,9 +443,7 @@ impl Generator<'_> {
                 let (min, max) = bounds(node);
                 let value = match (min, max) {
                     (Some(lo), Some(hi)) => (lo + hi) / 2.0,
-                    _ => 0.5f64
-                        .max(min.unwrap_or(f64::MIN))
-                        .min(max.unwrap_or(f64::MAX)),
+                    _ => 0.5f64.max(min.unwrap_or(f64::MIN)).min(max.unwrap_or(f64::MAX)),
                 };
                 vec![json!(value)]
             }
@@ -547,78 +461,43 @@ impl Generator<'_> {
             Some(items) if depth < MAX_DEPTH && max_items != Some(0) => items,
             _ => return vec![json!([])],
         };
-        self.generate(items, mode, depth + 1, false)
-            .into_iter()
-            .map(|item| Value::Array(vec![item]))
-            .collect()
+        self.generate(items, mode, depth + 1, false).into_iter().map(|item| Value::Array(vec![item])).collect()
     }
 
-    fn object(
-        &self,
-        node: &Map<String, Value>,
-        mode: Mode,
-        depth: usize,
-        meta: bool,
-    ) -> Vec<Value> {
+    fn object(&self, node: &Map<String, Value>, mode: Mode, depth: usize, meta: bool) -> Vec<Value> {
         let empty = Map::new();
-        let properties = node
-            .get("properties")
-            .and_then(Value::as_object)
-            .unwrap_or(&empty);
+        let properties = node.get("properties").and_then(Value::as_object).unwrap_or(&empty);
         let required: Vec<&str> = node
             .get("required")
             .and_then(Value::as_array)
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
         for name in &required {
-            assert!(
-                properties.contains_key(*name),
-                "{}: required `{name}` is not declared",
-                self.doc.rev
-            );
+            assert!(properties.contains_key(*name), "{}: required `{name}` is not declared", self.doc.rev);
         }
         // Below the depth limit only what is required is written.
-        let mode = if depth >= MAX_DEPTH {
-            Mode::Minimal
-        } else {
-            mode
-        };
+        let mode = if depth >= MAX_DEPTH { Mode::Minimal } else { mode };
 
         // Each member: its name and its instances (default first).
         let mut members: Vec<(String, Vec<Value>)> = Vec::new();
         for (name, schema) in properties {
             if mode == Mode::Full || required.contains(&name.as_str()) {
-                members.push((
-                    name.clone(),
-                    self.generate(schema, mode, depth + 1, name == "_meta"),
-                ));
+                members.push((name.clone(), self.generate(schema, mode, depth + 1, name == "_meta")));
             }
         }
         // One made-up entry where the schema allows undeclared keys explicitly: the single entry
         // of a free-form map, or an extension field next to declared properties. `_meta`
         // objects only get their declared properties.
-        let extra = node
-            .get("additionalProperties")
-            .filter(|ap| **ap != Value::Bool(false));
+        let extra = node.get("additionalProperties").filter(|ap| **ap != Value::Bool(false));
         if let Some(extra) = extra
             && mode == Mode::Full
             && !meta
         {
-            assert!(
-                !properties.contains_key(EXTRA_KEY),
-                "{}: a property is named {EXTRA_KEY}",
-                self.doc.rev
-            );
-            members.push((
-                EXTRA_KEY.to_owned(),
-                self.generate(extra, mode, depth + 1, false),
-            ));
+            assert!(!properties.contains_key(EXTRA_KEY), "{}: a property is named {EXTRA_KEY}", self.doc.rev);
+            members.push((EXTRA_KEY.to_owned(), self.generate(extra, mode, depth + 1, false)));
         }
 
-        let default: Map<String, Value> = members
-            .iter()
-            .map(|(k, vs)| (k.clone(), vs[0].clone()))
-            .collect();
+        let default: Map<String, Value> = members.iter().map(|(k, vs)| (k.clone(), vs[0].clone())).collect();
         let per_member = members.iter().map(|(name, values)| {
             let variants = values[1..].iter().map(|value| {
                 let mut variant = default.clone();
@@ -639,11 +518,7 @@ impl Generator<'_> {
 
     /// Drops duplicates, keeps at most [`MAX_VARIANTS`] (only the first when not enumerating).
     fn limit(&self, values: Vec<Value>, depth: usize) -> Vec<Value> {
-        let cap = if self.enumerates(depth) {
-            MAX_VARIANTS
-        } else {
-            1
-        };
+        let cap = if self.enumerates(depth) { MAX_VARIANTS } else { 1 };
         let mut out: Vec<Value> = Vec::new();
         for value in values {
             if out.len() == cap {
@@ -702,11 +577,7 @@ impl Generator<'_> {
         };
         let mut parts = Vec::new();
         if let Some(reference) = node.get("$ref") {
-            parts.push(
-                self.doc
-                    .resolve(reference.as_str().expect("$ref is a string"))
-                    .clone(),
-            );
+            parts.push(self.doc.resolve(reference.as_str().expect("$ref is a string")).clone());
         }
         if let Some(Value::Array(all)) = node.get("allOf") {
             parts.extend(all.iter().cloned());
@@ -738,10 +609,7 @@ fn interleave(lists: Vec<Vec<Value>>) -> Vec<Value> {
 
 /// `node` without the given keywords.
 fn without(node: &Map<String, Value>, keywords: &[&str]) -> Map<String, Value> {
-    node.iter()
-        .filter(|(k, _)| !keywords.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+    node.iter().filter(|(k, _)| !keywords.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
 /// Whether a schema object has any keyword besides annotations.
@@ -751,10 +619,7 @@ fn constrains(node: &Map<String, Value>) -> bool {
 
 /// The `minimum` and `maximum` of a numeric schema.
 fn bounds(node: &Map<String, Value>) -> (Option<f64>, Option<f64>) {
-    (
-        node.get("minimum").and_then(Value::as_f64),
-        node.get("maximum").and_then(Value::as_f64),
-    )
+    (node.get("minimum").and_then(Value::as_f64), node.get("maximum").and_then(Value::as_f64))
 }
 
 /// A valid string of a `format`.
@@ -800,8 +665,7 @@ pub fn deep_merge(base: &mut Value, extra: &Value) {
             }
         }
         (Value::Array(base), Value::Array(extra)) => {
-            if let (Some(first @ Value::Object(_)), Some(extra @ Value::Object(_))) =
-                (base.first_mut(), extra.first())
+            if let (Some(first @ Value::Object(_)), Some(extra @ Value::Object(_))) = (base.first_mut(), extra.first())
             {
                 deep_merge(first, extra);
             }
@@ -821,10 +685,9 @@ pub fn is_schema_document(value: &Value) -> bool {
 /// sample, the one of the same branches as another sample.
 pub fn likeness(a: &Value, b: &Value) -> usize {
     match (a, b) {
-        (Value::Object(a), Value::Object(b)) => a
-            .iter()
-            .filter_map(|(key, av)| b.get(key).map(|bv| 1 + likeness(av, bv)))
-            .sum(),
+        (Value::Object(a), Value::Object(b)) => {
+            a.iter().filter_map(|(key, av)| b.get(key).map(|bv| 1 + likeness(av, bv))).sum()
+        }
         (Value::Array(a), Value::Array(b)) => match (a.first(), b.first()) {
             (Some(a), Some(b)) => likeness(a, b),
             _ => 0,
@@ -843,11 +706,7 @@ pub fn json_diff(expected: &Value, actual: &Value) -> Vec<String> {
 
 fn diff_into(expected: &Value, actual: &Value, path: &mut String, out: &mut Vec<String>) {
     let here = |path: &str| {
-        if path.is_empty() {
-            "/".to_owned()
-        } else {
-            path.to_owned()
-        }
+        if path.is_empty() { "/".to_owned() } else { path.to_owned() }
     };
     match (expected, actual) {
         (Value::Object(e), Value::Object(a)) => {
@@ -875,12 +734,7 @@ fn diff_into(expected: &Value, actual: &Value, path: &mut String, out: &mut Vec<
             }
         }
         _ if expected == actual => {}
-        _ => out.push(format!(
-            "{}: expected {}, got {}",
-            here(path),
-            short(expected),
-            short(actual)
-        )),
+        _ => out.push(format!("{}: expected {}, got {}", here(path), short(expected), short(actual))),
     }
 }
 
@@ -912,11 +766,7 @@ impl Failures {
     #[track_caller]
     pub fn assert_none(self, what: &str) {
         if !self.0.is_empty() {
-            panic!(
-                "{} {what} failed:\n\n{}\n",
-                self.0.len(),
-                self.0.join("\n\n")
-            );
+            panic!("{} {what} failed:\n\n{}\n", self.0.len(), self.0.join("\n\n"));
         }
     }
 }

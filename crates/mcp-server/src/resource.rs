@@ -1,0 +1,359 @@
+//! Resources: fixed ones (listed by `resources/list`) and templates (RFC 6570 URI templates,
+//! listed by `resources/templates/list`), whose reads are routed by matching the URI.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use mcp_jsonrpc::BoxFuture;
+use mcp_types::{AnyResourceContents, ErrorObject, Resource, ResourceTemplate};
+
+use crate::completion::{Completer, CompletionRequest};
+use crate::context::Context;
+
+/// The variables a template matched: name to value.
+pub type UriVariables = BTreeMap<String, String>;
+
+/// The code behind a resource or a template: reads the contents of a URI.
+pub trait ResourceHandler: Send + Sync + 'static {
+    /// Reads `uri`; `variables` holds what the template matched (empty for fixed resources).
+    fn read(
+        &self,
+        uri: String,
+        variables: UriVariables,
+        ctx: Context,
+    ) -> BoxFuture<Result<Vec<AnyResourceContents>, ErrorObject>>;
+}
+
+impl<F, Fut> ResourceHandler for F
+where
+    F: Fn(String, UriVariables, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Vec<AnyResourceContents>, ErrorObject>> + Send + 'static,
+{
+    fn read(
+        &self,
+        uri: String,
+        variables: UriVariables,
+        ctx: Context,
+    ) -> BoxFuture<Result<Vec<AnyResourceContents>, ErrorObject>> {
+        Box::pin(self(uri, variables, ctx))
+    }
+}
+
+/// A fixed resource.
+#[derive(Clone)]
+pub struct ResourceDef {
+    pub(crate) resource: Resource,
+    pub(crate) handler: Arc<dyn ResourceHandler>,
+}
+
+impl std::fmt::Debug for ResourceDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceDef").field("resource", &self.resource).finish_non_exhaustive()
+    }
+}
+
+impl ResourceDef {
+    /// A resource at `uri` named `name`.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>, handler: impl ResourceHandler) -> Self {
+        ResourceDef { resource: Resource::new(name, uri), handler: Arc::new(handler) }
+    }
+    /// A resource from a complete definition.
+    pub fn from_resource(resource: Resource, handler: impl ResourceHandler) -> Self {
+        ResourceDef { resource, handler: Arc::new(handler) }
+    }
+    /// The definition as listed.
+    pub fn definition(&self) -> &Resource {
+        &self.resource
+    }
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.resource.description = Some(description.into());
+        self
+    }
+    /// Sets the MIME type.
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.resource.mime_type = Some(mime_type.into());
+        self
+    }
+    /// Sets the title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.resource.title = Some(title.into());
+        self
+    }
+}
+
+/// A resource template.
+#[derive(Clone)]
+pub struct TemplateDef {
+    pub(crate) template: ResourceTemplate,
+    pub(crate) pattern: UriTemplate,
+    pub(crate) handler: Arc<dyn ResourceHandler>,
+    pub(crate) completers: BTreeMap<String, Arc<dyn Completer>>,
+}
+
+impl std::fmt::Debug for TemplateDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TemplateDef").field("template", &self.template).finish_non_exhaustive()
+    }
+}
+
+impl TemplateDef {
+    /// A template such as `file:///{path}` named `name`.
+    pub fn new(
+        uri_template: impl Into<String>,
+        name: impl Into<String>,
+        handler: impl ResourceHandler,
+    ) -> Result<Self, TemplateError> {
+        let uri_template = uri_template.into();
+        let pattern = UriTemplate::parse(&uri_template)?;
+        Ok(TemplateDef {
+            template: ResourceTemplate::new(name, uri_template),
+            pattern,
+            handler: Arc::new(handler),
+            completers: BTreeMap::new(),
+        })
+    }
+    /// The definition as listed.
+    pub fn definition(&self) -> &ResourceTemplate {
+        &self.template
+    }
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.template.description = Some(description.into());
+        self
+    }
+    /// Sets the MIME type.
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.template.mime_type = Some(mime_type.into());
+        self
+    }
+    /// Sets the title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.template.title = Some(title.into());
+        self
+    }
+    /// Completes values of a variable.
+    pub fn complete<F, Fut>(mut self, variable: impl Into<String>, completer: F) -> Self
+    where
+        F: Fn(CompletionRequest, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<crate::Completion, ErrorObject>> + Send + 'static,
+    {
+        self.completers.insert(variable.into(), Arc::new(completer));
+        self
+    }
+    pub(crate) fn completer(&self, variable: &str) -> Option<&Arc<dyn Completer>> {
+        self.completers.get(variable)
+    }
+}
+
+/// A URI template that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid URI template `{template}`: {reason}")]
+pub struct TemplateError {
+    template: String,
+    reason: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Literal(String),
+    /// `{name}`: one path segment (no `/`, `?`, `#`).
+    Simple(String),
+    /// `{+name}` or `{#name}`: anything, slashes included.
+    Reserved(String),
+    /// `{/name}`: `/` then one segment.
+    Path(String),
+    /// `{?a,b}`: query parameters (all optional).
+    Query(Vec<String>),
+}
+
+/// An RFC 6570 URI template, for matching URIs against it (levels 1 and 2, plus `{/var}` and
+/// `{?var,...}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UriTemplate {
+    parts: Vec<Part>,
+}
+
+impl UriTemplate {
+    /// Parses a template.
+    pub fn parse(template: &str) -> Result<Self, TemplateError> {
+        let err = |reason| TemplateError { template: template.to_owned(), reason };
+        let mut parts = Vec::new();
+        let mut rest = template;
+        while let Some(open) = rest.find('{') {
+            if open > 0 {
+                parts.push(Part::Literal(rest[..open].to_owned()));
+            }
+            let close = rest[open..].find('}').ok_or_else(|| err("an expression is not closed"))? + open;
+            let expr = &rest[open + 1..close];
+            let (op, names) = match expr.chars().next() {
+                Some(c @ ('+' | '#' | '/' | '?')) => (Some(c), &expr[1..]),
+                _ => (None, expr),
+            };
+            let names: Vec<String> = names.split(',').map(|n| n.trim_end_matches('*').to_owned()).collect();
+            if names
+                .iter()
+                .any(|n| n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+            {
+                return Err(err("a variable name is empty or has characters other than letters, digits, `_` and `.`"));
+            }
+            let part = match op {
+                Some('?') => Part::Query(names),
+                _ if names.len() != 1 => {
+                    return Err(err("only `{?a,b}` expressions may list several variables"));
+                }
+                Some('+' | '#') => Part::Reserved(names[0].clone()),
+                Some('/') => Part::Path(names[0].clone()),
+                _ => Part::Simple(names[0].clone()),
+            };
+            if let (Some(Part::Simple(_) | Part::Reserved(_) | Part::Path(_)), Part::Simple(_) | Part::Reserved(_)) =
+                (parts.last(), &part)
+            {
+                return Err(err("two variables side by side cannot be told apart"));
+            }
+            parts.push(part);
+            rest = &rest[close + 1..];
+        }
+        if rest.contains('}') {
+            return Err(err("a `}` has no `{`"));
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Literal(rest.to_owned()));
+        }
+        Ok(UriTemplate { parts })
+    }
+
+    /// Whether the template has no variables (it then names one fixed resource).
+    pub fn is_fixed(&self) -> bool {
+        self.parts.iter().all(|p| matches!(p, Part::Literal(_)))
+    }
+
+    /// The variable names, in order.
+    pub fn variables(&self) -> Vec<&str> {
+        self.parts
+            .iter()
+            .flat_map(|p| match p {
+                Part::Literal(_) => vec![],
+                Part::Simple(n) | Part::Reserved(n) | Part::Path(n) => vec![n.as_str()],
+                Part::Query(ns) => ns.iter().map(String::as_str).collect(),
+            })
+            .collect()
+    }
+
+    /// Matches `uri`, returning the variables' (percent-decoded) values.
+    pub fn matches(&self, uri: &str) -> Option<UriVariables> {
+        let mut vars = UriVariables::new();
+        match_parts(&self.parts, uri, &mut vars).then_some(vars)
+    }
+}
+
+fn decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Some(b) = std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(b);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn match_parts(parts: &[Part], uri: &str, vars: &mut UriVariables) -> bool {
+    let Some((first, rest)) = parts.split_first() else {
+        return uri.is_empty();
+    };
+    match first {
+        Part::Literal(lit) => uri.strip_prefix(lit.as_str()).is_some_and(|u| match_parts(rest, u, vars)),
+        Part::Query(names) => {
+            let Some(query) = uri.strip_prefix('?') else {
+                return uri.is_empty() && rest.is_empty();
+            };
+            let (query, tail) = query.split_once('#').map_or((query, ""), |(q, t)| (q, t));
+            for pair in query.split('&').filter(|p| !p.is_empty()) {
+                let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                if names.iter().any(|n| n == k) {
+                    vars.insert(k.to_owned(), decode(v));
+                }
+            }
+            tail.is_empty() && rest.is_empty()
+        }
+        Part::Simple(name) | Part::Reserved(name) | Part::Path(name) => {
+            let (uri, prefix_ok) = match first {
+                Part::Path(_) => match uri.strip_prefix('/') {
+                    Some(u) => (u, true),
+                    None => (uri, false),
+                },
+                _ => (uri, true),
+            };
+            if !prefix_ok {
+                return false;
+            }
+            let stops: &[char] = match first {
+                Part::Reserved(_) => &[],
+                _ => &['/', '?', '#'],
+            };
+            // Try the longest value first; values are never empty.
+            let limit = uri.find(stops).unwrap_or(uri.len());
+            for end in (1..=limit).rev().filter(|e| uri.is_char_boundary(*e)) {
+                let mut attempt = vars.clone();
+                attempt.insert(name.clone(), decode(&uri[..end]));
+                if match_parts(rest, &uri[end..], &mut attempt) {
+                    *vars = attempt;
+                    return true;
+                }
+            }
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(t: &str, uri: &str) -> Option<Vec<(String, String)>> {
+        UriTemplate::parse(t).unwrap().matches(uri).map(|v| v.into_iter().collect())
+    }
+
+    fn kv(pairs: &[(&str, &str)]) -> Option<Vec<(String, String)>> {
+        Some(pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect())
+    }
+
+    #[test]
+    fn matches_simple_variables() {
+        assert_eq!(m("test://template/{id}/data", "test://template/42/data"), kv(&[("id", "42")]));
+        assert_eq!(m("test://template/{id}/data", "test://template/4/2/data"), None);
+        assert_eq!(m("users://{user}/posts/{post}", "users://ann/posts/7"), kv(&[("post", "7"), ("user", "ann")]));
+        assert_eq!(m("x://{a}", "x://hello%20world"), kv(&[("a", "hello world")]));
+        assert_eq!(m("x://{a}", "x://"), None);
+        assert_eq!(m("x://fixed", "x://fixed"), kv(&[]));
+    }
+
+    #[test]
+    fn matches_reserved_path_and_query_expressions() {
+        assert_eq!(m("file:///{+path}", "file:///a/b/c.txt"), kv(&[("path", "a/b/c.txt")]));
+        assert_eq!(m("repo://x{/branch}", "repo://x/main"), kv(&[("branch", "main")]));
+        assert_eq!(
+            m("search://q{?term,lang}", "search://q?term=rust&lang=en"),
+            kv(&[("lang", "en"), ("term", "rust")])
+        );
+        assert_eq!(m("search://q{?term}", "search://q"), kv(&[]));
+    }
+
+    #[test]
+    fn rejects_bad_templates() {
+        for t in ["x://{a", "x://{}", "x://{a}{b}", "x://{a,b}", "x://a}"] {
+            assert!(UriTemplate::parse(t).is_err(), "{t}");
+        }
+        assert!(UriTemplate::parse("x://{a}").unwrap().variables() == vec!["a"]);
+    }
+}

@@ -1,0 +1,411 @@
+//! The server: built once from its tools, prompts and resources, then served over any number
+//! of connections. Items can be added and removed at runtime; connected clients are told.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+use mcp_jsonrpc::{Peer, PeerConfig, Transport};
+use mcp_types::{
+    Implementation, Prompt, PromptListChangedNotification, Resource, ResourceListChangedNotification, ResourceTemplate,
+    ResourceUpdatedNotification, ResourceUpdatedNotificationParams, ServerCapabilities, ServerCapabilitiesPrompts,
+    ServerCapabilitiesResources, ServerCapabilitiesTools, Tool, ToolListChangedNotification,
+};
+
+use crate::prompt::PromptDef;
+use crate::resource::{ResourceDef, TemplateDef};
+use crate::session::{Session, SessionState};
+use crate::tool::{DefinitionError, ToolDef};
+
+/// The registered items, with the lists as sent prepared once.
+#[derive(Default, Clone)]
+pub(crate) struct Registry {
+    pub(crate) tools: Vec<ToolDef>,
+    pub(crate) tool_list: Vec<Tool>,
+    tool_index: HashMap<String, usize>,
+    pub(crate) prompts: Vec<PromptDef>,
+    pub(crate) prompt_list: Vec<Prompt>,
+    prompt_index: HashMap<String, usize>,
+    pub(crate) resources: Vec<ResourceDef>,
+    pub(crate) resource_list: Vec<Resource>,
+    resource_index: HashMap<String, usize>,
+    pub(crate) templates: Vec<TemplateDef>,
+    pub(crate) template_list: Vec<ResourceTemplate>,
+}
+
+impl Registry {
+    fn rebuild(&mut self) {
+        self.tool_list = self.tools.iter().map(|t| t.tool.clone()).collect();
+        self.tool_index = self.tools.iter().enumerate().map(|(i, t)| (t.tool.name.clone(), i)).collect();
+        self.prompt_list = self.prompts.iter().map(|p| p.prompt.clone()).collect();
+        self.prompt_index = self.prompts.iter().enumerate().map(|(i, p)| (p.prompt.name.clone(), i)).collect();
+        self.resource_list = self.resources.iter().map(|r| r.resource.clone()).collect();
+        self.resource_index = self.resources.iter().enumerate().map(|(i, r)| (r.resource.uri.clone(), i)).collect();
+        self.template_list = self.templates.iter().map(|t| t.template.clone()).collect();
+    }
+    pub(crate) fn tool(&self, name: &str) -> Option<&ToolDef> {
+        self.tool_index.get(name).map(|i| &self.tools[*i])
+    }
+    pub(crate) fn prompt(&self, name: &str) -> Option<&PromptDef> {
+        self.prompt_index.get(name).map(|i| &self.prompts[*i])
+    }
+    pub(crate) fn resource(&self, uri: &str) -> Option<&ResourceDef> {
+        self.resource_index.get(uri).map(|i| &self.resources[*i])
+    }
+}
+
+pub(crate) struct ServerShared {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) capabilities: ServerCapabilities,
+    pub(crate) page_size: usize,
+    pub(crate) peer_config: PeerConfig,
+    registry: RwLock<Arc<Registry>>,
+    sessions: Mutex<Vec<Weak<SessionState>>>,
+}
+
+impl ServerShared {
+    pub(crate) fn registry(&self) -> Arc<Registry> {
+        self.registry.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Builds a [`Server`].
+///
+/// ```
+/// use mcp_server::{Server, ToolDef, ToolError};
+/// use mcp_types::{CallToolResult, ContentBlock};
+///
+/// let server = Server::builder("greeter", "1.0.0")
+///     .title("Greeter")
+///     .instructions("Call `greet` with a name.")
+///     .tool(ToolDef::new(
+///         "greet",
+///         serde_json::json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+///         |args, _ctx| async move {
+///             let name = args.get("name").and_then(|n| n.as_str()).unwrap_or("world").to_owned();
+///             Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(format!("Hello, {name}!"))]))
+///         },
+///     ).unwrap())
+///     .build()
+///     .unwrap();
+/// assert_eq!(server.tools().len(), 1);
+/// ```
+#[derive(Debug)]
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    page_size: usize,
+    peer_config: PeerConfig,
+    tools: Vec<ToolDef>,
+    prompts: Vec<PromptDef>,
+    resources: Vec<ResourceDef>,
+    templates: Vec<TemplateDef>,
+    enable_tools: bool,
+    enable_prompts: bool,
+    enable_resources: bool,
+}
+
+impl ServerBuilder {
+    /// Sets the human-readable title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.info.description = Some(description.into());
+        self
+    }
+    /// Sets the website URL.
+    pub fn website_url(mut self, url: impl Into<String>) -> Self {
+        self.info.website_url = Some(url.into());
+        self
+    }
+    /// Sets the icons.
+    pub fn icons(mut self, icons: Vec<mcp_types::Icon>) -> Self {
+        self.info.icons = Some(icons);
+        self
+    }
+    /// Sets the instructions sent at initialization.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+    /// Sets how many items one page of a list holds (default 100).
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = size.max(1);
+        self
+    }
+    /// Sets the limits and timeouts of every connection.
+    pub fn peer_config(mut self, config: PeerConfig) -> Self {
+        self.peer_config = config;
+        self
+    }
+    /// Adds a tool.
+    pub fn tool(mut self, tool: ToolDef) -> Self {
+        self.tools.push(tool);
+        self
+    }
+    /// Adds a prompt.
+    pub fn prompt(mut self, prompt: PromptDef) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+    /// Adds a fixed resource.
+    pub fn resource(mut self, resource: ResourceDef) -> Self {
+        self.resources.push(resource);
+        self
+    }
+    /// Adds a resource template.
+    pub fn resource_template(mut self, template: TemplateDef) -> Self {
+        self.templates.push(template);
+        self
+    }
+    /// Declares the tools capability even with no tool yet (to add them at runtime).
+    pub fn enable_tools(mut self) -> Self {
+        self.enable_tools = true;
+        self
+    }
+    /// Declares the prompts capability even with no prompt yet.
+    pub fn enable_prompts(mut self) -> Self {
+        self.enable_prompts = true;
+        self
+    }
+    /// Declares the resources capability even with no resource yet.
+    pub fn enable_resources(mut self) -> Self {
+        self.enable_resources = true;
+        self
+    }
+
+    /// Checks the items (unique names and URIs) and builds the server.
+    pub fn build(self) -> Result<Server, DefinitionError> {
+        let mut registry = Registry {
+            tools: self.tools,
+            prompts: self.prompts,
+            resources: self.resources,
+            templates: self.templates,
+            ..Registry::default()
+        };
+        check_unique("tool", registry.tools.iter().map(|t| t.tool.name.as_str()))?;
+        check_unique("prompt", registry.prompts.iter().map(|p| p.prompt.name.as_str()))?;
+        check_unique("resource", registry.resources.iter().map(|r| r.resource.uri.as_str()))?;
+        check_unique("resource template", registry.templates.iter().map(|t| t.template.uri_template.as_str()))?;
+        registry.rebuild();
+        let has_resources = self.enable_resources || !registry.resources.is_empty() || !registry.templates.is_empty();
+        let has_prompts = self.enable_prompts || !registry.prompts.is_empty();
+        let capabilities = ServerCapabilities {
+            tools: (self.enable_tools || !registry.tools.is_empty())
+                .then(|| ServerCapabilitiesTools { list_changed: Some(true), ..Default::default() }),
+            prompts: has_prompts.then(|| ServerCapabilitiesPrompts { list_changed: Some(true), ..Default::default() }),
+            resources: has_resources.then(|| ServerCapabilitiesResources {
+                list_changed: Some(true),
+                subscribe: Some(true),
+                ..Default::default()
+            }),
+            logging: Some(Default::default()),
+            completions: (has_prompts || has_resources).then(Default::default),
+            ..Default::default()
+        };
+        Ok(Server {
+            shared: Arc::new(ServerShared {
+                info: self.info,
+                instructions: self.instructions,
+                capabilities,
+                page_size: self.page_size,
+                peer_config: self.peer_config,
+                registry: RwLock::new(Arc::new(registry)),
+                sessions: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+}
+
+fn check_unique<'a>(kind: &'static str, names: impl Iterator<Item = &'a str>) -> Result<(), DefinitionError> {
+    let mut seen = std::collections::HashSet::new();
+    for n in names {
+        if !seen.insert(n) {
+            return Err(DefinitionError::Duplicate { kind, name: n.to_owned() });
+        }
+    }
+    Ok(())
+}
+
+/// An MCP server: cheap to clone, served over any number of connections at once.
+#[derive(Clone)]
+pub struct Server {
+    shared: Arc<ServerShared>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("info", &self.shared.info).finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Starts building a server named `name` at `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            info: Implementation::new(name, version),
+            instructions: None,
+            page_size: 100,
+            peer_config: PeerConfig::default(),
+            tools: Vec::new(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            enable_tools: false,
+            enable_prompts: false,
+            enable_resources: false,
+        }
+    }
+
+    /// The capabilities this server declares.
+    pub fn capabilities(&self) -> &ServerCapabilities {
+        &self.shared.capabilities
+    }
+
+    /// The tools, as listed.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.shared.registry().tool_list.clone()
+    }
+
+    /// Serves one connection until it ends.
+    pub async fn serve<T: Transport>(&self, transport: T) {
+        self.connect(transport).closed().await;
+    }
+
+    /// Serves this process's stdin and stdout until stdin closes.
+    pub async fn serve_stdio(&self) {
+        self.serve(mcp_transport_stdio::StdioTransport::new()).await;
+    }
+
+    /// Starts serving one connection and returns its handle at once.
+    pub fn connect<T: Transport>(&self, transport: T) -> Peer {
+        let state = Arc::new(SessionState::new());
+        let session = Session { server: self.shared.clone(), state: state.clone() };
+        let peer = Peer::spawn(transport, Arc::new(session), self.shared.peer_config.clone());
+        let _ = state.peer.set(peer.clone());
+        let mut sessions = self.shared.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.retain(|s| s.upgrade().is_some_and(|s| s.peer.get().is_some_and(|p| !p.is_closed())));
+        sessions.push(Arc::downgrade(&state));
+        peer
+    }
+
+    /// Connected, initialized sessions.
+    fn live_sessions(&self) -> Vec<Arc<SessionState>> {
+        let sessions = self.shared.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.iter().filter_map(Weak::upgrade).filter(|s| s.is_initialized()).collect()
+    }
+
+    fn update(&self, change: impl FnOnce(&mut Registry) -> Result<(), DefinitionError>) -> Result<(), DefinitionError> {
+        let mut guard = self.shared.registry.write().unwrap_or_else(|e| e.into_inner());
+        let mut next = Registry::clone(&guard);
+        change(&mut next)?;
+        next.rebuild();
+        *guard = Arc::new(next);
+        Ok(())
+    }
+
+    async fn broadcast<N: mcp_types::Notification>(&self, params: impl Fn() -> N::Params) {
+        for session in self.live_sessions() {
+            if let Some(peer) = session.peer.get()
+                && let Err(e) = peer.notify::<N>(params()).await
+            {
+                tracing::debug!(error = %e, method = N::METHOD, "notification not sent");
+            }
+        }
+    }
+
+    /// Adds a tool (or replaces the one of the same name) and tells connected clients.
+    pub async fn add_tool(&self, tool: ToolDef) -> Result<(), DefinitionError> {
+        self.update(|r| {
+            r.tools.retain(|t| t.tool.name != tool.tool.name);
+            r.tools.push(tool);
+            Ok(())
+        })?;
+        self.broadcast::<ToolListChangedNotification>(Default::default).await;
+        Ok(())
+    }
+
+    /// Removes a tool and tells connected clients; whether it existed.
+    pub async fn remove_tool(&self, name: &str) -> bool {
+        let mut found = false;
+        let _ = self.update(|r| {
+            let before = r.tools.len();
+            r.tools.retain(|t| t.tool.name != name);
+            found = r.tools.len() != before;
+            Ok(())
+        });
+        if found {
+            self.broadcast::<ToolListChangedNotification>(Default::default).await;
+        }
+        found
+    }
+
+    /// Adds a prompt (or replaces the one of the same name) and tells connected clients.
+    pub async fn add_prompt(&self, prompt: PromptDef) -> Result<(), DefinitionError> {
+        self.update(|r| {
+            r.prompts.retain(|p| p.prompt.name != prompt.prompt.name);
+            r.prompts.push(prompt);
+            Ok(())
+        })?;
+        self.broadcast::<PromptListChangedNotification>(Default::default).await;
+        Ok(())
+    }
+
+    /// Removes a prompt and tells connected clients; whether it existed.
+    pub async fn remove_prompt(&self, name: &str) -> bool {
+        let mut found = false;
+        let _ = self.update(|r| {
+            let before = r.prompts.len();
+            r.prompts.retain(|p| p.prompt.name != name);
+            found = r.prompts.len() != before;
+            Ok(())
+        });
+        if found {
+            self.broadcast::<PromptListChangedNotification>(Default::default).await;
+        }
+        found
+    }
+
+    /// Adds a resource (or replaces the one at the same URI) and tells connected clients.
+    pub async fn add_resource(&self, resource: ResourceDef) -> Result<(), DefinitionError> {
+        self.update(|r| {
+            r.resources.retain(|x| x.resource.uri != resource.resource.uri);
+            r.resources.push(resource);
+            Ok(())
+        })?;
+        self.broadcast::<ResourceListChangedNotification>(Default::default).await;
+        Ok(())
+    }
+
+    /// Removes a resource and tells connected clients; whether it existed.
+    pub async fn remove_resource(&self, uri: &str) -> bool {
+        let mut found = false;
+        let _ = self.update(|r| {
+            let before = r.resources.len();
+            r.resources.retain(|x| x.resource.uri != uri);
+            found = r.resources.len() != before;
+            Ok(())
+        });
+        if found {
+            self.broadcast::<ResourceListChangedNotification>(Default::default).await;
+        }
+        found
+    }
+
+    /// Tells the clients subscribed to `uri` that it changed.
+    pub async fn notify_resource_updated(&self, uri: &str) {
+        for session in self.live_sessions() {
+            if session.is_subscribed(uri)
+                && let Some(peer) = session.peer.get()
+            {
+                let params = ResourceUpdatedNotificationParams::new(uri);
+                if let Err(e) = peer.notify::<ResourceUpdatedNotification>(params).await {
+                    tracing::debug!(error = %e, "resource update not sent");
+                }
+            }
+        }
+    }
+}

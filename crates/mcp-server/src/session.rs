@@ -1,0 +1,325 @@
+//! One client's session: the lifecycle (initialize, initialized), what the client declared,
+//! its log level and subscriptions, and the dispatch of its requests.
+
+use std::collections::{BTreeMap, HashSet};
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use futures_util::FutureExt as _;
+use mcp_jsonrpc::message::{self, decode_params};
+use mcp_jsonrpc::{BoxFuture, ErrorObject, Peer, Reply, RequestContext, Service};
+use mcp_types::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, CompleteRequestParams, CompleteResult,
+    CompletionReference, ContentBlock, ErrorCode, ForRevision, GetPromptRequestParams, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResult, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams, WireSerialize,
+};
+
+use crate::completion::{Completion, CompletionRequest};
+use crate::context::{Context, severity};
+use crate::server::ServerShared;
+use crate::tool::ToolError;
+
+/// What the server knows about one connected client.
+pub(crate) struct SessionState {
+    pub(crate) peer: OnceLock<Peer>,
+    inner: Mutex<SessionInner>,
+}
+
+#[derive(Default)]
+struct SessionInner {
+    initialized: bool,
+    capabilities: ClientCapabilities,
+    client_info: Option<Implementation>,
+    log_level: Option<LoggingLevel>,
+    subscriptions: HashSet<String>,
+}
+
+impl SessionState {
+    pub(crate) fn new() -> Self {
+        SessionState { peer: OnceLock::new(), inner: Mutex::new(SessionInner::default()) }
+    }
+    fn inner(&self) -> std::sync::MutexGuard<'_, SessionInner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    pub(crate) fn is_initialized(&self) -> bool {
+        self.inner().initialized
+    }
+    pub(crate) fn client_capabilities(&self) -> ClientCapabilities {
+        self.inner().capabilities.clone()
+    }
+    pub(crate) fn client_info(&self) -> Option<Implementation> {
+        self.inner().client_info.clone()
+    }
+    pub(crate) fn log_enabled(&self, level: &LoggingLevel) -> bool {
+        self.inner().log_level.as_ref().is_none_or(|min| severity(level) >= severity(min))
+    }
+    pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
+        self.inner().subscriptions.contains(uri)
+    }
+}
+
+/// The `Service` of one connection.
+pub(crate) struct Session {
+    pub(crate) server: Arc<ServerShared>,
+    pub(crate) state: Arc<SessionState>,
+}
+
+impl Service for Session {
+    fn request(&self, request: message::Request, ctx: RequestContext) -> BoxFuture<Reply> {
+        let server = self.server.clone();
+        let state = self.state.clone();
+        Box::pin(async move { handle(&server, &state, request, ctx).await })
+    }
+
+    fn notification(&self, notification: message::Notification, _peer: &Peer) {
+        match notification.method.as_str() {
+            "notifications/initialized" => tracing::debug!("client initialized"),
+            "notifications/roots/list_changed" => tracing::debug!("client roots changed"),
+            other => tracing::debug!(method = other, "unhandled notification"),
+        }
+    }
+}
+
+fn respond<T: WireSerialize>(ctx: &RequestContext, result: &T) -> Reply {
+    ctx.encode_result(&ForRevision::new(result, ctx.peer().protocol_version()))
+}
+
+/// Opaque, stable cursors: the offset of the next page, base64url-encoded.
+fn page<T: Clone>(items: &[T], cursor: Option<&str>, size: usize) -> Result<(Vec<T>, Option<String>), ErrorObject> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => URL_SAFE_NO_PAD
+            .decode(c)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .and_then(|s| s.strip_prefix("o:").and_then(|n| n.parse::<usize>().ok()))
+            .filter(|n| *n <= items.len())
+            .ok_or_else(|| ErrorObject::invalid_params(format!("invalid cursor `{c}`")))?,
+    };
+    let end = (start + size).min(items.len());
+    let next = (end < items.len()).then(|| URL_SAFE_NO_PAD.encode(format!("o:{end}")));
+    Ok((items[start..end].to_vec(), next))
+}
+
+/// Content blocks a revision lacks, rewritten to ones it has (a link becomes text naming the
+/// resource, audio before 2025-03-26 becomes a note), so that an older client can read the
+/// result.
+pub(crate) fn downgrade_content(content: &mut [ContentBlock], version: ProtocolVersion) {
+    for block in content.iter_mut() {
+        let replacement = match block {
+            ContentBlock::ResourceLink(link) if version < ProtocolVersion::V2025_06_18 => {
+                Some(format!("resource: {} ({})", link.name, link.uri))
+            }
+            ContentBlock::Audio(audio) if version < ProtocolVersion::V2025_03_26 => Some(format!(
+                "[audio content of type {} omitted: this client's protocol revision has no audio]",
+                audio.mime_type
+            )),
+            _ => None,
+        };
+        if let Some(text) = replacement {
+            *block = ContentBlock::text(text);
+        }
+    }
+}
+
+async fn handle(
+    server: &ServerShared,
+    state: &Arc<SessionState>,
+    req: message::Request,
+    rctx: RequestContext,
+) -> Reply {
+    let method = req.method.as_str();
+    if method == "initialize" {
+        return initialize(server, state, &req, &rctx);
+    }
+    if !state.is_initialized() {
+        return Err(ErrorObject::invalid_request(format!(
+            "`{method}` before `initialize`: the session is not initialized"
+        )));
+    }
+    let version = rctx.peer().protocol_version();
+    let registry = server.registry();
+    let ctx = |progress| Context {
+        peer: rctx.peer().clone(),
+        session: state.clone(),
+        request_id: rctx.id().clone(),
+        cancel: rctx.cancellation().clone(),
+        progress_token: progress,
+    };
+    let params = req.params.as_deref();
+    match method {
+        "tools/list" if server.capabilities.tools.is_some() => {
+            let p: PaginatedRequestParams = decode_params(params)?;
+            let (tools, next) = page(&registry.tool_list, p.cursor.as_deref(), server.page_size)?;
+            let mut result = ListToolsResult::new(tools);
+            result.next_cursor = next;
+            respond(&rctx, &result)
+        }
+        "tools/call" if server.capabilities.tools.is_some() => {
+            let p: CallToolRequestParams = decode_params(params)?;
+            let Some(tool) = registry.tool(&p.name) else {
+                return Err(ErrorObject::invalid_params(format!("unknown tool `{}`", p.name)));
+            };
+            let arguments = p.arguments.unwrap_or_default();
+            let mut result = match tool.check_arguments(&arguments) {
+                Some(problem) => CallToolResult::error(problem),
+                None => {
+                    let progress = p.meta.and_then(|m| m.progress_token);
+                    let call = tool.handler.call(arguments, ctx(progress));
+                    match AssertUnwindSafe(call).catch_unwind().await {
+                        Ok(Ok(result)) => result,
+                        Ok(Err(ToolError::Tool(message))) => CallToolResult::error(message),
+                        Ok(Err(ToolError::Protocol(e))) => return Err(e),
+                        Err(panic) => {
+                            let msg = panic
+                                .downcast_ref::<&str>()
+                                .map(|s| (*s).to_owned())
+                                .or_else(|| panic.downcast_ref::<String>().cloned())
+                                .unwrap_or_default();
+                            tracing::warn!(tool = %p.name, panic = %msg, "tool panicked");
+                            CallToolResult::error(format!("tool `{}` failed: {msg}", p.name))
+                        }
+                    }
+                }
+            };
+            downgrade_content(&mut result.content, version);
+            respond(&rctx, &result)
+        }
+        "prompts/list" if server.capabilities.prompts.is_some() => {
+            let p: PaginatedRequestParams = decode_params(params)?;
+            let (prompts, next) = page(&registry.prompt_list, p.cursor.as_deref(), server.page_size)?;
+            let mut result = ListPromptsResult::new(prompts);
+            result.next_cursor = next;
+            respond(&rctx, &result)
+        }
+        "prompts/get" if server.capabilities.prompts.is_some() => {
+            let p: GetPromptRequestParams = decode_params(params)?;
+            let Some(prompt) = registry.prompt(&p.name) else {
+                return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", p.name)));
+            };
+            let arguments = p.arguments.unwrap_or_default();
+            let missing = prompt.missing(&arguments);
+            if !missing.is_empty() {
+                return Err(ErrorObject::invalid_params(format!(
+                    "prompt `{}` needs the argument(s): {}",
+                    p.name,
+                    missing.join(", ")
+                )));
+            }
+            let progress = p.meta.and_then(|m| m.progress_token);
+            let mut result = prompt.handler.get(arguments, ctx(progress)).await?;
+            for m in &mut result.messages {
+                downgrade_content(std::slice::from_mut(&mut m.content), version);
+            }
+            respond(&rctx, &result)
+        }
+        "resources/list" if server.capabilities.resources.is_some() => {
+            let p: PaginatedRequestParams = decode_params(params)?;
+            let (resources, next) = page(&registry.resource_list, p.cursor.as_deref(), server.page_size)?;
+            let mut result = ListResourcesResult::new(resources);
+            result.next_cursor = next;
+            respond(&rctx, &result)
+        }
+        "resources/templates/list" if server.capabilities.resources.is_some() => {
+            let p: PaginatedRequestParams = decode_params(params)?;
+            let (templates, next) = page(&registry.template_list, p.cursor.as_deref(), server.page_size)?;
+            let mut result = ListResourceTemplatesResult::new(templates);
+            result.next_cursor = next;
+            respond(&rctx, &result)
+        }
+        "resources/read" if server.capabilities.resources.is_some() => {
+            let p: ReadResourceRequestParams = decode_params(params)?;
+            let progress = p.meta.and_then(|m| m.progress_token);
+            let (handler, variables) = match registry.resource(&p.uri) {
+                Some(r) => (r.handler.clone(), BTreeMap::new()),
+                None => match registry.templates.iter().find_map(|t| t.pattern.matches(&p.uri).map(|v| (t, v))) {
+                    Some((t, vars)) => (t.handler.clone(), vars),
+                    None => {
+                        return Err(ErrorObject::with_data(
+                            ErrorCode::resource_not_found(version),
+                            format!("resource not found: {}", p.uri),
+                            serde_json::json!({"uri": p.uri}),
+                        ));
+                    }
+                },
+            };
+            let contents = handler.read(p.uri, variables, ctx(progress)).await?;
+            respond(&rctx, &ReadResourceResult::new(contents))
+        }
+        "resources/subscribe" if server.capabilities.resources.is_some() => {
+            let p: SubscribeRequestParams = decode_params(params)?;
+            state.inner().subscriptions.insert(p.uri);
+            respond(&rctx, &mcp_types::EmptyResult::default())
+        }
+        "resources/unsubscribe" if server.capabilities.resources.is_some() => {
+            let p: UnsubscribeRequestParams = decode_params(params)?;
+            state.inner().subscriptions.remove(&p.uri);
+            respond(&rctx, &mcp_types::EmptyResult::default())
+        }
+        "completion/complete" if server.capabilities.completions.is_some() => {
+            let p: CompleteRequestParams = decode_params(params)?;
+            let completer = match &p.r#ref {
+                CompletionReference::PromptReference(r) => match registry.prompt(&r.name) {
+                    Some(prompt) => prompt.completer(&p.argument.name).cloned(),
+                    None => {
+                        return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", r.name)));
+                    }
+                },
+                CompletionReference::ResourceTemplateReference(r) => {
+                    match registry.templates.iter().find(|t| t.template.uri_template == r.uri) {
+                        Some(t) => t.completer(&p.argument.name).cloned(),
+                        None => {
+                            return Err(ErrorObject::invalid_params(format!("unknown resource template `{}`", r.uri)));
+                        }
+                    }
+                }
+            };
+            let completion = match completer {
+                Some(c) => {
+                    let request = CompletionRequest {
+                        name: p.argument.name,
+                        value: p.argument.value,
+                        context: p.context.and_then(|c| c.arguments).unwrap_or_default(),
+                    };
+                    let progress = p.meta.and_then(|m| m.progress_token);
+                    c.complete(request, ctx(progress)).await?
+                }
+                None => Completion::default(),
+            };
+            respond(&rctx, &CompleteResult::new(completion.into_wire()))
+        }
+        "logging/setLevel" => {
+            let p: SetLevelRequestParams = decode_params(params)?;
+            state.inner().log_level = Some(p.level);
+            respond(&rctx, &mcp_types::EmptyResult::default())
+        }
+        other => Err(ErrorObject::method_not_found(other)),
+    }
+}
+
+fn initialize(
+    server: &ServerShared,
+    state: &Arc<SessionState>,
+    req: &message::Request,
+    rctx: &RequestContext,
+) -> Reply {
+    let p: InitializeRequestParams = decode_params(req.params.as_deref())?;
+    // The client's revision if we speak it (and it has the handshake), else our newest.
+    let version = ProtocolVersion::from_wire(&p.protocol_version)
+        .filter(|v| !v.is_stateless())
+        .unwrap_or(ProtocolVersion::LATEST_SESSION);
+    {
+        let mut inner = state.inner();
+        inner.capabilities = p.capabilities;
+        inner.client_info = Some(p.client_info);
+        inner.initialized = true;
+    }
+    rctx.peer().set_protocol_version(version);
+    let mut result = InitializeResult::new(server.capabilities.clone(), version.as_str(), server.info.clone());
+    result.instructions = server.instructions.clone();
+    respond(rctx, &result)
+}

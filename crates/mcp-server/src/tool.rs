@@ -1,0 +1,269 @@
+//! Tools: a definition (`mcp_types::Tool`) and a handler, registered at start-up or at runtime.
+//!
+//! ```
+//! use mcp_server::{ToolDef, ToolError};
+//! use mcp_types::CallToolResult;
+//!
+//! let add = ToolDef::new(
+//!     "add",
+//!     serde_json::json!({
+//!         "type": "object",
+//!         "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+//!         "required": ["a", "b"]
+//!     }),
+//!     |args, _ctx| async move {
+//!         let a = args["a"].as_f64().unwrap_or_default();
+//!         let b = args["b"].as_f64().unwrap_or_default();
+//!         Ok::<_, ToolError>(CallToolResult::structured(serde_json::json!({"sum": a + b})))
+//!     },
+//! )
+//! .unwrap()
+//! .description("Adds two numbers");
+//! assert_eq!(add.definition().name, "add");
+//! ```
+
+use std::future::Future;
+use std::sync::Arc;
+
+use mcp_jsonrpc::BoxFuture;
+use mcp_types::{CallToolResult, ErrorObject, JsonObject, Tool, ToolAnnotations};
+
+use crate::context::Context;
+
+/// Why a tool call failed.
+///
+/// `Tool` errors become a result with `isError: true`, which the model sees and can act on;
+/// `Protocol` errors become a JSON-RPC error response.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The tool failed: reported to the model as an `isError` result.
+    #[error("{0}")]
+    Tool(String),
+    /// A protocol-level failure: reported as a JSON-RPC error.
+    #[error("{0}")]
+    Protocol(ErrorObject),
+}
+
+impl ToolError {
+    /// A tool failure with a message for the model.
+    pub fn new(message: impl std::fmt::Display) -> Self {
+        ToolError::Tool(message.to_string())
+    }
+}
+
+impl From<String> for ToolError {
+    fn from(s: String) -> Self {
+        ToolError::Tool(s)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(s: &str) -> Self {
+        ToolError::Tool(s.to_owned())
+    }
+}
+
+impl From<ErrorObject> for ToolError {
+    fn from(e: ErrorObject) -> Self {
+        ToolError::Protocol(e)
+    }
+}
+
+impl From<serde_json::Error> for ToolError {
+    fn from(e: serde_json::Error) -> Self {
+        ToolError::Tool(e.to_string())
+    }
+}
+
+/// The code behind a tool.
+pub trait ToolHandler: Send + Sync + 'static {
+    /// Runs the tool with its arguments (already checked against the input schema).
+    fn call(&self, arguments: JsonObject, ctx: Context) -> BoxFuture<Result<CallToolResult, ToolError>>;
+}
+
+impl<F, Fut> ToolHandler for F
+where
+    F: Fn(JsonObject, Context) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
+{
+    fn call(&self, arguments: JsonObject, ctx: Context) -> BoxFuture<Result<CallToolResult, ToolError>> {
+        Box::pin(self(arguments, ctx))
+    }
+}
+
+/// Why a tool definition was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DefinitionError {
+    /// The name breaks the 2025-11-25 naming rule.
+    #[error("invalid tool name `{name}`: {reason}")]
+    InvalidName {
+        /// The name.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The input or output schema is not an object schema, or does not compile.
+    #[error("invalid {which} of tool `{name}`: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        name: String,
+        /// `inputSchema` or `outputSchema`.
+        which: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Two items with the same name (or URI).
+    #[error("duplicate {kind} `{name}`")]
+    Duplicate {
+        /// `tool`, `prompt`, `resource` or `resource template`.
+        kind: &'static str,
+        /// The name or URI.
+        name: String,
+    },
+}
+
+/// Checks a tool name against the 2025-11-25 rule: 1 to 128 characters, ASCII letters,
+/// digits, `_`, `-` and `.`.
+pub fn check_tool_name(name: &str) -> Result<(), DefinitionError> {
+    let reason = if name.is_empty() {
+        Some("it is empty")
+    } else if name.len() > 128 {
+        Some("it is longer than 128 characters")
+    } else if !name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')) {
+        Some("only ASCII letters, digits, `_`, `-` and `.` are allowed")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(DefinitionError::InvalidName { name: name.to_owned(), reason }),
+        None => Ok(()),
+    }
+}
+
+/// A tool: its definition and its handler, with the input schema compiled once.
+#[derive(Clone)]
+pub struct ToolDef {
+    pub(crate) tool: Tool,
+    pub(crate) handler: Arc<dyn ToolHandler>,
+    pub(crate) validator: Option<Arc<jsonschema::Validator>>,
+}
+
+impl std::fmt::Debug for ToolDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolDef").field("tool", &self.tool).finish_non_exhaustive()
+    }
+}
+
+fn object_schema(name: &str, which: &'static str, schema: serde_json::Value) -> Result<JsonObject, DefinitionError> {
+    match schema {
+        serde_json::Value::Object(m) if m.get("type").and_then(|t| t.as_str()) == Some("object") => Ok(m),
+        _ => Err(DefinitionError::InvalidSchema {
+            name: name.to_owned(),
+            which,
+            reason: "it must be a JSON object schema with \"type\": \"object\"".to_owned(),
+        }),
+    }
+}
+
+impl ToolDef {
+    /// A tool with a name, an input schema (a JSON Schema object) and a handler.
+    pub fn new<F, Fut>(
+        name: impl Into<String>,
+        input_schema: serde_json::Value,
+        handler: F,
+    ) -> Result<Self, DefinitionError>
+    where
+        F: Fn(JsonObject, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
+    {
+        let name = name.into();
+        check_tool_name(&name)?;
+        let schema = object_schema(&name, "inputSchema", input_schema)?;
+        Self::from_tool(Tool::new(name, schema), handler)
+    }
+
+    /// A tool from a complete definition (as read from a configuration file, say) and any
+    /// [`ToolHandler`].
+    pub fn from_tool(tool: Tool, handler: impl ToolHandler) -> Result<Self, DefinitionError> {
+        check_tool_name(&tool.name)?;
+        let validator =
+            jsonschema::validator_for(&serde_json::Value::Object(tool.input_schema.clone())).map_err(|e| {
+                DefinitionError::InvalidSchema { name: tool.name.clone(), which: "inputSchema", reason: e.to_string() }
+            })?;
+        Ok(ToolDef { tool, handler: Arc::new(handler), validator: Some(Arc::new(validator)) })
+    }
+
+    /// The definition as listed.
+    pub fn definition(&self) -> &Tool {
+        &self.tool
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.tool.description = Some(description.into());
+        self
+    }
+
+    /// Sets the title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.tool.title = Some(title.into());
+        self
+    }
+
+    /// Sets the annotations (read-only, destructive, idempotent, open-world hints).
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.tool.annotations = Some(annotations);
+        self
+    }
+
+    /// Sets the output schema; results should then carry matching `structuredContent`.
+    pub fn output_schema(mut self, schema: serde_json::Value) -> Result<Self, DefinitionError> {
+        self.tool.output_schema = Some(object_schema(&self.tool.name, "outputSchema", schema)?);
+        Ok(self)
+    }
+
+    /// Sets `_meta`.
+    pub fn meta(mut self, meta: JsonObject) -> Self {
+        self.tool.meta = Some(mcp_types::MetaObject { extra: meta });
+        self
+    }
+
+    /// The problems of `arguments` against the input schema, if any.
+    pub(crate) fn check_arguments(&self, arguments: &JsonObject) -> Option<String> {
+        let validator = self.validator.as_ref()?;
+        let value = serde_json::Value::Object(arguments.clone());
+        let errors: Vec<String> = validator
+            .iter_errors(&value)
+            .take(8)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                if at.is_empty() { e.to_string() } else { format!("{at}: {e}") }
+            })
+            .collect();
+        (!errors.is_empty()).then(|| format!("invalid arguments for tool `{}`: {}", self.tool.name, errors.join("; ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_follow_the_rule() {
+        for ok in ["add", "get_weather", "a.b-c_D9", &"x".repeat(128)] {
+            check_tool_name(ok).unwrap();
+        }
+        for bad in ["", "has space", "ünïcode", "a/b", &"x".repeat(129)] {
+            assert!(check_tool_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn schemas_must_be_object_schemas() {
+        let handler = |_: JsonObject, _: Context| async { Ok::<_, ToolError>(CallToolResult::success(vec![])) };
+        let err = ToolDef::new("t", serde_json::json!({"type": "string"}), handler).unwrap_err();
+        assert!(err.to_string().contains("\"type\": \"object\""), "{err}");
+    }
+}

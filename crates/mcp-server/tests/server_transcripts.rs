@@ -1,0 +1,421 @@
+//! The server runtime as transcripts over the in-memory transport: JSON-RPC in, JSON-RPC out.
+//! Every successful result is also validated against the official schema of the revision the
+//! session negotiated.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use mcp_jsonrpc::transport::{MemoryRead, MemoryWrite, Transport, TransportRead, TransportWrite, memory};
+use mcp_server::{
+    Completion, CompletionRequest, Context, PromptArguments, PromptDef, ResourceDef, Server, TemplateDef, ToolDef,
+    ToolError, UriVariables,
+};
+use mcp_types::{
+    AnyResourceContents, CallToolResult, ContentBlock, CreateMessageRequestParams, ErrorObject, GetPromptResult,
+    LoggingLevel, PromptMessage, Role, SamplingContent, SamplingMessage, TextContent, TextResourceContents,
+};
+use serde_json::{Value, json};
+
+/// Validates `result` against definition `def` of the schema of `rev`.
+fn validate(rev: &str, def: &str, result: &Value) {
+    let path = format!("{}/../mcp-types/schema/{rev}/schema.json", env!("CARGO_MANIFEST_DIR"));
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let key = if doc.get("definitions").is_some() { "definitions" } else { "$defs" };
+    doc["$ref"] = json!(format!("#/{key}/{def}"));
+    let validator = jsonschema::validator_for(&doc).unwrap();
+    let errors: Vec<String> = validator.iter_errors(result).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{def} @ {rev} invalid: {errors:?}\n{result}");
+}
+
+struct Client {
+    read: MemoryRead,
+    write: MemoryWrite,
+    rev: String,
+    next: i64,
+}
+
+impl Client {
+    async fn send(&mut self, v: Value) {
+        self.write.write(&[Bytes::from(v.to_string())]).await.unwrap();
+    }
+    async fn recv(&mut self) -> Value {
+        let frame = tokio::time::timeout(Duration::from_secs(600), self.read.read())
+            .await
+            .expect("an answer")
+            .expect("open")
+            .unwrap();
+        serde_json::from_slice(&frame).unwrap()
+    }
+    /// Sends a request and returns its response, checking a result against the schema.
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+        let answer = self.recv().await;
+        assert_eq!(answer["id"], id, "{answer}");
+        if let Some(result) = answer.get("result") {
+            let def = result_def(method);
+            validate(&self.rev.clone(), def, result);
+        }
+        answer
+    }
+    async fn result(&mut self, method: &str, params: Value) -> Value {
+        let answer = self.call(method, params).await;
+        answer.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {answer}"))
+    }
+    async fn error(&mut self, method: &str, params: Value) -> Value {
+        let answer = self.call(method, params).await;
+        answer.get("error").cloned().unwrap_or_else(|| panic!("{method} should fail: {answer}"))
+    }
+}
+
+fn result_def(method: &str) -> &'static str {
+    match method {
+        "initialize" => "InitializeResult",
+        "tools/list" => "ListToolsResult",
+        "tools/call" => "CallToolResult",
+        "prompts/list" => "ListPromptsResult",
+        "prompts/get" => "GetPromptResult",
+        "resources/list" => "ListResourcesResult",
+        "resources/templates/list" => "ListResourceTemplatesResult",
+        "resources/read" => "ReadResourceResult",
+        "completion/complete" => "CompleteResult",
+        _ => "EmptyResult",
+    }
+}
+
+fn text_tool(
+    name: &str,
+    f: impl Fn(serde_json::Map<String, Value>) -> Result<CallToolResult, ToolError> + Send + Sync + 'static,
+) -> ToolDef {
+    let f = Arc::new(f);
+    ToolDef::new(name, json!({"type": "object", "properties": {"text": {"type": "string"}}}), move |args, _ctx| {
+        let f = f.clone();
+        async move { f(args) }
+    })
+    .unwrap()
+}
+
+fn server() -> Server {
+    let echo = text_tool("echo", |args| {
+        Ok(CallToolResult::success(vec![ContentBlock::text(
+            args.get("text").and_then(Value::as_str).unwrap_or_default(),
+        )]))
+    });
+    let strict = ToolDef::new(
+        "strict",
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}),
+        |_args, _ctx| async { Ok::<_, ToolError>(CallToolResult::success(vec![])) },
+    )
+    .unwrap();
+    let fails = text_tool("fails", |_| Err(ToolError::new("the database is down")));
+    let panics = text_tool("panics", |_| panic!("kaboom"));
+    let sum = text_tool("sum", |_| Ok(CallToolResult::structured(json!({"sum": 3}))))
+        .output_schema(json!({"type": "object", "properties": {"sum": {"type": "number"}}}))
+        .unwrap();
+    let link = text_tool("link", |_| Ok(CallToolResult::success(vec![ContentBlock::resource_link("test://a", "a")])));
+    let progress = ToolDef::new("progress", json!({"type": "object"}), |_args, ctx: Context| async move {
+        for i in 1..=3 {
+            ctx.progress(i as f64, Some(3.0), Some(format!("step {i}"))).await;
+        }
+        ctx.log(LoggingLevel::Info, Some("tool"), json!("info line")).await;
+        ctx.log(LoggingLevel::Error, Some("tool"), json!("error line")).await;
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("done")]))
+    })
+    .unwrap();
+    let sample = ToolDef::new("sample", json!({"type": "object"}), |_args, ctx: Context| async move {
+        let message = SamplingMessage::new(Role::User, SamplingContent::Text(TextContent::new("hi")));
+        match ctx.create_message(CreateMessageRequestParams::new(100, vec![message])).await {
+            Ok(r) => Ok(CallToolResult::success(vec![ContentBlock::text(format!("model said: {:?}", r.content))])),
+            Err(e) => Err(ToolError::new(e)),
+        }
+    })
+    .unwrap();
+    let review = PromptDef::new("review", |args: PromptArguments, _ctx| async move {
+        let code = args.get("code").cloned().unwrap_or_default();
+        Ok::<_, ErrorObject>(GetPromptResult::new(vec![PromptMessage::new(
+            Role::User,
+            ContentBlock::text(format!("Review: {code}")),
+        )]))
+    })
+    .description("Asks for a review")
+    .argument("code", Some("the code"), true)
+    .argument("language", None, false)
+    .complete("language", |req: CompletionRequest, _ctx| async move {
+        Ok::<_, ErrorObject>(Completion::matching(&req.value, ["python", "perl", "php", "rust"]))
+    });
+    let readme = ResourceDef::new("test://readme", "readme", |uri: String, _vars, _ctx| async move {
+        Ok::<_, ErrorObject>(vec![AnyResourceContents::TextResourceContents(TextResourceContents::new(
+            uri, "# Readme",
+        ))])
+    })
+    .mime_type("text/markdown");
+    let item = TemplateDef::new("test://items/{id}", "item", |uri: String, vars: UriVariables, _ctx| async move {
+        Ok::<_, ErrorObject>(vec![AnyResourceContents::TextResourceContents(TextResourceContents::new(
+            uri,
+            format!("item {}", vars["id"]),
+        ))])
+    })
+    .unwrap()
+    .complete("id", |_req, _ctx| async move {
+        Ok::<_, ErrorObject>(Completion { values: (0..150).map(|i| i.to_string()).collect() })
+    });
+    Server::builder("test-server", "1.2.3")
+        .title("Test server")
+        .instructions("Be nice.")
+        .page_size(3)
+        .tool(echo)
+        .tool(strict)
+        .tool(fails)
+        .tool(panics)
+        .tool(sum)
+        .tool(link)
+        .tool(progress)
+        .tool(sample)
+        .prompt(review)
+        .resource(readme)
+        .resource_template(item)
+        .build()
+        .unwrap()
+}
+
+async fn connect(server: &Server, rev: &str, capabilities: Value) -> Client {
+    let (a, b) = memory(256);
+    server.connect(a);
+    let (read, write) = b.split();
+    let mut client = Client { read, write, rev: rev.to_owned(), next: 0 };
+    let init = client
+        .result(
+            "initialize",
+            json!({"protocolVersion": rev, "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}),
+        )
+        .await;
+    assert_eq!(init["protocolVersion"], rev);
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    client
+}
+
+#[tokio::test]
+async fn lifecycle_and_version_negotiation() {
+    let server = server();
+    let (a, b) = memory(16);
+    server.connect(a);
+    let (read, write) = b.split();
+    let mut c = Client { read, write, rev: "2025-11-25".into(), next: 0 };
+    // Only ping before initialize.
+    let e = c.error("tools/list", json!({})).await;
+    assert_eq!(e["code"], -32600);
+    assert!(e["message"].as_str().unwrap().contains("initialize"), "{e}");
+    c.result("ping", json!({})).await;
+    // An unknown revision gets our newest session revision.
+    let init = c
+        .result(
+            "initialize",
+            json!({"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        )
+        .await;
+    assert_eq!(init["protocolVersion"], "2025-11-25");
+    assert_eq!(init["serverInfo"], json!({"name": "test-server", "version": "1.2.3", "title": "Test server"}));
+    assert_eq!(init["instructions"], "Be nice.");
+    let caps = &init["capabilities"];
+    assert_eq!(caps["tools"], json!({"listChanged": true}));
+    assert_eq!(caps["prompts"], json!({"listChanged": true}));
+    assert_eq!(caps["resources"], json!({"listChanged": true, "subscribe": true}));
+    assert!(caps["logging"].is_object() && caps["completions"].is_object());
+
+    for rev in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let mut c = connect(&server, rev, json!({})).await;
+        let tools = c.result("tools/list", json!({})).await;
+        assert_eq!(tools["tools"].as_array().unwrap().len(), 3);
+    }
+}
+
+#[tokio::test]
+async fn tools_are_listed_in_pages_with_opaque_cursors() {
+    let server = server();
+    let mut c = connect(&server, "2025-06-18", json!({})).await;
+    let mut names = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let params = if cursor.is_null() { json!({}) } else { json!({"cursor": cursor}) };
+        let page = c.result("tools/list", params).await;
+        names.extend(page["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()));
+        cursor = page.get("nextCursor").cloned().unwrap_or(Value::Null);
+        if cursor.is_null() {
+            break;
+        }
+    }
+    assert_eq!(names, ["echo", "strict", "fails", "panics", "sum", "link", "progress", "sample"]);
+    let e = c.error("tools/list", json!({"cursor": "garbage!"})).await;
+    assert_eq!(e["code"], -32602);
+}
+
+#[tokio::test]
+async fn tool_calls_and_their_failures() {
+    let server = server();
+    let mut c = connect(&server, "2025-06-18", json!({})).await;
+    let r = c.result("tools/call", json!({"name": "echo", "arguments": {"text": "hi"}})).await;
+    assert_eq!(r, json!({"content": [{"type": "text", "text": "hi"}]}));
+    // Unknown tool: a protocol error.
+    let e = c.error("tools/call", json!({"name": "nope"})).await;
+    assert_eq!(e["code"], -32602);
+    // Arguments that break the schema: a tool error the model can read.
+    let r = c.result("tools/call", json!({"name": "strict", "arguments": {"n": "three"}})).await;
+    assert_eq!(r["isError"], true);
+    assert!(r["content"][0]["text"].as_str().unwrap().contains("invalid arguments"), "{r}");
+    let r = c.result("tools/call", json!({"name": "strict", "arguments": {}})).await;
+    assert_eq!(r["isError"], true);
+    // A failing tool and a panicking one: error results, and the server goes on.
+    let r = c.result("tools/call", json!({"name": "fails"})).await;
+    assert_eq!(r, json!({"content": [{"type": "text", "text": "the database is down"}], "isError": true}));
+    let r = c.result("tools/call", json!({"name": "panics"})).await;
+    assert_eq!(r["isError"], true);
+    assert!(r["content"][0]["text"].as_str().unwrap().contains("kaboom"));
+    let r = c.result("tools/call", json!({"name": "echo", "arguments": {"text": "alive"}})).await;
+    assert_eq!(r["content"][0]["text"], "alive");
+    // Params that do not decode: -32602.
+    let e = c.error("tools/call", json!({"arguments": {}})).await;
+    assert_eq!(e["code"], -32602);
+}
+
+#[tokio::test]
+async fn results_take_each_revisions_form() {
+    let server = server();
+    let mut new = connect(&server, "2025-06-18", json!({})).await;
+    let r = new.result("tools/call", json!({"name": "sum"})).await;
+    assert_eq!(r["structuredContent"], json!({"sum": 3}));
+    let tools = new.result("tools/list", json!({"cursor": null})).await;
+    let _ = tools;
+    let mut old = connect(&server, "2025-03-26", json!({})).await;
+    let r = old.result("tools/call", json!({"name": "sum"})).await;
+    assert!(r.get("structuredContent").is_none());
+    assert_eq!(r["content"][0]["text"], r#"{"sum":3}"#);
+    // A resource link has no form before 2025-06-18: it is rewritten as text.
+    let r = old.result("tools/call", json!({"name": "link"})).await;
+    assert_eq!(r["content"][0]["type"], "text");
+    let r = new.result("tools/call", json!({"name": "link"})).await;
+    assert_eq!(r["content"][0]["type"], "resource_link");
+}
+
+#[tokio::test]
+async fn progress_and_logging_reach_the_client() {
+    let server = server();
+    let mut c = connect(&server, "2025-06-18", json!({})).await;
+    c.result("logging/setLevel", json!({"level": "warning"})).await;
+    c.send(json!({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "progress", "_meta": {"progressToken": "tok"}}}))
+        .await;
+    let mut progress = Vec::new();
+    let mut logs = Vec::new();
+    loop {
+        let m = c.recv().await;
+        match m["method"].as_str() {
+            Some("notifications/progress") => {
+                assert_eq!(m["params"]["progressToken"], "tok");
+                progress.push(m["params"]["progress"].as_f64().unwrap());
+            }
+            Some("notifications/message") => logs.push(m["params"].clone()),
+            _ => {
+                assert_eq!(m["id"], 99);
+                break;
+            }
+        }
+    }
+    assert_eq!(progress, [1.0, 2.0, 3.0]);
+    assert_eq!(logs, [json!({"level": "error", "logger": "tool", "data": "error line"})]);
+}
+
+#[tokio::test]
+async fn prompts_are_listed_rendered_and_completed() {
+    let server = server();
+    let mut c = connect(&server, "2025-06-18", json!({})).await;
+    let list = c.result("prompts/list", json!({})).await;
+    assert_eq!(list["prompts"][0]["name"], "review");
+    assert_eq!(
+        list["prompts"][0]["arguments"][0],
+        json!({"name": "code", "description": "the code", "required": true})
+    );
+    let got = c.result("prompts/get", json!({"name": "review", "arguments": {"code": "x = 1"}})).await;
+    assert_eq!(got["messages"][0], json!({"role": "user", "content": {"type": "text", "text": "Review: x = 1"}}));
+    let e = c.error("prompts/get", json!({"name": "review", "arguments": {}})).await;
+    assert_eq!(e["code"], -32602);
+    assert!(e["message"].as_str().unwrap().contains("code"));
+    let e = c.error("prompts/get", json!({"name": "nope"})).await;
+    assert_eq!(e["code"], -32602);
+    let done = c
+        .result(
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "language", "value": "p"}}),
+        )
+        .await;
+    assert_eq!(done["completion"], json!({"values": ["python", "perl", "php"], "total": 3, "hasMore": false}));
+}
+
+#[tokio::test]
+async fn resources_templates_subscriptions_and_not_found() {
+    let server = server();
+    let mut c = connect(&server, "2025-06-18", json!({})).await;
+    let list = c.result("resources/list", json!({})).await;
+    assert_eq!(list["resources"][0], json!({"uri": "test://readme", "name": "readme", "mimeType": "text/markdown"}));
+    let templates = c.result("resources/templates/list", json!({})).await;
+    assert_eq!(templates["resourceTemplates"][0]["uriTemplate"], "test://items/{id}");
+    let read = c.result("resources/read", json!({"uri": "test://readme"})).await;
+    assert_eq!(read["contents"][0]["text"], "# Readme");
+    let read = c.result("resources/read", json!({"uri": "test://items/42"})).await;
+    assert_eq!(read["contents"][0], json!({"uri": "test://items/42", "text": "item 42"}));
+    let e = c.error("resources/read", json!({"uri": "test://missing"})).await;
+    assert_eq!(e["code"], -32002);
+    assert_eq!(e["data"]["uri"], "test://missing");
+    // Completion of a template variable: at most 100 values, with the total.
+    let done = c
+        .result("completion/complete", json!({"ref": {"type": "ref/resource", "uri": "test://items/{id}"}, "argument": {"name": "id", "value": ""}}))
+        .await;
+    assert_eq!(done["completion"]["values"].as_array().unwrap().len(), 100);
+    assert_eq!((done["completion"]["total"].clone(), done["completion"]["hasMore"].clone()), (json!(150), json!(true)));
+    // Subscriptions.
+    c.result("resources/subscribe", json!({"uri": "test://readme"})).await;
+    server.notify_resource_updated("test://readme").await;
+    server.notify_resource_updated("test://other").await;
+    let n = c.recv().await;
+    assert_eq!(
+        n,
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "test://readme"}})
+    );
+    c.result("resources/unsubscribe", json!({"uri": "test://readme"})).await;
+    server.notify_resource_updated("test://readme").await;
+    c.result("ping", json!({})).await; // nothing came before the pong
+}
+
+#[tokio::test]
+async fn list_changes_reach_connected_clients() {
+    let server = server();
+    let mut c = connect(&server, "2025-06-18", json!({})).await;
+    server.add_tool(text_tool("late", |_| Ok(CallToolResult::success(vec![])))).await.unwrap();
+    assert_eq!(c.recv().await["method"], "notifications/tools/list_changed");
+    let r = c.result("tools/call", json!({"name": "late"})).await;
+    assert_eq!(r["content"], json!([]));
+    assert!(server.remove_tool("late").await);
+    assert_eq!(c.recv().await["method"], "notifications/tools/list_changed");
+    assert_eq!(c.error("tools/call", json!({"name": "late"})).await["code"], -32602);
+    assert!(!server.remove_tool("late").await);
+}
+
+#[tokio::test]
+async fn sampling_needs_the_clients_capability() {
+    let server = server();
+    let mut without = connect(&server, "2025-06-18", json!({})).await;
+    let r = without.result("tools/call", json!({"name": "sample"})).await;
+    assert_eq!(r["isError"], true);
+    assert!(r["content"][0]["text"].as_str().unwrap().contains("sampling"), "{r}");
+
+    let mut with = connect(&server, "2025-06-18", json!({"sampling": {}})).await;
+    with.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "sample"}})).await;
+    let req = with.recv().await;
+    assert_eq!(req["method"], "sampling/createMessage");
+    assert_eq!(req["params"]["maxTokens"], 100);
+    with.send(json!({"jsonrpc": "2.0", "id": req["id"], "result": {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"}}))
+        .await;
+    let answer = with.recv().await;
+    assert_eq!(answer["id"], 7);
+    assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("hello"), "{answer}");
+}
