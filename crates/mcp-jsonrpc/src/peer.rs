@@ -359,21 +359,16 @@ impl Peer {
 
     /// Calls a method by name with untyped params; the answer is raw JSON.
     ///
-    /// With a progress callback, the caller must have put the token into the params; use
-    /// [`Peer::next_request_id`] to learn it (the token is the request id).
+    /// No progress token is added to raw params: use [`Peer::request`] for progress.
     pub async fn request_raw(
         &self,
         method: &str,
         params: Option<&dyn Body>,
         options: CallOptions,
     ) -> Result<Box<RawValue>, CallError> {
-        let id = self.next_request_id();
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let frame = message::encode_request(&RequestId::Integer(id), method, params).map_err(CallError::Encode)?;
         self.call(id, method, frame, options).await
-    }
-
-    fn next_request_id(&self) -> i64 {
-        self.shared.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
     async fn call(

@@ -55,7 +55,11 @@ impl std::fmt::Debug for ResourceDef {
 
 impl ResourceDef {
     /// A resource at `uri` named `name`.
-    pub fn new(uri: impl Into<String>, name: impl Into<String>, handler: impl ResourceHandler) -> Self {
+    pub fn new<F, Fut>(uri: impl Into<String>, name: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(String, UriVariables, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<AnyResourceContents>, ErrorObject>> + Send + 'static,
+    {
         ResourceDef { resource: Resource::new(name, uri), handler: Arc::new(handler) }
     }
     /// A resource from a complete definition.
@@ -100,11 +104,15 @@ impl std::fmt::Debug for TemplateDef {
 
 impl TemplateDef {
     /// A template such as `file:///{path}` named `name`.
-    pub fn new(
+    pub fn new<F, Fut>(
         uri_template: impl Into<String>,
         name: impl Into<String>,
-        handler: impl ResourceHandler,
-    ) -> Result<Self, TemplateError> {
+        handler: F,
+    ) -> Result<Self, TemplateError>
+    where
+        F: Fn(String, UriVariables, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<AnyResourceContents>, ErrorObject>> + Send + 'static,
+    {
         let uri_template = uri_template.into();
         let pattern = UriTemplate::parse(&uri_template)?;
         Ok(TemplateDef {
