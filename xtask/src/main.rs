@@ -1,12 +1,14 @@
 //! Project automation, run as `cargo xtask <command>`.
 //!
 //! - `codegen`: regenerates `crates/mcp-types/src/generated/` from the vendored schemas.
-//! - `ci`: everything CI checks (formatting, clippy, tests, docs).
+//! - `ci`: everything CI checks (formatting, clippy, tests, docs, interop).
 //! - `bench`: round-trip benchmarks of the stdio server against a no-library baseline.
+//! - `interop`: the official TypeScript and Python SDK clients against our example servers.
 
 mod bench;
 mod ci;
 mod codegen;
+mod interop;
 
 use std::path::PathBuf;
 
@@ -19,7 +21,8 @@ fn main() -> Result<()> {
         Some("codegen") => codegen::run(&root),
         Some("ci") => ci::run(&root, &args[1..]),
         Some("bench") => bench::run(&root),
-        _ => bail!("usage: cargo xtask <codegen|ci|bench>"),
+        Some("interop") => interop::run(&root),
+        _ => bail!("usage: cargo xtask <codegen|ci|bench|interop>"),
     }
 }
 

@@ -1,0 +1,79 @@
+"""Drives an MCP server with the official Python SDK client over stdio.
+
+    python client.py <server command> [server args...]
+
+Runs the checks of checks.py, printing one `ok - ...` / `not ok - ...` line each, then
+`N passed, M failed`; exit code 0 only if every check passed. Run by `cargo xtask interop`,
+which installs the SDK in a venv (see ../README.md).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import anyio
+from mcp import ClientSession, Implementation, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
+
+from checks import CHECKS, Context
+
+# A hung check fails on its own instead of eating the whole run's time budget (the xtask kills
+# the run after 60 s), so the checks after it still report.
+CHECK_TIMEOUT_S = 10.0
+
+
+def describe(error: BaseException) -> str:
+    if isinstance(error, TimeoutError):
+        return f"no answer within {CHECK_TIMEOUT_S:g} s"
+    text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    return text.replace("\n", " | ")
+
+
+async def run(command: str, args: list[str]) -> int:
+    passed = 0
+    failed = 0
+    server = StdioServerParameters(command=command, args=args)
+    try:
+        async with stdio_client(server) as (read, write):
+            client_info = Implementation(name="mcp-rust-sdk-interop", version="0.0.0")
+            async with ClientSession(read, write, client_info=client_info) as session:
+                try:
+                    with anyio.fail_after(CHECK_TIMEOUT_S):
+                        init = await session.initialize()
+                except Exception as error:  # reported as a check, not a crash
+                    print(f"not ok - initialize handshake: {describe(error)}", flush=True)
+                    for check in CHECKS:
+                        print(f"not ok - {check.name} # not run: no connection", flush=True)
+                    print(f"0 passed, {1 + len(CHECKS)} failed", flush=True)
+                    return 1
+                ctx = Context(session=session, init=init, offered_version=LATEST_HANDSHAKE_VERSION)
+                for check in CHECKS:
+                    try:
+                        with anyio.fail_after(CHECK_TIMEOUT_S):
+                            note = await check.run(ctx)
+                    except Exception as error:
+                        print(f"not ok - {check.name}: {describe(error)}", flush=True)
+                        failed += 1
+                    else:
+                        print(f"ok - {check.name}{f' ({note})' if note else ''}", flush=True)
+                        passed += 1
+    except Exception as error:
+        # Spawning the server or tearing the connection down failed.
+        print(f"not ok - connection: {describe(error)}", flush=True)
+        failed += 1
+    print(f"{passed} passed, {failed} failed", flush=True)
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+def main() -> int:
+    # The checks print non-ASCII text; do not depend on the locale CI happens to have.
+    sys.stdout.reconfigure(encoding="utf-8")
+    if len(sys.argv) < 2:
+        print("usage: python client.py <server command> [server args...]", file=sys.stderr)
+        return 2
+    return anyio.run(run, sys.argv[1], sys.argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

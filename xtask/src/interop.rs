@@ -1,0 +1,386 @@
+//! `cargo xtask interop`: our servers driven by the official MCP SDK clients (TypeScript and
+//! Python) over real stdio pipes.
+//!
+//! The clients and their pinned versions live in `interop/` (see `interop/README.md`); this
+//! installs them under `target/interop/`, once per set of pins, builds the example servers and
+//! runs every client against every server, each under a time limit. It fails if any check of
+//! any client fails.
+//!
+//! - `target/interop/node`: Node 22 from the npm package `node` (`interop/node/package.json`);
+//!   the TypeScript client runs on it, whatever Node the machine has.
+//! - `target/interop/ts`: `@modelcontextprotocol/sdk` (`interop/ts/package.json`) and a copy
+//!   of the client scripts, which must sit next to their `node_modules` to resolve the SDK.
+//! - `target/interop/venv`: a Python venv with `mcp` (`interop/python/requirements.txt`).
+//!
+//! Each install records the pin files it installed (`.installed`) and is skipped while they
+//! are unchanged, so a warm run costs only the client runs.
+
+use std::fs;
+use std::io::{Read as _, Write as _};
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+
+/// How long one client run (spawn, handshake, every check, shutdown) may take before it is
+/// killed: generous for a slow CI machine, short enough that a hang cannot stall CI.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The record of what an install directory holds: the pin files it was installed from.
+const STAMP: &str = ".installed";
+
+/// One official client, and how to start it against a server command line.
+struct Client {
+    name: &'static str,
+    program: PathBuf,
+    /// Arguments before the server's command line.
+    args: Vec<String>,
+    env: &'static [(&'static str, &'static str)],
+}
+
+/// Installs what is missing, builds the servers, runs every client against them.
+pub fn run(root: &Path) -> Result<()> {
+    let work = root.join("target/interop");
+    let started = Instant::now();
+    let node = install_node(root, &work)?;
+    let ts = install_npm_project(root, &work, "ts")?;
+    copy_scripts(&root.join("interop/ts"), &ts)?;
+    let python = install_python(root, &work)?;
+    println!("==> clients ready ({:.1} s)", started.elapsed().as_secs_f64());
+
+    let echo = build_example(root, "echo")?;
+    let servers = [vec![echo.display().to_string(), "--stdio".to_owned()]];
+    let clients = [
+        Client {
+            name: "TypeScript SDK",
+            program: node,
+            args: vec![ts.join("client.mjs").display().to_string()],
+            env: &[],
+        },
+        Client {
+            name: "Python SDK",
+            program: python,
+            args: vec![root.join("interop/python/client.py").display().to_string()],
+            // No `__pycache__` in the source tree; UTF-8 whatever the locale.
+            env: &[("PYTHONDONTWRITEBYTECODE", "1"), ("PYTHONUTF8", "1")],
+        },
+    ];
+
+    let mut failures = Vec::new();
+    for server in &servers {
+        for client in &clients {
+            let outcome = run_client(root, client, server)?;
+            if !outcome.passed {
+                failures.push(format!("{} against `{}`: {}", client.name, server.join(" "), outcome.summary));
+            }
+        }
+    }
+    if !failures.is_empty() {
+        bail!("interop failed:\n  {}", failures.join("\n  "));
+    }
+    println!("==> interop: all clients passed ({:.1} s)", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Installs Node from `interop/node` and returns its binary, checked to be the pinned version.
+fn install_node(root: &Path, work: &Path) -> Result<PathBuf> {
+    let dir = install_npm_project(root, work, "node")?;
+    let manifest = read_manifest(&root.join("interop/node/package.json"))?;
+    let pinned =
+        manifest["dependencies"]["node"].as_str().context("interop/node/package.json pins no `node` version")?;
+    // The package's preinstall script fetches the platform's binary and links it under one of
+    // these names, depending on the package version.
+    let candidates = ["node_modules/node/bin/node", "node_modules/.bin/node"];
+    let node = candidates.iter().map(|c| dir.join(c)).find(|p| p.is_file()).with_context(|| {
+        format!(
+            "no node binary in {} (looked for {}); delete that directory and retry",
+            dir.display(),
+            candidates.join(", ")
+        )
+    })?;
+    let out = Command::new(&node)
+        .arg("--version")
+        .output()
+        .with_context(|| format!("running {} --version", node.display()))?;
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if version != format!("v{pinned}") {
+        bail!("{} is {version:?}, expected v{pinned}; delete {} and retry", node.display(), dir.display());
+    }
+    println!("    node: {} ({version})", node.display());
+    Ok(node)
+}
+
+/// Installs the npm project `interop/<name>` (its `package.json` and `package-lock.json`) into
+/// `target/interop/<name>` with `npm ci`, unless those exact files are installed there already.
+fn install_npm_project(root: &Path, work: &Path, name: &str) -> Result<PathBuf> {
+    let src = root.join("interop").join(name);
+    let dest = work.join(name);
+    let files = ["package.json", "package-lock.json"];
+    let mut pins = Vec::new();
+    for file in files {
+        let path = src.join(file);
+        pins.extend(fs::read(&path).with_context(|| format!("reading {}", path.display()))?);
+    }
+    let what = describe_dependencies(&read_manifest(&src.join("package.json"))?);
+    if dest.join("node_modules").is_dir() && fs::read(dest.join(STAMP)).ok() == Some(pins.clone()) {
+        println!("==> {what}: installed in {}", dest.display());
+        return Ok(dest);
+    }
+    println!("==> installing {what} into {} (npm ci)", dest.display());
+    fs::create_dir_all(&dest).with_context(|| format!("creating {}", dest.display()))?;
+    // Gone until the install succeeds, so that an interrupted one is redone next time.
+    remove_if_present(&dest.join(STAMP))?;
+    for file in files {
+        fs::copy(src.join(file), dest.join(file)).with_context(|| format!("copying interop/{name}/{file}"))?;
+    }
+    let status = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund"])
+        .current_dir(&dest)
+        .status()
+        .context("running npm (is Node.js with npm installed and on PATH?)")?;
+    if !status.success() {
+        bail!(
+            "installing {what} failed: `npm ci` in {} exited with {status} (is the npm registry reachable?)",
+            dest.display()
+        );
+    }
+    fs::write(dest.join(STAMP), pins)?;
+    Ok(dest)
+}
+
+/// Creates the venv `target/interop/venv` with `interop/python/requirements.txt` installed,
+/// unless it already holds exactly those pins; returns its Python.
+fn install_python(root: &Path, work: &Path) -> Result<PathBuf> {
+    let requirements = root.join("interop/python/requirements.txt");
+    let pins = fs::read(&requirements).with_context(|| format!("reading {}", requirements.display()))?;
+    let venv = work.join("venv");
+    let python = venv.join("bin/python");
+    let mcp = String::from_utf8_lossy(&pins)
+        .lines()
+        .find(|l| l.starts_with("mcp=="))
+        .map(|l| l.replacen("==", " ", 1))
+        .unwrap_or_else(|| "mcp".to_owned());
+    if python.is_file() && fs::read(venv.join(STAMP)).ok() == Some(pins.clone()) {
+        println!("==> {mcp} (Python): installed in {}", venv.display());
+        return Ok(python);
+    }
+    println!("==> installing {mcp} (Python) into {}", venv.display());
+    // From scratch: a pin change then leaves nothing of the old set behind.
+    if venv.exists() {
+        fs::remove_dir_all(&venv).with_context(|| format!("removing {}", venv.display()))?;
+    }
+    let status = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .context("running python3 (is Python 3 installed and on PATH?)")?;
+    if !status.success() {
+        bail!(
+            "`python3 -m venv {}` exited with {status} (is the venv module installed, e.g. Debian's python3-venv?)",
+            venv.display()
+        );
+    }
+    let status = Command::new(&python)
+        .args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet", "-r"])
+        .arg(&requirements)
+        .status()
+        .with_context(|| format!("running {} -m pip", python.display()))?;
+    if !status.success() {
+        bail!("installing {mcp} failed: pip exited with {status} (is PyPI reachable?)");
+    }
+    fs::write(venv.join(STAMP), pins)?;
+    Ok(python)
+}
+
+/// Copies the client scripts next to the installed `node_modules` (ESM imports resolve from
+/// the importing file's directory, and neither NODE_PATH nor the working directory changes
+/// that). Done on every run: it is cheap, and the copies never go stale.
+fn copy_scripts(src: &Path, dest: &Path) -> Result<()> {
+    for entry in fs::read_dir(src).with_context(|| format!("reading {}", src.display()))? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let (from, to) = (entry.path(), dest.join(&name));
+        if entry.file_type()?.is_dir() {
+            if name != "node_modules" {
+                fs::create_dir_all(&to)?;
+                copy_scripts(&from, &to)?;
+            }
+        } else {
+            fs::copy(&from, &to).with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Builds an example and returns its executable, as cargo reports it (so that
+/// `CARGO_TARGET_DIR` and the like are honoured).
+fn build_example(root: &Path, name: &str) -> Result<PathBuf> {
+    println!("==> building the `{name}` example: cargo build --example {name}");
+    let out = Command::new(env!("CARGO"))
+        .args(["build", "--example", name, "--message-format=json-render-diagnostics"])
+        .current_dir(root)
+        .stderr(Stdio::inherit())
+        .output()
+        .context("running cargo build")?;
+    if !out.status.success() {
+        bail!("building the `{name}` example failed ({})", out.status);
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|msg| {
+            msg["reason"] == "compiler-artifact"
+                && msg["target"]["name"] == name
+                && msg["target"]["kind"].as_array().is_some_and(|kinds| kinds.iter().any(|k| k == "example"))
+        })
+        .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
+        .with_context(|| format!("cargo reported no executable for the `{name}` example"))
+}
+
+/// What one client run came to.
+struct Outcome {
+    passed: bool,
+    /// The client's `N passed, M failed` line, or why there is none.
+    summary: String,
+}
+
+/// Runs one client against one server, streaming its output (stdout and stderr, the server's
+/// stderr included, interleaved as written), and kills it and its server at the time limit.
+fn run_client(root: &Path, client: &Client, server: &[String]) -> Result<Outcome> {
+    println!("==> {} client against `{}`", client.name, server.join(" "));
+    // One pipe for both streams keeps their lines in order.
+    let (mut reader, writer) = std::io::pipe()?;
+    let mut command = Command::new(&client.program);
+    command
+        .args(&client.args)
+        .args(server)
+        .envs(client.env.iter().copied())
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone()?)
+        .stderr(writer)
+        // Its own process group, so that a timeout can kill the server along with it.
+        .process_group(0);
+    let mut child = command.spawn().with_context(|| format!("starting {}", client.program.display()))?;
+    // The command holds our copies of the pipe's write end; without dropping them the reader
+    // would never see end of file.
+    drop(command);
+
+    let output = Arc::new(Mutex::new(Vec::new()));
+    let (done_tx, done_rx) = mpsc::channel();
+    {
+        let output = Arc::clone(&output);
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            loop {
+                let n = match reader.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                };
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(&chunk[..n]);
+                let _ = out.flush();
+                output.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(&chunk[..n]);
+            }
+            let _ = done_tx.send(());
+        });
+    }
+
+    // End of file on the pipe means the client (and the server, which shares its stderr) has
+    // closed its output, which it does by exiting.
+    let mut timed_out = None;
+    let status: Option<ExitStatus> = match done_rx.recv_timeout(CLIENT_TIMEOUT) {
+        Ok(()) => Some(child.wait()?),
+        Err(_) => {
+            // Not yet reaped, so the group still exists even if the client itself is done.
+            timed_out = Some(child.try_wait()?);
+            let group = format!("-{}", child.id());
+            let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+            let _ = child.wait();
+            None
+        }
+    };
+
+    let output = output.lock().unwrap_or_else(|e| e.into_inner());
+    let text = String::from_utf8_lossy(&output);
+    let summary = text.lines().rev().find_map(parse_summary);
+    let outcome = match (status, summary) {
+        (None, summary) => Outcome {
+            passed: false,
+            summary: match timed_out.flatten() {
+                // The client is done but something it started, i.e. the server, still holds
+                // its output open: the server did not exit when the client let it go.
+                Some(status) => format!(
+                    "the client finished ({}, exit: {status}) but a process it started was still running after {} s (killed)",
+                    summary.map_or("no summary".to_owned(), |(p, f)| format!("{p} passed, {f} failed")),
+                    CLIENT_TIMEOUT.as_secs()
+                ),
+                None => format!("timed out after {} s (killed)", CLIENT_TIMEOUT.as_secs()),
+            },
+        },
+        (Some(status), Some((passed, failed))) => Outcome {
+            passed: status.success() && failed == 0 && passed > 0,
+            summary: format!("{passed} passed, {failed} failed (exit: {status})"),
+        },
+        (Some(status), None) => {
+            Outcome { passed: false, summary: format!("no `N passed, M failed` line (exit: {status})") }
+        }
+    };
+    if !outcome.passed {
+        println!("==> {} client FAILED: {}", client.name, outcome.summary);
+    }
+    Ok(outcome)
+}
+
+/// `(passed, failed)` from a line exactly like `7 passed, 0 failed`.
+fn parse_summary(line: &str) -> Option<(u32, u32)> {
+    let (passed, failed) = line.trim().split_once(" passed, ")?;
+    Some((passed.parse().ok()?, failed.strip_suffix(" failed")?.parse().ok()?))
+}
+
+/// `a 1.0, b 2.0` from a `package.json`'s dependencies.
+fn describe_dependencies(manifest: &serde_json::Value) -> String {
+    manifest["dependencies"]
+        .as_object()
+        .map(|deps| {
+            deps.iter()
+                .map(|(name, version)| format!("{name} {}", version.as_str().unwrap_or("?")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
+fn read_manifest(path: &Path) -> Result<serde_json::Value> {
+    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+fn remove_if_present(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_lines_parse() {
+        assert_eq!(parse_summary("7 passed, 0 failed"), Some((7, 0)));
+        assert_eq!(parse_summary("0 passed, 8 failed\n"), Some((0, 8)));
+        assert_eq!(parse_summary("ok - 7 passed, 0 failed"), None);
+        assert_eq!(parse_summary("7 passed, 0 failed!"), None);
+    }
+}
