@@ -414,6 +414,25 @@ fn violations(validator: &jsonschema::Validator, value: &serde_json::Value) -> O
     (!errors.is_empty()).then(|| errors.join("; "))
 }
 
+/// Follows `nextCursor` from page to page and collects every item.
+async fn collect_pages<T, F, Fut>(method: &str, mut fetch: F) -> Result<Vec<T>, ClientError>
+where
+    F: FnMut(Option<String>) -> Fut,
+    Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>), ClientError>>,
+{
+    let mut all = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_PAGES {
+        let (items, next) = fetch(cursor).await?;
+        all.extend(items);
+        match next {
+            Some(c) => cursor = Some(c),
+            None => return Ok(all),
+        }
+    }
+    Err(ClientError::Local(format!("{method} did not end after {MAX_PAGES} pages")))
+}
+
 impl Client {
     /// The server's name, version and other details.
     pub fn server_info(&self) -> &Implementation {
@@ -488,17 +507,11 @@ impl Client {
 
     /// Every tool, following `nextCursor` to the end.
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_PAGES {
+        collect_pages("tools/list", |cursor| async move {
             let page = self.list_tools(cursor).await?;
-            all.extend(page.tools);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
-        Err(ClientError::Local(format!("tools/list did not end after {MAX_PAGES} pages")))
+            Ok((page.tools, page.next_cursor))
+        })
+        .await
     }
 
     /// Calls a tool with JSON arguments (an object, or `null` for none).
@@ -556,17 +569,11 @@ impl Client {
 
     /// Every prompt, following `nextCursor` to the end.
     pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_PAGES {
+        collect_pages("prompts/list", |cursor| async move {
             let page = self.list_prompts(cursor).await?;
-            all.extend(page.prompts);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
-        Err(ClientError::Local(format!("prompts/list did not end after {MAX_PAGES} pages")))
+            Ok((page.prompts, page.next_cursor))
+        })
+        .await
     }
 
     /// Renders a prompt with its arguments.
@@ -589,17 +596,11 @@ impl Client {
 
     /// Every resource, following `nextCursor` to the end.
     pub async fn list_all_resources(&self) -> Result<Vec<Resource>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_PAGES {
+        collect_pages("resources/list", |cursor| async move {
             let page = self.list_resources(cursor).await?;
-            all.extend(page.resources);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
-        Err(ClientError::Local(format!("resources/list did not end after {MAX_PAGES} pages")))
+            Ok((page.resources, page.next_cursor))
+        })
+        .await
     }
 
     /// One page of the server's resource templates.
@@ -613,17 +614,11 @@ impl Client {
 
     /// Every resource template, following `nextCursor` to the end.
     pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_PAGES {
+        collect_pages("resources/templates/list", |cursor| async move {
             let page = self.list_resource_templates(cursor).await?;
-            all.extend(page.resource_templates);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
-        Err(ClientError::Local(format!("resources/templates/list did not end after {MAX_PAGES} pages")))
+            Ok((page.resource_templates, page.next_cursor))
+        })
+        .await
     }
 
     /// Reads a resource.
