@@ -10,7 +10,21 @@
 //! | [`transport::http`] | `mcp-transport-http` | Streamable HTTP transport |
 //! | [`server`] | `mcp-server` | server runtime |
 //! | [`client`] | `mcp-client` | client runtime |
-//! | [`macros`] | `mcp-macros` | `#[tool]`, `#[prompt]`, `#[resource]` |
+//! | [`macros`] | `mcp-macros` | `#[tool]`, `#[prompt]`, `#[resource]`, `#[handlers]` |
+//!
+//! The macros are also at the root: `#[mcp_sdk::tool]`, `#[mcp_sdk::prompt]`,
+//! `#[mcp_sdk::resource]`, `#[mcp_sdk::handlers]` (see [`macros`] and `docs/server.md`).
+//!
+//! ```
+//! /// Adds two numbers.
+//! #[mcp_sdk::tool]
+//! fn add(a: i64, b: i64) -> i64 {
+//!     a + b
+//! }
+//!
+//! let server = mcp_sdk::server::Server::builder("calc", "1.0").tool(add::tool()).build().unwrap();
+//! assert_eq!(server.tools()[0].name, "add");
+//! ```
 //!
 //! ```
 //! use mcp_sdk::types::{CallToolResult, ContentBlock, ProtocolVersion};
@@ -25,6 +39,11 @@ pub use mcp_jsonrpc as jsonrpc;
 pub use mcp_macros as macros;
 pub use mcp_server as server;
 pub use mcp_types as types;
+
+pub use mcp_macros::{handlers, prompt, resource, tool};
+
+#[doc(hidden)]
+pub mod __private;
 
 /// Transports.
 pub mod transport {

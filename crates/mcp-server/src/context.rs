@@ -8,10 +8,10 @@ use mcp_jsonrpc::{CallError, CallOptions, CancellationToken, Peer};
 use mcp_types::{
     ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
     ElicitRequestParams, ElicitResult, Implementation, ListRootsRequest, ListRootsResult, LoggingLevel,
-    LoggingMessageNotification, LoggingMessageNotificationParams, ProgressNotification, ProgressNotificationParams,
-    ProgressToken, ProtocolVersion, RequestId,
+    LoggingMessageNotification, LoggingMessageNotificationParams, ProgressToken, ProtocolVersion, RequestId,
 };
 
+use crate::extract::{Progress, StateMap};
 use crate::session::SessionState;
 
 /// Why a request to the client failed.
@@ -34,6 +34,7 @@ pub struct Context {
     pub(crate) request_id: RequestId,
     pub(crate) cancel: CancellationToken,
     pub(crate) progress_token: Option<ProgressToken>,
+    pub(crate) state: Arc<StateMap>,
 }
 
 impl std::fmt::Debug for Context {
@@ -93,17 +94,20 @@ impl Context {
         &self.peer
     }
 
+    /// The shared state of type `T` registered with
+    /// [`ServerBuilder::state`](crate::ServerBuilder::state), if any.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.state.get(&std::any::TypeId::of::<T>()).cloned().and_then(|s| s.downcast::<T>().ok())
+    }
+
+    /// A handle that reports the progress of this request; it can outlive the context.
+    pub fn progress_reporter(&self) -> Progress {
+        Progress::new(self.peer.clone(), self.progress_token.clone())
+    }
+
     /// Reports progress, if the client asked for it (otherwise does nothing).
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        let Some(token) = self.progress_token.clone() else {
-            return;
-        };
-        let mut params = ProgressNotificationParams::new(progress, token);
-        params.total = total;
-        params.message = message;
-        if let Err(e) = self.peer.notify::<ProgressNotification>(params).await {
-            tracing::debug!(error = %e, "progress notification not sent");
-        }
+        self.progress_reporter().report(progress, total, message).await;
     }
 
     /// Sends a log message to the client, if its level passes the level the client set.

@@ -8,6 +8,12 @@
 //! - Handlers get a [`Context`]: progress, logging to the client, cancellation, and requests
 //!   to the client (sampling, elicitation, roots) when it declared the capability.
 //! - Items can be added and removed at runtime; connected clients get `list_changed`.
+//! - The `#[tool]`, `#[prompt]` and `#[resource]` macros (`mcp-macros`, through `mcp-sdk`)
+//!   build the same definitions from plain functions. What they rely on lives here: context
+//!   parameters ([`FromContext`]: [`Context`], [`Progress`], [`State`], ...), return-value
+//!   conversions ([`IntoToolResult`], [`IntoPromptResult`], [`IntoResourceContents`],
+//!   [`IntoCompletion`]) and [`Handlers`] for types whose methods are items.
+//!   `docs/server.md` shows both ways side by side.
 //!
 //! ```no_run
 //! use mcp_server::{Server, ToolDef, ToolError};
@@ -30,6 +36,9 @@
 
 mod completion;
 mod context;
+mod extract;
+mod handlers;
+mod output;
 mod prompt;
 mod resource;
 mod server;
@@ -38,6 +47,9 @@ mod tool;
 
 pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
 pub use context::{ClientRequestError, Context};
+pub use extract::{FromContext, Progress, State};
+pub use handlers::Handlers;
+pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, StringArgument};
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};
 pub use server::{Server, ServerBuilder};

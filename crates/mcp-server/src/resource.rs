@@ -305,8 +305,11 @@ fn match_parts(parts: &[Part], uri: &str, vars: &mut UriVariables) -> bool {
             if !prefix_ok {
                 return false;
             }
-            let stops: &[char] = match first {
-                Part::Reserved(_) => &[],
+            // `{+var}` takes reserved characters too, but not the `?` that starts a query
+            // expression right after it.
+            let stops: &[char] = match (first, rest.first()) {
+                (Part::Reserved(_), Some(Part::Query(_))) => &['?', '#'],
+                (Part::Reserved(_), _) => &[],
                 _ => &['/', '?', '#'],
             };
             // Try the longest value first; values are never empty.
@@ -355,6 +358,8 @@ mod tests {
             kv(&[("lang", "en"), ("term", "rust")])
         );
         assert_eq!(m("search://q{?term}", "search://q"), kv(&[]));
+        assert_eq!(m("file:///{+path}{?rev}", "file:///a/b.txt?rev=3"), kv(&[("path", "a/b.txt"), ("rev", "3")]));
+        assert_eq!(m("file:///{+path}{?rev}", "file:///a/b.txt"), kv(&[("path", "a/b.txt")]));
     }
 
     #[test]

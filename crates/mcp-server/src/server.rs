@@ -11,6 +11,8 @@ use mcp_types::{
     ServerCapabilitiesResources, ServerCapabilitiesTools, Tool, ToolListChangedNotification,
 };
 
+use crate::extract::StateMap;
+use crate::handlers::Handlers;
 use crate::prompt::PromptDef;
 use crate::resource::{ResourceDef, TemplateDef};
 use crate::session::{Session, SessionState};
@@ -59,6 +61,7 @@ pub(crate) struct ServerShared {
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) page_size: usize,
     pub(crate) peer_config: PeerConfig,
+    pub(crate) state: Arc<StateMap>,
     registry: RwLock<Arc<Registry>>,
     sessions: Mutex<Vec<Weak<SessionState>>>,
 }
@@ -90,7 +93,6 @@ impl ServerShared {
 ///     .unwrap();
 /// assert_eq!(server.tools().len(), 1);
 /// ```
-#[derive(Debug)]
 pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,
@@ -100,9 +102,22 @@ pub struct ServerBuilder {
     prompts: Vec<PromptDef>,
     resources: Vec<ResourceDef>,
     templates: Vec<TemplateDef>,
+    state: StateMap,
     enable_tools: bool,
     enable_prompts: bool,
     enable_resources: bool,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("info", &self.info)
+            .field("tools", &self.tools)
+            .field("prompts", &self.prompts)
+            .field("resources", &self.resources)
+            .field("templates", &self.templates)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ServerBuilder {
@@ -161,6 +176,41 @@ impl ServerBuilder {
         self.templates.push(template);
         self
     }
+    /// Adds tools.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = ToolDef>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+    /// Adds prompts.
+    pub fn prompts(mut self, prompts: impl IntoIterator<Item = PromptDef>) -> Self {
+        self.prompts.extend(prompts);
+        self
+    }
+    /// Adds fixed resources.
+    pub fn resources(mut self, resources: impl IntoIterator<Item = ResourceDef>) -> Self {
+        self.resources.extend(resources);
+        self
+    }
+    /// Adds resource templates.
+    pub fn resource_templates(mut self, templates: impl IntoIterator<Item = TemplateDef>) -> Self {
+        self.templates.extend(templates);
+        self
+    }
+    /// Adds the tools, prompts, resources and resource templates of `handlers` (an `impl` block
+    /// marked `#[mcp_sdk::handlers]`, say).
+    pub fn handlers<H: Handlers>(self, handlers: Arc<H>) -> Self {
+        self.tools(handlers.tools())
+            .prompts(handlers.prompts())
+            .resources(handlers.resources())
+            .resource_templates(handlers.resource_templates())
+    }
+    /// Shares `value` with every handler: they take it as a [`State<T>`](crate::State)
+    /// parameter or through [`Context::state`](crate::Context::state). One value per type; a
+    /// second one of the same type replaces the first.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.insert(std::any::TypeId::of::<T>(), Arc::new(value));
+        self
+    }
     /// Declares the tools capability even with no tool yet (to add them at runtime).
     pub fn enable_tools(mut self) -> Self {
         self.enable_tools = true;
@@ -213,6 +263,7 @@ impl ServerBuilder {
                 capabilities,
                 page_size: self.page_size,
                 peer_config: self.peer_config,
+                state: Arc::new(self.state),
                 registry: RwLock::new(Arc::new(registry)),
                 sessions: Mutex::new(Vec::new()),
             }),
@@ -254,6 +305,7 @@ impl Server {
             prompts: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
+            state: StateMap::new(),
             enable_tools: false,
             enable_prompts: false,
             enable_resources: false,

@@ -149,6 +149,7 @@ async fn handle(
         request_id: rctx.id().clone(),
         cancel: rctx.cancellation().clone(),
         progress_token: progress,
+        state: server.state.clone(),
     };
     let params = req.params.as_deref();
     match method {

@@ -218,6 +218,12 @@ impl ToolDef {
         self
     }
 
+    /// Sets the icons a client may show for the tool.
+    pub fn icons(mut self, icons: Vec<mcp_types::Icon>) -> Self {
+        self.tool.icons = Some(icons);
+        self
+    }
+
     /// Sets the output schema; results should then carry matching `structuredContent`.
     pub fn output_schema(mut self, schema: serde_json::Value) -> Result<Self, DefinitionError> {
         self.tool.output_schema = Some(object_schema(&self.tool.name, "outputSchema", schema)?);

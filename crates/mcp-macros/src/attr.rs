@@ -1,0 +1,408 @@
+//! Parsing: the arguments of `#[tool(...)]`, `#[prompt(...)]`, `#[resource(...)]` and
+//! `#[handlers(...)]`, the `#[serde(...)]` attributes of parameters, and doc comments.
+
+use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Attribute, Expr, ExprLit, Lit, LitBool, LitStr, Meta, MetaNameValue, Token};
+
+/// Errors collected along the way, reported together (serde's `Ctxt`).
+#[derive(Default)]
+pub(crate) struct Ctxt {
+    errors: Vec<syn::Error>,
+}
+
+impl Ctxt {
+    pub(crate) fn error(&mut self, span: Span, message: impl std::fmt::Display) {
+        self.errors.push(syn::Error::new(span, message));
+    }
+
+    pub(crate) fn error_at(&mut self, tokens: impl ToTokens, message: impl std::fmt::Display) {
+        self.errors.push(syn::Error::new_spanned(tokens, message));
+    }
+
+    pub(crate) fn push(&mut self, error: syn::Error) {
+        self.errors.push(error);
+    }
+
+    /// All errors as one, if any.
+    pub(crate) fn finish(self) -> syn::Result<()> {
+        let mut errors = self.errors.into_iter();
+        let Some(mut first) = errors.next() else {
+            return Ok(());
+        };
+        for e in errors {
+            first.combine(e);
+        }
+        Err(first)
+    }
+}
+
+/// The arguments inside an attribute: string literals first (the URI of `#[resource]`), then
+/// `key`, `key = value` and `key(...)` items.
+pub(crate) struct Args {
+    pub(crate) positional: Vec<LitStr>,
+    pub(crate) items: Vec<Meta>,
+}
+
+impl Parse for Args {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let mut args = Args { positional: Vec::new(), items: Vec::new() };
+        while !input.is_empty() {
+            if input.peek(LitStr) {
+                args.positional.push(input.parse()?);
+            } else {
+                args.items.push(input.parse()?);
+            }
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        Ok(args)
+    }
+}
+
+impl Args {
+    pub(crate) fn parse_tokens(tokens: TokenStream) -> syn::Result<Args> {
+        syn::parse2(tokens)
+    }
+
+    /// The items by key, reporting unknown and repeated keys (`repeatable` keys may repeat).
+    pub(crate) fn keyed<'a>(
+        &'a self,
+        cx: &mut Ctxt,
+        expected: &[&str],
+        repeatable: &[&str],
+    ) -> Vec<(String, &'a Meta)> {
+        let mut seen: Vec<String> = Vec::new();
+        let mut out = Vec::new();
+        for item in &self.items {
+            let key = item.path().get_ident().map(ToString::to_string).unwrap_or_else(|| path_text(item.path()));
+            if !expected.contains(&key.as_str()) {
+                let list = expected.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+                cx.error_at(item.path(), format!("unknown argument `{key}`, expected one of: {list}"));
+                continue;
+            }
+            if seen.contains(&key) && !repeatable.contains(&key.as_str()) {
+                cx.error_at(item.path(), format!("duplicate argument `{key}`"));
+                continue;
+            }
+            seen.push(key.clone());
+            out.push((key, item));
+        }
+        out
+    }
+}
+
+fn path_text(path: &syn::Path) -> String {
+    path.to_token_stream().to_string().replace(' ', "")
+}
+
+/// `key = "text"`.
+pub(crate) fn string(cx: &mut Ctxt, key: &str, meta: &Meta) -> Option<LitStr> {
+    match meta {
+        Meta::NameValue(MetaNameValue { value: Expr::Lit(ExprLit { lit: Lit::Str(s), .. }), .. }) => Some(s.clone()),
+        _ => {
+            cx.error_at(meta, format!("`{key}` expects a string, as in `{key} = \"...\"`"));
+            None
+        }
+    }
+}
+
+/// `key`, `key = true` or `key = false`.
+pub(crate) fn flag(cx: &mut Ctxt, key: &str, meta: &Meta) -> Option<bool> {
+    match meta {
+        Meta::Path(_) => Some(true),
+        Meta::NameValue(MetaNameValue {
+            value: Expr::Lit(ExprLit { lit: Lit::Bool(LitBool { value, .. }), .. }),
+            ..
+        }) => Some(*value),
+        _ => {
+            cx.error_at(meta, format!("`{key}` expects `true`, `false` or no value"));
+            None
+        }
+    }
+}
+
+/// `key = "some::path"`, as serde writes paths, or `key = some::path`.
+pub(crate) fn path(cx: &mut Ctxt, key: &str, meta: &Meta) -> Option<syn::Path> {
+    match meta {
+        Meta::NameValue(MetaNameValue { value: Expr::Lit(ExprLit { lit: Lit::Str(s), .. }), .. }) => match s.parse() {
+            Ok(p) => Some(p),
+            Err(_) => {
+                cx.error_at(s, format!("`{key}` expects a path, as in `{key} = \"path::to::item\"`"));
+                None
+            }
+        },
+        Meta::NameValue(MetaNameValue { value: Expr::Path(p), .. }) if p.qself.is_none() => Some(p.path.clone()),
+        _ => {
+            cx.error_at(meta, format!("`{key}` expects a path, as in `{key} = \"path::to::item\"`"));
+            None
+        }
+    }
+}
+
+/// `complete(var = path::to::fn, other = f)`.
+pub(crate) fn completions(cx: &mut Ctxt, meta: &Meta) -> Vec<(syn::Ident, syn::Path)> {
+    let Meta::List(list) = meta else {
+        cx.error_at(meta, "`complete` expects a list, as in `complete(name = path::to::function)`");
+        return Vec::new();
+    };
+    let items = match list.parse_args_with(Punctuated::<MetaNameValue, Token![,]>::parse_terminated) {
+        Ok(items) => items,
+        Err(e) => {
+            cx.push(syn::Error::new(e.span(), "`complete` expects `name = path::to::function` items"));
+            return Vec::new();
+        }
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let Some(name) = item.path.get_ident() else {
+            cx.error_at(&item.path, "expected the name of an argument or variable");
+            continue;
+        };
+        match item.value {
+            Expr::Path(p) if p.qself.is_none() => out.push((name.clone(), p.path)),
+            other => cx.error_at(other, "expected the path of a completion function"),
+        }
+    }
+    out
+}
+
+/// An icon: `icon = "src"` or `icon(src = "...", mime_type = "...", sizes = ["48x48"], theme = "dark")`.
+pub(crate) struct Icon {
+    pub(crate) src: LitStr,
+    pub(crate) mime_type: Option<LitStr>,
+    pub(crate) sizes: Vec<LitStr>,
+    pub(crate) theme: Option<LitStr>,
+}
+
+pub(crate) fn icon(cx: &mut Ctxt, meta: &Meta) -> Option<Icon> {
+    let list = match meta {
+        Meta::NameValue(_) => {
+            return string(cx, "icon", meta).map(|src| Icon { src, mime_type: None, sizes: Vec::new(), theme: None });
+        }
+        Meta::List(list) => list,
+        Meta::Path(_) => {
+            cx.error_at(meta, "`icon` expects a source, as in `icon = \"https://...\"` or `icon(src = \"...\")`");
+            return None;
+        }
+    };
+    let args: Args = match list.parse_args() {
+        Ok(args) => args,
+        Err(e) => {
+            cx.push(e);
+            return None;
+        }
+    };
+    let mut icon = Icon { src: LitStr::new("", list.span()), mime_type: None, sizes: Vec::new(), theme: None };
+    let mut has_src = false;
+    for (key, meta) in args.keyed(cx, &["src", "mime_type", "sizes", "theme"], &[]) {
+        match key.as_str() {
+            "src" => {
+                if let Some(s) = string(cx, "src", meta) {
+                    icon.src = s;
+                    has_src = true;
+                }
+            }
+            "mime_type" => icon.mime_type = string(cx, "mime_type", meta),
+            "theme" => icon.theme = string(cx, "theme", meta),
+            _ => icon.sizes = sizes(cx, meta),
+        }
+    }
+    if !has_src {
+        cx.error_at(meta, "`icon(...)` needs `src = \"...\"`");
+        return None;
+    }
+    Some(icon)
+}
+
+fn sizes(cx: &mut Ctxt, meta: &Meta) -> Vec<LitStr> {
+    if let Meta::NameValue(MetaNameValue { value: Expr::Array(array), .. }) = meta {
+        let strings: Vec<LitStr> = array
+            .elems
+            .iter()
+            .filter_map(|e| match e {
+                Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s.clone()),
+                _ => None,
+            })
+            .collect();
+        if strings.len() == array.elems.len() {
+            return strings;
+        }
+    }
+    cx.error_at(meta, "`sizes` expects a list of strings, as in `sizes = [\"48x48\", \"any\"]`");
+    Vec::new()
+}
+
+/// What `#[serde(...)]` on a parameter says.
+#[derive(Default)]
+pub(crate) struct ParamAttrs {
+    pub(crate) rename: Option<LitStr>,
+    pub(crate) default: Option<DefaultValue>,
+}
+
+/// `#[serde(default)]` or `#[serde(default = "path")]`.
+pub(crate) enum DefaultValue {
+    Trait(Span),
+    Path(syn::Path),
+}
+
+impl DefaultValue {
+    pub(crate) fn span(&self) -> Span {
+        match self {
+            DefaultValue::Trait(span) => *span,
+            DefaultValue::Path(path) => path.span(),
+        }
+    }
+}
+
+/// Reads the `#[serde(...)]` attributes of a parameter.
+pub(crate) fn param_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> ParamAttrs {
+    let mut out = ParamAttrs::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let args = match attr.parse_args::<Args>() {
+            Ok(args) => args,
+            Err(e) => {
+                cx.push(e);
+                continue;
+            }
+        };
+        for s in &args.positional {
+            cx.error_at(s, "expected `rename = \"...\"` or `default`");
+        }
+        for (key, meta) in args.keyed(cx, &["rename", "default"], &[]) {
+            if key == "rename" {
+                out.rename = string(cx, "rename", meta);
+            } else if let Meta::Path(p) = meta {
+                out.default = Some(DefaultValue::Trait(p.span()));
+            } else {
+                out.default = path(cx, "default", meta).map(DefaultValue::Path);
+            }
+        }
+    }
+    out
+}
+
+/// A doc comment split into the description and the `# Arguments` section.
+#[derive(Default)]
+pub(crate) struct Docs {
+    pub(crate) description: Option<String>,
+    pub(crate) arguments: Vec<ArgumentDoc>,
+}
+
+/// One `* `name` - text` line of an `# Arguments` section.
+pub(crate) struct ArgumentDoc {
+    pub(crate) name: String,
+    pub(crate) text: String,
+    pub(crate) span: Span,
+}
+
+impl Docs {
+    pub(crate) fn argument(&self, name: &str) -> Option<&str> {
+        self.arguments.iter().find(|a| a.name == name).map(|a| a.text.as_str())
+    }
+}
+
+/// Reads the `#[doc = "..."]` attributes (`///` comments).
+pub(crate) fn docs(attrs: &[Attribute]) -> Docs {
+    let mut lines: Vec<(String, Span)> = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
+        if let Meta::NameValue(MetaNameValue { value: Expr::Lit(ExprLit { lit: Lit::Str(s), .. }), .. }) = &attr.meta {
+            for line in s.value().lines() {
+                lines.push((line.strip_prefix(' ').unwrap_or(line).to_owned(), s.span()));
+            }
+        }
+    }
+    split_docs(&lines)
+}
+
+fn split_docs(lines: &[(String, Span)]) -> Docs {
+    let mut docs = Docs::default();
+    let mut description: Vec<&str> = Vec::new();
+    let mut in_arguments = false;
+    let mut in_code = false;
+    for (line, span) in lines {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") {
+            in_code = !in_code;
+        }
+        if !in_code && trimmed.starts_with('#') {
+            let title = trimmed.trim_start_matches('#').trim();
+            in_arguments = title.eq_ignore_ascii_case("arguments") || title.eq_ignore_ascii_case("parameters");
+            if in_arguments {
+                continue;
+            }
+        }
+        if !in_arguments {
+            description.push(line);
+            continue;
+        }
+        if let Some(item) = trimmed.strip_prefix("* ").or_else(|| trimmed.strip_prefix("- ")) {
+            if let Some((name, text)) = argument_item(item) {
+                docs.arguments.push(ArgumentDoc { name, text, span: *span });
+            }
+        } else if !trimmed.is_empty()
+            && let Some(last) = docs.arguments.last_mut()
+        {
+            last.text.push(' ');
+            last.text.push_str(trimmed);
+        }
+    }
+    let text = description.join("\n");
+    let text = text.trim();
+    docs.description = (!text.is_empty()).then(|| text.to_owned());
+    docs
+}
+
+/// "`name` - text", "`name`: text" or "name - text".
+fn argument_item(item: &str) -> Option<(String, String)> {
+    let item = item.trim();
+    let (name, rest) = match item.strip_prefix('`') {
+        Some(rest) => {
+            let end = rest.find('`')?;
+            (&rest[..end], &rest[end + 1..])
+        }
+        None => {
+            let end = item.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(item.len());
+            (&item[..end], &item[end..])
+        }
+    };
+    let name = name.trim().trim_start_matches("r#");
+    if name.is_empty() {
+        return None;
+    }
+    let text = rest.trim_start().trim_start_matches(['-', ':', '\u{2013}', '\u{2014}']).trim();
+    Some((name.to_owned(), text.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(text: &str) -> Docs {
+        let lines: Vec<(String, Span)> = text.lines().map(|l| (l.to_owned(), Span::call_site())).collect();
+        split_docs(&lines)
+    }
+
+    #[test]
+    fn the_arguments_section_leaves_the_description() {
+        let docs = split(
+            "Adds two numbers.\n\n# Arguments\n\n* `a` - the first\n* `b`: the second,\n  continued\n- c – third\n\n# Errors\nNever.",
+        );
+        assert_eq!(docs.description.as_deref(), Some("Adds two numbers.\n\n# Errors\nNever."));
+        let args: Vec<(&str, &str)> = docs.arguments.iter().map(|a| (a.name.as_str(), a.text.as_str())).collect();
+        assert_eq!(args, [("a", "the first"), ("b", "the second, continued"), ("c", "third")]);
+    }
+
+    #[test]
+    fn code_blocks_are_not_headings() {
+        let docs = split("Text.\n```\n# let x = 1;\n```");
+        assert_eq!(docs.description.as_deref(), Some("Text.\n```\n# let x = 1;\n```"));
+        assert!(docs.arguments.is_empty());
+        assert!(split("").description.is_none());
+    }
+}

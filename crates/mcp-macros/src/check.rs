@@ -1,0 +1,187 @@
+//! Checks on the model: what the compiler would not catch, or would report far from the
+//! offending token (tool names, generics, URI templates, completion targets, documented
+//! arguments that do not exist).
+
+use proc_macro2::TokenTree;
+use quote::ToTokens;
+use syn::Signature;
+
+use crate::attr::Ctxt;
+use crate::model::{Function, Kind, Options};
+
+/// What the signature may not be.
+pub(crate) fn signature(cx: &mut Ctxt, kind: Kind, sig: &Signature) {
+    let attribute = kind.attribute();
+    if !sig.generics.params.is_empty() {
+        cx.error_at(&sig.generics, format!("a `#[{attribute}]` function cannot be generic"));
+    }
+    if let Some(unsafety) = &sig.unsafety {
+        cx.error_at(unsafety, format!("a `#[{attribute}]` function cannot be `unsafe`"));
+    }
+    for input in &sig.inputs {
+        if let syn::FnArg::Typed(arg) = input
+            && mentions_impl(arg.ty.to_token_stream())
+        {
+            cx.error_at(&arg.ty, format!("a `#[{attribute}]` function cannot be generic; name the type"));
+        }
+    }
+    if let syn::ReturnType::Type(_, ty) = &sig.output
+        && mentions_impl(ty.to_token_stream())
+    {
+        cx.error_at(
+            ty,
+            format!("the return type of a `#[{attribute}]` function cannot be `impl Trait`; name the type"),
+        );
+    }
+}
+
+fn mentions_impl(tokens: proc_macro2::TokenStream) -> bool {
+    tokens.into_iter().any(|t| match t {
+        TokenTree::Ident(i) => i == "impl",
+        TokenTree::Group(g) => mentions_impl(g.stream()),
+        _ => false,
+    })
+}
+
+/// Checks a function and completes its model (the variables of a resource's URI template).
+pub(crate) fn function(cx: &mut Ctxt, f: &mut Function) {
+    let mut names: Vec<&str> = Vec::new();
+    for p in &f.params {
+        if names.contains(&p.name.as_str()) {
+            cx.error(p.name_span, format!("two parameters are named `{}`", p.name));
+        }
+        names.push(&p.name);
+    }
+    for doc in &f.docs.arguments {
+        if !f.params.iter().any(|p| p.ident == doc.name || p.name == doc.name) {
+            cx.error(doc.span, format!("`# Arguments` documents `{}`, which is not a parameter", doc.name));
+        }
+    }
+    match &mut f.options {
+        Options::Tool(_) => {
+            let (name, span) = f.name();
+            if let Err(reason) = tool_name(&name) {
+                cx.error(span, format!("invalid tool name `{name}`: {reason}; set `name = \"...\"`"));
+            }
+        }
+        Options::Prompt(o) => {
+            for (target, _) in &o.complete {
+                if !f.params.iter().any(|p| p.name == target.to_string().as_str()) {
+                    cx.error_at(target, format!("`complete` names `{target}`, which is not an argument"));
+                }
+            }
+        }
+        Options::Resource(o) => {
+            match uri_variables(&o.uri.value()) {
+                Ok(variables) => o.variables = variables,
+                Err(reason) => {
+                    cx.error_at(&o.uri, format!("invalid URI template: {reason}"));
+                    return;
+                }
+            }
+            for v in &o.variables {
+                if !f.params.iter().any(|p| &p.name == v) {
+                    cx.error_at(
+                        &o.uri,
+                        format!("the URI template's variable `{v}` has no parameter; add `{v}: String`"),
+                    );
+                }
+            }
+            for (target, _) in &o.complete {
+                if !o.variables.iter().any(|v| target == v) {
+                    cx.error_at(
+                        target,
+                        format!("`complete` names `{target}`, which is not a variable of the URI template"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The 2025-11-25 naming rule: 1 to 128 characters, ASCII letters, digits, `_`, `-` and `.`.
+fn tool_name(name: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        Err("it is empty")
+    } else if name.len() > 128 {
+        Err("it is longer than 128 characters")
+    } else if !name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')) {
+        Err("only ASCII letters, digits, `_`, `-` and `.` are allowed")
+    } else {
+        Ok(())
+    }
+}
+
+/// The variables of an RFC 6570 URI template, with the rules of `mcp_server::UriTemplate`.
+pub(crate) fn uri_variables(template: &str) -> Result<Vec<String>, &'static str> {
+    #[derive(PartialEq)]
+    enum Part {
+        Literal,
+        Single,
+        Path,
+        Query,
+    }
+    let mut variables = Vec::new();
+    let mut last = Part::Literal;
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        if open > 0 {
+            last = Part::Literal;
+        }
+        let close = rest[open..].find('}').ok_or("an expression is not closed")? + open;
+        let expr = &rest[open + 1..close];
+        let (op, names) = match expr.chars().next() {
+            Some(c @ ('+' | '#' | '/' | '?')) => (Some(c), &expr[1..]),
+            _ => (None, expr),
+        };
+        let names: Vec<&str> = names.split(',').map(|n| n.trim_end_matches('*')).collect();
+        if names.iter().any(|n| n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')) {
+            return Err("a variable name is empty or has characters other than letters, digits, `_` and `.`");
+        }
+        let part = match op {
+            Some('?') => Part::Query,
+            _ if names.len() != 1 => return Err("only `{?a,b}` expressions may list several variables"),
+            Some('/') => Part::Path,
+            _ => Part::Single,
+        };
+        if matches!(last, Part::Single | Part::Path) && part == Part::Single {
+            return Err("two variables side by side cannot be told apart");
+        }
+        for n in names {
+            if variables.iter().any(|v| v == n) {
+                return Err("a variable appears twice");
+            }
+            variables.push(n.to_owned());
+        }
+        last = part;
+        rest = &rest[close + 1..];
+    }
+    if rest.contains('}') {
+        return Err("a `}` has no `{`");
+    }
+    Ok(variables)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_templates_follow_the_runtime_rules() {
+        assert_eq!(uri_variables("notes://all").unwrap(), Vec::<String>::new());
+        assert_eq!(uri_variables("users://{user}/posts/{post}").unwrap(), ["user", "post"]);
+        assert_eq!(uri_variables("file:///{+path}").unwrap(), ["path"]);
+        assert_eq!(uri_variables("repo://x{/branch}{?a,b}").unwrap(), ["branch", "a", "b"]);
+        for bad in ["x://{a", "x://{}", "x://{a}{b}", "x://{a,b}", "x://a}", "x://{a}/{a}"] {
+            assert!(uri_variables(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn tool_names_follow_the_rule() {
+        assert!(tool_name("get_weather.v2-beta").is_ok());
+        assert!(tool_name("").is_err());
+        assert!(tool_name("résumé").is_err());
+        assert!(tool_name(&"x".repeat(129)).is_err());
+    }
+}

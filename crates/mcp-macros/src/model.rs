@@ -1,0 +1,394 @@
+//! The model: what a `#[tool]`, `#[prompt]` or `#[resource]` function is, read from its
+//! signature, doc comment and attribute arguments. Building it strips the attributes the
+//! compiler must not see (`#[serde(...)]` on parameters, `#[tool]` on methods).
+
+use proc_macro2::{Span, TokenStream};
+use quote::format_ident;
+use syn::{FnArg, Ident, LitStr, Pat, ReturnType, Signature, Type, Visibility};
+
+use crate::attr::{self, Args, Ctxt, DefaultValue, Docs, Icon};
+
+/// What the attribute makes of the function.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Tool,
+    Prompt,
+    Resource,
+}
+
+impl Kind {
+    pub(crate) fn attribute(self) -> &'static str {
+        match self {
+            Kind::Tool => "tool",
+            Kind::Prompt => "prompt",
+            Kind::Resource => "resource",
+        }
+    }
+
+    pub(crate) fn from_attribute(name: &str) -> Option<Kind> {
+        match name {
+            "tool" => Some(Kind::Tool),
+            "prompt" => Some(Kind::Prompt),
+            "resource" => Some(Kind::Resource),
+            _ => None,
+        }
+    }
+}
+
+/// How the function receives the value it is a method of.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Receiver {
+    /// A free function or an associated function without `self`.
+    None,
+    /// `&self`.
+    Ref,
+    /// `self: Arc<Self>`.
+    Arc,
+}
+
+/// A function parameter.
+pub(crate) struct Param {
+    /// The binding in the generated handler.
+    pub(crate) binding: Ident,
+    /// The name in Rust.
+    pub(crate) ident: Ident,
+    pub(crate) ty: Type,
+    /// The name on the wire: the Rust name, or `#[serde(rename = "...")]`.
+    pub(crate) name: String,
+    pub(crate) name_span: Span,
+    pub(crate) default: Option<DefaultValue>,
+}
+
+/// A function with one of the attributes.
+pub(crate) struct Function {
+    pub(crate) kind: Kind,
+    pub(crate) ident: Ident,
+    pub(crate) vis: Visibility,
+    pub(crate) is_async: bool,
+    pub(crate) receiver: Receiver,
+    /// Whether the function sits in an `impl` block marked `#[handlers]`.
+    pub(crate) in_impl: bool,
+    pub(crate) params: Vec<Param>,
+    /// The declared return type (`()` when there is none).
+    pub(crate) output: Type,
+    pub(crate) docs: Docs,
+    pub(crate) common: Common,
+    pub(crate) options: Options,
+    /// The path of the `mcp-sdk` crate.
+    pub(crate) krate: syn::Path,
+}
+
+/// The options all kinds share.
+#[derive(Default)]
+pub(crate) struct Common {
+    pub(crate) name: Option<LitStr>,
+    pub(crate) title: Option<LitStr>,
+    pub(crate) description: Option<LitStr>,
+}
+
+/// The attribute's options, by kind.
+pub(crate) enum Options {
+    Tool(ToolOptions),
+    Prompt(PromptOptions),
+    Resource(ResourceOptions),
+}
+
+#[derive(Default)]
+pub(crate) struct ToolOptions {
+    pub(crate) read_only: Option<bool>,
+    pub(crate) destructive: Option<bool>,
+    pub(crate) idempotent: Option<bool>,
+    pub(crate) open_world: Option<bool>,
+    pub(crate) icons: Vec<Icon>,
+    pub(crate) output_schema: Option<bool>,
+}
+
+pub(crate) struct PromptOptions {
+    pub(crate) complete: Vec<(Ident, syn::Path)>,
+}
+
+pub(crate) struct ResourceOptions {
+    pub(crate) uri: LitStr,
+    pub(crate) mime_type: Option<LitStr>,
+    pub(crate) complete: Vec<(Ident, syn::Path)>,
+    /// The URI template's variables, filled in by the checks.
+    pub(crate) variables: Vec<String>,
+}
+
+const TOOL_KEYS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "read_only",
+    "destructive",
+    "idempotent",
+    "open_world",
+    "icon",
+    "output_schema",
+    "crate",
+];
+const PROMPT_KEYS: &[&str] = &["name", "title", "description", "complete", "crate"];
+const RESOURCE_KEYS: &[&str] = &["name", "title", "description", "mime_type", "complete", "crate"];
+
+/// The default path of the facade crate.
+pub(crate) fn default_crate() -> syn::Path {
+    syn::parse_quote!(::mcp_sdk)
+}
+
+impl Function {
+    /// Reads a function. `krate` is the crate path given to an enclosing `#[handlers]`.
+    pub(crate) fn read(
+        cx: &mut Ctxt,
+        kind: Kind,
+        args: TokenStream,
+        attrs: &[syn::Attribute],
+        vis: &Visibility,
+        sig: &Signature,
+        krate: Option<&syn::Path>,
+    ) -> Option<Function> {
+        crate::check::signature(cx, kind, sig);
+        let in_impl = krate.is_some();
+        let mut krate = krate.cloned().unwrap_or_else(default_crate);
+        let args = match Args::parse_tokens(args) {
+            Ok(args) => args,
+            Err(e) => {
+                cx.push(e);
+                return None;
+            }
+        };
+        let mut common = Common::default();
+        let options = read_options(cx, kind, &args, sig.ident.span(), &mut common, &mut krate);
+        let receiver = receiver(cx, kind, sig, in_impl);
+        let params = params(cx, kind, sig);
+        let output = match &sig.output {
+            ReturnType::Default => syn::parse_quote!(()),
+            ReturnType::Type(_, ty) => (**ty).clone(),
+        };
+        Some(Function {
+            kind,
+            ident: sig.ident.clone(),
+            vis: vis.clone(),
+            is_async: sig.asyncness.is_some(),
+            receiver,
+            in_impl,
+            params,
+            output,
+            docs: attr::docs(attrs),
+            common,
+            options: options?,
+            krate,
+        })
+    }
+
+    /// The name as listed: the option `name`, else the function's name.
+    pub(crate) fn name(&self) -> (String, Span) {
+        match &self.common.name {
+            Some(name) => (name.value(), name.span()),
+            None => (unraw(&self.ident), self.ident.span()),
+        }
+    }
+
+    /// The description: the option `description`, else the doc comment.
+    pub(crate) fn description(&self) -> Option<String> {
+        self.common.description.as_ref().map(LitStr::value).or_else(|| self.docs.description.clone())
+    }
+}
+
+/// An identifier without its `r#`.
+pub(crate) fn unraw(ident: &Ident) -> String {
+    let s = ident.to_string();
+    s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
+}
+
+fn read_options(
+    cx: &mut Ctxt,
+    kind: Kind,
+    args: &Args,
+    fn_span: Span,
+    common: &mut Common,
+    krate: &mut syn::Path,
+) -> Option<Options> {
+    let (expected, repeatable): (&[&str], &[&str]) = match kind {
+        Kind::Tool => (TOOL_KEYS, &["icon"]),
+        Kind::Prompt => (PROMPT_KEYS, &[]),
+        Kind::Resource => (RESOURCE_KEYS, &[]),
+    };
+    let mut positional = args.positional.iter();
+    let uri = positional.next().cloned();
+    if kind != Kind::Resource {
+        if let Some(s) = &uri {
+            cx.error_at(s, format!("`#[{}]` takes no string here; expected `key = value`", kind.attribute()));
+        }
+    } else {
+        for s in positional {
+            cx.error_at(s, "expected one URI; the other arguments are `key = value`");
+        }
+    }
+    let mut tool = ToolOptions::default();
+    let (mut mime_type, mut complete) = (None, Vec::new());
+    for (key, meta) in args.keyed(cx, expected, repeatable) {
+        match key.as_str() {
+            "crate" => {
+                if let Some(p) = attr::path(cx, "crate", meta) {
+                    *krate = p;
+                }
+            }
+            "name" => common.name = attr::string(cx, &key, meta),
+            "title" => common.title = attr::string(cx, &key, meta),
+            "description" => common.description = attr::string(cx, &key, meta),
+            "mime_type" => mime_type = attr::string(cx, &key, meta),
+            "complete" => complete.extend(attr::completions(cx, meta)),
+            "read_only" => tool.read_only = attr::flag(cx, &key, meta),
+            "destructive" => tool.destructive = attr::flag(cx, &key, meta),
+            "idempotent" => tool.idempotent = attr::flag(cx, &key, meta),
+            "open_world" => tool.open_world = attr::flag(cx, &key, meta),
+            "output_schema" => tool.output_schema = attr::flag(cx, &key, meta),
+            "icon" => tool.icons.extend(attr::icon(cx, meta)),
+            _ => {}
+        }
+    }
+    Some(match kind {
+        Kind::Tool => Options::Tool(tool),
+        Kind::Prompt => Options::Prompt(PromptOptions { complete }),
+        Kind::Resource => {
+            let Some(uri) = uri else {
+                cx.error(
+                    fn_span,
+                    "`#[resource]` needs the resource's URI or URI template first, as in `#[resource(\"notes://{id}\")]`",
+                );
+                return None;
+            };
+            Options::Resource(ResourceOptions { uri, mime_type, complete, variables: Vec::new() })
+        }
+    })
+}
+
+fn receiver(cx: &mut Ctxt, kind: Kind, sig: &Signature, in_impl: bool) -> Receiver {
+    let Some(FnArg::Receiver(r)) = sig.inputs.first() else {
+        return Receiver::None;
+    };
+    if !in_impl {
+        cx.error_at(r, format!("a `#[{}]` method needs `#[mcp_sdk::handlers]` on its `impl` block", kind.attribute()));
+        return Receiver::None;
+    }
+    let is_arc = |ty: &Type| match ty {
+        Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Arc"),
+        _ => false,
+    };
+    if r.colon_token.is_none() && r.reference.is_some() && r.mutability.is_none() {
+        Receiver::Ref
+    } else if r.colon_token.is_some() && r.reference.is_none() && is_arc(&r.ty) {
+        Receiver::Arc
+    } else {
+        cx.error_at(
+            r,
+            "handlers share their value: take `&self` or `self: Arc<Self>` (and use interior mutability for state)",
+        );
+        Receiver::None
+    }
+}
+
+fn params(cx: &mut Ctxt, kind: Kind, sig: &Signature) -> Vec<Param> {
+    let mut out = Vec::new();
+    for (i, input) in sig.inputs.iter().enumerate() {
+        let FnArg::Typed(arg) = input else {
+            continue;
+        };
+        let attrs = attr::param_attrs(cx, &arg.attrs);
+        let ident = match &*arg.pat {
+            Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
+            other => {
+                cx.error_at(other, "expected a parameter name; patterns cannot name an argument");
+                continue;
+            }
+        };
+        if kind != Kind::Tool
+            && let Some(default) = &attrs.default
+        {
+            cx.error(default.span(), "`default` applies to tool parameters only; use `Option<String>`");
+        }
+        let (name, name_span) = match &attrs.rename {
+            Some(r) => (r.value(), r.span()),
+            None => (unraw(&ident), ident.span()),
+        };
+        out.push(Param {
+            binding: format_ident!("__mcp_p{}", i),
+            ident,
+            ty: (*arg.ty).clone(),
+            name,
+            name_span,
+            default: attrs.default,
+        });
+    }
+    out
+}
+
+/// An `impl` block marked `#[handlers]`.
+pub(crate) struct Handlers {
+    pub(crate) krate: syn::Path,
+    pub(crate) functions: Vec<Function>,
+}
+
+/// Reads an `impl` block: takes the `#[tool]`, `#[prompt]` and `#[resource]` attributes off
+/// its methods and reads those methods.
+pub(crate) fn read_handlers(cx: &mut Ctxt, args: TokenStream, item: &mut syn::ItemImpl) -> Handlers {
+    let mut krate = default_crate();
+    match Args::parse_tokens(args) {
+        Ok(args) => {
+            for s in &args.positional {
+                cx.error_at(s, "expected `crate = \"...\"`");
+            }
+            for (_, meta) in args.keyed(cx, &["crate"], &[]) {
+                if let Some(p) = attr::path(cx, "crate", meta) {
+                    krate = p;
+                }
+            }
+        }
+        Err(e) => cx.push(e),
+    }
+    if let Some((_, path, _)) = &item.trait_ {
+        cx.error_at(path, "`#[handlers]` goes on an inherent `impl` block, not a trait implementation");
+    }
+    let mut functions = Vec::new();
+    let mut marked = false;
+    for impl_item in &mut item.items {
+        let syn::ImplItem::Fn(method) = impl_item else {
+            continue;
+        };
+        let (marks, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut method.attrs).into_iter().partition(|a| {
+            a.path().segments.last().is_some_and(|s| Kind::from_attribute(&s.ident.to_string()).is_some())
+        });
+        method.attrs = rest;
+        marked |= !marks.is_empty();
+        for mark in marks {
+            let Some(kind) = mark.path().segments.last().and_then(|s| Kind::from_attribute(&s.ident.to_string()))
+            else {
+                continue;
+            };
+            let args = match &mark.meta {
+                syn::Meta::Path(_) => TokenStream::new(),
+                syn::Meta::List(list) => list.tokens.clone(),
+                syn::Meta::NameValue(nv) => {
+                    cx.error_at(nv, format!("expected `#[{0}]` or `#[{0}(...)]`", kind.attribute()));
+                    continue;
+                }
+            };
+            let f = Function::read(cx, kind, args, &method.attrs, &method.vis, &method.sig, Some(&krate));
+            functions.extend(f);
+        }
+        strip_param_attrs(&mut method.sig);
+    }
+    if !marked && item.trait_.is_none() {
+        cx.error_at(&item.self_ty, "`#[handlers]` found no `#[tool]`, `#[prompt]` or `#[resource]` method here");
+    }
+    Handlers { krate, functions }
+}
+
+/// Takes the `#[serde(...)]` attributes off the parameters, which the compiler would refuse.
+pub(crate) fn strip_param_attrs(sig: &mut Signature) {
+    for input in &mut sig.inputs {
+        if let FnArg::Typed(arg) = input {
+            arg.attrs.retain(|a| !a.path().is_ident("serde"));
+        }
+    }
+}

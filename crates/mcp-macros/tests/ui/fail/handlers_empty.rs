@@ -1,0 +1,10 @@
+struct Calculator;
+
+#[mcp_sdk::handlers]
+impl Calculator {
+    fn add(&self, a: i64) -> i64 {
+        a
+    }
+}
+
+fn main() {}

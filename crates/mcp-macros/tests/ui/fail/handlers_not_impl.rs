@@ -1,0 +1,4 @@
+#[mcp_sdk::handlers]
+fn add() {}
+
+fn main() {}

@@ -1,0 +1,6 @@
+#[mcp_sdk::prompt]
+fn count() -> i32 {
+    1
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+#[mcp_sdk::prompt(complete(name))]
+fn greet(name: String) -> String {
+    name
+}
+
+fn main() {}

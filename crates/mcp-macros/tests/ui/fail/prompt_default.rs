@@ -1,0 +1,6 @@
+#[mcp_sdk::prompt]
+fn greet(#[serde(default)] name: String) -> String {
+    name
+}
+
+fn main() {}

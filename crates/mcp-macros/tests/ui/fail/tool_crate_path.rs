@@ -1,0 +1,4 @@
+#[mcp_sdk::tool(crate = "not a path")]
+fn add() {}
+
+fn main() {}

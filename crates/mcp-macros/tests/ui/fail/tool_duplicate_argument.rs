@@ -1,0 +1,4 @@
+#[mcp_sdk::tool(name = "a", name = "b")]
+fn add() {}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[mcp_sdk::tool(read_only = "yes")]
+fn add() {}
+
+fn main() {}

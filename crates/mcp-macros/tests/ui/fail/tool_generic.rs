@@ -1,0 +1,4 @@
+#[mcp_sdk::tool]
+fn add<T>(_x: Option<T>) {}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[mcp_sdk::tool(icon)]
+fn add() {}
+
+fn main() {}

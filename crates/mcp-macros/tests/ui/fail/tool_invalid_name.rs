@@ -1,0 +1,4 @@
+#[mcp_sdk::tool(name = "add numbers")]
+fn add() {}
+
+fn main() {}

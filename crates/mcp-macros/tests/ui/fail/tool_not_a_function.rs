@@ -1,0 +1,4 @@
+#[mcp_sdk::tool]
+struct Add;
+
+fn main() {}

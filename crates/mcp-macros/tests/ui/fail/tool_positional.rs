@@ -1,0 +1,4 @@
+#[mcp_sdk::tool("add")]
+fn add() {}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[mcp_sdk::tool(title = 3)]
+fn add() {}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[mcp_sdk::tool(nmae = "add")]
+fn add() {}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[mcp_sdk::tool]
+unsafe fn add() {}
+
+fn main() {}
