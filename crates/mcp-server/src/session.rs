@@ -165,8 +165,8 @@ async fn handle(
             let Some(tool) = registry.tool(&p.name) else {
                 return Err(ErrorObject::invalid_params(format!("unknown tool `{}`", p.name)));
             };
-            let arguments = p.arguments.unwrap_or_default();
-            let mut result = match tool.check_arguments(&arguments) {
+            let (arguments, problem) = tool.check_arguments(p.arguments.unwrap_or_default());
+            let mut result = match problem {
                 Some(problem) => CallToolResult::error(problem),
                 None => {
                     let progress = p.meta.and_then(|m| m.progress_token);
