@@ -1,67 +1,106 @@
 //! Demo: a client talking to an example server over stdio.
 //!
-//! `cargo run --release --example demo` starts itself again as the `echo` server (a child
-//! process on pipes), performs the `initialize` handshake, lists the tools, calls them, and
-//! shuts the child down; then shows one result as each protocol revision would see it.
+//! `cargo run --release --example demo` starts itself again as the `stdio_server` example's
+//! server (a child process on pipes), performs the handshake, lists everything it offers,
+//! calls its tools (one reporting progress and logging, one asking the client's "model" a
+//! question, one asking the "user" to confirm an order), renders a prompt, reads resources,
+//! asks for completions, and shuts the child down.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
 
-use mcp_sdk::jsonrpc::{CallOptions, Peer, PeerConfig, Router};
-use mcp_sdk::transport::stdio::{ChildCommand, ChildProcess};
+use mcp_sdk::client::{CallOptions, ClientBuilder, ServerEvent};
+use mcp_sdk::transport::stdio::ChildCommand;
 use mcp_sdk::types::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, InitializeRequest, ListToolsRequest, ProtocolVersion,
-    to_string_for,
+    AnyResourceContents, CallToolRequestParams, CallToolResult, CompletionReference, CreateMessageRequestParams,
+    CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, ElicitResultContentValue, LoggingLevel,
+    PromptReference, Role, Root, SamplingContent, TextContent,
 };
+
+fn show(result: &CallToolResult) -> String {
+    match &result.structured_content {
+        Some(s) => s.to_string(),
+        None => result.content.iter().filter_map(|c| c.as_text()).collect::<Vec<_>>().join(" "),
+    }
+}
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     if std::env::args().any(|a| a == "--serve") {
         // The child: serve until stdin closes.
-        mcp_examples::echo::server(PeerConfig::default())?.serve_stdio().await;
+        mcp_examples::showcase::server()?.serve_stdio().await;
         return Ok(());
     }
 
     let me = std::env::current_exe()?;
-    println!("starting the echo server: {} --serve", me.display());
-    let (transport, child) = ChildProcess::spawn(ChildCommand::new(me).arg("--serve"))?;
-    let client = Peer::spawn(transport, Arc::new(Router::new()), PeerConfig::default());
+    println!("starting the example server: {} --serve", me.display());
+    let client = ClientBuilder::new("demo", "1.0")
+        .on_sampling(|params: CreateMessageRequestParams| async move {
+            println!("  [the server asks our model {} message(s); we answer 42]", params.messages.len());
+            Ok(CreateMessageResult::new(Role::Assistant, SamplingContent::Text(TextContent::new("42")), "demo-model"))
+        })
+        .on_elicitation(|params: ElicitRequestParams| async move {
+            if let ElicitRequestParams::ElicitRequestForm(form) = &params {
+                println!("  [the server asks our user: {:?}; we accept 2]", form.message);
+            }
+            let mut result = ElicitResult::new(ElicitAction::Accept);
+            result.content = Some(BTreeMap::from([("quantity".to_owned(), ElicitResultContentValue::Integer(2))]));
+            Ok(result)
+        })
+        .apply_elicitation_defaults()
+        .on_roots(|| async { Ok(vec![Root::new("file:///home/demo/project")]) })
+        .on_event(|event| {
+            if let ServerEvent::Log(log) = event {
+                println!("  [log {}] {}", log.level, log.data);
+            }
+        })
+        .spawn(ChildCommand::new(me).arg("--serve"))
+        .await?;
+    let info = client.server_info();
+    println!("connected to {} {} (protocol {})", info.name, info.version, client.protocol_version());
 
-    let init = serde_json::from_value(serde_json::json!({
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "demo", "version": "1.0"}
-    }))?;
-    let info = client.request::<InitializeRequest>(init, CallOptions::default()).await?;
+    for tool in client.list_all_tools().await? {
+        println!("tool {}: {}", tool.name, tool.description.unwrap_or_default().lines().next().unwrap_or(""));
+    }
+    for prompt in client.list_all_prompts().await? {
+        println!("prompt {}", prompt.name);
+    }
+    for resource in client.list_all_resources().await? {
+        println!("resource {}", resource.uri);
+    }
+    for template in client.list_all_resource_templates().await? {
+        println!("template {}", template.uri_template);
+    }
+
+    println!("add(2, 3) = {}", show(&client.call_tool("add", serde_json::json!({"a": 2, "b": 3})).await?));
+    println!("weather(Lisbon) = {}", show(&client.call_tool("weather", serde_json::json!({"city": "Lisbon"})).await?));
+
+    client.set_logging_level(LoggingLevel::Info).await?;
+    let mut count_down = CallToolRequestParams::new("count_down");
+    count_down.arguments = serde_json::from_value(serde_json::json!({"from": 3}))?;
+    let options =
+        CallOptions::default().on_progress(|p| println!("  [progress {}/{}]", p.progress, p.total.unwrap_or(0.0)));
+    println!("count_down(3) = {}", show(&client.call_tool_with(count_down, options).await?));
+
     println!(
-        "connected to {} {} (protocol {})",
-        info.server_info.name, info.server_info.version, info.protocol_version
+        "ask_model = {}",
+        show(&client.call_tool("ask_model", serde_json::json!({"question": "the answer?"})).await?)
     );
-    client.set_protocol_version(info.protocol_version.parse()?);
-    client.notify_raw("notifications/initialized", None).await?;
+    println!("order = {}", show(&client.call_tool("order", serde_json::json!({"item": "coffee"})).await?));
+    println!("roots = {}", show(&client.call_tool("roots", serde_json::json!({})).await?));
 
-    let tools = client.request::<ListToolsRequest>(Default::default(), CallOptions::default()).await?;
-    for tool in &tools.tools {
-        println!("tool {}: {}", tool.name, tool.description.as_deref().unwrap_or(""));
+    let review = client.get_prompt("review", BTreeMap::from([("code".into(), "fn main() {}".into())])).await?;
+    println!("prompt review: {:?}", review.messages[0].content.as_text().unwrap_or_default());
+    for uri in ["showcase://readme", "notes://ideas"] {
+        let read = client.read_resource(uri).await?;
+        if let Some(AnyResourceContents::TextResourceContents(t)) = read.contents.first() {
+            println!("read {uri}: {:?}", t.text);
+        }
     }
+    let reference = CompletionReference::PromptReference(PromptReference::new("review"));
+    let done = client.complete(reference, "language", "r", BTreeMap::new()).await?;
+    println!("complete review.language 'r' = {:?}", done.completion.values);
 
-    let mut echo = CallToolRequestParams::new("echo");
-    echo.arguments = serde_json::from_value(serde_json::json!({"text": "Hello from the demo client"}))?;
-    let result = client.request::<CallToolRequest>(echo, CallOptions::default()).await?;
-    println!("echo answered: {}", result.content[0].as_text().unwrap_or_default());
-
-    let mut sleep = CallToolRequestParams::new("sleep");
-    sleep.arguments = serde_json::from_value(serde_json::json!({"ms": 50}))?;
-    let result = client.request::<CallToolRequest>(sleep, CallOptions::default()).await?;
-    println!("sleep answered: {}", result.content[0].as_text().unwrap_or_default());
-
-    client.close();
-    let ended = child.shutdown().await?;
-    println!("server stopped ({:?}, {})", ended.step, ended.status);
-
-    println!("\none structured tool result, as each protocol revision sees it:");
-    let structured = CallToolResult::structured(serde_json::json!({"sum": 3}));
-    for version in ProtocolVersion::ALL {
-        println!("  {version}: {}", to_string_for(&structured, version)?);
-    }
+    client.close().await?;
+    println!("server stopped");
     Ok(())
 }
