@@ -1,16 +1,20 @@
 //! `cargo xtask interop`: our servers driven by the official MCP SDK clients (TypeScript and
-//! Python) over real stdio pipes.
+//! Python), and our client driving official servers, over real stdio pipes.
 //!
-//! The clients and their pinned versions live in `interop/` (see `interop/README.md`); this
-//! installs them under `target/interop/`, once per set of pins, builds the example servers and
-//! runs every client against every server, each under a time limit. It fails if any check of
-//! any client fails.
+//! The clients, servers and their pinned versions live in `interop/` (see `interop/README.md`);
+//! this installs them under `target/interop/`, once per set of pins, builds the examples, runs
+//! every official client against every example server, then our client (the
+//! `interop_client` example) against `@modelcontextprotocol/server-everything` and against
+//! `interop/python/server.py`, each run under a time limit. It fails if any check of any run
+//! fails.
 //!
 //! - `target/interop/node`: Node 22 from the npm package `node` (`interop/node/package.json`);
 //!   the TypeScript client runs on it, whatever Node the machine has.
-//! - `target/interop/ts`: `@modelcontextprotocol/sdk` (`interop/ts/package.json`) and a copy
-//!   of the client scripts, which must sit next to their `node_modules` to resolve the SDK.
-//! - `target/interop/venv`: a Python venv with `mcp` (`interop/python/requirements.txt`).
+//! - `target/interop/ts`: `@modelcontextprotocol/sdk` and `@modelcontextprotocol/server-everything`
+//!   (`interop/ts/package.json`) and a copy of the client scripts, which must sit next to their
+//!   `node_modules` to resolve the SDK.
+//! - `target/interop/venv`: a Python venv with `mcp` (`interop/python/requirements.txt`), which
+//!   runs both the Python client and the Python server.
 //!
 //! Each install records the pin files it installed (`.installed`) and is skipped while they
 //! are unchanged, so a warm run costs only the client runs.
@@ -33,7 +37,7 @@ const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The record of what an install directory holds: the pin files it was installed from.
 const STAMP: &str = ".installed";
 
-/// One official client, and how to start it against a server command line.
+/// One client, and how to start it against a server command line.
 struct Client {
     name: &'static str,
     program: PathBuf,
@@ -52,21 +56,22 @@ pub fn run(root: &Path) -> Result<()> {
     let python = install_python(root, &work)?;
     println!("==> clients ready ({:.1} s)", started.elapsed().as_secs_f64());
 
-    let echo = build_example(root, "echo")?;
+    let [echo, interop_client] = build_examples(root, ["echo", "interop_client"])?;
     let servers = [vec![echo.display().to_string(), "--stdio".to_owned()]];
+    // No `__pycache__` in the source tree; UTF-8 whatever the locale.
+    let python_env: &[(&str, &str)] = &[("PYTHONDONTWRITEBYTECODE", "1"), ("PYTHONUTF8", "1")];
     let clients = [
         Client {
             name: "TypeScript SDK",
-            program: node,
+            program: node.clone(),
             args: vec![ts.join("client.mjs").display().to_string()],
             env: &[],
         },
         Client {
             name: "Python SDK",
-            program: python,
+            program: python.clone(),
             args: vec![root.join("interop/python/client.py").display().to_string()],
-            // No `__pycache__` in the source tree; UTF-8 whatever the locale.
-            env: &[("PYTHONDONTWRITEBYTECODE", "1"), ("PYTHONUTF8", "1")],
+            env: python_env,
         },
     ];
 
@@ -79,10 +84,30 @@ pub fn run(root: &Path) -> Result<()> {
             }
         }
     }
+
+    // The other direction: our client against the official servers.
+    let everything = server_everything(&ts)?;
+    let official_servers = [
+        ("--server-everything", vec![node.display().to_string(), everything.display().to_string(), "stdio".to_owned()]),
+        ("--python", vec![python.display().to_string(), root.join("interop/python/server.py").display().to_string()]),
+    ];
+    for (flag, server) in &official_servers {
+        let client = Client {
+            name: "our",
+            program: interop_client.clone(),
+            args: vec![(*flag).to_owned()],
+            // Passed on to the Python server.
+            env: python_env,
+        };
+        let outcome = run_client(root, &client, server)?;
+        if !outcome.passed {
+            failures.push(format!("our client against `{}`: {}", server.join(" "), outcome.summary));
+        }
+    }
     if !failures.is_empty() {
         bail!("interop failed:\n  {}", failures.join("\n  "));
     }
-    println!("==> interop: all clients passed ({:.1} s)", started.elapsed().as_secs_f64());
+    println!("==> interop: every run passed ({:.1} s)", started.elapsed().as_secs_f64());
     Ok(())
 }
 
@@ -216,30 +241,57 @@ fn copy_scripts(src: &Path, dest: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Builds an example and returns its executable, as cargo reports it (so that
-/// `CARGO_TARGET_DIR` and the like are honoured).
-fn build_example(root: &Path, name: &str) -> Result<PathBuf> {
-    println!("==> building the `{name}` example: cargo build --example {name}");
+/// Builds examples (in one cargo run) and returns their executables, as cargo reports them
+/// (so that `CARGO_TARGET_DIR` and the like are honoured).
+fn build_examples<const N: usize>(root: &Path, names: [&str; N]) -> Result<[PathBuf; N]> {
+    let flags: Vec<String> = names.iter().map(|n| format!("--example={n}")).collect();
+    println!("==> building the examples: cargo build {}", flags.join(" "));
     let out = Command::new(env!("CARGO"))
-        .args(["build", "--example", name, "--message-format=json-render-diagnostics"])
+        .arg("build")
+        .args(&flags)
+        .arg("--message-format=json-render-diagnostics")
         .current_dir(root)
         .stderr(Stdio::inherit())
         .output()
         .context("running cargo build")?;
     if !out.status.success() {
-        bail!("building the `{name}` example failed ({})", out.status);
+        bail!("building the examples {names:?} failed ({})", out.status);
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    stdout
+    let artifacts: Vec<serde_json::Value> = stdout
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter(|msg| {
             msg["reason"] == "compiler-artifact"
-                && msg["target"]["name"] == name
                 && msg["target"]["kind"].as_array().is_some_and(|kinds| kinds.iter().any(|k| k == "example"))
         })
-        .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
-        .with_context(|| format!("cargo reported no executable for the `{name}` example"))
+        .collect();
+    let mut paths: [PathBuf; N] = std::array::from_fn(|_| PathBuf::new());
+    for (path, name) in paths.iter_mut().zip(names) {
+        *path = artifacts
+            .iter()
+            .filter(|msg| msg["target"]["name"] == name)
+            .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
+            .with_context(|| format!("cargo reported no executable for the `{name}` example"))?;
+    }
+    Ok(paths)
+}
+
+/// The entry point of the installed `@modelcontextprotocol/server-everything`, from its
+/// manifest's `bin`; it takes the transport as its argument (`stdio`).
+fn server_everything(ts: &Path) -> Result<PathBuf> {
+    let dir = ts.join("node_modules/@modelcontextprotocol/server-everything");
+    let manifest = read_manifest(&dir.join("package.json"))?;
+    let bin = match &manifest["bin"] {
+        serde_json::Value::String(bin) => Some(bin.as_str()),
+        serde_json::Value::Object(bins) => bins.values().find_map(|b| b.as_str()),
+        _ => None,
+    };
+    let entry = dir.join(bin.context("@modelcontextprotocol/server-everything declares no `bin`")?);
+    if !entry.is_file() {
+        bail!("{} is missing; delete {} and retry", entry.display(), ts.display());
+    }
+    Ok(entry)
 }
 
 /// What one client run came to.

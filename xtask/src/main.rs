@@ -3,7 +3,8 @@
 //! - `codegen`: regenerates `crates/mcp-types/src/generated/` from the vendored schemas.
 //! - `ci`: everything CI checks (formatting, clippy, tests, docs, interop).
 //! - `bench`: round-trip benchmarks of the stdio server against a no-library baseline.
-//! - `interop`: the official TypeScript and Python SDK clients against our example servers.
+//! - `interop`: the official TypeScript and Python SDK clients against our example servers, and
+//!   our client against the official `server-everything` and a Python SDK server.
 
 mod bench;
 mod ci;

@@ -10,15 +10,16 @@ use mcp_types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientCapabilitiesElicitation,
     ClientCapabilitiesRoots, ClientCapabilitiesSampling, CompleteRequest, CompleteRequestParams,
     CompleteRequestParamsArgument, CompleteRequestParamsContext, CompleteResult, CompletionReference,
-    CreateMessageRequest, ElicitRequest, ErrorObject, GetPromptRequest, GetPromptRequestParams, GetPromptResult,
-    Implementation, InitializeRequest, InitializeRequestParams, InitializeResult, InitializedNotification,
-    ListPromptsRequest, ListPromptsResult, ListResourceTemplatesRequest, ListResourceTemplatesResult,
-    ListResourcesRequest, ListResourcesResult, ListRootsRequest, ListRootsResult, ListToolsRequest, ListToolsResult,
-    LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParams, PaginatedRequestParams, PingRequest,
-    Prompt, PromptListChangedNotification, ProtocolVersion, ReadResourceRequest, ReadResourceRequestParams,
-    ReadResourceResult, Resource, ResourceListChangedNotification, ResourceTemplate, ResourceUpdatedNotification,
-    RootsListChangedNotification, ServerCapabilities, SetLevelRequest, SetLevelRequestParams, SubscribeRequest,
-    SubscribeRequestParams, Tool, ToolListChangedNotification, UnsubscribeRequest, UnsubscribeRequestParams,
+    CreateMessageRequest, ElicitRequest, ElicitationCompleteNotification, ErrorObject, GetPromptRequest,
+    GetPromptRequestParams, GetPromptResult, Implementation, InitializeRequest, InitializeRequestParams,
+    InitializeResult, InitializedNotification, ListPromptsRequest, ListPromptsResult, ListResourceTemplatesRequest,
+    ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult, ListRootsRequest, ListRootsResult,
+    ListToolsRequest, ListToolsResult, LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParams,
+    PaginatedRequestParams, PingRequest, Prompt, PromptListChangedNotification, ProtocolVersion, ReadResourceRequest,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceListChangedNotification, ResourceTemplate,
+    ResourceUpdatedNotification, RootsListChangedNotification, ServerCapabilities, SetLevelRequest,
+    SetLevelRequestParams, SubscribeRequest, SubscribeRequestParams, Tool, ToolListChangedNotification,
+    UnsubscribeRequest, UnsubscribeRequestParams,
 };
 use tokio::sync::broadcast;
 
@@ -121,6 +122,11 @@ pub enum ServerEvent {
     ResourceUpdated {
         /// Its URI.
         uri: String,
+    },
+    /// A URL-mode elicitation was completed out of band (2025-11-25).
+    ElicitationComplete {
+        /// The elicitation it completes.
+        elicitation_id: String,
     },
 }
 
@@ -304,9 +310,13 @@ impl ClientBuilder {
         let e = emit.clone();
         router =
             router.notification::<ResourceListChangedNotification, _>(move |_, _| e(ServerEvent::ResourceListChanged));
-        let e = emit;
+        let e = emit.clone();
         router = router
             .notification::<ResourceUpdatedNotification, _>(move |p, _| e(ServerEvent::ResourceUpdated { uri: p.uri }));
+        let e = emit;
+        router = router.notification::<ElicitationCompleteNotification, _>(move |p, _| {
+            e(ServerEvent::ElicitationComplete { elicitation_id: p.elicitation_id })
+        });
         router
     }
 
@@ -677,13 +687,19 @@ impl Client {
         Ok(())
     }
 
-    /// Closes the connection; a child server is stopped (stdin closed, then SIGTERM, then
-    /// SIGKILL) and reaped.
+    /// Closes the connection. A child server is stopped the way the specification asks (its
+    /// stdin closed, then SIGTERM, then SIGKILL) while its stdout is still read, so a server
+    /// that is still writing is not cut off mid-message; it is always reaped.
     pub async fn close(&self) -> Result<(), ClientError> {
+        let child = self.child.lock().await.take();
+        let stopped = match child {
+            Some(child) => Some(child.shutdown().await),
+            None => None,
+        };
         self.peer.close();
         let _ = tokio::time::timeout(Duration::from_secs(10), self.peer.closed()).await;
-        if let Some(child) = self.child.lock().await.take() {
-            child.shutdown().await?;
+        if let Some(stopped) = stopped {
+            stopped?;
         }
         Ok(())
     }

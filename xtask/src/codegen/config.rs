@@ -137,3 +137,14 @@ pub fn wire_default(json: &str) -> Option<&'static str> {
         _ => None,
     }
 }
+
+/// Variants added to a union beyond what the schemas list.
+pub fn extra_variants(name: &str) -> Vec<Ty> {
+    match name {
+        // The schema's `integer` for elicited values contradicts its own number fields
+        // (`NumberSchema` allows `type: "number"`, with decimal defaults) and the official
+        // TypeScript SDK, which accepts any number: decimals decode as `Number`.
+        "ElicitResultContentValue" => vec![Ty::Number],
+        _ => Vec::new(),
+    }
+}

@@ -540,6 +540,16 @@ fn merge_variants(mut a: Vec<Variant>, b: Vec<Variant>) -> Vec<Variant> {
 
 /// Whole-model fixes after merging: `Object` fields that met a struct give it an extra map.
 fn postprocess(model: &mut Model) -> Result<()> {
+    for def in model.defs.values_mut() {
+        let revs = def.revs;
+        if let Kind::Union { variants } = &mut def.kind {
+            for ty in config::extra_variants(&def.name) {
+                if !variants.iter().any(|v| v.ty == ty) {
+                    variants.push(Variant { ty, revs });
+                }
+            }
+        }
+    }
     // Structs that received free-form objects in some revision keep unknown keys.
     let mut needs_extra = BTreeSet::new();
     for def in model.defs.values() {

@@ -5697,7 +5697,7 @@ impl Probe for ElicitResult {
     }
 }
 /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ElicitResultContentValue {
     /// A plain JSON value of this kind.
     String(String),
@@ -5707,6 +5707,8 @@ pub enum ElicitResultContentValue {
     Boolean(bool),
     /// A plain JSON value of this kind. Revisions: 2025-11-25, 2026-07-28.
     Array(Vec<String>),
+    /// A plain JSON value of this kind.
+    Number(f64),
 }
 impl<'de> Deserialize<'de> for ElicitResultContentValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
@@ -5717,6 +5719,7 @@ impl<'de> Deserialize<'de> for ElicitResultContentValue {
             <i64 as Probe>::probe(&v),
             <bool as Probe>::probe(&v),
             <Vec<String> as Probe>::probe(&v),
+            <f64 as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
             Some(0usize) => {
@@ -5730,6 +5733,9 @@ impl<'de> Deserialize<'de> for ElicitResultContentValue {
             }
             Some(3usize) => {
                 serde_json::from_value(v).map(Self::Array).map_err(D::Error::custom)
+            }
+            Some(4usize) => {
+                serde_json::from_value(v).map(Self::Number).map_err(D::Error::custom)
             }
             _ => {
                 Err(
@@ -5762,6 +5768,7 @@ impl WireSerialize for ElicitResultContentValue {
             Self::Integer(v) => ForRevision::new(v, revs).serialize(s),
             Self::Boolean(v) => ForRevision::new(v, revs).serialize(s),
             Self::Array(v) => ForRevision::new(v, revs).serialize(s),
+            Self::Number(v) => ForRevision::new(v, revs).serialize(s),
         }
     }
 }
@@ -5778,6 +5785,7 @@ impl Probe for ElicitResultContentValue {
             <i64 as Probe>::probe(v),
             <bool as Probe>::probe(v),
             <Vec<String> as Probe>::probe(v),
+            <f64 as Probe>::probe(v),
         ]
             .into_iter()
             .flatten()
