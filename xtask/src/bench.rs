@@ -2,7 +2,8 @@
 //! baseline, side by side in one run.
 //!
 //! For each server: sequential round trips (one request, wait for its answer, repeat) and
-//! pipelined ones (64 requests in flight); several runs, medians, and the ratio to the
+//! pipelined ones (64 requests in flight); several runs alternating between the servers, medians,
+//! and the ratio to the
 //! baseline. The load generator is plain threads on blocking pipes, so that it costs the
 //! servers as little as possible; both servers run the same `echo` tool call.
 
@@ -20,7 +21,7 @@ struct Server {
     args: Vec<&'static str>,
 }
 
-const RUNS: usize = 5;
+const RUNS: usize = 7;
 const SEQUENTIAL_CALLS: usize = 20_000;
 const PIPELINED_CALLS: usize = 200_000;
 const IN_FLIGHT: usize = 64;
@@ -134,13 +135,21 @@ pub fn run(root: &Path) -> Result<()> {
             args: vec!["--stdio"],
         },
     ];
-    println!("stdio round trips, {RUNS} runs each, medians (calls/s)");
+    println!("stdio round trips, {RUNS} alternating runs each, medians (calls/s)");
     println!("| server | sequential | {IN_FLIGHT} in flight |");
     println!("|---|---:|---:|");
+    // Runs alternate between the servers, so that the machine's drift (this is a shared VM)
+    // falls on both alike.
+    let mut samples = vec![(Vec::new(), Vec::new()); servers.len()];
+    for _ in 0..RUNS {
+        for (server, (seq, pipe)) in servers.iter().zip(samples.iter_mut()) {
+            seq.push(measure(server, SEQUENTIAL_CALLS, 1)?);
+            pipe.push(measure(server, PIPELINED_CALLS, IN_FLIGHT)?);
+        }
+    }
     let mut rows = Vec::new();
-    for server in &servers {
-        let seq = median((0..RUNS).map(|_| measure(server, SEQUENTIAL_CALLS, 1)).collect::<Result<_>>()?);
-        let pipe = median((0..RUNS).map(|_| measure(server, PIPELINED_CALLS, IN_FLIGHT)).collect::<Result<_>>()?);
+    for (server, (seq, pipe)) in servers.iter().zip(samples) {
+        let (seq, pipe) = (median(seq), median(pipe));
         println!("| {} | {seq:.0} | {pipe:.0} |", server.name);
         rows.push((seq, pipe));
     }
