@@ -1,9 +1,9 @@
 """The checks client.py runs, in order, after the `initialize` handshake.
 
 Each is a `Check(name, run)`: `run(ctx)` is a coroutine that raises (e.g. AssertionError) to
-fail and may return a short note printed after `ok - name`. `ctx` is a `Context`. To add a check
-(e.g. for prompts or resources once the server has them), append to `CHECKS`; the TypeScript
-client (../ts/checks.mjs) should get the same one.
+fail and may return a short note printed after `ok - name`. `ctx` is a `Context`. The server is
+the `stdio_server` example (the "showcase" server). To add a check, append to `CHECKS`; the
+TypeScript client (../ts/checks.mjs) should get the same one.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 
-from mcp import ClientSession, InitializeResult, MCPError
+import json
+
+from mcp import ClientSession, InitializeResult, MCPError, types
 
 
 @dataclass
@@ -30,8 +32,12 @@ class Check:
     run: Callable[[Context], Awaitable[str | None]]
 
 
+def texts(content) -> str:
+    return "".join(block.text for block in content if getattr(block, "type", None) == "text")
+
+
 async def server_name(ctx: Context) -> None:
-    assert ctx.init.server_info.name == "echo", f"serverInfo.name is {ctx.init.server_info.name!r}"
+    assert ctx.init.server_info.name == "showcase", f"serverInfo.name is {ctx.init.server_info.name!r}"
 
 
 async def negotiated_version(ctx: Context) -> str:
@@ -40,25 +46,39 @@ async def negotiated_version(ctx: Context) -> str:
     return version
 
 
-async def advertises_tools(ctx: Context) -> None:
-    assert ctx.init.capabilities.tools is not None, "capabilities.tools is missing"
+async def advertises_capabilities(ctx: Context) -> None:
+    caps = ctx.init.capabilities
+    for name in ("tools", "prompts", "resources", "completions", "logging"):
+        assert getattr(caps, name) is not None, f"capabilities.{name} is missing: {caps}"
 
 
 async def list_tools(ctx: Context) -> str:
     tools = (await ctx.session.list_tools()).tools
-    echo = next((tool for tool in tools if tool.name == "echo"), None)
-    assert echo is not None, f"no 'echo' among {[tool.name for tool in tools]}"
-    assert echo.input_schema.get("type") == "object", f"inputSchema: {echo.input_schema}"
-    text = echo.input_schema.get("properties", {}).get("text", {})
-    assert text.get("type") == "string", f"inputSchema: {echo.input_schema}"
+    add = next((tool for tool in tools if tool.name == "add"), None)
+    assert add is not None, f"no 'add' among {[tool.name for tool in tools]}"
+    assert add.input_schema.get("type") == "object", f"inputSchema: {add.input_schema}"
+    assert add.input_schema.get("properties", {}).get("a", {}).get("type") == "number", f"{add.input_schema}"
+    assert sorted(add.input_schema.get("required", [])) == ["a", "b"], f"{add.input_schema}"
+    assert "$ref" not in json.dumps([tool.input_schema for tool in tools]), "a schema has a $ref"
     return f"{len(tools)} tools"
 
 
-async def call_echo(ctx: Context) -> None:
-    result = await ctx.session.call_tool("echo", {"text": "héllo"})
+async def call_add(ctx: Context) -> None:
+    result = await ctx.session.call_tool("add", {"a": 2, "b": 3})
     assert not result.is_error, f"isError: {result}"
-    content = [block.model_dump(mode="json", exclude_none=True) for block in result.content]
-    assert content == [{"type": "text", "text": "héllo"}], f"content: {content}"
+    assert result.structured_content == {"result": 5}, f"structuredContent: {result.structured_content}"
+    assert json.loads(texts(result.content)) == {"result": 5}, f"content: {result.content}"
+
+
+async def call_weather(ctx: Context) -> None:
+    result = await ctx.session.call_tool("weather", {"city": "Lisbon"})
+    assert not result.is_error, f"isError: {result}"
+    assert result.structured_content["city"] == "Lisbon", f"{result.structured_content}"
+
+
+async def call_with_bad_arguments(ctx: Context) -> None:
+    result = await ctx.session.call_tool("add", {"a": "two"})
+    assert result.is_error, f"not an error: {result}"
 
 
 async def call_unknown_tool(ctx: Context) -> str:
@@ -71,16 +91,66 @@ async def call_unknown_tool(ctx: Context) -> str:
     return "isError result"
 
 
+async def prompts(ctx: Context) -> None:
+    listed = (await ctx.session.list_prompts()).prompts
+    review = next((p for p in listed if p.name == "review"), None)
+    assert review is not None, f"prompts: {listed}"
+    assert any(a.name == "code" and a.required for a in review.arguments or []), f"{review}"
+    got = await ctx.session.get_prompt("review", {"code": "x = 1", "language": "python"})
+    assert got.messages[0].role == "user", f"{got}"
+    assert "python code:\n\nx = 1" in got.messages[0].content.text, f"{got}"
+
+
+async def resources(ctx: Context) -> None:
+    listed = (await ctx.session.list_resources()).resources
+    assert any(str(r.uri) == "showcase://readme" for r in listed), f"resources: {listed}"
+    read = await ctx.session.read_resource("showcase://readme")
+    assert read.contents[0].text.startswith("# Showcase"), f"{read}"
+
+
+async def templates(ctx: Context) -> None:
+    listed = (await ctx.session.list_resource_templates()).resource_templates
+    assert any(t.uri_template == "notes://{id}" for t in listed), f"templates: {listed}"
+    read = await ctx.session.read_resource("notes://ideas")
+    assert read.contents[0].text == "a faster MCP SDK", f"{read}"
+
+
+async def unknown_resource(ctx: Context) -> str:
+    try:
+        await ctx.session.read_resource("notes://nope")
+    except MCPError as error:
+        return f"JSON-RPC error {error.code}"
+    raise AssertionError("reading notes://nope did not fail")
+
+
+async def completions(ctx: Context) -> None:
+    lang = await ctx.session.complete(
+        types.PromptReference(type="ref/prompt", name="review"), {"name": "language", "value": "r"}
+    )
+    assert lang.completion.values == ["rust"], f"{lang}"
+    ids = await ctx.session.complete(
+        types.ResourceTemplateReference(type="ref/resource", uri="notes://{id}"), {"name": "id", "value": "i"}
+    )
+    assert ids.completion.values == ["ideas"], f"{ids}"
+
+
 async def ping(ctx: Context) -> None:
     await ctx.session.send_ping()
 
 
 CHECKS: list[Check] = [
-    Check('initialize: serverInfo.name is "echo"', server_name),
+    Check('initialize: serverInfo.name is "showcase"', server_name),
     Check("initialize: the server accepts the revision the client offered", negotiated_version),
-    Check("initialize: the server advertises tools", advertises_tools),
-    Check('tools/list: has "echo" with an object inputSchema', list_tools),
-    Check("tools/call echo: returns the text it is given", call_echo),
+    Check("initialize: the server advertises tools, prompts, resources, completions, logging", advertises_capabilities),
+    Check('tools/list: "add" has an object inputSchema with number a and b, no $ref', list_tools),
+    Check("tools/call add: structured result with its text form", call_add),
+    Check("tools/call weather: structured output matching its outputSchema", call_weather),
+    Check("tools/call with bad arguments: an isError result", call_with_bad_arguments),
     Check("tools/call of an unknown tool: is an error", call_unknown_tool),
+    Check("prompts/list and prompts/get review", prompts),
+    Check("resources/list and resources/read", resources),
+    Check("resources/templates/list and a templated read", templates),
+    Check("resources/read of an unknown note: an error", unknown_resource),
+    Check("completion/complete for a prompt argument and a template variable", completions),
     Check("ping: answered", ping),
 ]

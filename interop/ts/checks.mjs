@@ -1,21 +1,23 @@
-// The checks client.mjs runs, in order, after the `initialize` handshake. Each is
-// `{ name, run(ctx) }`: `run` throws (e.g. a failed assertion) to fail, and may return a short
-// note printed after `ok - name`. `ctx` holds:
+// The checks client.mjs runs, in order, after the `initialize` handshake, against the
+// `stdio_server` example (the "showcase" server). Each is `{ name, run(ctx) }`: `run` throws
+// (e.g. a failed assertion) to fail, and may return a short note printed after `ok - name`.
+// `ctx` holds:
 //   client             the connected `Client` of @modelcontextprotocol/sdk
 //   offeredVersion     the protocol revision the client offered in `initialize`
 //   negotiatedVersion  the revision the server answered with
-// To add a check (e.g. for prompts or resources once the server has them), append an entry;
-// the Python client (../python/checks.py) should get the same one.
+// To add a check, append an entry; the Python client (../python/checks.py) should get the same.
 
 import assert from 'node:assert/strict';
 
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
+const text = (content) => content.filter((c) => c.type === 'text').map((c) => c.text).join('');
+
 export const checks = [
   {
-    name: 'initialize: serverInfo.name is "echo"',
+    name: 'initialize: serverInfo.name is "showcase"',
     run: ({ client }) => {
-      assert.equal(client.getServerVersion()?.name, 'echo');
+      assert.equal(client.getServerVersion()?.name, 'showcase');
     },
   },
   {
@@ -26,28 +28,49 @@ export const checks = [
     },
   },
   {
-    name: 'initialize: the server advertises tools',
+    name: 'initialize: the server advertises tools, prompts, resources, completions, logging',
     run: ({ client }) => {
-      assert.ok(client.getServerCapabilities()?.tools, 'capabilities.tools is missing');
+      const caps = client.getServerCapabilities() ?? {};
+      for (const key of ['tools', 'prompts', 'resources', 'completions', 'logging']) {
+        assert.ok(caps[key], `capabilities.${key} is missing: ${JSON.stringify(caps)}`);
+      }
     },
   },
   {
-    name: 'tools/list: has "echo" with an object inputSchema',
+    name: 'tools/list: "add" has an object inputSchema with number a and b, no $ref',
     run: async ({ client }) => {
       const { tools } = await client.listTools();
-      const echo = tools.find((tool) => tool.name === 'echo');
-      assert.ok(echo, `no "echo" among ${JSON.stringify(tools.map((tool) => tool.name))}`);
-      assert.equal(echo.inputSchema?.type, 'object');
-      assert.equal(echo.inputSchema?.properties?.text?.type, 'string');
+      const add = tools.find((tool) => tool.name === 'add');
+      assert.ok(add, `no "add" among ${JSON.stringify(tools.map((tool) => tool.name))}`);
+      assert.equal(add.inputSchema?.type, 'object');
+      assert.equal(add.inputSchema?.properties?.a?.type, 'number');
+      assert.deepEqual([...(add.inputSchema?.required ?? [])].sort(), ['a', 'b']);
+      assert.ok(!JSON.stringify(tools).includes('"$ref"'), 'a schema has a $ref');
       return `${tools.length} tools`;
     },
   },
   {
-    name: 'tools/call echo: returns the text it is given',
+    name: 'tools/call add: structured result with its text form',
     run: async ({ client }) => {
-      const result = await client.callTool({ name: 'echo', arguments: { text: 'héllo' } });
+      const result = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
       assert.ok(!result.isError, `isError: ${JSON.stringify(result)}`);
-      assert.deepEqual(result.content, [{ type: 'text', text: 'héllo' }]);
+      assert.deepEqual(result.structuredContent, { result: 5 });
+      assert.deepEqual(JSON.parse(text(result.content)), { result: 5 });
+    },
+  },
+  {
+    name: 'tools/call weather: structured output matching its outputSchema',
+    run: async ({ client }) => {
+      const result = await client.callTool({ name: 'weather', arguments: { city: 'Lisbon' } });
+      assert.equal(result.structuredContent?.city, 'Lisbon');
+      assert.equal(typeof result.structuredContent?.temperature, 'number');
+    },
+  },
+  {
+    name: 'tools/call with bad arguments: an isError result',
+    run: async ({ client }) => {
+      const result = await client.callTool({ name: 'add', arguments: { a: 'two' } });
+      assert.equal(result.isError, true, JSON.stringify(result));
     },
   },
   {
@@ -65,6 +88,51 @@ export const checks = [
       }
       assert.equal(result.isError, true, `not an error: ${JSON.stringify(result)}`);
       return 'isError result';
+    },
+  },
+  {
+    name: 'prompts/list and prompts/get review',
+    run: async ({ client }) => {
+      const { prompts } = await client.listPrompts();
+      const review = prompts.find((p) => p.name === 'review');
+      assert.ok(review, JSON.stringify(prompts));
+      assert.ok(review.arguments?.some((a) => a.name === 'code' && a.required), JSON.stringify(review));
+      const got = await client.getPrompt({ name: 'review', arguments: { code: 'x = 1', language: 'python' } });
+      assert.equal(got.messages[0].role, 'user');
+      assert.match(got.messages[0].content.text, /python code:\n\nx = 1/);
+    },
+  },
+  {
+    name: 'resources/list and resources/read',
+    run: async ({ client }) => {
+      const { resources } = await client.listResources();
+      assert.ok(resources.some((r) => r.uri === 'showcase://readme'), JSON.stringify(resources));
+      const read = await client.readResource({ uri: 'showcase://readme' });
+      assert.match(read.contents[0].text, /^# Showcase/);
+    },
+  },
+  {
+    name: 'resources/templates/list and a templated read',
+    run: async ({ client }) => {
+      const { resourceTemplates } = await client.listResourceTemplates();
+      assert.ok(resourceTemplates.some((t) => t.uriTemplate === 'notes://{id}'), JSON.stringify(resourceTemplates));
+      const read = await client.readResource({ uri: 'notes://ideas' });
+      assert.equal(read.contents[0].text, 'a faster MCP SDK');
+    },
+  },
+  {
+    name: 'resources/read of an unknown note: an error',
+    run: async ({ client }) => {
+      await assert.rejects(client.readResource({ uri: 'notes://nope' }), McpError);
+    },
+  },
+  {
+    name: 'completion/complete for a prompt argument and a template variable',
+    run: async ({ client }) => {
+      const lang = await client.complete({ ref: { type: 'ref/prompt', name: 'review' }, argument: { name: 'language', value: 'r' } });
+      assert.deepEqual(lang.completion.values, ['rust']);
+      const ids = await client.complete({ ref: { type: 'ref/resource', uri: 'notes://{id}' }, argument: { name: 'id', value: 'i' } });
+      assert.deepEqual(ids.completion.values, ['ideas']);
     },
   },
   {

@@ -56,8 +56,8 @@ pub fn run(root: &Path) -> Result<()> {
     let python = install_python(root, &work)?;
     println!("==> clients ready ({:.1} s)", started.elapsed().as_secs_f64());
 
-    let [echo, interop_client] = build_examples(root, ["echo", "interop_client"])?;
-    let servers = [vec![echo.display().to_string(), "--stdio".to_owned()]];
+    let [stdio_server, interop_client] = build_examples(root, ["stdio_server", "interop_client"])?;
+    let servers = [vec![stdio_server.display().to_string()]];
     // No `__pycache__` in the source tree; UTF-8 whatever the locale.
     let python_env: &[(&str, &str)] = &[("PYTHONDONTWRITEBYTECODE", "1"), ("PYTHONUTF8", "1")];
     let clients = [
