@@ -52,5 +52,5 @@ pub use handlers::Handlers;
 pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, StringArgument};
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};
-pub use server::{Server, ServerBuilder};
+pub use server::{RootsChangedCallback, Server, ServerBuilder};
 pub use tool::{DefinitionError, ToolDef, ToolError, ToolHandler, check_tool_name};

@@ -62,6 +62,7 @@ pub(crate) struct ServerShared {
     pub(crate) page_size: usize,
     pub(crate) peer_config: PeerConfig,
     pub(crate) state: Arc<StateMap>,
+    pub(crate) on_roots_changed: Option<RootsChangedCallback>,
     registry: RwLock<Arc<Registry>>,
     sessions: Mutex<Vec<Weak<SessionState>>>,
 }
@@ -103,10 +104,15 @@ pub struct ServerBuilder {
     resources: Vec<ResourceDef>,
     templates: Vec<TemplateDef>,
     state: StateMap,
+    on_roots_changed: Option<RootsChangedCallback>,
     enable_tools: bool,
     enable_prompts: bool,
     enable_resources: bool,
 }
+
+/// Called when a client says its roots changed; the [`Peer`] reaches that client (to call
+/// `roots/list` again, say).
+pub type RootsChangedCallback = Arc<dyn Fn(Peer) + Send + Sync>;
 
 impl std::fmt::Debug for ServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -211,6 +217,12 @@ impl ServerBuilder {
         self.state.insert(std::any::TypeId::of::<T>(), Arc::new(value));
         self
     }
+    /// Calls `f` when a client sends `notifications/roots/list_changed`, with the connection
+    /// to that client.
+    pub fn on_roots_changed(mut self, f: impl Fn(Peer) + Send + Sync + 'static) -> Self {
+        self.on_roots_changed = Some(Arc::new(f));
+        self
+    }
     /// Declares the tools capability even with no tool yet (to add them at runtime).
     pub fn enable_tools(mut self) -> Self {
         self.enable_tools = true;
@@ -264,6 +276,7 @@ impl ServerBuilder {
                 page_size: self.page_size,
                 peer_config: self.peer_config,
                 state: Arc::new(self.state),
+                on_roots_changed: self.on_roots_changed,
                 registry: RwLock::new(Arc::new(registry)),
                 sessions: Mutex::new(Vec::new()),
             }),
@@ -306,6 +319,7 @@ impl Server {
             resources: Vec::new(),
             templates: Vec::new(),
             state: StateMap::new(),
+            on_roots_changed: None,
             enable_tools: false,
             enable_prompts: false,
             enable_resources: false,

@@ -75,10 +75,13 @@ impl Service for Session {
         Box::pin(async move { handle(&server, &state, request, ctx).await })
     }
 
-    fn notification(&self, notification: message::Notification, _peer: &Peer) {
+    fn notification(&self, notification: message::Notification, peer: &Peer) {
         match notification.method.as_str() {
             "notifications/initialized" => tracing::debug!("client initialized"),
-            "notifications/roots/list_changed" => tracing::debug!("client roots changed"),
+            "notifications/roots/list_changed" => match &self.server.on_roots_changed {
+                Some(f) => f(peer.clone()),
+                None => tracing::debug!("client roots changed"),
+            },
             other => tracing::debug!(method = other, "unhandled notification"),
         }
     }

@@ -419,3 +419,17 @@ async fn sampling_needs_the_clients_capability() {
     assert_eq!(answer["id"], 7);
     assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("hello"), "{answer}");
 }
+
+#[tokio::test]
+async fn a_roots_change_reaches_the_callback_with_the_clients_connection() {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let server = Server::builder("roots", "1")
+        .on_roots_changed(move |peer| {
+            let _ = tx.send(peer.is_closed());
+        })
+        .build()
+        .unwrap();
+    let mut c = connect(&server, "2025-06-18", json!({"roots": {"listChanged": true}})).await;
+    c.send(json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})).await;
+    assert_eq!(rx.recv().await, Some(false));
+}

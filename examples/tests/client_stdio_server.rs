@@ -1,0 +1,110 @@
+//! Our client against our own `stdio_server` example over a real pipe: every feature it has.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_sdk::client::{CallOptions, ClientBuilder, ServerEvent};
+use mcp_sdk::transport::stdio::ChildCommand;
+use mcp_sdk::types::{
+    AnyResourceContents, CallToolRequestParams, CompletionReference, CreateMessageRequestParams, CreateMessageResult,
+    ElicitAction, ElicitRequestParams, ElicitResult, ElicitResultContentValue, LoggingLevel, PromptReference,
+    ResourceTemplateReference, Role, Root, SamplingContent, TextContent,
+};
+use serde_json::json;
+
+/// The `stdio_server` example, which `cargo test` builds next to this test.
+fn server_bin() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let bin = exe.parent().and_then(|d| d.parent()).unwrap().join("examples").join("stdio_server");
+    assert!(bin.exists(), "{} is missing: build the examples (cargo test builds them)", bin.display());
+    bin
+}
+
+#[tokio::test]
+async fn every_feature_of_stdio_server_over_a_pipe() {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let client = ClientBuilder::new("test", "1")
+        .on_sampling(|params: CreateMessageRequestParams| async move {
+            assert_eq!(params.max_tokens, 200);
+            Ok(CreateMessageResult::new(Role::Assistant, SamplingContent::Text(TextContent::new("42")), "test-model"))
+        })
+        .on_elicitation(|_params: ElicitRequestParams| async move {
+            let mut result = ElicitResult::new(ElicitAction::Accept);
+            result.content = Some(BTreeMap::from([("quantity".to_owned(), ElicitResultContentValue::Integer(3))]));
+            Ok(result)
+        })
+        .apply_elicitation_defaults()
+        .on_roots(|| async { Ok(vec![Root::new("file:///tmp/project")]) })
+        .on_event(move |e| sink.lock().unwrap().push(e))
+        .spawn(ChildCommand::new(server_bin()))
+        .await
+        .unwrap();
+    assert_eq!(client.server_info().name, "showcase");
+    assert!(client.instructions().unwrap().contains("count_down"));
+
+    let tools: Vec<String> = client.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+    assert_eq!(tools, ["add", "weather", "count_down", "ask_model", "order", "roots"]);
+    let sum = client.call_tool("add", json!({"a": 2, "b": 3})).await.unwrap();
+    assert_eq!(sum.structured_content, Some(json!({"result": 5.0})));
+    let weather = client.call_tool("weather", json!({"city": "Oslo"})).await.unwrap();
+    assert_eq!(weather.structured_content.unwrap()["city"], "Oslo");
+    let bad = client.call_tool("add", json!({"a": "two"})).await.unwrap();
+    assert!(bad.is_error());
+
+    client.set_logging_level(LoggingLevel::Info).await.unwrap();
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let seen = progress.clone();
+    let mut count = CallToolRequestParams::new("count_down");
+    count.arguments = serde_json::from_value(json!({"from": 3})).unwrap();
+    let options = CallOptions::default()
+        .timeout(Duration::from_secs(30))
+        .on_progress(move |p| seen.lock().unwrap().push(p.progress));
+    let done = client.call_tool_with(count, options).await.unwrap();
+    assert_eq!(done.content[0].as_text(), Some("counted down from 3"));
+    assert_eq!(*progress.lock().unwrap(), [1.0, 2.0, 3.0]);
+    // The log notifications were written before the result, on the same pipe.
+    let logs = events.lock().unwrap().iter().filter(|e| matches!(e, ServerEvent::Log(_))).count();
+    assert_eq!(logs, 3);
+
+    let asked = client.call_tool("ask_model", json!({"question": "?"})).await.unwrap();
+    assert_eq!(asked.content[0].as_text(), Some("test-model says: 42"));
+    let ordered = client.call_tool("order", json!({"item": "tea"})).await.unwrap();
+    assert_eq!(ordered.content[0].as_text(), Some(r#"ordered tea: {"gift":false,"quantity":3}"#));
+    let roots = client.call_tool("roots", json!({})).await.unwrap();
+    assert_eq!(roots.content[0].as_text(), Some("file:///tmp/project"));
+
+    let prompt = client.get_prompt("review", BTreeMap::from([("code".into(), "x".into())])).await.unwrap();
+    assert!(prompt.messages[0].content.as_text().unwrap().ends_with("\n\nx"));
+    let readme = client.read_resource("showcase://readme").await.unwrap();
+    assert!(
+        matches!(&readme.contents[0], AnyResourceContents::TextResourceContents(t) if t.text.starts_with("# Showcase"))
+    );
+    let note = client.read_resource("notes://todo").await.unwrap();
+    assert!(matches!(&note.contents[0], AnyResourceContents::TextResourceContents(t) if t.text == "write the docs"));
+    assert!(client.read_resource("notes://missing").await.is_err());
+    let languages = client
+        .complete(
+            CompletionReference::PromptReference(PromptReference::new("review")),
+            "language",
+            "t",
+            BTreeMap::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(languages.completion.values, ["typescript"]);
+    let ids = client
+        .complete(
+            CompletionReference::ResourceTemplateReference(ResourceTemplateReference::new("notes://{id}")),
+            "id",
+            "g",
+            BTreeMap::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ids.completion.values, ["groceries"]);
+    client.ping().await.unwrap();
+    client.close().await.unwrap();
+}
