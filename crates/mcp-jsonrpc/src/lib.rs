@@ -35,7 +35,9 @@ pub mod router;
 pub mod transport;
 
 pub use mcp_types::{ErrorCode, ErrorObject, RequestId};
-pub use peer::{BoxFuture, CallError, CallOptions, NoService, Peer, PeerConfig, Reply, RequestContext, Service};
+pub use peer::{
+    BoxFuture, CallError, CallOptions, NoService, Peer, PeerConfig, Reply, RequestContext, Service, panic_message,
+};
 pub use router::Router;
 pub use tokio_util::sync::CancellationToken;
 pub use transport::{Transport, TransportRead, TransportWrite};

@@ -236,23 +236,24 @@ fn write_id(out: &mut Vec<u8>, id: Option<&RequestId>) {
 
 /// Encodes a request frame.
 pub fn encode_request(id: &RequestId, method: &str, params: Option<&dyn Body>) -> serde_json::Result<Bytes> {
-    let mut out = Vec::with_capacity(128);
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    write_id(&mut out, Some(id));
-    out.extend_from_slice(br#","method":"#);
-    serde_json::to_writer(&mut out, method)?;
-    if let Some(p) = params {
-        out.extend_from_slice(br#","params":"#);
-        p.write_json(&mut out)?;
-    }
-    out.push(b'}');
-    Ok(out.into())
+    encode_call(Some(id), method, params)
 }
 
 /// Encodes a notification frame.
 pub fn encode_notification(method: &str, params: Option<&dyn Body>) -> serde_json::Result<Bytes> {
+    encode_call(None, method, params)
+}
+
+/// A request (with an id) or a notification (without).
+fn encode_call(id: Option<&RequestId>, method: &str, params: Option<&dyn Body>) -> serde_json::Result<Bytes> {
     let mut out = Vec::with_capacity(128);
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","#);
+    if let Some(id) = id {
+        out.extend_from_slice(br#""id":"#);
+        write_id(&mut out, Some(id));
+        out.push(b',');
+    }
+    out.extend_from_slice(br#""method":"#);
     serde_json::to_writer(&mut out, method)?;
     if let Some(p) = params {
         out.extend_from_slice(br#","params":"#);

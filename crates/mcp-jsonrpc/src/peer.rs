@@ -471,6 +471,15 @@ impl Peer {
     }
 }
 
+/// The message of a caught panic (`panic!("...")` payloads are `&str` or `String`).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
 /// Cleans up an outgoing call that ends without an answer, and tells the other side.
 struct CallGuard {
     shared: Arc<Shared>,
@@ -809,11 +818,7 @@ async fn start_request(
             Some(Ok(Ok(frame))) => Some(frame),
             Some(Ok(Err(e))) => Some(message::encode_error(Some(&id), &e)),
             Some(Err(panic)) => {
-                let msg = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".to_owned());
+                let msg = panic_message(panic.as_ref());
                 warn!(%id, %method, panic = %msg, "request handler panicked");
                 Some(message::encode_error(Some(&id), &ErrorObject::internal_error(format!("handler panicked: {msg}"))))
             }

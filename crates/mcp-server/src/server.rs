@@ -364,13 +364,15 @@ impl Server {
         sessions.iter().filter_map(Weak::upgrade).filter(|s| s.is_initialized()).collect()
     }
 
-    fn update(&self, change: impl FnOnce(&mut Registry) -> Result<(), DefinitionError>) -> Result<(), DefinitionError> {
+    /// Applies `change` to a copy of the registry and swaps it in (requests in flight keep the
+    /// snapshot they took).
+    fn update<R>(&self, change: impl FnOnce(&mut Registry) -> R) -> R {
         let mut guard = self.shared.registry.write().unwrap_or_else(|e| e.into_inner());
         let mut next = Registry::clone(&guard);
-        change(&mut next)?;
+        let out = change(&mut next);
         next.rebuild();
         *guard = Arc::new(next);
-        Ok(())
+        out
     }
 
     async fn broadcast<N: mcp_types::Notification>(&self, params: impl Fn() -> N::Params) {
@@ -385,24 +387,14 @@ impl Server {
 
     /// Adds a tool (or replaces the one of the same name) and tells connected clients.
     pub async fn add_tool(&self, tool: ToolDef) -> Result<(), DefinitionError> {
-        self.update(|r| {
-            r.tools.retain(|t| t.tool.name != tool.tool.name);
-            r.tools.push(tool);
-            Ok(())
-        })?;
+        self.update(|r| upsert(&mut r.tools, tool, |a, b| a.tool.name == b.tool.name));
         self.broadcast::<ToolListChangedNotification>(Default::default).await;
         Ok(())
     }
 
     /// Removes a tool and tells connected clients; whether it existed.
     pub async fn remove_tool(&self, name: &str) -> bool {
-        let mut found = false;
-        let _ = self.update(|r| {
-            let before = r.tools.len();
-            r.tools.retain(|t| t.tool.name != name);
-            found = r.tools.len() != before;
-            Ok(())
-        });
+        let found = self.update(|r| remove_where(&mut r.tools, |t| t.tool.name == name));
         if found {
             self.broadcast::<ToolListChangedNotification>(Default::default).await;
         }
@@ -411,24 +403,14 @@ impl Server {
 
     /// Adds a prompt (or replaces the one of the same name) and tells connected clients.
     pub async fn add_prompt(&self, prompt: PromptDef) -> Result<(), DefinitionError> {
-        self.update(|r| {
-            r.prompts.retain(|p| p.prompt.name != prompt.prompt.name);
-            r.prompts.push(prompt);
-            Ok(())
-        })?;
+        self.update(|r| upsert(&mut r.prompts, prompt, |a, b| a.prompt.name == b.prompt.name));
         self.broadcast::<PromptListChangedNotification>(Default::default).await;
         Ok(())
     }
 
     /// Removes a prompt and tells connected clients; whether it existed.
     pub async fn remove_prompt(&self, name: &str) -> bool {
-        let mut found = false;
-        let _ = self.update(|r| {
-            let before = r.prompts.len();
-            r.prompts.retain(|p| p.prompt.name != name);
-            found = r.prompts.len() != before;
-            Ok(())
-        });
+        let found = self.update(|r| remove_where(&mut r.prompts, |p| p.prompt.name == name));
         if found {
             self.broadcast::<PromptListChangedNotification>(Default::default).await;
         }
@@ -437,24 +419,14 @@ impl Server {
 
     /// Adds a resource (or replaces the one at the same URI) and tells connected clients.
     pub async fn add_resource(&self, resource: ResourceDef) -> Result<(), DefinitionError> {
-        self.update(|r| {
-            r.resources.retain(|x| x.resource.uri != resource.resource.uri);
-            r.resources.push(resource);
-            Ok(())
-        })?;
+        self.update(|r| upsert(&mut r.resources, resource, |a, b| a.resource.uri == b.resource.uri));
         self.broadcast::<ResourceListChangedNotification>(Default::default).await;
         Ok(())
     }
 
     /// Removes a resource and tells connected clients; whether it existed.
     pub async fn remove_resource(&self, uri: &str) -> bool {
-        let mut found = false;
-        let _ = self.update(|r| {
-            let before = r.resources.len();
-            r.resources.retain(|x| x.resource.uri != uri);
-            found = r.resources.len() != before;
-            Ok(())
-        });
+        let found = self.update(|r| remove_where(&mut r.resources, |x| x.resource.uri == uri));
         if found {
             self.broadcast::<ResourceListChangedNotification>(Default::default).await;
         }
@@ -474,4 +446,17 @@ impl Server {
             }
         }
     }
+}
+
+/// Puts `item` in place of the one `same` matches, or at the end.
+fn upsert<T>(items: &mut Vec<T>, item: T, same: impl Fn(&T, &T) -> bool) {
+    items.retain(|x| !same(x, &item));
+    items.push(item);
+}
+
+/// Removes the items `hit` matches; whether there were any.
+fn remove_where<T>(items: &mut Vec<T>, hit: impl Fn(&T) -> bool) -> bool {
+    let before = items.len();
+    items.retain(|x| !hit(x));
+    items.len() != before
 }

@@ -179,11 +179,7 @@ async fn handle(
                         Ok(Err(ToolError::Tool(message))) => CallToolResult::error(message),
                         Ok(Err(ToolError::Protocol(e))) => return Err(e),
                         Err(panic) => {
-                            let msg = panic
-                                .downcast_ref::<&str>()
-                                .map(|s| (*s).to_owned())
-                                .or_else(|| panic.downcast_ref::<String>().cloned())
-                                .unwrap_or_default();
+                            let msg = mcp_jsonrpc::panic_message(panic.as_ref());
                             tracing::warn!(tool = %p.name, panic = %msg, "tool panicked");
                             CallToolResult::error(format!("tool `{}` failed: {msg}", p.name))
                         }
