@@ -108,3 +108,17 @@ async fn every_feature_of_stdio_server_over_a_pipe() {
     client.ping().await.unwrap();
     client.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_server_that_dies_during_the_handshake_is_reported() {
+    let command = ChildCommand::new("sh")
+        .args(["-c", "echo 'cannot open database' >&2; exit 4"])
+        .stderr(mcp_sdk::transport::stdio::StderrMode::Capture);
+    match ClientBuilder::new("test", "1").spawn(command).await {
+        Err(e @ mcp_sdk::client::ClientError::Closed(Some(_))) => {
+            let report = e.to_string();
+            assert!(report.contains("exit status: 4") && report.contains("cannot open database"), "{report}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

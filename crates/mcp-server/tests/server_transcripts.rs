@@ -433,3 +433,10 @@ async fn a_roots_change_reaches_the_callback_with_the_clients_connection() {
     c.send(json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})).await;
     assert_eq!(rx.recv().await, Some(false));
 }
+
+#[test]
+fn duplicate_names_are_refused_at_build() {
+    let one = || text_tool("same", |_| Ok(CallToolResult::success(vec![])));
+    let err = Server::builder("dup", "1").tool(one()).tool(one()).build().unwrap_err();
+    assert_eq!(err.to_string(), "duplicate tool `same`");
+}
