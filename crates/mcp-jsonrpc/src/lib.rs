@@ -40,4 +40,4 @@ pub use peer::{
 };
 pub use router::Router;
 pub use tokio_util::sync::CancellationToken;
-pub use transport::{Transport, TransportRead, TransportWrite};
+pub use transport::{Attachment, Inbound, Outbound, Route, Transport, TransportRead, TransportWrite};

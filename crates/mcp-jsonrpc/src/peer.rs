@@ -40,7 +40,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
 use crate::message::{self, Body, Message, Parsed};
-use crate::transport::{ReadError, Transport, TransportRead, TransportWrite};
+use crate::transport::{Attachment, Inbound, Outbound, ReadError, Route, Transport, TransportRead, TransportWrite};
 
 /// A boxed future, as services return them.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -189,6 +189,7 @@ pub struct RequestContext {
     id: RequestId,
     cancel: CancellationToken,
     peer: Peer,
+    attachment: Option<Attachment>,
 }
 
 impl std::fmt::Debug for RequestContext {
@@ -210,9 +211,15 @@ impl RequestContext {
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
     }
-    /// The connection, to call the other side or notify it.
+    /// The connection, to call the other side or notify it. What is sent through it is
+    /// related to this request (see [`Route::Related`]).
     pub fn peer(&self) -> &Peer {
         &self.peer
+    }
+    /// What the transport attached to the frame that carried the request (over HTTP: the
+    /// request's headers and extensions).
+    pub fn attachment(&self) -> Option<&Attachment> {
+        self.attachment.as_ref()
     }
     /// Encodes the response frame of this request.
     pub fn encode_result(&self, result: &dyn Body) -> Reply {
@@ -236,7 +243,7 @@ struct Running {
 
 struct Shared {
     config: PeerConfig,
-    out: mpsc::Sender<Bytes>,
+    out: mpsc::Sender<Outbound>,
     next_id: AtomicI64,
     version: AtomicU8,
     pending: Mutex<HashMap<RequestId, Pending>>,
@@ -263,6 +270,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 #[derive(Clone)]
 pub struct Peer {
     shared: Arc<Shared>,
+    /// The incoming request on whose behalf this handle sends, if any.
+    related: Option<RequestId>,
 }
 
 impl std::fmt::Debug for Peer {
@@ -293,7 +302,7 @@ impl Peer {
             done: CancellationToken::new(),
             idle: tokio::sync::Notify::new(),
         });
-        let peer = Peer { shared: shared.clone() };
+        let peer = Peer { shared: shared.clone(), related: None };
         let finish = CancellationToken::new();
         let writer_task = tokio::spawn(write_loop(writer, rx, shared.clone(), finish.clone()));
         let reader_peer = peer.clone();
@@ -399,8 +408,9 @@ impl Peer {
             progress: token,
             cancel_on_drop: method != "initialize",
             reason: "request dropped by the caller",
+            route: self.route(),
         };
-        if shared.out.send(frame).await.is_err() {
+        if shared.out.send(Outbound { frame, route: self.route() }).await.is_err() {
             guard.cancel_on_drop = false;
             return Err(CallError::Closed);
         }
@@ -457,7 +467,21 @@ impl Peer {
         if self.is_closed() {
             return Err(CallError::Closed);
         }
-        self.shared.out.send(frame).await.map_err(|_| CallError::Closed)
+        self.shared.out.send(Outbound { frame, route: self.route() }).await.map_err(|_| CallError::Closed)
+    }
+
+    /// This handle, sending on behalf of the incoming request `id` (see [`Route::Related`]).
+    pub fn related_to(&self, id: RequestId) -> Peer {
+        Peer { shared: self.shared.clone(), related: Some(id) }
+    }
+
+    /// The incoming request this handle sends for, if any.
+    pub fn related_request(&self) -> Option<&RequestId> {
+        self.related.as_ref()
+    }
+
+    fn route(&self) -> Route {
+        self.related.clone().map_or(Route::Unrelated, Route::Related)
     }
 
     /// The number of incoming requests running now.
@@ -487,6 +511,7 @@ struct CallGuard {
     progress: Option<ProgressToken>,
     cancel_on_drop: bool,
     reason: &'static str,
+    route: Route,
 }
 
 impl CallGuard {
@@ -516,6 +541,7 @@ impl Drop for CallGuard {
         let Ok(frame) = message::encode_notification("notifications/cancelled", Some(&params)) else {
             return;
         };
+        let frame = Outbound { frame, route: self.route.clone() };
         match self.shared.out.try_send(frame) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(frame)) => {
@@ -533,7 +559,7 @@ impl Drop for CallGuard {
 
 async fn write_loop<W: TransportWrite>(
     mut writer: W,
-    mut rx: mpsc::Receiver<Bytes>,
+    mut rx: mpsc::Receiver<Outbound>,
     shared: Arc<Shared>,
     finish: CancellationToken,
 ) {
@@ -578,14 +604,14 @@ async fn read_loop<R: TransportRead>(mut reader: R, peer: &Peer, service: Arc<dy
         };
         match item {
             None => break,
-            Some(Ok(frame)) => handle_frame(peer, &service, &frame).await,
+            Some(Ok(inbound)) => handle_frame(peer, &service, inbound).await,
             Some(Err(e)) if e.is_recoverable() => {
                 warn!(error = %e, "skipping an unreadable message");
                 let error = match e {
                     ReadError::InvalidUtf8 => ErrorObject::parse_error(&e),
                     _ => ErrorObject::invalid_request(&e),
                 };
-                send(shared, message::encode_error(None, &error)).await;
+                send(shared, message::encode_error(None, &error), Route::Unrelated).await;
             }
             Some(Err(e)) => {
                 debug!(error = %e, "transport read failed");
@@ -617,32 +643,45 @@ async fn read_loop<R: TransportRead>(mut reader: R, peer: &Peer, service: Arc<dy
     }
 }
 
-async fn send(shared: &Shared, frame: Bytes) {
-    let _ = shared.out.send(frame).await;
+async fn send(shared: &Shared, frame: Bytes, route: Route) {
+    let _ = shared.out.send(Outbound { frame, route }).await;
 }
 
-async fn handle_frame(peer: &Peer, service: &Arc<dyn Service>, frame: &[u8]) {
+fn response_route(id: Option<&RequestId>) -> Route {
+    id.cloned().map_or(Route::Unrelated, Route::Response)
+}
+
+async fn handle_frame(peer: &Peer, service: &Arc<dyn Service>, inbound: Inbound) {
     let shared = &peer.shared;
-    match message::parse(frame) {
-        Parsed::Single(m) => handle_message(peer, service, m, None).await,
+    let attachment = inbound.attachment;
+    match message::parse(&inbound.frame) {
+        Parsed::Single(m) => handle_message(peer, service, m, None, attachment).await,
         Parsed::Invalid { id, error } => {
             debug!(code = error.code, "invalid message: {}", error.message);
-            send(shared, message::encode_error(id.as_ref(), &error)).await;
+            send(shared, message::encode_error(id.as_ref(), &error), response_route(id.as_ref())).await;
         }
         Parsed::Batch(items) => {
             let version = peer.protocol_version();
             if !version.allows_batches() {
                 let error =
                     ErrorObject::invalid_request(format!("batches are not supported in protocol revision {version}"));
-                send(shared, message::encode_error(None, &error)).await;
+                send(shared, message::encode_error(None, &error), Route::Unrelated).await;
                 return;
             }
             let requests = items.iter().filter(|m| matches!(m, Ok(Message::Request(_)) | Err(_))).count();
-            let collector =
-                Arc::new(BatchCollector { frames: Mutex::new(Vec::new()), remaining: Mutex::new(requests) });
+            let first = items.iter().find_map(|m| match m {
+                Ok(Message::Request(r)) => Some(r.id.clone()),
+                Err(e) => e.id.clone(),
+                _ => None,
+            });
+            let collector = Arc::new(BatchCollector {
+                frames: Mutex::new(Vec::new()),
+                remaining: Mutex::new(requests),
+                route: response_route(first.as_ref()),
+            });
             for item in items {
                 match item {
-                    Ok(m) => handle_message(peer, service, m, Some(&collector)).await,
+                    Ok(m) => handle_message(peer, service, m, Some(&collector), attachment.clone()).await,
                     Err(invalid) => {
                         let frame = message::encode_error(invalid.id.as_ref(), &invalid.error);
                         collector.finish(shared, Some(frame)).await;
@@ -657,6 +696,7 @@ async fn handle_frame(peer: &Peer, service: &Arc<dyn Service>, frame: &[u8]) {
 struct BatchCollector {
     frames: Mutex<Vec<Bytes>>,
     remaining: Mutex<usize>,
+    route: Route,
 }
 
 impl BatchCollector {
@@ -674,26 +714,32 @@ impl BatchCollector {
             std::mem::take(&mut *frames)
         };
         if !frames.is_empty() {
-            send(shared, message::encode_batch(&frames)).await;
+            send(shared, message::encode_batch(&frames), self.route.clone()).await;
         }
     }
 }
 
-async fn deliver(shared: &Shared, batch: Option<&Arc<BatchCollector>>, frame: Option<Bytes>) {
+async fn deliver(shared: &Shared, batch: Option<&Arc<BatchCollector>>, id: &RequestId, frame: Option<Bytes>) {
     match batch {
         Some(c) => c.finish(shared, frame).await,
         None => {
             if let Some(f) = frame {
-                send(shared, f).await;
+                send(shared, f, Route::Response(id.clone())).await;
             }
         }
     }
 }
 
-async fn handle_message(peer: &Peer, service: &Arc<dyn Service>, m: Message, batch: Option<&Arc<BatchCollector>>) {
+async fn handle_message(
+    peer: &Peer,
+    service: &Arc<dyn Service>,
+    m: Message,
+    batch: Option<&Arc<BatchCollector>>,
+    attachment: Option<Attachment>,
+) {
     let shared = &peer.shared;
     match m {
-        Message::Request(req) => start_request(peer, service, req, batch).await,
+        Message::Request(req) => start_request(peer, service, req, batch, attachment).await,
         Message::Notification(n) => match n.method.as_str() {
             "notifications/cancelled" => {
                 match message::decode_params::<CancelledNotificationParams>(n.params.as_deref()) {
@@ -751,12 +797,13 @@ async fn start_request(
     service: &Arc<dyn Service>,
     req: message::Request,
     batch: Option<&Arc<BatchCollector>>,
+    attachment: Option<Attachment>,
 ) {
     let shared = &peer.shared;
     let id = req.id.clone();
     if req.method == "ping" {
         let frame = message::encode_result(&id, &serde_json::json!({})).ok();
-        deliver(shared, batch, frame).await;
+        deliver(shared, batch, &id, frame).await;
         return;
     }
     let cancel = shared.handlers.child_token();
@@ -782,16 +829,16 @@ async fn start_request(
         Admit::Yes => {}
         Admit::Duplicate => {
             warn!(%id, method = %req.method, "ignoring a request whose id is already in use");
-            deliver(shared, batch, None).await;
+            deliver(shared, batch, &id, None).await;
             return;
         }
         Admit::Busy(limit) => {
             let error = ErrorObject::internal_error(format!("too many concurrent requests (limit {limit})"));
-            deliver(shared, batch, Some(message::encode_error(Some(&id), &error))).await;
+            deliver(shared, batch, &id, Some(message::encode_error(Some(&id), &error))).await;
             return;
         }
     }
-    let ctx = RequestContext { id: id.clone(), cancel: cancel.clone(), peer: peer.clone() };
+    let ctx = RequestContext { id: id.clone(), cancel: cancel.clone(), peer: peer.related_to(id.clone()), attachment };
     let method = req.method.clone();
     let fut = service.request(req, ctx);
     let shared = shared.clone();
@@ -823,6 +870,6 @@ async fn start_request(
                 Some(message::encode_error(Some(&id), &ErrorObject::internal_error(format!("handler panicked: {msg}"))))
             }
         };
-        deliver(&shared, batch.as_ref(), frame).await;
+        deliver(&shared, batch.as_ref(), &id, frame).await;
     });
 }

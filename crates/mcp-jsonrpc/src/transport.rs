@@ -13,16 +13,77 @@
 //! let (a, b) = memory(16);
 //! let (_a_read, mut a_write) = a.split();
 //! let (mut b_read, _b_write) = b.split();
-//! a_write.write(&[Bytes::from_static(b"{}")]).await.unwrap();
-//! assert_eq!(&b_read.read().await.unwrap().unwrap()[..], b"{}");
+//! a_write.write(&[Bytes::from_static(b"{}").into()]).await.unwrap();
+//! assert_eq!(&b_read.read().await.unwrap().unwrap().frame[..], b"{}");
 //! # });
 //! ```
 
+use std::any::Any;
 use std::future::Future;
 use std::io;
+use std::sync::Arc;
 
 use bytes::Bytes;
+use mcp_types::RequestId;
 use tokio::sync::mpsc;
+
+/// Data a transport attaches to an incoming frame, which handlers can reach through
+/// [`RequestContext::attachment`](crate::RequestContext::attachment): over HTTP, the request's
+/// headers and extensions.
+pub type Attachment = Arc<dyn Any + Send + Sync>;
+
+/// A frame read from a transport.
+#[derive(Clone)]
+pub struct Inbound {
+    /// One JSON-RPC message or batch.
+    pub frame: Bytes,
+    /// What the transport knows about where the frame came from.
+    pub attachment: Option<Attachment>,
+}
+
+impl std::fmt::Debug for Inbound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inbound")
+            .field("frame", &String::from_utf8_lossy(&self.frame))
+            .field("attachment", &self.attachment.is_some())
+            .finish()
+    }
+}
+
+impl From<Bytes> for Inbound {
+    fn from(frame: Bytes) -> Self {
+        Inbound { frame, attachment: None }
+    }
+}
+
+/// How an outgoing frame relates to the incoming requests, for transports that route frames
+/// by request (Streamable HTTP answers each POST on its own stream).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// Not sent on behalf of any incoming request: server-initiated messages, own calls.
+    Unrelated,
+    /// Sent while handling the incoming request with this id: its progress, its logs, the
+    /// requests its handler makes.
+    Related(RequestId),
+    /// The response to the incoming request with this id (for a batch: to the batch that
+    /// holds it).
+    Response(RequestId),
+}
+
+/// A frame to write, with its route.
+#[derive(Debug, Clone)]
+pub struct Outbound {
+    /// One JSON-RPC message or batch.
+    pub frame: Bytes,
+    /// Which incoming request it belongs to.
+    pub route: Route,
+}
+
+impl From<Bytes> for Outbound {
+    fn from(frame: Bytes) -> Self {
+        Outbound { frame, route: Route::Unrelated }
+    }
+}
 
 /// Why a frame could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -52,13 +113,13 @@ impl ReadError {
 /// The reading half of a transport.
 pub trait TransportRead: Send + 'static {
     /// The next frame; `None` at the end of the stream.
-    fn read(&mut self) -> impl Future<Output = Option<Result<Bytes, ReadError>>> + Send;
+    fn read(&mut self) -> impl Future<Output = Option<Result<Inbound, ReadError>>> + Send;
 }
 
 /// The writing half of a transport.
 pub trait TransportWrite: Send + 'static {
     /// Sends frames in order, as few writes as the transport allows.
-    fn write(&mut self, frames: &[Bytes]) -> impl Future<Output = io::Result<()>> + Send;
+    fn write(&mut self, frames: &[Outbound]) -> impl Future<Output = io::Result<()>> + Send;
     /// Flushes and closes the stream; the peer sees its end.
     fn close(&mut self) -> impl Future<Output = io::Result<()>> + Send;
 }
@@ -76,17 +137,17 @@ pub trait Transport: Send + 'static {
 /// One end of an in-memory transport, made by [`memory`].
 #[derive(Debug)]
 pub struct MemoryTransport {
-    rx: mpsc::Receiver<Bytes>,
-    tx: mpsc::Sender<Bytes>,
+    rx: mpsc::Receiver<Inbound>,
+    tx: mpsc::Sender<Inbound>,
 }
 
 /// The reading half of a [`MemoryTransport`].
 #[derive(Debug)]
-pub struct MemoryRead(mpsc::Receiver<Bytes>);
+pub struct MemoryRead(mpsc::Receiver<Inbound>);
 
 /// The writing half of a [`MemoryTransport`].
 #[derive(Debug)]
-pub struct MemoryWrite(Option<mpsc::Sender<Bytes>>);
+pub struct MemoryWrite(Option<mpsc::Sender<Inbound>>);
 
 /// Two connected in-memory transport ends; each direction queues at most `capacity` frames.
 pub fn memory(capacity: usize) -> (MemoryTransport, MemoryTransport) {
@@ -104,16 +165,16 @@ impl Transport for MemoryTransport {
 }
 
 impl TransportRead for MemoryRead {
-    async fn read(&mut self) -> Option<Result<Bytes, ReadError>> {
+    async fn read(&mut self) -> Option<Result<Inbound, ReadError>> {
         self.0.recv().await.map(Ok)
     }
 }
 
 impl TransportWrite for MemoryWrite {
-    async fn write(&mut self, frames: &[Bytes]) -> io::Result<()> {
+    async fn write(&mut self, frames: &[Outbound]) -> io::Result<()> {
         let tx = self.0.as_ref().ok_or_else(|| io::Error::from(io::ErrorKind::BrokenPipe))?;
         for f in frames {
-            tx.send(f.clone()).await.map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
+            tx.send(Inbound::from(f.frame.clone())).await.map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
         }
         Ok(())
     }

@@ -26,7 +26,7 @@ struct Raw {
 
 impl Raw {
     async fn send(&mut self, frame: &str) {
-        self.write.write(&[Bytes::copy_from_slice(frame.as_bytes())]).await.unwrap();
+        self.write.write(&[Bytes::copy_from_slice(frame.as_bytes()).into()]).await.unwrap();
     }
     async fn send_json(&mut self, v: Value) {
         self.send(&v.to_string()).await;
@@ -37,7 +37,7 @@ impl Raw {
             .expect("no frame came")
             .expect("connection closed")
             .unwrap();
-        serde_json::from_slice(&frame).unwrap()
+        serde_json::from_slice(&frame.frame).unwrap()
     }
     /// Pings and expects the pong to be the very next frame: nothing else was sent before it.
     async fn expect_silence(&mut self, marker: i64) {

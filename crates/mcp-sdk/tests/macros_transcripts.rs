@@ -421,11 +421,11 @@ impl Client {
         client
     }
     async fn send(&mut self, v: Value) {
-        self.write.write(&[Bytes::from(v.to_string())]).await.unwrap();
+        self.write.write(&[Bytes::from(v.to_string()).into()]).await.unwrap();
     }
     async fn recv(&mut self) -> Value {
         let frame = tokio::time::timeout(Duration::from_secs(60), self.read.read()).await.unwrap().unwrap().unwrap();
-        serde_json::from_slice(&frame).unwrap()
+        serde_json::from_slice(&frame.frame).unwrap()
     }
     async fn call(&mut self, method: &str, params: Value) -> Value {
         self.next += 1;

@@ -37,7 +37,7 @@ struct Client {
 
 impl Client {
     async fn send(&mut self, v: Value) {
-        self.write.write(&[Bytes::from(v.to_string())]).await.unwrap();
+        self.write.write(&[Bytes::from(v.to_string()).into()]).await.unwrap();
     }
     async fn recv(&mut self) -> Value {
         let frame = tokio::time::timeout(Duration::from_secs(600), self.read.read())
@@ -45,7 +45,7 @@ impl Client {
             .expect("an answer")
             .expect("open")
             .unwrap();
-        serde_json::from_slice(&frame).unwrap()
+        serde_json::from_slice(&frame.frame).unwrap()
     }
     /// Sends a request and returns its response, checking a result against the schema.
     async fn call(&mut self, method: &str, params: Value) -> Value {

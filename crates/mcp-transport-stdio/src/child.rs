@@ -15,9 +15,8 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
 use mcp_jsonrpc::Transport;
-use mcp_jsonrpc::transport::TransportWrite;
+use mcp_jsonrpc::transport::{Outbound, TransportWrite};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
@@ -134,7 +133,7 @@ pub struct ChildStdinWrite {
 }
 
 impl TransportWrite for ChildStdinWrite {
-    async fn write(&mut self, frames: &[Bytes]) -> io::Result<()> {
+    async fn write(&mut self, frames: &[Outbound]) -> io::Result<()> {
         match self.stdin.lock().await.as_mut() {
             Some(w) => w.write(frames).await,
             None => Err(io::Error::from(io::ErrorKind::BrokenPipe)),

@@ -9,8 +9,8 @@
 
 use std::io;
 
-use bytes::{Bytes, BytesMut};
-use mcp_jsonrpc::transport::{ReadError, TransportRead, TransportWrite};
+use bytes::BytesMut;
+use mcp_jsonrpc::transport::{Inbound, Outbound, ReadError, TransportRead, TransportWrite};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 
 /// The default maximum length of one message line: 4 MiB.
@@ -53,7 +53,7 @@ impl<R> LineRead<R> {
 }
 
 impl<R: AsyncRead + Unpin + Send + 'static> TransportRead for LineRead<R> {
-    async fn read(&mut self) -> Option<Result<Bytes, ReadError>> {
+    async fn read(&mut self) -> Option<Result<Inbound, ReadError>> {
         loop {
             if let Some(pos) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
                 let end = self.scanned + pos;
@@ -75,7 +75,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> TransportRead for LineRead<R> {
                 if std::str::from_utf8(&line).is_err() {
                     return Some(Err(ReadError::InvalidUtf8));
                 }
-                return Some(Ok(line));
+                return Some(Ok(line.into()));
             }
             self.scanned = self.buf.len();
             if self.buf.len() > self.max {
@@ -98,7 +98,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> TransportRead for LineRead<R> {
                 if std::str::from_utf8(&line).is_err() {
                     return Some(Err(ReadError::InvalidUtf8));
                 }
-                return Some(Ok(line));
+                return Some(Ok(line.into()));
             }
             self.buf.reserve(CHUNK);
             match self.inner.read_buf(&mut self.buf).await {
@@ -133,11 +133,11 @@ impl<W> LineWrite<W> {
 }
 
 impl<W: AsyncWrite + Unpin + Send + 'static> TransportWrite for LineWrite<W> {
-    async fn write(&mut self, frames: &[Bytes]) -> io::Result<()> {
+    async fn write(&mut self, frames: &[Outbound]) -> io::Result<()> {
         let inner = self.inner.as_mut().ok_or_else(|| io::Error::from(io::ErrorKind::BrokenPipe))?;
         self.buf.clear();
         for f in frames {
-            self.buf.extend_from_slice(f);
+            self.buf.extend_from_slice(&f.frame);
             self.buf.push(b'\n');
         }
         inner.write_all(&self.buf).await?;
@@ -164,7 +164,7 @@ mod tests {
         let mut r = LineRead::new(std::io::Cursor::new(input.to_vec()), max);
         let mut out = Vec::new();
         while let Some(item) = r.read().await {
-            out.push(item.map(|b| String::from_utf8(b.to_vec()).unwrap()).map_err(|e| e.to_string()));
+            out.push(item.map(|b| String::from_utf8(b.frame.to_vec()).unwrap()).map_err(|e| e.to_string()));
         }
         out
     }
@@ -196,7 +196,7 @@ mod tests {
     #[tokio::test]
     async fn writes_all_frames_in_one_buffer() {
         let mut w = LineWrite::new(Vec::new());
-        w.write(&[Bytes::from_static(b"{}"), Bytes::from_static(b"[1]")]).await.unwrap();
+        w.write(&[bytes::Bytes::from_static(b"{}").into(), bytes::Bytes::from_static(b"[1]").into()]).await.unwrap();
         assert_eq!(w.into_inner().unwrap(), b"{}\n[1]\n");
     }
 }
