@@ -1,10 +1,19 @@
 //! The Streamable HTTP transport (and legacy HTTP+SSE), server and client.
 //!
-//! Server side is a tower service / axum router; client side speaks it over reqwest.
-//!
-//! This crate is a placeholder in the layered workspace (see `ARCHITECTURE.md`); its API
-//! arrives with the issue that builds it.
+//! - [`server`] (feature `server`): an axum router serving one MCP endpoint, with sessions,
+//!   SSE streams, resumability and DNS-rebinding protection, plus the legacy `/sse` +
+//!   `/messages` endpoints of 2024-11-05.
+//! - [`client`] (feature `client`): a [`Transport`](mcp_jsonrpc::Transport) that speaks
+//!   Streamable HTTP over reqwest, falling back to legacy HTTP+SSE.
 //!
 //! ```
-//! use mcp_transport_http as _;
+//! use mcp_transport_http::headers;
+//! assert_eq!(headers::MCP_SESSION_ID, "mcp-session-id");
 //! ```
+
+pub mod headers;
+
+#[cfg(feature = "client")]
+pub mod client;
+#[cfg(feature = "server")]
+pub mod server;
