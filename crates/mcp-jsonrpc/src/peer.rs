@@ -860,6 +860,12 @@ async fn start_request(
         let frame = match outcome {
             None => {
                 debug!(%id, %method, "request cancelled; no response");
+                if batch.is_none() {
+                    // Tell routing transports that no response will come (an empty frame,
+                    // which byte-stream transports skip).
+                    send(&shared, Bytes::new(), Route::Response(id)).await;
+                    return;
+                }
                 None
             }
             Some(Ok(Ok(frame))) => Some(frame),

@@ -71,6 +71,9 @@ pub enum Route {
 }
 
 /// A frame to write, with its route.
+///
+/// An empty frame routed as [`Route::Response`] says that the request was cancelled and no
+/// response will come; transports that do not route skip it.
 #[derive(Debug, Clone)]
 pub struct Outbound {
     /// One JSON-RPC message or batch.
@@ -173,7 +176,7 @@ impl TransportRead for MemoryRead {
 impl TransportWrite for MemoryWrite {
     async fn write(&mut self, frames: &[Outbound]) -> io::Result<()> {
         let tx = self.0.as_ref().ok_or_else(|| io::Error::from(io::ErrorKind::BrokenPipe))?;
-        for f in frames {
+        for f in frames.iter().filter(|f| !f.frame.is_empty()) {
             tx.send(Inbound::from(f.frame.clone())).await.map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
         }
         Ok(())

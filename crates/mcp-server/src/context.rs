@@ -35,6 +35,7 @@ pub struct Context {
     pub(crate) cancel: CancellationToken,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) state: Arc<StateMap>,
+    pub(crate) attachment: Option<mcp_jsonrpc::Attachment>,
 }
 
 impl std::fmt::Debug for Context {
@@ -92,6 +93,28 @@ impl Context {
     /// The connection to the client.
     pub fn peer(&self) -> &Peer {
         &self.peer
+    }
+
+    /// What the transport attached to the request (see [`mcp_jsonrpc::RequestContext::attachment`]).
+    pub fn attachment(&self) -> Option<&mcp_jsonrpc::Attachment> {
+        self.attachment.as_ref()
+    }
+
+    /// The HTTP request that carried this request, when served over HTTP: its headers and
+    /// extensions (what middleware such as authentication put there).
+    #[cfg(feature = "http")]
+    pub fn http_request(&self) -> Option<&mcp_transport_http::server::RequestInfo> {
+        self.attachment.as_ref()?.downcast_ref()
+    }
+
+    /// Over HTTP, closes the SSE connection carrying this request's response while the handler
+    /// goes on (SSE polling): the client reconnects and resumes. Whether there was one.
+    pub async fn close_sse_stream(&self) -> bool {
+        #[cfg(feature = "http")]
+        if let Some(info) = self.http_request() {
+            return info.close_sse_stream().await;
+        }
+        false
     }
 
     /// The shared state of type `T` registered with

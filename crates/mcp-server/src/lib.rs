@@ -38,6 +38,8 @@ mod completion;
 mod context;
 mod extract;
 mod handlers;
+#[cfg(feature = "http")]
+mod http;
 mod output;
 mod prompt;
 mod resource;
@@ -54,3 +56,7 @@ pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};
 pub use server::{RootsChangedCallback, Server, ServerBuilder};
 pub use tool::{DefinitionError, ToolDef, ToolError, ToolHandler, check_tool_name};
+
+/// The HTTP transport, for its configuration and request types.
+#[cfg(feature = "http")]
+pub use mcp_transport_http;

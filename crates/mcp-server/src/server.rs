@@ -348,9 +348,28 @@ impl Server {
 
     /// Starts serving one connection and returns its handle at once.
     pub fn connect<T: Transport>(&self, transport: T) -> Peer {
-        let state = Arc::new(SessionState::new());
+        self.connect_with(transport, SessionState::new(), None)
+    }
+
+    /// Serves one connection without the handshake, as for a client that negotiated
+    /// `version` before (stateless HTTP serves each POST so). The client's capabilities are
+    /// unknown: sampling, elicitation and roots calls fail with `NotSupported`.
+    pub fn connect_preinitialized<T: Transport>(&self, transport: T, version: mcp_types::ProtocolVersion) -> Peer {
+        self.connect_with(transport, SessionState::preinitialized(), Some(version))
+    }
+
+    fn connect_with<T: Transport>(
+        &self,
+        transport: T,
+        state: SessionState,
+        version: Option<mcp_types::ProtocolVersion>,
+    ) -> Peer {
+        let state = Arc::new(state);
         let session = Session { server: self.shared.clone(), state: state.clone() };
         let peer = Peer::spawn(transport, Arc::new(session), self.shared.peer_config.clone());
+        if let Some(version) = version {
+            peer.set_protocol_version(version);
+        }
         let _ = state.peer.set(peer.clone());
         let mut sessions = self.shared.sessions.lock().unwrap_or_else(|e| e.into_inner());
         sessions.retain(|s| s.upgrade().is_some_and(|s| s.peer.get().is_some_and(|p| !p.is_closed())));

@@ -42,6 +42,12 @@ impl SessionState {
     pub(crate) fn new() -> Self {
         SessionState { peer: OnceLock::new(), inner: Mutex::new(SessionInner::default()) }
     }
+    /// A session that skips the handshake: served as initialized, the client's capabilities
+    /// unknown (so nothing is asked of it).
+    pub(crate) fn preinitialized() -> Self {
+        let inner = SessionInner { initialized: true, ..SessionInner::default() };
+        SessionState { peer: OnceLock::new(), inner: Mutex::new(inner) }
+    }
     fn inner(&self) -> std::sync::MutexGuard<'_, SessionInner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -153,6 +159,7 @@ async fn handle(
         cancel: rctx.cancellation().clone(),
         progress_token: progress,
         state: server.state.clone(),
+        attachment: rctx.attachment().cloned(),
     };
     let params = req.params.as_deref();
     match method {

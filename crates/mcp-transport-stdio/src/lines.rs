@@ -136,7 +136,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> TransportWrite for LineWrite<W> {
     async fn write(&mut self, frames: &[Outbound]) -> io::Result<()> {
         let inner = self.inner.as_mut().ok_or_else(|| io::Error::from(io::ErrorKind::BrokenPipe))?;
         self.buf.clear();
-        for f in frames {
+        for f in frames.iter().filter(|f| !f.frame.is_empty()) {
             self.buf.extend_from_slice(&f.frame);
             self.buf.push(b'\n');
         }

@@ -1,1 +1,188 @@
-//! The Streamable HTTP server.
+//! The Streamable HTTP server: one MCP endpoint as an axum router, sessions, SSE streams,
+//! resumability, DNS-rebinding protection, and the legacy HTTP+SSE endpoints.
+//!
+//! - [`router`] gives an [`axum::Router`] serving the endpoint (`/mcp` by default) that can be
+//!   merged into an existing app beside other routes; [`serve`] binds an address and serves it
+//!   (TCP_NODELAY on, header and body limits).
+//! - What runs each session is a [`SessionFactory`]: `mcp-server`'s `Server` is one, so most
+//!   users call `server.serve_http(addr)` or `server.http_router(config)` there.
+//! - Handlers reach the HTTP request of their message through [`RequestInfo`], the attachment
+//!   of the frame (`RequestContext::attachment`).
+//!
+//! Behaviour, per the 2025-11-25 transport text:
+//! - POST carries one message (or a batch where the session's revision allows one).
+//!   Notifications and responses get 202; requests get an SSE stream (or one JSON response with
+//!   [`HttpServerConfig::json_response`]), and what their handlers send (progress, logs,
+//!   sampling and elicitation requests) travels on that same stream.
+//! - GET opens the standalone SSE stream for server-initiated messages (405 when disabled,
+//!   409 when one is open); with `Last-Event-ID` it resumes a stream instead: what that stream
+//!   sent after the id is replayed from the [`EventStore`], then the stream continues live.
+//! - DELETE ends a session.
+//! - `Mcp-Session-Id` is issued at initialize (128 random bits, hex); a request without it gets
+//!   400, with an unknown or expired one 404. Idle sessions expire; the number of live
+//!   sessions is capped (503 beyond). A stateless mode serves every POST on its own.
+//! - `MCP-Protocol-Version`, when present, must name a revision we speak (400 otherwise); the
+//!   session's negotiated revision governs the encoding.
+//! - A dropped connection is not a cancellation: the request runs on, and its events wait in
+//!   the store for the client to resume. `notifications/cancelled` cancels.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use mcp_transport_http::server::{HttpServerConfig, SessionFactory, router};
+//!
+//! # fn app(factory: Arc<dyn SessionFactory>) {
+//! let app = axum::Router::new()
+//!     .route("/health", axum::routing::get(|| async { "ok" }))
+//!     .merge(router(factory, HttpServerConfig::default()));
+//! # let _ = app;
+//! # }
+//! ```
+
+mod config;
+mod event_store;
+mod handlers;
+mod session;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Weak};
+
+pub use config::{HttpServerConfig, Policy};
+pub use event_store::{EventStore, InMemoryEventStore, StoredEvent};
+use mcp_jsonrpc::Peer;
+use mcp_types::ProtocolVersion;
+pub use session::{SessionRead, SessionTransport, SessionWrite};
+use tokio::net::{TcpListener, ToSocketAddrs};
+
+/// What runs the sessions of an HTTP endpoint: a peer over each session's transport.
+pub trait SessionFactory: Send + Sync + 'static {
+    /// Starts a new session (its first message is `initialize`) over `transport`.
+    fn connect(&self, transport: SessionTransport) -> Peer;
+    /// Serves messages outside any session (stateless mode) as for a client that negotiated
+    /// `version` earlier; the client's capabilities are unknown, so the server asks nothing of
+    /// it.
+    fn connect_stateless(&self, transport: SessionTransport, version: ProtocolVersion) -> Peer;
+}
+
+/// The HTTP request that carried a message, attached to it for its handler
+/// (`RequestContext::attachment`, or `Context::http_request` in `mcp-server`).
+pub struct RequestInfo {
+    parts: http::request::Parts,
+    session_id: Option<Arc<str>>,
+    stream: Option<(Weak<session::SessionRouter>, u64)>,
+}
+
+impl std::fmt::Debug for RequestInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestInfo")
+            .field("method", &self.parts.method)
+            .field("uri", &self.parts.uri)
+            .field("session_id", &self.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RequestInfo {
+    /// The request's method, URI, headers and extensions (what middleware put there, e.g. an
+    /// authenticated user).
+    pub fn parts(&self) -> &http::request::Parts {
+        &self.parts
+    }
+    /// The request's headers.
+    pub fn headers(&self) -> &http::HeaderMap {
+        &self.parts.headers
+    }
+    /// The request's extensions.
+    pub fn extensions(&self) -> &http::Extensions {
+        &self.parts.extensions
+    }
+    /// The request's URI.
+    pub fn uri(&self) -> &http::Uri {
+        &self.parts.uri
+    }
+    /// The session, if any.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+    /// Closes the SSE connection that carries this request's response, without ending the
+    /// request (SSE polling, SEP-1699): the client reconnects after the `retry` delay with
+    /// `Last-Event-ID` and gets what was sent meanwhile. Whether there was a connection to
+    /// close (JSON responses and legacy sessions have none).
+    pub async fn close_sse_stream(&self) -> bool {
+        match &self.stream {
+            Some((router, stream)) => match router.upgrade() {
+                Some(router) => router.close_connection(*stream).await,
+                None => false,
+            },
+            None => false,
+        }
+    }
+}
+
+/// An axum router serving the MCP endpoint (and the legacy endpoints if enabled) with
+/// sessions run by `factory`.
+///
+/// [`Policy::Auto`] host and origin checks mean the localhost allow-list here (the bind
+/// address is unknown); [`serve`] decides by the address it binds.
+pub fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig) -> axum::Router {
+    handlers::router(factory, config.resolve(true))
+}
+
+/// Binds `addr` and serves the endpoint until the listener fails.
+///
+/// With [`Policy::Auto`], Host and Origin are checked against the localhost allow-list when
+/// the address is a loopback one, and not checked otherwise.
+pub async fn serve(
+    factory: Arc<dyn SessionFactory>,
+    config: HttpServerConfig,
+    addr: impl ToSocketAddrs,
+) -> std::io::Result<()> {
+    let listener = TcpListener::bind(addr).await?;
+    serve_listener(factory, config, listener).await
+}
+
+/// Serves the endpoint on a bound listener (see [`serve`]).
+pub async fn serve_listener(
+    factory: Arc<dyn SessionFactory>,
+    config: HttpServerConfig,
+    listener: TcpListener,
+) -> std::io::Result<()> {
+    let loopback = listener.local_addr()?.ip().is_loopback();
+    let config = config.resolve(loopback);
+    let limits = config.clone();
+    serve_router(listener, handlers::router(factory, config), &limits).await
+}
+
+/// Serves any axum router on `listener` the way [`serve`] does: HTTP/1.1, TCP_NODELAY, the
+/// header limits and timeouts of `config`. Use it to serve your app with the MCP router merged
+/// in.
+pub async fn serve_router(
+    listener: TcpListener,
+    router: axum::Router,
+    config: &HttpServerConfig,
+) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    loop {
+        let (tcp, peer_addr): (_, SocketAddr) = match listener.accept().await {
+            Ok(conn) => conn,
+            Err(e) => {
+                // Out of descriptors and the like: back off a little rather than spin.
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                continue;
+            }
+        };
+        let _ = tcp.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(config.header_timeout)
+            .max_buf_size(config.max_header_bytes.max(8192))
+            .keep_alive(true);
+        tokio::spawn(async move {
+            if let Err(e) = builder.serve_connection(TokioIo::new(tcp), service).await {
+                tracing::debug!(peer = %peer_addr, error = %e, "HTTP connection ended with an error");
+            }
+        });
+    }
+}

@@ -1,0 +1,54 @@
+//! Serving over Streamable HTTP (feature `http`): the [`Server`] as the session factory of
+//! `mcp-transport-http`'s endpoint.
+
+use std::sync::Arc;
+
+use mcp_jsonrpc::Peer;
+use mcp_transport_http::server::{self, HttpServerConfig, SessionFactory, SessionTransport};
+use mcp_types::ProtocolVersion;
+use tokio::net::ToSocketAddrs;
+
+use crate::Server;
+
+impl SessionFactory for Server {
+    fn connect(&self, transport: SessionTransport) -> Peer {
+        Server::connect(self, transport)
+    }
+    fn connect_stateless(&self, transport: SessionTransport, version: ProtocolVersion) -> Peer {
+        self.connect_preinitialized(transport, version)
+    }
+}
+
+impl Server {
+    /// Serves Streamable HTTP at `http://addr/mcp` (and legacy HTTP+SSE at `/sse`) with the
+    /// default [`HttpServerConfig`], until the listener fails.
+    ///
+    /// ```no_run
+    /// # async fn run(server: mcp_server::Server) -> std::io::Result<()> {
+    /// server.serve_http("127.0.0.1:8080").await
+    /// # }
+    /// ```
+    pub async fn serve_http(&self, addr: impl ToSocketAddrs) -> std::io::Result<()> {
+        self.serve_http_with(addr, HttpServerConfig::default()).await
+    }
+
+    /// Serves Streamable HTTP at `addr` with `config`.
+    pub async fn serve_http_with(&self, addr: impl ToSocketAddrs, config: HttpServerConfig) -> std::io::Result<()> {
+        server::serve(Arc::new(self.clone()), config, addr).await
+    }
+
+    /// The endpoint as an axum router, to merge into an app beside other routes (serve the
+    /// app with [`mcp_transport_http::server::serve_router`] or `axum::serve`).
+    ///
+    /// ```no_run
+    /// # fn app(server: mcp_server::Server) -> axum::Router {
+    /// use mcp_transport_http::server::HttpServerConfig;
+    /// axum::Router::new()
+    ///     .route("/health", axum::routing::get(|| async { "ok" }))
+    ///     .merge(server.http_router(HttpServerConfig::default()))
+    /// # }
+    /// ```
+    pub fn http_router(&self, config: HttpServerConfig) -> axum::Router {
+        server::router(Arc::new(self.clone()), config)
+    }
+}

@@ -1,0 +1,491 @@
+//! The Streamable HTTP endpoint over real sockets, driven by raw HTTP requests: sessions,
+//! streams and their routing, resumption, the legacy transport, and abuse after which the
+//! server still serves.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_server::mcp_transport_http::server::{self, HttpServerConfig};
+use mcp_server::{Context, Server, ToolDef, ToolError};
+use mcp_types::{
+    CallToolResult, ContentBlock, CreateMessageRequestParams, LoggingLevel, Role, SamplingContent, SamplingMessage,
+    TextContent,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+fn tool(
+    name: &str,
+    f: impl Fn(serde_json::Map<String, Value>, Context) -> mcp_jsonrpc::BoxFuture<Result<CallToolResult, ToolError>>
+    + Send
+    + Sync
+    + 'static,
+) -> ToolDef {
+    ToolDef::new(name, json!({"type": "object"}), f).unwrap()
+}
+
+fn test_server(release: Arc<Notify>) -> Server {
+    let release2 = release.clone();
+    Server::builder("http-test", "1.0.0")
+        .tool(tool("echo", |args, _| {
+            Box::pin(async move {
+                let text = args.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
+                Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+            })
+        }))
+        .tool(tool("ask", |_, ctx| {
+            Box::pin(async move {
+                ctx.log(LoggingLevel::Info, None, json!("asking the model")).await;
+                let params = CreateMessageRequestParams::new(
+                    16,
+                    vec![SamplingMessage::new(Role::User, SamplingContent::Text(TextContent::new("hi")))],
+                );
+                let answer = ctx.create_message(params).await.map_err(ToolError::new)?;
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!("model said {:?}", answer.model))]))
+            })
+        }))
+        .tool(tool("poll", move |_, ctx| {
+            let release = release.clone();
+            Box::pin(async move {
+                let closed = ctx.close_sse_stream().await;
+                release.notified().await;
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!("closed: {closed}"))]))
+            })
+        }))
+        .tool(tool("release", move |_, _| {
+            let release = release2.clone();
+            Box::pin(async move {
+                release.notify_waiters();
+                Ok(CallToolResult::success(vec![]))
+            })
+        }))
+        .tool(tool("flood", |_, ctx| {
+            Box::pin(async move {
+                let big = "x".repeat(64 << 10);
+                for _ in 0..400 {
+                    ctx.log(LoggingLevel::Info, None, json!(big)).await;
+                }
+                Ok(CallToolResult::success(vec![ContentBlock::text("flooded")]))
+            })
+        }))
+        .tool(tool("whoami", |_, ctx| {
+            Box::pin(async move {
+                let agent = ctx
+                    .http_request()
+                    .and_then(|r| r.headers().get("x-user"))
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("nobody")
+                    .to_owned();
+                Ok(CallToolResult::success(vec![ContentBlock::text(agent)]))
+            })
+        }))
+        .build()
+        .unwrap()
+}
+
+struct Harness {
+    base: String,
+    http: reqwest::Client,
+    server: Server,
+    release: Arc<Notify>,
+}
+
+async fn start(config: HttpServerConfig) -> Harness {
+    let release = Arc::new(Notify::new());
+    let server = test_server(release.clone());
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(server::serve_listener(Arc::new(server.clone()), config, listener));
+    Harness { base: format!("http://{addr}"), http: reqwest::Client::new(), server, release }
+}
+
+/// One parsed SSE event.
+#[derive(Debug, Default)]
+struct Event {
+    id: Option<String>,
+    retry: Option<u64>,
+    event: Option<String>,
+    data: String,
+}
+
+/// Reads SSE events off a response as they come.
+struct Sse {
+    response: reqwest::Response,
+    buf: String,
+}
+
+impl Sse {
+    fn new(response: reqwest::Response) -> Self {
+        assert_eq!(response.headers()["content-type"], "text/event-stream", "{response:?}");
+        Sse { response, buf: String::new() }
+    }
+    async fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let block: String = self.buf.drain(..end + 2).collect();
+                let mut ev = Event::default();
+                let mut any = false;
+                for line in block.lines() {
+                    let (k, v) = line.split_once(':').unwrap_or((line, ""));
+                    let v = v.strip_prefix(' ').unwrap_or(v);
+                    match k {
+                        "id" => ev.id = Some(v.to_owned()),
+                        "retry" => ev.retry = v.parse().ok(),
+                        "event" => ev.event = Some(v.to_owned()),
+                        "data" => ev.data.push_str(v),
+                        _ => continue, // comments (keep-alive)
+                    }
+                    any = true;
+                }
+                if any {
+                    return Some(ev);
+                }
+                continue;
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(30), self.response.chunk())
+                .await
+                .expect("an SSE event in time")
+                .expect("the stream reads")?;
+            self.buf.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+    }
+    /// The next event that carries a message.
+    async fn message(&mut self) -> Value {
+        loop {
+            let ev = self.next().await.expect("another event");
+            if !ev.data.is_empty() {
+                return serde_json::from_str(&ev.data).unwrap();
+            }
+        }
+    }
+}
+
+impl Harness {
+    fn url(&self) -> String {
+        format!("{}/mcp", self.base)
+    }
+    fn post(&self, session: Option<&str>, body: Value) -> reqwest::RequestBuilder {
+        let mut r = self
+            .http
+            .post(self.url())
+            .header("accept", ACCEPT_BOTH)
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        if let Some(s) = session {
+            r = r.header("mcp-session-id", s).header("mcp-protocol-version", "2025-11-25");
+        }
+        r
+    }
+    /// Initializes a session with sampling; returns its id.
+    async fn initialize(&self) -> String {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"sampling": {}},
+            "clientInfo": {"name": "raw", "version": "0"}}});
+        let resp = self.post(None, init).send().await.unwrap();
+        assert_eq!(resp.status(), 200);
+        let session = resp.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+        assert_eq!(session.len(), 32);
+        assert!(session.bytes().all(|b| b.is_ascii_hexdigit()));
+        let result = Sse::new(resp).message().await;
+        assert_eq!(result["result"]["protocolVersion"], "2025-11-25");
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(self.post(Some(&session), note).send().await.unwrap().status(), 202);
+        session
+    }
+    async fn call(&self, session: &str, id: i64, name: &str) -> Sse {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": {"text": "hi"}}});
+        let resp = self.post(Some(session), body).send().await.unwrap();
+        assert_eq!(resp.status(), 200);
+        Sse::new(resp)
+    }
+}
+
+fn text_of(response: &Value) -> &str {
+    response["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{response}"))
+}
+
+#[tokio::test]
+async fn a_session_from_initialize_to_delete() {
+    let h = start(HttpServerConfig::default()).await;
+    let session = h.initialize().await;
+    let mut sse = h.call(&session, 1, "echo").await;
+    let priming = sse.next().await.unwrap();
+    assert!(priming.id.is_some() && priming.data.is_empty(), "priming event first: {priming:?}");
+    assert_eq!(priming.retry, Some(1000));
+    let ev = sse.next().await.unwrap();
+    assert_eq!(ev.event.as_deref(), Some("message"));
+    assert!(ev.id.is_some());
+    let answer: Value = serde_json::from_str(&ev.data).unwrap();
+    assert_eq!(answer["id"], 1);
+    assert_eq!(text_of(&answer), "hi");
+    assert!(sse.next().await.is_none(), "the stream ends with its response");
+
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    assert_eq!(h.post(None, ping.clone()).send().await.unwrap().status(), 400, "no session id");
+    let unknown = h.post(Some("0123456789abcdef0123456789abcdef"), ping.clone()).send().await.unwrap();
+    assert_eq!(unknown.status(), 404, "unknown session");
+
+    let del = h.http.delete(h.url()).header("mcp-session-id", &session).send().await.unwrap();
+    assert_eq!(del.status(), 200);
+    assert_eq!(h.post(Some(&session), ping).send().await.unwrap().status(), 404, "deleted session");
+}
+
+#[tokio::test]
+async fn bad_requests_get_the_right_status_and_the_server_goes_on() {
+    let h = start(HttpServerConfig::default().max_body(1 << 16)).await;
+    let session = h.initialize().await;
+    let ping = json!({"jsonrpc": "2.0", "id": 5, "method": "ping"});
+    let send = |r: reqwest::RequestBuilder| async move { r.send().await.unwrap() };
+
+    let raw = |accept: &str, content_type: &str| {
+        h.http
+            .post(h.url())
+            .header("accept", accept)
+            .header("content-type", content_type)
+            .header("mcp-session-id", &session)
+            .body(ping.to_string())
+    };
+    assert_eq!(send(raw("text/html", "application/json")).await.status(), 406);
+    assert_eq!(send(raw("application/json", "application/json")).await.status(), 406, "SSE must be acceptable");
+    assert_eq!(send(raw("*/*", "application/json; charset=utf-8")).await.status(), 200);
+    assert_eq!(send(raw(ACCEPT_BOTH, "text/plain")).await.status(), 415);
+    let r = send(raw(ACCEPT_BOTH, "application/json").header("mcp-protocol-version", "1999-01-01")).await;
+    assert_eq!(r.status(), 400);
+    let r = send(raw(ACCEPT_BOTH, "application/json").header("mcp-protocol-version", "2025-03-26")).await;
+    assert_eq!(r.status(), 200, "a revision we speak, though not the negotiated one");
+    let r = send(h.post(Some(&session), ping.clone()).header("host", "evil.example.com")).await;
+    assert_eq!(r.status(), 403, "DNS rebinding: foreign Host");
+    let r = send(h.post(Some(&session), ping.clone()).header("origin", "http://evil.example.com")).await;
+    assert_eq!(r.status(), 403, "DNS rebinding: foreign Origin");
+    let r = send(h.post(Some(&session), ping.clone()).header("origin", "http://localhost:5173")).await;
+    assert_eq!(r.status(), 200, "a localhost origin is fine");
+
+    let huge = json!({"jsonrpc": "2.0", "id": 6, "method": "ping", "params": {"pad": "x".repeat(1 << 17)}});
+    let r = send(h.post(Some(&session), huge)).await;
+    assert_eq!(r.status(), 413);
+    assert!(r.text().await.unwrap().contains("limit"));
+
+    let r = send(
+        h.http
+            .post(h.url())
+            .header("accept", ACCEPT_BOTH)
+            .header("content-type", "application/json")
+            .header("mcp-session-id", &session)
+            .body("{oops"),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    assert_eq!(r.json::<Value>().await.unwrap()["error"]["code"], -32700);
+    let r = send(h.post(Some(&session), json!({"hello": "world"}))).await;
+    assert_eq!(r.status(), 400);
+    assert_eq!(r.json::<Value>().await.unwrap()["error"]["code"], -32600);
+    let r = send(h.post(Some(&session), json!([ping.clone()]))).await;
+    assert_eq!(r.status(), 400, "no batches in 2025-11-25");
+
+    // Still serving.
+    let mut sse = h.call(&session, 7, "echo").await;
+    assert_eq!(text_of(&sse.message().await), "hi");
+}
+
+#[tokio::test]
+async fn what_a_handler_sends_travels_on_its_post_stream() {
+    let h = start(HttpServerConfig::default()).await;
+    let session = h.initialize().await;
+    let mut sse = h.call(&session, 1, "ask").await;
+    let log = sse.message().await;
+    assert_eq!(log["method"], "notifications/message");
+    let sampling = sse.message().await;
+    assert_eq!(sampling["method"], "sampling/createMessage");
+    let reply = json!({"jsonrpc": "2.0", "id": sampling["id"], "result": {
+        "role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m1"}});
+    assert_eq!(h.post(Some(&session), reply).send().await.unwrap().status(), 202);
+    let answer = sse.message().await;
+    assert_eq!(answer["id"], 1);
+    assert_eq!(text_of(&answer), "model said \"m1\"");
+    assert!(sse.next().await.is_none());
+}
+
+#[tokio::test]
+async fn handlers_see_the_http_request() {
+    let h = start(HttpServerConfig::default()).await;
+    let session = h.initialize().await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami"}});
+    let resp = h.post(Some(&session), body).header("x-user", "ada").send().await.unwrap();
+    assert_eq!(text_of(&Sse::new(resp).message().await), "ada");
+}
+
+#[tokio::test]
+async fn a_closed_stream_resumes_with_last_event_id() {
+    let h = start(HttpServerConfig::default()).await;
+    let session = h.initialize().await;
+    let mut sse = h.call(&session, 1, "poll").await;
+    let priming = sse.next().await.unwrap();
+    let last = priming.id.expect("an event id to resume from");
+    assert!(sse.next().await.is_none(), "the handler closed the connection");
+
+    // The request goes on: release it, then resume.
+    let mut release = h.call(&session, 2, "release").await;
+    release.message().await;
+    let resumed = h
+        .http
+        .get(h.url())
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("last-event-id", &last)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status(), 200);
+    let mut resumed = Sse::new(resumed);
+    let answer = resumed.message().await;
+    assert_eq!(answer["id"], 1, "only the resumed stream's events: {answer}");
+    assert_eq!(text_of(&answer), "closed: true");
+    assert!(resumed.next().await.is_none());
+
+    let bogus = h
+        .http
+        .get(h.url())
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("last-event-id", "99-99999")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bogus.status(), 400);
+}
+
+#[tokio::test]
+async fn the_get_stream_carries_server_messages_and_is_unique() {
+    let h = start(HttpServerConfig::default()).await;
+    let session = h.initialize().await;
+    let get = || h.http.get(h.url()).header("accept", "text/event-stream").header("mcp-session-id", &session).send();
+    let mut stream = Sse::new(get().await.unwrap());
+    assert!(stream.next().await.unwrap().data.is_empty(), "priming event");
+    assert_eq!(get().await.unwrap().status(), 409, "one GET stream per session");
+    h.server.remove_tool("echo").await;
+    assert_eq!(stream.message().await["method"], "notifications/tools/list_changed");
+}
+
+#[tokio::test]
+async fn json_responses_and_stateless_mode() {
+    let h = start(HttpServerConfig::default().stateless(true).json_response(true)).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "yo"}}});
+    let resp = h.post(None, body).header("mcp-protocol-version", "2025-06-18").send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(resp.headers().get("mcp-session-id").is_none());
+    assert_eq!(resp.headers()["content-type"], "application/json");
+    assert_eq!(text_of(&resp.json::<Value>().await.unwrap()), "yo");
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let resp = h.post(None, init).send().await.unwrap();
+    assert!(resp.headers().get("mcp-session-id").is_none());
+    assert_eq!(resp.json::<Value>().await.unwrap()["result"]["protocolVersion"], "2025-03-26");
+    let batch = json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]);
+    let resp = h.post(None, batch).header("mcp-protocol-version", "2025-03-26").send().await.unwrap();
+    let answers = resp.json::<Value>().await.unwrap();
+    assert_eq!(answers.as_array().map(Vec::len), Some(2), "a batch in 2025-03-26: {answers}");
+    let get = h.http.get(h.url()).header("accept", "text/event-stream").send().await.unwrap();
+    assert_eq!(get.status(), 405);
+}
+
+#[tokio::test]
+async fn legacy_http_sse_clients_connect() {
+    let h = start(HttpServerConfig::default()).await;
+    let resp = h.http.get(format!("{}/sse", h.base)).header("accept", "text/event-stream").send().await.unwrap();
+    let mut sse = Sse::new(resp);
+    let endpoint = sse.next().await.unwrap();
+    assert_eq!(endpoint.event.as_deref(), Some("endpoint"));
+    assert!(endpoint.data.starts_with("/messages?sessionId="), "{endpoint:?}");
+    let post = |body: Value| {
+        h.http
+            .post(format!("{}{}", h.base, endpoint.data))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "old", "version": "0"}}});
+    assert_eq!(post(init).await.unwrap().status(), 202);
+    assert_eq!(sse.message().await["result"]["protocolVersion"], "2024-11-05");
+    post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await.unwrap();
+    post(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "old"}}}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&sse.message().await), "old");
+}
+
+#[tokio::test]
+async fn a_request_id_in_flight_cannot_be_reused() {
+    let h = start(HttpServerConfig::default()).await;
+    let session = h.initialize().await;
+    let mut first = h.call(&session, 1, "poll").await;
+    first.next().await.unwrap();
+    let again = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let r = h.post(Some(&session), again).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    h.release.notify_waiters();
+}
+
+#[tokio::test]
+async fn a_client_that_never_reads_does_not_stall_the_server() {
+    let h = start(HttpServerConfig::default().stream_queue(8)).await;
+    let session = h.initialize().await;
+    // 400 messages of 64 KiB on a stream nobody reads: more than socket buffers and queue hold.
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "flood"}});
+    let unread = h.post(Some(&session), body).send().await.unwrap();
+    let mut sse = h.call(&session, 2, "echo").await;
+    assert_eq!(text_of(&sse.message().await), "hi");
+    drop(unread);
+}
+
+#[tokio::test]
+async fn slow_bodies_time_out_and_sessions_are_capped_and_expire() {
+    let h = start(
+        HttpServerConfig::default()
+            .body_timeout(Duration::from_millis(200))
+            .max_sessions(50)
+            .session_idle_timeout(Duration::from_millis(300)),
+    )
+    .await;
+    // A body that never comes.
+    let mut tcp = TcpStream::connect(h.base.trim_start_matches("http://")).await.unwrap();
+    tcp.write_all(
+        b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: application/json, text/event-stream\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{",
+    )
+    .await
+    .unwrap();
+    let mut answer = vec![0u8; 64];
+    let n = tcp.read(&mut answer).await.unwrap();
+    assert!(
+        String::from_utf8_lossy(&answer[..n]).starts_with("HTTP/1.1 408"),
+        "{}",
+        String::from_utf8_lossy(&answer[..n])
+    );
+
+    let mut sessions = Vec::new();
+    for _ in 0..50 {
+        sessions.push(h.initialize().await);
+    }
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    assert_eq!(h.post(None, init.clone()).send().await.unwrap().status(), 503, "at the cap");
+
+    // Idle sessions expire (initialize attempts touch no session): room again, and the
+    // expired ones answer 404.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let status = h.post(None, init.clone()).send().await.unwrap().status();
+        if status == 200 {
+            break;
+        }
+        assert_eq!(status, 503);
+        assert!(tokio::time::Instant::now() < deadline, "idle sessions never expired");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
+    assert_eq!(h.post(Some(&sessions[0]), ping).send().await.unwrap().status(), 404);
+}

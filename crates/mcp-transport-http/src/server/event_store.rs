@@ -1,0 +1,136 @@
+//! Where SSE events are kept so that a client can resume a stream it lost.
+//!
+//! Every event a session sends on an SSE stream gets an id `STREAM-SEQ`: the stream (0 is the
+//! standalone GET stream, then one per POST) and a counter unique within the session. When
+//! a client comes back with `Last-Event-ID`, the server replays from the store what that
+//! stream sent after the id, and only that stream's events.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+use bytes::Bytes;
+use mcp_jsonrpc::BoxFuture;
+
+/// One stored event: its sequence number and the JSON-RPC message it carried.
+pub type StoredEvent = (u64, Bytes);
+
+/// Keeps the events of SSE streams for replay.
+///
+/// Implementations may be remote (a shared cache, so that any instance can resume a stream);
+/// the methods are asynchronous. The server holds the session's routing lock while it stores
+/// an event or replays a stream, so an event is never both missed by a replay and skipped on
+/// the resumed connection.
+pub trait EventStore: Send + Sync + 'static {
+    /// Keeps `message`, sent as event `seq` of `stream` in `session`.
+    fn append(&self, session: &str, stream: u64, seq: u64, message: Bytes) -> BoxFuture<()>;
+    /// The events of `stream` in `session` after `after`, in order.
+    fn replay(&self, session: &str, stream: u64, after: u64) -> BoxFuture<Vec<StoredEvent>>;
+    /// Forgets everything about `session` (it ended).
+    fn remove_session(&self, session: &str) -> BoxFuture<()>;
+}
+
+/// An [`EventStore`] in this process's memory, with bounds: per stream the newest
+/// `events_per_stream` events, per session the `streams_per_session` most recently used
+/// streams.
+#[derive(Debug)]
+pub struct InMemoryEventStore {
+    events_per_stream: usize,
+    streams_per_session: usize,
+    sessions: Mutex<HashMap<String, SessionEvents>>,
+}
+
+#[derive(Debug, Default)]
+struct SessionEvents {
+    /// Streams in order of last use, with their events.
+    streams: VecDeque<(u64, VecDeque<StoredEvent>)>,
+}
+
+impl Default for InMemoryEventStore {
+    fn default() -> Self {
+        InMemoryEventStore::new(256, 32)
+    }
+}
+
+impl InMemoryEventStore {
+    /// A store keeping at most `events_per_stream` events of each stream, and the
+    /// `streams_per_session` most recently used streams of each session.
+    pub fn new(events_per_stream: usize, streams_per_session: usize) -> Self {
+        InMemoryEventStore {
+            events_per_stream: events_per_stream.max(1),
+            streams_per_session: streams_per_session.max(1),
+            sessions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionEvents>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The number of events held, over all sessions.
+    pub fn len(&self) -> usize {
+        self.sessions().values().flat_map(|s| s.streams.iter()).map(|(_, e)| e.len()).sum()
+    }
+
+    /// Whether no event is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl EventStore for InMemoryEventStore {
+    fn append(&self, session: &str, stream: u64, seq: u64, message: Bytes) -> BoxFuture<()> {
+        let mut sessions = self.sessions();
+        let events = sessions.entry(session.to_owned()).or_default();
+        let at = events.streams.iter().position(|(id, _)| *id == stream);
+        let mut entry = match at {
+            Some(i) => events.streams.remove(i).unwrap_or_default(),
+            None => (stream, VecDeque::new()),
+        };
+        if entry.1.len() >= self.events_per_stream {
+            entry.1.pop_front();
+        }
+        entry.1.push_back((seq, message));
+        events.streams.push_back(entry);
+        while events.streams.len() > self.streams_per_session {
+            events.streams.pop_front();
+        }
+        Box::pin(std::future::ready(()))
+    }
+
+    fn replay(&self, session: &str, stream: u64, after: u64) -> BoxFuture<Vec<StoredEvent>> {
+        let events = self
+            .sessions()
+            .get(session)
+            .and_then(|s| s.streams.iter().find(|(id, _)| *id == stream))
+            .map(|(_, events)| events.iter().filter(|(seq, _)| *seq > after).cloned().collect())
+            .unwrap_or_default();
+        Box::pin(std::future::ready(events))
+    }
+
+    fn remove_session(&self, session: &str) -> BoxFuture<()> {
+        self.sessions().remove(session);
+        Box::pin(std::future::ready(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn replays_one_stream_after_an_id_within_bounds() {
+        let store = InMemoryEventStore::new(3, 2);
+        for seq in 1..=5 {
+            store.append("s", 1, seq, Bytes::from(format!("a{seq}"))).await;
+        }
+        store.append("s", 2, 6, Bytes::from_static(b"b6")).await;
+        let got: Vec<u64> = store.replay("s", 1, 3).await.into_iter().map(|(s, _)| s).collect();
+        assert_eq!(got, vec![4, 5], "only stream 1, only after 3");
+        assert_eq!(store.replay("s", 1, 0).await.len(), 3, "at most 3 events per stream");
+        store.append("s", 3, 7, Bytes::from_static(b"c7")).await;
+        assert!(store.replay("s", 1, 0).await.is_empty(), "the least recently used stream went");
+        assert!(store.replay("other", 2, 0).await.is_empty());
+        store.remove_session("s").await;
+        assert!(store.is_empty());
+    }
+}

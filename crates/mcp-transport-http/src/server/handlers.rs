@@ -1,0 +1,637 @@
+//! The axum handlers of the endpoint: POST, GET, DELETE, and the legacy `/sse` + `/messages`.
+//!
+//! Checks return the HTTP response to answer with as their error: it is the value the handler
+//! returns at once, so boxing it would only add an allocation.
+#![allow(clippy::result_large_err)]
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, HeaderValue, Request, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use bytes::{Bytes, BytesMut};
+use http_body::Frame;
+use http_body_util::BodyExt as _;
+use mcp_jsonrpc::message::{self, Message, Parsed};
+use mcp_jsonrpc::transport::Inbound;
+use mcp_jsonrpc::{ErrorObject, RequestId};
+use mcp_types::ProtocolVersion;
+use tokio::sync::mpsc;
+
+use super::config::HttpServerConfig;
+use super::session::{Mode, OpenError, STANDALONE, Session, SessionRouter, StreamOutput};
+use super::{RequestInfo, SessionFactory};
+use crate::headers::{APPLICATION_JSON, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, TEXT_EVENT_STREAM};
+
+pub(crate) struct App {
+    factory: Arc<dyn SessionFactory>,
+    config: HttpServerConfig,
+    sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    reaper: AtomicBool,
+}
+
+pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig) -> axum::Router {
+    let path = config.path.clone();
+    let legacy = config.legacy_sse.clone();
+    let app = Arc::new(App { factory, config, sessions: Mutex::new(HashMap::new()), reaper: AtomicBool::new(false) });
+    let mut router = axum::Router::new().route(&path, get(get_mcp).post(post_mcp).delete(delete_mcp));
+    if let Some((sse, messages)) = legacy {
+        router = router.route(&sse, get(legacy_sse)).route(&messages, post(legacy_post));
+    }
+    router.with_state(app)
+}
+
+/// A JSON-RPC error as an HTTP response.
+fn error_response(status: StatusCode, id: Option<&RequestId>, error: &ErrorObject) -> Response {
+    let body = message::encode_error(id, error);
+    (status, [(header::CONTENT_TYPE, APPLICATION_JSON)], body).into_response()
+}
+
+fn invalid_request(status: StatusCode, message: impl std::fmt::Display) -> Response {
+    error_response(status, None, &ErrorObject::invalid_request(message))
+}
+
+/// Whether an Accept header admits `media` (`type/subtype`), wildcards included. No header
+/// admits everything.
+fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    let mut values = headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).peekable();
+    if values.peek().is_none() {
+        return true;
+    }
+    let (ty, _) = media.split_once('/').unwrap_or((media, ""));
+    values.flat_map(|v| v.split(',')).map(|r| r.split(';').next().unwrap_or("").trim()).any(|range| {
+        range == "*/*"
+            || range.eq_ignore_ascii_case(media)
+            || range.strip_suffix("/*").is_some_and(|t| t.eq_ignore_ascii_case(ty))
+    })
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+impl App {
+    /// DNS-rebinding protection: Host and Origin against the allow-lists.
+    fn check_origin(&self, headers: &HeaderMap) -> Result<(), Response> {
+        if let Some(host) = headers.get(header::HOST) {
+            let ok = host.to_str().is_ok_and(|h| self.config.hosts.allows_host(h));
+            if !ok {
+                return Err(invalid_request(StatusCode::FORBIDDEN, "Host header not allowed"));
+            }
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let ok = origin.to_str().is_ok_and(|o| self.config.origins.allows_origin(o));
+            if !ok {
+                return Err(invalid_request(StatusCode::FORBIDDEN, "Origin not allowed"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The `MCP-Protocol-Version` header, when present; 400 for a revision we don't speak.
+    fn protocol_version(&self, headers: &HeaderMap) -> Result<Option<ProtocolVersion>, Response> {
+        match headers.get(MCP_PROTOCOL_VERSION) {
+            None => Ok(None),
+            Some(v) => match v.to_str().ok().and_then(|s| s.parse::<ProtocolVersion>().ok()) {
+                Some(version) => Ok(Some(version)),
+                None => Err(invalid_request(
+                    StatusCode::BAD_REQUEST,
+                    format!("unsupported MCP-Protocol-Version {:?}", String::from_utf8_lossy(v.as_bytes())),
+                )),
+            },
+        }
+    }
+
+    /// The session a request names: 400 without `Mcp-Session-Id`, 404 for an unknown one.
+    fn session(&self, headers: &HeaderMap) -> Result<Arc<Session>, Response> {
+        let Some(id) = header_str(headers, MCP_SESSION_ID) else {
+            return Err(invalid_request(StatusCode::BAD_REQUEST, "missing Mcp-Session-Id header"));
+        };
+        self.lookup(id)
+            .ok_or_else(|| error_response(StatusCode::NOT_FOUND, None, &ErrorObject::new(-32001, "session not found")))
+    }
+
+    fn lookup(&self, id: &str) -> Option<Arc<Session>> {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        let session = sessions.get(id)?.clone();
+        if session.peer.is_closed() {
+            sessions.remove(id);
+            return None;
+        }
+        session.router.touch();
+        Some(session)
+    }
+
+    fn remove(&self, id: &str) -> Option<Arc<Session>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(id)
+    }
+
+    /// Starts a session; 503 when at the cap even after expiring idle ones.
+    async fn create_session(self: &Arc<Self>, mode: Mode) -> Result<Arc<Session>, Response> {
+        self.start_reaper();
+        if self.sessions.lock().unwrap_or_else(|e| e.into_inner()).len() >= self.config.max_sessions {
+            self.reap().await;
+        }
+        let id: Arc<str> = new_session_id().into();
+        let router = SessionRouter::new(
+            id.clone(),
+            mode,
+            self.config.event_store.clone(),
+            self.config.stream_queue,
+            self.config.retry,
+        );
+        router.touch();
+        let (transport, inbound) = router.transport(self.config.inbound_queue);
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        if sessions.len() >= self.config.max_sessions {
+            return Err(error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                None,
+                &ErrorObject::internal_error("too many sessions; try again later"),
+            ));
+        }
+        let peer = self.factory.connect(transport);
+        let session = Arc::new(Session { router, inbound, peer });
+        sessions.insert(id, session.clone());
+        Ok(session)
+    }
+
+    /// Ends the sessions idle for longer than the timeout.
+    async fn reap(&self) {
+        let timeout = self.config.session_idle_timeout;
+        let expired: Vec<Arc<Session>> = {
+            let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            let ids: Vec<Arc<str>> = sessions
+                .iter()
+                .filter(|(_, s)| {
+                    s.peer.is_closed()
+                        || (s.router.idle_for() >= timeout
+                            && s.router.connections.load(Ordering::Relaxed) == 0
+                            && s.peer.running_requests() == 0)
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| sessions.remove(id)).collect()
+        };
+        for session in expired {
+            tracing::debug!(session = %session.router.session_id, "session expired");
+            session.end().await;
+        }
+    }
+
+    fn start_reaper(self: &Arc<Self>) {
+        if self.reaper.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let app = Arc::downgrade(self);
+        let period = (self.config.session_idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(period);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(app) = app.upgrade() else { return };
+                app.reap().await;
+            }
+        });
+    }
+
+    /// An SSE response: `first` events, then what `live` brings until it ends.
+    fn sse(&self, first: Vec<Bytes>, live: Option<mpsc::Receiver<Bytes>>, guard: ConnGuard) -> Response {
+        let body = SseBody {
+            pending: first.into(),
+            live,
+            keep_alive: self
+                .config
+                .keep_alive
+                .map(|every| Box::pin(tokio::time::interval_at(tokio::time::Instant::now() + every, every))),
+            _guard: guard,
+        };
+        let mut response = Response::new(Body::new(body));
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(TEXT_EVENT_STREAM));
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+        response
+    }
+}
+
+/// 128 bits from the OS's generator, as 32 hex digits (visible ASCII).
+fn new_session_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the OS random number generator failed");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Reads a body within the size and time limits.
+async fn read_body(app: &App, body: Body) -> Result<Bytes, Response> {
+    let limited = http_body_util::Limited::new(body, app.config.max_body);
+    match tokio::time::timeout(app.config.body_timeout, limited.collect()).await {
+        Err(_) => Err(invalid_request(StatusCode::REQUEST_TIMEOUT, "the request body took too long")),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(invalid_request(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the message is larger than the limit of {} bytes", app.config.max_body),
+        )),
+        Ok(Err(e)) => Err(invalid_request(StatusCode::BAD_REQUEST, format!("cannot read the request body: {e}"))),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}
+
+/// What a POST body holds.
+struct Classified {
+    requests: Vec<RequestId>,
+    initialize: bool,
+    batch: bool,
+}
+
+fn classify(body: &[u8]) -> Result<Classified, Response> {
+    let mut out = Classified { requests: Vec::new(), initialize: false, batch: false };
+    let mut take = |m: &Message| {
+        if let Message::Request(r) = m {
+            out.initialize |= r.method == "initialize";
+            out.requests.push(r.id.clone());
+        }
+    };
+    match message::parse(body) {
+        Parsed::Invalid { id, error } => return Err(error_response(StatusCode::BAD_REQUEST, id.as_ref(), &error)),
+        Parsed::Single(m) => take(&m),
+        Parsed::Batch(items) => {
+            for item in &items {
+                match item {
+                    Ok(m) => take(m),
+                    Err(invalid) => {
+                        return Err(error_response(StatusCode::BAD_REQUEST, invalid.id.as_ref(), &invalid.error));
+                    }
+                }
+            }
+            out.batch = true;
+        }
+    }
+    if out.initialize && out.batch {
+        return Err(invalid_request(StatusCode::BAD_REQUEST, "initialize must not be part of a batch"));
+    }
+    Ok(out)
+}
+
+fn check_post_headers(app: &App, headers: &HeaderMap) -> Result<(), Response> {
+    app.check_origin(headers)?;
+    let sse_needed = !app.config.json_response;
+    if !accepts(headers, APPLICATION_JSON) || (sse_needed && !accepts(headers, TEXT_EVENT_STREAM)) {
+        return Err(invalid_request(
+            StatusCode::NOT_ACCEPTABLE,
+            "the client must accept both application/json and text/event-stream",
+        ));
+    }
+    let json = header_str(headers, header::CONTENT_TYPE.as_str())
+        .and_then(|ct| ct.split(';').next())
+        .is_some_and(|ct| ct.trim().eq_ignore_ascii_case(APPLICATION_JSON));
+    if !json {
+        return Err(invalid_request(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"));
+    }
+    Ok(())
+}
+
+async fn post_mcp(State(app): State<Arc<App>>, request: Request<Body>) -> Response {
+    let (parts, body) = request.into_parts();
+    if let Err(r) = check_post_headers(&app, &parts.headers) {
+        return r;
+    }
+    let header_version = match app.protocol_version(&parts.headers) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let body = match read_body(&app, body).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let what = match classify(&body) {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    if app.config.stateless {
+        return post_stateless(&app, parts, body, what, header_version).await;
+    }
+    let session = if what.initialize {
+        match app.create_session(Mode::Streamable).await {
+            Ok(s) => s,
+            Err(r) => return r,
+        }
+    } else {
+        match app.session(&parts.headers) {
+            Ok(s) => s,
+            Err(r) => return r,
+        }
+    };
+    let version = session.peer.protocol_version();
+    if what.batch && !version.allows_batches() {
+        return invalid_request(
+            StatusCode::BAD_REQUEST,
+            format!("batches are not supported in protocol revision {version}"),
+        );
+    }
+    let priming = !what.initialize && version >= ProtocolVersion::V2025_11_25;
+    let inbound = session.inbound.clone();
+    let mut response = dispatch(&app, &session.router, inbound, parts, body, what.requests, priming, false).await;
+    if what.initialize {
+        if let Ok(v) = HeaderValue::from_str(&session.router.session_id) {
+            response.headers_mut().insert(MCP_SESSION_ID, v);
+        }
+        if !response.status().is_success() {
+            // The initialize failed before reaching the server: no session.
+            if let Some(s) = app.remove(&session.router.session_id) {
+                s.end().await;
+            }
+        }
+    }
+    response
+}
+
+/// Serves one POST outside any session.
+async fn post_stateless(
+    app: &Arc<App>,
+    parts: http::request::Parts,
+    body: Bytes,
+    what: Classified,
+    header_version: Option<ProtocolVersion>,
+) -> Response {
+    let router = SessionRouter::new("".into(), Mode::Streamable, None, app.config.stream_queue, app.config.retry);
+    let (transport, inbound) = router.transport(1);
+    let version = header_version.unwrap_or(ProtocolVersion::V2025_03_26);
+    let peer = if what.initialize {
+        app.factory.connect(transport)
+    } else {
+        app.factory.connect_stateless(transport, version)
+    };
+    if what.batch && !version.allows_batches() {
+        peer.close();
+        return invalid_request(
+            StatusCode::BAD_REQUEST,
+            format!("batches are not supported in protocol revision {version}"),
+        );
+    }
+    // The peer lives as long as its stream: the router holds the only sender of its inbound
+    // queue until the response went out.
+    dispatch(app, &router, inbound, parts, body, what.requests, false, true).await
+}
+
+/// Hands a POSTed frame to the session and answers with 202, its JSON response, or its SSE
+/// stream.
+#[allow(clippy::too_many_arguments)]
+async fn dispatch(
+    app: &App,
+    router: &Arc<SessionRouter>,
+    inbound: mpsc::Sender<Inbound>,
+    parts: http::request::Parts,
+    body: Bytes,
+    requests: Vec<RequestId>,
+    priming: bool,
+    ephemeral: bool,
+) -> Response {
+    let session_id = (!ephemeral).then(|| router.session_id.clone());
+    if requests.is_empty() {
+        let info = RequestInfo { parts, session_id, stream: None };
+        if inbound.send(Inbound { frame: body, attachment: Some(Arc::new(info)) }).await.is_err() {
+            return invalid_request(StatusCode::NOT_FOUND, "the session has ended");
+        }
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let keep = ephemeral.then(|| inbound.clone());
+    let (stream, output) = match router.open_stream(requests, app.config.json_response, keep).await {
+        Ok(opened) => opened,
+        Err(OpenError::DuplicateId(id)) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                Some(&id),
+                &ErrorObject::invalid_request(format!("request id {id} is already in use in this session")),
+            );
+        }
+        Err(OpenError::Closed) => return invalid_request(StatusCode::NOT_FOUND, "the session has ended"),
+    };
+    let info = RequestInfo { parts, session_id, stream: Some((Arc::downgrade(router), stream)) };
+    if inbound.send(Inbound { frame: body, attachment: Some(Arc::new(info)) }).await.is_err() {
+        return invalid_request(StatusCode::NOT_FOUND, "the session has ended");
+    }
+    drop(inbound);
+    match output {
+        StreamOutput::Json(rx) => match rx.await {
+            Ok(frame) if !frame.is_empty() => {
+                ([(header::CONTENT_TYPE, HeaderValue::from_static(APPLICATION_JSON))], frame).into_response()
+            }
+            // Cancelled: there is no response.
+            _ => StatusCode::ACCEPTED.into_response(),
+        },
+        StreamOutput::Sse(rx) => {
+            let first = if priming && router.resumable() { vec![router.priming_event(stream)] } else { Vec::new() };
+            app.sse(first, Some(rx), ConnGuard::new(router.clone(), None))
+        }
+    }
+}
+
+async fn get_mcp(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    if let Err(r) = app.check_origin(&headers) {
+        return r;
+    }
+    if app.config.stateless || !app.config.get_stream {
+        return (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST, DELETE")]).into_response();
+    }
+    if !accepts(&headers, TEXT_EVENT_STREAM) {
+        return invalid_request(StatusCode::NOT_ACCEPTABLE, "the client must accept text/event-stream");
+    }
+    if let Err(r) = app.protocol_version(&headers) {
+        return r;
+    }
+    let session = match app.session(&headers) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let router = &session.router;
+    if let Some(last) = header_str(&headers, LAST_EVENT_ID) {
+        return match router.resume(last).await {
+            Some(resumed) => app.sse(resumed.replay, resumed.live, ConnGuard::new(router.clone(), None)),
+            None => invalid_request(StatusCode::BAD_REQUEST, format!("unknown Last-Event-ID {last:?}")),
+        };
+    }
+    match router.open_standalone().await {
+        Some(rx) => {
+            let priming = router.resumable() && session.peer.protocol_version() >= ProtocolVersion::V2025_11_25;
+            let first = if priming { vec![router.priming_event(STANDALONE)] } else { Vec::new() };
+            app.sse(first, Some(rx), ConnGuard::new(router.clone(), None))
+        }
+        None => invalid_request(StatusCode::CONFLICT, "an SSE stream is already open for this session"),
+    }
+}
+
+async fn delete_mcp(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    if let Err(r) = app.check_origin(&headers) {
+        return r;
+    }
+    if app.config.stateless {
+        return (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST")]).into_response();
+    }
+    let session = match app.session(&headers) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    if let Some(s) = app.remove(&session.router.session_id) {
+        s.end().await;
+    }
+    StatusCode::OK.into_response()
+}
+
+/// Legacy HTTP+SSE: the stream, opened with the `endpoint` event that names where to POST.
+async fn legacy_sse(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    if let Err(r) = app.check_origin(&headers) {
+        return r;
+    }
+    if !accepts(&headers, TEXT_EVENT_STREAM) {
+        return invalid_request(StatusCode::NOT_ACCEPTABLE, "the client must accept text/event-stream");
+    }
+    let Some((_, messages)) = &app.config.legacy_sse else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let session = match app.create_session(Mode::Legacy).await {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let Some(rx) = session.router.open_standalone().await else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let endpoint = format!("event: endpoint\ndata: {messages}?sessionId={}\n\n", session.router.session_id);
+    // The legacy session lives as long as its stream.
+    let id = session.router.session_id.clone();
+    let weak = Arc::downgrade(&app);
+    let on_drop: Box<dyn FnOnce() + Send> = Box::new(move || {
+        if let Some(app) = weak.upgrade()
+            && let Some(session) = app.remove(&id)
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            handle.spawn(async move { session.end().await });
+        }
+    });
+    app.sse(vec![Bytes::from(endpoint)], Some(rx), ConnGuard::new(session.router.clone(), Some(on_drop)))
+}
+
+#[derive(serde::Deserialize)]
+struct LegacyQuery {
+    #[serde(rename = "sessionId")]
+    session_id: Option<String>,
+}
+
+/// Legacy HTTP+SSE: a message for the session named in the query; answers go on its stream.
+async fn legacy_post(State(app): State<Arc<App>>, Query(q): Query<LegacyQuery>, request: Request<Body>) -> Response {
+    let (parts, body) = request.into_parts();
+    if let Err(r) = app.check_origin(&parts.headers) {
+        return r;
+    }
+    let Some(id) = q.session_id else {
+        return invalid_request(StatusCode::BAD_REQUEST, "missing sessionId");
+    };
+    let Some(session) = app.lookup(&id) else {
+        return invalid_request(StatusCode::NOT_FOUND, "session not found");
+    };
+    let body = match read_body(&app, body).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let info = RequestInfo { parts, session_id: Some(session.router.session_id.clone()), stream: None };
+    if session.inbound.send(Inbound { frame: body, attachment: Some(Arc::new(info)) }).await.is_err() {
+        return invalid_request(StatusCode::NOT_FOUND, "the session has ended");
+    }
+    (StatusCode::ACCEPTED, "Accepted").into_response()
+}
+
+/// Counts an open SSE connection of a session while it lasts.
+struct ConnGuard {
+    router: Arc<SessionRouter>,
+    on_drop: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl ConnGuard {
+    fn new(router: Arc<SessionRouter>, on_drop: Option<Box<dyn FnOnce() + Send>>) -> Self {
+        router.connections.fetch_add(1, Ordering::Relaxed);
+        ConnGuard { router, on_drop }
+    }
+}
+
+impl Drop for ConnGuard {
+    fn drop(&mut self) {
+        self.router.connections.fetch_sub(1, Ordering::Relaxed);
+        self.router.touch();
+        if let Some(f) = self.on_drop.take() {
+            f();
+        }
+    }
+}
+
+/// The body of an SSE response: queued events, written together when several are ready.
+struct SseBody {
+    pending: VecDeque<Bytes>,
+    live: Option<mpsc::Receiver<Bytes>>,
+    keep_alive: Option<Pin<Box<tokio::time::Interval>>>,
+    _guard: ConnGuard,
+}
+
+/// Events gathered into one write at most.
+const COALESCE: usize = 64;
+
+impl http_body::Body for SseBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = &mut *self;
+        if let Some(first) = this.pending.pop_front() {
+            if this.pending.is_empty() {
+                return Poll::Ready(Some(Ok(Frame::data(first))));
+            }
+            let mut buf = BytesMut::from(&first[..]);
+            while let Some(next) = this.pending.pop_front() {
+                buf.extend_from_slice(&next);
+            }
+            return Poll::Ready(Some(Ok(Frame::data(buf.freeze()))));
+        }
+        let Some(rx) = this.live.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match rx.poll_recv(cx) {
+            Poll::Ready(Some(first)) => {
+                let mut more = Vec::new();
+                while more.len() < COALESCE {
+                    match rx.try_recv() {
+                        Ok(next) => more.push(next),
+                        Err(_) => break,
+                    }
+                }
+                if more.is_empty() {
+                    return Poll::Ready(Some(Ok(Frame::data(first))));
+                }
+                let mut buf = BytesMut::with_capacity(first.len() + more.iter().map(Bytes::len).sum::<usize>());
+                buf.extend_from_slice(&first);
+                for b in more {
+                    buf.extend_from_slice(&b);
+                }
+                Poll::Ready(Some(Ok(Frame::data(buf.freeze()))))
+            }
+            Poll::Ready(None) => {
+                this.live = None;
+                Poll::Ready(None)
+            }
+            Poll::Pending => {
+                if let Some(tick) = this.keep_alive.as_mut()
+                    && tick.as_mut().poll_tick(cx).is_ready()
+                {
+                    return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(b": keep-alive\n\n")))));
+                }
+                Poll::Pending
+            }
+        }
+    }
+}

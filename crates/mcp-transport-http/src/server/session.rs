@@ -1,0 +1,391 @@
+//! One HTTP session: the transport its peer runs over, and the routing of what the peer sends
+//! to the HTTP responses that carry it.
+//!
+//! Each POST that holds requests opens a *stream*: its SSE response, or the JSON response it
+//! waits for. The peer tags every frame with the request it belongs to ([`Route`]); a frame
+//! goes on the stream of that request, and anything else on the standalone stream (the GET).
+//! A stream ends with the response to its requests. A stream whose connection went away keeps
+//! its events in the [`EventStore`] until the client resumes it with `Last-Event-ID`.
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::{BufMut as _, Bytes, BytesMut};
+use mcp_jsonrpc::transport::{Inbound, Outbound, ReadError, Route, Transport, TransportRead, TransportWrite};
+use mcp_jsonrpc::{Peer, RequestId};
+use tokio::sync::{Mutex, mpsc, oneshot};
+
+use super::event_store::EventStore;
+
+/// The stream number of the standalone (GET) stream.
+pub(crate) const STANDALONE: u64 = 0;
+
+/// The transport of one HTTP session, handed to a [`SessionFactory`](super::SessionFactory).
+pub struct SessionTransport {
+    inbound: mpsc::Receiver<Inbound>,
+    router: Arc<SessionRouter>,
+}
+
+impl std::fmt::Debug for SessionTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionTransport").field("session", &self.router.session_id).finish_non_exhaustive()
+    }
+}
+
+/// The reading half of a [`SessionTransport`]: the messages POSTed to the session.
+#[derive(Debug)]
+pub struct SessionRead(mpsc::Receiver<Inbound>);
+
+/// The writing half of a [`SessionTransport`]: routes frames to the session's streams.
+pub struct SessionWrite(Arc<SessionRouter>);
+
+impl std::fmt::Debug for SessionWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionWrite").field("session", &self.0.session_id).finish_non_exhaustive()
+    }
+}
+
+impl Transport for SessionTransport {
+    type Read = SessionRead;
+    type Write = SessionWrite;
+    fn split(self) -> (SessionRead, SessionWrite) {
+        (SessionRead(self.inbound), SessionWrite(self.router))
+    }
+}
+
+impl TransportRead for SessionRead {
+    async fn read(&mut self) -> Option<Result<Inbound, ReadError>> {
+        self.0.recv().await.map(Ok)
+    }
+}
+
+impl TransportWrite for SessionWrite {
+    async fn write(&mut self, frames: &[Outbound]) -> io::Result<()> {
+        for f in frames {
+            self.0.deliver(f).await;
+        }
+        Ok(())
+    }
+    async fn close(&mut self) -> io::Result<()> {
+        self.0.close().await;
+        Ok(())
+    }
+}
+
+/// How a session's messages travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Streamable HTTP: per-POST streams, plus the standalone GET stream.
+    Streamable,
+    /// Legacy HTTP+SSE: everything on the one SSE stream; no event ids.
+    Legacy,
+}
+
+/// Where the events of a stream go.
+enum Sink {
+    /// An SSE response, while its connection lasts.
+    Sse(Option<mpsc::Sender<Bytes>>),
+    /// A JSON response waiting for the one response frame.
+    Json(Option<oneshot::Sender<Bytes>>),
+}
+
+struct Stream {
+    sink: Sink,
+    requests: Vec<RequestId>,
+    /// For a session-less POST: the peer's only inbound sender, dropped (ending the peer) with
+    /// the stream.
+    _keep: Option<mpsc::Sender<Inbound>>,
+}
+
+#[derive(Default)]
+struct Routes {
+    by_request: HashMap<RequestId, u64>,
+    streams: HashMap<u64, Stream>,
+    standalone: Option<mpsc::Sender<Bytes>>,
+    next_stream: u64,
+    closed: bool,
+}
+
+/// Why a POST could not open a stream.
+#[derive(Debug)]
+pub(crate) enum OpenError {
+    /// A request id of the POST is already in flight in this session.
+    DuplicateId(RequestId),
+    /// The session is over.
+    Closed,
+}
+
+/// The routing table and event numbering of one session.
+pub(crate) struct SessionRouter {
+    pub(crate) session_id: Arc<str>,
+    mode: Mode,
+    store: Option<Arc<dyn EventStore>>,
+    /// Events queued per connection before it counts as not reading (and is dropped).
+    queue: usize,
+    retry: Duration,
+    routes: Mutex<Routes>,
+    seq: AtomicU64,
+    /// Open SSE connections (a session with one is not idle).
+    pub(crate) connections: AtomicUsize,
+    /// Milliseconds since `epoch` of the last request.
+    last_active: AtomicU64,
+    epoch: Instant,
+}
+
+/// What a GET with `Last-Event-ID` resumes.
+pub(crate) struct Resumed {
+    pub(crate) replay: Vec<Bytes>,
+    /// The live connection, when the stream is still open.
+    pub(crate) live: Option<mpsc::Receiver<Bytes>>,
+}
+
+impl SessionRouter {
+    pub(crate) fn new(
+        session_id: Arc<str>,
+        mode: Mode,
+        store: Option<Arc<dyn EventStore>>,
+        queue: usize,
+        retry: Duration,
+    ) -> Arc<Self> {
+        Arc::new(SessionRouter {
+            session_id,
+            mode,
+            store: if mode == Mode::Legacy { None } else { store },
+            queue: queue.max(1),
+            retry,
+            routes: Mutex::new(Routes { next_stream: STANDALONE + 1, ..Routes::default() }),
+            seq: AtomicU64::new(0),
+            connections: AtomicUsize::new(0),
+            last_active: AtomicU64::new(0),
+            epoch: Instant::now(),
+        })
+    }
+
+    /// A transport over this router, and the sender of its incoming frames.
+    pub(crate) fn transport(self: &Arc<Self>, inbound: usize) -> (SessionTransport, mpsc::Sender<Inbound>) {
+        let (tx, rx) = mpsc::channel(inbound.max(1));
+        (SessionTransport { inbound: rx, router: self.clone() }, tx)
+    }
+
+    pub(crate) fn touch(&self) {
+        self.last_active.store(self.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn idle_for(&self) -> Duration {
+        let last = Duration::from_millis(self.last_active.load(Ordering::Relaxed));
+        self.epoch.elapsed().saturating_sub(last)
+    }
+
+    pub(crate) fn resumable(&self) -> bool {
+        self.store.is_some()
+    }
+
+    fn next_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// The priming event of a new stream: an id to resume from, the retry delay, no data.
+    pub(crate) fn priming_event(&self, stream: u64) -> Bytes {
+        let mut out = BytesMut::with_capacity(48);
+        out.put_slice(
+            format!("id: {stream}-{}\nretry: {}\ndata: \n\n", self.next_seq(), self.retry.as_millis()).as_bytes(),
+        );
+        out.freeze()
+    }
+
+    /// Opens the stream of a POST holding `requests`; an SSE receiver, or a JSON waiter.
+    pub(crate) async fn open_stream(
+        &self,
+        requests: Vec<RequestId>,
+        json: bool,
+        keep: Option<mpsc::Sender<Inbound>>,
+    ) -> Result<(u64, StreamOutput), OpenError> {
+        let mut routes = self.routes.lock().await;
+        if routes.closed {
+            return Err(OpenError::Closed);
+        }
+        if let Some(dup) = requests.iter().find(|id| routes.by_request.contains_key(id)) {
+            return Err(OpenError::DuplicateId(dup.clone()));
+        }
+        let stream = routes.next_stream;
+        routes.next_stream += 1;
+        for id in &requests {
+            routes.by_request.insert(id.clone(), stream);
+        }
+        let (sink, output) = if json {
+            let (tx, rx) = oneshot::channel();
+            (Sink::Json(Some(tx)), StreamOutput::Json(rx))
+        } else {
+            let (tx, rx) = mpsc::channel(self.queue);
+            (Sink::Sse(Some(tx)), StreamOutput::Sse(rx))
+        };
+        routes.streams.insert(stream, Stream { sink, requests, _keep: keep });
+        Ok((stream, output))
+    }
+
+    /// Attaches the standalone stream (a GET without `Last-Event-ID`); `None` when one is
+    /// open already.
+    pub(crate) async fn open_standalone(&self) -> Option<mpsc::Receiver<Bytes>> {
+        let mut routes = self.routes.lock().await;
+        if routes.closed || routes.standalone.as_ref().is_some_and(|tx| !tx.is_closed()) {
+            return None;
+        }
+        let (tx, rx) = mpsc::channel(self.queue);
+        routes.standalone = Some(tx);
+        Some(rx)
+    }
+
+    /// Resumes a stream after the event `last_event_id` (`STREAM-SEQ`): what it missed, and
+    /// the live connection if it is still open. `None` for an id this session never issued.
+    pub(crate) async fn resume(&self, last_event_id: &str) -> Option<Resumed> {
+        let (stream, seq) = last_event_id.split_once('-')?;
+        let (stream, seq): (u64, u64) = (stream.parse().ok()?, seq.parse().ok()?);
+        let mut routes = self.routes.lock().await;
+        if seq > self.seq.load(Ordering::Relaxed) || stream >= routes.next_stream {
+            return None;
+        }
+        let replay = match &self.store {
+            Some(store) => store.replay(&self.session_id, stream, seq).await,
+            None => Vec::new(),
+        };
+        let replay = replay.into_iter().map(|(seq, msg)| sse_event(Some((stream, seq)), &msg)).collect();
+        let (tx, rx) = mpsc::channel(self.queue);
+        let live = if stream == STANDALONE {
+            if routes.closed || routes.standalone.as_ref().is_some_and(|tx| !tx.is_closed()) {
+                None
+            } else {
+                routes.standalone = Some(tx);
+                Some(rx)
+            }
+        } else {
+            match routes.streams.get_mut(&stream) {
+                Some(Stream { sink: Sink::Sse(slot), .. }) => {
+                    *slot = Some(tx);
+                    Some(rx)
+                }
+                _ => None,
+            }
+        };
+        Some(Resumed { replay, live })
+    }
+
+    /// Ends the SSE connection of `stream` (the client resumes it with `Last-Event-ID`); the
+    /// stream's requests go on. Whether there was a connection to end.
+    pub(crate) async fn close_connection(&self, stream: u64) -> bool {
+        let mut routes = self.routes.lock().await;
+        match routes.streams.get_mut(&stream) {
+            Some(Stream { sink: Sink::Sse(slot), .. }) => slot.take().is_some(),
+            _ => false,
+        }
+    }
+
+    /// Routes one frame of the peer.
+    async fn deliver(&self, out: &Outbound) {
+        let mut routes = self.routes.lock().await;
+        let (stream, last) = match &out.route {
+            Route::Response(id) => match routes.by_request.get(id) {
+                Some(&s) => (s, true),
+                None => (STANDALONE, false),
+            },
+            Route::Related(id) => (routes.by_request.get(id).copied().unwrap_or(STANDALONE), false),
+            Route::Unrelated => (STANDALONE, false),
+        };
+        let stream = match (self.mode, routes.streams.get(&stream)) {
+            (Mode::Legacy, _) => STANDALONE,
+            // A JSON response carries only the response: the rest goes on the GET stream.
+            (_, Some(Stream { sink: Sink::Json(_), .. })) if !last => STANDALONE,
+            _ => stream,
+        };
+        if let Some(Stream { sink: Sink::Json(waiter), .. }) = routes.streams.get_mut(&stream) {
+            if let Some(tx) = waiter.take() {
+                let _ = tx.send(out.frame.clone());
+            }
+        } else if out.frame.is_empty() {
+            // The request was cancelled: no response will come, the stream just ends.
+        } else {
+            let id = match &self.store {
+                Some(store) => {
+                    let seq = self.next_seq();
+                    store.append(&self.session_id, stream, seq, out.frame.clone()).await;
+                    Some((stream, seq))
+                }
+                None => None,
+            };
+            let event = sse_event(id, &out.frame);
+            let slot = if stream == STANDALONE {
+                &mut routes.standalone
+            } else {
+                match routes.streams.get_mut(&stream) {
+                    Some(Stream { sink: Sink::Sse(slot), .. }) => slot,
+                    _ => unreachable!("JSON streams were handled above"),
+                }
+            };
+            if let Some(tx) = slot {
+                if let Err(e) = tx.try_send(event) {
+                    // Gone, or not reading: drop the connection; the store keeps the events.
+                    tracing::debug!(session = %self.session_id, stream, "SSE connection dropped: {e}");
+                    *slot = None;
+                }
+            } else if stream == STANDALONE && self.store.is_none() {
+                tracing::debug!(session = %self.session_id, "no GET stream open: server message dropped");
+            }
+        }
+        if last && let Some(done) = routes.streams.remove(&stream) {
+            for id in &done.requests {
+                routes.by_request.remove(id);
+            }
+        }
+    }
+
+    /// The session is over: every connection ends.
+    pub(crate) async fn close(&self) {
+        let mut routes = self.routes.lock().await;
+        routes.closed = true;
+        routes.standalone = None;
+        routes.streams.clear();
+        routes.by_request.clear();
+        drop(routes);
+        if let Some(store) = &self.store {
+            store.remove_session(&self.session_id).await;
+        }
+    }
+}
+
+/// What a POST's response waits on.
+pub(crate) enum StreamOutput {
+    /// SSE events, until the stream ends.
+    Sse(mpsc::Receiver<Bytes>),
+    /// The one response frame.
+    Json(oneshot::Receiver<Bytes>),
+}
+
+/// One SSE `message` event carrying a JSON-RPC message, in one buffer (one write).
+pub(crate) fn sse_event(id: Option<(u64, u64)>, message: &[u8]) -> Bytes {
+    let mut out = BytesMut::with_capacity(message.len() + 48);
+    if let Some((stream, seq)) = id {
+        out.put_slice(format!("id: {stream}-{seq}\n").as_bytes());
+    }
+    out.put_slice(b"event: message\ndata: ");
+    // Our encoder writes compact JSON: no raw line breaks inside a message.
+    out.put_slice(message);
+    out.put_slice(b"\n\n");
+    out.freeze()
+}
+
+/// A session's peer and the sender of its incoming frames.
+pub(crate) struct Session {
+    pub(crate) router: Arc<SessionRouter>,
+    pub(crate) inbound: mpsc::Sender<Inbound>,
+    pub(crate) peer: Peer,
+}
+
+impl Session {
+    /// Ends the session: the peer stops, its connections close.
+    pub(crate) async fn end(&self) {
+        self.peer.close();
+        self.router.close().await;
+    }
+}
