@@ -1,6 +1,8 @@
-"""Drives an MCP server with the official Python SDK client over stdio.
+"""Drives an MCP server with the official Python SDK client.
 
-    python client.py <server command> [server args...]
+    python client.py <server command> [server args...]   (stdio: spawns the server)
+    python client.py --http <url>                          (Streamable HTTP)
+    python client.py --sse <url>                           (legacy HTTP+SSE)
 
 Runs the checks of checks.py, printing one `ok - ...` / `not ok - ...` line each, then
 `N passed, M failed`; exit code 0 only if every check passed. Run by `cargo xtask interop`,
@@ -9,11 +11,14 @@ which installs the SDK in a venv (see ../README.md).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import anyio
 from mcp import ClientSession, Implementation, StdioServerParameters
+from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from checks import CHECKS, Context
@@ -33,9 +38,8 @@ def describe(error: BaseException) -> str:
 async def run(command: str, args: list[str]) -> int:
     passed = 0
     failed = 0
-    server = StdioServerParameters(command=command, args=args)
     try:
-        async with stdio_client(server) as (read, write):
+        async with open_transport(command, args) as (read, write):
             client_info = Implementation(name="mcp-rust-sdk-interop", version="0.0.0")
             async with ClientSession(read, write, client_info=client_info) as session:
                 try:
@@ -64,6 +68,20 @@ async def run(command: str, args: list[str]) -> int:
         failed += 1
     print(f"{passed} passed, {failed} failed", flush=True)
     return 0 if failed == 0 and passed > 0 else 1
+
+
+@contextlib.asynccontextmanager
+async def open_transport(command: str, args: list[str]):
+    """The (read, write) streams of a stdio, Streamable HTTP or legacy SSE connection."""
+    if command == "--http":
+        async with streamable_http_client(args[0]) as streams:
+            yield streams[0], streams[1]
+    elif command == "--sse":
+        async with sse_client(args[0]) as streams:
+            yield streams[0], streams[1]
+    else:
+        async with stdio_client(StdioServerParameters(command=command, args=args)) as (read, write):
+            yield read, write
 
 
 def main() -> int:

@@ -1,13 +1,17 @@
-// Drives an MCP server with the official TypeScript SDK client over stdio and runs the checks
-// of ./checks.mjs against it, one `ok - ...` / `not ok - ...` line each, then `N passed, M failed`.
+// Drives an MCP server with the official TypeScript SDK client and runs the checks of
+// ./checks.mjs against it, one `ok - ...` / `not ok - ...` line each, then `N passed, M failed`.
 //
-//   node client.mjs <server command> [server args...]
+//   node client.mjs <server command> [server args...]   (stdio: spawns the server)
+//   node client.mjs --http <url>                          (Streamable HTTP)
+//   node client.mjs --sse <url>                           (legacy HTTP+SSE)
 //
 // Exit code 0 only if every check passed. Run by `cargo xtask interop`, which installs the SDK
 // next to a copy of this file (see ../README.md).
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 
 import { checks } from './checks.mjs';
@@ -42,12 +46,21 @@ async function main() {
     process.exit(2);
   }
 
-  const transport = new StdioClientTransport({ command, args, stderr: 'inherit' });
+  let transport;
+  if (command === '--http') {
+    transport = new StreamableHTTPClientTransport(new URL(args[0]));
+  } else if (command === '--sse') {
+    transport = new SSEClientTransport(new URL(args[0]));
+  } else {
+    transport = new StdioClientTransport({ command, args, stderr: 'inherit' });
+  }
   // The client tells the transport the negotiated revision through this optional hook (HTTP
-  // transports need it for their headers); stdio has none, so it is our way to observe it.
+  // transports need it for their headers, so it is kept); it is our way to observe it.
   const ctx = { offeredVersion: LATEST_PROTOCOL_VERSION, negotiatedVersion: undefined };
+  const setProtocolVersion = transport.setProtocolVersion?.bind(transport);
   transport.setProtocolVersion = (version) => {
     ctx.negotiatedVersion = version;
+    setProtocolVersion?.(version);
   };
   ctx.client = new Client({ name: 'mcp-rust-sdk-interop', version: '0.0.0' });
 

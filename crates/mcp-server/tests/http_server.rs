@@ -489,3 +489,31 @@ async fn slow_bodies_time_out_and_sessions_are_capped_and_expire() {
     let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
     assert_eq!(h.post(Some(&sessions[0]), ping).send().await.unwrap().status(), 404);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thousands_of_sessions_are_held_and_each_still_answers() {
+    let h = Arc::new(start(HttpServerConfig::default()).await);
+    let mut workers = Vec::new();
+    for _ in 0..8 {
+        let h = h.clone();
+        workers.push(tokio::spawn(async move {
+            let mut ids = Vec::new();
+            for _ in 0..250 {
+                ids.push(h.initialize().await);
+            }
+            ids
+        }));
+    }
+    let mut sessions = Vec::new();
+    for w in workers {
+        sessions.extend(w.await.unwrap());
+    }
+    assert_eq!(sessions.len(), 2000);
+    sessions.sort();
+    sessions.dedup();
+    assert_eq!(sessions.len(), 2000, "session ids are unique");
+    for (i, s) in sessions.iter().enumerate().step_by(97) {
+        let mut sse = h.call(s, i as i64, "echo").await;
+        assert_eq!(text_of(&sse.message().await), "hi");
+    }
+}
