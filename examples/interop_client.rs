@@ -1,9 +1,17 @@
-//! `interop_client`: our client (`mcp-client`) driving the official MCP servers over stdio.
+//! `interop_client`: our client (`mcp-client`) driving the official MCP servers over stdio and
+//! HTTP.
 //!
 //! ```sh
 //! cargo run --example interop_client -- --server-everything node .../server-everything/dist/index.js stdio
+//! cargo run --example interop_client -- --server-everything-http node .../server-everything/dist/index.js streamableHttp
+//! cargo run --example interop_client -- --server-everything-sse node .../server-everything/dist/index.js sse
 //! cargo run --example interop_client -- --python .../venv/bin/python interop/python/server.py
 //! ```
+//!
+//! With `--server-everything-http` and `--server-everything-sse` the server is started with
+//! `PORT` set to a free port, and the client connects once the server says it listens there:
+//! Streamable HTTP at `/mcp`, or legacy HTTP+SSE at `/sse` (through the client's fallback from
+//! Streamable HTTP, as the specification's backwards-compatibility procedure says).
 //!
 //! The first form drives `@modelcontextprotocol/server-everything` (the TypeScript SDK's
 //! reference server): it lists and calls every tool the server offers, reads its resources
@@ -151,24 +159,52 @@ impl Report {
     }
 }
 
+/// How we reach the server.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Connection {
+    /// A child process, over its stdio.
+    Stdio,
+    /// A child process serving HTTP on a port we choose (`PORT`): Streamable HTTP at `/mcp`.
+    StreamableHttp,
+    /// The same, legacy HTTP+SSE at `/sse`, reached through the client's fallback.
+    Sse,
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<std::process::ExitCode> {
     let mut args = std::env::args().skip(1);
-    let target = match args.next().as_deref() {
-        Some("--server-everything") => Target::Everything,
-        Some("--python") => Target::Python,
-        _ => bail!("usage: interop_client (--server-everything | --python) <server command> [args...]"),
+    let (target, connection) = match args.next().as_deref() {
+        Some("--server-everything") => (Target::Everything, Connection::Stdio),
+        Some("--server-everything-http") => (Target::Everything, Connection::StreamableHttp),
+        Some("--server-everything-sse") => (Target::Everything, Connection::Sse),
+        Some("--python") => (Target::Python, Connection::Stdio),
+        _ => bail!(
+            "usage: interop_client (--server-everything | --server-everything-http | --server-everything-sse \
+             | --python) <server command> [args...]"
+        ),
     };
     let Some(program) = args.next() else { bail!("no server command given") };
-    let command = ChildCommand::new(program).args(args);
+    let args: Vec<String> = args.collect();
     let recorder = Arc::new(Recorder::new());
     let mut report = Report::default();
 
-    let connect = tokio::time::timeout(CHECK_TIMEOUT, builder(&recorder).spawn(command));
-    let client = match connect.await {
+    let mut http_server = None;
+    let connect = async {
+        match connection {
+            Connection::Stdio => Ok(builder(&recorder).spawn(ChildCommand::new(&program).args(&args)).await?),
+            Connection::StreamableHttp | Connection::Sse => {
+                let (server, port) = HttpServer::start(&program, &args).await?;
+                http_server = Some(server);
+                let path = if connection == Connection::Sse { "sse" } else { "mcp" };
+                Ok(builder(&recorder).connect_http(&format!("http://127.0.0.1:{port}/{path}")).await?)
+            }
+        }
+    };
+    let client = match tokio::time::timeout(CHECK_TIMEOUT, connect).await {
         Ok(Ok(client)) => client,
         Ok(Err(e)) => {
-            println!("not ok - initialize handshake: {e}");
+            let e: anyhow::Error = e;
+            println!("not ok - initialize handshake: {e:#}");
             report.failed += 1;
             return Ok(report.finish());
         }
@@ -184,14 +220,74 @@ async fn main() -> anyhow::Result<std::process::ExitCode> {
         Target::Python => python(&ctx, &mut report).await,
     }
     let prefix = if target == Target::Everything { "everything" } else { "python" };
+    let what = if connection == Connection::Stdio { "close stops the server" } else { "close ends the session" };
     report
-        .check(&format!("{prefix}: close stops the server"), async {
+        .check(&format!("{prefix}: {what}"), async {
             ctx.client.close().await?;
             ensure!(ctx.client.ping().await.is_err(), "ping still works after close");
             Ok(String::new())
         })
         .await;
+    if let Some(server) = http_server {
+        server.stop().await;
+    }
     Ok(report.finish())
+}
+
+/// A server process serving HTTP, its output passed on to our stderr.
+struct HttpServer {
+    child: tokio::process::Child,
+}
+
+impl HttpServer {
+    /// Starts `program args` with `PORT` set to a free port, and waits until it says it
+    /// listens on it.
+    async fn start(program: &str, args: &[String]) -> anyhow::Result<(HttpServer, u16)> {
+        use tokio::io::AsyncBufReadExt as _;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let mut child = tokio::process::Command::new(program)
+            .args(args)
+            .env("PORT", port.to_string())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting {program}"))?;
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+        let mut ready_tx = Some(ready_tx);
+        let needle = format!("port {port}");
+        let stdout = tokio::io::BufReader::new(child.stdout.take().context("no stdout")?);
+        let stderr = tokio::io::BufReader::new(child.stderr.take().context("no stderr")?);
+        // Both streams go to our stderr; the first line naming the port says it is ready.
+        tokio::spawn(async move {
+            let mut stdout = stdout.lines();
+            let mut stderr = stderr.lines();
+            let (mut out_open, mut err_open) = (true, true);
+            while out_open || err_open {
+                let line = tokio::select! {
+                    l = stdout.next_line(), if out_open => l.ok().flatten().or_else(|| { out_open = false; None }),
+                    l = stderr.next_line(), if err_open => l.ok().flatten().or_else(|| { err_open = false; None }),
+                };
+                let Some(line) = line else { continue };
+                eprintln!("[server] {line}");
+                if line.contains(&needle)
+                    && let Some(tx) = ready_tx.take()
+                {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        match tokio::time::timeout(CHECK_TIMEOUT, ready_rx).await {
+            Ok(Ok(())) => Ok((HttpServer { child }, port)),
+            Ok(Err(_)) => bail!("{program} ended its output before listening on port {port}"),
+            Err(_) => bail!("{program} did not say it listens on port {port} within {CHECK_TIMEOUT:?}"),
+        }
+    }
+
+    async fn stop(mut self) {
+        let _ = self.child.kill().await;
+    }
 }
 
 /// The client, with every handler the servers may need, recording what they are asked.

@@ -36,9 +36,10 @@ const STEPS: &[Step] = &[
             env: &[("RUSTDOCFLAGS", "-D warnings")],
         },
     },
-    // Last: the slowest, and the only one that needs the npm and PyPI registries (on a cold
+    // Last: the slowest, and the only ones that need the npm and PyPI registries (on a cold
     // cache).
     Step { name: "interop", action: Action::Xtask { command: "interop", run: crate::interop::run } },
+    Step { name: "conformance", action: Action::Xtask { command: "conformance", run: crate::conformance::run } },
 ];
 
 /// Runs every check.

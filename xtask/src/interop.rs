@@ -1,10 +1,12 @@
 //! `cargo xtask interop`: our servers driven by the official MCP SDK clients (TypeScript and
-//! Python), and our client driving official servers, over real stdio pipes.
+//! Python), and our client driving official servers, over real stdio pipes and sockets.
 //!
 //! The clients, servers and their pinned versions live in `interop/` (see `interop/README.md`);
 //! this installs them under `target/interop/`, once per set of pins, builds the examples, runs
-//! every official client against every example server, then our client (the
-//! `interop_client` example) against `@modelcontextprotocol/server-everything` and against
+//! every official client against `stdio_server` (stdio) and `http_server` (Streamable HTTP and
+//! legacy HTTP+SSE), then our client (the `interop_client` example) against
+//! `@modelcontextprotocol/server-everything` (stdio, Streamable HTTP, and legacy HTTP+SSE through
+//! the client's fallback) and against
 //! `interop/python/server.py`, each run under a time limit. It fails if any check of any run
 //! fails.
 //!
@@ -34,6 +36,9 @@ use anyhow::{Context as _, Result, bail};
 /// killed: generous for a slow CI machine, short enough that a hang cannot stall CI.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long a server may take to accept connections after it starts.
+const SERVER_START_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The record of what an install directory holds: the pin files it was installed from.
 const STAMP: &str = ".installed";
 
@@ -56,7 +61,8 @@ pub fn run(root: &Path) -> Result<()> {
     let python = install_python(root, &work)?;
     println!("==> clients ready ({:.1} s)", started.elapsed().as_secs_f64());
 
-    let [stdio_server, interop_client] = build_examples(root, ["stdio_server", "interop_client"])?;
+    let [stdio_server, http_server, interop_client] =
+        build_examples(root, ["stdio_server", "http_server", "interop_client"])?;
     let servers = [vec![stdio_server.display().to_string()]];
     // No `__pycache__` in the source tree; UTF-8 whatever the locale.
     let python_env: &[(&str, &str)] = &[("PYTHONDONTWRITEBYTECODE", "1"), ("PYTHONUTF8", "1")];
@@ -85,10 +91,37 @@ pub fn run(root: &Path) -> Result<()> {
         }
     }
 
+    // The same clients against `http_server`, over Streamable HTTP and legacy HTTP+SSE.
+    {
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], free_port()?));
+        let mut command = Command::new(&http_server);
+        command.arg(addr.to_string());
+        let _server = ServerProcess::start(command, addr, SERVER_START_TIMEOUT)?;
+        for client in &clients {
+            for endpoint in [
+                vec!["--http".to_owned(), format!("http://{addr}/mcp")],
+                vec!["--sse".to_owned(), format!("http://{addr}/sse")],
+            ] {
+                let outcome = run_client(root, client, &endpoint)?;
+                if !outcome.passed {
+                    failures.push(format!("{} against http_server {}: {}", client.name, endpoint[0], outcome.summary));
+                }
+            }
+        }
+    }
+
     // The other direction: our client against the official servers.
     let everything = server_everything(&ts)?;
     let official_servers = [
         ("--server-everything", vec![node.display().to_string(), everything.display().to_string(), "stdio".to_owned()]),
+        (
+            "--server-everything-http",
+            vec![node.display().to_string(), everything.display().to_string(), "streamableHttp".to_owned()],
+        ),
+        (
+            "--server-everything-sse",
+            vec![node.display().to_string(), everything.display().to_string(), "sse".to_owned()],
+        ),
         ("--python", vec![python.display().to_string(), root.join("interop/python/server.py").display().to_string()]),
     ];
     for (flag, server) in &official_servers {
@@ -112,7 +145,7 @@ pub fn run(root: &Path) -> Result<()> {
 }
 
 /// Installs Node from `interop/node` and returns its binary, checked to be the pinned version.
-fn install_node(root: &Path, work: &Path) -> Result<PathBuf> {
+pub(crate) fn install_node(root: &Path, work: &Path) -> Result<PathBuf> {
     let dir = install_npm_project(root, work, "node")?;
     let manifest = read_manifest(&root.join("interop/node/package.json"))?;
     let pinned =
@@ -141,7 +174,7 @@ fn install_node(root: &Path, work: &Path) -> Result<PathBuf> {
 
 /// Installs the npm project `interop/<name>` (its `package.json` and `package-lock.json`) into
 /// `target/interop/<name>` with `npm ci`, unless those exact files are installed there already.
-fn install_npm_project(root: &Path, work: &Path, name: &str) -> Result<PathBuf> {
+pub(crate) fn install_npm_project(root: &Path, work: &Path, name: &str) -> Result<PathBuf> {
     let src = root.join("interop").join(name);
     let dest = work.join(name);
     let files = ["package.json", "package-lock.json"];
@@ -243,7 +276,7 @@ fn copy_scripts(src: &Path, dest: &Path) -> Result<()> {
 
 /// Builds examples (in one cargo run) and returns their executables, as cargo reports them
 /// (so that `CARGO_TARGET_DIR` and the like are honoured).
-fn build_examples<const N: usize>(root: &Path, names: [&str; N]) -> Result<[PathBuf; N]> {
+pub(crate) fn build_examples<const N: usize>(root: &Path, names: [&str; N]) -> Result<[PathBuf; N]> {
     let flags: Vec<String> = names.iter().map(|n| format!("--example={n}")).collect();
     println!("==> building the examples: cargo build {}", flags.join(" "));
     let out = Command::new(env!("CARGO"))
@@ -277,24 +310,79 @@ fn build_examples<const N: usize>(root: &Path, names: [&str; N]) -> Result<[Path
     Ok(paths)
 }
 
-/// The entry point of the installed `@modelcontextprotocol/server-everything`, from its
-/// manifest's `bin`; it takes the transport as its argument (`stdio`).
+/// The entry point of the installed `@modelcontextprotocol/server-everything`; it takes the
+/// transport as its argument (`stdio`).
 fn server_everything(ts: &Path) -> Result<PathBuf> {
-    let dir = ts.join("node_modules/@modelcontextprotocol/server-everything");
+    package_bin(ts, "@modelcontextprotocol/server-everything")
+}
+
+/// The entry point of the npm package `package` installed in `project`, from its manifest's
+/// `bin` (the first one, if it has several).
+pub(crate) fn package_bin(project: &Path, package: &str) -> Result<PathBuf> {
+    let dir = project.join("node_modules").join(package);
     let manifest = read_manifest(&dir.join("package.json"))?;
     let bin = match &manifest["bin"] {
         serde_json::Value::String(bin) => Some(bin.as_str()),
         serde_json::Value::Object(bins) => bins.values().find_map(|b| b.as_str()),
         _ => None,
     };
-    let entry = dir.join(bin.context("@modelcontextprotocol/server-everything declares no `bin`")?);
+    let entry = dir.join(bin.with_context(|| format!("{package} declares no `bin`"))?);
     if !entry.is_file() {
-        bail!("{} is missing; delete {} and retry", entry.display(), ts.display());
+        bail!("{} is missing; delete {} and retry", entry.display(), project.display());
     }
     Ok(entry)
 }
 
 /// What one client run came to.
+/// A free TCP port on the loopback interface (free when asked; the server binds it right after).
+pub(crate) fn free_port() -> Result<u16> {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).context("binding a free local port")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// A server process listening on `addr`, killed (with what it started) when dropped.
+pub(crate) struct ServerProcess {
+    child: std::process::Child,
+}
+
+impl ServerProcess {
+    /// Starts `command` and waits until `addr` accepts connections, at most `limit`.
+    pub(crate) fn start(mut command: Command, addr: std::net::SocketAddr, limit: Duration) -> Result<Self> {
+        let shown = format!("{command:?}");
+        let child = command
+            .stdin(Stdio::null())
+            // Its logs go with ours.
+            .stdout(Stdio::inherit())
+            .stderr(Stdio::inherit())
+            .process_group(0)
+            .spawn()
+            .with_context(|| format!("starting {shown}"))?;
+        let mut server = ServerProcess { child };
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = server.child.try_wait()? {
+                bail!("{shown} exited ({status}) before accepting connections on {addr}");
+            }
+            if std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                return Ok(server);
+            }
+            if Instant::now() > deadline {
+                bail!("{shown} accepted no connection on {addr} within {} s", limit.as_secs());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        // The whole process group: `node` servers may have children.
+        let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", self.child.id())]).status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 struct Outcome {
     passed: bool,
     /// The client's `N passed, M failed` line, or why there is none.
@@ -305,20 +393,63 @@ struct Outcome {
 /// stderr included, interleaved as written), and kills it and its server at the time limit.
 fn run_client(root: &Path, client: &Client, server: &[String]) -> Result<Outcome> {
     println!("==> {} client against `{}`", client.name, server.join(" "));
+    let mut command = Command::new(&client.program);
+    command.args(&client.args).args(server).envs(client.env.iter().copied()).current_dir(root);
+    let run = run_with_limit(command, CLIENT_TIMEOUT)?;
+    let summary = run.output.lines().rev().find_map(parse_summary);
+    let outcome = match (run.status, summary) {
+        (None, summary) => Outcome {
+            passed: false,
+            summary: match run.exited_before_kill {
+                // The client is done but something it started, i.e. the server, still holds
+                // its output open: the server did not exit when the client let it go.
+                Some(status) => format!(
+                    "the client finished ({}, exit: {status}) but a process it started was still running after {} s (killed)",
+                    summary.map_or("no summary".to_owned(), |(p, f)| format!("{p} passed, {f} failed")),
+                    CLIENT_TIMEOUT.as_secs()
+                ),
+                None => format!("timed out after {} s (killed)", CLIENT_TIMEOUT.as_secs()),
+            },
+        },
+        (Some(status), Some((passed, failed))) => Outcome {
+            passed: status.success() && failed == 0 && passed > 0,
+            summary: format!("{passed} passed, {failed} failed (exit: {status})"),
+        },
+        (Some(status), None) => {
+            Outcome { passed: false, summary: format!("no `N passed, M failed` line (exit: {status})") }
+        }
+    };
+    if !outcome.passed {
+        println!("==> {} client FAILED: {}", client.name, outcome.summary);
+    }
+    Ok(outcome)
+}
+
+/// How a command run by [`run_with_limit`] ended.
+pub(crate) struct Finished {
+    /// Its exit status; `None` if it was killed at the time limit.
+    pub(crate) status: Option<ExitStatus>,
+    /// When killed: its own exit status, if it had exited by then (and something it started
+    /// still held its output open).
+    pub(crate) exited_before_kill: Option<ExitStatus>,
+    /// Its stdout and stderr, interleaved as written.
+    pub(crate) output: String,
+}
+
+/// Runs `command` (stdin closed) in a process group of its own, streaming its stdout and
+/// stderr to ours as it writes them, and kills the whole group if its output is still open
+/// after `limit`.
+pub(crate) fn run_with_limit(mut command: Command, limit: Duration) -> Result<Finished> {
     // One pipe for both streams keeps their lines in order.
     let (mut reader, writer) = std::io::pipe()?;
-    let mut command = Command::new(&client.program);
     command
-        .args(&client.args)
-        .args(server)
-        .envs(client.env.iter().copied())
-        .current_dir(root)
         .stdin(Stdio::null())
         .stdout(writer.try_clone()?)
         .stderr(writer)
-        // Its own process group, so that a timeout can kill the server along with it.
+        // Its own process group, so that a timeout can kill what it started along with it.
         .process_group(0);
-    let mut child = command.spawn().with_context(|| format!("starting {}", client.program.display()))?;
+    let program = command.get_program().to_owned();
+    let mut child = command.spawn().with_context(|| format!("starting {}", program.display()))?;
     // The command holds our copies of the pipe's write end; without dropping them the reader
     // would never see end of file.
     drop(command);
@@ -345,50 +476,22 @@ fn run_client(root: &Path, client: &Client, server: &[String]) -> Result<Outcome
         });
     }
 
-    // End of file on the pipe means the client (and the server, which shares its stderr) has
-    // closed its output, which it does by exiting.
-    let mut timed_out = None;
-    let status: Option<ExitStatus> = match done_rx.recv_timeout(CLIENT_TIMEOUT) {
+    // End of file on the pipe means the command (and whatever it started that shares its
+    // output) has closed its output, which it does by exiting.
+    let mut exited_before_kill = None;
+    let status = match done_rx.recv_timeout(limit) {
         Ok(()) => Some(child.wait()?),
         Err(_) => {
-            // Not yet reaped, so the group still exists even if the client itself is done.
-            timed_out = Some(child.try_wait()?);
+            // Not yet reaped, so the group still exists even if the command itself is done.
+            exited_before_kill = child.try_wait()?;
             let group = format!("-{}", child.id());
             let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
             let _ = child.wait();
             None
         }
     };
-
-    let output = output.lock().unwrap_or_else(|e| e.into_inner());
-    let text = String::from_utf8_lossy(&output);
-    let summary = text.lines().rev().find_map(parse_summary);
-    let outcome = match (status, summary) {
-        (None, summary) => Outcome {
-            passed: false,
-            summary: match timed_out.flatten() {
-                // The client is done but something it started, i.e. the server, still holds
-                // its output open: the server did not exit when the client let it go.
-                Some(status) => format!(
-                    "the client finished ({}, exit: {status}) but a process it started was still running after {} s (killed)",
-                    summary.map_or("no summary".to_owned(), |(p, f)| format!("{p} passed, {f} failed")),
-                    CLIENT_TIMEOUT.as_secs()
-                ),
-                None => format!("timed out after {} s (killed)", CLIENT_TIMEOUT.as_secs()),
-            },
-        },
-        (Some(status), Some((passed, failed))) => Outcome {
-            passed: status.success() && failed == 0 && passed > 0,
-            summary: format!("{passed} passed, {failed} failed (exit: {status})"),
-        },
-        (Some(status), None) => {
-            Outcome { passed: false, summary: format!("no `N passed, M failed` line (exit: {status})") }
-        }
-    };
-    if !outcome.passed {
-        println!("==> {} client FAILED: {}", client.name, outcome.summary);
-    }
-    Ok(outcome)
+    let output = String::from_utf8_lossy(&output.lock().unwrap_or_else(|e| e.into_inner())).into_owned();
+    Ok(Finished { status, exited_before_kill, output })
 }
 
 /// `(passed, failed)` from a line exactly like `7 passed, 0 failed`.

@@ -1,14 +1,17 @@
 //! Project automation, run as `cargo xtask <command>`.
 //!
 //! - `codegen`: regenerates `crates/mcp-types/src/generated/` from the vendored schemas.
-//! - `ci`: everything CI checks (formatting, clippy, tests, docs, interop).
+//! - `ci`: everything CI checks (formatting, clippy, tests, docs, interop, conformance).
 //! - `bench`: round-trip benchmarks of the stdio server against a no-library baseline.
 //! - `interop`: the official TypeScript and Python SDK clients against our example servers, and
 //!   our client against the official `server-everything` and a Python SDK server.
+//! - `conformance`: the official conformance suite against the `everything` example server
+//!   (over Streamable HTTP) and the `conformance_client` example.
 
 mod bench;
 mod ci;
 mod codegen;
+mod conformance;
 mod interop;
 
 use std::path::PathBuf;
@@ -23,7 +26,8 @@ fn main() -> Result<()> {
         Some("ci") => ci::run(&root, &args[1..]),
         Some("bench") => bench::run(&root),
         Some("interop") => interop::run(&root),
-        _ => bail!("usage: cargo xtask <codegen|ci|bench|interop>"),
+        Some("conformance") => conformance::run(&root),
+        _ => bail!("usage: cargo xtask <codegen|ci|bench|interop|conformance>"),
     }
 }
 

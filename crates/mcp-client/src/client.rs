@@ -1,6 +1,7 @@
 //! The client: the handshake, typed calls, handlers for the server's requests, notifications.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -88,6 +89,30 @@ pub enum ClientError {
     /// A request could not be encoded, or another local failure.
     #[error("{0}")]
     Local(String),
+    /// The transport could not be set up (an invalid URL, an HTTP client that cannot be
+    /// built).
+    #[error("cannot set up the transport: {0}")]
+    Transport(String),
+}
+
+impl ClientError {
+    /// Whether the server ended the HTTP session (404 to a request with `Mcp-Session-Id`).
+    /// Unless [`ClientBuilder::reinitialize_on_session_expiry`] turned it off, the client has
+    /// already tried a new session and the call once more.
+    pub fn is_session_expired(&self) -> bool {
+        matches!(self, ClientError::Remote(e) if session_expired(e))
+    }
+}
+
+/// Whether the transport says the session the request was sent in is over.
+#[cfg(feature = "http")]
+fn session_expired(e: &ErrorObject) -> bool {
+    mcp_transport_http::client::is_session_expired(e)
+}
+
+#[cfg(not(feature = "http"))]
+fn session_expired(_: &ErrorObject) -> bool {
+    false
 }
 
 impl From<CallError> for ClientError {
@@ -146,6 +171,7 @@ pub struct ClientBuilder {
     events_capacity: usize,
     validate_arguments: bool,
     validate_structured: bool,
+    reinitialize: bool,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -173,6 +199,7 @@ impl ClientBuilder {
             events_capacity: 256,
             validate_arguments: false,
             validate_structured: false,
+            reinitialize: true,
         }
     }
 
@@ -241,6 +268,15 @@ impl ClientBuilder {
     /// Checks `structuredContent` of tool results against the tool's output schema.
     pub fn validate_structured_content(mut self) -> Self {
         self.validate_structured = true;
+        self
+    }
+
+    /// Whether a call that fails because the server ended the HTTP session (404) starts a new
+    /// session (a new `initialize` and `notifications/initialized`) and is sent once more
+    /// (default: yes, as the specification asks). The new session starts afresh on the
+    /// server: subscriptions and the log level are not restored.
+    pub fn reinitialize_on_session_expiry(mut self, enabled: bool) -> Self {
+        self.reinitialize = enabled;
         self
     }
 
@@ -325,6 +361,32 @@ impl ClientBuilder {
         self.connect_inner(transport, None).await
     }
 
+    /// Connects to the MCP endpoint at `url` over Streamable HTTP (falling back to legacy
+    /// HTTP+SSE for a 2024-11-05 server) and performs the handshake.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), mcp_client::ClientError> {
+    /// let client = mcp_client::ClientBuilder::new("my-app", "1.0").connect_http("http://127.0.0.1:8080/mcp").await?;
+    /// println!("{} speaks {}", client.server_info().name, client.protocol_version());
+    /// client.close().await?; // DELETE ends the session
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "http")]
+    pub async fn connect_http(self, url: &str) -> Result<Client, ClientError> {
+        let config = crate::http::HttpClientConfig::parse(url).map_err(|e| ClientError::Transport(e.to_string()))?;
+        self.connect_http_with(config).await
+    }
+
+    /// Connects over Streamable HTTP with a full configuration (headers, authorization,
+    /// timeouts, a reqwest client of your own; see [`crate::http::HttpClientConfig`]) and
+    /// performs the handshake.
+    #[cfg(feature = "http")]
+    pub async fn connect_http_with(self, config: crate::http::HttpClientConfig) -> Result<Client, ClientError> {
+        let transport =
+            crate::http::StreamableHttpTransport::new(config).map_err(|e| ClientError::Transport(e.to_string()))?;
+        self.connect(transport).await
+    }
+
     /// Runs a server as a child process, connects to it over its stdio, and performs the
     /// handshake. If the child dies during the handshake, the error carries its exit status
     /// and the tail of its stderr.
@@ -343,11 +405,10 @@ impl ClientBuilder {
         let peer = Peer::spawn(transport, Arc::new(router), self.peer_config.clone());
         peer.set_protocol_version(self.version);
         let params = InitializeRequestParams::new(self.capabilities(), self.info.clone(), self.version.as_str());
-        let init = match peer.request::<InitializeRequest>(params, CallOptions::default()).await {
+        let init = match handshake(&peer, &params).await {
             Ok(init) => init,
-            Err(e) => {
+            Err(err) => {
                 peer.close();
-                let err = ClientError::from(e);
                 return Err(match (err, child) {
                     (ClientError::Closed(_), Some(mut child)) => {
                         let report = match tokio::time::timeout(Duration::from_secs(5), child.wait_with_report()).await
@@ -366,29 +427,33 @@ impl ClientBuilder {
                 });
             }
         };
-        let version = match ProtocolVersion::from_wire(&init.protocol_version).filter(|v| !v.is_stateless()) {
-            Some(v) => v,
-            None => {
-                peer.close();
-                if let Some(child) = child {
-                    let _ = child.shutdown().await;
-                }
-                return Err(ClientError::UnsupportedVersion(init.protocol_version));
-            }
-        };
-        peer.set_protocol_version(version);
-        peer.notify::<InitializedNotification>(Default::default()).await?;
+        let version = peer.protocol_version();
         Ok(Client {
             peer,
             init,
+            init_params: params,
             version,
             events,
             child: tokio::sync::Mutex::new(child),
             schemas: Mutex::new(HashMap::new()),
             validate_arguments: self.validate_arguments,
             validate_structured: self.validate_structured,
+            reinitialize: self.reinitialize,
+            session: AtomicU64::new(0),
+            renewing: tokio::sync::Mutex::new(()),
         })
     }
+}
+
+/// `initialize`, the revision check, `notifications/initialized`.
+async fn handshake(peer: &Peer, params: &InitializeRequestParams) -> Result<InitializeResult, ClientError> {
+    let init = peer.request::<InitializeRequest>(params.clone(), CallOptions::default()).await?;
+    let version = ProtocolVersion::from_wire(&init.protocol_version)
+        .filter(|v| !v.is_stateless())
+        .ok_or_else(|| ClientError::UnsupportedVersion(init.protocol_version.clone()))?;
+    peer.set_protocol_version(version);
+    peer.notify::<InitializedNotification>(Default::default()).await?;
+    Ok(init)
 }
 
 /// Compiled schemas of one tool.
@@ -408,6 +473,13 @@ pub struct Client {
     schemas: Mutex<HashMap<String, ToolSchemas>>,
     validate_arguments: bool,
     validate_structured: bool,
+    /// What `initialize` sent, to start a new session with.
+    init_params: InitializeRequestParams,
+    reinitialize: bool,
+    /// Counts sessions started after the first.
+    session: AtomicU64,
+    /// Held while a new session is started, so that calls failing together start one.
+    renewing: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Client {
@@ -475,13 +547,61 @@ impl Client {
         self.events.subscribe()
     }
 
+    /// Calls a typed method; when the server ended the HTTP session, starts a new one and
+    /// calls once more (see [`ClientBuilder::reinitialize_on_session_expiry`]).
+    async fn request<R: mcp_types::Request>(
+        &self,
+        params: R::Params,
+        options: CallOptions,
+    ) -> Result<R::Result, ClientError>
+    where
+        R::Params: Clone,
+    {
+        if !self.reinitialize {
+            return Ok(self.peer.request::<R>(params, options).await?);
+        }
+        let session = self.session.load(Ordering::Acquire);
+        match self.peer.request::<R>(params.clone(), options.clone()).await {
+            Err(CallError::Remote(e)) if session_expired(&e) => {
+                tracing::info!(method = R::METHOD, "the server ended the session; starting a new one");
+                self.renew_session(session).await?;
+                Ok(self.peer.request::<R>(params, options).await?)
+            }
+            other => Ok(other?),
+        }
+    }
+
+    /// Starts a new session unless one was started since `seen`.
+    async fn renew_session(&self, seen: u64) -> Result<(), ClientError> {
+        let _renewing = self.renewing.lock().await;
+        if self.session.load(Ordering::Acquire) != seen {
+            return Ok(());
+        }
+        self.reinitialize().await?;
+        Ok(())
+    }
+
+    /// Performs the handshake again over the same connection: over HTTP, a new session (the
+    /// server ended the old one, or to start afresh). Returns the server's new answer; the
+    /// accessors ([`Client::server_info`], [`Client::server_capabilities`], ...) keep
+    /// describing the first one.
+    pub async fn reinitialize(&self) -> Result<InitializeResult, ClientError> {
+        // Offer what the first handshake offered, encoded for it.
+        if let Some(offered) = ProtocolVersion::from_wire(&self.init_params.protocol_version) {
+            self.peer.set_protocol_version(offered);
+        }
+        let init = handshake(&self.peer, &self.init_params).await?;
+        self.session.fetch_add(1, Ordering::AcqRel);
+        Ok(init)
+    }
+
     fn need(&self, present: bool, what: &'static str) -> Result<(), ClientError> {
         if present { Ok(()) } else { Err(ClientError::NotSupported(what)) }
     }
 
     /// Checks the connection with a `ping`.
     pub async fn ping(&self) -> Result<(), ClientError> {
-        self.peer.request::<PingRequest>(Default::default(), CallOptions::default()).await?;
+        self.request::<PingRequest>(Default::default(), CallOptions::default()).await?;
         Ok(())
     }
 
@@ -492,7 +612,7 @@ impl Client {
     /// One page of the server's tools.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
         self.need(self.init.capabilities.tools.is_some(), "tools")?;
-        let result = self.peer.request::<ListToolsRequest>(Self::page(cursor), CallOptions::default()).await?;
+        let result = self.request::<ListToolsRequest>(Self::page(cursor), CallOptions::default()).await?;
         if self.validate_arguments || self.validate_structured {
             self.remember_schemas(&result.tools);
         }
@@ -561,7 +681,7 @@ impl Client {
             }
         }
         let name = params.name.clone();
-        let result = self.peer.request::<CallToolRequest>(params, options).await?;
+        let result = self.request::<CallToolRequest>(params, options).await?;
         if self.validate_structured
             && let (Some(v), Some(structured)) = (&schemas.output, &result.structured_content)
             && let Some(detail) = violations(v, structured)
@@ -574,7 +694,7 @@ impl Client {
     /// One page of the server's prompts.
     pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, ClientError> {
         self.need(self.init.capabilities.prompts.is_some(), "prompts")?;
-        Ok(self.peer.request::<ListPromptsRequest>(Self::page(cursor), CallOptions::default()).await?)
+        self.request::<ListPromptsRequest>(Self::page(cursor), CallOptions::default()).await
     }
 
     /// Every prompt, following `nextCursor` to the end.
@@ -595,13 +715,13 @@ impl Client {
         self.need(self.init.capabilities.prompts.is_some(), "prompts")?;
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = (!arguments.is_empty()).then_some(arguments);
-        Ok(self.peer.request::<GetPromptRequest>(params, CallOptions::default()).await?)
+        self.request::<GetPromptRequest>(params, CallOptions::default()).await
     }
 
     /// One page of the server's resources.
     pub async fn list_resources(&self, cursor: Option<String>) -> Result<ListResourcesResult, ClientError> {
         self.need(self.init.capabilities.resources.is_some(), "resources")?;
-        Ok(self.peer.request::<ListResourcesRequest>(Self::page(cursor), CallOptions::default()).await?)
+        self.request::<ListResourcesRequest>(Self::page(cursor), CallOptions::default()).await
     }
 
     /// Every resource, following `nextCursor` to the end.
@@ -619,7 +739,7 @@ impl Client {
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, ClientError> {
         self.need(self.init.capabilities.resources.is_some(), "resources")?;
-        Ok(self.peer.request::<ListResourceTemplatesRequest>(Self::page(cursor), CallOptions::default()).await?)
+        self.request::<ListResourceTemplatesRequest>(Self::page(cursor), CallOptions::default()).await
     }
 
     /// Every resource template, following `nextCursor` to the end.
@@ -635,7 +755,7 @@ impl Client {
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
         self.need(self.init.capabilities.resources.is_some(), "resources")?;
         let params = ReadResourceRequestParams::new(uri);
-        Ok(self.peer.request::<ReadResourceRequest>(params, CallOptions::default()).await?)
+        self.request::<ReadResourceRequest>(params, CallOptions::default()).await
     }
 
     fn can_subscribe(&self) -> bool {
@@ -646,7 +766,7 @@ impl Client {
     pub async fn subscribe(&self, uri: &str) -> Result<(), ClientError> {
         self.need(self.can_subscribe(), "resource subscriptions")?;
         let params = SubscribeRequestParams::new(uri);
-        self.peer.request::<SubscribeRequest>(params, CallOptions::default()).await?;
+        self.request::<SubscribeRequest>(params, CallOptions::default()).await?;
         Ok(())
     }
 
@@ -654,7 +774,7 @@ impl Client {
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), ClientError> {
         self.need(self.can_subscribe(), "resource subscriptions")?;
         let params = UnsubscribeRequestParams::new(uri);
-        self.peer.request::<UnsubscribeRequest>(params, CallOptions::default()).await?;
+        self.request::<UnsubscribeRequest>(params, CallOptions::default()).await?;
         Ok(())
     }
 
@@ -671,13 +791,13 @@ impl Client {
         if !context.is_empty() {
             params.context = Some(CompleteRequestParamsContext { arguments: Some(context) });
         }
-        Ok(self.peer.request::<CompleteRequest>(params, CallOptions::default()).await?)
+        self.request::<CompleteRequest>(params, CallOptions::default()).await
     }
 
     /// Sets the level of the log messages the server sends.
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), ClientError> {
         self.need(self.init.capabilities.logging.is_some(), "logging")?;
-        self.peer.request::<SetLevelRequest>(SetLevelRequestParams::new(level), CallOptions::default()).await?;
+        self.request::<SetLevelRequest>(SetLevelRequestParams::new(level), CallOptions::default()).await?;
         Ok(())
     }
 

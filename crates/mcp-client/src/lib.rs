@@ -3,6 +3,8 @@
 //! - [`ClientBuilder::connect`] performs the `initialize` handshake over any transport
 //!   (offering the newest session revision and accepting an older one the server answers
 //!   with); [`ClientBuilder::spawn`] runs a server as a child process first.
+//! - [`ClientBuilder::connect_http`] connects to a server's Streamable HTTP endpoint (or a
+//!   legacy HTTP+SSE one); a session the server ends is renewed by itself.
 //! - Typed calls: [`Client::list_tools`], [`Client::call_tool`], [`Client::get_prompt`],
 //!   [`Client::read_resource`], ... and `list_all_*` helpers that follow `nextCursor` to the end.
 //!   A call for a capability the server did not declare fails at once, without a round trip.
@@ -30,6 +32,12 @@
 
 mod client;
 mod handlers;
+
+/// The HTTP client transport's configuration and types (`mcp-transport-http`'s `client`
+/// module): [`http::HttpClientConfig`] for [`ClientBuilder::connect_http_with`],
+/// [`http::AuthProvider`], [`http::StreamableHttpTransport`], [`http::LegacySseTransport`].
+#[cfg(feature = "http")]
+pub use mcp_transport_http::client as http;
 
 pub use client::{CallOptions, Client, ClientBuilder, ClientError, ServerEvent};
 pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elicitation_defaults};

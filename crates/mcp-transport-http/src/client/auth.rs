@@ -1,0 +1,56 @@
+//! The hook through which an application authorizes the transport's HTTP requests.
+
+use std::future::Future;
+
+use futures_util::future::BoxFuture;
+use http::{HeaderValue, StatusCode};
+use url::Url;
+
+/// A `401 Unauthorized` answer, as the transport hands it to [`AuthProvider::on_unauthorized`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Unauthorized {
+    /// The URL that was requested.
+    pub url: Url,
+    /// The status (401).
+    pub status: StatusCode,
+    /// The `WWW-Authenticate` challenge, if the server sent one (it names the resource
+    /// metadata and scopes an OAuth flow starts from).
+    pub www_authenticate: Option<HeaderValue>,
+}
+
+/// Gives the transport the `Authorization` header of each HTTP request.
+///
+/// A closure returning a future of `Option<HeaderValue>` is one; implement the trait to react
+/// to `401 Unauthorized` as well (refresh a token, run an authorization flow).
+///
+/// ```
+/// use mcp_transport_http::client::{HttpClientConfig, HeaderValue};
+///
+/// let config = HttpClientConfig::parse("https://example.com/mcp")
+///     .unwrap()
+///     .auth(|| async { Some(HeaderValue::from_static("Bearer secret-token")) });
+/// # let _ = config;
+/// ```
+pub trait AuthProvider: Send + Sync + 'static {
+    /// The `Authorization` value for the next request; `None` sends none.
+    fn authorization(&self) -> BoxFuture<'_, Option<HeaderValue>>;
+
+    /// The server answered 401. Return `true` to send the request once more with a fresh
+    /// [`AuthProvider::authorization`]; `false` (the default) fails it with an error that
+    /// says authorization is required.
+    fn on_unauthorized(&self, challenge: Unauthorized) -> BoxFuture<'_, bool> {
+        let _ = challenge;
+        Box::pin(std::future::ready(false))
+    }
+}
+
+impl<F, Fut> AuthProvider for F
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Option<HeaderValue>> + Send + 'static,
+{
+    fn authorization(&self) -> BoxFuture<'_, Option<HeaderValue>> {
+        Box::pin(self())
+    }
+}

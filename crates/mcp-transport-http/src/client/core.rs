@@ -1,0 +1,1063 @@
+//! What both client transports share: the session state, the HTTP exchanges, SSE streams and
+//! their resumption, and the queue of incoming frames.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use http::{HeaderValue, Method, StatusCode};
+use mcp_jsonrpc::message::{self, Message, Parsed};
+use mcp_jsonrpc::transport::{Inbound, ReadError};
+use mcp_types::{CancelledNotificationParams, ErrorObject, RequestId};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, warn};
+use url::Url;
+
+use super::auth::Unauthorized;
+use super::config::HttpClientConfig;
+use super::error::{HttpClientError, HttpErrorKind, error_frame, error_object};
+use super::sse::{SseEvent, SseParser};
+use crate::headers::{APPLICATION_JSON, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, TEXT_EVENT_STREAM};
+
+/// What a POST accepts back.
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+/// How much of an error body goes into an error message.
+const ERROR_BODY_LIMIT: usize = 2048;
+
+/// The read half's end of the queue of incoming frames.
+pub(crate) type InboundQueue = mpsc::Receiver<Result<Inbound, ReadError>>;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Which transport the connection speaks.
+#[derive(Debug, Clone)]
+pub(crate) enum Mode {
+    /// Streamable HTTP, unless the POST of `initialize` says otherwise.
+    Detect,
+    /// Streamable HTTP (2025-03-26 and later).
+    Streamable,
+    /// Legacy HTTP+SSE (2024-11-05): messages are POSTed to `endpoint`, answers come on the
+    /// one SSE stream.
+    Legacy { endpoint: Url },
+}
+
+#[derive(Debug)]
+struct State {
+    mode: Mode,
+    session_id: Option<HeaderValue>,
+    protocol_version: Option<HeaderValue>,
+    /// The id of the `initialize` request whose answer is awaited.
+    init_id: Option<RequestId>,
+    /// Bumped by each `initialize`: answers about an older session do not touch this one.
+    generation: u64,
+    /// The server answered 404 to our session id; only `initialize` goes out until a new one.
+    expired: bool,
+    /// The standalone GET stream while it runs: its number and its stop token.
+    get_stream: Option<(u64, CancellationToken)>,
+    /// Numbers GET streams.
+    get_streams_started: u64,
+}
+
+/// The session headers as they were when a request was built.
+#[derive(Debug, Clone)]
+pub(crate) struct Snapshot {
+    session_id: Option<HeaderValue>,
+    protocol_version: Option<HeaderValue>,
+    generation: u64,
+    legacy: bool,
+}
+
+/// The requests one POST waits to see answered.
+struct Awaited {
+    pending: Mutex<HashSet<RequestId>>,
+    /// Fires once every one is answered (on any stream), cancelled, or failed, and on close.
+    done: CancellationToken,
+}
+
+/// What an outgoing frame holds.
+#[derive(Debug, Default)]
+pub(crate) struct Outgoing {
+    requests: Vec<RequestId>,
+    initialize: Option<RequestId>,
+    initialized: bool,
+    cancelled: Vec<RequestId>,
+}
+
+impl Outgoing {
+    pub(crate) fn classify(frame: &[u8]) -> Outgoing {
+        let mut out = Outgoing::default();
+        let mut visit = |m: Message| match m {
+            Message::Request(r) => {
+                if r.method == "initialize" {
+                    out.initialize = Some(r.id.clone());
+                }
+                out.requests.push(r.id);
+            }
+            Message::Notification(n) => match n.method.as_str() {
+                "notifications/initialized" => out.initialized = true,
+                "notifications/cancelled" => {
+                    if let Ok(CancelledNotificationParams { request_id: Some(id), .. }) =
+                        message::decode_params(n.params.as_deref())
+                    {
+                        out.cancelled.push(id);
+                    }
+                }
+                _ => {}
+            },
+            Message::Response(_) => {}
+        };
+        match message::parse(frame) {
+            Parsed::Single(m) => visit(m),
+            Parsed::Batch(items) => items.into_iter().flatten().for_each(visit),
+            Parsed::Invalid { .. } => {}
+        }
+        out
+    }
+}
+
+/// Where a stream's events left off.
+#[derive(Debug, Default)]
+struct Cursor {
+    last_event_id: Option<String>,
+    retry: Option<Duration>,
+    events: u64,
+}
+
+/// An SSE response body, event by event.
+struct SseBody {
+    response: reqwest::Response,
+    parser: SseParser,
+    queue: VecDeque<SseEvent>,
+}
+
+impl SseBody {
+    fn new(response: reqwest::Response, limit: usize) -> Self {
+        SseBody { response, parser: SseParser::new(limit), queue: VecDeque::new() }
+    }
+
+    /// The next event; `None` at the end of the stream.
+    async fn next(&mut self) -> Result<Option<SseEvent>, reqwest::Error> {
+        loop {
+            if let Some(e) = self.queue.pop_front() {
+                return Ok(Some(e));
+            }
+            let Some(chunk) = self.response.chunk().await? else { return Ok(None) };
+            let mut out = Vec::new();
+            self.parser.feed(&chunk, &mut out);
+            self.queue.extend(out);
+        }
+    }
+}
+
+fn media_type(response: &reqwest::Response) -> Option<String> {
+    let value = response.headers().get(CONTENT_TYPE)?.to_str().ok()?;
+    Some(value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
+}
+
+fn is_event_stream(response: &reqwest::Response) -> bool {
+    media_type(response).as_deref() == Some(TEXT_EVENT_STREAM)
+}
+
+/// The start of a body, as text, for error messages (never waits long).
+async fn body_text(mut response: reqwest::Response, wait: Duration) -> String {
+    let read = async {
+        let mut buf = Vec::new();
+        while let Ok(Some(chunk)) = response.chunk().await {
+            buf.extend_from_slice(&chunk);
+            if buf.len() >= ERROR_BODY_LIMIT {
+                break;
+            }
+        }
+        buf
+    };
+    let buf = tokio::time::timeout(wait, read).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&buf[..buf.len().min(ERROR_BODY_LIMIT)]);
+    text.trim().to_owned()
+}
+
+/// The frames of a body: the elements of a batch, or the message itself.
+fn split_batch(frame: Bytes) -> Vec<Bytes> {
+    if frame.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'[') {
+        return vec![frame];
+    }
+    match serde_json::from_slice::<Vec<&RawValue>>(&frame) {
+        Ok(items) if !items.is_empty() => items.iter().map(|r| Bytes::copy_from_slice(r.get().as_bytes())).collect(),
+        _ => vec![frame],
+    }
+}
+
+/// Just enough of a message to route it: a response's id, and its result.
+#[derive(Deserialize)]
+struct Probe<'a> {
+    #[serde(default)]
+    id: Option<RequestId>,
+    #[serde(default)]
+    method: Option<serde::de::IgnoredAny>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct InitProbe {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: String,
+}
+
+pub(crate) struct Core {
+    pub(crate) config: HttpClientConfig,
+    client: reqwest::Client,
+    state: Mutex<State>,
+    inbound: mpsc::Sender<Result<Inbound, ReadError>>,
+    permits: Arc<Semaphore>,
+    /// Fires on close: every task stops.
+    pub(crate) closing: CancellationToken,
+    /// Fires when nothing more will be read (close, or the legacy stream ended).
+    pub(crate) ended: CancellationToken,
+    awaited: Mutex<HashMap<RequestId, Arc<Awaited>>>,
+    /// The last `retry` the server sent on any stream.
+    server_retry: Mutex<Option<Duration>>,
+}
+
+impl std::fmt::Debug for Core {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Core").field("url", &self.config.url.as_str()).field("state", &*lock(&self.state)).finish()
+    }
+}
+
+impl Core {
+    pub(crate) fn new(config: HttpClientConfig, mode: Mode) -> Result<(Arc<Core>, InboundQueue), HttpClientError> {
+        let client = config.build_client()?;
+        let (tx, rx) = mpsc::channel(config.inbound_capacity);
+        let core = Core {
+            client,
+            state: Mutex::new(State {
+                mode,
+                session_id: None,
+                protocol_version: None,
+                init_id: None,
+                generation: 0,
+                expired: false,
+                get_stream: None,
+                get_streams_started: 0,
+            }),
+            inbound: tx,
+            permits: Arc::new(Semaphore::new(config.max_in_flight)),
+            closing: CancellationToken::new(),
+            ended: CancellationToken::new(),
+            awaited: Mutex::new(HashMap::new()),
+            server_retry: Mutex::new(None),
+            config,
+        };
+        Ok((Arc::new(core), rx))
+    }
+
+    // ---- state -------------------------------------------------------------------------
+
+    pub(crate) fn session_id(&self) -> Option<String> {
+        lock(&self.state).session_id.as_ref().and_then(|v| v.to_str().ok()).map(str::to_owned)
+    }
+
+    pub(crate) fn protocol_version(&self) -> Option<String> {
+        lock(&self.state).protocol_version.as_ref().and_then(|v| v.to_str().ok()).map(str::to_owned)
+    }
+
+    pub(crate) fn is_legacy(&self) -> bool {
+        matches!(lock(&self.state).mode, Mode::Legacy { .. })
+    }
+
+    pub(crate) fn is_expired(&self) -> bool {
+        lock(&self.state).expired
+    }
+
+    pub(crate) fn set_mode(&self, mode: Mode) {
+        lock(&self.state).mode = mode;
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        let st = lock(&self.state);
+        Snapshot {
+            session_id: st.session_id.clone(),
+            protocol_version: st.protocol_version.clone(),
+            generation: st.generation,
+            legacy: matches!(st.mode, Mode::Legacy { .. }),
+        }
+    }
+
+    /// Where messages are POSTed.
+    fn target(&self) -> Url {
+        match &lock(&self.state).mode {
+            Mode::Legacy { endpoint } => endpoint.clone(),
+            _ => self.config.url.clone(),
+        }
+    }
+
+    /// A new `initialize` goes out: a new session begins, without a session id.
+    fn begin_initialize(&self, id: RequestId) {
+        let mut st = lock(&self.state);
+        st.generation += 1;
+        st.session_id = None;
+        st.protocol_version = None;
+        st.expired = false;
+        st.init_id = Some(id);
+        if let Some((_, get)) = st.get_stream.take() {
+            get.cancel();
+        }
+    }
+
+    fn set_session_id(&self, value: HeaderValue, generation: u64) {
+        let mut st = lock(&self.state);
+        if st.generation == generation {
+            debug!(session = ?value, "session started");
+            st.session_id = Some(value);
+        }
+    }
+
+    /// The server answered 404 to the session id of `generation`.
+    fn expire(&self, generation: u64) {
+        let mut st = lock(&self.state);
+        if st.generation != generation || st.expired {
+            return;
+        }
+        warn!("the server ended the MCP session (HTTP 404); a new `initialize` starts a new one");
+        st.expired = true;
+        st.session_id = None;
+        if let Some((_, get)) = st.get_stream.take() {
+            get.cancel();
+        }
+    }
+
+    // ---- incoming frames ---------------------------------------------------------------
+
+    /// Queues an item for the read half; `false` once the transport is closing.
+    async fn push(&self, item: Result<Inbound, ReadError>) -> bool {
+        tokio::select! {
+            sent = self.inbound.send(item) => sent.is_ok(),
+            _ = self.closing.cancelled() => false,
+        }
+    }
+
+    /// Hands the messages of a body or event to the read half, noting answers.
+    async fn deliver(&self, body: Bytes) -> bool {
+        for frame in split_batch(body) {
+            let answered = self.inspect(&frame);
+            if !self.push(Ok(Inbound::from(frame))).await {
+                return false;
+            }
+            if let Some(id) = answered {
+                self.settle(&id);
+            }
+        }
+        true
+    }
+
+    /// The id of a response; the negotiated revision from the answer to `initialize`.
+    fn inspect(&self, frame: &[u8]) -> Option<RequestId> {
+        let probe: Probe<'_> = serde_json::from_slice(frame).ok()?;
+        if probe.method.is_some() || (probe.result.is_none() && probe.error.is_none()) {
+            return None;
+        }
+        let id = probe.id?;
+        let mut st = lock(&self.state);
+        if st.init_id.as_ref() == Some(&id) {
+            st.init_id = None;
+            let version = probe.result.and_then(|r| serde_json::from_str::<InitProbe>(r.get()).ok());
+            if let Some(v) = version.and_then(|v| HeaderValue::from_str(&v.protocol_version).ok()) {
+                debug!(version = ?v, "negotiated protocol revision");
+                st.protocol_version = Some(v);
+            }
+        }
+        Some(id)
+    }
+
+    fn register(&self, ids: &[RequestId]) -> Arc<Awaited> {
+        let awaited =
+            Arc::new(Awaited { pending: Mutex::new(ids.iter().cloned().collect()), done: self.closing.child_token() });
+        let mut map = lock(&self.awaited);
+        for id in ids {
+            map.insert(id.clone(), awaited.clone());
+        }
+        awaited
+    }
+
+    /// Request `id` was answered or cancelled: whoever waits for it stops.
+    fn settle(&self, id: &RequestId) {
+        let Some(awaited) = lock(&self.awaited).remove(id) else { return };
+        let mut pending = lock(&awaited.pending);
+        pending.remove(id);
+        if pending.is_empty() {
+            awaited.done.cancel();
+        }
+    }
+
+    /// Answers every request still pending in `awaited` with `error`.
+    async fn fail(&self, awaited: &Awaited, error: ErrorObject) {
+        let ids: Vec<RequestId> = lock(&awaited.pending).drain().collect();
+        {
+            let mut map = lock(&self.awaited);
+            for id in &ids {
+                if map.get(id).is_some_and(|a| std::ptr::eq(Arc::as_ptr(a), awaited)) {
+                    map.remove(id);
+                }
+            }
+        }
+        awaited.done.cancel();
+        for id in &ids {
+            debug!(%id, error = %error.message, "request failed in the transport");
+            if !self.push(Ok(Inbound::from(error_frame(id, &error)))).await {
+                return;
+            }
+        }
+    }
+
+    // ---- HTTP ---------------------------------------------------------------------------
+
+    fn request(&self, method: Method, url: &Url, snap: &Snapshot) -> reqwest::RequestBuilder {
+        let mut rb = self.client.request(method, url.clone()).headers(self.config.headers.clone());
+        if !snap.legacy
+            && let Some(s) = &snap.session_id
+        {
+            rb = rb.header(MCP_SESSION_ID, s.clone());
+        }
+        if let Some(v) = &snap.protocol_version {
+            rb = rb.header(MCP_PROTOCOL_VERSION, v.clone());
+        }
+        rb
+    }
+
+    /// Sends a request with the auth provider's `Authorization`; on 401, the provider may ask
+    /// for one more try.
+    async fn send(&self, build: impl Fn() -> reqwest::RequestBuilder) -> Result<reqwest::Response, reqwest::Error> {
+        let mut retried = false;
+        loop {
+            let mut rb = build();
+            if let Some(auth) = &self.config.auth
+                && let Some(value) = auth.authorization().await
+            {
+                rb = rb.header(AUTHORIZATION, value);
+            }
+            let response = rb.send().await?;
+            if response.status() == StatusCode::UNAUTHORIZED
+                && !retried
+                && let Some(auth) = &self.config.auth
+            {
+                let challenge = Unauthorized {
+                    url: response.url().clone(),
+                    status: response.status(),
+                    www_authenticate: response.headers().get(WWW_AUTHENTICATE).cloned(),
+                };
+                if auth.on_unauthorized(challenge).await {
+                    retried = true;
+                    continue;
+                }
+            }
+            return Ok(response);
+        }
+    }
+
+    async fn post(&self, url: &Url, snap: &Snapshot, frame: &Bytes) -> Result<reqwest::Response, reqwest::Error> {
+        self.send(|| {
+            self.request(Method::POST, url, snap)
+                .header(ACCEPT, ACCEPT_BOTH)
+                .header(CONTENT_TYPE, APPLICATION_JSON)
+                .body(frame.clone())
+        })
+        .await
+    }
+
+    /// Opens an SSE stream with GET (resuming after `last_event_id`), waiting at most the
+    /// HTTP timeout for its headers.
+    async fn get(&self, url: &Url, snap: &Snapshot, last_event_id: Option<&str>) -> Result<reqwest::Response, String> {
+        let last = last_event_id.and_then(|id| HeaderValue::from_str(id).ok());
+        let send = self.send(|| {
+            let rb = self.request(Method::GET, url, snap).header(ACCEPT, TEXT_EVENT_STREAM);
+            match &last {
+                Some(id) => rb.header(LAST_EVENT_ID, id.clone()),
+                None => rb,
+            }
+        });
+        match tokio::time::timeout(self.config.http_timeout, send).await {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(format!("HTTP request failed: {e}")),
+            Err(_) => Err(format!("no answer within {:?}", self.config.http_timeout)),
+        }
+    }
+
+    /// The error for a failed status.
+    async fn status_error(&self, response: reqwest::Response, snap: &Snapshot, what: &str) -> ErrorObject {
+        let status = response.status();
+        let challenge = response.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let body = body_text(response, self.config.http_timeout).await;
+        let body = if body.is_empty() { String::new() } else { format!(": {body}") };
+        if status == StatusCode::NOT_FOUND && snap.session_id.is_some() && !snap.legacy {
+            self.expire(snap.generation);
+            return error_object(
+                HttpErrorKind::SessionExpired,
+                Some(status),
+                format!(
+                    "MCP session expired: the server answered {what} with HTTP {status}{body}; initialize a new session"
+                ),
+            );
+        }
+        if status == StatusCode::UNAUTHORIZED {
+            let challenge = challenge.map(|c| format!(" (WWW-Authenticate: {c})")).unwrap_or_default();
+            return error_object(
+                HttpErrorKind::Unauthorized,
+                Some(status),
+                format!("HTTP {status}: the server requires authorization{challenge}{body}"),
+            );
+        }
+        error_object(HttpErrorKind::Status, Some(status), format!("HTTP {status} for {what}{body}"))
+    }
+
+    // ---- writing ------------------------------------------------------------------------
+
+    /// Sends one outgoing frame.
+    pub(crate) async fn send_frame(self: &Arc<Self>, frame: Bytes) -> io::Result<()> {
+        if self.closing.is_cancelled() {
+            return Err(io::Error::from(io::ErrorKind::BrokenPipe));
+        }
+        let out = Outgoing::classify(&frame);
+        match &out.initialize {
+            Some(id) => self.begin_initialize(id.clone()),
+            None if self.is_expired() => {
+                // Nothing reaches a session the server ended; requests fail at once.
+                let error = error_object(
+                    HttpErrorKind::SessionExpired,
+                    Some(StatusCode::NOT_FOUND),
+                    "MCP session expired (the server answered HTTP 404 to its id); initialize a new session".to_owned(),
+                );
+                for id in &out.requests {
+                    self.push(Ok(Inbound::from(error_frame(id, &error)))).await;
+                }
+                if out.requests.is_empty() {
+                    debug!("a notification or response dropped: the session expired");
+                }
+                return Ok(());
+            }
+            None => {}
+        }
+        let mode = lock(&self.state).mode.clone();
+        if out.requests.is_empty() {
+            self.post_message(frame, &out).await;
+        } else {
+            let awaited = self.register(&out.requests);
+            match mode {
+                Mode::Detect if out.initialize.is_some() => self.initialize_detecting(frame, awaited).await,
+                Mode::Detect => {
+                    self.set_mode(Mode::Streamable);
+                    tokio::spawn(self.clone().run_request(frame, awaited, out.initialize.is_some()));
+                }
+                _ => {
+                    tokio::spawn(self.clone().run_request(frame, awaited, out.initialize.is_some()));
+                }
+            }
+        }
+        for id in &out.cancelled {
+            self.settle(id);
+        }
+        Ok(())
+    }
+
+    /// POSTs a notification or response, waiting for it to be accepted: what follows (the
+    /// next request after `notifications/initialized`) reaches the server after it.
+    async fn post_message(self: &Arc<Self>, frame: Bytes, out: &Outgoing) {
+        let snap = self.snapshot();
+        let url = self.target();
+        let response = tokio::select! {
+            r = tokio::time::timeout(self.config.http_timeout, self.post(&url, &snap, &frame)) => r,
+            _ = self.closing.cancelled() => return,
+        };
+        match response {
+            Err(_) => {
+                warn!(timeout = ?self.config.http_timeout, "POST of a notification or response got no answer in time")
+            }
+            Ok(Err(e)) => warn!(error = %e, "POST of a notification or response failed"),
+            Ok(Ok(response)) if response.status().is_success() => {
+                if out.initialized && !snap.legacy {
+                    self.start_get_stream();
+                }
+            }
+            Ok(Ok(response)) => {
+                let error = self.status_error(response, &snap, "a notification or response").await;
+                warn!("{}", error.message);
+            }
+        }
+    }
+
+    /// The first `initialize` of a transport that may have to fall back to legacy HTTP+SSE:
+    /// sent before anything else goes out.
+    async fn initialize_detecting(self: &Arc<Self>, frame: Bytes, awaited: Arc<Awaited>) {
+        let snap = self.snapshot();
+        let url = self.config.url.clone();
+        let response = tokio::select! {
+            r = tokio::time::timeout(self.config.http_timeout, self.post(&url, &snap, &frame)) => r,
+            _ = awaited.done.cancelled() => return,
+        };
+        let response = match response {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => {
+                let error = error_object(HttpErrorKind::Connection, None, format!("HTTP request failed: {e}"));
+                return self.fail(&awaited, error).await;
+            }
+            Err(_) => {
+                let msg = format!("no answer to initialize within {:?}", self.config.http_timeout);
+                return self.fail(&awaited, error_object(HttpErrorKind::Connection, None, msg)).await;
+            }
+        };
+        let status = response.status();
+        let fallback = self.config.legacy_fallback
+            && matches!(status, StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED);
+        if !fallback {
+            self.set_mode(Mode::Streamable);
+            tokio::spawn({
+                let core = self.clone();
+                async move { core.handle_response(response, snap, &awaited, true).await }
+            });
+            return;
+        }
+        debug!(%status, "POST of initialize refused; trying the legacy HTTP+SSE transport");
+        let refusal = body_text(response, self.config.http_timeout).await;
+        let refusal = if refusal.is_empty() { String::new() } else { format!(" ({refusal})") };
+        match self.open_legacy().await {
+            Ok(endpoint) => {
+                debug!(%endpoint, "legacy HTTP+SSE transport");
+                self.set_mode(Mode::Legacy { endpoint });
+                tokio::spawn(self.clone().run_request(frame, awaited, true));
+            }
+            Err(e) => {
+                let msg = format!(
+                    "HTTP {status} for initialize{refusal}, and the fallback to the legacy HTTP+SSE transport \
+                     failed: {e}"
+                );
+                self.fail(&awaited, error_object(HttpErrorKind::Status, Some(status), msg)).await;
+            }
+        }
+    }
+
+    /// POSTs a frame with requests and reads their answers.
+    async fn run_request(self: Arc<Self>, frame: Bytes, awaited: Arc<Awaited>, initialize: bool) {
+        let _permit = tokio::select! {
+            p = self.permits.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => return,
+            },
+            _ = awaited.done.cancelled() => return,
+        };
+        let snap = self.snapshot();
+        let url = self.target();
+        let response = tokio::select! {
+            r = self.post(&url, &snap, &frame) => r,
+            _ = awaited.done.cancelled() => return,
+        };
+        match response {
+            Ok(response) => self.handle_response(response, snap, &awaited, initialize).await,
+            Err(e) => {
+                let error = error_object(HttpErrorKind::Connection, None, format!("HTTP request failed: {e}"));
+                self.fail(&awaited, error).await;
+            }
+        }
+    }
+
+    /// Reads the answer to a POST of requests.
+    async fn handle_response(
+        &self,
+        mut response: reqwest::Response,
+        snap: Snapshot,
+        awaited: &Awaited,
+        initialize: bool,
+    ) {
+        let status = response.status();
+        if !status.is_success() {
+            let error = self.status_error(response, &snap, "the request").await;
+            return self.fail(awaited, error).await;
+        }
+        if snap.legacy {
+            return; // the answer comes on the SSE stream
+        }
+        if initialize && let Some(id) = response.headers().get(MCP_SESSION_ID) {
+            self.set_session_id(id.clone(), snap.generation);
+        }
+        if status == StatusCode::ACCEPTED {
+            debug!("a request was answered 202; its response may come on the GET stream");
+            return;
+        }
+        match media_type(&response).as_deref() {
+            Some(APPLICATION_JSON) => {
+                let limit = self.config.max_message_size;
+                let read = async {
+                    let mut buf = BytesMut::new();
+                    while let Some(chunk) = response.chunk().await? {
+                        if buf.len() + chunk.len() > limit {
+                            return Ok(None);
+                        }
+                        buf.extend_from_slice(&chunk);
+                    }
+                    Ok::<_, reqwest::Error>(Some(buf.freeze()))
+                };
+                let body = tokio::select! {
+                    b = read => b,
+                    _ = awaited.done.cancelled() => return,
+                };
+                let error = match body {
+                    Ok(Some(body)) => {
+                        if !self.deliver(body).await {
+                            return;
+                        }
+                        error_object(
+                            HttpErrorKind::BadResponse,
+                            Some(status),
+                            "the JSON body did not answer the request".to_owned(),
+                        )
+                    }
+                    Ok(None) => error_object(
+                        HttpErrorKind::TooLarge,
+                        Some(status),
+                        format!("the response is larger than {limit} bytes"),
+                    ),
+                    Err(e) => error_object(
+                        HttpErrorKind::Connection,
+                        Some(status),
+                        format!("reading the response failed: {e}"),
+                    ),
+                };
+                if !lock(&awaited.pending).is_empty() {
+                    self.fail(awaited, error).await;
+                }
+            }
+            Some(TEXT_EVENT_STREAM) => self.read_request_stream(response, awaited).await,
+            other => {
+                let msg = format!(
+                    "unexpected content type {:?} (expected {APPLICATION_JSON} or {TEXT_EVENT_STREAM})",
+                    other.unwrap_or("none")
+                );
+                self.fail(awaited, error_object(HttpErrorKind::BadResponse, Some(status), msg)).await;
+            }
+        }
+    }
+
+    /// Handles one SSE event; `false` once the transport is closing.
+    async fn on_event(&self, event: SseEvent, cursor: &mut Cursor) -> bool {
+        cursor.events += 1;
+        if let Some(id) = &event.id {
+            cursor.last_event_id = (!id.is_empty()).then(|| id.clone());
+        }
+        if let Some(retry) = event.retry {
+            cursor.retry = Some(retry);
+            *lock(&self.server_retry) = Some(retry);
+        }
+        if event.oversized {
+            warn!(limit = self.config.max_message_size, "skipped an SSE event over the size limit");
+            return self.push(Err(ReadError::Oversized { limit: self.config.max_message_size })).await;
+        }
+        match event.message() {
+            Some(data) => self.deliver(data.clone()).await,
+            None => true,
+        }
+    }
+
+    /// How long to wait before reconnecting a stream: the server's `retry`, exactly, or the
+    /// policy's backoff.
+    fn reconnect_delay(&self, cursor: &Cursor, attempt: u32) -> Duration {
+        cursor.retry.or(*lock(&self.server_retry)).unwrap_or_else(|| self.config.reconnect.backoff(attempt))
+    }
+
+    /// Reads a request's SSE stream until its answers came; resumes it with GET and
+    /// `Last-Event-ID` when it ends before (SEP-1699).
+    async fn read_request_stream(&self, response: reqwest::Response, awaited: &Awaited) {
+        let limit = self.config.max_message_size;
+        let mut body = SseBody::new(response, limit);
+        let mut cursor = Cursor::default();
+        let mut failures = 0u32;
+        loop {
+            let seen = cursor.events;
+            let ended = loop {
+                let next = tokio::select! {
+                    biased;
+                    _ = awaited.done.cancelled() => return,
+                    n = body.next() => n,
+                };
+                match next {
+                    Ok(Some(event)) => {
+                        if !self.on_event(event, &mut cursor).await || awaited.done.is_cancelled() {
+                            return;
+                        }
+                    }
+                    Ok(None) => break "ended".to_owned(),
+                    Err(e) => break format!("broke ({e})"),
+                }
+            };
+            if cursor.events > seen {
+                failures = 0;
+            }
+            let Some(last_event_id) = cursor.last_event_id.clone() else {
+                let msg =
+                    format!("the SSE stream of the request {ended} before the answer, with no event id to resume from");
+                return self.fail(awaited, error_object(HttpErrorKind::StreamEnded, None, msg)).await;
+            };
+            debug!(%last_event_id, "the SSE stream of a request {ended} before its answer; resuming");
+            // Reconnect until a stream opens, or give up.
+            loop {
+                failures += 1;
+                if failures > self.config.reconnect.max_attempts {
+                    let msg = format!(
+                        "the SSE stream of the request {ended} before the answer and could not be resumed \
+                         ({} attempts)",
+                        self.config.reconnect.max_attempts
+                    );
+                    return self.fail(awaited, error_object(HttpErrorKind::StreamEnded, None, msg)).await;
+                }
+                let delay = self.reconnect_delay(&cursor, failures);
+                tokio::select! {
+                    _ = tokio::time::sleep(delay) => {}
+                    _ = awaited.done.cancelled() => return,
+                }
+                let snap = self.snapshot();
+                let response = tokio::select! {
+                    r = self.get(&self.config.url, &snap, Some(&last_event_id)) => r,
+                    _ = awaited.done.cancelled() => return,
+                };
+                match response {
+                    Ok(r) if r.status().is_success() && is_event_stream(&r) => {
+                        body = SseBody::new(r, limit);
+                        break;
+                    }
+                    Ok(r) if r.status().is_success() => {
+                        let msg = "resuming the SSE stream of the request: the answer is not an event stream";
+                        let error = error_object(HttpErrorKind::BadResponse, Some(r.status()), msg.to_owned());
+                        return self.fail(awaited, error).await;
+                    }
+                    Ok(r) if r.status().is_server_error() => {
+                        debug!(status = %r.status(), "resuming an SSE stream failed; trying again");
+                    }
+                    Ok(r) => {
+                        let error = self.status_error(r, &snap, "the resumption of the request's SSE stream").await;
+                        return self.fail(awaited, error).await;
+                    }
+                    Err(e) => debug!(error = %e, "resuming an SSE stream failed; trying again"),
+                }
+            }
+        }
+    }
+
+    /// Opens the standalone GET stream (after `notifications/initialized` was accepted).
+    fn start_get_stream(self: &Arc<Self>) {
+        let token = self.closing.child_token();
+        let number = {
+            let mut st = lock(&self.state);
+            if st.get_stream.is_some() || st.expired || !matches!(st.mode, Mode::Streamable | Mode::Detect) {
+                return;
+            }
+            st.get_streams_started += 1;
+            st.get_stream = Some((st.get_streams_started, token.clone()));
+            st.get_streams_started
+        };
+        tokio::spawn(self.clone().run_get_stream(number, token));
+    }
+
+    /// The standalone GET stream: server-initiated messages. Reopened (with its
+    /// `Last-Event-ID`) when it ends; a 405 means the server offers none.
+    async fn run_get_stream(self: Arc<Self>, number: u64, token: CancellationToken) {
+        let mut cursor = Cursor::default();
+        let mut failures = 0u32;
+        loop {
+            let snap = self.snapshot();
+            let response = tokio::select! {
+                r = self.get(&self.config.url, &snap, cursor.last_event_id.as_deref()) => r,
+                _ = token.cancelled() => return,
+            };
+            let seen = cursor.events;
+            match response {
+                Ok(r) if r.status().is_success() && is_event_stream(&r) => {
+                    let mut body = SseBody::new(r, self.config.max_message_size);
+                    loop {
+                        let next = tokio::select! {
+                            biased;
+                            _ = token.cancelled() => return,
+                            n = body.next() => n,
+                        };
+                        match next {
+                            Ok(Some(event)) => {
+                                if !self.on_event(event, &mut cursor).await {
+                                    return;
+                                }
+                            }
+                            Ok(None) => {
+                                debug!("the GET stream ended; reopening it");
+                                break;
+                            }
+                            Err(e) => {
+                                debug!(error = %e, "the GET stream broke; reopening it");
+                                break;
+                            }
+                        }
+                    }
+                }
+                Ok(r) if r.status() == StatusCode::METHOD_NOT_ALLOWED => {
+                    debug!("the server offers no GET stream (405)");
+                    return self.end_get_stream(number);
+                }
+                Ok(r) if r.status().is_server_error() => {
+                    debug!(status = %r.status(), "opening the GET stream failed; trying again");
+                }
+                Ok(r) => {
+                    let what = "the GET stream";
+                    let status = r.status();
+                    if status.is_success() {
+                        debug!(%status, "the GET stream's answer is not an event stream; no GET stream");
+                    } else {
+                        let error = self.status_error(r, &snap, what).await;
+                        debug!("no GET stream: {}", error.message);
+                    }
+                    return self.end_get_stream(number);
+                }
+                Err(e) => debug!(error = %e, "opening the GET stream failed; trying again"),
+            }
+            if cursor.events > seen {
+                failures = 0;
+            } else {
+                failures += 1;
+            }
+            if failures > self.config.reconnect.max_attempts {
+                warn!(attempts = failures - 1, "giving up on the GET stream");
+                return self.end_get_stream(number);
+            }
+            let delay = self.reconnect_delay(&cursor, failures.max(1));
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = token.cancelled() => return,
+            }
+        }
+    }
+
+    /// GET stream `number` gave up: the next `notifications/initialized` may open another.
+    fn end_get_stream(&self, number: u64) {
+        let mut st = lock(&self.state);
+        if st.get_stream.as_ref().is_some_and(|(n, _)| *n == number) {
+            st.get_stream = None;
+        }
+    }
+
+    // ---- legacy HTTP+SSE ----------------------------------------------------------------
+
+    /// Opens the legacy SSE stream at the configured URL and waits for its `endpoint` event.
+    pub(crate) async fn open_legacy(self: &Arc<Self>) -> Result<Url, HttpClientError> {
+        let snap = Snapshot { session_id: None, protocol_version: None, generation: 0, legacy: true };
+        let timeout = self.config.http_timeout;
+        let send = self.send(|| self.request(Method::GET, &self.config.url, &snap).header(ACCEPT, TEXT_EVENT_STREAM));
+        let response = tokio::time::timeout(timeout, send)
+            .await
+            .map_err(|_| HttpClientError::Timeout(format!("opening the SSE stream took over {timeout:?}")))?
+            .map_err(HttpClientError::Request)?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(HttpClientError::Status { status, body: body_text(response, timeout).await });
+        }
+        if !is_event_stream(&response) {
+            return Err(HttpClientError::Endpoint(format!(
+                "the answer to GET is {:?}, not an event stream",
+                media_type(&response).unwrap_or_default()
+            )));
+        }
+        let (tx, rx) = oneshot::channel();
+        tokio::spawn(self.clone().run_legacy_stream(response, tx));
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(endpoint)) => endpoint,
+            Ok(Err(_)) => Err(HttpClientError::Endpoint("the SSE stream ended before the `endpoint` event".to_owned())),
+            Err(_) => Err(HttpClientError::Timeout(format!("no `endpoint` event within {timeout:?}"))),
+        }
+    }
+
+    fn resolve_endpoint(&self, event: &SseEvent) -> Result<Url, HttpClientError> {
+        let data = event.data.as_deref().unwrap_or_default();
+        let text = String::from_utf8_lossy(data);
+        let endpoint = self
+            .config
+            .url
+            .join(text.trim())
+            .map_err(|e| HttpClientError::Endpoint(format!("invalid endpoint {text:?}: {e}")))?;
+        if endpoint.origin() != self.config.url.origin() {
+            return Err(HttpClientError::Endpoint(format!(
+                "the endpoint {endpoint} is not on the origin of {}",
+                self.config.url
+            )));
+        }
+        Ok(endpoint)
+    }
+
+    /// Reads the legacy SSE stream: the `endpoint` event, then messages. Its end ends the
+    /// connection.
+    async fn run_legacy_stream(
+        self: Arc<Self>,
+        response: reqwest::Response,
+        endpoint: oneshot::Sender<Result<Url, HttpClientError>>,
+    ) {
+        let mut body = SseBody::new(response, self.config.max_message_size);
+        let mut endpoint = Some(endpoint);
+        let mut cursor = Cursor::default();
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = self.closing.cancelled() => return,
+                n = body.next() => n,
+            };
+            match next {
+                Ok(Some(event)) if event.event.as_deref() == Some("endpoint") => {
+                    if let Some(tx) = endpoint.take() {
+                        let _ = tx.send(self.resolve_endpoint(&event));
+                    }
+                }
+                Ok(Some(event)) => {
+                    if endpoint.is_some() {
+                        debug!("a message before the `endpoint` event");
+                    }
+                    if !self.on_event(event, &mut cursor).await {
+                        return;
+                    }
+                }
+                Ok(None) => {
+                    debug!("the legacy SSE stream ended");
+                    break;
+                }
+                Err(e) => {
+                    warn!(error = %e, "the legacy SSE stream broke");
+                    break;
+                }
+            }
+        }
+        if endpoint.is_none() {
+            self.ended.cancel();
+        }
+    }
+
+    // ---- closing ------------------------------------------------------------------------
+
+    /// Stops every stream and ends the session (DELETE; a 405 is fine).
+    pub(crate) async fn close(&self) {
+        if self.closing.is_cancelled() {
+            return;
+        }
+        self.closing.cancel();
+        self.ended.cancel();
+        let snap = self.snapshot();
+        let Some(session) = snap.session_id.clone().filter(|_| !snap.legacy) else { return };
+        let send = self.send(|| self.request(Method::DELETE, &self.config.url, &snap));
+        match tokio::time::timeout(self.config.http_timeout, send).await {
+            Ok(Ok(r)) if r.status().is_success() || r.status() == StatusCode::METHOD_NOT_ALLOWED => {
+                debug!(?session, status = %r.status(), "session ended");
+            }
+            Ok(Ok(r)) => debug!(?session, status = %r.status(), "DELETE of the session refused"),
+            Ok(Err(e)) => debug!(?session, error = %e, "DELETE of the session failed"),
+            Err(_) => debug!(?session, "DELETE of the session got no answer in time"),
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! The transports: Streamable HTTP (with the legacy fallback) and legacy HTTP+SSE.
+
+use std::io;
+use std::sync::Arc;
+
+use mcp_jsonrpc::transport::{Inbound, Outbound, ReadError, Transport, TransportRead, TransportWrite};
+use url::Url;
+
+use super::config::HttpClientConfig;
+use super::core::{Core, InboundQueue, Mode};
+use super::error::HttpClientError;
+
+/// The Streamable HTTP client transport (2025-03-26 and later), falling back to legacy
+/// HTTP+SSE (2024-11-05) when the server refuses the POST of `initialize` with 400, 404 or
+/// 405 (see [`HttpClientConfig::legacy_fallback`]).
+///
+/// Nothing is sent before the first frame is written: creating the transport does no I/O.
+/// See the [module documentation](super) for what it does with each message.
+#[derive(Debug)]
+pub struct StreamableHttpTransport {
+    core: Arc<Core>,
+    rx: InboundQueue,
+}
+
+impl StreamableHttpTransport {
+    /// A transport for the endpoint of `config`.
+    pub fn new(config: HttpClientConfig) -> Result<Self, HttpClientError> {
+        let mode = if config.legacy_fallback { Mode::Detect } else { Mode::Streamable };
+        let (core, rx) = Core::new(config, mode)?;
+        Ok(StreamableHttpTransport { core, rx })
+    }
+
+    /// A handle on the connection's state (session id, negotiated revision), usable after
+    /// the transport was handed to a connection.
+    pub fn handle(&self) -> HttpClientHandle {
+        HttpClientHandle(self.core.clone())
+    }
+}
+
+impl Transport for StreamableHttpTransport {
+    type Read = HttpClientRead;
+    type Write = HttpClientWrite;
+
+    fn split(self) -> (HttpClientRead, HttpClientWrite) {
+        (HttpClientRead { rx: self.rx, core: self.core.clone() }, HttpClientWrite { core: self.core })
+    }
+}
+
+/// The legacy HTTP+SSE client transport (2024-11-05): a GET opens the SSE stream, whose
+/// first event, `endpoint`, says where to POST messages; every answer comes on the stream.
+/// The connection ends with the stream.
+#[derive(Debug)]
+pub struct LegacySseTransport {
+    core: Arc<Core>,
+    rx: InboundQueue,
+    endpoint: Url,
+}
+
+impl LegacySseTransport {
+    /// Opens the SSE stream at the URL of `config` and waits (at most
+    /// [`HttpClientConfig::http_timeout`]) for the `endpoint` event; the endpoint must be on
+    /// the same origin.
+    pub async fn connect(config: HttpClientConfig) -> Result<Self, HttpClientError> {
+        let (core, rx) = Core::new(config, Mode::Detect)?;
+        let endpoint = match core.open_legacy().await {
+            Ok(endpoint) => endpoint,
+            Err(e) => {
+                core.close().await;
+                return Err(e);
+            }
+        };
+        core.set_mode(Mode::Legacy { endpoint: endpoint.clone() });
+        Ok(LegacySseTransport { core, rx, endpoint })
+    }
+
+    /// Where messages are POSTed (from the `endpoint` event).
+    pub fn endpoint(&self) -> &Url {
+        &self.endpoint
+    }
+
+    /// A handle on the connection's state.
+    pub fn handle(&self) -> HttpClientHandle {
+        HttpClientHandle(self.core.clone())
+    }
+}
+
+impl Transport for LegacySseTransport {
+    type Read = HttpClientRead;
+    type Write = HttpClientWrite;
+
+    fn split(self) -> (HttpClientRead, HttpClientWrite) {
+        (HttpClientRead { rx: self.rx, core: self.core.clone() }, HttpClientWrite { core: self.core })
+    }
+}
+
+/// The reading half of the HTTP client transports: messages from every stream and body, in
+/// the order they arrive.
+#[derive(Debug)]
+pub struct HttpClientRead {
+    rx: InboundQueue,
+    core: Arc<Core>,
+}
+
+impl TransportRead for HttpClientRead {
+    async fn read(&mut self) -> Option<Result<Inbound, ReadError>> {
+        tokio::select! {
+            biased;
+            item = self.rx.recv() => item,
+            _ = self.core.ended.cancelled() => self.rx.try_recv().ok(),
+        }
+    }
+}
+
+/// The writing half of the HTTP client transports: one POST per message.
+#[derive(Debug)]
+pub struct HttpClientWrite {
+    core: Arc<Core>,
+}
+
+impl TransportWrite for HttpClientWrite {
+    async fn write(&mut self, frames: &[Outbound]) -> io::Result<()> {
+        for f in frames.iter().filter(|f| !f.frame.is_empty()) {
+            self.core.send_frame(f.frame.clone()).await?;
+        }
+        Ok(())
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        self.core.close().await;
+        Ok(())
+    }
+}
+
+/// A view of an HTTP client connection's state, from
+/// [`StreamableHttpTransport::handle`] or [`LegacySseTransport::handle`].
+#[derive(Debug, Clone)]
+pub struct HttpClientHandle(Arc<Core>);
+
+impl HttpClientHandle {
+    /// The session id the server issued at `initialize`, if any.
+    pub fn session_id(&self) -> Option<String> {
+        self.0.session_id()
+    }
+
+    /// The protocol revision the server answered `initialize` with (sent as
+    /// `MCP-Protocol-Version`).
+    pub fn protocol_version(&self) -> Option<String> {
+        self.0.protocol_version()
+    }
+
+    /// Whether the connection speaks legacy HTTP+SSE (explicitly, or after the fallback).
+    pub fn is_legacy(&self) -> bool {
+        self.0.is_legacy()
+    }
+
+    /// Whether the server ended the session (HTTP 404) and no new `initialize` was sent yet.
+    pub fn is_session_expired(&self) -> bool {
+        self.0.is_expired()
+    }
+
+    /// Whether the transport was closed.
+    pub fn is_closed(&self) -> bool {
+        self.0.closing.is_cancelled()
+    }
+
+    /// The endpoint URL of the configuration.
+    pub fn url(&self) -> &Url {
+        &self.0.config.url
+    }
+}
