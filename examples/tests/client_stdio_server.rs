@@ -1,4 +1,5 @@
-//! Our client against our own `stdio_server` example over a real pipe: every feature it has.
+//! Our client against our own `stdio_server` example over a real pipe, and `http_server` over
+//! Streamable HTTP and legacy HTTP+SSE: every feature they have.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ use mcp_sdk::types::{
     ResourceTemplateReference, Role, Root, SamplingContent, TextContent,
 };
 use serde_json::json;
+use tokio::io::AsyncBufReadExt as _;
 
 /// The `stdio_server` example, which `cargo test` builds next to this test.
 fn server_bin() -> PathBuf {
@@ -25,8 +27,40 @@ fn server_bin() -> PathBuf {
 #[tokio::test]
 async fn every_feature_of_stdio_server_over_a_pipe() {
     let events = Arc::new(Mutex::new(Vec::new()));
+    let client = builder(&events).spawn(ChildCommand::new(server_bin())).await.unwrap();
+    every_feature(client, events).await;
+}
+
+/// The same server over Streamable HTTP, and over legacy HTTP+SSE (through the client's
+/// fallback), as the `http_server` example in its own process.
+#[tokio::test]
+async fn every_feature_of_http_server_over_http_and_legacy_sse() {
+    let bin = server_bin().with_file_name("http_server");
+    let mut child = tokio::process::Command::new(&bin)
+        .arg("127.0.0.1:0")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines.next_line().await.unwrap().expect("http_server says where it listens");
+        if let Some(url) = line.strip_prefix("listening on ") {
+            break url.to_owned();
+        }
+    };
+    // Keep reading its log so that it never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    for endpoint in [url.clone(), url.replace("/mcp", "/sse")] {
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let client = builder(&events).connect_http(&endpoint).await.unwrap();
+        every_feature(client, events).await;
+    }
+}
+
+fn builder(events: &Arc<Mutex<Vec<ServerEvent>>>) -> ClientBuilder {
     let sink = events.clone();
-    let client = ClientBuilder::new("test", "1")
+    ClientBuilder::new("test", "1")
         .on_sampling(|params: CreateMessageRequestParams| async move {
             assert_eq!(params.max_tokens, 200);
             Ok(CreateMessageResult::new(Role::Assistant, SamplingContent::Text(TextContent::new("42")), "test-model"))
@@ -39,9 +73,9 @@ async fn every_feature_of_stdio_server_over_a_pipe() {
         .apply_elicitation_defaults()
         .on_roots(|| async { Ok(vec![Root::new("file:///tmp/project")]) })
         .on_event(move |e| sink.lock().unwrap().push(e))
-        .spawn(ChildCommand::new(server_bin()))
-        .await
-        .unwrap();
+}
+
+async fn every_feature(client: mcp_sdk::client::Client, events: Arc<Mutex<Vec<ServerEvent>>>) {
     assert_eq!(client.server_info().name, "showcase");
     assert!(client.instructions().unwrap().contains("count_down"));
 

@@ -30,6 +30,7 @@ fn tool(
 
 fn test_server(release: Arc<Notify>) -> Server {
     let release2 = release.clone();
+    let release3 = release.clone();
     Server::builder("http-test", "1.0.0")
         .tool(tool("echo", |args, _| {
             Box::pin(async move {
@@ -55,6 +56,16 @@ fn test_server(release: Arc<Notify>) -> Server {
                 release.notified().await;
                 Ok(CallToolResult::success(vec![ContentBlock::text(format!("closed: {closed}"))]))
             })
+        }))
+        .tool(tool("wait", {
+            let release = release3;
+            move |_, _| {
+                let release = release.clone();
+                Box::pin(async move {
+                    release.notified().await;
+                    Ok(CallToolResult::success(vec![ContentBlock::text("released")]))
+                })
+            }
         }))
         .tool(tool("release", move |_, _| {
             let release = release2.clone();
@@ -356,6 +367,29 @@ async fn a_closed_stream_resumes_with_last_event_id() {
         .await
         .unwrap();
     assert_eq!(bogus.status(), 400);
+}
+
+#[tokio::test]
+async fn a_dropped_connection_does_not_cancel_and_the_stream_resumes() {
+    let h = start(HttpServerConfig::default()).await;
+    let session = h.initialize().await;
+    let mut sse = h.call(&session, 1, "wait").await;
+    let last = sse.next().await.unwrap().id.expect("a priming event id");
+    drop(sse); // The client goes away mid-call.
+    let mut release = h.call(&session, 2, "release").await;
+    release.message().await;
+    let resumed = h
+        .http
+        .get(h.url())
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("last-event-id", &last)
+        .send()
+        .await
+        .unwrap();
+    let answer = Sse::new(resumed).message().await;
+    assert_eq!(answer["id"], 1);
+    assert_eq!(text_of(&answer), "released", "the request ran to its end");
 }
 
 #[tokio::test]
