@@ -7,7 +7,8 @@
 //!
 //! Rules it keeps:
 //! - outgoing ids are integers from a counter: never reused within a connection;
-//! - `ping` is answered by the engine;
+//! - `ping` is answered by the engine (but for a 2026-07-28 request, which has no `ping`: it
+//!   goes to the service);
 //! - `notifications/cancelled` cancels the handler (its [`CancellationToken`] fires, its future
 //!   is dropped) and no response is sent; `initialize` is never cancelled;
 //! - dropping the future of an outgoing call, or its timeout, sends `notifications/cancelled`;
@@ -101,6 +102,9 @@ impl Service for NoService {
 /// A progress update of an outgoing call.
 pub type ProgressCallback = Arc<dyn Fn(ProgressNotificationParams) + Send + Sync>;
 
+/// Told the id an outgoing call is sent under (see [`CallOptions::on_id`]).
+pub type IdCallback = Arc<dyn Fn(&RequestId) + Send + Sync>;
+
 /// Options of one outgoing call.
 #[derive(Clone, Default)]
 pub struct CallOptions {
@@ -110,6 +114,13 @@ pub struct CallOptions {
     pub progress: Option<ProgressCallback>,
     /// Cancels the call when it fires (sends `notifications/cancelled`).
     pub cancel: Option<CancellationToken>,
+    /// Called with the request's id once it is assigned, before the request is sent: for
+    /// long-lived requests whose notifications name it (`subscriptions/listen`).
+    pub on_id: Option<IdCallback>,
+    /// Waits for the answer with no timeout at all, not even
+    /// [`PeerConfig::max_request_timeout`] (long-lived requests such as
+    /// `subscriptions/listen`); the cancellation token or dropping the call ends it.
+    pub unbounded: bool,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -118,6 +129,8 @@ impl std::fmt::Debug for CallOptions {
             .field("timeout", &self.timeout)
             .field("progress", &self.progress.is_some())
             .field("cancel", &self.cancel)
+            .field("on_id", &self.on_id.is_some())
+            .field("unbounded", &self.unbounded)
             .finish()
     }
 }
@@ -136,6 +149,16 @@ impl CallOptions {
     /// Sets a cancellation token.
     pub fn cancel_on(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
+        self
+    }
+    /// Sets the callback told the request's id before it is sent.
+    pub fn on_id(mut self, f: impl Fn(&RequestId) + Send + Sync + 'static) -> Self {
+        self.on_id = Some(Arc::new(f));
+        self
+    }
+    /// Waits for the answer with no timeout at all (see [`CallOptions::unbounded`]).
+    pub fn unbounded(mut self) -> Self {
+        self.unbounded = true;
         self
     }
 }
@@ -392,6 +415,9 @@ impl Peer {
             return Err(CallError::Closed);
         }
         let rid = RequestId::Integer(id);
+        if let Some(f) = &options.on_id {
+            f(&rid);
+        }
         let (tx, mut rx) = oneshot::channel();
         lock(&shared.pending).insert(rid.clone(), Pending { tx });
         let started = Instant::now();
@@ -416,6 +442,23 @@ impl Peer {
         }
         let timeout = options.timeout.or(shared.config.request_timeout);
         let hard = started + shared.config.max_request_timeout;
+        if options.unbounded {
+            let cancel = options.cancel.unwrap_or_default();
+            return tokio::select! {
+                outcome = &mut rx => {
+                    guard.disarm();
+                    match outcome {
+                        Ok(Ok(raw)) => Ok(raw),
+                        Ok(Err(e)) => Err(CallError::Remote(e)),
+                        Err(_) => Err(CallError::Closed),
+                    }
+                }
+                _ = cancel.cancelled() => {
+                    guard.reason = "cancelled by the caller";
+                    Err(CallError::Cancelled)
+                }
+            };
+        }
         let cancel = options.cancel.unwrap_or_default();
         loop {
             let last = *lock(&activity);
@@ -748,7 +791,12 @@ async fn handle_message(
                         match running.get(&id) {
                             Some(r) if !r.method_is_initialize => r.cancel.cancel(),
                             Some(_) => debug!(%id, "ignoring cancellation of initialize"),
-                            None => debug!(%id, "cancellation of an unknown or finished request"),
+                            None => {
+                                // Not one of the requests we serve: perhaps one of our own calls
+                                // the other side ends (a `subscriptions/listen` it tears down).
+                                drop(running);
+                                service.notification(n, peer);
+                            }
                         }
                     }
                     Ok(_) => debug!("cancellation without a request id"),
@@ -801,7 +849,10 @@ async fn start_request(
 ) {
     let shared = &peer.shared;
     let id = req.id.clone();
-    if req.method == "ping" {
+    // 2026-07-28 has no ping: a request carrying that revision's `_meta` goes to the service,
+    // which answers it as that revision says.
+    let modern = req.params.as_ref().is_some_and(|p| p.get().contains("io.modelcontextprotocol/protocolVersion"));
+    if req.method == "ping" && !modern {
         let frame = message::encode_result(&id, &serde_json::json!({})).ok();
         deliver(shared, batch, &id, frame).await;
         return;

@@ -21,6 +21,14 @@ pub enum ClientRequestError {
     /// The client did not declare the capability the request needs.
     #[error("the client did not declare the `{0}` capability")]
     NotSupported(&'static str),
+    /// 2026-07-28: the client's answer is not there yet. The request ends with an
+    /// input-required result whatever the handler returns, and the client retries it with the
+    /// answer; the handler then runs again and gets it. Propagate this error with `?`.
+    #[error("waiting for the client's input (the request is retried with it)")]
+    InputRequired,
+    /// 2026-07-28: the client's answer does not decode as the expected result.
+    #[error("invalid input response: {0}")]
+    InvalidInput(String),
     /// The call failed (the client's error, a timeout, the connection closed, ...).
     #[error(transparent)]
     Call(#[from] CallError),
@@ -29,6 +37,9 @@ pub enum ClientRequestError {
 /// The context of one request, handed to tool, prompt, resource and completion handlers.
 #[derive(Clone)]
 pub struct Context {
+    pub(crate) version: ProtocolVersion,
+    /// For a modern (2026-07-28) request: its input answers and requests.
+    pub(crate) mrtr: Option<Arc<crate::modern::Mrtr>>,
     pub(crate) peer: Peer,
     pub(crate) session: Arc<SessionState>,
     pub(crate) request_id: RequestId,
@@ -77,7 +88,7 @@ impl Context {
 
     /// The protocol revision of this session.
     pub fn protocol_version(&self) -> ProtocolVersion {
-        self.peer.protocol_version()
+        self.version
     }
 
     /// The client's capabilities.
@@ -146,18 +157,48 @@ impl Context {
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`).
+    ///
+    /// In a session this is a request to the client. For a 2026-07-28 request it is a multi
+    /// round-trip: the first time, it fails with [`ClientRequestError::InputRequired`] (pass it
+    /// on with `?`) and the request answers an input-required result; the client retries with
+    /// the answer, the handler runs again, and this call returns it. Calls are told apart by
+    /// their order within the handler (`sampling-1`, `sampling-2`, ...); use
+    /// [`create_message_as`](Self::create_message_as) to name the input yourself.
     pub async fn create_message(
         &self,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ClientRequestError> {
+        if let Some(mrtr) = &self.mrtr {
+            let key = mrtr.next_key("sampling");
+            return self.ask(mrtr, &key, "sampling", "sampling/createMessage", &params);
+        }
         if self.client_capabilities().sampling.is_none() {
             return Err(ClientRequestError::NotSupported("sampling"));
         }
         Ok(self.peer.request::<CreateMessageRequest>(params, self.options()).await?)
     }
 
-    /// Asks the client's user for input (`elicitation/create`, form or URL mode).
+    /// [`create_message`](Self::create_message) whose input is named `key` in a 2026-07-28
+    /// round trip (in a session, the same as `create_message`).
+    pub async fn create_message_as(
+        &self,
+        key: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ClientRequestError> {
+        match &self.mrtr {
+            Some(mrtr) => self.ask(mrtr, key, "sampling", "sampling/createMessage", &params),
+            None => self.create_message(params).await,
+        }
+    }
+
+    /// Asks the client's user for input (`elicitation/create`, form or URL mode). A round trip
+    /// for 2026-07-28 requests, like [`create_message`](Self::create_message) (keys
+    /// `elicitation-1`, ...).
     pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ClientRequestError> {
+        if let Some(mrtr) = &self.mrtr {
+            let key = mrtr.next_key("elicitation");
+            return self.ask(mrtr, &key, "elicitation", "elicitation/create", &params);
+        }
         let caps = self.client_capabilities();
         let Some(elicitation) = caps.elicitation else {
             return Err(ClientRequestError::NotSupported("elicitation"));
@@ -168,16 +209,77 @@ impl Context {
         Ok(self.peer.request::<ElicitRequest>(params, self.options()).await?)
     }
 
-    /// Asks the client for its roots (`roots/list`).
+    /// [`elicit`](Self::elicit) whose input is named `key` in a 2026-07-28 round trip.
+    pub async fn elicit_as(&self, key: &str, params: ElicitRequestParams) -> Result<ElicitResult, ClientRequestError> {
+        match &self.mrtr {
+            Some(mrtr) => self.ask(mrtr, key, "elicitation", "elicitation/create", &params),
+            None => self.elicit(params).await,
+        }
+    }
+
+    /// Asks the client for its roots (`roots/list`). A round trip for 2026-07-28 requests
+    /// (keys `roots-1`, ...).
     pub async fn list_roots(&self) -> Result<ListRootsResult, ClientRequestError> {
+        if let Some(mrtr) = &self.mrtr {
+            let key = mrtr.next_key("roots");
+            return self.ask(mrtr, &key, "roots", "roots/list", &serde_json::json!({}));
+        }
         if self.client_capabilities().roots.is_none() {
             return Err(ClientRequestError::NotSupported("roots"));
         }
         Ok(self.peer.request::<ListRootsRequest>(Default::default(), self.options()).await?)
     }
 
+    /// [`list_roots`](Self::list_roots) whose input is named `key` in a 2026-07-28 round trip.
+    pub async fn list_roots_as(&self, key: &str) -> Result<ListRootsResult, ClientRequestError> {
+        match &self.mrtr {
+            Some(mrtr) => self.ask(mrtr, key, "roots", "roots/list", &serde_json::json!({})),
+            None => self.list_roots().await,
+        }
+    }
+
+    /// One input of a multi round-trip request: the client's answer, or why there is none.
+    fn ask<P: mcp_types::WireSerialize, R: serde::de::DeserializeOwned>(
+        &self,
+        mrtr: &crate::modern::Mrtr,
+        key: &str,
+        capability: &'static str,
+        method: &str,
+        params: &P,
+    ) -> Result<R, ClientRequestError> {
+        let params = mcp_types::to_value_for(params, self.version)
+            .map_err(|e| ClientRequestError::InvalidInput(format!("cannot encode the input request: {e}")))?;
+        match mrtr.ask(key, capability, method, params) {
+            crate::modern::Asked::Answer(answer) => serde_json::from_value(answer)
+                .map_err(|e| ClientRequestError::InvalidInput(format!("input `{key}`: {e}"))),
+            crate::modern::Asked::Pending => Err(ClientRequestError::InputRequired),
+            crate::modern::Asked::Missing => Err(ClientRequestError::NotSupported(capability)),
+        }
+    }
+
     /// Requests to the client made on behalf of this request end when it is cancelled.
     fn options(&self) -> CallOptions {
         CallOptions::default().cancel_on(self.cancel.clone())
+    }
+}
+
+impl From<ClientRequestError> for crate::ToolError {
+    /// A missing capability or an invalid input answer is a protocol error (-32021, -32602);
+    /// anything else fails the tool.
+    fn from(e: ClientRequestError) -> Self {
+        match e {
+            ClientRequestError::NotSupported(capability) => {
+                let capability = capability.split('.').next().unwrap_or(capability);
+                crate::ToolError::Protocol(mcp_types::ErrorObject::with_data(
+                    mcp_types::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    format!("this request needs the client capability `{capability}`"),
+                    serde_json::json!({"requiredCapabilities": {capability: {}}}),
+                ))
+            }
+            ClientRequestError::InvalidInput(message) => {
+                crate::ToolError::Protocol(mcp_types::ErrorObject::invalid_params(message))
+            }
+            other => crate::ToolError::Tool(other.to_string()),
+        }
     }
 }

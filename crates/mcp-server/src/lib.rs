@@ -40,6 +40,7 @@ mod extract;
 mod handlers;
 #[cfg(feature = "http")]
 mod http;
+mod modern;
 mod output;
 mod prompt;
 mod resource;

@@ -63,6 +63,8 @@ pub(crate) struct ServerShared {
     pub(crate) peer_config: PeerConfig,
     pub(crate) state: Arc<StateMap>,
     pub(crate) on_roots_changed: Option<RootsChangedCallback>,
+    pub(crate) cache_hints: crate::modern::CacheHints,
+    pub(crate) state_keys: crate::modern::StateKeys,
     registry: RwLock<Arc<Registry>>,
     sessions: Mutex<Vec<Weak<SessionState>>>,
 }
@@ -105,6 +107,9 @@ pub struct ServerBuilder {
     templates: Vec<TemplateDef>,
     state: StateMap,
     on_roots_changed: Option<RootsChangedCallback>,
+    cache_hints: crate::modern::CacheHints,
+    state_keys: Option<Vec<Vec<u8>>>,
+    state_ttl: std::time::Duration,
     enable_tools: bool,
     enable_prompts: bool,
     enable_resources: bool,
@@ -127,6 +132,28 @@ impl std::fmt::Debug for ServerBuilder {
 }
 
 impl ServerBuilder {
+    /// Cache hints of list results and `resources/read` for 2026-07-28 clients: how long a
+    /// result stays fresh and whether shared caches may keep it (default: 0 ms, private).
+    pub fn cache_hints(mut self, ttl: std::time::Duration, scope: mcp_types::CacheScope) -> Self {
+        self.cache_hints = crate::modern::CacheHints { ttl_ms: ttl.as_millis() as i64, scope };
+        self
+    }
+
+    /// The keys that seal `requestState` in multi round-trip requests (2026-07-28), HMAC-SHA256:
+    /// the first seals, every one opens (rotation: put the new key first, keep the old one
+    /// until its states expired). Every instance serving the same clients needs the same keys.
+    /// Default: a random key of this process.
+    pub fn request_state_keys(mut self, keys: impl IntoIterator<Item = Vec<u8>>) -> Self {
+        self.state_keys = Some(keys.into_iter().collect());
+        self
+    }
+
+    /// How long a sealed `requestState` stays valid (default 10 minutes).
+    pub fn request_state_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+
     /// Sets the human-readable title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.info.title = Some(title.into());
@@ -277,6 +304,11 @@ impl ServerBuilder {
                 peer_config: self.peer_config,
                 state: Arc::new(self.state),
                 on_roots_changed: self.on_roots_changed,
+                cache_hints: self.cache_hints,
+                state_keys: match self.state_keys {
+                    Some(keys) if !keys.is_empty() => crate::modern::StateKeys::new(keys, self.state_ttl),
+                    _ => crate::modern::StateKeys::random(self.state_ttl),
+                },
                 registry: RwLock::new(Arc::new(registry)),
                 sessions: Mutex::new(Vec::new()),
             }),
@@ -320,6 +352,9 @@ impl Server {
             templates: Vec::new(),
             state: StateMap::new(),
             on_roots_changed: None,
+            cache_hints: Default::default(),
+            state_keys: None,
+            state_ttl: std::time::Duration::from_secs(600),
             enable_tools: false,
             enable_prompts: false,
             enable_resources: false,

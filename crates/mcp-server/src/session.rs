@@ -20,6 +20,7 @@ use mcp_types::{
 
 use crate::completion::{Completion, CompletionRequest};
 use crate::context::{Context, severity};
+use crate::modern;
 use crate::server::ServerShared;
 use crate::tool::ToolError;
 
@@ -35,6 +36,8 @@ struct SessionInner {
     capabilities: ClientCapabilities,
     client_info: Option<Implementation>,
     log_level: Option<LoggingLevel>,
+    /// Modern requests get log messages only when they ask (`_meta` logLevel).
+    quiet_by_default: bool,
     subscriptions: HashSet<String>,
 }
 
@@ -61,7 +64,23 @@ impl SessionState {
         self.inner().client_info.clone()
     }
     pub(crate) fn log_enabled(&self, level: &LoggingLevel) -> bool {
-        self.inner().log_level.as_ref().is_none_or(|min| severity(level) >= severity(min))
+        let inner = self.inner();
+        match &inner.log_level {
+            Some(min) => severity(level) >= severity(min),
+            None => !inner.quiet_by_default,
+        }
+    }
+    /// The state of one modern request: what its `_meta` declared.
+    pub(crate) fn modern(envelope: modern::Envelope) -> Self {
+        let inner = SessionInner {
+            initialized: true,
+            capabilities: envelope.capabilities,
+            client_info: envelope.client_info,
+            log_level: envelope.log_level,
+            quiet_by_default: true,
+            subscriptions: HashSet::new(),
+        };
+        SessionState { peer: OnceLock::new(), inner: Mutex::new(inner) }
     }
     pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
         self.inner().subscriptions.contains(uri)
@@ -93,8 +112,25 @@ impl Service for Session {
     }
 }
 
-fn respond<T: WireSerialize>(ctx: &RequestContext, result: &T) -> Reply {
-    ctx.encode_result(&ForRevision::new(result, ctx.peer().protocol_version()))
+/// How one request is answered: in which revision, and for modern (2026-07-28) requests with
+/// which decoration and input state.
+pub(crate) struct Era {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) decoration: Option<modern::Decoration>,
+    pub(crate) mrtr: Option<Arc<modern::Mrtr>>,
+}
+
+impl Era {
+    fn legacy(version: ProtocolVersion) -> Self {
+        Era { version, decoration: None, mrtr: None }
+    }
+}
+
+fn respond<T: WireSerialize>(ctx: &RequestContext, result: &T, era: &Era) -> Reply {
+    match &era.decoration {
+        Some(decoration) => modern::respond_modern(ctx, result, era.version, decoration),
+        None => ctx.encode_result(&ForRevision::new(result, era.version)),
+    }
 }
 
 /// Opaque, stable cursors: the offset of the next page, base64url-encoded.
@@ -141,6 +177,9 @@ async fn handle(
     req: message::Request,
     rctx: RequestContext,
 ) -> Reply {
+    if let Some(envelope) = modern::envelope(&req)? {
+        return handle_modern(server, req, &rctx, envelope).await;
+    }
     let method = req.method.as_str();
     if method == "initialize" {
         return initialize(server, state, &req, &rctx);
@@ -150,9 +189,62 @@ async fn handle(
             "`{method}` before `initialize`: the session is not initialized"
         )));
     }
-    let version = rctx.peer().protocol_version();
+    let era = Era::legacy(rctx.peer().protocol_version());
+    dispatch(server, state, req, &rctx, &era).await
+}
+
+/// A 2026-07-28 request: served on its own, whatever the connection's session, with what its
+/// `_meta` declares.
+async fn handle_modern(
+    server: &ServerShared,
+    req: message::Request,
+    rctx: &RequestContext,
+    envelope: modern::Envelope,
+) -> Reply {
+    let method = req.method.as_str();
+    if modern::removed(method) {
+        return Err(ErrorObject::method_not_found(method));
+    }
+    if method == "server/discover" {
+        return modern::discover(server, rctx, envelope.version);
+    }
+    let mrtr = match method {
+        "tools/call" | "prompts/get" | "resources/read" => Some(Arc::new(modern::Mrtr::from_request(
+            server,
+            method,
+            req.params.as_deref(),
+            envelope.capabilities.clone(),
+        )?)),
+        _ => None,
+    };
+    let decoration = modern::Decoration {
+        server_info: server.info.clone(),
+        cache: modern::cacheable(method).then(|| server.cache_hints.clone()),
+    };
+    let version = envelope.version;
+    let state = Arc::new(SessionState::modern(envelope));
+    let era = Era { version, decoration: Some(decoration), mrtr: mrtr.clone() };
+    let reply = dispatch(server, &state, req, rctx, &era).await;
+    match mrtr.and_then(|m| m.outcome(server, rctx, version)) {
+        Some(outcome) => outcome,
+        None => reply,
+    }
+}
+
+/// Serves a request of an initialized session or a modern request, in `era`.
+async fn dispatch(
+    server: &ServerShared,
+    state: &Arc<SessionState>,
+    req: message::Request,
+    rctx: &RequestContext,
+    era: &Era,
+) -> Reply {
+    let method = req.method.as_str();
+    let version = era.version;
     let registry = server.registry();
     let ctx = |progress| Context {
+        version,
+        mrtr: era.mrtr.clone(),
         peer: rctx.peer().clone(),
         session: state.clone(),
         request_id: rctx.id().clone(),
@@ -168,7 +260,7 @@ async fn handle(
             let (tools, next) = page(&registry.tool_list, p.cursor.as_deref(), server.page_size)?;
             let mut result = ListToolsResult::new(tools);
             result.next_cursor = next;
-            respond(&rctx, &result)
+            respond(rctx, &result, era)
         }
         "tools/call" if server.capabilities.tools.is_some() => {
             let p: CallToolRequestParams = decode_params(params)?;
@@ -194,14 +286,14 @@ async fn handle(
                 }
             };
             downgrade_content(&mut result.content, version);
-            respond(&rctx, &result)
+            respond(rctx, &result, era)
         }
         "prompts/list" if server.capabilities.prompts.is_some() => {
             let p: PaginatedRequestParams = decode_params(params)?;
             let (prompts, next) = page(&registry.prompt_list, p.cursor.as_deref(), server.page_size)?;
             let mut result = ListPromptsResult::new(prompts);
             result.next_cursor = next;
-            respond(&rctx, &result)
+            respond(rctx, &result, era)
         }
         "prompts/get" if server.capabilities.prompts.is_some() => {
             let p: GetPromptRequestParams = decode_params(params)?;
@@ -222,21 +314,21 @@ async fn handle(
             for m in &mut result.messages {
                 downgrade_content(std::slice::from_mut(&mut m.content), version);
             }
-            respond(&rctx, &result)
+            respond(rctx, &result, era)
         }
         "resources/list" if server.capabilities.resources.is_some() => {
             let p: PaginatedRequestParams = decode_params(params)?;
             let (resources, next) = page(&registry.resource_list, p.cursor.as_deref(), server.page_size)?;
             let mut result = ListResourcesResult::new(resources);
             result.next_cursor = next;
-            respond(&rctx, &result)
+            respond(rctx, &result, era)
         }
         "resources/templates/list" if server.capabilities.resources.is_some() => {
             let p: PaginatedRequestParams = decode_params(params)?;
             let (templates, next) = page(&registry.template_list, p.cursor.as_deref(), server.page_size)?;
             let mut result = ListResourceTemplatesResult::new(templates);
             result.next_cursor = next;
-            respond(&rctx, &result)
+            respond(rctx, &result, era)
         }
         "resources/read" if server.capabilities.resources.is_some() => {
             let p: ReadResourceRequestParams = decode_params(params)?;
@@ -255,17 +347,17 @@ async fn handle(
                 },
             };
             let contents = handler.read(p.uri, variables, ctx(progress)).await?;
-            respond(&rctx, &ReadResourceResult::new(contents))
+            respond(rctx, &ReadResourceResult::new(contents), era)
         }
         "resources/subscribe" if server.capabilities.resources.is_some() => {
             let p: SubscribeRequestParams = decode_params(params)?;
             state.inner().subscriptions.insert(p.uri);
-            respond(&rctx, &mcp_types::EmptyResult::default())
+            respond(rctx, &mcp_types::EmptyResult::default(), era)
         }
         "resources/unsubscribe" if server.capabilities.resources.is_some() => {
             let p: UnsubscribeRequestParams = decode_params(params)?;
             state.inner().subscriptions.remove(&p.uri);
-            respond(&rctx, &mcp_types::EmptyResult::default())
+            respond(rctx, &mcp_types::EmptyResult::default(), era)
         }
         "completion/complete" if server.capabilities.completions.is_some() => {
             let p: CompleteRequestParams = decode_params(params)?;
@@ -297,12 +389,12 @@ async fn handle(
                 }
                 None => Completion::default(),
             };
-            respond(&rctx, &CompleteResult::new(completion.into_wire()))
+            respond(rctx, &CompleteResult::new(completion.into_wire()), era)
         }
         "logging/setLevel" => {
             let p: SetLevelRequestParams = decode_params(params)?;
             state.inner().log_level = Some(p.level);
-            respond(&rctx, &mcp_types::EmptyResult::default())
+            respond(rctx, &mcp_types::EmptyResult::default(), era)
         }
         other => Err(ErrorObject::method_not_found(other)),
     }
@@ -328,5 +420,5 @@ fn initialize(
     rctx.peer().set_protocol_version(version);
     let mut result = InitializeResult::new(server.capabilities.clone(), version.as_str(), server.info.clone());
     result.instructions = server.instructions.clone();
-    respond(rctx, &result)
+    respond(rctx, &result, &Era::legacy(version))
 }

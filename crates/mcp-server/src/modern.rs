@@ -1,0 +1,403 @@
+//! Protocol revision 2026-07-28 ("modern", stateless): requests that carry their revision,
+//! the client's capabilities and identity in `_meta` instead of a handshake, `server/discover`,
+//! multi round-trip requests (MRTR) with a sealed `requestState`, and result decoration
+//! (`serverInfo`, cache hints).
+//!
+//! A modern request is served on any connection, beside sessions of the older revisions: its
+//! `_meta` decides, per request.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, Mac};
+use mcp_jsonrpc::message::{self, decode_params};
+use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
+use mcp_types::{
+    CacheScope, ClientCapabilities, ErrorCode, Implementation, LoggingLevel, ProtocolVersion, WireSerialize,
+};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::server::ServerShared;
+
+/// The `_meta` keys of a modern request.
+pub(crate) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The revisions served without a handshake.
+pub(crate) fn modern_versions() -> Vec<String> {
+    ProtocolVersion::ALL.iter().rev().filter(|v| v.is_stateless()).map(|v| v.as_str().to_owned()).collect()
+}
+
+/// What a modern request declares about its client.
+pub(crate) struct Envelope {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) client_info: Option<Implementation>,
+    pub(crate) log_level: Option<LoggingLevel>,
+}
+
+fn envelope_error(missing: &str) -> ErrorObject {
+    ErrorObject::with_data(
+        ErrorCode::INVALID_PARAMS,
+        format!("invalid request metadata: `{missing}` is missing"),
+        json!({"envelope": {"key": missing, "problem": "missing"}}),
+    )
+}
+
+/// The modern envelope of a request, if it has one (`None`: an older revision's request).
+/// `server/discover` is modern by definition, so it needs the envelope.
+pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope>, ErrorObject> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "_meta", default)]
+        meta: Option<Map<String, Value>>,
+    }
+    let meta = req
+        .params
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<Params>(p.get()).ok())
+        .and_then(|p| p.meta)
+        .unwrap_or_default();
+    let Some(version) = meta.get(PROTOCOL_VERSION) else {
+        if req.method == "server/discover" {
+            return Err(envelope_error(if meta.is_empty() { "_meta" } else { PROTOCOL_VERSION }));
+        }
+        return Ok(None);
+    };
+    let requested = version.as_str().unwrap_or_default();
+    let version = ProtocolVersion::from_wire(requested).filter(|v| v.is_stateless()).ok_or_else(|| {
+        ErrorObject::with_data(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            format!("Unsupported protocol version: {requested}"),
+            json!({"supported": modern_versions(), "requested": version}),
+        )
+    })?;
+    let capabilities = meta.get(CLIENT_CAPABILITIES).ok_or_else(|| envelope_error(CLIENT_CAPABILITIES))?;
+    let capabilities = serde_json::from_value(capabilities.clone())
+        .map_err(|e| ErrorObject::invalid_params(format!("invalid `{CLIENT_CAPABILITIES}`: {e}")))?;
+    let client_info = meta.get(CLIENT_INFO).and_then(|v| serde_json::from_value(v.clone()).ok());
+    let log_level = meta.get(LOG_LEVEL).and_then(|v| serde_json::from_value(v.clone()).ok());
+    Ok(Some(Envelope { version, capabilities, client_info, log_level }))
+}
+
+/// Methods of the older revisions that 2026-07-28 removed.
+pub(crate) fn removed(method: &str) -> bool {
+    matches!(
+        method,
+        "initialize" | "ping" | "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe" | "tasks/result"
+    )
+}
+
+/// Whether a method's result carries cache hints (`ttlMs`, `cacheScope`).
+pub(crate) fn cacheable(method: &str) -> bool {
+    matches!(method, "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" | "resources/read")
+}
+
+/// Freshness hints of cacheable results.
+#[derive(Debug, Clone)]
+pub(crate) struct CacheHints {
+    pub(crate) ttl_ms: i64,
+    pub(crate) scope: CacheScope,
+}
+
+impl Default for CacheHints {
+    fn default() -> Self {
+        CacheHints { ttl_ms: 0, scope: CacheScope::Private }
+    }
+}
+
+/// How modern requests are answered: the result decoration of one request.
+pub(crate) struct Decoration {
+    pub(crate) server_info: Implementation,
+    pub(crate) cache: Option<CacheHints>,
+}
+
+/// Encodes a result for a modern request: `serverInfo` in `_meta`, cache hints where due.
+pub(crate) fn respond_modern<T: WireSerialize>(
+    rctx: &RequestContext,
+    result: &T,
+    version: ProtocolVersion,
+    decoration: &Decoration,
+) -> Reply {
+    let mut value = mcp_types::to_value_for(result, version).map_err(ErrorObject::internal_error)?;
+    decorate(&mut value, decoration);
+    rctx.encode_result(&value)
+}
+
+pub(crate) fn decorate(value: &mut Value, decoration: &Decoration) {
+    let Value::Object(object) = value else { return };
+    object.entry("resultType").or_insert_with(|| json!("complete"));
+    if let Some(cache) = &decoration.cache {
+        object.entry("ttlMs").or_insert_with(|| json!(cache.ttl_ms));
+        object.entry("cacheScope").or_insert_with(|| json!(cache.scope.as_str()));
+    }
+    let meta = object.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(meta) = meta {
+        meta.entry(SERVER_INFO).or_insert_with(|| serde_json::to_value(&decoration.server_info).unwrap_or_default());
+    }
+}
+
+/// `server/discover`.
+pub(crate) fn discover(server: &ServerShared, rctx: &RequestContext, version: ProtocolVersion) -> Reply {
+    let hints = &server.cache_hints;
+    let mut result = mcp_types::DiscoverResult::new(
+        hints.scope.clone(),
+        server.capabilities.clone(),
+        "complete",
+        modern_versions(),
+        hints.ttl_ms,
+    );
+    result.instructions = server.instructions.clone();
+    respond_modern(rctx, &result, version, &Decoration { server_info: server.info.clone(), cache: None })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Multi round-trip requests.
+
+/// The keys that seal `requestState`: the first seals, all open (rotation).
+#[derive(Clone)]
+pub(crate) struct StateKeys {
+    keys: Arc<Vec<Vec<u8>>>,
+    pub(crate) ttl: Duration,
+}
+
+impl std::fmt::Debug for StateKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateKeys").field("keys", &self.keys.len()).field("ttl", &self.ttl).finish()
+    }
+}
+
+type HmacSha256 = Hmac<Sha256>;
+
+impl StateKeys {
+    /// Keys given by the application (the first seals); at least one.
+    pub(crate) fn new(keys: Vec<Vec<u8>>, ttl: Duration) -> Self {
+        StateKeys { keys: Arc::new(keys), ttl }
+    }
+
+    /// A random key of this process: state sealed here opens only here.
+    pub(crate) fn random(ttl: Duration) -> Self {
+        let mut key = vec![0u8; 32];
+        getrandom::fill(&mut key).expect("the OS random number generator failed");
+        StateKeys::new(vec![key], ttl)
+    }
+
+    fn mac(key: &[u8], data: &[u8]) -> HmacSha256 {
+        let mut mac = HmacSha256::new_from_slice(key).expect("HMAC takes keys of any length");
+        mac.update(data);
+        mac
+    }
+
+    /// `v1.<key index>.<payload>.<tag>`, the payload base64url JSON, the tag HMAC-SHA256 over
+    /// everything before it.
+    fn seal(&self, payload: &Value) -> String {
+        let body = format!("v1.0.{}", URL_SAFE_NO_PAD.encode(payload.to_string()));
+        let tag = Self::mac(&self.keys[0], body.as_bytes()).finalize().into_bytes();
+        format!("{body}.{}", URL_SAFE_NO_PAD.encode(tag))
+    }
+
+    fn open(&self, state: &str) -> Option<Value> {
+        let (body, tag) = state.rsplit_once('.')?;
+        let mut parts = body.splitn(3, '.');
+        let (Some("v1"), Some(_index), Some(payload)) = (parts.next(), parts.next(), parts.next()) else {
+            return None;
+        };
+        let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
+        // Any of the keys: rotation keeps older keys opening what they sealed.
+        self.keys.iter().find(|key| Self::mac(key, body.as_bytes()).verify_slice(&tag).is_ok())?;
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()
+    }
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+fn invalid_state(why: &str) -> ErrorObject {
+    ErrorObject::with_data(
+        ErrorCode::INVALID_PARAMS,
+        format!("Invalid or expired requestState: {why}"),
+        json!({"reason": "invalid_request_state"}),
+    )
+}
+
+/// A digest binding state to the request it was issued for: the method and its salient
+/// parameters (name or URI, arguments).
+fn request_digest(method: &str, params: &Map<String, Value>) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(method.as_bytes());
+    for key in ["name", "uri", "arguments"] {
+        hasher.update([0]);
+        if let Some(v) = params.get(key) {
+            hasher.update(v.to_string().as_bytes());
+        }
+    }
+    URL_SAFE_NO_PAD.encode(&hasher.finalize()[..16])
+}
+
+/// The input side of one modern request: the answers it carries (from this retry and, through
+/// `requestState`, from earlier rounds) and the input requests its handler makes.
+pub(crate) struct Mrtr {
+    capabilities: ClientCapabilities,
+    /// Answers by key.
+    answers: BTreeMap<String, Value>,
+    /// Input requests made in this round, by key.
+    pending: Mutex<BTreeMap<String, Value>>,
+    /// A capability the handler needed and the client lacks.
+    missing: Mutex<Option<&'static str>>,
+    /// Counters for automatic keys, per kind.
+    counters: Mutex<BTreeMap<&'static str, usize>>,
+    digest: String,
+    audience: String,
+}
+
+/// What asking the client for input gives a handler in the modern era.
+pub(crate) enum Asked {
+    /// The client answered (in this retry or an earlier one).
+    Answer(Value),
+    /// Not yet: the request ends with an input-required result (the handler's `Err`).
+    Pending,
+    /// The client did not declare the capability.
+    Missing,
+}
+
+impl Mrtr {
+    /// Reads `inputResponses` and `requestState` of a request that may carry them.
+    pub(crate) fn from_request(
+        server: &ServerShared,
+        method: &str,
+        params: Option<&serde_json::value::RawValue>,
+        capabilities: ClientCapabilities,
+    ) -> Result<Mrtr, ErrorObject> {
+        let params: Map<String, Value> = decode_params::<Option<Map<String, Value>>>(params)?.unwrap_or_default();
+        let digest = request_digest(method, &params);
+        let audience = server.info.name.clone();
+        let mut answers = BTreeMap::new();
+        if let Some(state) = params.get("requestState").filter(|v| !v.is_null()) {
+            let state = state.as_str().ok_or_else(|| invalid_state("not a string"))?;
+            let payload = server.state_keys.open(state).ok_or_else(|| invalid_state("it failed verification"))?;
+            if payload["aud"] != json!(audience) {
+                return Err(invalid_state("issued by another server"));
+            }
+            if payload["exp"].as_u64().is_none_or(|exp| exp < now_secs()) {
+                return Err(invalid_state("it expired"));
+            }
+            if payload["req"] != json!(digest) {
+                return Err(invalid_state("issued for another request"));
+            }
+            if let Some(Value::Object(earlier)) = payload.get("answers") {
+                answers.extend(earlier.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        match params.get("inputResponses") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(responses)) => answers.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone()))),
+            Some(_) => return Err(ErrorObject::invalid_params("`inputResponses` must be an object")),
+        }
+        Ok(Mrtr {
+            capabilities,
+            answers,
+            pending: Mutex::new(BTreeMap::new()),
+            missing: Mutex::new(None),
+            counters: Mutex::new(BTreeMap::new()),
+            digest,
+            audience,
+        })
+    }
+
+    /// The next automatic key of a kind: `elicitation-1`, `sampling-1`, `roots-1`, ...
+    pub(crate) fn next_key(&self, kind: &'static str) -> String {
+        let mut counters = self.counters.lock().unwrap_or_else(|e| e.into_inner());
+        let n = counters.entry(kind).or_default();
+        *n += 1;
+        format!("{kind}-{n}")
+    }
+
+    /// Asks for input under `key`: the answer if the client gave it, else a pending request.
+    pub(crate) fn ask(&self, key: &str, capability: &'static str, method: &str, params: Value) -> Asked {
+        let declared = match capability {
+            "sampling" => self.capabilities.sampling.is_some(),
+            "elicitation" => self.capabilities.elicitation.is_some(),
+            "roots" => self.capabilities.roots.is_some(),
+            _ => true,
+        };
+        if !declared {
+            *self.missing.lock().unwrap_or_else(|e| e.into_inner()) = Some(capability);
+            return Asked::Missing;
+        }
+        if let Some(answer) = self.answers.get(key) {
+            return Asked::Answer(answer.clone());
+        }
+        let mut request = json!({"method": method});
+        if !params.as_object().is_some_and(Map::is_empty) {
+            request["params"] = params;
+        }
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(key.to_owned(), request);
+        Asked::Pending
+    }
+
+    /// What the request must answer instead of its handler's result, if anything: -32021 for
+    /// a missing capability, an input-required result for pending input.
+    pub(crate) fn outcome(
+        &self,
+        server: &ServerShared,
+        rctx: &RequestContext,
+        version: ProtocolVersion,
+    ) -> Option<Reply> {
+        if let Some(capability) = *self.missing.lock().unwrap_or_else(|e| e.into_inner()) {
+            return Some(Err(ErrorObject::with_data(
+                ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                format!("this request needs the client capability `{capability}`"),
+                json!({"requiredCapabilities": {capability: {}}}),
+            )));
+        }
+        let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
+        if pending.is_empty() {
+            return None;
+        }
+        let payload = json!({
+            "aud": self.audience,
+            "exp": now_secs() + server.state_keys.ttl.as_secs(),
+            "req": self.digest,
+            "answers": self.answers,
+        });
+        let mut result = json!({
+            "resultType": "input_required",
+            "inputRequests": pending,
+            "requestState": server.state_keys.seal(&payload),
+        });
+        decorate(&mut result, &Decoration { server_info: server.info.clone(), cache: None });
+        let _ = version;
+        Some(rctx.encode_result(&result))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sealed_state_opens_only_with_a_key_that_sealed_it() {
+        let old = StateKeys::new(vec![b"old key".to_vec()], Duration::from_secs(60));
+        let rotated = StateKeys::new(vec![b"new key".to_vec(), b"old key".to_vec()], Duration::from_secs(60));
+        let foreign = StateKeys::new(vec![b"someone else".to_vec()], Duration::from_secs(60));
+        let payload = json!({"answers": {"a": 1}});
+        let state = old.seal(&payload);
+        assert_eq!(old.open(&state), Some(payload.clone()));
+        assert_eq!(rotated.open(&state), Some(payload.clone()), "rotation keeps old keys opening");
+        assert_eq!(foreign.open(&state), None);
+        assert_eq!(old.open(&format!("{state}-TAMPERED")), None);
+        let mut bytes = state.clone().into_bytes();
+        let i = bytes.len() / 2;
+        bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
+        assert_eq!(old.open(&String::from_utf8(bytes).unwrap()), None);
+        assert_eq!(rotated.open(&rotated.seal(&payload)), Some(payload));
+    }
+}

@@ -1,0 +1,306 @@
+//! Revision 2026-07-28 served beside the session revisions, as transcripts over the in-memory
+//! transport: no handshake, `server/discover`, per-request `_meta`, multi round-trip requests
+//! with sealed state, and the errors of the revision. Every result is validated against the
+//! official schema of the revision it was answered in.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use mcp_jsonrpc::transport::{MemoryRead, MemoryWrite, Transport, TransportRead, TransportWrite, memory};
+use mcp_server::{Context, Server, ToolDef, ToolError};
+use mcp_types::{
+    CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestFormParams, ElicitRequestParams,
+    LoggingLevel, Role, SamplingContent, SamplingMessage, TextContent,
+};
+use serde_json::{Value, json};
+
+fn validate(rev: &str, def: &str, value: &Value) {
+    let path = format!("{}/../mcp-types/schema/{rev}/schema.json", env!("CARGO_MANIFEST_DIR"));
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let key = if doc.get("definitions").is_some() { "definitions" } else { "$defs" };
+    doc["$ref"] = json!(format!("#/{key}/{def}"));
+    let validator = jsonschema::validator_for(&doc).unwrap();
+    let errors: Vec<String> = validator.iter_errors(value).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{def} @ {rev} invalid: {errors:?}\n{value}");
+}
+
+fn meta(caps: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": caps,
+    })
+}
+
+fn full_caps() -> Value {
+    json!({"sampling": {}, "elicitation": {}, "roots": {}})
+}
+
+struct Raw {
+    read: MemoryRead,
+    write: MemoryWrite,
+    next: i64,
+}
+
+impl Raw {
+    async fn send(&mut self, v: Value) {
+        self.write.write(&[Bytes::from(v.to_string()).into()]).await.unwrap();
+    }
+    async fn recv(&mut self) -> Value {
+        let frame = tokio::time::timeout(Duration::from_secs(60), self.read.read()).await.unwrap().unwrap().unwrap();
+        serde_json::from_slice(&frame.frame).unwrap()
+    }
+    /// Sends a request and returns its response (skipping notifications before it).
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+        loop {
+            let answer = self.recv().await;
+            if answer.get("id") == Some(&json!(id)) {
+                return answer;
+            }
+            assert!(
+                answer.get("method").is_some_and(|m| m.as_str().unwrap().starts_with("notifications/")),
+                "{answer}"
+            );
+        }
+    }
+    async fn modern(&mut self, method: &str, mut params: Value, def: &str) -> Value {
+        if params.get("_meta").is_none() {
+            params["_meta"] = meta(full_caps());
+        }
+        let answer = self.call(method, params).await;
+        let result = answer.get("result").cloned().unwrap_or_else(|| panic!("{method}: {answer}"));
+        validate("2026-07-28", def, &result);
+        assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "modern-test", "{result}");
+        result
+    }
+    async fn modern_error(&mut self, method: &str, params: Value) -> Value {
+        let answer = self.call(method, params).await;
+        answer.get("error").cloned().unwrap_or_else(|| panic!("{method} should fail: {answer}"))
+    }
+}
+
+fn elicit_name() -> ElicitRequestParams {
+    let schema: mcp_types::ElicitRequestFormParamsRequestedSchema =
+        serde_json::from_value(json!({"type": "object", "properties": {"name": {"type": "string"}}})).unwrap();
+    ElicitRequestParams::ElicitRequestForm(ElicitRequestFormParams::new("What is your name?", schema))
+}
+
+fn server() -> Server {
+    builder().build().unwrap()
+}
+
+fn server_with_keys(keys: Vec<Vec<u8>>) -> Server {
+    builder().request_state_keys(keys).build().unwrap()
+}
+
+fn builder() -> mcp_server::ServerBuilder {
+    let greet = ToolDef::new("greet", json!({"type": "object"}), |_args, ctx: Context| async move {
+        let answer = ctx.elicit_as("user_name", elicit_name()).await?;
+        let name = answer.content.and_then(|c| c.get("name").map(|v| format!("{v:?}"))).unwrap_or_default();
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(format!("hello {name}"))]))
+    })
+    .unwrap();
+    let two_rounds = ToolDef::new("two_rounds", json!({"type": "object"}), |_args, ctx: Context| async move {
+        let first = ctx.elicit(elicit_name()).await?;
+        let msg = SamplingMessage::new(Role::User, SamplingContent::Text(TextContent::new("hi")));
+        let second = ctx.create_message(CreateMessageRequestParams::new(10, vec![msg])).await?;
+        let roots = ctx.list_roots().await?;
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(format!(
+            "{:?} / {} / {}",
+            first.action,
+            second.model,
+            roots.roots.len()
+        ))]))
+    })
+    .unwrap();
+    let chatty = ToolDef::new("chatty", json!({"type": "object"}), |_args, ctx: Context| async move {
+        ctx.log(LoggingLevel::Info, None, json!("hello")).await;
+        Ok::<_, ToolError>(CallToolResult::success(vec![]))
+    })
+    .unwrap();
+    Server::builder("modern-test", "1.0.0").instructions("be nice").tool(greet).tool(two_rounds).tool(chatty)
+}
+
+fn connect(server: &Server) -> Raw {
+    let (ours, theirs) = memory(64);
+    server.connect(theirs);
+    let (read, write) = ours.split();
+    Raw { read, write, next: 0 }
+}
+
+#[tokio::test]
+async fn discover_and_lists_without_a_handshake() {
+    let server = server();
+    let mut c = connect(&server);
+    let discover = c.modern("server/discover", json!({}), "DiscoverResult").await;
+    assert_eq!(discover["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(discover["instructions"], "be nice");
+    assert_eq!(discover["resultType"], "complete");
+    let tools = c.modern("tools/list", json!({}), "ListToolsResult").await;
+    assert_eq!(tools["tools"].as_array().unwrap().len(), 3);
+    assert_eq!((tools["ttlMs"].clone(), tools["cacheScope"].clone()), (json!(0), json!("private")));
+    let names: Vec<Value> = tools["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
+    let again = c.modern("tools/list", json!({}), "ListToolsResult").await;
+    let names2: Vec<Value> = again["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
+    assert_eq!(names, names2, "deterministic order");
+}
+
+#[tokio::test]
+async fn the_revisions_errors() {
+    let server = server();
+    let mut c = connect(&server);
+    let e = c.modern_error("server/discover", json!({})).await;
+    assert_eq!(e["code"], -32602, "discover without _meta");
+    let mut m = meta(full_caps());
+    m.as_object_mut().unwrap().remove("io.modelcontextprotocol/clientCapabilities");
+    let e = c.modern_error("tools/list", json!({"_meta": m})).await;
+    assert_eq!(e["code"], -32602, "no clientCapabilities");
+    let mut m = meta(full_caps());
+    m["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
+    let e = c.modern_error("tools/list", json!({"_meta": m})).await;
+    assert_eq!(e["code"], -32022);
+    assert_eq!(e["data"], json!({"supported": ["2026-07-28"], "requested": "v999.0.0"}));
+    for removed in ["ping", "logging/setLevel", "resources/subscribe", "initialize"] {
+        let e = c.modern_error(removed, json!({"_meta": meta(full_caps())})).await;
+        assert_eq!(e["code"], -32601, "{removed}");
+    }
+    let e = c.modern_error("tools/call", json!({"name": "greet", "_meta": meta(json!({"sampling": {}}))})).await;
+    assert_eq!(e["code"], -32021, "elicitation not declared");
+    assert_eq!(e["data"]["requiredCapabilities"], json!({"elicitation": {}}));
+}
+
+#[tokio::test]
+async fn an_elicitation_round_trip_with_sealed_state() {
+    let server = server();
+    let mut c = connect(&server);
+    let first = c.modern("tools/call", json!({"name": "greet", "arguments": {}}), "InputRequiredResult").await;
+    assert_eq!(first["resultType"], "input_required");
+    assert_eq!(first["inputRequests"]["user_name"]["method"], "elicitation/create");
+    let state = first["requestState"].as_str().unwrap().to_owned();
+    let answer = json!({"user_name": {"action": "accept", "content": {"name": "Alice"}}});
+    let done = c
+        .modern(
+            "tools/call",
+            json!({"name": "greet", "arguments": {}, "inputResponses": answer, "requestState": state}),
+            "CallToolResult",
+        )
+        .await;
+    assert_eq!(done["content"][0]["text"], "hello String(\"Alice\")");
+    assert_eq!(done["resultType"], "complete");
+
+    // Without state the answer alone is enough for a one-input tool.
+    let done = c.modern("tools/call", json!({"name": "greet", "inputResponses": answer}), "CallToolResult").await;
+    assert!(done["content"][0]["text"].as_str().unwrap().contains("Alice"));
+
+    let tampered = format!("{state}-TAMPERED");
+    let e = c
+        .modern_error("tools/call", json!({"name": "greet", "requestState": tampered, "_meta": meta(full_caps())}))
+        .await;
+    assert_eq!(e["code"], -32602);
+    assert_eq!(e["data"]["reason"], "invalid_request_state");
+    // State issued for another request does not open this one.
+    let e = c
+        .modern_error("tools/call", json!({"name": "two_rounds", "requestState": state, "_meta": meta(full_caps())}))
+        .await;
+    assert_eq!(e["code"], -32602);
+    // Another instance with other keys does not open it; one with the same keys does.
+    let mut foreign = connect(&server_with_keys(vec![b"other".to_vec()]));
+    let params = json!({"name": "greet", "requestState": state, "inputResponses": answer, "_meta": meta(full_caps())});
+    assert_eq!(foreign.modern_error("tools/call", params.clone()).await["code"], -32602);
+    let keyed = server_with_keys(vec![b"shared".to_vec()]);
+    let first = connect(&keyed).modern("tools/call", json!({"name": "greet"}), "InputRequiredResult").await;
+    let mut params = params;
+    params["requestState"] = first["requestState"].clone();
+    let sibling = server_with_keys(vec![b"newer".to_vec(), b"shared".to_vec()]);
+    let done = connect(&sibling).modern("tools/call", params, "CallToolResult").await;
+    assert!(done["content"][0]["text"].as_str().unwrap().contains("Alice"), "a rotated sibling continues it");
+}
+
+#[tokio::test]
+async fn several_rounds_carry_earlier_answers_in_the_state() {
+    let server = server();
+    let mut c = connect(&server);
+    let mut params = json!({"name": "two_rounds", "arguments": {}});
+    let mut answers = json!({});
+    let mut states = Vec::new();
+    let result = loop {
+        let answer = c
+            .call("tools/call", {
+                let mut p = params.clone();
+                p["_meta"] = meta(full_caps());
+                p
+            })
+            .await;
+        let result = answer["result"].clone();
+        validate(
+            "2026-07-28",
+            if result["resultType"] == "input_required" { "InputRequiredResult" } else { "CallToolResult" },
+            &result,
+        );
+        if result["resultType"] != "input_required" {
+            break result;
+        }
+        let requests = result["inputRequests"].as_object().unwrap();
+        assert_eq!(requests.len(), 1, "one input per round: {result}");
+        let (key, request) = requests.iter().next().unwrap();
+        let response = match request["method"].as_str().unwrap() {
+            "elicitation/create" => json!({"action": "accept", "content": {"name": "Bob"}}),
+            "sampling/createMessage" => {
+                json!({"role": "assistant", "content": {"type": "text", "text": "x"}, "model": "m7"})
+            }
+            "roots/list" => json!({"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]}),
+            other => panic!("{other}"),
+        };
+        answers = json!({key.clone(): response});
+        states.push(result["requestState"].as_str().unwrap().to_owned());
+        params["inputResponses"] = answers.clone();
+        params["requestState"] = json!(states.last().unwrap());
+    };
+    assert_eq!(states.len(), 3);
+    assert!(states[0] != states[1] && states[1] != states[2], "each round has its own state");
+    assert_eq!(result["content"][0]["text"], "Accept / m7 / 2");
+}
+
+#[tokio::test]
+async fn logs_only_when_the_request_asks() {
+    let server = server();
+    let mut c = connect(&server);
+    c.modern("tools/call", json!({"name": "chatty"}), "CallToolResult").await;
+    // The response came without a log before it (call() would have skipped one: check by
+    // asking with a level and seeing the log first).
+    let mut m = meta(full_caps());
+    m["io.modelcontextprotocol/logLevel"] = json!("info");
+    c.next += 1;
+    let id = c.next;
+    c.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "chatty", "_meta": m}})).await;
+    assert_eq!(c.recv().await["method"], "notifications/message");
+    assert_eq!(c.recv().await["id"], id);
+    c.next += 1;
+    let id = c.next;
+    c.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "chatty", "_meta": meta(full_caps())}}))
+        .await;
+    assert_eq!(c.recv().await["id"], id, "no log without logLevel");
+}
+
+#[tokio::test]
+async fn one_connection_serves_a_session_and_modern_requests_side_by_side() {
+    let server = server();
+    let mut c = connect(&server);
+    let init = c
+        .call(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}),
+        )
+        .await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    let old = c.call("tools/list", json!({})).await;
+    validate("2025-06-18", "ListToolsResult", &old["result"]);
+    assert!(old["result"].get("resultType").is_none() && old["result"].get("ttlMs").is_none());
+    let new = c.modern("tools/list", json!({}), "ListToolsResult").await;
+    assert_eq!(new["resultType"], "complete");
+    assert_eq!(c.call("ping", json!({})).await["result"], json!({}), "the session still has ping");
+}
