@@ -30,9 +30,10 @@ const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
-/// The revisions served without a handshake.
+/// The revisions this server speaks, newest first: the modern ones per request, the older
+/// ones after an `initialize` (a dual-era server, as the versioning page describes).
 pub(crate) fn modern_versions() -> Vec<String> {
-    ProtocolVersion::ALL.iter().rev().filter(|v| v.is_stateless()).map(|v| v.as_str().to_owned()).collect()
+    ProtocolVersion::ALL.iter().rev().map(|v| v.as_str().to_owned()).collect()
 }
 
 /// What a modern request declares about its client.

@@ -18,6 +18,9 @@ use tokio::sync::Notify;
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
+/// Signalled by the `hang` tool when its request is cancelled.
+static CANCELLED: Notify = Notify::const_new();
+
 fn tool(
     name: &str,
     f: impl Fn(serde_json::Map<String, Value>, Context) -> mcp_jsonrpc::BoxFuture<Result<CallToolResult, ToolError>>
@@ -81,6 +84,28 @@ fn test_server(release: Arc<Notify>) -> Server {
                     ctx.log(LoggingLevel::Info, None, json!(big)).await;
                 }
                 Ok(CallToolResult::success(vec![ContentBlock::text("flooded")]))
+            })
+        }))
+        .tool(tool("steps", |_, ctx| {
+            Box::pin(async move {
+                ctx.log(LoggingLevel::Info, None, json!("step 1")).await;
+                ctx.log(LoggingLevel::Info, None, json!("step 2")).await;
+                Ok(CallToolResult::success(vec![ContentBlock::text("stepped")]))
+            })
+        }))
+        .tool(tool("hang", |_, ctx| {
+            Box::pin(async move {
+                // A cancelled handler's future is dropped: the guard tells.
+                struct Signal;
+                impl Drop for Signal {
+                    fn drop(&mut self) {
+                        CANCELLED.notify_one();
+                    }
+                }
+                let _signal = Signal;
+                ctx.log(LoggingLevel::Info, None, json!("started")).await;
+                std::future::pending::<()>().await;
+                Ok(CallToolResult::success(vec![]))
             })
         }))
         .tool(tool("whoami", |_, ctx| {
@@ -550,4 +575,152 @@ async fn thousands_of_sessions_are_held_and_each_still_answers() {
         let mut sse = h.call(s, i as i64, "echo").await;
         assert_eq!(text_of(&sse.message().await), "hi");
     }
+}
+
+fn modern_meta(log: bool) -> Value {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    if log {
+        meta["io.modelcontextprotocol/logLevel"] = json!("info");
+    }
+    meta
+}
+
+impl Harness {
+    fn modern(&self, method: &str, name: Option<&str>, params: Value) -> reqwest::RequestBuilder {
+        let id = 7;
+        let mut r = self
+            .http
+            .post(self.url())
+            .header("accept", ACCEPT_BOTH)
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method)
+            .body(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string());
+        if let Some(name) = name {
+            r = r.header("mcp-name", name);
+        }
+        r
+    }
+}
+
+#[tokio::test]
+async fn revision_2026_07_28_over_http_without_sessions() {
+    let h = start(HttpServerConfig::default()).await;
+    let call = |name: &str, log: bool| json!({"name": name, "arguments": {"text": "now"}, "_meta": modern_meta(log)});
+
+    let r = h.modern("tools/call", Some("echo"), call("echo", false)).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().get("mcp-session-id").is_none());
+    assert_eq!(r.headers()["content-type"], "application/json", "a lone response is JSON");
+    let answer: Value = r.json().await.unwrap();
+    assert_eq!(text_of(&answer), "now");
+    assert_eq!(answer["result"]["resultType"], "complete");
+    assert_eq!(answer["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "http-test");
+
+    // Notifications before the response: an SSE stream.
+    let r = h.modern("tools/call", Some("steps"), call("steps", true)).send().await.unwrap();
+    let mut sse = Sse::new(r);
+    assert_eq!(sse.message().await["method"], "notifications/message");
+    assert_eq!(sse.message().await["method"], "notifications/message");
+    assert_eq!(text_of(&sse.message().await), "stepped");
+    assert!(sse.next().await.is_none());
+
+    let status_and_code = |r: reqwest::Response| async move {
+        let status = r.status().as_u16();
+        let body: Value = r.json().await.unwrap();
+        (status, body["error"]["code"].as_i64().unwrap_or(0))
+    };
+    let discover = json!({"_meta": modern_meta(false)});
+    let no_method = h
+        .http
+        .post(h.url())
+        .header("accept", ACCEPT_BOTH)
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .body(json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": discover}).to_string());
+    assert_eq!(status_and_code(no_method.send().await.unwrap()).await, (400, -32020), "Mcp-Method missing");
+    let wrong = h.modern("server/discover", None, discover.clone()).header("mcp-method", "tools/list");
+    let r = wrong.send().await.unwrap();
+    assert_eq!(r.status(), 400, "two Mcp-Method values, one wrong");
+    let r = h.modern("tools/call", Some("nope"), call("echo", false)).send().await.unwrap();
+    assert_eq!(status_and_code(r).await, (400, -32020), "Mcp-Name disagrees");
+    let r = h.modern("tools/call", None, call("echo", false)).send().await.unwrap();
+    assert_eq!(status_and_code(r).await, (400, -32020), "Mcp-Name missing");
+    let r = h.modern("tools/call", Some("  echo  "), call("echo", false)).send().await.unwrap();
+    assert_eq!(r.status(), 200, "Mcp-Name is trimmed");
+    let r = h.modern("tools/call", Some("=?base64?ZWNobw==?="), call("echo", false)).send().await.unwrap();
+    assert_eq!(r.status(), 200, "Mcp-Name in the base64 form");
+    let mut bad = modern_meta(false);
+    bad["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
+    let r = h.modern("server/discover", None, json!({"_meta": bad})).send().await.unwrap();
+    assert_eq!(status_and_code(r).await, (400, -32020), "header and body disagree");
+    let r = h
+        .http
+        .post(h.url())
+        .header("accept", ACCEPT_BOTH)
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "v999.0.0")
+        .header("mcp-method", "server/discover")
+        .body(json!({"jsonrpc": "2.0", "id": 31, "method": "server/discover", "params": {"_meta": bad}}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!((body["id"].clone(), body["error"]["code"].clone()), (json!(31), json!(-32022)), "{body}");
+    assert_eq!(body["error"]["data"]["requested"], "v999.0.0");
+    let r = h.modern("server/discover", None, json!({})).send().await.unwrap();
+    assert_eq!(status_and_code(r).await, (400, -32602), "no _meta");
+    let r = h.modern("ping", None, json!({"_meta": modern_meta(false)})).send().await.unwrap();
+    assert_eq!(status_and_code(r).await, (404, -32601), "no ping in 2026-07-28");
+    let r = h.modern("server/discover", None, discover).send().await.unwrap();
+    let d: Value = r.json().await.unwrap();
+    assert_eq!(d["result"]["supportedVersions"][0], "2026-07-28");
+}
+
+#[tokio::test]
+async fn closing_a_2026_response_stream_cancels_the_request() {
+    let h = start(HttpServerConfig::default()).await;
+    let params = json!({"name": "hang", "_meta": modern_meta(true)});
+    let r = h.modern("tools/call", Some("hang"), params).send().await.unwrap();
+    let mut sse = Sse::new(r);
+    assert_eq!(sse.message().await["method"], "notifications/message", "the handler is running");
+    drop(sse);
+    tokio::time::timeout(Duration::from_secs(30), CANCELLED.notified()).await.expect("the handler was cancelled");
+}
+
+#[tokio::test]
+async fn one_endpoint_serves_all_five_revisions_at_once() {
+    let h = start(HttpServerConfig::default()).await;
+    // 2024-11-05 over the legacy transport.
+    let resp = h.http.get(format!("{}/sse", h.base)).header("accept", "text/event-stream").send().await.unwrap();
+    let mut legacy = Sse::new(resp);
+    let endpoint = legacy.next().await.unwrap().data;
+    let init = |v: &str| {
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": v, "capabilities": {}, "clientInfo": {"name": "c", "version": "0"}}})
+    };
+    h.http
+        .post(format!("{}{endpoint}", h.base))
+        .header("content-type", "application/json")
+        .body(init("2024-11-05").to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(legacy.message().await["result"]["protocolVersion"], "2024-11-05");
+    // The three session revisions of Streamable HTTP.
+    for v in ["2025-03-26", "2025-06-18", "2025-11-25"] {
+        let resp = h.post(None, init(v)).send().await.unwrap();
+        assert!(resp.headers().get("mcp-session-id").is_some());
+        assert_eq!(Sse::new(resp).message().await["result"]["protocolVersion"], v);
+    }
+    // And 2026-07-28, no session.
+    let r = h.modern("tools/list", None, json!({"_meta": modern_meta(false)})).send().await.unwrap();
+    let list: Value = r.json().await.unwrap();
+    assert_eq!(list["result"]["resultType"], "complete");
+    assert!(list["result"]["tools"].as_array().unwrap().len() > 3);
 }

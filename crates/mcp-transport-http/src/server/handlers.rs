@@ -27,7 +27,7 @@ use mcp_types::ProtocolVersion;
 use tokio::sync::mpsc;
 
 use super::config::HttpServerConfig;
-use super::session::{Mode, OpenError, STANDALONE, Session, SessionRouter, StreamOutput};
+use super::session::{Mode, OpenError, Output, STANDALONE, Session, SessionRouter, StreamOutput};
 use super::{RequestInfo, SessionFactory};
 use crate::headers::{APPLICATION_JSON, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, TEXT_EVENT_STREAM};
 
@@ -53,6 +53,23 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
 fn error_response(status: StatusCode, id: Option<&RequestId>, error: &ErrorObject) -> Response {
     let body = message::encode_error(id, error);
     (status, [(header::CONTENT_TYPE, APPLICATION_JSON)], body).into_response()
+}
+
+/// -32022 (400): the revisions we serve, and the one asked for.
+fn unsupported_version(requested: &str, id: Option<&RequestId>) -> Response {
+    let supported: Vec<&str> = ProtocolVersion::ALL.iter().rev().map(|v| v.as_str()).collect();
+    let error = ErrorObject::with_data(
+        mcp_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        format!("Unsupported protocol version: {requested}"),
+        serde_json::json!({"supported": supported, "requested": requested}),
+    );
+    error_response(StatusCode::BAD_REQUEST, id, &error)
+}
+
+/// -32020 (400): headers that are missing or disagree with the body.
+fn header_mismatch(id: Option<&RequestId>, message: impl std::fmt::Display) -> Response {
+    let error = ErrorObject::new(mcp_types::ErrorCode::HEADER_MISMATCH.code(), format!("Header mismatch: {message}"));
+    error_response(StatusCode::BAD_REQUEST, id, &error)
 }
 
 fn invalid_request(status: StatusCode, message: impl std::fmt::Display) -> Response {
@@ -97,15 +114,16 @@ impl App {
     }
 
     /// The `MCP-Protocol-Version` header, when present; 400 for a revision we don't speak.
-    fn protocol_version(&self, headers: &HeaderMap) -> Result<Option<ProtocolVersion>, Response> {
+    fn protocol_version(
+        &self,
+        headers: &HeaderMap,
+        id: Option<&RequestId>,
+    ) -> Result<Option<ProtocolVersion>, Response> {
         match headers.get(MCP_PROTOCOL_VERSION) {
             None => Ok(None),
             Some(v) => match v.to_str().ok().and_then(|s| s.parse::<ProtocolVersion>().ok()) {
                 Some(version) => Ok(Some(version)),
-                None => Err(invalid_request(
-                    StatusCode::BAD_REQUEST,
-                    format!("unsupported MCP-Protocol-Version {:?}", String::from_utf8_lossy(v.as_bytes())),
-                )),
+                None => Err(unsupported_version(&String::from_utf8_lossy(v.as_bytes()), id)),
             },
         }
     }
@@ -250,13 +268,16 @@ struct Classified {
     requests: Vec<RequestId>,
     initialize: bool,
     batch: bool,
+    /// The (single) message carries a 2026-07-28 request envelope in `_meta`.
+    modern_meta: bool,
 }
 
 fn classify(body: &[u8]) -> Result<Classified, Response> {
-    let mut out = Classified { requests: Vec::new(), initialize: false, batch: false };
+    let mut out = Classified { requests: Vec::new(), initialize: false, batch: false, modern_meta: false };
     let mut take = |m: &Message| {
         if let Message::Request(r) = m {
             out.initialize |= r.method == "initialize";
+            out.modern_meta |= r.params.as_ref().is_some_and(|p| p.get().contains(PROTOCOL_VERSION_KEY));
             out.requests.push(r.id.clone());
         }
     };
@@ -304,10 +325,6 @@ async fn post_mcp(State(app): State<Arc<App>>, request: Request<Body>) -> Respon
     if let Err(r) = check_post_headers(&app, &parts.headers) {
         return r;
     }
-    let header_version = match app.protocol_version(&parts.headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     let body = match read_body(&app, body).await {
         Ok(b) => b,
         Err(r) => return r,
@@ -316,6 +333,13 @@ async fn post_mcp(State(app): State<Arc<App>>, request: Request<Body>) -> Respon
         Ok(c) => c,
         Err(r) => return r,
     };
+    let header_version = match app.protocol_version(&parts.headers, what.requests.first()) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    if header_version.is_some_and(ProtocolVersion::is_stateless) || what.modern_meta {
+        return post_modern(&app, parts, body, header_version).await;
+    }
     if app.config.stateless {
         return post_stateless(&app, parts, body, what, header_version).await;
     }
@@ -404,7 +428,8 @@ async fn dispatch(
         return StatusCode::ACCEPTED.into_response();
     }
     let keep = ephemeral.then(|| inbound.clone());
-    let (stream, output) = match router.open_stream(requests, app.config.json_response, keep).await {
+    let output = if app.config.json_response { Output::Json } else { Output::Sse };
+    let (stream, output) = match router.open_stream(requests, output, keep).await {
         Ok(opened) => opened,
         Err(OpenError::DuplicateId(id)) => {
             return error_response(
@@ -432,6 +457,208 @@ async fn dispatch(
             let first = if priming && router.resumable() { vec![router.priming_event(stream)] } else { Vec::new() };
             app.sse(first, Some(rx), ConnGuard::new(router.clone(), None))
         }
+        StreamOutput::Raw(_) => unreachable!("raw streams are opened by the modern path only"),
+    }
+}
+
+const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// A header's value with the Base64 sentinel form (`=?base64?...?=`) decoded, trimmed.
+fn header_value(headers: &HeaderMap, name: &str) -> Option<Result<String, ()>> {
+    let mut all = headers.get_all(name).iter();
+    let raw = all.next()?;
+    if all.next().is_some() {
+        return Some(Err(()));
+    }
+    let Ok(text) = raw.to_str() else { return Some(Err(())) };
+    let text = text.trim();
+    Some(match text.strip_prefix("=?base64?").and_then(|t| t.strip_suffix("?=")) {
+        Some(encoded) => {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .ok_or(())
+        }
+        None => Ok(text.to_owned()),
+    })
+}
+
+/// A 2026-07-28 POST: one request served on its own, its headers checked against its body,
+/// answered as JSON when the response comes first and as SSE when notifications precede it.
+/// Closing the response cancels the request.
+async fn post_modern(
+    app: &Arc<App>,
+    parts: http::request::Parts,
+    body: Bytes,
+    header_version: Option<ProtocolVersion>,
+) -> Response {
+    let (id, method, params) = match message::parse(&body) {
+        Parsed::Single(Message::Request(r)) => (Some(r.id), r.method, r.params),
+        Parsed::Single(Message::Notification(_)) => {
+            // Nothing to do: 2026-07-28 defines no notifications from the client over HTTP
+            // (closing the stream cancels); clients that send `notifications/cancelled` anyway
+            // get 202.
+            return StatusCode::ACCEPTED.into_response();
+        }
+        _ => return invalid_request(StatusCode::BAD_REQUEST, "a 2026-07-28 POST carries one request"),
+    };
+    let id_ref = id.as_ref();
+    let params: serde_json::Map<String, serde_json::Value> =
+        params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default();
+    let meta = params.get("_meta").and_then(|m| m.as_object());
+    let body_version = meta.and_then(|m| m.get(PROTOCOL_VERSION_KEY)).and_then(|v| v.as_str());
+    let Some(header_version_text) = header_str(&parts.headers, MCP_PROTOCOL_VERSION) else {
+        return header_mismatch(id_ref, "the MCP-Protocol-Version header is missing");
+    };
+    let Some(body_version) = body_version else {
+        let error = ErrorObject::with_data(
+            mcp_types::ErrorCode::INVALID_PARAMS,
+            format!("invalid request metadata: `{PROTOCOL_VERSION_KEY}` is missing"),
+            serde_json::json!({"envelope": {"key": PROTOCOL_VERSION_KEY, "problem": "missing"}}),
+        );
+        return error_response(StatusCode::BAD_REQUEST, id_ref, &error);
+    };
+    match header_version {
+        Some(v) if v.is_stateless() => {
+            if body_version != v.as_str() {
+                return header_mismatch(
+                    id_ref,
+                    format!("MCP-Protocol-Version {header_version_text} but the body says {body_version}"),
+                );
+            }
+        }
+        // A version we don't serve without a handshake (the header parsed, so it is a session
+        // revision): the body must say the same, and it is not served this way.
+        _ if body_version != header_version_text => {
+            return header_mismatch(
+                id_ref,
+                format!("MCP-Protocol-Version {header_version_text} but the body says {body_version}"),
+            );
+        }
+        _ => return unsupported_version(body_version, id_ref),
+    }
+    match header_value(&parts.headers, "mcp-method") {
+        Some(Ok(m)) if m == method => {}
+        Some(Ok(m)) => return header_mismatch(id_ref, format!("Mcp-Method {m:?} but the body's method is {method:?}")),
+        Some(Err(())) => return header_mismatch(id_ref, "the Mcp-Method header is malformed"),
+        None => return header_mismatch(id_ref, "the Mcp-Method header is missing"),
+    }
+    let name_field = match method.as_str() {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(field) = name_field {
+        let expected = params.get(field).and_then(|v| v.as_str()).unwrap_or_default();
+        match header_value(&parts.headers, "mcp-name") {
+            Some(Ok(n)) if n == expected => {}
+            Some(Ok(n)) => {
+                return header_mismatch(id_ref, format!("Mcp-Name {n:?} but the body's {field} is {expected:?}"));
+            }
+            Some(Err(())) => return header_mismatch(id_ref, "the Mcp-Name header is malformed"),
+            None => return header_mismatch(id_ref, "the Mcp-Name header is missing"),
+        }
+    }
+    let Some(id) = id else {
+        return invalid_request(StatusCode::BAD_REQUEST, "a request needs an id");
+    };
+
+    let router = SessionRouter::new("".into(), Mode::Streamable, None, app.config.stream_queue, app.config.retry);
+    let (transport, inbound) = router.transport(2);
+    let peer = app.factory.connect_stateless(transport, ProtocolVersion::V2026_07_28);
+    let (_, output) = match router.open_stream(vec![id.clone()], Output::Raw, Some(inbound.clone())).await {
+        Ok(opened) => opened,
+        Err(_) => return invalid_request(StatusCode::INTERNAL_SERVER_ERROR, "cannot serve the request"),
+    };
+    let StreamOutput::Raw(mut rx) = output else { unreachable!("asked for a raw stream") };
+    let info = RequestInfo { parts, session_id: None, stream: None };
+    if inbound.send(Inbound { frame: body, attachment: Some(Arc::new(info)) }).await.is_err() {
+        return invalid_request(StatusCode::INTERNAL_SERVER_ERROR, "cannot serve the request");
+    }
+    drop(peer);
+    // Until the response is out, the client going away cancels the request.
+    let mut cancel = CancelOnDrop { inbound: Some(inbound), id };
+    match rx.recv().await {
+        None => StatusCode::ACCEPTED.into_response(),
+        Some((frame, true)) => {
+            cancel.inbound = None;
+            let status = modern_status(&frame);
+            (status, [(header::CONTENT_TYPE, HeaderValue::from_static(APPLICATION_JSON))], frame).into_response()
+        }
+        Some((first, false)) => {
+            let (tx, events) = mpsc::channel(app.config.stream_queue.max(1));
+            let _ = tx.try_send(super::session::sse_event(None, &first));
+            let cancel_later = CancelOnDrop { inbound: cancel.inbound.take(), id: cancel.id.clone() };
+            tokio::spawn(forward_modern(rx, tx, cancel_later));
+            app.sse(Vec::new(), Some(events), ConnGuard::new(router.clone(), None))
+        }
+    }
+}
+
+/// Streams the rest of a modern request's frames as SSE events; if the client goes away
+/// first, the request is cancelled.
+async fn forward_modern(mut rx: mpsc::Receiver<(Bytes, bool)>, tx: mpsc::Sender<Bytes>, mut cancel: CancelOnDrop) {
+    loop {
+        tokio::select! {
+            item = rx.recv() => match item {
+                Some((frame, last)) => {
+                    if tx.send(super::session::sse_event(None, &frame)).await.is_err() {
+                        return;
+                    }
+                    if last {
+                        cancel.inbound = None;
+                        return;
+                    }
+                }
+                None => {
+                    cancel.inbound = None;
+                    return;
+                }
+            },
+            _ = tx.closed() => return,
+        }
+    }
+}
+
+/// The HTTP status of a modern response frame: 404 for an unknown method, 400 for the
+/// revision's request errors, 200 otherwise.
+fn modern_status(frame: &[u8]) -> StatusCode {
+    #[derive(serde::Deserialize)]
+    struct Frame {
+        error: Option<ErrorObject>,
+    }
+    let Ok(Frame { error: Some(error) }) = serde_json::from_slice::<Frame>(frame) else {
+        return StatusCode::OK;
+    };
+    let envelope = error.data.as_ref().is_some_and(|d| d.get("envelope").is_some());
+    match error.code {
+        -32601 => StatusCode::NOT_FOUND,
+        -32022..=-32020 => StatusCode::BAD_REQUEST,
+        -32602 if envelope => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// Cancels a modern request (a `notifications/cancelled` into its peer) when dropped armed.
+struct CancelOnDrop {
+    inbound: Option<mpsc::Sender<Inbound>>,
+    id: RequestId,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(inbound) = self.inbound.take() {
+            let params = mcp_types::CancelledNotificationParams {
+                request_id: Some(self.id.clone()),
+                reason: Some("the client closed the response stream".to_owned()),
+                ..Default::default()
+            };
+            if let Ok(frame) = message::encode_notification("notifications/cancelled", Some(&params)) {
+                let _ = inbound.try_send(Inbound::from(frame));
+            }
+        }
     }
 }
 
@@ -445,7 +672,7 @@ async fn get_mcp(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
     if !accepts(&headers, TEXT_EVENT_STREAM) {
         return invalid_request(StatusCode::NOT_ACCEPTABLE, "the client must accept text/event-stream");
     }
-    if let Err(r) = app.protocol_version(&headers) {
+    if let Err(r) = app.protocol_version(&headers, None) {
         return r;
     }
     let session = match app.session(&headers) {

@@ -90,6 +90,20 @@ enum Sink {
     Sse(Option<mpsc::Sender<Bytes>>),
     /// A JSON response waiting for the one response frame.
     Json(Option<oneshot::Sender<Bytes>>),
+    /// The raw frames, each with whether it is the last (2026-07-28: the response mode is
+    /// chosen by what comes first).
+    Raw(Option<mpsc::Sender<(Bytes, bool)>>),
+}
+
+/// How a POST's stream is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Output {
+    /// An SSE response.
+    Sse,
+    /// One JSON response.
+    Json,
+    /// Raw frames (see [`Sink::Raw`]).
+    Raw,
 }
 
 struct Stream {
@@ -200,7 +214,7 @@ impl SessionRouter {
     pub(crate) async fn open_stream(
         &self,
         requests: Vec<RequestId>,
-        json: bool,
+        output: Output,
         keep: Option<mpsc::Sender<Inbound>>,
     ) -> Result<(u64, StreamOutput), OpenError> {
         let mut routes = self.routes.lock().await;
@@ -215,12 +229,19 @@ impl SessionRouter {
         for id in &requests {
             routes.by_request.insert(id.clone(), stream);
         }
-        let (sink, output) = if json {
-            let (tx, rx) = oneshot::channel();
-            (Sink::Json(Some(tx)), StreamOutput::Json(rx))
-        } else {
-            let (tx, rx) = mpsc::channel(self.queue);
-            (Sink::Sse(Some(tx)), StreamOutput::Sse(rx))
+        let (sink, output) = match output {
+            Output::Json => {
+                let (tx, rx) = oneshot::channel();
+                (Sink::Json(Some(tx)), StreamOutput::Json(rx))
+            }
+            Output::Sse => {
+                let (tx, rx) = mpsc::channel(self.queue);
+                (Sink::Sse(Some(tx)), StreamOutput::Sse(rx))
+            }
+            Output::Raw => {
+                let (tx, rx) = mpsc::channel(self.queue);
+                (Sink::Raw(Some(tx)), StreamOutput::Raw(rx))
+            }
         };
         routes.streams.insert(stream, Stream { sink, requests, _keep: keep });
         Ok((stream, output))
@@ -303,6 +324,13 @@ impl SessionRouter {
             if let Some(tx) = waiter.take() {
                 let _ = tx.send(out.frame.clone());
             }
+        } else if let Some(Stream { sink: Sink::Raw(slot), .. }) = routes.streams.get_mut(&stream) {
+            if let Some(tx) = slot
+                && tx.try_send((out.frame.clone(), last)).is_err()
+            {
+                tracing::debug!(stream, "response stream gone or not reading: dropped");
+                *slot = None;
+            }
         } else if out.frame.is_empty() {
             // The request was cancelled: no response will come, the stream just ends.
         } else {
@@ -320,7 +348,7 @@ impl SessionRouter {
             } else {
                 match routes.streams.get_mut(&stream) {
                     Some(Stream { sink: Sink::Sse(slot), .. }) => slot,
-                    _ => unreachable!("JSON streams were handled above"),
+                    _ => unreachable!("JSON and raw streams were handled above"),
                 }
             };
             if let Some(tx) = slot {
@@ -360,6 +388,8 @@ pub(crate) enum StreamOutput {
     Sse(mpsc::Receiver<Bytes>),
     /// The one response frame.
     Json(oneshot::Receiver<Bytes>),
+    /// Raw frames, each with whether it is the last.
+    Raw(mpsc::Receiver<(Bytes, bool)>),
 }
 
 /// One SSE `message` event carrying a JSON-RPC message, in one buffer (one write).
