@@ -46,6 +46,7 @@ mod prompt;
 mod resource;
 mod server;
 mod session;
+mod subscriptions;
 mod tool;
 
 pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
@@ -56,6 +57,7 @@ pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToo
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};
 pub use server::{RootsChangedCallback, Server, ServerBuilder};
+pub use subscriptions::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use tool::{DefinitionError, ToolDef, ToolError, ToolHandler, check_tool_name};
 
 /// The HTTP transport, for its configuration and request types.

@@ -65,6 +65,7 @@ pub(crate) struct ServerShared {
     pub(crate) on_roots_changed: Option<RootsChangedCallback>,
     pub(crate) cache_hints: crate::modern::CacheHints,
     pub(crate) state_keys: crate::modern::StateKeys,
+    pub(crate) bus: Arc<dyn crate::SubscriptionBus>,
     registry: RwLock<Arc<Registry>>,
     sessions: Mutex<Vec<Weak<SessionState>>>,
 }
@@ -110,6 +111,7 @@ pub struct ServerBuilder {
     cache_hints: crate::modern::CacheHints,
     state_keys: Option<Vec<Vec<u8>>>,
     state_ttl: std::time::Duration,
+    bus: Option<Arc<dyn crate::SubscriptionBus>>,
     enable_tools: bool,
     enable_prompts: bool,
     enable_resources: bool,
@@ -145,6 +147,13 @@ impl ServerBuilder {
     /// Default: a random key of this process.
     pub fn request_state_keys(mut self, keys: impl IntoIterator<Item = Vec<u8>>) -> Self {
         self.state_keys = Some(keys.into_iter().collect());
+        self
+    }
+
+    /// Where changes go to reach `subscriptions/listen` streams (2026-07-28); default: an
+    /// [`InMemoryBus`](crate::InMemoryBus) of this process.
+    pub fn subscription_bus(mut self, bus: Arc<dyn crate::SubscriptionBus>) -> Self {
+        self.bus = Some(bus);
         self
     }
 
@@ -309,6 +318,7 @@ impl ServerBuilder {
                     Some(keys) if !keys.is_empty() => crate::modern::StateKeys::new(keys, self.state_ttl),
                     _ => crate::modern::StateKeys::random(self.state_ttl),
                 },
+                bus: self.bus.unwrap_or_else(crate::subscriptions::default_bus),
                 registry: RwLock::new(Arc::new(registry)),
                 sessions: Mutex::new(Vec::new()),
             }),
@@ -355,6 +365,7 @@ impl Server {
             cache_hints: Default::default(),
             state_keys: None,
             state_ttl: std::time::Duration::from_secs(600),
+            bus: None,
             enable_tools: false,
             enable_prompts: false,
             enable_resources: false,
@@ -430,6 +441,15 @@ impl Server {
     }
 
     async fn broadcast<N: mcp_types::Notification>(&self, params: impl Fn() -> N::Params) {
+        let event = match N::METHOD {
+            "notifications/tools/list_changed" => Some(crate::ChangeEvent::ToolsListChanged),
+            "notifications/prompts/list_changed" => Some(crate::ChangeEvent::PromptsListChanged),
+            "notifications/resources/list_changed" => Some(crate::ChangeEvent::ResourcesListChanged),
+            _ => None,
+        };
+        if let Some(event) = event {
+            self.shared.bus.publish(event);
+        }
         for session in self.live_sessions() {
             if let Some(peer) = session.peer.get()
                 && let Err(e) = peer.notify::<N>(params()).await
@@ -489,6 +509,7 @@ impl Server {
 
     /// Tells the clients subscribed to `uri` that it changed.
     pub async fn notify_resource_updated(&self, uri: &str) {
+        self.shared.bus.publish(crate::ChangeEvent::ResourceUpdated(uri.to_owned()));
         for session in self.live_sessions() {
             if session.is_subscribed(uri)
                 && let Some(peer) = session.peer.get()

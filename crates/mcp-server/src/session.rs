@@ -208,6 +208,9 @@ async fn handle_modern(
     if method == "server/discover" {
         return modern::discover(server, rctx, envelope.version);
     }
+    if method == "subscriptions/listen" {
+        return crate::subscriptions::listen(server, req.params.as_deref(), rctx).await;
+    }
     let mrtr = match method {
         "tools/call" | "prompts/get" | "resources/read" => Some(Arc::new(modern::Mrtr::from_request(
             server,

@@ -308,3 +308,31 @@ async fn one_connection_serves_a_session_and_modern_requests_side_by_side() {
     assert_eq!(new["resultType"], "complete");
     assert_eq!(c.call("ping", json!({})).await["result"], json!({}), "the session still has ping");
 }
+
+#[tokio::test]
+async fn subscriptions_listen_acknowledges_then_streams_what_was_asked() {
+    let server = server();
+    let mut c = connect(&server);
+    let params =
+        json!({"_meta": meta(json!({})), "notifications": {"toolsListChanged": true, "promptsListChanged": true}});
+    c.send(json!({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": params})).await;
+    let ack = c.recv().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(ack["params"]["notifications"], json!({"toolsListChanged": true}), "no prompts here: not honoured");
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "listen-1");
+    validate("2026-07-28", "SubscriptionsAcknowledgedNotification", &ack);
+    server.remove_tool("chatty").await;
+    let changed = c.recv().await;
+    assert_eq!(changed["method"], "notifications/tools/list_changed");
+    assert_eq!(changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "listen-1");
+    validate("2026-07-28", "ToolListChangedNotification", &changed);
+    // The client ends it (stdio: a cancellation); nothing more comes.
+    c.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "listen-1"}})).await;
+    let tools = c.modern("tools/list", json!({}), "ListToolsResult").await;
+    assert_eq!(tools["tools"].as_array().unwrap().len(), 2);
+    server.remove_tool("greet").await;
+    c.send(json!({"jsonrpc": "2.0", "id": 99, "method": "tools/list", "params": {"_meta": meta(json!({}))}})).await;
+    let after = c.recv().await;
+    assert_eq!(after["id"], 99, "no notification after the cancellation: {after}");
+    assert_eq!(after["result"]["tools"].as_array().unwrap().len(), 1);
+}
