@@ -17,6 +17,13 @@ impl SessionFactory for Server {
     fn connect_stateless(&self, transport: SessionTransport, version: ProtocolVersion) -> Peer {
         self.connect_preinitialized(transport, version)
     }
+    fn header_params(&self, tool: &str) -> Vec<server::HeaderParam> {
+        self.tools()
+            .into_iter()
+            .find(|t| t.name == tool)
+            .map(|t| server::HeaderParam::from_schema(&serde_json::Value::Object(t.input_schema)))
+            .unwrap_or_default()
+    }
 }
 
 impl Server {

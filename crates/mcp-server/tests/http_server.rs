@@ -108,6 +108,17 @@ fn test_server(release: Arc<Notify>) -> Server {
                 Ok(CallToolResult::success(vec![]))
             })
         }))
+        .tool(
+            ToolDef::new(
+                "regional",
+                json!({"type": "object", "properties": {
+                    "region": {"type": "string", "x-mcp-header": "Region"},
+                    "limits": {"type": "object", "properties": {"max": {"type": "integer", "x-mcp-header": "Max"}}}
+                }}),
+                |_, _| async { Ok(CallToolResult::success(vec![ContentBlock::text("ok")])) },
+            )
+            .unwrap(),
+        )
         .tool(tool("whoami", |_, ctx| {
             Box::pin(async move {
                 let agent = ctx
@@ -723,4 +734,27 @@ async fn one_endpoint_serves_all_five_revisions_at_once() {
     let list: Value = r.json().await.unwrap();
     assert_eq!(list["result"]["resultType"], "complete");
     assert!(list["result"]["tools"].as_array().unwrap().len() > 3);
+}
+
+#[tokio::test]
+async fn mcp_param_headers_must_agree_with_the_arguments() {
+    let h = start(HttpServerConfig::default()).await;
+    let params = json!({"name": "regional", "arguments": {"region": "Hello", "limits": {"max": 42}}, "_meta": modern_meta(false)});
+    let send = |region: Option<&str>, max: Option<&str>| {
+        let mut r = h.modern("tools/call", Some("regional"), params.clone());
+        if let Some(v) = region {
+            r = r.header("mcp-param-region", v);
+        }
+        if let Some(v) = max {
+            r = r.header("Mcp-Param-Max", v);
+        }
+        async move { r.send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(send(Some("Hello"), Some("42")).await, 200);
+    assert_eq!(send(Some("=?base64?SGVsbG8=?="), Some("42.0")).await, 200, "base64 form; integers compare as numbers");
+    assert_eq!(send(Some("=?base64?SGVsbG8?="), Some("42")).await, 400, "bad padding");
+    assert_eq!(send(Some("=?base64?SGVs!!!bG8=?="), Some("42")).await, 400, "bad characters");
+    assert_eq!(send(Some("Bye"), Some("42")).await, 400, "disagrees");
+    assert_eq!(send(None, Some("42")).await, 400, "missing while the body has the value");
+    assert_eq!(send(Some("Hello"), Some("41")).await, 400, "a nested property disagrees");
 }

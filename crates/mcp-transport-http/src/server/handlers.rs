@@ -561,6 +561,37 @@ async fn post_modern(
             None => return header_mismatch(id_ref, "the Mcp-Name header is missing"),
         }
     }
+    if method == "tools/call"
+        && let Some(tool) = params.get("name").and_then(|n| n.as_str())
+    {
+        let arguments = params.get("arguments").cloned().unwrap_or_default();
+        for param in app.factory.header_params(tool) {
+            let value = param.path.iter().try_fold(&arguments, |v, key| v.get(key)).filter(|v| !v.is_null());
+            let numeric = value.is_some_and(serde_json::Value::is_number);
+            let expected = match value {
+                Some(serde_json::Value::String(s)) => Some(s.clone()),
+                Some(serde_json::Value::Bool(b)) => Some(b.to_string()),
+                Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+                Some(_) | None => None,
+            };
+            let name = format!("mcp-param-{}", param.header.to_ascii_lowercase());
+            let agrees = match (header_value(&parts.headers, &name), &expected) {
+                (None, None) => true,
+                // Integers compare as numbers (`42.0` and `42` agree).
+                (Some(Ok(got)), Some(want)) => {
+                    got == *want
+                        || (numeric && matches!((got.parse::<f64>(), want.parse::<f64>()), (Ok(a), Ok(b)) if a == b))
+                }
+                _ => false,
+            };
+            if !agrees {
+                return header_mismatch(
+                    id_ref,
+                    format!("Mcp-Param-{} does not agree with argument `{}`", param.header, param.path.join(".")),
+                );
+            }
+        }
+    }
     let Some(id) = id else {
         return invalid_request(StatusCode::BAD_REQUEST, "a request needs an id");
     };

@@ -61,6 +61,43 @@ pub trait SessionFactory: Send + Sync + 'static {
     /// `version` earlier; the client's capabilities are unknown, so the server asks nothing of
     /// it.
     fn connect_stateless(&self, transport: SessionTransport, version: ProtocolVersion) -> Peer;
+    /// The arguments of `tool` mirrored into `Mcp-Param-{header}` headers (2026-07-28): the
+    /// property path within the arguments, and the header's name part. The server checks
+    /// that each header agrees with the body. Default: none.
+    fn header_params(&self, tool: &str) -> Vec<HeaderParam> {
+        let _ = tool;
+        Vec::new()
+    }
+}
+
+/// A tool argument mirrored into a `Mcp-Param-{header}` header (its schema property has
+/// `x-mcp-header`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderParam {
+    /// The chain of `properties` keys from the arguments' root to the value.
+    pub path: Vec<String>,
+    /// The header's name part (`Region` for `Mcp-Param-Region`).
+    pub header: String,
+}
+
+impl HeaderParam {
+    /// The `x-mcp-header` annotations of an input schema reachable through `properties` alone.
+    pub fn from_schema(schema: &serde_json::Value) -> Vec<HeaderParam> {
+        fn walk(schema: &serde_json::Value, path: &mut Vec<String>, out: &mut Vec<HeaderParam>) {
+            let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) else { return };
+            for (key, property) in properties {
+                path.push(key.clone());
+                if let Some(header) = property.get("x-mcp-header").and_then(|h| h.as_str()) {
+                    out.push(HeaderParam { path: path.clone(), header: header.to_owned() });
+                }
+                walk(property, path, out);
+                path.pop();
+            }
+        }
+        let mut out = Vec::new();
+        walk(schema, &mut Vec::new(), &mut out);
+        out
+    }
 }
 
 /// The HTTP request that carried a message, attached to it for its handler
