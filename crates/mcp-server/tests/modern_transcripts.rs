@@ -336,3 +336,64 @@ async fn subscriptions_listen_acknowledges_then_streams_what_was_asked() {
     assert_eq!(after["id"], 99, "no notification after the cancellation: {after}");
     assert_eq!(after["result"]["tools"].as_array().unwrap().len(), 1);
 }
+
+/// Every official 2026-07-28 example request, sent to a server with a `get_weather` tool, a
+/// resource and a prompt: each gets a response valid for its method in that revision's schema
+/// (or, for a long-lived listen, its acknowledgement).
+#[tokio::test]
+async fn the_official_example_requests_get_valid_answers() {
+    use mcp_server::{PromptDef, ResourceDef};
+    let weather = ToolDef::new("get_weather", json!({"type": "object"}), |_args, _ctx| async {
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("sunny")]))
+    })
+    .unwrap();
+    let server = builder()
+        .tool(weather)
+        .resource(ResourceDef::new("file:///project/src/main.rs", "main.rs", |uri: String, _vars, _ctx| async move {
+            Ok::<_, mcp_types::ErrorObject>(vec![mcp_types::AnyResourceContents::TextResourceContents(
+                mcp_types::TextResourceContents::new(uri, "fn main() {}"),
+            )])
+        }))
+        .prompt(PromptDef::new("code_review", |_args, _ctx| async {
+            Ok::<_, mcp_types::ErrorObject>(mcp_types::GetPromptResult::new(vec![mcp_types::PromptMessage::new(
+                Role::User,
+                ContentBlock::text("review this"),
+            )]))
+        }))
+        .build()
+        .unwrap();
+    let dir = format!("{}/../mcp-types/schema/2026-07-28/examples", env!("CARGO_MANIFEST_DIR"));
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().into_string().unwrap();
+        if !name.ends_with("Request")
+            || ["ListRootsRequest", "CreateMessageRequest", "ElicitRequest"].contains(&name.as_str())
+        {
+            continue; // Requests a server receives only.
+        }
+        for file in std::fs::read_dir(entry.path()).unwrap() {
+            let request: Value = serde_json::from_str(&std::fs::read_to_string(file.unwrap().path()).unwrap()).unwrap();
+            let mut c = connect(&server);
+            c.send(request.clone()).await;
+            let answer = c.recv().await;
+            let method = request["method"].as_str().unwrap();
+            if method == "subscriptions/listen" {
+                assert_eq!(answer["method"], "notifications/subscriptions/acknowledged", "{answer}");
+                validate("2026-07-28", "SubscriptionsAcknowledgedNotification", &answer);
+            } else {
+                assert_eq!(answer["id"], request["id"]);
+                let result = answer.get("result").unwrap_or_else(|| panic!("{name}: {answer}"));
+                let def = format!("{}Result", name.trim_end_matches("Request"));
+                let def = if def == "CompleteResult" || result["resultType"] != "input_required" {
+                    def
+                } else {
+                    "InputRequiredResult".into()
+                };
+                validate("2026-07-28", &def, result);
+            }
+            seen += 1;
+        }
+    }
+    assert!(seen >= 9, "only {seen} example requests");
+}
