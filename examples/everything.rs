@@ -1,5 +1,6 @@
 //! `everything`: the server the official MCP conformance suite's server scenarios expect
-//! (`mcp_examples::everything`), over stdio or Streamable HTTP.
+//! (`mcp_examples::everything`: those of 0.1.16 for the session revisions, and those
+//! 0.2.0-alpha.12 requires for protocol revision 2026-07-28), over stdio or Streamable HTTP.
 //!
 //! ```sh
 //! cargo run --example everything -- --stdio

@@ -216,21 +216,41 @@ pub mod everything {
     //! with the names, arguments and contents its checks expect. Each item's documentation
     //! names the scenario that calls it.
     //!
-    //! Most items are written with the macros; `json_schema_2020_12_tool` is registered with
-    //! [`ToolDef`], because its input schema must be exactly the hand-written JSON Schema
-    //! 2020-12 document the check looks for (`$schema`, `$defs`, `additionalProperties`).
+    //! It serves both suites we run: 0.1.16 (the session revisions, up to 2025-11-25) and
+    //! 0.2.0-alpha.12 (`--requirements 2026-07-28`). The 2026-07-28 fixtures are at the end of
+    //! the tools: the diagnostic tools of `server-stateless` (`test_missing_capability`,
+    //! `test_streaming_elicitation`, `test_logging_tool`, `test_trigger_tool_change`,
+    //! `test_trigger_prompt_change`), the multi round-trip (SEP-2322) tools
+    //! `test_input_required_result_*` and prompt `test_input_required_result_prompt`, and
+    //! `test_region_header` (an `x-mcp-header` argument, SEP-2243). They ask the client for
+    //! input the way any handler does (`ctx.elicit_as(..)`, `ctx.create_message_as(..)`,
+    //! `ctx.list_roots_as(..)`, propagating [`ClientRequestError::InputRequired`] with `?`):
+    //! in a 2025 session that is a request to the client, for a 2026-07-28 request an
+    //! input-required result whose sealed `requestState` carries the answers of earlier rounds.
+    //!
+    //! The order of `tools/list` is fixed: `test_simple_text` (callable with `{}`) comes first,
+    //! and the trigger tools, which re-register items at run time, re-register the last tool and
+    //! the last prompt, so the lists keep their order.
+    //!
+    //! Most items are written with the macros; `json_schema_2020_12_tool` and
+    //! `test_region_header` are registered with [`ToolDef`], because their input schemas must be
+    //! exactly the hand-written documents the checks look for (JSON Schema 2020-12 keywords,
+    //! `x-mcp-header`).
 
+    use std::sync::{Arc, OnceLock};
     use std::time::Duration;
 
     use mcp_sdk::server::{
-        Completion, CompletionRequest, Context, DefinitionError, Progress, Server, ToolDef, ToolError,
+        ClientRequestError, Completion, CompletionRequest, Context, DefinitionError, Progress, Server, State, ToolDef,
+        ToolError,
     };
     use mcp_sdk::types::{
-        CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestParams, LoggingLevel, PromptMessage,
-        Role, SamplingContent, SamplingMessage, TextContent,
+        CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
+        ElicitRequestParams, ElicitResult, ErrorObject, LoggingLevel, PromptMessage, Role, SamplingContent,
+        SamplingMessage, TextContent,
     };
     use mcp_sdk::{prompt, resource, tool};
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     /// A 1×1 red pixel, as PNG.
     pub const RED_PIXEL_PNG: &[u8] = b"\x89PNG\r\n\x1a\n\
@@ -348,16 +368,23 @@ pub mod everything {
     /// * `prompt` - The prompt to send to the LLM
     #[tool]
     pub async fn test_sampling(prompt: String, ctx: Context) -> Result<String, String> {
-        let message = SamplingMessage::new(Role::User, SamplingContent::Text(TextContent::new(prompt)));
-        let answer = ctx
-            .create_message(CreateMessageRequestParams::new(100, vec![message]))
-            .await
-            .map_err(|e| format!("sampling failed: {e}"))?;
-        let text = match &answer.content {
+        let answer =
+            ctx.create_message(sampling_request(&prompt, 100)).await.map_err(|e| format!("sampling failed: {e}"))?;
+        Ok(format!("LLM response: {}", sampled_text(&answer)))
+    }
+
+    /// A `sampling/createMessage` request: one user message, `text`.
+    fn sampling_request(text: &str, max_tokens: i64) -> CreateMessageRequestParams {
+        let message = SamplingMessage::new(Role::User, SamplingContent::Text(TextContent::new(text)));
+        CreateMessageRequestParams::new(max_tokens, vec![message])
+    }
+
+    /// The text of the model's answer.
+    fn sampled_text(answer: &CreateMessageResult) -> String {
+        match &answer.content {
             SamplingContent::Text(t) => t.text.clone(),
             other => format!("({} non-text block(s))", other.blocks().len()),
-        };
-        Ok(format!("LLM response: {text}"))
+        }
     }
 
     /// Asks the user for a username and an email address (`elicitation/create`) and returns
@@ -485,12 +512,13 @@ pub mod everything {
     async fn elicit(ctx: &Context, params: serde_json::Value) -> Result<String, String> {
         let params: ElicitRequestParams = serde_json::from_value(params).map_err(|e| e.to_string())?;
         let answer = ctx.elicit(params).await.map_err(|e| format!("elicitation failed: {e}"))?;
-        let content = serde_json::to_string(&answer.content.unwrap_or_default()).map_err(|e| e.to_string())?;
-        Ok(format!("action={}, content={content}", answer.action))
+        Ok(describe(&answer))
     }
 
-    /// `json_schema_2020_12_tool` (`json-schema-2020-12`, SEP-1613): its input schema is a JSON
-    /// Schema 2020-12 document with `$schema`, `$defs` (referenced by `$ref`) and
+    /// `json_schema_2020_12_tool` (`json-schema-2020-12`, SEP-1613 and SEP-2106): its input
+    /// schema is a JSON Schema 2020-12 document with `$schema`, `$defs` (with an `$anchor`,
+    /// referenced by `$ref`), composition (`allOf`/`anyOf`: a phone or an email), conditionals
+    /// (`if`/`then`/`else`: the contact method's field is required) and
     /// `additionalProperties`, listed exactly as written; calls are checked against it.
     pub fn json_schema_2020_12_tool() -> Result<ToolDef, DefinitionError> {
         let schema = json!({
@@ -498,6 +526,7 @@ pub mod everything {
             "type": "object",
             "$defs": {
                 "address": {
+                    "$anchor": "addressDef",
                     "type": "object",
                     "properties": {
                         "street": {"type": "string"},
@@ -507,8 +536,15 @@ pub mod everything {
             },
             "properties": {
                 "name": {"type": "string"},
-                "address": {"$ref": "#/$defs/address"}
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"}
             },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
             "additionalProperties": false
         });
         let tool = ToolDef::new("json_schema_2020_12_tool", schema, |args, _ctx| async move {
@@ -517,7 +553,235 @@ pub mod everything {
                 "JSON Schema 2020-12 tool called with: {args}"
             ))]))
         })?;
-        Ok(tool.description("Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)"))
+        Ok(tool.description("Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613, SEP-2106)"))
+    }
+
+    // ===== 2026-07-28: the diagnostic tools of `server-stateless` =====
+
+    /// Needs the client's `sampling` capability: asks the model to say hi. A 2026-07-28 client
+    /// that declared no sampling gets -32021 with `requiredCapabilities: {"sampling": {}}`
+    /// (`server-stateless`, SEP-2575).
+    #[tool]
+    pub async fn test_missing_capability(ctx: Context) -> Result<String, ClientRequestError> {
+        let answer = ctx.create_message_as("sample", sampling_request("Say hi", 10)).await?;
+        Ok(format!("sampled: {}", sampled_text(&answer)))
+    }
+
+    /// Asks the user a question (key `q`): for a 2026-07-28 request an input-required result on
+    /// the request's own stream, never a request of the server's (`server-stateless`).
+    #[tool]
+    pub async fn test_streaming_elicitation(ctx: Context) -> Result<String, ToolError> {
+        let schema = object_schema(&[("a", "string")]);
+        let answer = ctx.elicit_as("q", form("q?", schema)?).await?;
+        Ok(format!("elicited: {}", describe(&answer)))
+    }
+
+    /// Logs one info message: sent to a 2026-07-28 client only if its request's `_meta` asks
+    /// for a log level (`server-stateless`), to a 2025 session by its `logging/setLevel`.
+    #[tool(read_only)]
+    pub async fn test_logging_tool(ctx: Context) -> &'static str {
+        ctx.log(LoggingLevel::Info, Some("test_logging_tool"), json!("hello from test_logging_tool")).await;
+        "logged"
+    }
+
+    /// The running server, for the tools that change its lists at run time; [`server`] sets
+    /// it once built. (The server holds this handle in its state and the handle holds the
+    /// server: neither is ever freed, which is what a server living as long as its process
+    /// wants.)
+    #[derive(Clone, Default)]
+    pub struct ServerHandle(Arc<OnceLock<Server>>);
+
+    impl ServerHandle {
+        fn get(&self) -> Result<&Server, ToolError> {
+            self.0.get().ok_or_else(|| ToolError::new("the server is not running yet"))
+        }
+    }
+
+    /// Re-registers itself (the last tool, so the list keeps its order), which tells every
+    /// client that listens for tool list changes (`server-stateless`: `subscriptions/listen`).
+    #[tool]
+    pub async fn test_trigger_tool_change(server: State<ServerHandle>) -> Result<&'static str, ToolError> {
+        server.get()?.add_tool(test_trigger_tool_change::tool()).await.map_err(ToolError::new)?;
+        Ok("tools changed")
+    }
+
+    /// Re-registers `test_input_required_result_prompt` (the last prompt), which tells every
+    /// client that listens for prompt list changes (`server-stateless`).
+    #[tool]
+    pub async fn test_trigger_prompt_change(server: State<ServerHandle>) -> Result<&'static str, ToolError> {
+        server.get()?.add_prompt(test_input_required_result_prompt::prompt()).await.map_err(ToolError::new)?;
+        Ok("prompts changed")
+    }
+
+    // ===== 2026-07-28: multi round-trip requests (SEP-2322, `input-required-result-*`) =====
+
+    /// Asks the user's name (input `user_name`) and greets them
+    /// (`input-required-result-basic-elicitation`, and the scenarios that send it missing,
+    /// extra or invalid answers). The answer may come with or without the `requestState` of
+    /// the first round.
+    #[tool]
+    pub async fn test_input_required_result_elicitation(ctx: Context) -> Result<String, ToolError> {
+        let answer = ctx.elicit_as("user_name", form("What is your name?", name_schema())?).await?;
+        Ok(match accepted(&answer, "name") {
+            Some(name) => format!("Hello, {name}!"),
+            None => format!("No name given ({})", answer.action),
+        })
+    }
+
+    /// Asks the client's model for the capital of France (input `capital_question`)
+    /// (`input-required-result-basic-sampling`).
+    #[tool]
+    pub async fn test_input_required_result_sampling(ctx: Context) -> Result<String, ToolError> {
+        let request = sampling_request("What is the capital of France?", 100);
+        let answer = ctx.create_message_as("capital_question", request).await?;
+        Ok(format!("model said: {}", sampled_text(&answer)))
+    }
+
+    /// Asks for the client's roots (input `client_roots`) and lists them
+    /// (`input-required-result-basic-list-roots`).
+    #[tool]
+    pub async fn test_input_required_result_list_roots(ctx: Context) -> Result<String, ToolError> {
+        let roots = ctx.list_roots_as("client_roots").await?;
+        Ok(format!("roots: {}", roots.roots.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>().join(",")))
+    }
+
+    /// Asks for a confirmation (input `confirm`); the retry must echo the `requestState` of the
+    /// first round, which the server verifies (HMAC) before the handler runs again
+    /// (`input-required-result-request-state`).
+    #[tool]
+    pub async fn test_input_required_result_request_state(ctx: Context) -> Result<String, ToolError> {
+        let answer = ctx.elicit_as("confirm", form("Please confirm", object_schema(&[("ok", "boolean")]))?).await?;
+        Ok(format!("state-ok: {}", describe(&answer)))
+    }
+
+    /// Asks for three inputs in one round: the user's name (`user_name`), a greeting from the
+    /// model (`greeting`) and the client's roots (`client_roots`). The three asks run
+    /// together, so that all three are pending when the round ends
+    /// (`input-required-result-multiple-input-requests`).
+    #[tool]
+    pub async fn test_input_required_result_multiple_inputs(ctx: Context) -> Result<String, ToolError> {
+        let name = form("What is your name?", name_schema())?;
+        let (name, greeting, roots) = tokio::join!(
+            ctx.elicit_as("user_name", name),
+            ctx.create_message_as("greeting", sampling_request("Generate a greeting", 50)),
+            ctx.list_roots_as("client_roots"),
+        );
+        let (name, greeting, roots) = (name?, greeting?, roots?);
+        Ok(format!(
+            "all inputs received: name={}, greeting={}, roots={}",
+            accepted(&name, "name").unwrap_or_default(),
+            sampled_text(&greeting),
+            roots.roots.len()
+        ))
+    }
+
+    /// Three rounds: the user's name (`step1`), then their favorite color (`step2`), then the
+    /// result; each round's `requestState` carries the answers so far
+    /// (`input-required-result-multi-round`).
+    #[tool]
+    pub async fn test_input_required_result_multi_round(ctx: Context) -> Result<String, ToolError> {
+        let name = ctx.elicit_as("step1", form("Step 1: What is your name?", name_schema())?).await?;
+        let color_schema = object_schema(&[("color", "string")]);
+        let color = ctx.elicit_as("step2", form("Step 2: What is your favorite color?", color_schema)?).await?;
+        Ok(format!(
+            "done: {} likes {}",
+            accepted(&name, "name").unwrap_or_default(),
+            accepted(&color, "color").unwrap_or_default()
+        ))
+    }
+
+    /// Asks for a confirmation (input `confirm`); a retry whose `requestState` was tampered
+    /// with fails verification: -32602 (`input-required-result-tampered-state`).
+    #[tool]
+    pub async fn test_input_required_result_tampered_state(ctx: Context) -> Result<String, ToolError> {
+        let answer = ctx.elicit_as("confirm", form("Confirm", object_schema(&[("ok", "boolean")]))?).await?;
+        Ok(format!("state verified: {}", describe(&answer)))
+    }
+
+    /// Asks for input only through the capabilities the client declared: sampling (`s`),
+    /// elicitation (`e`), roots (`r`), together (`input-required-result-capability-check`).
+    #[tool]
+    pub async fn test_input_required_result_capabilities(ctx: Context) -> Result<String, ToolError> {
+        let caps = ctx.client_capabilities();
+        let sampling = async {
+            match caps.sampling {
+                Some(_) => Some(ctx.create_message_as("s", sampling_request("x", 5)).await),
+                None => None,
+            }
+        };
+        let form = form("x", object_schema(&[("a", "string")]))?;
+        let elicitation = async {
+            match caps.elicitation {
+                Some(_) => Some(ctx.elicit_as("e", form).await),
+                None => None,
+            }
+        };
+        let roots = async {
+            match caps.roots {
+                Some(_) => Some(ctx.list_roots_as("r").await),
+                None => None,
+            }
+        };
+        let (sampling, elicitation, roots) = tokio::join!(sampling, elicitation, roots);
+        let (sampling, elicitation, roots) = (sampling.transpose()?, elicitation.transpose()?, roots.transpose()?);
+        let used: Vec<&str> =
+            [("sampling", sampling.is_some()), ("elicitation", elicitation.is_some()), ("roots", roots.is_some())]
+                .into_iter()
+                .filter_map(|(name, used)| used.then_some(name))
+                .collect();
+        Ok(if used.is_empty() { "no capabilities declared".to_owned() } else { format!("done: {}", used.join(", ")) })
+    }
+
+    /// `test_region_header` (`http-custom-header-server-validation`, SEP-2243): its `region`
+    /// argument is mirrored into the `Mcp-Param-Region` header (`x-mcp-header`), which the
+    /// HTTP transport checks against the body (Base64 sentinel form decoded).
+    pub fn test_region_header_tool() -> Result<ToolDef, DefinitionError> {
+        let schema = json!({
+            "type": "object",
+            "properties": {"region": {"type": "string", "description": "The region", "x-mcp-header": "Region"}},
+            "required": ["region"]
+        });
+        let tool = ToolDef::new("test_region_header", schema, |args, _ctx| async move {
+            let region = args.get("region").and_then(Value::as_str).unwrap_or_default();
+            Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(format!("region={region}"))]))
+        })?;
+        Ok(tool.description("Returns the region it is given, which also travels in the Mcp-Param-Region header"))
+    }
+
+    /// An elicitation form: `message`, and `schema` as the requested schema.
+    fn form(message: &str, schema: Value) -> Result<ElicitRequestParams, ToolError> {
+        serde_json::from_value(json!({"message": message, "requestedSchema": schema}))
+            .map_err(|e| ToolError::Protocol(ErrorObject::internal_error(e)))
+    }
+
+    /// `{"type": "object"}` with the given required properties, each of the given type.
+    fn object_schema(fields: &[(&str, &str)]) -> Value {
+        let properties: serde_json::Map<String, Value> =
+            fields.iter().map(|(name, kind)| ((*name).to_owned(), json!({"type": kind}))).collect();
+        let required: Vec<&str> = fields.iter().map(|(name, _)| *name).collect();
+        json!({"type": "object", "properties": properties, "required": required})
+    }
+
+    fn name_schema() -> Value {
+        object_schema(&[("name", "string")])
+    }
+
+    /// The field `name` of an accepted form, as text.
+    fn accepted(answer: &ElicitResult, name: &str) -> Option<String> {
+        if answer.action != ElicitAction::Accept {
+            return None;
+        }
+        let value = serde_json::to_value(answer.content.as_ref()?.get(name)?).ok()?;
+        Some(match value {
+            Value::String(s) => s,
+            other => other.to_string(),
+        })
+    }
+
+    /// `action=<action>, content=<JSON>`.
+    fn describe(answer: &ElicitResult) -> String {
+        let content = serde_json::to_string(&answer.content.clone().unwrap_or_default()).unwrap_or_default();
+        format!("action={}, content={content}", answer.action)
     }
 
     // ===== Resources =====
@@ -617,10 +881,33 @@ pub mod everything {
         ]
     }
 
+    /// Asks the user what context the prompt should use (input `user_context`), then returns
+    /// a prompt with it: a multi round-trip `prompts/get`
+    /// (`input-required-result-non-tool-request`).
+    #[prompt(title = "Prompt With Input")]
+    pub async fn test_input_required_result_prompt(ctx: Context) -> Result<String, ErrorObject> {
+        let schema = object_schema(&[("context", "string")]);
+        let request = form("What context should the prompt use?", schema).map_err(request_error)?;
+        let answer = ctx.elicit_as("user_context", request).await.map_err(|e| request_error(e.into()))?;
+        Ok(format!("context: {}", accepted(&answer, "context").unwrap_or_default()))
+    }
+
+    /// A tool's error as the error of another request (a prompt's): protocol errors as they
+    /// are, failures as internal errors. (Whatever a handler returns while its inputs are
+    /// pending, the request answers an input-required result.)
+    fn request_error(e: ToolError) -> ErrorObject {
+        match e {
+            ToolError::Protocol(e) => e,
+            other => ErrorObject::internal_error(other),
+        }
+    }
+
     /// The server.
     pub fn server() -> Result<Server, DefinitionError> {
-        Server::builder("mcp-rust-everything", env!("CARGO_PKG_VERSION"))
+        let handle = ServerHandle::default();
+        let server = Server::builder("mcp-rust-everything", env!("CARGO_PKG_VERSION"))
             .title("Everything (conformance)")
+            .state(handle.clone())
             .instructions("The tools, resources and prompts the MCP conformance suite's server scenarios call.")
             .tools([
                 test_simple_text::tool(),
@@ -637,6 +924,21 @@ pub mod everything {
                 test_elicitation_sep1034_defaults::tool(),
                 test_elicitation_sep1330_enums::tool(),
                 json_schema_2020_12_tool()?,
+                test_missing_capability::tool(),
+                test_streaming_elicitation::tool(),
+                test_logging_tool::tool(),
+                test_input_required_result_elicitation::tool(),
+                test_input_required_result_sampling::tool(),
+                test_input_required_result_list_roots::tool(),
+                test_input_required_result_request_state::tool(),
+                test_input_required_result_multiple_inputs::tool(),
+                test_input_required_result_multi_round::tool(),
+                test_input_required_result_tampered_state::tool(),
+                test_input_required_result_capabilities::tool(),
+                test_region_header_tool()?,
+                test_trigger_prompt_change::tool(),
+                // Last: it re-registers itself.
+                test_trigger_tool_change::tool(),
             ])
             .resources([static_text::resource(), static_binary::resource(), watched_resource::resource()])
             .resource_template(template::template())
@@ -645,7 +947,12 @@ pub mod everything {
                 test_prompt_with_arguments::prompt(),
                 test_prompt_with_embedded_resource::prompt(),
                 test_prompt_with_image::prompt(),
+                // Last: `test_trigger_prompt_change` re-registers it.
+                test_input_required_result_prompt::prompt(),
             ])
-            .build()
+            .build()?;
+        // Set once, just built: cannot fail.
+        let _ = handle.0.set(server.clone());
+        Ok(server)
     }
 }

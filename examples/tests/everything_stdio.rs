@@ -131,21 +131,50 @@ async fn tools(client: &Client, seen: &Arc<Mutex<Seen>>) {
             "test_elicitation_sep1034_defaults",
             "test_elicitation_sep1330_enums",
             "json_schema_2020_12_tool",
+            // The 2026-07-28 fixtures (`everything_2026_stdio.rs`).
+            "test_missing_capability",
+            "test_streaming_elicitation",
+            "test_logging_tool",
+            "test_input_required_result_elicitation",
+            "test_input_required_result_sampling",
+            "test_input_required_result_list_roots",
+            "test_input_required_result_request_state",
+            "test_input_required_result_multiple_inputs",
+            "test_input_required_result_multi_round",
+            "test_input_required_result_tampered_state",
+            "test_input_required_result_capabilities",
+            "test_region_header",
+            "test_trigger_prompt_change",
+            "test_trigger_tool_change",
         ]
     );
     for tool in &tools {
         assert!(tool.description.as_ref().is_some_and(|d| !d.is_empty()), "{} has no description", tool.name);
         assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
     }
-    // SEP-1613: listed exactly as written, 2020-12 keywords included.
+    // SEP-1613, SEP-2106: listed exactly as written, 2020-12 keywords included.
     let schema = &tools.iter().find(|t| t.name == "json_schema_2020_12_tool").unwrap().input_schema;
     assert_eq!(
         Value::Object(schema.clone()),
         json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
-            "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
-            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "$defs": {"address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+            }},
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"}
+            },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
             "additionalProperties": false
         })
     );
@@ -258,14 +287,41 @@ async fn tools(client: &Client, seen: &Arc<Mutex<Seen>>) {
 
     elicitation(client, seen).await;
 
-    // SEP-1613: calls are checked against the 2020-12 schema ($ref resolved, no extra members).
-    let args = json!({"name": "Ann", "address": {"street": "1 Main St", "city": "Oslo"}});
+    // Calls are checked against the 2020-12 schema ($ref resolved, no extra members, a phone
+    // or an email, the one the contact method names).
+    let args = json!({"name": "Ann", "address": {"street": "1 Main St", "city": "Oslo"}, "email": "ann@example.com"});
     let called = client.call_tool("json_schema_2020_12_tool", args.clone()).await.unwrap();
     assert_eq!(text(&called), format!("JSON Schema 2020-12 tool called with: {args}"));
-    let extra = client.call_tool("json_schema_2020_12_tool", json!({"name": "Ann", "age": 3})).await.unwrap();
+    let extra =
+        client.call_tool("json_schema_2020_12_tool", json!({"email": "a@b.c", "name": "Ann", "age": 3})).await.unwrap();
     assert!(extra.is_error(), "additionalProperties is false: {extra:?}");
-    let bad_ref = client.call_tool("json_schema_2020_12_tool", json!({"address": {"city": 7}})).await.unwrap();
+    let bad_ref =
+        client.call_tool("json_schema_2020_12_tool", json!({"email": "a@b.c", "address": {"city": 7}})).await.unwrap();
     assert!(bad_ref.is_error(), "address.city must be a string: {bad_ref:?}");
+    let no_contact = client.call_tool("json_schema_2020_12_tool", json!({"name": "Ann"})).await.unwrap();
+    assert!(no_contact.is_error(), "allOf/anyOf: a phone or an email: {no_contact:?}");
+    let wrong_contact = client
+        .call_tool("json_schema_2020_12_tool", json!({"contactMethod": "phone", "email": "a@b.c"}))
+        .await
+        .unwrap();
+    assert!(wrong_contact.is_error(), "if/then: the phone the contact method names: {wrong_contact:?}");
+
+    // The 2026-07-28 fixtures in a 2025 session: input is asked with a request to the client,
+    // and a list change reaches the session.
+    let sampled = client.call_tool("test_missing_capability", json!({})).await.unwrap();
+    assert_eq!(text(&sampled), "sampled: This is a test response from the client");
+    let changed = client.call_tool("test_trigger_tool_change", json!({})).await.unwrap();
+    assert_eq!(text(&changed), "tools changed");
+    let heard = || seen.lock().unwrap().events.iter().any(|e| matches!(e, ServerEvent::ToolListChanged));
+    for _ in 0..100 {
+        if heard() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(heard(), "notifications/tools/list_changed");
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.last().map(|t| t.name.as_str()), Some("test_trigger_tool_change"), "the order is kept");
 }
 
 async fn elicitation(client: &Client, seen: &Arc<Mutex<Seen>>) {
@@ -393,7 +449,8 @@ async fn prompts(client: &Client) {
             {"name": "test_simple_prompt", "arguments": []},
             {"name": "test_prompt_with_arguments", "arguments": [["arg1", true], ["arg2", true]]},
             {"name": "test_prompt_with_embedded_resource", "arguments": [["resourceUri", true]]},
-            {"name": "test_prompt_with_image", "arguments": []}
+            {"name": "test_prompt_with_image", "arguments": []},
+            {"name": "test_input_required_result_prompt", "arguments": []}
         ])
     );
 

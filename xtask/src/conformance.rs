@@ -1,23 +1,36 @@
 //! `cargo xtask conformance`: the official MCP conformance suite
-//! (`@modelcontextprotocol/conformance`, pinned in `interop/conformance/`) against our server
-//! and our client.
+//! (`@modelcontextprotocol/conformance`) against our server and our client, in two pinned
+//! versions ([`PINS`]), each an npm project of its own:
+//!
+//! - `interop/conformance/`: 0.1.16, the session revisions (up to 2025-11-25);
+//! - `interop/conformance-next/`: 0.2.0-alpha.12, protocol revision 2026-07-28.
+//!
+//! For each version:
 //!
 //! - **Server scenarios**: the `everything` example serves Streamable HTTP on a free local
-//!   port; `conformance server --suite all` (the active scenarios and the pending ones) runs
-//!   against `http://127.0.0.1:<port>/mcp`; the server is killed afterwards, whatever happened.
-//! - **Client scenarios**: every scenario `conformance list --client` names, except the
-//!   `auth/` ones, runs `conformance client --scenario <name>` with the `conformance_client`
-//!   example as the client command.
+//!   port; the suite's server run goes against `http://127.0.0.1:<port>/mcp`; the server is
+//!   killed afterwards, whatever happened. 0.1.16 runs `server --suite all` (the active
+//!   scenarios and the pending ones), and every scenario `conformance list --server` names
+//!   counts. 0.2.0 runs `server --requirements 2026-07-28`: the scenarios the revision
+//!   requires count, and so do the ones the suite runs but reports as `pending` (we pass
+//!   them); the `extension` ones (tasks, which our server does not implement) are printed,
+//!   not counted.
+//! - **Client scenarios**: 0.1.16 runs every scenario `conformance list --client` names, except
+//!   the `auth/` ones, as `conformance client --scenario <name>` with the `conformance_client`
+//!   example as the client command; 0.2.0 runs the scenarios of [`NEXT_CLIENT_SCENARIOS`] the
+//!   same way, at `--spec-version 2026-07-28`.
 //!
-//! Each scenario writes its checks to `checks.json` under `target/interop/conformance-results/`
-//! (emptied at the start of each run). A scenario passes when every one of its checks is
-//! `SUCCESS` or `INFO` (a `WARNING` fails as a `FAILURE` does) and the suite's process exited
-//! with 0 (for a client scenario that also covers our client failing or hanging). The command
-//! prints one line per scenario and fails if any scenario failed. There is no list of expected
-//! failures.
+//! Each scenario writes its checks to `checks.json` under
+//! `target/interop/conformance-results/<project>/` (emptied at the start of each run). A
+//! scenario passes when every one of its checks is `SUCCESS` or `INFO` (a `WARNING` or a
+//! `SKIPPED` fails as a `FAILURE` does: no check is skipped against `everything` today, so an
+//! exception, if the suite ever marks a check not applicable, would be written here with its
+//! reason) and the suite's process exited with 0 (for a client scenario that also covers our
+//! client failing or hanging). The command prints one line per scenario and fails if any
+//! scenario failed. There is no list of expected failures.
 //!
-//! The suite runs on the Node that `cargo xtask interop` installs (`target/interop/node`), and is
-//! installed next to it (`target/interop/conformance`), once per pin.
+//! The suites run on the Node that `cargo xtask interop` installs (`target/interop/node`), and
+//! are installed next to it (`target/interop/<project>`), once per pin.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -30,8 +43,8 @@ use anyhow::{Context as _, Result, bail};
 
 use crate::interop::{self, Finished};
 
-/// How long the whole server suite may run: about thirty scenarios, each quick, a few waiting
-/// on timers of up to 15 s when a server misbehaves.
+/// How long one server suite may run: thirty to fifty scenarios, each quick, a few waiting on
+/// timers of up to 15 s when a server misbehaves.
 const SERVER_SUITE_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// How long one client scenario may run. The suite gives the client 30 s (`--timeout`) and
@@ -43,6 +56,55 @@ const CLIENT_TIMEOUT_MS: &str = "30000";
 
 /// How long the server may take to accept connections after it starts.
 const SERVER_START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One pinned version of the suite, and what we run of it.
+struct Pin {
+    /// The npm project in `interop/` that pins it: installed in `target/interop/<project>`,
+    /// its results in `target/interop/conformance-results/<project>/`.
+    project: &'static str,
+    /// How its server scenarios run, and which count.
+    server: ServerRun,
+    /// Its client scenarios.
+    client: ClientRun,
+}
+
+/// How a suite's server scenarios run against `everything`, and which of them count.
+enum ServerRun {
+    /// `server --suite all`: every scenario `list --server` names counts.
+    All,
+    /// `server --requirements <revision>`: the scenarios `list --requirements <revision>` says
+    /// the revision requires count, and so do those of the unscored categories in `also`
+    /// (the suite runs and reports them, but does not score them).
+    Requirements { revision: &'static str, also: &'static [&'static str] },
+}
+
+/// Which client scenarios run against `conformance_client`.
+enum ClientRun {
+    /// Every scenario `list --client` names, except the `auth/` ones.
+    AllButAuth,
+    /// `client <args> --scenario <name>` for each of `scenarios`.
+    Listed { args: &'static [&'static str], scenarios: &'static [&'static str] },
+}
+
+/// The suites we run, oldest first.
+const PINS: [Pin; 2] = [
+    Pin { project: "conformance", server: ServerRun::All, client: ClientRun::AllButAuth },
+    Pin {
+        project: "conformance-next",
+        // `pending`: json-schema-2020-12, http-header-validation and
+        // http-custom-header-server-validation, which `everything` passes. Not `extension`:
+        // the tasks extension (SEP-2663), which our server does not implement.
+        server: ServerRun::Requirements { revision: "2026-07-28", also: &["pending"] },
+        client: ClientRun::Listed { args: &["--spec-version", "2026-07-28"], scenarios: NEXT_CLIENT_SCENARIOS },
+    },
+];
+
+/// The client scenarios of the 0.2.0 suite run against `conformance_client`, at
+/// `--spec-version 2026-07-28`: one line each. (None yet: the client side of 2026-07-28 is
+/// being written. The suite requires `tools_call`, `request-metadata`,
+/// `sep-2322-client-request-state`, `http-standard-headers`, `http-custom-headers`,
+/// `http-invalid-tool-headers`, `json-schema-ref-no-deref` and the `auth/` ones.)
+const NEXT_CLIENT_SCENARIOS: &[&str] = &[];
 
 /// The installed suite: how to run its command line.
 struct Suite {
@@ -57,37 +119,95 @@ impl Suite {
         command
     }
 
+    /// The installed suite's version, from its manifest.
+    fn version(&self) -> Result<String> {
+        let manifest = self.cli.parent().and_then(Path::parent).map(|d| d.join("package.json"));
+        let manifest = manifest.context("the suite's entry point has no package directory")?;
+        let text = fs::read_to_string(&manifest).with_context(|| format!("reading {}", manifest.display()))?;
+        let json: serde_json::Value = serde_json::from_str(&text)?;
+        Ok(json["version"].as_str().unwrap_or("?").to_owned())
+    }
+
+    /// The output of `conformance list <args>`.
+    fn list_output(&self, root: &Path, args: &[&str]) -> Result<String> {
+        let shown = args.join(" ");
+        let out = self.command(root).arg("list").args(args).stderr(Stdio::inherit()).output()?;
+        if !out.status.success() {
+            bail!("`conformance list {shown}` exited with {}", out.status);
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     /// The scenarios `conformance list --<side>` names (`side` is `server` or `client`).
     fn list(&self, root: &Path, side: &str) -> Result<Vec<String>> {
-        let out = self.command(root).args(["list", &format!("--{side}")]).stderr(Stdio::inherit()).output()?;
-        if !out.status.success() {
-            bail!("`conformance list --{side}` exited with {}", out.status);
-        }
-        let names = parse_list(&String::from_utf8_lossy(&out.stdout));
+        let names = parse_list(&self.list_output(root, &[&format!("--{side}")])?);
         if names.is_empty() {
             bail!("`conformance list --{side}` named no scenario");
         }
         Ok(names)
     }
+
+    /// The server scenarios that count in `run` (and, for a requirements run, the others it
+    /// runs, by category).
+    fn server_scenarios(&self, root: &Path, run: &ServerRun) -> Result<(Vec<String>, Vec<Listed>)> {
+        match run {
+            ServerRun::All => Ok((self.list(root, "server")?, Vec::new())),
+            ServerRun::Requirements { revision, also } => {
+                let listed = parse_requirements(&self.list_output(root, &["--requirements", revision])?);
+                let (counted, other): (Vec<Listed>, Vec<Listed>) = listed
+                    .into_iter()
+                    .filter(|l| l.side == "server")
+                    .partition(|l| l.category.as_deref().is_none_or(|c| also.contains(&c)));
+                if counted.is_empty() {
+                    bail!("`conformance list --requirements {revision}` named no server scenario");
+                }
+                Ok((counted.into_iter().map(|l| l.name).collect(), other))
+            }
+        }
+    }
 }
 
-/// Installs the suite, builds our server and client, runs every scenario.
+/// Installs the suites, builds our server and client, runs every scenario.
 pub fn run(root: &Path) -> Result<()> {
     let work = root.join("target/interop");
     let started = Instant::now();
     let node = interop::install_node(root, &work)?;
-    let project = interop::install_npm_project(root, &work, "conformance")?;
-    let suite = Suite { node, cli: interop::package_bin(&project, "@modelcontextprotocol/conformance")? };
+    let mut suites = Vec::new();
+    for pin in &PINS {
+        let project = interop::install_npm_project(root, &work, pin.project)?;
+        let cli = interop::package_bin(&project, "@modelcontextprotocol/conformance")?;
+        suites.push((pin, Suite { node: node.clone(), cli }));
+    }
     let results = work.join("conformance-results");
     if results.exists() {
         fs::remove_dir_all(&results).with_context(|| format!("removing {}", results.display()))?;
     }
 
     let [everything] = interop::build_examples(root, ["everything"])?;
-    let mut failed = server_scenarios(root, &suite, &everything, &results.join("server"))?;
-    match interop::build_examples(root, ["conformance_client"]) {
-        Ok([client]) => failed.extend(client_scenarios(root, &suite, &client, &results.join("client"))?),
-        Err(e) => failed.push(format!("client scenarios not run: {e:#}")),
+    let client = interop::build_examples(root, ["conformance_client"]).map(|[client]| client);
+    let mut failed = Vec::new();
+    for (pin, suite) in &suites {
+        let out = results.join(pin.project);
+        println!("==> conformance suite {} ({})", suite.version()?, pin.project);
+        let tag = |f: String| format!("[{}] {f}", pin.project);
+        failed
+            .extend(server_scenarios(root, suite, &pin.server, &everything, &out.join("server"))?.into_iter().map(tag));
+        let (args, scenarios): (&[&str], Vec<String>) = match &pin.client {
+            ClientRun::AllButAuth => {
+                (&[], suite.list(root, "client")?.into_iter().filter(|s| !s.starts_with("auth/")).collect())
+            }
+            ClientRun::Listed { args, scenarios } => (args, scenarios.iter().map(|s| (*s).to_owned()).collect()),
+        };
+        if scenarios.is_empty() {
+            println!("==> conformance client scenarios: none run with this suite");
+            continue;
+        }
+        match &client {
+            Ok(client) => failed.extend(
+                client_scenarios(root, suite, client, args, &scenarios, &out.join("client"))?.into_iter().map(tag),
+            ),
+            Err(e) => failed.push(tag(format!("client scenarios not run: {e:#}"))),
+        }
     }
 
     if !failed.is_empty() {
@@ -98,8 +218,8 @@ pub fn run(root: &Path) -> Result<()> {
 }
 
 /// Runs the server suite against `everything` served over HTTP; returns what failed.
-fn server_scenarios(root: &Path, suite: &Suite, everything: &Path, out: &Path) -> Result<Vec<String>> {
-    let scenarios = suite.list(root, "server")?;
+fn server_scenarios(root: &Path, suite: &Suite, run: &ServerRun, everything: &Path, out: &Path) -> Result<Vec<String>> {
+    let (scenarios, uncounted) = suite.server_scenarios(root, run)?;
     let addr = SocketAddr::from(([127, 0, 0, 1], interop::free_port()?));
     let url = format!("http://{addr}/mcp");
     println!("==> conformance server scenarios ({}) against `everything` at {url}", scenarios.len());
@@ -107,23 +227,33 @@ fn server_scenarios(root: &Path, suite: &Suite, everything: &Path, out: &Path) -
     command.args(["--http", &addr.to_string()]);
     let server = interop::ServerProcess::start(command, addr, SERVER_START_TIMEOUT)?;
     let mut command = suite.command(root);
-    command.args(["server", "--url", &url, "--suite", "all", "--output-dir"]).arg(out);
-    let run = interop::run_with_limit(command, SERVER_SUITE_TIMEOUT);
+    command.args(["server", "--url", &url]);
+    match run {
+        ServerRun::All => command.args(["--suite", "all"]),
+        ServerRun::Requirements { revision, .. } => command.args(["--requirements", revision]),
+    };
+    command.arg("--output-dir").arg(out);
+    let finished = interop::run_with_limit(command, SERVER_SUITE_TIMEOUT);
     drop(server);
-    let run = run?;
+    let finished = finished?;
 
     let mut found = read_server_results(out)?;
     let verdicts: Vec<Verdict> = scenarios.iter().map(|s| Verdict::new(s, found.remove(s))).collect();
     report("server", &verdicts);
+    for other in &uncounted {
+        let verdict = Verdict::new(&other.name, found.remove(&other.name));
+        let category = other.category.as_deref().unwrap_or("?");
+        println!("    not counted ({category}): {}: {}", other.name, verdict.counts());
+    }
     for extra in found.keys() {
-        println!("    (results for `{extra}`, which `conformance list --server` does not name)");
+        println!("    (results for `{extra}`, which `conformance list` does not name)");
     }
     let mut failed: Vec<String> =
         verdicts.iter().filter(|v| !v.passed()).map(|v| format!("server {}", v.scenario)).collect();
     // The suite exits with 1 when a check failed, which the scenarios already say; otherwise
     // (it hung, or died with every check passing) that is a failure of its own.
-    if let Some(problem) = exit_problem(&run, SERVER_SUITE_TIMEOUT)
-        && (run.status.is_none() || failed.is_empty())
+    if let Some(problem) = exit_problem(&finished, SERVER_SUITE_TIMEOUT)
+        && (finished.status.is_none() || failed.is_empty())
     {
         println!("    FAIL the server suite: {problem}");
         failed.push(format!("server suite: {problem}"));
@@ -131,22 +261,30 @@ fn server_scenarios(root: &Path, suite: &Suite, everything: &Path, out: &Path) -
     Ok(failed)
 }
 
-/// Runs every client scenario but the `auth/` ones, one at a time, with `client` as the
-/// client command; returns what failed.
-fn client_scenarios(root: &Path, suite: &Suite, client: &Path, out: &Path) -> Result<Vec<String>> {
-    let scenarios: Vec<String> = suite.list(root, "client")?.into_iter().filter(|s| !s.starts_with("auth/")).collect();
-    println!("==> conformance client scenarios ({}, without auth/) with {}", scenarios.len(), client.display());
+/// Runs the client `scenarios`, one at a time, with `client` as the client command and `args`
+/// before `--scenario`; returns what failed.
+fn client_scenarios(
+    root: &Path,
+    suite: &Suite,
+    client: &Path,
+    args: &[&str],
+    scenarios: &[String],
+    out: &Path,
+) -> Result<Vec<String>> {
+    println!("==> conformance client scenarios ({}) with {}", scenarios.len(), client.display());
     // The suite splits the command at spaces (and runs it through a shell).
     let client = client.to_str().filter(|c| !c.contains(char::is_whitespace)).with_context(|| {
         format!("the suite cannot run a client whose path has spaces or is not UTF-8: {}", client.display())
     })?;
     let mut verdicts = Vec::new();
-    for scenario in &scenarios {
+    for scenario in scenarios {
         println!("==> conformance client scenario {scenario}");
         let dir = out.join(scenario.replace('/', "_"));
         let mut command = suite.command(root);
         command
-            .args(["client", "--command", client, "--scenario", scenario, "--timeout", CLIENT_TIMEOUT_MS])
+            .args(["client", "--command", client])
+            .args(args)
+            .args(["--scenario", scenario, "--timeout", CLIENT_TIMEOUT_MS])
             .arg("--output-dir")
             .arg(&dir);
         let run = interop::run_with_limit(command, CLIENT_SCENARIO_TIMEOUT)?;
@@ -203,19 +341,34 @@ impl Verdict {
     fn count(&self, status: &str) -> usize {
         self.checks.iter().flatten().filter(|c| c.status == status).count()
     }
+
+    /// `N passed, N failed, ...`, what its checks came to.
+    fn counts(&self) -> String {
+        let mut counts = format!(
+            "{} passed, {} failed, {} warnings, {} info",
+            self.count("SUCCESS"),
+            self.count("FAILURE"),
+            self.count("WARNING"),
+            self.count("INFO")
+        );
+        let other = self
+            .checks
+            .iter()
+            .flatten()
+            .filter(|c| !matches!(c.status.as_str(), "SUCCESS" | "FAILURE" | "WARNING" | "INFO"))
+            .count();
+        if other > 0 {
+            counts.push_str(&format!(", {other} other (SKIPPED, ...)"));
+        }
+        counts
+    }
 }
 
 /// Prints one line per scenario, with the checks that failed under it, and a total.
 fn report(side: &str, verdicts: &[Verdict]) {
     println!("==> conformance {side} scenarios:");
     for v in verdicts {
-        let counts = format!(
-            "{} passed, {} failed, {} warnings, {} info",
-            v.count("SUCCESS"),
-            v.count("FAILURE"),
-            v.count("WARNING"),
-            v.count("INFO")
-        );
+        let counts = v.counts();
         match &v.checks {
             None => println!("    FAIL {}: no checks.json written", v.scenario),
             Some(c) if c.is_empty() => println!("    FAIL {}: no checks", v.scenario),
@@ -239,6 +392,50 @@ fn parse_list(text: &str) -> Vec<String> {
         .filter_map(|rest| rest.split_whitespace().next())
         .map(str::to_owned)
         .collect()
+}
+
+/// A scenario as `conformance list --requirements <revision>` names it.
+#[derive(Debug, PartialEq, Eq)]
+struct Listed {
+    name: String,
+    /// `server` or `client`.
+    side: String,
+    /// `None` if the revision requires it; else the category of scenarios that the suite runs
+    /// and reports but does not score (`extension`, `pending`, ...).
+    category: Option<String>,
+}
+
+/// The output of `conformance list --requirements <revision>`: a section of required
+/// scenarios (`Server scenarios (...):` and `Client scenarios (...):`, then `  - <name>`
+/// lines), then `Run and reported, but never scored:` with categories (`  pending (3):`, then
+/// `    - <name> [server]` lines).
+fn parse_requirements(text: &str) -> Vec<Listed> {
+    let mut listed = Vec::new();
+    let (mut side, mut category, mut unscored) = (None::<&str>, None::<String>, false);
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix("- ") {
+            let mut words = rest.split_whitespace();
+            let Some(name) = words.next() else { continue };
+            let tagged = words.next().and_then(|w| w.strip_prefix('[')?.strip_suffix(']'));
+            let side = if unscored { tagged } else { side };
+            if let Some(side) = side.filter(|s| matches!(*s, "server" | "client")) {
+                let category = if unscored { Some(category.clone().unwrap_or_default()) } else { None };
+                listed.push(Listed { name: name.to_owned(), side: side.to_owned(), category });
+            }
+        } else if trimmed.starts_with("Server scenarios") {
+            side = Some("server");
+        } else if trimmed.starts_with("Client scenarios") {
+            side = Some("client");
+        } else if trimmed.starts_with("Authorization server scenarios") {
+            side = None;
+        } else if trimmed.starts_with("Run and reported, but never scored") {
+            unscored = true;
+        } else if unscored && let Some((name, _)) = trimmed.strip_suffix("):").and_then(|t| t.split_once(" (")) {
+            category = Some(name.to_owned());
+        }
+    }
+    listed
 }
 
 /// The scenario a server result directory belongs to: the suite names them
@@ -303,6 +500,31 @@ mod tests {
         let text = "Server scenarios (test against a server):\n  - server-initialize [2025-06-18,2025-11-25]\n  \
                     - ping [2025-06-18]\n\nClient scenarios (test against a client):\n  - auth/basic-cimd\n";
         assert_eq!(parse_list(text), ["server-initialize", "ping", "auth/basic-cimd"]);
+    }
+
+    #[test]
+    fn requirement_lists_parse() {
+        let text = "Required for 2026-07-28 (5 scenarios, frozen; run at the 2026-07-28 wire):\n\n\
+                    Server scenarios (test against a server):\n  - server-stateless\n  - caching\n\n\
+                    Client scenarios (test against a client):\n  - tools_call\n\n\
+                    Run and reported, but never scored:\n  extension (2):\n    - auth/dpop [client]\n    \
+                    - tasks-lifecycle [server]\n  pending (1):\n    - json-schema-2020-12 [server]\n";
+        let listed = |name: &str, side: &str, category: Option<&str>| Listed {
+            name: name.into(),
+            side: side.into(),
+            category: category.map(str::to_owned),
+        };
+        assert_eq!(
+            parse_requirements(text),
+            [
+                listed("server-stateless", "server", None),
+                listed("caching", "server", None),
+                listed("tools_call", "client", None),
+                listed("auth/dpop", "client", Some("extension")),
+                listed("tasks-lifecycle", "server", Some("extension")),
+                listed("json-schema-2020-12", "server", Some("pending")),
+            ]
+        );
     }
 
     #[test]

@@ -283,3 +283,14 @@ impl From<ClientRequestError> for crate::ToolError {
         }
     }
 }
+
+impl From<ClientRequestError> for mcp_types::ErrorObject {
+    /// For prompt, resource and completion handlers, which answer JSON-RPC errors: a missing
+    /// capability is -32021, an invalid input answer -32602, the rest an internal error.
+    fn from(e: ClientRequestError) -> Self {
+        match crate::ToolError::from(e) {
+            crate::ToolError::Protocol(error) => error,
+            other => mcp_types::ErrorObject::internal_error(other),
+        }
+    }
+}

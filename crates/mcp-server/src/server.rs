@@ -377,6 +377,11 @@ impl Server {
         &self.shared.capabilities
     }
 
+    /// The definition of one tool.
+    pub fn tool(&self, name: &str) -> Option<Tool> {
+        self.shared.registry().tool(name).map(|t| t.tool.clone())
+    }
+
     /// The tools, as listed.
     pub fn tools(&self) -> Vec<Tool> {
         self.shared.registry().tool_list.clone()
@@ -523,10 +528,12 @@ impl Server {
     }
 }
 
-/// Puts `item` in place of the one `same` matches, or at the end.
+/// Puts `item` in place of the one `same` matches (keeping the list's order), or at the end.
 fn upsert<T>(items: &mut Vec<T>, item: T, same: impl Fn(&T, &T) -> bool) {
-    items.retain(|x| !same(x, &item));
-    items.push(item);
+    match items.iter().position(|x| same(x, &item)) {
+        Some(i) => items[i] = item,
+        None => items.push(item),
+    }
 }
 
 /// Removes the items `hit` matches; whether there were any.

@@ -397,3 +397,18 @@ async fn the_official_example_requests_get_valid_answers() {
     }
     assert!(seen >= 9, "only {seen} example requests");
 }
+
+#[tokio::test]
+async fn replacing_a_tool_keeps_the_list_order() {
+    let server = server();
+    let before: Vec<String> = server.tools().into_iter().map(|t| t.name).collect();
+    let greet = ToolDef::new("greet", json!({"type": "object"}), |_args, _ctx| async {
+        Ok::<_, ToolError>(CallToolResult::success(vec![]))
+    })
+    .unwrap()
+    .description("replaced");
+    server.add_tool(greet).await.unwrap();
+    let after: Vec<String> = server.tools().into_iter().map(|t| t.name).collect();
+    assert_eq!(before, after);
+    assert_eq!(server.tool("greet").unwrap().description.as_deref(), Some("replaced"));
+}
