@@ -4,7 +4,7 @@
 //! The clients, servers and their pinned versions live in `interop/` (see `interop/README.md`);
 //! this installs them under `target/interop/`, once per set of pins, builds the examples, runs
 //! every official client against `stdio_server` (stdio) and `http_server` (Streamable HTTP and
-//! legacy HTTP+SSE), then our client (the `interop_client` example) against
+//! legacy HTTP+SSE), the TypeScript SDK 2.x client speaking 2026-07-28 against both, then our client (the `interop_client` example) against
 //! `@modelcontextprotocol/server-everything` (stdio, Streamable HTTP, and legacy HTTP+SSE through
 //! the client's fallback) and against
 //! `interop/python/server.py`, each run under a time limit. It fails if any check of any run
@@ -58,6 +58,8 @@ pub fn run(root: &Path) -> Result<()> {
     let node = install_node(root, &work)?;
     let ts = install_npm_project(root, &work, "ts")?;
     copy_scripts(&root.join("interop/ts"), &ts)?;
+    let ts2 = install_npm_project(root, &work, "ts2")?;
+    copy_scripts(&root.join("interop/ts2"), &ts2)?;
     let python = install_python(root, &work)?;
     println!("==> clients ready ({:.1} s)", started.elapsed().as_secs_f64());
 
@@ -97,6 +99,21 @@ pub fn run(root: &Path) -> Result<()> {
         let mut command = Command::new(&http_server);
         command.arg(addr.to_string());
         let _server = ServerProcess::start(command, addr, SERVER_START_TIMEOUT)?;
+        // The TypeScript SDK 2.x client, pinned to 2026-07-28 (no handshake).
+        let ts2_client = Client {
+            name: "TypeScript SDK 2.x (2026-07-28)",
+            program: node.clone(),
+            args: vec![ts2.join("client.mjs").display().to_string()],
+            env: &[],
+        };
+        for target in
+            [vec!["--http".to_owned(), format!("http://{addr}/mcp")], vec![stdio_server.display().to_string()]]
+        {
+            let outcome = run_client(root, &ts2_client, &target)?;
+            if !outcome.passed {
+                failures.push(format!("{} against `{}`: {}", ts2_client.name, target.join(" "), outcome.summary));
+            }
+        }
         for client in &clients {
             for endpoint in [
                 vec!["--http".to_owned(), format!("http://{addr}/mcp")],
