@@ -45,6 +45,7 @@ where
 pub struct ResourceDef {
     pub(crate) resource: Resource,
     pub(crate) handler: Arc<dyn ResourceHandler>,
+    pub(crate) cache: Option<crate::modern::CacheHints>,
 }
 
 impl std::fmt::Debug for ResourceDef {
@@ -60,11 +61,11 @@ impl ResourceDef {
         F: Fn(String, UriVariables, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<AnyResourceContents>, ErrorObject>> + Send + 'static,
     {
-        ResourceDef { resource: Resource::new(name, uri), handler: Arc::new(handler) }
+        ResourceDef { resource: Resource::new(name, uri), handler: Arc::new(handler), cache: None }
     }
     /// A resource from a complete definition.
     pub fn from_resource(resource: Resource, handler: impl ResourceHandler) -> Self {
-        ResourceDef { resource, handler: Arc::new(handler) }
+        ResourceDef { resource, handler: Arc::new(handler), cache: None }
     }
     /// The definition as listed.
     pub fn definition(&self) -> &Resource {
@@ -78,6 +79,12 @@ impl ResourceDef {
     /// Sets the MIME type.
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
         self.resource.mime_type = Some(mime_type.into());
+        self
+    }
+    /// Cache hints of this resource's `resources/read` results for 2026-07-28 clients,
+    /// instead of the server's ([`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints)).
+    pub fn cache_hints(mut self, ttl: std::time::Duration, scope: mcp_types::CacheScope) -> Self {
+        self.cache = Some(crate::modern::CacheHints { ttl_ms: ttl.as_millis() as i64, scope });
         self
     }
     /// Sets the title.
@@ -94,6 +101,7 @@ pub struct TemplateDef {
     pub(crate) pattern: UriTemplate,
     pub(crate) handler: Arc<dyn ResourceHandler>,
     pub(crate) completers: BTreeMap<String, Arc<dyn Completer>>,
+    pub(crate) cache: Option<crate::modern::CacheHints>,
 }
 
 impl std::fmt::Debug for TemplateDef {
@@ -120,6 +128,7 @@ impl TemplateDef {
             pattern,
             handler: Arc::new(handler),
             completers: BTreeMap::new(),
+            cache: None,
         })
     }
     /// The definition as listed.
@@ -134,6 +143,12 @@ impl TemplateDef {
     /// Sets the MIME type.
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
         self.template.mime_type = Some(mime_type.into());
+        self
+    }
+    /// Cache hints of `resources/read` results of this template's resources for 2026-07-28
+    /// clients, instead of the server's.
+    pub fn cache_hints(mut self, ttl: std::time::Duration, scope: mcp_types::CacheScope) -> Self {
+        self.cache = Some(crate::modern::CacheHints { ttl_ms: ttl.as_millis() as i64, scope });
         self
     }
     /// Sets the title.

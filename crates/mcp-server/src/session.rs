@@ -336,10 +336,10 @@ async fn dispatch(
         "resources/read" if server.capabilities.resources.is_some() => {
             let p: ReadResourceRequestParams = decode_params(params)?;
             let progress = p.meta.and_then(|m| m.progress_token);
-            let (handler, variables) = match registry.resource(&p.uri) {
-                Some(r) => (r.handler.clone(), BTreeMap::new()),
+            let (handler, variables, cache) = match registry.resource(&p.uri) {
+                Some(r) => (r.handler.clone(), BTreeMap::new(), r.cache.clone()),
                 None => match registry.templates.iter().find_map(|t| t.pattern.matches(&p.uri).map(|v| (t, v))) {
-                    Some((t, vars)) => (t.handler.clone(), vars),
+                    Some((t, vars)) => (t.handler.clone(), vars, t.cache.clone()),
                     None => {
                         return Err(ErrorObject::with_data(
                             ErrorCode::resource_not_found(version),
@@ -350,7 +350,13 @@ async fn dispatch(
                 },
             };
             let contents = handler.read(p.uri, variables, ctx(progress)).await?;
-            respond(rctx, &ReadResourceResult::new(contents), era)
+            let mut result = ReadResourceResult::new(contents);
+            if let Some(hints) = cache {
+                // The resource's own hints win over the server's (2026-07-28 only on the wire).
+                result.ttl_ms = Some(hints.ttl_ms);
+                result.cache_scope = Some(hints.scope);
+            }
+            respond(rctx, &result, era)
         }
         "resources/subscribe" if server.capabilities.resources.is_some() => {
             let p: SubscribeRequestParams = decode_params(params)?;

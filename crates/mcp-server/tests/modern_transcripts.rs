@@ -349,11 +349,15 @@ async fn the_official_example_requests_get_valid_answers() {
     .unwrap();
     let server = builder()
         .tool(weather)
-        .resource(ResourceDef::new("file:///project/src/main.rs", "main.rs", |uri: String, _vars, _ctx| async move {
-            Ok::<_, mcp_types::ErrorObject>(vec![mcp_types::AnyResourceContents::TextResourceContents(
-                mcp_types::TextResourceContents::new(uri, "fn main() {}"),
-            )])
-        }))
+        .resource(
+            ResourceDef::new("file:///project/src/main.rs", "main.rs", |uri: String, _vars, _ctx| async move {
+                Ok::<_, mcp_types::ErrorObject>(vec![mcp_types::AnyResourceContents::TextResourceContents(
+                    mcp_types::TextResourceContents::new(uri, "fn main() {}"),
+                )])
+            })
+            .cache_hints(Duration::from_secs(60), mcp_types::CacheScope::Public),
+        )
+        .cache_hints(Duration::from_secs(5), mcp_types::CacheScope::Private)
         .prompt(PromptDef::new("code_review", |_args, _ctx| async {
             Ok::<_, mcp_types::ErrorObject>(mcp_types::GetPromptResult::new(vec![mcp_types::PromptMessage::new(
                 Role::User,
@@ -391,6 +395,12 @@ async fn the_official_example_requests_get_valid_answers() {
                     "InputRequiredResult".into()
                 };
                 validate("2026-07-28", &def, result);
+                let hints = (&result["ttlMs"], &result["cacheScope"]);
+                match method {
+                    "resources/read" => assert_eq!(hints, (&json!(60000), &json!("public")), "per resource"),
+                    m if m.ends_with("/list") => assert_eq!(hints, (&json!(5000), &json!("private")), "per server"),
+                    _ => {}
+                }
             }
             seen += 1;
         }
