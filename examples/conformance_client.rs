@@ -14,6 +14,19 @@
 //! - `sse-retry`: call `test_reconnection`, whose SSE stream the server closes; the transport
 //!   resumes it with GET and `Last-Event-ID` after the server's `retry`.
 //!
+//! Protocol revision 2026-07-28 (stateless; `MCP_CONFORMANCE_PROTOCOL_VERSION=2026-07-28` pins
+//! it, an earlier revision pins that one, none means the session revisions only):
+//! - `request-metadata`: connect (the server rejects the first request with
+//!   `UnsupportedProtocolVersion`; the client asks again), list the tools;
+//! - `sep-2322-client-request-state`: call the `test_mrtr_*` tools, answering their
+//!   elicitations (multi round-trip requests);
+//! - `http-standard-headers`: list and call every tool, read every resource, get every prompt;
+//! - `http-custom-headers`: the tool calls of `MCP_CONFORMANCE_CONTEXT` (`toolCalls`);
+//! - `http-invalid-tool-headers`: list the tools (those with invalid `x-mcp-header` are left
+//!   out) and call the others;
+//! - `json-schema-2020-12-preservation`: send the focal tool's input schema back, as it came;
+//! - `json-schema-ref-no-deref` (and any other): list the tools.
+//!
 //! Exits with 0 on success; otherwise with 1 and the reason on stderr. Logs go to stderr.
 
 use std::process::ExitCode;
@@ -21,8 +34,11 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
 use mcp_sdk::client::{CallOptions, Client, ClientBuilder};
-use mcp_sdk::types::{ContentBlock, ElicitAction, ElicitRequestParams, ElicitResult, ErrorObject, ListToolsRequest};
-use serde_json::json;
+use mcp_sdk::types::{
+    ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult,
+    ElicitResultContentValue, ErrorObject, ListToolsRequest, ProtocolVersion, Role, Root, SamplingContent, TextContent,
+};
+use serde_json::{Value, json};
 
 /// The longest the whole scenario may take.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(30);
@@ -46,8 +62,17 @@ async fn main() -> ExitCode {
 async fn run() -> anyhow::Result<()> {
     let url = std::env::args().skip(1).last().context("usage: conformance_client <server URL>")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").context("MCP_CONFORMANCE_SCENARIO is not set")?;
-    log(&format!("scenario {scenario} against {url}"));
+    let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").ok();
+    log(&format!("scenario {scenario} against {url} (revision {})", version.as_deref().unwrap_or("unspecified")));
     let builder = ClientBuilder::new("mcp-rust-sdk-conformance", env!("CARGO_PKG_VERSION"));
+    let builder = match version.as_deref().map(str::parse::<ProtocolVersion>) {
+        Some(Ok(v)) => builder.protocol_version(v),
+        Some(Err(e)) => bail!("MCP_CONFORMANCE_PROTOCOL_VERSION: {e}"),
+        None => builder.legacy_only(),
+    };
+    if builder_is_stateless(version.as_deref()) {
+        return stateless(&scenario, &url, builder).await;
+    }
     match scenario.as_str() {
         "initialize" => {
             let client = builder.connect_http(&url).await.context("initialize")?;
@@ -97,6 +122,106 @@ async fn run() -> anyhow::Result<()> {
         }
         other => bail!("unknown scenario {other:?}"),
     }
+}
+
+fn builder_is_stateless(version: Option<&str>) -> bool {
+    version.and_then(ProtocolVersion::from_wire).is_some_and(ProtocolVersion::is_stateless)
+}
+
+/// The scenarios of revision 2026-07-28.
+async fn stateless(scenario: &str, url: &str, builder: ClientBuilder) -> anyhow::Result<()> {
+    // Elicitations are accepted with `true` for booleans and "Alice" for the rest.
+    let builder = builder.on_elicitation(|params: ElicitRequestParams| async move {
+        log(&format!("elicitation: {}", params_message(&params)));
+        let mut result = ElicitResult::new(ElicitAction::Accept);
+        let schema = match &params {
+            ElicitRequestParams::ElicitRequestForm(f) => serde_json::to_value(&f.requested_schema).unwrap_or_default(),
+            ElicitRequestParams::ElicitRequestURL(_) => Value::Null,
+        };
+        let fields = schema["properties"].as_object().cloned().unwrap_or_default();
+        let content = fields
+            .iter()
+            .map(|(name, p)| {
+                let value = match p["type"].as_str() {
+                    Some("boolean") => ElicitResultContentValue::Boolean(true),
+                    _ => ElicitResultContentValue::String("Alice".into()),
+                };
+                (name.clone(), value)
+            })
+            .collect();
+        result.content = Some(content);
+        Ok::<_, ErrorObject>(result)
+    });
+    let builder = builder
+        .on_sampling(|_params: CreateMessageRequestParams| async move {
+            let answer = SamplingContent::Text(TextContent::new("Paris"));
+            Ok::<_, ErrorObject>(CreateMessageResult::new(Role::Assistant, answer, "conformance-model"))
+        })
+        .on_roots(|| async { Ok::<_, ErrorObject>(vec![Root::new("file:///tmp/conformance")]) });
+    let client = builder.connect_http(url).await.context("connect")?;
+    log(&format!("connected to {} ({})", client.server_info().name, client.protocol_version()));
+    // Some scenario servers declare no capabilities: list the way a lenient client would.
+    let tools = client
+        .send_request::<ListToolsRequest>(Default::default(), CallOptions::default())
+        .await
+        .context("tools/list")?
+        .tools;
+    log(&format!("tools: {:?}", tools.iter().map(|t| &t.name).collect::<Vec<_>>()));
+    match scenario {
+        "tools_call" => {
+            let result = client.call_tool("add_numbers", json!({"a": 5, "b": 3})).await?;
+            let text = text_of(&result.content);
+            ensure!(!result.is_error() && text.contains('8'), "add_numbers answered {text:?}");
+        }
+        "sep-2322-client-request-state" => {
+            for name in
+                ["test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state", "test_mrtr_no_result_type"]
+            {
+                let result = client.call_tool(name, json!({})).await.with_context(|| name.to_owned())?;
+                log(&format!("{name}: {}", text_of(&result.content)));
+            }
+        }
+        "http-standard-headers" => {
+            // Through the typed API, which checks capabilities: list what the server offers.
+            let tools = client.list_all_tools().await?;
+            for tool in &tools {
+                client.call_tool(&tool.name, json!({})).await?;
+            }
+            for resource in client.list_all_resources().await? {
+                client.read_resource(&resource.uri).await?;
+            }
+            for prompt in client.list_all_prompts().await? {
+                client.get_prompt(&prompt.name, Default::default()).await?;
+            }
+        }
+        "http-custom-headers" => {
+            let context: Value = serde_json::from_str(&std::env::var("MCP_CONFORMANCE_CONTEXT").unwrap_or_default())
+                .context("MCP_CONFORMANCE_CONTEXT")?;
+            client.list_all_tools().await?;
+            for call in context["toolCalls"].as_array().cloned().unwrap_or_default() {
+                let name = call["name"].as_str().unwrap_or_default();
+                let result = client.call_tool(name, call["arguments"].clone()).await?;
+                log(&format!("{name}: {}", text_of(&result.content)));
+            }
+        }
+        "http-invalid-tool-headers" => {
+            // The typed listing leaves out the tools with invalid `x-mcp-header`s.
+            for tool in client.list_all_tools().await? {
+                let args = if tool.name == "valid_tool" { json!({"region": "us-west1"}) } else { json!({}) };
+                client.call_tool(&tool.name, args).await?;
+                log(&format!("called {}", tool.name));
+            }
+        }
+        "json-schema-2020-12-preservation" => {
+            // The focal tool's input schema goes back to the server as it came.
+            let tools = client.list_all_tools().await?;
+            let focal = tools.iter().find(|t| t.name == "json_schema_2020_12_tool").context("no focal tool")?;
+            let schema = Value::Object(focal.input_schema.clone());
+            client.call_tool("json_schema_echo", json!({"schema": schema})).await?;
+        }
+        _ => {}
+    }
+    close(client).await
 }
 
 async fn close(client: Client) -> anyhow::Result<()> {

@@ -290,13 +290,17 @@ impl HttpServer {
     }
 }
 
-/// The client, with every handler the servers may need, recording what they are asked.
+/// The client, with every handler the servers may need, recording what they are asked. These
+/// checks are about the session revisions (`initialize`; server-initiated requests), so the
+/// client speaks only those, even to a server that also speaks 2026-07-28 (the Python SDK 2.x
+/// does): 2026-07-28 is checked by `interop_client_modern`.
 fn builder(recorder: &Arc<Recorder>) -> ClientBuilder {
     let on_event = Arc::clone(recorder);
     let on_sampling = Arc::clone(recorder);
     let on_elicitation = Arc::clone(recorder);
     let on_roots = Arc::clone(recorder);
     ClientBuilder::new("mcp-rust-sdk-interop", env!("CARGO_PKG_VERSION"))
+        .legacy_only()
         .on_event(move |event| on_event.push(event))
         .on_sampling(move |params: CreateMessageRequestParams| {
             let rec = Arc::clone(&on_sampling);

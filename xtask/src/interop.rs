@@ -63,8 +63,8 @@ pub fn run(root: &Path) -> Result<()> {
     let python = install_python(root, &work)?;
     println!("==> clients ready ({:.1} s)", started.elapsed().as_secs_f64());
 
-    let [stdio_server, http_server, interop_client] =
-        build_examples(root, ["stdio_server", "http_server", "interop_client"])?;
+    let [stdio_server, http_server, interop_client, interop_client_modern] =
+        build_examples(root, ["stdio_server", "http_server", "interop_client", "interop_client_modern"])?;
     let servers = [vec![stdio_server.display().to_string()]];
     // No `__pycache__` in the source tree; UTF-8 whatever the locale.
     let python_env: &[(&str, &str)] = &[("PYTHONDONTWRITEBYTECODE", "1"), ("PYTHONUTF8", "1")];
@@ -152,6 +152,31 @@ pub fn run(root: &Path) -> Result<()> {
         let outcome = run_client(root, &client, server)?;
         if !outcome.passed {
             failures.push(format!("our client against `{}`: {}", server.join(" "), outcome.summary));
+        }
+    }
+    // Our client speaking 2026-07-28: against the TypeScript SDK 2.x server (stdio and HTTP)
+    // and the Python SDK server, and falling back to `initialize` with server-everything.
+    let ts2_server = ts2.join("server.mjs").display().to_string();
+    let modern_servers = [
+        ("--ts2-stdio", vec![node.display().to_string(), ts2_server.clone(), "--stdio".to_owned()]),
+        ("--ts2-http", vec![node.display().to_string(), ts2_server]),
+        ("--python", vec![python.display().to_string(), root.join("interop/python/server.py").display().to_string()]),
+        (
+            "--fallback-http",
+            vec![node.display().to_string(), everything.display().to_string(), "streamableHttp".to_owned()],
+        ),
+        ("--fallback-sse", vec![node.display().to_string(), everything.display().to_string(), "sse".to_owned()]),
+    ];
+    for (flag, server) in &modern_servers {
+        let client = Client {
+            name: "our (2026-07-28)",
+            program: interop_client_modern.clone(),
+            args: vec![(*flag).to_owned()],
+            env: python_env,
+        };
+        let outcome = run_client(root, &client, server)?;
+        if !outcome.passed {
+            failures.push(format!("our 2026-07-28 client against `{}`: {}", server.join(" "), outcome.summary));
         }
     }
     if !failures.is_empty() {

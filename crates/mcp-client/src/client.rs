@@ -5,26 +5,27 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_jsonrpc::{CallError, Peer, PeerConfig, Router, Transport};
+use mcp_jsonrpc::{BoxFuture, CallError, Peer, PeerConfig, Reply, RequestContext, Router, Service, Transport, message};
 use mcp_transport_stdio::{ChildCommand, ChildError, ChildProcess};
 use mcp_types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientCapabilitiesElicitation,
     ClientCapabilitiesRoots, ClientCapabilitiesSampling, CompleteRequest, CompleteRequestParams,
     CompleteRequestParamsArgument, CompleteRequestParamsContext, CompleteResult, CompletionReference,
-    CreateMessageRequest, ElicitRequest, ElicitationCompleteNotification, ErrorObject, GetPromptRequest,
+    CreateMessageRequest, DiscoverRequest, DiscoverResult, ElicitRequest, ErrorObject, GetPromptRequest,
     GetPromptRequestParams, GetPromptResult, Implementation, InitializeRequest, InitializeRequestParams,
     InitializeResult, InitializedNotification, ListPromptsRequest, ListPromptsResult, ListResourceTemplatesRequest,
     ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult, ListRootsRequest, ListRootsResult,
-    ListToolsRequest, ListToolsResult, LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParams,
-    PaginatedRequestParams, PingRequest, Prompt, PromptListChangedNotification, ProtocolVersion, ReadResourceRequest,
-    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceListChangedNotification, ResourceTemplate,
-    ResourceUpdatedNotification, RootsListChangedNotification, ServerCapabilities, SetLevelRequest,
-    SetLevelRequestParams, SubscribeRequest, SubscribeRequestParams, Tool, ToolListChangedNotification,
-    UnsubscribeRequest, UnsubscribeRequestParams,
+    ListToolsRequest, ListToolsResult, LoggingLevel, LoggingMessageNotificationParams, PaginatedRequestParams,
+    PingRequest, Prompt, ProtocolVersion, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Resource,
+    ResourceTemplate, RootsListChangedNotification, ServerCapabilities, SetLevelRequest, SetLevelRequestParams,
+    SubscribeRequest, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequest, UnsubscribeRequestParams,
 };
 use tokio::sync::broadcast;
 
+use crate::cache::ListCache;
 use crate::handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elicitation_defaults};
+use crate::listen::{self, Registry, Subscription};
+use crate::modern::{self, Discovered, InputHandlers, MODERN, Probe, RequestMeta};
 
 pub use mcp_jsonrpc::CallOptions;
 
@@ -93,6 +94,44 @@ pub enum ClientError {
     /// built).
     #[error("cannot set up the transport: {0}")]
     Transport(String),
+    /// The call does not exist in the connection's protocol revision (`ping`,
+    /// `logging/setLevel`, `resources/subscribe`, `initialize` in 2026-07-28; `server/discover`
+    /// and `subscriptions/listen` before it).
+    #[error("`{what}` does not exist in protocol revision {version}")]
+    NotInRevision {
+        /// The method or feature.
+        what: String,
+        /// The connection's revision.
+        version: ProtocolVersion,
+    },
+    /// The server kept asking for input (2026-07-28 `input_required` results) beyond
+    /// [`ClientBuilder::max_input_rounds`].
+    #[error("`{method}` still needed input after {rounds} rounds")]
+    TooManyRounds {
+        /// The method called.
+        method: String,
+        /// The rounds of input answered.
+        rounds: usize,
+    },
+    /// A server's input request (2026-07-28 `input_required`) could not be answered: no
+    /// handler for it, or the handler refused.
+    #[error("cannot answer the server's `{method}` request: {error}")]
+    Input {
+        /// The requested method (`elicitation/create`, `sampling/createMessage`,
+        /// `roots/list`).
+        method: String,
+        /// Why.
+        error: ErrorObject,
+    },
+    /// The tool was left out of `tools/list` because its definition is invalid (over
+    /// Streamable HTTP in 2026-07-28: its `x-mcp-header` declarations break the rules).
+    #[error("tool `{tool}` is not usable: {reason}")]
+    RejectedTool {
+        /// The tool.
+        tool: String,
+        /// Why it was rejected.
+        reason: String,
+    },
 }
 
 impl ClientError {
@@ -124,7 +163,7 @@ impl From<CallError> for ClientError {
             CallError::Closed => ClientError::Closed(None),
             CallError::Decode { method, source } => ClientError::Decode { method, detail: source.to_string() },
             CallError::NotInRevision { method, version } => {
-                ClientError::Local(format!("`{method}` is not part of protocol revision {version}"))
+                ClientError::NotInRevision { what: method.to_owned(), version }
             }
             other => ClientError::Local(other.to_string()),
         }
@@ -157,10 +196,23 @@ pub enum ServerEvent {
 
 type EventCallback = Arc<dyn Fn(ServerEvent) + Send + Sync>;
 
+/// Which protocol eras the client may speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EraChoice {
+    /// Probe with `server/discover`; fall back to `initialize` for earlier servers.
+    Auto,
+    /// Only the `initialize` handshake (2025-11-25 and earlier).
+    Legacy,
+    /// Only 2026-07-28; no fallback.
+    Stateless,
+}
+
 /// Configures and connects a [`Client`].
+#[derive(Clone)]
 pub struct ClientBuilder {
     info: Implementation,
     version: ProtocolVersion,
+    era: EraChoice,
     peer_config: PeerConfig,
     sampling: Option<Arc<dyn SamplingHandler>>,
     elicitation: Option<Arc<dyn ElicitationHandler>>,
@@ -172,6 +224,9 @@ pub struct ClientBuilder {
     validate_arguments: bool,
     validate_structured: bool,
     reinitialize: bool,
+    discover_timeout: Duration,
+    max_input_rounds: usize,
+    cache_lists: bool,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -179,16 +234,21 @@ impl std::fmt::Debug for ClientBuilder {
         f.debug_struct("ClientBuilder")
             .field("info", &self.info)
             .field("version", &self.version)
+            .field("era", &self.era)
             .finish_non_exhaustive()
     }
 }
 
 impl ClientBuilder {
     /// A client that introduces itself as `name` at `version`.
+    ///
+    /// It speaks 2026-07-28 to servers that do (found with `server/discover`), and the newest
+    /// session revision (2025-11-25, with `initialize`) to the others.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         ClientBuilder {
             info: Implementation::new(name, version),
             version: ProtocolVersion::LATEST_SESSION,
+            era: EraChoice::Auto,
             peer_config: PeerConfig::default(),
             sampling: None,
             elicitation: None,
@@ -200,12 +260,54 @@ impl ClientBuilder {
             validate_arguments: false,
             validate_structured: false,
             reinitialize: true,
+            discover_timeout: Duration::from_secs(10),
+            max_input_rounds: 10,
+            cache_lists: false,
         }
     }
 
-    /// Offers this revision in `initialize` instead of the newest session revision.
+    /// Speaks only this revision: 2026-07-28 (the server must list it in its answer to
+    /// `server/discover`; no fallback to `initialize`), or an earlier one, offered in
+    /// `initialize` (no `server/discover` probe; the server may answer with an older revision,
+    /// which the client then speaks).
     pub fn protocol_version(mut self, version: ProtocolVersion) -> Self {
-        self.version = version;
+        if version.is_stateless() {
+            self.era = EraChoice::Stateless;
+        } else {
+            self.era = EraChoice::Legacy;
+            self.version = version;
+        }
+        self
+    }
+
+    /// Speaks only the revisions with the `initialize` handshake (2025-11-25 and earlier): no
+    /// `server/discover` probe.
+    pub fn legacy_only(mut self) -> Self {
+        self.era = EraChoice::Legacy;
+        self
+    }
+
+    /// How long a stdio server may take to answer the `server/discover` probe (default 10 s)
+    /// before it is taken for a server of an earlier revision (over HTTP, where a server
+    /// always answers, the connection's request timeout applies and silence is an error).
+    pub fn discover_timeout(mut self, timeout: Duration) -> Self {
+        self.discover_timeout = timeout;
+        self
+    }
+
+    /// How many times a call is sent again with the input a 2026-07-28 server asked for
+    /// (`input_required`) before it fails with [`ClientError::TooManyRounds`] (default 10).
+    pub fn max_input_rounds(mut self, rounds: usize) -> Self {
+        self.max_input_rounds = rounds;
+        self
+    }
+
+    /// Keeps list pages (`tools/list`, `prompts/list`, `resources/list`,
+    /// `resources/templates/list`) while the server's `ttlMs` says they are fresh, and serves
+    /// them from memory; a list-changed notification drops the pages of its list. Off by
+    /// default; only 2026-07-28 results carry a `ttlMs`.
+    pub fn cache_lists(mut self) -> Self {
+        self.cache_lists = true;
         self
     }
 
@@ -253,6 +355,10 @@ impl ClientBuilder {
     }
 
     /// Calls `f` for every notification from the server (on the reader task: keep it short).
+    ///
+    /// With a 2026-07-28 server, change notifications come only on a subscription: the client
+    /// opens one at connection for the list changes the server declares (see
+    /// [`Client::subscribe`] for resource updates).
     pub fn on_event(mut self, f: impl Fn(ServerEvent) + Send + Sync + 'static) -> Self {
         self.on_event = Some(Arc::new(f));
         self
@@ -280,14 +386,14 @@ impl ClientBuilder {
         self
     }
 
-    fn capabilities(&self) -> ClientCapabilities {
+    fn capabilities(&self, version: ProtocolVersion) -> ClientCapabilities {
         let mut caps = ClientCapabilities::default();
         if self.sampling.is_some() {
             caps.sampling = Some(ClientCapabilitiesSampling::default());
         }
         if self.elicitation.is_some() {
             let mut e = ClientCapabilitiesElicitation::default();
-            if self.version >= ProtocolVersion::V2025_11_25 {
+            if version >= ProtocolVersion::V2025_11_25 {
                 e.form = Some(Default::default());
                 if self.elicitation_url {
                     e.url = Some(Default::default());
@@ -301,7 +407,21 @@ impl ClientBuilder {
         caps
     }
 
-    fn router(&self, events: broadcast::Sender<ServerEvent>) -> Router {
+    fn input_handlers(&self) -> InputHandlers {
+        InputHandlers {
+            sampling: self.sampling.clone(),
+            elicitation: self.elicitation.clone(),
+            roots: self.roots.clone(),
+            apply_defaults: self.apply_defaults,
+        }
+    }
+
+    fn request_meta(&self) -> RequestMeta {
+        RequestMeta { info: self.info.clone(), capabilities: self.capabilities(MODERN), log_level: Mutex::new(None) }
+    }
+
+    /// The handlers of the server's requests (sessions of 2025-11-25 and earlier).
+    fn router(&self) -> Router {
         let mut router = Router::new();
         if let Some(h) = self.sampling.clone() {
             router = router.request::<CreateMessageRequest, _, _>(move |params, _ctx| {
@@ -328,41 +448,17 @@ impl ClientBuilder {
                 async move { Ok(ListRootsResult::new(h.roots().await?)) }
             });
         }
-        let emit = {
-            let callback = self.on_event.clone();
-            move |event: ServerEvent| {
-                if let Some(cb) = &callback {
-                    cb(event.clone());
-                }
-                let _ = events.send(event);
-            }
-        };
-        let e = emit.clone();
-        router = router.notification::<LoggingMessageNotification, _>(move |p, _| e(ServerEvent::Log(p)));
-        let e = emit.clone();
-        router = router.notification::<ToolListChangedNotification, _>(move |_, _| e(ServerEvent::ToolListChanged));
-        let e = emit.clone();
-        router = router.notification::<PromptListChangedNotification, _>(move |_, _| e(ServerEvent::PromptListChanged));
-        let e = emit.clone();
-        router =
-            router.notification::<ResourceListChangedNotification, _>(move |_, _| e(ServerEvent::ResourceListChanged));
-        let e = emit.clone();
-        router = router
-            .notification::<ResourceUpdatedNotification, _>(move |p, _| e(ServerEvent::ResourceUpdated { uri: p.uri }));
-        let e = emit;
-        router = router.notification::<ElicitationCompleteNotification, _>(move |p, _| {
-            e(ServerEvent::ElicitationComplete { elicitation_id: p.elicitation_id })
-        });
         router
     }
 
-    /// Connects over `transport` and performs the handshake.
+    /// Connects over `transport` and negotiates the protocol revision: `server/discover`
+    /// first (a 2026-07-28 server), else the `initialize` handshake.
     pub async fn connect<T: Transport>(self, transport: T) -> Result<Client, ClientError> {
-        self.connect_inner(transport, None).await
+        self.connect_inner(transport, None, false).await.map_err(Failure::into_error)
     }
 
     /// Connects to the MCP endpoint at `url` over Streamable HTTP (falling back to legacy
-    /// HTTP+SSE for a 2024-11-05 server) and performs the handshake.
+    /// HTTP+SSE for a 2024-11-05 server) and negotiates the protocol revision.
     ///
     /// ```no_run
     /// # async fn run() -> Result<(), mcp_client::ClientError> {
@@ -379,7 +475,7 @@ impl ClientBuilder {
 
     /// Connects over Streamable HTTP with a full configuration (headers, authorization,
     /// timeouts, a reqwest client of your own; see [`crate::http::HttpClientConfig`]) and
-    /// performs the handshake.
+    /// negotiates the protocol revision.
     #[cfg(feature = "http")]
     pub async fn connect_http_with(self, config: crate::http::HttpClientConfig) -> Result<Client, ClientError> {
         let transport =
@@ -387,29 +483,51 @@ impl ClientBuilder {
         self.connect(transport).await
     }
 
-    /// Runs a server as a child process, connects to it over its stdio, and performs the
-    /// handshake. If the child dies during the handshake, the error carries its exit status
-    /// and the tail of its stderr.
+    /// Runs a server as a child process, connects to it over its stdio, and negotiates the
+    /// protocol revision. If the child dies during the handshake, the error carries its exit
+    /// status and the tail of its stderr. A server that exits on the `server/discover` probe
+    /// (some servers of earlier revisions end on any request before `initialize`) is started
+    /// once more and spoken to with `initialize`.
     pub async fn spawn(self, command: ChildCommand) -> Result<Client, ClientError> {
-        let (transport, child) = ChildProcess::spawn(command)?;
-        self.connect_inner(transport, Some(child)).await
+        let (transport, child) = ChildProcess::spawn(command.clone())?;
+        let respawnable = self.era == EraChoice::Auto;
+        let retry = self.clone();
+        match self.connect_inner(transport, Some(child), respawnable).await {
+            Ok(client) => Ok(client),
+            Err(Failure::ProbeClosed) => {
+                tracing::info!("the server exited on server/discover; starting it again for `initialize`");
+                let (transport, child) = ChildProcess::spawn(command)?;
+                retry.legacy_only().connect_inner(transport, Some(child), false).await.map_err(Failure::into_error)
+            }
+            Err(Failure::Error(e)) => Err(e),
+        }
     }
 
     async fn connect_inner<T: Transport>(
         self,
         transport: T,
         child: Option<ChildProcess>,
-    ) -> Result<Client, ClientError> {
+        respawnable: bool,
+    ) -> Result<Client, Failure> {
+        let over_http = is_http::<T>();
         let (events, _) = broadcast::channel(self.events_capacity.max(1));
-        let router = self.router(events.clone());
-        let peer = Peer::spawn(transport, Arc::new(router), self.peer_config.clone());
-        peer.set_protocol_version(self.version);
-        let params = InitializeRequestParams::new(self.capabilities(), self.info.clone(), self.version.as_str());
-        let init = match handshake(&peer, &params).await {
-            Ok(init) => init,
+        let cache = self.cache_lists.then(|| Arc::new(ListCache::default()));
+        let registry = Arc::new(Registry::default());
+        let emit = emitter(self.on_event.clone(), events.clone(), cache.clone());
+        let service = ClientService { router: self.router(), registry: registry.clone(), emit };
+        let peer = Peer::spawn(transport, Arc::new(service), self.peer_config.clone());
+        let meta = self.request_meta();
+        let negotiated = match self.negotiate(&peer, &meta, over_http).await {
+            Ok(n) => n,
             Err(err) => {
                 peer.close();
+                let probe_closed = matches!(err, NegotiationError::ProbeClosed);
+                let err = err.into_error();
                 return Err(match (err, child) {
+                    (_, Some(child)) if respawnable && probe_closed => {
+                        let _ = child.shutdown().await;
+                        Failure::ProbeClosed
+                    }
                     (ClientError::Closed(_), Some(mut child)) => {
                         let report = match tokio::time::timeout(Duration::from_secs(5), child.wait_with_report()).await
                         {
@@ -417,23 +535,48 @@ impl ClientBuilder {
                             _ => format!("`{}` closed its stdout", child.program()),
                         };
                         let _ = child.shutdown().await;
-                        ClientError::Closed(Some(report))
+                        Failure::Error(ClientError::Closed(Some(report)))
                     }
                     (err, Some(child)) => {
                         let _ = child.shutdown().await;
-                        err
+                        Failure::Error(err)
                     }
-                    (err, None) => err,
+                    (err, None) => Failure::Error(err),
                 });
             }
         };
         let version = peer.protocol_version();
-        Ok(Client {
+        let ack_timeout = self.peer_config.request_timeout.unwrap_or(Duration::from_secs(60));
+        let (server, init, discovered, init_params, modern) = match negotiated {
+            Negotiated::Legacy { init, params } => {
+                let server = ServerDescription {
+                    info: init.server_info.clone(),
+                    capabilities: init.capabilities.clone(),
+                    instructions: init.instructions.clone(),
+                };
+                (server, Some(*init), None, Some(*params), None)
+            }
+            Negotiated::Modern(discovered) => {
+                let server = ServerDescription {
+                    info: discovered.server_info.clone(),
+                    capabilities: discovered.result.capabilities.clone(),
+                    instructions: discovered.result.instructions.clone(),
+                };
+                let modern = ModernState { meta, handlers: self.input_handlers(), max_rounds: self.max_input_rounds };
+                (server, None, Some(discovered.result), None, Some(modern))
+            }
+        };
+        let client = Client {
             peer,
+            server,
             init,
-            init_params: params,
+            discovered,
+            init_params,
+            modern,
             version,
             events,
+            registry,
+            cache,
             child: tokio::sync::Mutex::new(child),
             schemas: Mutex::new(HashMap::new()),
             validate_arguments: self.validate_arguments,
@@ -441,7 +584,154 @@ impl ClientBuilder {
             reinitialize: self.reinitialize,
             session: AtomicU64::new(0),
             renewing: tokio::sync::Mutex::new(()),
-        })
+            header_rules: over_http,
+            rejected_tools: Mutex::new(HashMap::new()),
+            background: tokio::sync::Mutex::new(Background::default()),
+            watch_list_changes: self.on_event.is_some(),
+            ack_timeout,
+            events_capacity: self.events_capacity.max(1),
+        };
+        if client.modern.is_some() && client.watch_list_changes {
+            let mut background = client.background.lock().await;
+            if let Err(e) = client.reopen_background(&mut background).await {
+                tracing::warn!(error = %e, "cannot subscribe to the server's list changes");
+            }
+        }
+        Ok(client)
+    }
+
+    /// Finds the server's era and starts speaking it.
+    async fn negotiate(
+        &self,
+        peer: &Peer,
+        meta: &RequestMeta,
+        over_http: bool,
+    ) -> Result<Negotiated, NegotiationError> {
+        if self.era != EraChoice::Legacy {
+            peer.set_protocol_version(MODERN);
+            let timeout = (!over_http).then_some(self.discover_timeout);
+            let fallback = self.era == EraChoice::Auto;
+            match modern::probe(peer, meta, timeout, over_http, fallback).await {
+                Ok(Probe::Modern(discovered)) => return Ok(Negotiated::Modern(discovered)),
+                Ok(Probe::Legacy(why)) => {
+                    tracing::debug!(reason = %why, "not a 2026-07-28 server; falling back to `initialize`");
+                }
+                Err(ClientError::Closed(_)) if fallback && !over_http => return Err(NegotiationError::ProbeClosed),
+                Err(e) => return Err(NegotiationError::Error(e)),
+            }
+        }
+        peer.set_protocol_version(self.version);
+        let params =
+            InitializeRequestParams::new(self.capabilities(self.version), self.info.clone(), self.version.as_str());
+        let init = handshake(peer, &params).await.map_err(NegotiationError::Error)?;
+        Ok(Negotiated::Legacy { init: Box::new(init), params: Box::new(params) })
+    }
+}
+
+/// How connecting failed.
+enum Failure {
+    Error(ClientError),
+    /// A child server exited on the `server/discover` probe: start it again for `initialize`.
+    ProbeClosed,
+}
+
+impl Failure {
+    fn into_error(self) -> ClientError {
+        match self {
+            Failure::Error(e) => e,
+            Failure::ProbeClosed => ClientError::Closed(Some("the server exited on server/discover".to_owned())),
+        }
+    }
+}
+
+enum NegotiationError {
+    Error(ClientError),
+    ProbeClosed,
+}
+
+impl NegotiationError {
+    fn into_error(self) -> ClientError {
+        match self {
+            NegotiationError::Error(e) => e,
+            NegotiationError::ProbeClosed => ClientError::Closed(None),
+        }
+    }
+}
+
+enum Negotiated {
+    Legacy { init: Box<InitializeResult>, params: Box<InitializeRequestParams> },
+    Modern(Box<Discovered>),
+}
+
+/// Whether the transport is one of the HTTP client transports (whose 2026-07-28 rules for
+/// `x-mcp-header` apply).
+#[cfg(feature = "http")]
+fn is_http<T: 'static>() -> bool {
+    use std::any::TypeId;
+    let t = TypeId::of::<T>();
+    t == TypeId::of::<crate::http::StreamableHttpTransport>() || t == TypeId::of::<crate::http::LegacySseTransport>()
+}
+
+#[cfg(not(feature = "http"))]
+#[allow(clippy::extra_unused_type_parameters)] // the same signature as with `http`
+fn is_http<T: 'static>() -> bool {
+    false
+}
+
+/// Reports an event: drops the cached pages of a list that changed, calls the callback, feeds
+/// the broadcast.
+fn emitter(
+    callback: Option<EventCallback>,
+    events: broadcast::Sender<ServerEvent>,
+    cache: Option<Arc<ListCache>>,
+) -> Emit {
+    Arc::new(move |event: ServerEvent| {
+        if let Some(cache) = &cache {
+            match &event {
+                ServerEvent::ToolListChanged => cache.invalidate(&["tools/list"]),
+                ServerEvent::PromptListChanged => cache.invalidate(&["prompts/list"]),
+                ServerEvent::ResourceListChanged => cache.invalidate(&["resources/list", "resources/templates/list"]),
+                _ => {}
+            }
+        }
+        if let Some(cb) = &callback {
+            cb(event.clone());
+        }
+        let _ = events.send(event);
+    })
+}
+
+type Emit = Arc<dyn Fn(ServerEvent) + Send + Sync>;
+
+/// What the client serves: the server's requests (sessions of earlier revisions) and its
+/// notifications, routed to subscriptions or reported as events.
+struct ClientService {
+    router: Router,
+    registry: Arc<Registry>,
+    emit: Emit,
+}
+
+impl Service for ClientService {
+    fn request(&self, request: message::Request, ctx: RequestContext) -> BoxFuture<Reply> {
+        Service::request(&self.router, request, ctx)
+    }
+
+    fn notification(&self, n: message::Notification, _peer: &Peer) {
+        if n.method == "notifications/cancelled" {
+            if !self.registry.server_cancelled(&n) {
+                tracing::debug!("cancellation of an unknown request");
+            }
+            return;
+        }
+        if let Some(id) = listen::subscription_of(&n)
+            && self.registry.deliver(&id, &n, &*self.emit)
+        {
+            return;
+        }
+        match listen::event_of(&n) {
+            Some(event) => (self.emit)(event),
+            None => tracing::debug!(method = %n.method, "unhandled notification"),
+        }
     }
 }
 
@@ -463,29 +753,67 @@ struct ToolSchemas {
     output: Option<Arc<jsonschema::Validator>>,
 }
 
+/// Who the server is, from `initialize` or `server/discover`.
+#[derive(Debug)]
+struct ServerDescription {
+    info: Implementation,
+    capabilities: ServerCapabilities,
+    instructions: Option<String>,
+}
+
+/// The state of a 2026-07-28 connection.
+struct ModernState {
+    meta: RequestMeta,
+    handlers: InputHandlers,
+    max_rounds: usize,
+}
+
+/// The subscription `Client::subscribe` keeps (2026-07-28): the subscribed resources and the
+/// list changes, delivered as events.
+#[derive(Default)]
+struct Background {
+    uris: std::collections::BTreeSet<String>,
+    subscription: Option<listen::Opened>,
+}
+
 /// A connected client.
 pub struct Client {
     peer: Peer,
-    init: InitializeResult,
+    server: ServerDescription,
+    init: Option<InitializeResult>,
+    discovered: Option<DiscoverResult>,
+    /// What `initialize` sent, to start a new session with (sessions only).
+    init_params: Option<InitializeRequestParams>,
+    /// Set for a 2026-07-28 connection.
+    modern: Option<ModernState>,
     version: ProtocolVersion,
     events: broadcast::Sender<ServerEvent>,
+    registry: Arc<Registry>,
+    cache: Option<Arc<ListCache>>,
     child: tokio::sync::Mutex<Option<ChildProcess>>,
     schemas: Mutex<HashMap<String, ToolSchemas>>,
     validate_arguments: bool,
     validate_structured: bool,
-    /// What `initialize` sent, to start a new session with.
-    init_params: InitializeRequestParams,
     reinitialize: bool,
     /// Counts sessions started after the first.
     session: AtomicU64,
     /// Held while a new session is started, so that calls failing together start one.
     renewing: tokio::sync::Mutex<()>,
+    /// Over HTTP in 2026-07-28, tools with invalid `x-mcp-header` declarations are rejected.
+    header_rules: bool,
+    /// The tools rejected so far, and why.
+    rejected_tools: Mutex<HashMap<String, String>>,
+    background: tokio::sync::Mutex<Background>,
+    /// Whether the background subscription asks for list changes (`on_event` was set).
+    watch_list_changes: bool,
+    ack_timeout: Duration,
+    events_capacity: usize,
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
-            .field("server", &self.init.server_info)
+            .field("server", &self.server.info)
             .field("version", &self.version)
             .finish_non_exhaustive()
     }
@@ -515,28 +843,46 @@ where
     Err(ClientError::Local(format!("{method} did not end after {MAX_PAGES} pages")))
 }
 
+fn decode_result<R: mcp_types::Request>(value: serde_json::Value) -> Result<R::Result, ClientError> {
+    serde_json::from_value(value)
+        .map_err(|e| ClientError::Decode { method: R::METHOD.to_owned(), detail: e.to_string() })
+}
+
 impl Client {
-    /// The server's name, version and other details.
+    /// The server's name, version and other details (from `initialize`, or the `serverInfo`
+    /// of `server/discover`).
     pub fn server_info(&self) -> &Implementation {
-        &self.init.server_info
+        &self.server.info
     }
 
     /// The server's capabilities.
     pub fn server_capabilities(&self) -> &ServerCapabilities {
-        &self.init.capabilities
+        &self.server.capabilities
     }
 
     /// The server's instructions, if it gave any.
     pub fn instructions(&self) -> Option<&str> {
-        self.init.instructions.as_deref()
+        self.server.instructions.as_deref()
     }
 
-    /// The negotiated protocol revision.
+    /// The negotiated protocol revision (2026-07-28: [`ProtocolVersion::is_stateless`]).
     pub fn protocol_version(&self) -> ProtocolVersion {
         self.version
     }
 
-    /// The connection, for calls this API does not cover.
+    /// The server's answer to `server/discover` (2026-07-28: its supported revisions and
+    /// caching hints), `None` for a session opened with `initialize`.
+    pub fn discover_result(&self) -> Option<&DiscoverResult> {
+        self.discovered.as_ref()
+    }
+
+    /// The server's answer to `initialize`, `None` for a 2026-07-28 connection.
+    pub fn initialize_result(&self) -> Option<&InitializeResult> {
+        self.init.as_ref()
+    }
+
+    /// The connection, for calls this API does not cover. Requests sent through it carry no
+    /// 2026-07-28 `_meta`: prefer [`Client::send_request`].
     pub fn peer(&self) -> &Peer {
         &self.peer
     }
@@ -547,8 +893,22 @@ impl Client {
         self.events.subscribe()
     }
 
-    /// Calls a typed method; when the server ended the HTTP session, starts a new one and
-    /// calls once more (see [`ClientBuilder::reinitialize_on_session_expiry`]).
+    /// Sends a typed request this API does not cover, with what the connection's revision
+    /// needs: in 2026-07-28 the per-request `_meta`, and the input a server asks for
+    /// (`input_required`, for `tools/call`, `prompts/get`, `resources/read`); in a session, a
+    /// new session when the server ended the old one. No capability is checked.
+    pub async fn send_request<R: mcp_types::Request>(
+        &self,
+        params: R::Params,
+        options: CallOptions,
+    ) -> Result<R::Result, ClientError>
+    where
+        R::Params: Clone,
+    {
+        self.request::<R>(params, options).await
+    }
+
+    /// Calls a typed method in the connection's revision (see [`Client::send_request`]).
     async fn request<R: mcp_types::Request>(
         &self,
         params: R::Params,
@@ -557,6 +917,10 @@ impl Client {
     where
         R::Params: Clone,
     {
+        if let Some(m) = &self.modern {
+            let value = modern::call::<R>(&self.peer, &m.meta, &m.handlers, m.max_rounds, &params, options).await?;
+            return decode_result::<R>(value);
+        }
         if !self.reinitialize {
             return Ok(self.peer.request::<R>(params, options).await?);
         }
@@ -571,6 +935,33 @@ impl Client {
         }
     }
 
+    /// A list page, from the cache when it is fresh there (2026-07-28 with
+    /// [`ClientBuilder::cache_lists`]).
+    async fn list_page<R>(&self, cursor: Option<String>) -> Result<R::Result, ClientError>
+    where
+        R: mcp_types::Request<Params = PaginatedRequestParams>,
+    {
+        if let (Some(m), Some(cache)) = (&self.modern, &self.cache) {
+            if let Some(page) = cache.get(R::METHOD, &cursor) {
+                return decode_result::<R>(page);
+            }
+            let params = Self::page(cursor.clone());
+            let page =
+                modern::call::<R>(&self.peer, &m.meta, &m.handlers, m.max_rounds, &params, CallOptions::default())
+                    .await?;
+            cache.put(R::METHOD, cursor, &page);
+            return decode_result::<R>(page);
+        }
+        self.request::<R>(Self::page(cursor), CallOptions::default()).await
+    }
+
+    /// Drops every cached list page (see [`ClientBuilder::cache_lists`]).
+    pub fn clear_cache(&self) {
+        if let Some(cache) = &self.cache {
+            cache.clear();
+        }
+    }
+
     /// Starts a new session unless one was started since `seen`.
     async fn renew_session(&self, seen: u64) -> Result<(), ClientError> {
         let _renewing = self.renewing.lock().await;
@@ -581,16 +972,22 @@ impl Client {
         Ok(())
     }
 
+    fn not_in_revision(&self, what: &str) -> ClientError {
+        ClientError::NotInRevision { what: what.to_owned(), version: self.version }
+    }
+
     /// Performs the handshake again over the same connection: over HTTP, a new session (the
     /// server ended the old one, or to start afresh). Returns the server's new answer; the
     /// accessors ([`Client::server_info`], [`Client::server_capabilities`], ...) keep
-    /// describing the first one.
+    /// describing the first one. A 2026-07-28 connection has no handshake:
+    /// [`ClientError::NotInRevision`].
     pub async fn reinitialize(&self) -> Result<InitializeResult, ClientError> {
+        let Some(init_params) = &self.init_params else { return Err(self.not_in_revision("initialize")) };
         // Offer what the first handshake offered, encoded for it.
-        if let Some(offered) = ProtocolVersion::from_wire(&self.init_params.protocol_version) {
+        if let Some(offered) = ProtocolVersion::from_wire(&init_params.protocol_version) {
             self.peer.set_protocol_version(offered);
         }
-        let init = handshake(&self.peer, &self.init_params).await?;
+        let init = handshake(&self.peer, init_params).await?;
         self.session.fetch_add(1, Ordering::AcqRel);
         Ok(init)
     }
@@ -599,8 +996,13 @@ impl Client {
         if present { Ok(()) } else { Err(ClientError::NotSupported(what)) }
     }
 
-    /// Checks the connection with a `ping`.
+    /// Checks the connection with a `ping` (in 2026-07-28, which has no `ping`, with
+    /// `server/discover`).
     pub async fn ping(&self) -> Result<(), ClientError> {
+        if self.modern.is_some() {
+            self.request::<DiscoverRequest>(Default::default(), CallOptions::default()).await?;
+            return Ok(());
+        }
         self.request::<PingRequest>(Default::default(), CallOptions::default()).await?;
         Ok(())
     }
@@ -610,14 +1012,40 @@ impl Client {
     }
 
     /// One page of the server's tools.
+    ///
+    /// Over Streamable HTTP in 2026-07-28, a tool whose `x-mcp-header` declarations break the
+    /// specification's rules is left out (with a warning in the log), and calling it fails
+    /// with [`ClientError::RejectedTool`].
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
-        self.need(self.init.capabilities.tools.is_some(), "tools")?;
-        let result = self.request::<ListToolsRequest>(Self::page(cursor), CallOptions::default()).await?;
+        self.need(self.server.capabilities.tools.is_some(), "tools")?;
+        let mut result = self.list_page::<ListToolsRequest>(cursor).await?;
+        if self.header_rules && self.modern.is_some() {
+            self.reject_invalid_tools(&mut result.tools);
+        }
         if self.validate_arguments || self.validate_structured {
             self.remember_schemas(&result.tools);
         }
         Ok(result)
     }
+
+    #[cfg(feature = "http")]
+    fn reject_invalid_tools(&self, tools: &mut Vec<Tool>) {
+        let mut rejected = self.rejected_tools.lock().unwrap_or_else(|e| e.into_inner());
+        tools.retain(|tool| match crate::http::ToolHeaders::from_schema(&tool.input_schema) {
+            Ok(_) => {
+                rejected.remove(&tool.name);
+                true
+            }
+            Err(e) => {
+                tracing::warn!(tool = %tool.name, "leaving out a tool with invalid x-mcp-header declarations: {e}");
+                rejected.insert(tool.name.clone(), e.to_string());
+                false
+            }
+        });
+    }
+
+    #[cfg(not(feature = "http"))]
+    fn reject_invalid_tools(&self, _tools: &mut Vec<Tool>) {}
 
     fn remember_schemas(&self, tools: &[Tool]) {
         let mut schemas = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
@@ -664,12 +1092,20 @@ impl Client {
     }
 
     /// Calls a tool with full params and per-call options (timeout, progress, cancellation).
+    ///
+    /// In 2026-07-28, the input the server asks for (`input_required`: elicitation, sampling,
+    /// roots) is answered by the handlers of the builder and the call sent again, as often as
+    /// [`ClientBuilder::max_input_rounds`] allows; the caller sees only the final result.
     pub async fn call_tool_with(
         &self,
         params: CallToolRequestParams,
         options: CallOptions,
     ) -> Result<CallToolResult, ClientError> {
-        self.need(self.init.capabilities.tools.is_some(), "tools")?;
+        self.need(self.server.capabilities.tools.is_some(), "tools")?;
+        let rejected = self.rejected_tools.lock().unwrap_or_else(|e| e.into_inner()).get(&params.name).cloned();
+        if let Some(reason) = rejected {
+            return Err(ClientError::RejectedTool { tool: params.name, reason });
+        }
         let schemas = self.schemas.lock().unwrap_or_else(|e| e.into_inner()).get(&params.name).cloned();
         let schemas = schemas.unwrap_or_default();
         if self.validate_arguments
@@ -693,8 +1129,8 @@ impl Client {
 
     /// One page of the server's prompts.
     pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, ClientError> {
-        self.need(self.init.capabilities.prompts.is_some(), "prompts")?;
-        self.request::<ListPromptsRequest>(Self::page(cursor), CallOptions::default()).await
+        self.need(self.server.capabilities.prompts.is_some(), "prompts")?;
+        self.list_page::<ListPromptsRequest>(cursor).await
     }
 
     /// Every prompt, following `nextCursor` to the end.
@@ -706,13 +1142,14 @@ impl Client {
         .await
     }
 
-    /// Renders a prompt with its arguments.
+    /// Renders a prompt with its arguments (answering the input a 2026-07-28 server asks for,
+    /// as [`Client::call_tool_with`] does).
     pub async fn get_prompt(
         &self,
         name: &str,
         arguments: BTreeMap<String, String>,
     ) -> Result<GetPromptResult, ClientError> {
-        self.need(self.init.capabilities.prompts.is_some(), "prompts")?;
+        self.need(self.server.capabilities.prompts.is_some(), "prompts")?;
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = (!arguments.is_empty()).then_some(arguments);
         self.request::<GetPromptRequest>(params, CallOptions::default()).await
@@ -720,8 +1157,8 @@ impl Client {
 
     /// One page of the server's resources.
     pub async fn list_resources(&self, cursor: Option<String>) -> Result<ListResourcesResult, ClientError> {
-        self.need(self.init.capabilities.resources.is_some(), "resources")?;
-        self.request::<ListResourcesRequest>(Self::page(cursor), CallOptions::default()).await
+        self.need(self.server.capabilities.resources.is_some(), "resources")?;
+        self.list_page::<ListResourcesRequest>(cursor).await
     }
 
     /// Every resource, following `nextCursor` to the end.
@@ -738,8 +1175,8 @@ impl Client {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, ClientError> {
-        self.need(self.init.capabilities.resources.is_some(), "resources")?;
-        self.request::<ListResourceTemplatesRequest>(Self::page(cursor), CallOptions::default()).await
+        self.need(self.server.capabilities.resources.is_some(), "resources")?;
+        self.list_page::<ListResourceTemplatesRequest>(cursor).await
     }
 
     /// Every resource template, following `nextCursor` to the end.
@@ -751,20 +1188,37 @@ impl Client {
         .await
     }
 
-    /// Reads a resource.
+    /// Reads a resource (answering the input a 2026-07-28 server asks for, as
+    /// [`Client::call_tool_with`] does).
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
-        self.need(self.init.capabilities.resources.is_some(), "resources")?;
+        self.need(self.server.capabilities.resources.is_some(), "resources")?;
         let params = ReadResourceRequestParams::new(uri);
         self.request::<ReadResourceRequest>(params, CallOptions::default()).await
     }
 
     fn can_subscribe(&self) -> bool {
-        self.init.capabilities.resources.as_ref().is_some_and(|r| r.subscribe == Some(true))
+        self.server.capabilities.resources.as_ref().is_some_and(|r| r.subscribe == Some(true))
     }
 
     /// Subscribes to changes of a resource ([`ServerEvent::ResourceUpdated`]).
+    ///
+    /// In 2026-07-28, which has no `resources/subscribe`, the client keeps one
+    /// `subscriptions/listen` subscription for the resources subscribed this way (opened
+    /// anew, before the old one is closed, when the set changes); its notifications are
+    /// events.
     pub async fn subscribe(&self, uri: &str) -> Result<(), ClientError> {
         self.need(self.can_subscribe(), "resource subscriptions")?;
+        if self.modern.is_some() {
+            let mut background = self.background.lock().await;
+            if !background.uris.insert(uri.to_owned()) {
+                return Ok(());
+            }
+            let reopened = self.reopen_background(&mut background).await;
+            if reopened.is_err() {
+                background.uris.remove(uri);
+            }
+            return reopened;
+        }
         let params = SubscribeRequestParams::new(uri);
         self.request::<SubscribeRequest>(params, CallOptions::default()).await?;
         Ok(())
@@ -773,9 +1227,68 @@ impl Client {
     /// Ends a subscription.
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), ClientError> {
         self.need(self.can_subscribe(), "resource subscriptions")?;
+        if self.modern.is_some() {
+            let mut background = self.background.lock().await;
+            if !background.uris.remove(uri) {
+                return Ok(());
+            }
+            return self.reopen_background(&mut background).await;
+        }
         let params = UnsubscribeRequestParams::new(uri);
         self.request::<UnsubscribeRequest>(params, CallOptions::default()).await?;
         Ok(())
+    }
+
+    /// Replaces the background subscription by one for the current resources (and the list
+    /// changes the server declares, when `on_event` was set); none when there is nothing to
+    /// listen to.
+    async fn reopen_background(&self, background: &mut Background) -> Result<(), ClientError> {
+        let Some(m) = &self.modern else { return Ok(()) };
+        let mut filter = SubscriptionFilter::default();
+        if self.watch_list_changes {
+            let caps = &self.server.capabilities;
+            let declared = |flag: Option<bool>| (flag == Some(true)).then_some(true);
+            filter.tools_list_changed = caps.tools.as_ref().and_then(|t| declared(t.list_changed));
+            filter.prompts_list_changed = caps.prompts.as_ref().and_then(|p| declared(p.list_changed));
+            filter.resources_list_changed = caps.resources.as_ref().and_then(|r| declared(r.list_changed));
+        }
+        if !background.uris.is_empty() {
+            filter.resource_subscriptions = Some(background.uris.iter().cloned().collect());
+        }
+        if filter == SubscriptionFilter::default() {
+            background.subscription = None;
+            return Ok(());
+        }
+        let opened =
+            listen::open(&self.peer, &m.meta, &self.registry, &filter, listen::Sink::Events, self.ack_timeout).await?;
+        // The new one is acknowledged: the old one can go (dropping it closes it).
+        background.subscription = Some(opened);
+        Ok(())
+    }
+
+    /// Opens a `subscriptions/listen` stream (2026-07-28) for the notifications `filter`
+    /// asks for, and waits (at most the connection's request timeout) for the server's
+    /// acknowledgment. Its notifications go to the [`Subscription`], not to
+    /// [`Client::events`]. Before 2026-07-28, where change notifications come unsolicited:
+    /// [`ClientError::NotInRevision`].
+    ///
+    /// ```no_run
+    /// # async fn run(client: mcp_client::Client) -> Result<(), mcp_client::ClientError> {
+    /// use mcp_types::SubscriptionFilter;
+    /// let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    /// let mut subscription = client.listen(filter).await?;
+    /// while let Some(event) = subscription.next().await {
+    ///     println!("{event:?}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
+        let Some(m) = &self.modern else { return Err(self.not_in_revision("subscriptions/listen")) };
+        let (tx, rx) = tokio::sync::mpsc::channel(self.events_capacity);
+        let missed = Arc::new(AtomicU64::new(0));
+        let sink = listen::Sink::Channel { tx, missed: missed.clone() };
+        let opened = listen::open(&self.peer, &m.meta, &self.registry, &filter, sink, self.ack_timeout).await?;
+        Ok(Subscription::new(opened, rx, missed))
     }
 
     /// Asks for completions of a prompt argument or a template variable.
@@ -786,7 +1299,7 @@ impl Client {
         value: &str,
         context: BTreeMap<String, String>,
     ) -> Result<CompleteResult, ClientError> {
-        self.need(self.init.capabilities.completions.is_some(), "completions")?;
+        self.need(self.server.capabilities.completions.is_some(), "completions")?;
         let mut params = CompleteRequestParams::new(CompleteRequestParamsArgument::new(argument, value), reference);
         if !context.is_empty() {
             params.context = Some(CompleteRequestParamsContext { arguments: Some(context) });
@@ -795,14 +1308,26 @@ impl Client {
     }
 
     /// Sets the level of the log messages the server sends.
+    ///
+    /// In 2026-07-28, which has no `logging/setLevel`, the level goes into the `_meta` of
+    /// every later request (`io.modelcontextprotocol/logLevel`): the server sends the log
+    /// messages of a request on its response stream, as [`ServerEvent::Log`].
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), ClientError> {
-        self.need(self.init.capabilities.logging.is_some(), "logging")?;
+        self.need(self.server.capabilities.logging.is_some(), "logging")?;
+        if let Some(m) = &self.modern {
+            *m.meta.log_level.lock().unwrap_or_else(|e| e.into_inner()) = Some(level);
+            return Ok(());
+        }
         self.request::<SetLevelRequest>(SetLevelRequestParams::new(level), CallOptions::default()).await?;
         Ok(())
     }
 
-    /// Tells the server the roots changed.
+    /// Tells the server the roots changed. In 2026-07-28 there is nothing to tell (the server
+    /// asks for the roots with each request that needs them): nothing is sent.
     pub async fn notify_roots_changed(&self) -> Result<(), ClientError> {
+        if self.modern.is_some() {
+            return Ok(());
+        }
         self.peer.notify::<RootsListChangedNotification>(Default::default()).await?;
         Ok(())
     }
@@ -811,6 +1336,7 @@ impl Client {
     /// stdin closed, then SIGTERM, then SIGKILL) while its stdout is still read, so a server
     /// that is still writing is not cut off mid-message; it is always reaped.
     pub async fn close(&self) -> Result<(), ClientError> {
+        self.background.lock().await.subscription = None;
         let child = self.child.lock().await.take();
         let stopped = match child {
             Some(child) => Some(child.shutdown().await),

@@ -1,16 +1,22 @@
 //! The MCP client runtime: connect to any MCP server and call it with typed methods.
 //!
-//! - [`ClientBuilder::connect`] performs the `initialize` handshake over any transport
-//!   (offering the newest session revision and accepting an older one the server answers
-//!   with); [`ClientBuilder::spawn`] runs a server as a child process first.
+//! - [`ClientBuilder::connect`] finds the server's protocol era over any transport: it probes
+//!   with `server/discover` and speaks the stateless revision 2026-07-28 to a server that
+//!   lists it, and performs the `initialize` handshake with the others (offering the newest
+//!   session revision and accepting an older one the server answers with);
+//!   [`ClientBuilder::protocol_version`] and [`ClientBuilder::legacy_only`] pin an era.
+//!   [`ClientBuilder::spawn`] runs a server as a child process first.
 //! - [`ClientBuilder::connect_http`] connects to a server's Streamable HTTP endpoint (or a
 //!   legacy HTTP+SSE one); a session the server ends is renewed by itself.
 //! - Typed calls: [`Client::list_tools`], [`Client::call_tool`], [`Client::get_prompt`],
-//!   [`Client::read_resource`], ... and `list_all_*` helpers that follow `nextCursor` to the end.
-//!   A call for a capability the server did not declare fails at once, without a round trip.
+//!   [`Client::read_resource`], ... and `list_all_*` helpers that follow `nextCursor` to the end,
+//!   the same in both eras. A call for a capability the server did not declare fails at once,
+//!   without a round trip.
 //! - Handlers for the server's requests (sampling, elicitation, roots) declare the matching
-//!   client capabilities; notifications (log messages, list changes, resource updates) reach a
-//!   callback and a stream.
+//!   client capabilities; in 2026-07-28 they answer the server's input requests
+//!   (`input_required` results), and the call is sent again with the answers, transparently.
+//!   Notifications (log messages, list changes, resource updates) reach a callback and a
+//!   stream; in 2026-07-28 change notifications come on subscriptions ([`Client::listen`]).
 //! - [`Client::close`] ends the connection gracefully (and stops a child server the way the
 //!   specification asks).
 //!
@@ -30,8 +36,11 @@
 //! # Ok(()) }
 //! ```
 
+mod cache;
 mod client;
 mod handlers;
+mod listen;
+mod modern;
 
 /// The HTTP client transport's configuration and types (`mcp-transport-http`'s `client`
 /// module): [`http::HttpClientConfig`] for [`ClientBuilder::connect_http_with`],
@@ -41,3 +50,4 @@ pub use mcp_transport_http::client as http;
 
 pub use client::{CallOptions, Client, ClientBuilder, ClientError, ServerEvent};
 pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elicitation_defaults};
+pub use listen::{Subscription, SubscriptionEnd};

@@ -108,10 +108,12 @@ fn server(page_size: usize) -> Server {
         .unwrap()
 }
 
+/// Connects in a session (`initialize`): these tests are about the revisions up to
+/// 2025-11-25 (2026-07-28 is in `modern_memory.rs` and `modern_http.rs`).
 async fn connect(server: &Server, builder: ClientBuilder) -> mcp_client::Client {
     let (a, b) = memory(256);
     server.connect(a);
-    builder.connect(b).await.unwrap()
+    builder.legacy_only().connect(b).await.unwrap()
 }
 
 #[tokio::test]
@@ -277,4 +279,49 @@ async fn a_server_speaking_an_unknown_revision_is_refused() {
         Err(ClientError::UnsupportedVersion(v)) => assert_eq!(v, "1999-01-01"),
         other => panic!("{other:?}"),
     }
+}
+
+/// The same server, which also speaks 2026-07-28, reached without pinning an era: the same
+/// calls work statelessly (the server's requests become input requests the client answers and
+/// retries; subscriptions become a `subscriptions/listen` stream).
+#[tokio::test]
+async fn the_same_calls_in_2026_07_28() {
+    let server = server(3);
+    let (a, b) = memory(256);
+    server.connect(a);
+    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let builder = ClientBuilder::new("cli", "1")
+        .on_sampling(|_params: CreateMessageRequestParams| async move {
+            Ok(CreateMessageResult::new(Role::Assistant, SamplingContent::Text(TextContent::new("4")), "m"))
+        })
+        .on_elicitation(|_params: ElicitRequestParams| async move {
+            let mut r = ElicitResult::new(ElicitAction::Accept);
+            r.content = Some(BTreeMap::from([("name".to_owned(), ElicitResultContentValue::String("Ann".into()))]));
+            Ok(r)
+        })
+        .apply_elicitation_defaults()
+        .on_roots(|| async { Ok(vec![Root::new("file:///work")]) })
+        .on_event(move |e| drop(events_tx.send(e)));
+    let client = builder.connect(b).await.unwrap();
+    assert!(client.protocol_version().is_stateless(), "{}", client.protocol_version());
+    assert_eq!(client.server_info().name, "srv");
+    assert_eq!(client.instructions(), Some("hello"));
+    client.ping().await.unwrap();
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 10);
+    let r = client.call_tool("echo", json!({"text": "hi"})).await.unwrap();
+    assert_eq!(r.content[0].as_text(), Some("hi"));
+    let r = client.call_tool("ask", json!({})).await.unwrap();
+    assert_eq!(
+        r.structured_content.unwrap(),
+        json!({"sampled": {"type": "text", "text": "4"}, "elicited": {"name": "Ann", "color": "blue"}, "roots": ["file:///work"]})
+    );
+    let got = client.get_prompt("greet", BTreeMap::from([("name".into(), "Ann".into())])).await.unwrap();
+    assert_eq!(got.messages[0].content.as_text(), Some("Hi Ann"));
+    let read = client.read_resource("mem://items/7").await.unwrap();
+    assert!(matches!(&read.contents[0], AnyResourceContents::TextResourceContents(t) if t.text == "7"));
+    client.subscribe("mem://readme").await.unwrap();
+    server.notify_resource_updated("mem://readme").await;
+    assert_eq!(events.recv().await.unwrap(), ServerEvent::ResourceUpdated { uri: "mem://readme".into() });
+    assert!(matches!(client.reinitialize().await, Err(ClientError::NotInRevision { .. })));
+    client.close().await.unwrap();
 }

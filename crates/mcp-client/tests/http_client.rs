@@ -64,7 +64,13 @@ async fn the_session_headers_go_with_every_request() {
     assert_eq!(init.header("mcp-protocol-version"), None);
     assert_eq!(init.header("accept"), Some("application/json, text/event-stream"));
     assert_eq!(init.header("content-type"), Some("application/json"));
-    for seen in log.iter().filter(|s| s.rpc_method() != Some("initialize")) {
+    // The 2026-07-28 probe went first, stateless; the fixture's 400 sent the client to `initialize`.
+    let probe = posts(&log, "server/discover")[0];
+    assert_eq!(probe.header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(probe.header("mcp-method"), Some("server/discover"));
+    assert_eq!(probe.header("mcp-session-id"), None);
+    let session = |s: &&Seen| !matches!(s.rpc_method(), Some("initialize" | "server/discover"));
+    for seen in log.iter().filter(session) {
         assert_eq!(seen.header("mcp-session-id"), Some("session-1"), "{} {:?}", seen.method, seen.body);
         assert_eq!(seen.header("mcp-protocol-version"), Some("2025-06-18"), "{} {:?}", seen.method, seen.body);
     }

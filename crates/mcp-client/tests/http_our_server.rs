@@ -88,9 +88,11 @@ async fn serve_with(config: HttpServerConfig, closed: Arc<Notify>) -> String {
 }
 
 fn builder() -> ClientBuilder {
-    ClientBuilder::new("our-client", "1.0").on_sampling(|_params: CreateMessageRequestParams| async move {
-        Ok::<_, ErrorObject>(CreateMessageResult::new(Role::Assistant, TextContent::new("42"), "test-model"))
-    })
+    ClientBuilder::new("our-client", "1.0").legacy_only().on_sampling(
+        |_params: CreateMessageRequestParams| async move {
+            Ok::<_, ErrorObject>(CreateMessageResult::new(Role::Assistant, TextContent::new("42"), "test-model"))
+        },
+    )
 }
 
 fn text(result: &CallToolResult) -> String {

@@ -127,8 +127,8 @@ impl HttpClientConfig {
 
     /// Sends this header with every HTTP request (replacing an earlier value of it). The
     /// transport's own headers (`Accept`, `Content-Type`, `Mcp-Session-Id`,
-    /// `MCP-Protocol-Version`, `Last-Event-ID`, and `Authorization` from an
-    /// [`AuthProvider`]) take precedence.
+    /// `MCP-Protocol-Version`, `Last-Event-ID`, the 2026-07-28 `Mcp-Method`, `Mcp-Name` and
+    /// `Mcp-Param-*`, and `Authorization` from an [`AuthProvider`]) take precedence.
     pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
         self.headers.insert(name, value);
         self

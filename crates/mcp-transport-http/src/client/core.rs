@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
-use http::{HeaderValue, Method, StatusCode};
+use http::{HeaderName, HeaderValue, Method, StatusCode};
 use mcp_jsonrpc::message::{self, Message, Parsed};
 use mcp_jsonrpc::transport::{Inbound, ReadError};
 use mcp_types::{CancelledNotificationParams, ErrorObject, RequestId};
@@ -22,6 +22,7 @@ use url::Url;
 use super::auth::Unauthorized;
 use super::config::HttpClientConfig;
 use super::error::{HttpClientError, HttpErrorKind, error_frame, error_object};
+use super::param_headers::{ToolHeaders, encode_header_value};
 use super::sse::{SseEvent, SseParser};
 use crate::headers::{APPLICATION_JSON, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, TEXT_EVENT_STREAM};
 
@@ -29,6 +30,16 @@ use crate::headers::{APPLICATION_JSON, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 /// How much of an error body goes into an error message.
 const ERROR_BODY_LIMIT: usize = 2048;
+/// How much of an error body is read to find a JSON-RPC error in it.
+const ERROR_JSON_LIMIT: usize = 64 * 1024;
+/// Tools whose `x-mcp-header` declarations are remembered (beyond: the list starts afresh).
+const MAX_TOOLS: usize = 16_384;
+/// The request metadata headers of 2026-07-28.
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+/// JSON-RPC error codes that only a 2026-07-28 server sends: header mismatch, missing client
+/// capability, unsupported protocol version.
+const MODERN_ERROR_CODES: [i64; 3] = [-32020, -32021, -32022];
 
 /// The read half's end of the queue of incoming frames.
 pub(crate) type InboundQueue = mpsc::Receiver<Result<Inbound, ReadError>>;
@@ -64,6 +75,9 @@ struct State {
     get_stream: Option<(u64, CancellationToken)>,
     /// Numbers GET streams.
     get_streams_started: u64,
+    /// The revision of the last 2026-07-28 (or later) request: the connection is stateless.
+    /// Cleared by `initialize`.
+    modern: Option<HeaderValue>,
 }
 
 /// The session headers as they were when a request was built.
@@ -73,6 +87,10 @@ pub(crate) struct Snapshot {
     protocol_version: Option<HeaderValue>,
     generation: u64,
     legacy: bool,
+    /// A stateless (2026-07-28) request: no session, no resumption, its metadata headers.
+    modern: bool,
+    /// `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` of a stateless request.
+    extra: Vec<(HeaderName, HeaderValue)>,
 }
 
 /// The requests one POST waits to see answered.
@@ -82,6 +100,64 @@ struct Awaited {
     done: CancellationToken,
 }
 
+/// What a stateless (2026-07-28) request says about itself, for its HTTP headers.
+#[derive(Debug)]
+pub(crate) struct ModernRequest {
+    /// The revision in its `_meta`.
+    version: String,
+    method: String,
+    /// `params.name` or `params.uri`, for `tools/call`, `prompts/get`, `resources/read`.
+    name: Option<String>,
+    /// The arguments of `tools/call`.
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// Just enough of a request's params for its headers.
+#[derive(Deserialize)]
+struct ParamsProbe {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    uri: Option<String>,
+    #[serde(default)]
+    arguments: Option<serde_json::Value>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<MetaProbe>,
+}
+
+#[derive(Deserialize)]
+struct MetaProbe {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
+    protocol_version: Option<String>,
+}
+
+/// Whether a revision string names a stateless revision (2026-07-28 or later; dates order as
+/// strings).
+fn is_modern_version(v: &str) -> bool {
+    v.len() == 10 && v >= "2026-07-28"
+}
+
+impl ModernRequest {
+    fn of(r: &message::Request) -> Option<ModernRequest> {
+        let params = r.params.as_deref()?;
+        if !params.get().contains("io.modelcontextprotocol/protocolVersion") {
+            return None;
+        }
+        let probe: ParamsProbe = serde_json::from_str(params.get()).ok()?;
+        let version = probe.meta?.protocol_version.filter(|v| is_modern_version(v))?;
+        let name = match r.method.as_str() {
+            "tools/call" | "prompts/get" => probe.name,
+            "resources/read" => probe.uri,
+            _ => None,
+        };
+        let arguments = match probe.arguments {
+            Some(serde_json::Value::Object(m)) if r.method == "tools/call" => Some(m),
+            _ => None,
+        };
+        Some(ModernRequest { version, method: r.method.clone(), name, arguments })
+    }
+}
+
 /// What an outgoing frame holds.
 #[derive(Debug, Default)]
 pub(crate) struct Outgoing {
@@ -89,15 +165,23 @@ pub(crate) struct Outgoing {
     initialize: Option<RequestId>,
     initialized: bool,
     cancelled: Vec<RequestId>,
+    /// The frame is one stateless request.
+    modern: Option<ModernRequest>,
+    /// The frame is a stateless `tools/list`: its answer tells the tools' `x-mcp-header`s.
+    tools_list: bool,
 }
 
 impl Outgoing {
     pub(crate) fn classify(frame: &[u8]) -> Outgoing {
         let mut out = Outgoing::default();
+        let single = matches!(frame.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{'));
         let mut visit = |m: Message| match m {
             Message::Request(r) => {
                 if r.method == "initialize" {
                     out.initialize = Some(r.id.clone());
+                } else if single {
+                    out.modern = ModernRequest::of(&r);
+                    out.tools_list = out.modern.is_some() && r.method == "tools/list";
                 }
                 out.requests.push(r.id);
             }
@@ -167,20 +251,46 @@ fn is_event_stream(response: &reqwest::Response) -> bool {
 }
 
 /// The start of a body, as text, for error messages (never waits long).
-async fn body_text(mut response: reqwest::Response, wait: Duration) -> String {
+async fn body_text(response: reqwest::Response, wait: Duration) -> String {
+    body_text_limited(response, wait, ERROR_BODY_LIMIT).await
+}
+
+/// At most `limit` bytes of a body, as text (never waits long).
+async fn body_text_limited(mut response: reqwest::Response, wait: Duration, limit: usize) -> String {
     let read = async {
         let mut buf = Vec::new();
         while let Ok(Some(chunk)) = response.chunk().await {
             buf.extend_from_slice(&chunk);
-            if buf.len() >= ERROR_BODY_LIMIT {
+            if buf.len() >= limit {
                 break;
             }
         }
         buf
     };
     let buf = tokio::time::timeout(wait, read).await.unwrap_or_default();
-    let text = String::from_utf8_lossy(&buf[..buf.len().min(ERROR_BODY_LIMIT)]);
+    let text = String::from_utf8_lossy(&buf[..buf.len().min(limit)]);
     text.trim().to_owned()
+}
+
+/// The first `limit` bytes of `text` (at a character boundary).
+fn truncate(text: &str, limit: usize) -> &str {
+    if text.len() <= limit {
+        return text;
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The error of a body that is a JSON-RPC error response.
+fn jsonrpc_error(body: &str) -> Option<ErrorObject> {
+    #[derive(Deserialize)]
+    struct ErrorResponse {
+        error: ErrorObject,
+    }
+    serde_json::from_str::<ErrorResponse>(body).ok().map(|r| r.error)
 }
 
 /// The frames of a body: the elements of a batch, or the message itself.
@@ -226,6 +336,11 @@ pub(crate) struct Core {
     awaited: Mutex<HashMap<RequestId, Arc<Awaited>>>,
     /// The last `retry` the server sent on any stream.
     server_retry: Mutex<Option<Duration>>,
+    /// Stateless `tools/list` requests whose answers are awaited.
+    tool_lists: Mutex<HashSet<RequestId>>,
+    /// The `x-mcp-header` declarations of the tools listed so far (an error for a tool whose
+    /// declarations are invalid).
+    tool_headers: Mutex<HashMap<String, Result<ToolHeaders, super::param_headers::InvalidToolHeaders>>>,
 }
 
 impl std::fmt::Debug for Core {
@@ -249,6 +364,7 @@ impl Core {
                 expired: false,
                 get_stream: None,
                 get_streams_started: 0,
+                modern: None,
             }),
             inbound: tx,
             permits: Arc::new(Semaphore::new(config.max_in_flight)),
@@ -256,6 +372,8 @@ impl Core {
             ended: CancellationToken::new(),
             awaited: Mutex::new(HashMap::new()),
             server_retry: Mutex::new(None),
+            tool_lists: Mutex::new(HashSet::new()),
+            tool_headers: Mutex::new(HashMap::new()),
             config,
         };
         Ok((Arc::new(core), rx))
@@ -268,7 +386,21 @@ impl Core {
     }
 
     pub(crate) fn protocol_version(&self) -> Option<String> {
-        lock(&self.state).protocol_version.as_ref().and_then(|v| v.to_str().ok()).map(str::to_owned)
+        let st = lock(&self.state);
+        st.modern.as_ref().or(st.protocol_version.as_ref()).and_then(|v| v.to_str().ok()).map(str::to_owned)
+    }
+
+    pub(crate) fn is_modern(&self) -> bool {
+        lock(&self.state).modern.is_some()
+    }
+
+    /// The `x-mcp-header` declarations the transport knows for `tool` (from stateless
+    /// `tools/list` answers): `None` for an unknown tool.
+    pub(crate) fn tool_headers(
+        &self,
+        tool: &str,
+    ) -> Option<Result<ToolHeaders, super::param_headers::InvalidToolHeaders>> {
+        lock(&self.tool_headers).get(tool).cloned()
     }
 
     pub(crate) fn is_legacy(&self) -> bool {
@@ -287,10 +419,38 @@ impl Core {
         let st = lock(&self.state);
         Snapshot {
             session_id: st.session_id.clone(),
-            protocol_version: st.protocol_version.clone(),
+            protocol_version: st.modern.clone().or_else(|| st.protocol_version.clone()),
             generation: st.generation,
             legacy: matches!(st.mode, Mode::Legacy { .. }),
+            modern: false,
+            extra: Vec::new(),
         }
+    }
+
+    /// The headers of a stateless request: its revision, `Mcp-Method`, `Mcp-Name`, and the
+    /// `Mcp-Param-*` of the tool's arguments; no session id.
+    fn modern_snapshot(&self, request: &ModernRequest) -> Snapshot {
+        let version = HeaderValue::from_str(&request.version).ok();
+        let generation = {
+            let mut st = lock(&self.state);
+            if version.is_some() {
+                st.modern = version.clone();
+            }
+            st.generation
+        };
+        let mut extra = Vec::new();
+        if let Ok(method) = HeaderValue::from_str(&request.method) {
+            extra.push((MCP_METHOD, method));
+        }
+        if let Some(name) = &request.name {
+            extra.push((MCP_NAME, encode_header_value(name)));
+            if request.method == "tools/call"
+                && let Some(Ok(tool)) = self.tool_headers(name)
+            {
+                extra.extend(tool.headers(request.arguments.as_ref()));
+            }
+        }
+        Snapshot { session_id: None, protocol_version: version, generation, legacy: false, modern: true, extra }
     }
 
     /// Where messages are POSTed.
@@ -307,6 +467,7 @@ impl Core {
         st.generation += 1;
         st.session_id = None;
         st.protocol_version = None;
+        st.modern = None;
         st.expired = false;
         st.init_id = Some(id);
         if let Some((_, get)) = st.get_stream.take() {
@@ -367,6 +528,11 @@ impl Core {
             return None;
         }
         let id = probe.id?;
+        if lock(&self.tool_lists).remove(&id)
+            && let Some(result) = probe.result
+        {
+            self.learn_tool_headers(result);
+        }
         let mut st = lock(&self.state);
         if st.init_id.as_ref() == Some(&id) {
             st.init_id = None;
@@ -377,6 +543,33 @@ impl Core {
             }
         }
         Some(id)
+    }
+
+    /// Remembers the `x-mcp-header` declarations of the tools of a `tools/list` answer.
+    fn learn_tool_headers(&self, result: &RawValue) {
+        #[derive(Deserialize)]
+        struct Listed {
+            #[serde(default)]
+            tools: Vec<ListedTool>,
+        }
+        #[derive(Deserialize)]
+        struct ListedTool {
+            name: String,
+            #[serde(rename = "inputSchema", default)]
+            input_schema: serde_json::Map<String, serde_json::Value>,
+        }
+        let Ok(listed) = serde_json::from_str::<Listed>(result.get()) else { return };
+        let mut known = lock(&self.tool_headers);
+        if known.len() + listed.tools.len() > MAX_TOOLS {
+            known.clear();
+        }
+        for tool in listed.tools {
+            let headers = ToolHeaders::from_schema(&tool.input_schema);
+            if let Err(e) = &headers {
+                debug!(tool = %tool.name, "{e}");
+            }
+            known.insert(tool.name, headers);
+        }
     }
 
     fn register(&self, ids: &[RequestId]) -> Arc<Awaited> {
@@ -391,6 +584,7 @@ impl Core {
 
     /// Request `id` was answered or cancelled: whoever waits for it stops.
     fn settle(&self, id: &RequestId) {
+        lock(&self.tool_lists).remove(id);
         let Some(awaited) = lock(&self.awaited).remove(id) else { return };
         let mut pending = lock(&awaited.pending);
         pending.remove(id);
@@ -402,6 +596,12 @@ impl Core {
     /// Answers every request still pending in `awaited` with `error`.
     async fn fail(&self, awaited: &Awaited, error: ErrorObject) {
         let ids: Vec<RequestId> = lock(&awaited.pending).drain().collect();
+        {
+            let mut lists = lock(&self.tool_lists);
+            for id in &ids {
+                lists.remove(id);
+            }
+        }
         {
             let mut map = lock(&self.awaited);
             for id in &ids {
@@ -430,6 +630,9 @@ impl Core {
         }
         if let Some(v) = &snap.protocol_version {
             rb = rb.header(MCP_PROTOCOL_VERSION, v.clone());
+        }
+        for (name, value) in &snap.extra {
+            rb = rb.header(name.clone(), value.clone());
         }
         rb
     }
@@ -492,11 +695,22 @@ impl Core {
         }
     }
 
-    /// The error for a failed status.
+    /// The error for a failed status: a JSON-RPC error in the body of a 4xx answer to a
+    /// stateless request (or one only a 2026-07-28 server sends, to any request) as it came,
+    /// else one made up from the status and the body text.
     async fn status_error(&self, response: reqwest::Response, snap: &Snapshot, what: &str) -> ErrorObject {
         let status = response.status();
         let challenge = response.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_owned);
-        let body = body_text(response, self.config.http_timeout).await;
+        let body = body_text_limited(response, self.config.http_timeout, ERROR_JSON_LIMIT).await;
+        if status.is_client_error()
+            && !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
+            && let Some(error) = jsonrpc_error(&body)
+            && (snap.modern || MODERN_ERROR_CODES.contains(&error.code))
+        {
+            debug!(%status, code = error.code, "the server answered {what} with a JSON-RPC error");
+            return error;
+        }
+        let body = truncate(&body, ERROR_BODY_LIMIT);
         let body = if body.is_empty() { String::new() } else { format!(": {body}") };
         if status == StatusCode::NOT_FOUND && snap.session_id.is_some() && !snap.legacy {
             self.expire(snap.generation);
@@ -529,7 +743,7 @@ impl Core {
         let out = Outgoing::classify(&frame);
         match &out.initialize {
             Some(id) => self.begin_initialize(id.clone()),
-            None if self.is_expired() => {
+            None if out.modern.is_none() && self.is_expired() => {
                 // Nothing reaches a session the server ended; requests fail at once.
                 let error = error_object(
                     HttpErrorKind::SessionExpired,
@@ -548,17 +762,32 @@ impl Core {
         }
         let mode = lock(&self.state).mode.clone();
         if out.requests.is_empty() {
-            self.post_message(frame, &out).await;
+            if !out.cancelled.is_empty() && self.is_modern() {
+                // 2026-07-28: closing the request's stream (below) is the cancellation; no
+                // `notifications/cancelled` goes over HTTP.
+                debug!(requests = ?out.cancelled, "cancelled: closing the streams of the requests");
+            } else {
+                self.post_message(frame, &out).await;
+            }
+        } else if let Some(modern) = &out.modern {
+            // A stateless request: its own POST and stream, with its metadata headers, whatever
+            // the connection's mode (a legacy fallback is still possible until `initialize`).
+            let awaited = self.register(&out.requests);
+            if out.tools_list {
+                lock(&self.tool_lists).extend(out.requests.iter().cloned());
+            }
+            let snap = self.modern_snapshot(modern);
+            tokio::spawn(self.clone().run_request(frame, awaited, false, Some(snap)));
         } else {
             let awaited = self.register(&out.requests);
             match mode {
                 Mode::Detect if out.initialize.is_some() => self.initialize_detecting(frame, awaited).await,
                 Mode::Detect => {
                     self.set_mode(Mode::Streamable);
-                    tokio::spawn(self.clone().run_request(frame, awaited, out.initialize.is_some()));
+                    tokio::spawn(self.clone().run_request(frame, awaited, out.initialize.is_some(), None));
                 }
                 _ => {
-                    tokio::spawn(self.clone().run_request(frame, awaited, out.initialize.is_some()));
+                    tokio::spawn(self.clone().run_request(frame, awaited, out.initialize.is_some(), None));
                 }
             }
         }
@@ -625,14 +854,21 @@ impl Core {
             });
             return;
         }
+        let refusal = body_text_limited(response, self.config.http_timeout, ERROR_JSON_LIMIT).await;
+        if let Some(error) = jsonrpc_error(&refusal).filter(|e| MODERN_ERROR_CODES.contains(&e.code)) {
+            // A 2026-07-28 server refusing `initialize`: not a legacy HTTP+SSE server.
+            debug!(%status, code = error.code, "initialize refused by a 2026-07-28 server");
+            self.set_mode(Mode::Streamable);
+            return self.fail(&awaited, error).await;
+        }
         debug!(%status, "POST of initialize refused; trying the legacy HTTP+SSE transport");
-        let refusal = body_text(response, self.config.http_timeout).await;
+        let refusal = truncate(&refusal, ERROR_BODY_LIMIT);
         let refusal = if refusal.is_empty() { String::new() } else { format!(" ({refusal})") };
         match self.open_legacy().await {
             Ok(endpoint) => {
                 debug!(%endpoint, "legacy HTTP+SSE transport");
                 self.set_mode(Mode::Legacy { endpoint });
-                tokio::spawn(self.clone().run_request(frame, awaited, true));
+                tokio::spawn(self.clone().run_request(frame, awaited, true, None));
             }
             Err(e) => {
                 let msg = format!(
@@ -644,8 +880,15 @@ impl Core {
         }
     }
 
-    /// POSTs a frame with requests and reads their answers.
-    async fn run_request(self: Arc<Self>, frame: Bytes, awaited: Arc<Awaited>, initialize: bool) {
+    /// POSTs a frame with requests and reads their answers (`modern`: the headers of a
+    /// stateless request).
+    async fn run_request(
+        self: Arc<Self>,
+        frame: Bytes,
+        awaited: Arc<Awaited>,
+        initialize: bool,
+        modern: Option<Snapshot>,
+    ) {
         let _permit = tokio::select! {
             p = self.permits.clone().acquire_owned() => match p {
                 Ok(p) => p,
@@ -653,8 +896,10 @@ impl Core {
             },
             _ = awaited.done.cancelled() => return,
         };
-        let snap = self.snapshot();
-        let url = self.target();
+        let (snap, url) = match modern {
+            Some(snap) => (snap, self.config.url.clone()),
+            None => (self.snapshot(), self.target()),
+        };
         let response = tokio::select! {
             r = self.post(&url, &snap, &frame) => r,
             _ = awaited.done.cancelled() => return,
@@ -688,6 +933,10 @@ impl Core {
             self.set_session_id(id.clone(), snap.generation);
         }
         if status == StatusCode::ACCEPTED {
+            if snap.modern {
+                let msg = "the server answered the request with 202 Accepted and no response".to_owned();
+                return self.fail(awaited, error_object(HttpErrorKind::BadResponse, Some(status), msg)).await;
+            }
             debug!("a request was answered 202; its response may come on the GET stream");
             return;
         }
@@ -734,7 +983,7 @@ impl Core {
                     self.fail(awaited, error).await;
                 }
             }
-            Some(TEXT_EVENT_STREAM) => self.read_request_stream(response, awaited).await,
+            Some(TEXT_EVENT_STREAM) => self.read_request_stream(response, awaited, snap.modern).await,
             other => {
                 let msg = format!(
                     "unexpected content type {:?} (expected {APPLICATION_JSON} or {TEXT_EVENT_STREAM})",
@@ -772,8 +1021,9 @@ impl Core {
     }
 
     /// Reads a request's SSE stream until its answers came; resumes it with GET and
-    /// `Last-Event-ID` when it ends before (SEP-1699).
-    async fn read_request_stream(&self, response: reqwest::Response, awaited: &Awaited) {
+    /// `Last-Event-ID` when it ends before (SEP-1699), unless the request is stateless (2026-07-28
+    /// streams cannot be resumed).
+    async fn read_request_stream(&self, response: reqwest::Response, awaited: &Awaited, stateless: bool) {
         let limit = self.config.max_message_size;
         let mut body = SseBody::new(response, limit);
         let mut cursor = Cursor::default();
@@ -798,6 +1048,10 @@ impl Core {
             };
             if cursor.events > seen {
                 failures = 0;
+            }
+            if stateless {
+                let msg = format!("the SSE stream of the request {ended} before the answer");
+                return self.fail(awaited, error_object(HttpErrorKind::StreamEnded, None, msg)).await;
             }
             let Some(last_event_id) = cursor.last_event_id.clone() else {
                 let msg =
@@ -951,7 +1205,14 @@ impl Core {
 
     /// Opens the legacy SSE stream at the configured URL and waits for its `endpoint` event.
     pub(crate) async fn open_legacy(self: &Arc<Self>) -> Result<Url, HttpClientError> {
-        let snap = Snapshot { session_id: None, protocol_version: None, generation: 0, legacy: true };
+        let snap = Snapshot {
+            session_id: None,
+            protocol_version: None,
+            generation: 0,
+            legacy: true,
+            modern: false,
+            extra: Vec::new(),
+        };
         let timeout = self.config.http_timeout;
         let send = self.send(|| self.request(Method::GET, &self.config.url, &snap).header(ACCEPT, TEXT_EVENT_STREAM));
         let response = tokio::time::timeout(timeout, send)

@@ -11,6 +11,8 @@
 //! - [`LegacySseTransport`]: the 2024-11-05 transport, explicitly.
 //! - [`HttpErrorKind`], [`is_session_expired`]: the error responses the transport makes up
 //!   when HTTP fails a request.
+//! - [`ToolHeaders`], [`encode_header_value`]: the `x-mcp-header` declarations of a tool and
+//!   the encoding of 2026-07-28 header values.
 //!
 //! What the Streamable HTTP transport does:
 //! - Every message is a POST (`Accept: application/json, text/event-stream`), each request
@@ -37,6 +39,16 @@
 //!   retries the call). A 401 asks the [`AuthProvider`], then fails with an error that says
 //!   authorization is required.
 //! - Closing: the streams stop and a DELETE ends the session (a 405 is fine).
+//! - Revision 2026-07-28 (stateless): a request whose `_meta` carries
+//!   `io.modelcontextprotocol/protocolVersion` of 2026-07-28 or later goes without a session id,
+//!   with `MCP-Protocol-Version` (that revision), `Mcp-Method`, `Mcp-Name` (for `tools/call`,
+//!   `prompts/get`, `resources/read`) and the `Mcp-Param-{Name}` headers of the tool's
+//!   `x-mcp-header` arguments ([`ToolHeaders`]; the declarations come from the `tools/list`
+//!   answers the transport carries). Its stream is not resumed; cancelling it closes the stream
+//!   instead of POSTing `notifications/cancelled`; a JSON-RPC error in the body of a 4xx answer
+//!   is delivered as the server sent it. Such a request does not decide the transport: the
+//!   fallback to legacy HTTP+SSE still happens at a later `initialize`, whose refusal with a
+//!   2026-07-28 error (-32020, -32021, -32022) is delivered instead.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -63,6 +75,7 @@ mod auth;
 mod config;
 mod core;
 mod error;
+mod param_headers;
 mod sse;
 mod transport;
 
@@ -70,6 +83,7 @@ pub use auth::{AuthProvider, Unauthorized};
 pub use config::{HttpClientConfig, ReconnectPolicy};
 pub use error::{HTTP_TRANSPORT_ERROR, HttpClientError, HttpErrorKind, http_status, is_session_expired};
 pub use http::{HeaderMap, HeaderName, HeaderValue};
+pub use param_headers::{InvalidToolHeaders, ToolHeaders, encode_header_value};
 pub use reqwest;
 pub use transport::{HttpClientHandle, HttpClientRead, HttpClientWrite, LegacySseTransport, StreamableHttpTransport};
 pub use url::Url;

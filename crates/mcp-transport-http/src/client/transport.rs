@@ -142,10 +142,16 @@ impl HttpClientHandle {
         self.0.session_id()
     }
 
-    /// The protocol revision the server answered `initialize` with (sent as
-    /// `MCP-Protocol-Version`).
+    /// The protocol revision sent as `MCP-Protocol-Version`: the one the server answered
+    /// `initialize` with, or that of the last stateless (2026-07-28) request.
     pub fn protocol_version(&self) -> Option<String> {
         self.0.protocol_version()
+    }
+
+    /// Whether the connection speaks the stateless revision (2026-07-28): its requests carry
+    /// their revision in `_meta`, and go without a session.
+    pub fn is_stateless(&self) -> bool {
+        self.0.is_modern()
     }
 
     /// Whether the connection speaks legacy HTTP+SSE (explicitly, or after the fallback).
