@@ -287,7 +287,8 @@ impl Mrtr {
             if payload["aud"] != json!(audience) {
                 return Err(invalid_state("issued by another server"));
             }
-            if payload["exp"].as_u64().is_none_or(|exp| exp < now_secs()) {
+            // Valid strictly before its expiry second: a zero TTL makes state that never opens.
+            if payload["exp"].as_u64().is_none_or(|exp| exp <= now_secs()) {
                 return Err(invalid_state("it expired"));
             }
             if payload["req"] != json!(digest) {

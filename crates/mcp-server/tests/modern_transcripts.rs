@@ -422,3 +422,19 @@ async fn replacing_a_tool_keeps_the_list_order() {
     assert_eq!(before, after);
     assert_eq!(server.tool("greet").unwrap().description.as_deref(), Some("replaced"));
 }
+
+#[tokio::test]
+async fn expired_state_is_refused() {
+    let server = builder().request_state_ttl(Duration::ZERO).build().unwrap();
+    let mut c = connect(&server);
+    let first = c.modern("tools/call", json!({"name": "greet"}), "InputRequiredResult").await;
+    let params = json!({
+        "name": "greet",
+        "requestState": first["requestState"],
+        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Al"}}},
+        "_meta": meta(full_caps()),
+    });
+    let e = c.modern_error("tools/call", params).await;
+    assert_eq!(e["code"], -32602);
+    assert!(e["message"].as_str().unwrap().contains("expired"), "{e}");
+}
