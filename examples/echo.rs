@@ -3,12 +3,18 @@
 //!
 //! ```sh
 //! cargo run --release --example echo -- --stdio [--max-line BYTES] [--max-concurrent N]
+//! cargo run --release --example echo -- --http ADDR              # sessions, SSE responses
+//! cargo run --release --example echo -- --http ADDR --stateless  # no sessions, JSON responses
 //! ```
+//!
+//! Over HTTP the endpoint is `http://ADDR/mcp`; it also answers 2026-07-28 requests (which have
+//! no sessions) in both modes. It prints `listening on http://ADDR/mcp` to stderr once bound.
 //!
 //! Besides `echo` it has `sleep` ({"ms": integer}), which answers after that long, for tests of
 //! concurrency limits.
 
 use mcp_sdk::jsonrpc::PeerConfig;
+use mcp_sdk::transport::http::server::{HttpServerConfig, serve_listener};
 use mcp_sdk::transport::stdio::StdioTransport;
 
 fn flag(args: &[String], name: &str) -> Option<usize> {
@@ -18,14 +24,29 @@ fn flag(args: &[String], name: &str) -> Option<usize> {
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if !args.iter().any(|a| a == "--stdio") {
-        anyhow::bail!("usage: echo --stdio [--max-line BYTES] [--max-concurrent N]");
+    let http = args.iter().position(|a| a == "--http").and_then(|i| args.get(i + 1)).cloned();
+    if !args.iter().any(|a| a == "--stdio") && http.is_none() {
+        anyhow::bail!("usage: echo --stdio [--max-line BYTES] [--max-concurrent N] | echo --http ADDR [--stateless]");
     }
     let mut config = PeerConfig::default();
     if let Some(n) = flag(&args, "--max-concurrent") {
         config.max_concurrent_requests = n;
     }
     let server = mcp_examples::echo::server(config)?;
+    if let Some(addr) = http {
+        let config = if args.iter().any(|a| a == "--stateless") {
+            HttpServerConfig::default().stateless(true).json_response(true)
+        } else {
+            HttpServerConfig::default()
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+        return runtime.block_on(async {
+            let listener = tokio::net::TcpListener::bind(&addr).await?;
+            eprintln!("listening on http://{}/mcp", listener.local_addr()?);
+            serve_listener(std::sync::Arc::new(server), config, listener).await?;
+            Ok(())
+        });
+    }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let transport = match flag(&args, "--max-line") {
