@@ -227,6 +227,17 @@ impl Harness {
         }
         r
     }
+    /// GET with `Last-Event-ID`: resumes a stream of `session`.
+    async fn resume(&self, session: &str, last_event_id: &str) -> reqwest::Response {
+        self.http
+            .get(self.url())
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", session)
+            .header("last-event-id", last_event_id)
+            .send()
+            .await
+            .unwrap()
+    }
     /// Initializes a session with sampling; returns its id.
     async fn initialize(&self) -> String {
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -377,15 +388,7 @@ async fn a_closed_stream_resumes_with_last_event_id() {
     // The request goes on: release it, then resume.
     let mut release = h.call(&session, 2, "release").await;
     release.message().await;
-    let resumed = h
-        .http
-        .get(h.url())
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .header("last-event-id", &last)
-        .send()
-        .await
-        .unwrap();
+    let resumed = h.resume(&session, &last).await;
     assert_eq!(resumed.status(), 200);
     let mut resumed = Sse::new(resumed);
     let answer = resumed.message().await;
@@ -393,15 +396,7 @@ async fn a_closed_stream_resumes_with_last_event_id() {
     assert_eq!(text_of(&answer), "closed: true");
     assert!(resumed.next().await.is_none());
 
-    let bogus = h
-        .http
-        .get(h.url())
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .header("last-event-id", "99-99999")
-        .send()
-        .await
-        .unwrap();
+    let bogus = h.resume(&session, "99-99999").await;
     assert_eq!(bogus.status(), 400);
 }
 
@@ -414,15 +409,7 @@ async fn a_dropped_connection_does_not_cancel_and_the_stream_resumes() {
     drop(sse); // The client goes away mid-call.
     let mut release = h.call(&session, 2, "release").await;
     release.message().await;
-    let resumed = h
-        .http
-        .get(h.url())
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .header("last-event-id", &last)
-        .send()
-        .await
-        .unwrap();
+    let resumed = h.resume(&session, &last).await;
     let answer = Sse::new(resumed).message().await;
     assert_eq!(answer["id"], 1);
     assert_eq!(text_of(&answer), "released", "the request ran to its end");

@@ -182,6 +182,12 @@ impl App {
         Ok(session)
     }
 
+    /// The router of a session-less exchange (a stateless or 2026-07-28 POST): no id, no event
+    /// store.
+    fn ephemeral_router(&self) -> Arc<SessionRouter> {
+        SessionRouter::new("".into(), Mode::Streamable, None, self.config.stream_queue, self.config.retry)
+    }
+
     /// Ends the sessions idle for longer than the timeout.
     async fn reap(&self) {
         let timeout = self.config.session_idle_timeout;
@@ -270,22 +276,28 @@ struct Classified {
     batch: bool,
     /// The (single) message carries a 2026-07-28 request envelope in `_meta`.
     modern_meta: bool,
+    /// The body as parsed (the 2026-07-28 path reads its request from it).
+    parsed: Parsed,
 }
 
 fn classify(body: &[u8]) -> Result<Classified, Response> {
-    let mut out = Classified { requests: Vec::new(), initialize: false, batch: false, modern_meta: false };
+    let (mut requests, mut initialize, mut modern_meta) = (Vec::new(), false, false);
     let mut take = |m: &Message| {
         if let Message::Request(r) = m {
-            out.initialize |= r.method == "initialize";
-            out.modern_meta |= r.params.as_ref().is_some_and(|p| p.get().contains(PROTOCOL_VERSION_KEY));
-            out.requests.push(r.id.clone());
+            initialize |= r.method == "initialize";
+            modern_meta |= r.params.as_ref().is_some_and(|p| p.get().contains(PROTOCOL_VERSION_KEY));
+            requests.push(r.id.clone());
         }
     };
-    match message::parse(body) {
-        Parsed::Invalid { id, error } => return Err(error_response(StatusCode::BAD_REQUEST, id.as_ref(), &error)),
-        Parsed::Single(m) => take(&m),
+    let parsed = message::parse(body);
+    let batch = match &parsed {
+        Parsed::Invalid { id, error } => return Err(error_response(StatusCode::BAD_REQUEST, id.as_ref(), error)),
+        Parsed::Single(m) => {
+            take(m);
+            false
+        }
         Parsed::Batch(items) => {
-            for item in &items {
+            for item in items {
                 match item {
                     Ok(m) => take(m),
                     Err(invalid) => {
@@ -293,12 +305,13 @@ fn classify(body: &[u8]) -> Result<Classified, Response> {
                     }
                 }
             }
-            out.batch = true;
+            true
         }
-    }
-    if out.initialize && out.batch {
+    };
+    if initialize && batch {
         return Err(invalid_request(StatusCode::BAD_REQUEST, "initialize must not be part of a batch"));
     }
+    let out = Classified { requests, initialize, batch, modern_meta, parsed };
     Ok(out)
 }
 
@@ -338,7 +351,7 @@ async fn post_mcp(State(app): State<Arc<App>>, request: Request<Body>) -> Respon
         Err(r) => return r,
     };
     if header_version.is_some_and(ProtocolVersion::is_stateless) || what.modern_meta {
-        return post_modern(&app, parts, body, header_version).await;
+        return post_modern(&app, parts, body, what.parsed, header_version).await;
     }
     if app.config.stateless {
         return post_stateless(&app, parts, body, what, header_version).await;
@@ -386,7 +399,7 @@ async fn post_stateless(
     what: Classified,
     header_version: Option<ProtocolVersion>,
 ) -> Response {
-    let router = SessionRouter::new("".into(), Mode::Streamable, None, app.config.stream_queue, app.config.retry);
+    let router = app.ephemeral_router();
     let (transport, inbound) = router.transport(1);
     let version = header_version.unwrap_or(ProtocolVersion::V2025_03_26);
     let peer = if what.initialize {
@@ -492,9 +505,10 @@ async fn post_modern(
     app: &Arc<App>,
     parts: http::request::Parts,
     body: Bytes,
+    parsed: Parsed,
     header_version: Option<ProtocolVersion>,
 ) -> Response {
-    let (id, method, params) = match message::parse(&body) {
+    let (id, method, params) = match parsed {
         Parsed::Single(Message::Request(r)) => (Some(r.id), r.method, r.params),
         Parsed::Single(Message::Notification(_)) => {
             // Nothing to do: 2026-07-28 defines no notifications from the client over HTTP
@@ -596,7 +610,7 @@ async fn post_modern(
         return invalid_request(StatusCode::BAD_REQUEST, "a request needs an id");
     };
 
-    let router = SessionRouter::new("".into(), Mode::Streamable, None, app.config.stream_queue, app.config.retry);
+    let router = app.ephemeral_router();
     let (transport, inbound) = router.transport(2);
     let peer = app.factory.connect_stateless(transport, ProtocolVersion::V2026_07_28);
     let (_, output) = match router.open_stream(vec![id.clone()], Output::Raw, Some(inbound.clone())).await {
