@@ -254,7 +254,7 @@ pub(crate) fn install_npm_project(root: &Path, work: &Path, name: &str) -> Resul
 
 /// Creates the venv `target/interop/venv` with `interop/python/requirements.txt` installed,
 /// unless it already holds exactly those pins; returns its Python.
-fn install_python(root: &Path, work: &Path) -> Result<PathBuf> {
+pub(crate) fn install_python(root: &Path, work: &Path) -> Result<PathBuf> {
     let requirements = root.join("interop/python/requirements.txt");
     let pins = fs::read(&requirements).with_context(|| format!("reading {}", requirements.display()))?;
     let venv = work.join("venv");
@@ -299,7 +299,7 @@ fn install_python(root: &Path, work: &Path) -> Result<PathBuf> {
 /// Copies the client scripts next to the installed `node_modules` (ESM imports resolve from
 /// the importing file's directory, and neither NODE_PATH nor the working directory changes
 /// that). Done on every run: it is cheap, and the copies never go stale.
-fn copy_scripts(src: &Path, dest: &Path) -> Result<()> {
+pub(crate) fn copy_scripts(src: &Path, dest: &Path) -> Result<()> {
     for entry in fs::read_dir(src).with_context(|| format!("reading {}", src.display()))? {
         let entry = entry?;
         let name = entry.file_name();

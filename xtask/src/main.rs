@@ -2,7 +2,8 @@
 //!
 //! - `codegen`: regenerates `crates/mcp-types/src/generated/` from the vendored schemas.
 //! - `ci`: everything CI checks (formatting, clippy, tests, docs, interop, conformance).
-//! - `bench`: round-trip benchmarks of the stdio server against a no-library baseline.
+//! - `bench`: our servers against rmcp, the TypeScript and Python SDKs and no-library baselines
+//!   (stdio and HTTP: throughput, latency, CPU, memory, cold start, sessions).
 //! - `interop`: the official TypeScript and Python SDK clients against our example servers, and
 //!   our client against the official `server-everything` and a Python SDK server.
 //! - `conformance`: the official conformance suite against the `everything` example server
@@ -24,7 +25,7 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("codegen") => codegen::run(&root),
         Some("ci") => ci::run(&root, &args[1..]),
-        Some("bench") => bench::run(&root),
+        Some("bench") => bench::run(&root, &args[1..]),
         Some("interop") => interop::run(&root),
         Some("conformance") => conformance::run(&root),
         _ => bail!("usage: cargo xtask <codegen|ci|bench|interop|conformance>"),

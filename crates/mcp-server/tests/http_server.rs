@@ -501,13 +501,7 @@ async fn a_client_that_never_reads_does_not_stall_the_server() {
 
 #[tokio::test]
 async fn slow_bodies_time_out_and_sessions_are_capped_and_expire() {
-    let h = start(
-        HttpServerConfig::default()
-            .body_timeout(Duration::from_millis(200))
-            .max_sessions(50)
-            .session_idle_timeout(Duration::from_millis(300)),
-    )
-    .await;
+    let h = start(HttpServerConfig::default().body_timeout(Duration::from_millis(200))).await;
     // A body that never comes.
     let mut tcp = TcpStream::connect(h.base.trim_start_matches("http://")).await.unwrap();
     tcp.write_all(
@@ -523,19 +517,24 @@ async fn slow_bodies_time_out_and_sessions_are_capped_and_expire() {
         String::from_utf8_lossy(&answer[..n])
     );
 
-    let mut sessions = Vec::new();
+    // The cap, with sessions that do not expire while it is being reached (however slow the
+    // machine).
+    let capped = start(HttpServerConfig::default().max_sessions(50)).await;
     for _ in 0..50 {
-        sessions.push(h.initialize().await);
+        capped.initialize().await;
     }
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
-    assert_eq!(h.post(None, init.clone()).send().await.unwrap().status(), 503, "at the cap");
+    assert_eq!(capped.post(None, init.clone()).send().await.unwrap().status(), 503, "at the cap");
 
     // Idle sessions expire (initialize attempts touch no session): room again, and the
-    // expired ones answer 404.
+    // expired one answers 404.
+    let expiring =
+        start(HttpServerConfig::default().max_sessions(1).session_idle_timeout(Duration::from_millis(300))).await;
+    let first = expiring.initialize().await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
-        let status = h.post(None, init.clone()).send().await.unwrap().status();
+        let status = expiring.post(None, init.clone()).send().await.unwrap().status();
         if status == 200 {
             break;
         }
@@ -544,7 +543,7 @@ async fn slow_bodies_time_out_and_sessions_are_capped_and_expire() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
-    assert_eq!(h.post(Some(&sessions[0]), ping).send().await.unwrap().status(), 404);
+    assert_eq!(expiring.post(Some(&first), ping).send().await.unwrap().status(), 404);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

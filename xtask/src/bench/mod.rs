@@ -1,0 +1,261 @@
+//! `cargo xtask bench`: our servers against rmcp, the official TypeScript (1.x and 2.x) and
+//! Python SDKs and no-library baselines, side by side in one run on one machine.
+//!
+//! Every server under test has one tool, `echo` ({"text": string} in, the same text out), and
+//! the same command line (`--stdio`, `--http ADDR`, `--http ADDR --stateless`). For each target
+//! the load generator ([`load`], in Rust, on plain threads with blocking I/O) measures:
+//!
+//! - cold start: from the spawn to the first answered request;
+//! - sequential round trips: calls/s, p50 and p99;
+//! - `--in-flight` (64) calls at once: pipelined on stdio, one keep-alive connection (and
+//!   session) each over HTTP;
+//! - the server's CPU time per call in both phases, its idle and peak RSS (from `/proc`);
+//! - for HTTP sessions: memory per idle session and how many concurrent sessions it holds (up
+//!   to `--sessions`, 10,000).
+//!
+//! Runs alternate between the targets (so that the machine's drift falls on all alike), each on
+//! a fresh process; the report takes medians, checks the targets as ratios from this
+//! run, and writes `docs/bench/results.md` and `docs/bench/throughput.svg` (with
+//! `--write-docs`) and prints the table.
+//!
+//! Options: `--runs N` (3), `--measure SECS` (2), `--warmup SECS` (0.5), `--in-flight N` (64),
+//! `--sessions N` (10000), `--only SUBSTRING` (targets whose name contains it, e.g. `ours`),
+//! `--no-sessions`, `--write-docs`.
+
+mod load;
+mod report;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail};
+
+use load::{Target, Timing, Wire};
+
+struct Options {
+    runs: usize,
+    timing: Timing,
+    in_flight: usize,
+    sessions: usize,
+    only: Vec<String>,
+    no_sessions: bool,
+    write_docs: bool,
+}
+
+fn parse(args: &[String]) -> Result<Options> {
+    let mut o = Options {
+        runs: 3,
+        timing: Timing { warmup: Duration::from_millis(500), measure: Duration::from_secs(2) },
+        in_flight: 64,
+        sessions: 10_000,
+        only: Vec::new(),
+        no_sessions: false,
+        write_docs: false,
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = || it.next().with_context(|| format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--runs" => o.runs = value()?.parse()?,
+            "--measure" => o.timing.measure = Duration::from_secs_f64(value()?.parse()?),
+            "--warmup" => o.timing.warmup = Duration::from_secs_f64(value()?.parse()?),
+            "--in-flight" => o.in_flight = value()?.parse()?,
+            "--sessions" => o.sessions = value()?.parse()?,
+            "--only" => o.only.push(value()?.clone()),
+            "--no-sessions" => o.no_sessions = true,
+            "--write-docs" => o.write_docs = true,
+            _ => bail!("unknown option {arg} (see xtask/src/bench/mod.rs)"),
+        }
+    }
+    Ok(o)
+}
+
+fn cargo(root: &Path, args: &[&str]) -> Result<()> {
+    println!("==> cargo {}", args.join(" "));
+    let status = Command::new(env!("CARGO")).args(args).current_dir(root).status()?;
+    if !status.success() {
+        bail!("cargo {} failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+/// Builds and installs the servers of the SDKs `wanted` says yes to, and lists their targets.
+fn targets(root: &Path, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<Target>> {
+    let t = |sdk: &'static str, mode: &'static str, wire: Wire, program: &PathBuf, args: &[&str]| Target {
+        sdk,
+        mode,
+        wire,
+        program: program.clone(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+    };
+    let mut targets = Vec::new();
+    if wanted("ours") || wanted("baseline") {
+        let examples = root.join("target/release/examples");
+        cargo(
+            root,
+            &["build", "--release", "--example", "echo", "--example", "baseline_stdio", "--example", "baseline_http"],
+        )?;
+        let echo = examples.join("echo");
+        let (base_stdio, base_http) = (examples.join("baseline_stdio"), examples.join("baseline_http"));
+        targets.extend([
+            t("baseline", "stdio", Wire::Stdio, &base_stdio, &[]),
+            t("ours", "stdio", Wire::Stdio, &echo, &["--stdio"]),
+            t("baseline", "json", Wire::HttpStateless, &base_http, &["--http", "{addr}"]),
+            t("baseline", "sse", Wire::HttpSessions, &base_http, &["--http", "{addr}", "--sse"]),
+            t("ours", "sessions", Wire::HttpSessions, &echo, &["--http", "{addr}"]),
+            t("ours", "stateless", Wire::HttpStateless, &echo, &["--http", "{addr}", "--stateless"]),
+            t("ours", "2026-07-28", Wire::Http2026, &echo, &["--http", "{addr}", "--stateless"]),
+        ]);
+    }
+    if wanted("rmcp") {
+        // rmcp lives in its own package and lock file, out of the workspace, so that the normal
+        // build never compiles it.
+        let manifest = "bench/rmcp-echo/Cargo.toml";
+        cargo(root, &["build", "--release", "--manifest-path", manifest, "--target-dir", "target/bench/rmcp"])?;
+        let rmcp = root.join("target/bench/rmcp/release/rmcp-echo");
+        targets.extend([
+            t("rmcp", "stdio", Wire::Stdio, &rmcp, &["--stdio"]),
+            t("rmcp", "pipe", Wire::Stdio, &rmcp, &["--stdio-pipe"]),
+            t("rmcp", "sessions", Wire::HttpSessions, &rmcp, &["--http", "{addr}"]),
+            t("rmcp", "stateless", Wire::HttpStateless, &rmcp, &["--http", "{addr}", "--stateless"]),
+        ]);
+    }
+    let work = root.join("target/interop");
+    for (sdk, project) in [("ts-sdk-1", "ts"), ("ts-sdk-2", "ts2")] {
+        if !wanted(sdk) {
+            continue;
+        }
+        let node = crate::interop::install_node(root, &work)?;
+        let dir = crate::interop::install_npm_project(root, &work, project)?;
+        crate::interop::copy_scripts(&root.join("interop").join(project), &dir)?;
+        let script = dir.join("bench_echo.mjs").display().to_string();
+        targets.extend([
+            t(sdk, "stdio", Wire::Stdio, &node, &[&script, "--stdio"]),
+            t(sdk, "sessions", Wire::HttpSessions, &node, &[&script, "--http", "{addr}"]),
+            t(sdk, "stateless", Wire::HttpStateless, &node, &[&script, "--http", "{addr}", "--stateless"]),
+        ]);
+        if sdk == "ts-sdk-2" {
+            // 2.x serves 2026-07-28 (1.x stops at 2025-11-25).
+            targets.push(t(sdk, "2026-07-28", Wire::Http2026, &node, &[&script, "--http", "{addr}", "--stateless"]));
+        }
+    }
+    if wanted("python-sdk") {
+        let python = crate::interop::install_python(root, &work)?;
+        let script = root.join("interop/python/bench_echo.py").display().to_string();
+        targets.extend([
+            // -B: no bytecode written next to the script, in the source tree.
+            t("python-sdk", "stdio", Wire::Stdio, &python, &["-B", &script, "--stdio"]),
+            t("python-sdk", "sessions", Wire::HttpSessions, &python, &["-B", &script, "--http", "{addr}"]),
+            t(
+                "python-sdk",
+                "stateless",
+                Wire::HttpStateless,
+                &python,
+                &["-B", &script, "--http", "{addr}", "--stateless"],
+            ),
+            t("python-sdk", "2026-07-28", Wire::Http2026, &python, &["-B", &script, "--http", "{addr}", "--stateless"]),
+        ]);
+    }
+    // Grouped by transport for the report: stdio first, then HTTP.
+    targets.sort_by_key(|t| t.wire != Wire::Stdio);
+    Ok(targets)
+}
+
+/// Builds everything, runs every target, prints (and with `--write-docs` writes) the report.
+pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    // The load generator must not be the bottleneck: run it optimized.
+    if cfg!(debug_assertions) {
+        cargo(root, &["build", "--release", "--package", "xtask"])?;
+        let status = Command::new(root.join("target/release/xtask")).arg("bench").args(args).status()?;
+        if !status.success() {
+            bail!("the benchmark failed ({status})");
+        }
+        return Ok(());
+    }
+    let options = parse(args)?;
+    let selected = |name: &str| options.only.is_empty() || options.only.iter().any(|o| name.contains(o.as_str()));
+    let mut targets = targets(root, &|sdk| {
+        options.only.is_empty() || options.only.iter().any(|o| o.contains(sdk) || sdk.contains(o.as_str()))
+    })?;
+    targets.retain(|t| selected(&t.name()));
+    let mut results: Vec<Vec<load::RunResult>> = vec![Vec::new(); targets.len()];
+    for run in 0..options.runs {
+        for (target, results) in targets.iter().zip(results.iter_mut()) {
+            println!("==> run {}/{}: {} ({})", run + 1, options.runs, target.name(), target.wire.label());
+            let result = load::run(target, options.timing, options.in_flight).with_context(|| target.name())?;
+            println!(
+                "    sequential {:.0}/s (p50 {:.0} µs), {} in flight {:.0}/s, CPU {:.1}/{:.1} µs/call, idle {:.1} MiB, peak {:.1} MiB, cold start {:.1} ms",
+                result.sequential.calls_per_sec,
+                result.sequential.p50_us,
+                options.in_flight,
+                result.concurrent.calls_per_sec,
+                result.sequential.cpu_us_per_call,
+                result.concurrent.cpu_us_per_call,
+                result.idle_rss_kib / 1024.0,
+                result.peak_rss_kib / 1024.0,
+                result.cold_start_ms
+            );
+            results.push(result);
+        }
+    }
+    let mut summaries = Vec::new();
+    for (target, results) in targets.into_iter().zip(results) {
+        let sessions = if target.wire == Wire::HttpSessions && target.sdk != "baseline" && !options.no_sessions {
+            println!("==> sessions: {} (up to {})", target.name(), options.sessions);
+            let s = load::sessions(&target, options.sessions, 4, Duration::from_secs(120))
+                .with_context(|| format!("{}: sessions", target.name()))?;
+            println!(
+                "    {} held, {:.2} KiB per idle session{}",
+                s.held,
+                s.bytes_per_session / 1024.0,
+                s.stopped_by.as_deref().map(|e| format!(", stopped by {e}")).unwrap_or_default()
+            );
+            Some(s)
+        } else {
+            None
+        };
+        summaries.push(report::Summary { median: report::medians(&results), target, sessions });
+    }
+    let header = format!(
+        "# Benchmark results\n\nWritten by `cargo xtask bench` ({} runs per target, medians; {} s measured after {} s of warm-up per phase) on {}, {}.",
+        options.runs,
+        options.timing.measure.as_secs_f64(),
+        options.timing.warmup.as_secs_f64(),
+        machine(),
+        today()
+    );
+    let md = report::markdown(&summaries, &header, options.in_flight);
+    println!("\n{md}");
+    let out = root.join("target/bench");
+    std::fs::create_dir_all(&out)?;
+    std::fs::write(out.join("results.md"), &md)?;
+    std::fs::write(out.join("throughput.svg"), report::svg(&summaries, options.in_flight))?;
+    if options.write_docs {
+        let docs = root.join("docs/bench");
+        std::fs::create_dir_all(&docs)?;
+        std::fs::write(docs.join("results.md"), &md)?;
+        std::fs::write(docs.join("throughput.svg"), report::svg(&summaries, options.in_flight))?;
+        println!("==> wrote docs/bench/results.md and docs/bench/throughput.svg");
+    }
+    Ok(())
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
+        .unwrap_or_else(|| "an unknown CPU".to_owned());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{cpu}, {cores} cores")
+}
+
+fn today() -> String {
+    Command::new("date")
+        .arg("+%Y-%m-%d")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
+}
