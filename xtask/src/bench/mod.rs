@@ -119,6 +119,7 @@ fn targets(root: &Path, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<Target>> {
             t("rmcp", "pipe", Wire::Stdio, &rmcp, &["--stdio-pipe"]),
             t("rmcp", "sessions", Wire::HttpSessions, &rmcp, &["--http", "{addr}"]),
             t("rmcp", "stateless", Wire::HttpStateless, &rmcp, &["--http", "{addr}", "--stateless"]),
+            t("rmcp", "2026-07-28", Wire::Http2026, &rmcp, &["--http", "{addr}", "--stateless"]),
         ]);
     }
     let work = root.join("target/interop");
