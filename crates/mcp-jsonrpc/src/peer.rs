@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -282,6 +282,10 @@ struct Shared {
     done: CancellationToken,
     /// Woken when the last running handler finishes.
     idle: tokio::sync::Notify,
+    /// Handlers are first polled on the reader task (a current-thread runtime).
+    inline: bool,
+    /// Handlers being polled on the reader task now (not in `running`).
+    inline_running: AtomicUsize,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -324,6 +328,8 @@ impl Peer {
             closed: AtomicBool::new(false),
             done: CancellationToken::new(),
             idle: tokio::sync::Notify::new(),
+            inline: tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread,
+            inline_running: AtomicUsize::new(0),
         });
         let peer = Peer { shared: shared.clone(), related: None };
         let finish = CancellationToken::new();
@@ -529,7 +535,7 @@ impl Peer {
 
     /// The number of incoming requests running now.
     pub fn running_requests(&self) -> usize {
-        lock(&self.shared.running).len()
+        lock(&self.shared.running).len() + self.shared.inline_running.load(Ordering::Relaxed)
     }
 
     /// The number of outgoing calls waiting for an answer.
@@ -606,7 +612,8 @@ async fn write_loop<W: TransportWrite>(
     shared: Arc<Shared>,
     finish: CancellationToken,
 ) {
-    let mut batch = Vec::with_capacity(64);
+    // Empty until the first frame: an idle connection (an HTTP session, say) holds no batch.
+    let mut batch = Vec::new();
     loop {
         tokio::select! {
             biased;
@@ -632,6 +639,10 @@ async fn write_loop<W: TransportWrite>(
             break;
         }
         batch.clear();
+        // A burst's buffer is not kept for the idle time after it.
+        if batch.capacity() > 32 {
+            batch = Vec::new();
+        }
     }
     rx.close();
     let _ = writer.close().await;
@@ -851,28 +862,26 @@ async fn start_request(
     let id = req.id.clone();
     // 2026-07-28 has no ping: a request carrying that revision's `_meta` goes to the service,
     // which answers it as that revision says.
-    let modern = req.params.as_ref().is_some_and(|p| p.get().contains("io.modelcontextprotocol/protocolVersion"));
-    if req.method == "ping" && !modern {
+    if req.method == "ping"
+        && !req.params.as_ref().is_some_and(|p| p.get().contains("io.modelcontextprotocol/protocolVersion"))
+    {
         let frame = message::encode_result(&id, &serde_json::json!({})).ok();
         deliver(shared, batch, &id, frame).await;
         return;
     }
-    let cancel = shared.handlers.child_token();
     enum Admit {
         Yes,
         Duplicate,
         Busy(usize),
     }
     let admit = {
-        let mut running = lock(&shared.running);
+        let running = lock(&shared.running);
         let limit = shared.config.max_concurrent_requests;
         if running.contains_key(&id) {
             Admit::Duplicate
         } else if running.len() >= limit {
             Admit::Busy(limit)
         } else {
-            let method_is_initialize = req.method == "initialize";
-            running.insert(id.clone(), Running { cancel: cancel.clone(), method_is_initialize });
             Admit::Yes
         }
     };
@@ -889,11 +898,51 @@ async fn start_request(
             return;
         }
     }
+    let cancel = shared.handlers.child_token();
+    let running = Running { cancel: cancel.clone(), method_is_initialize: req.method == "initialize" };
     let ctx = RequestContext { id: id.clone(), cancel: cancel.clone(), peer: peer.related_to(id.clone()), attachment };
     let method = req.method.clone();
-    let fut = service.request(req, ctx);
-    let shared = shared.clone();
-    let batch = batch.cloned();
+    if !shared.inline {
+        lock(&shared.running).insert(id.clone(), running);
+        let fut = service.request(req, ctx);
+        spawn_request(shared.clone(), batch.cloned(), id, method, cancel, fut);
+        return;
+    }
+    // On a current-thread runtime the handler would run on this thread anyway: run it here at
+    // once, and spawn it only if it has to wait. Most handlers answer without waiting, and
+    // then cost no task, no running-table entry and no wake-up. Until it answers (or is
+    // spawned) nothing else is read, so it cannot be cancelled or duplicated meanwhile.
+    let mut fut = service.request(req, ctx);
+    shared.inline_running.fetch_add(1, Ordering::Relaxed);
+    let polled = std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))))
+    })
+    .await;
+    shared.inline_running.fetch_sub(1, Ordering::Relaxed);
+    let outcome = match polled {
+        Ok(std::task::Poll::Pending) => {
+            lock(&shared.running).insert(id.clone(), running);
+            spawn_request(shared.clone(), batch.cloned(), id, method, cancel, fut);
+            return;
+        }
+        Ok(std::task::Poll::Ready(reply)) => Ok(reply),
+        Err(panic) => Err(panic),
+    };
+    drop(fut);
+    if let Some(frame) = response_frame(&id, &method, outcome) {
+        deliver(shared, batch, &id, Some(frame)).await;
+    }
+}
+
+/// Runs a request handler as its own task, until it answers or is cancelled.
+fn spawn_request(
+    shared: Arc<Shared>,
+    batch: Option<Arc<BatchCollector>>,
+    id: RequestId,
+    method: String,
+    cancel: CancellationToken,
+    fut: BoxFuture<Reply>,
+) {
     tokio::spawn(async move {
         let outcome = tokio::select! {
             biased;
@@ -919,14 +968,21 @@ async fn start_request(
                 }
                 None
             }
-            Some(Ok(Ok(frame))) => Some(frame),
-            Some(Ok(Err(e))) => Some(message::encode_error(Some(&id), &e)),
-            Some(Err(panic)) => {
-                let msg = panic_message(panic.as_ref());
-                warn!(%id, %method, panic = %msg, "request handler panicked");
-                Some(message::encode_error(Some(&id), &ErrorObject::internal_error(format!("handler panicked: {msg}"))))
-            }
+            Some(outcome) => response_frame(&id, &method, outcome),
         };
         deliver(&shared, batch.as_ref(), &id, frame).await;
     });
+}
+
+/// The response frame of a handler that answered (or panicked).
+fn response_frame(id: &RequestId, method: &str, outcome: std::thread::Result<Reply>) -> Option<Bytes> {
+    match outcome {
+        Ok(Ok(frame)) => Some(frame),
+        Ok(Err(e)) => Some(message::encode_error(Some(id), &e)),
+        Err(panic) => {
+            let msg = panic_message(panic.as_ref());
+            warn!(%id, %method, panic = %msg, "request handler panicked");
+            Some(message::encode_error(Some(id), &ErrorObject::internal_error(format!("handler panicked: {msg}"))))
+        }
+    }
 }

@@ -175,7 +175,8 @@ async fn initialize_is_never_cancelled() {
         }
     });
     let (_peer, mut raw) = serve(router, PeerConfig::default());
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#).await;
+    // Valid params, so that the handler runs (and waits) rather than failing to decode them.
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
     raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
     raw.expect_silence(9).await;
     release.notify_one();

@@ -723,7 +723,9 @@ pub(crate) struct Sessions {
 /// side), leaves them idle, measures the memory they hold, and checks that a sample of them
 /// still answers.
 pub(crate) fn sessions(target: &Target, max: usize, threads: usize, limit: Duration) -> Result<Sessions> {
+    // The first session (opened to time the start) counts: it stays open too.
     let (process, addr, _, _first) = start_http(target)?;
+    let max = max.saturating_sub(1);
     let base = process.rss_kib()?;
     let deadline = Instant::now() + limit;
     let step = 1_000.min(max);
@@ -782,5 +784,5 @@ pub(crate) fn sessions(target: &Target, max: usize, threads: usize, limit: Durat
         }
         held[n].stream = None;
     }
-    Ok(Sessions { held: held.len(), bytes_per_session, stopped_by })
+    Ok(Sessions { held: held.len() + 1, bytes_per_session, stopped_by })
 }

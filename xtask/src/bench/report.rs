@@ -175,7 +175,7 @@ pub(crate) fn checks(all: &[Summary]) -> Vec<Check> {
 fn rmcp_ratios(all: &[Summary]) -> Vec<(String, f64, f64)> {
     let mut out = Vec::new();
     for ours in all.iter().filter(|s| s.target.sdk == "ours") {
-        let wire = if ours.target.wire == Wire::Http2026 { Wire::HttpStateless } else { ours.target.wire };
+        let wire = ours.target.wire;
         let best = all
             .iter()
             .filter(|s| s.target.sdk == "rmcp" && s.target.wire == wire)
