@@ -39,7 +39,7 @@ fn main() -> anyhow::Result<()> {
         } else {
             HttpServerConfig::default()
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_io().enable_time().build()?;
         return runtime.block_on(async {
             let listener = tokio::net::TcpListener::bind(&addr).await?;
             eprintln!("listening on http://{}/mcp", listener.local_addr()?);
@@ -47,7 +47,7 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         });
     }
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
     runtime.block_on(async {
         let transport = match flag(&args, "--max-line") {
             Some(n) => StdioTransport::with_max_line(n),

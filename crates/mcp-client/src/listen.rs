@@ -231,10 +231,6 @@ pub(crate) async fn open(
         let opening = opening.clone();
         async move {
             let outcome = peer.request::<Json<SubscriptionsListenRequest>>(params, options).await;
-            let id = lock(&id_slot).clone();
-            if let Some(id) = id {
-                registry.remove(&id);
-            }
             let (reason, error) = match outcome {
                 Ok(_) => (
                     SubscriptionEnd::Completed,
@@ -246,7 +242,13 @@ pub(crate) async fn open(
                     (SubscriptionEnd::Failed(e.to_string()), e)
                 }
             };
+            // The reason first: removing the entry drops the sender, which ends the stream,
+            // and whoever sees it end may ask why at once.
             lock(&end).get_or_insert(reason);
+            let id = lock(&id_slot).clone();
+            if let Some(id) = id {
+                registry.remove(&id);
+            }
             if let Some(tx) = lock(&opening).take() {
                 let _ = tx.send(Err(error));
             }

@@ -18,9 +18,7 @@ impl SessionFactory for Server {
         self.connect_preinitialized(transport, version)
     }
     fn header_params(&self, tool: &str) -> Vec<server::HeaderParam> {
-        self.tool(tool)
-            .map(|t| server::HeaderParam::from_schema(&serde_json::Value::Object(t.input_schema)))
-            .unwrap_or_default()
+        self.with_tool(tool, |t| server::HeaderParam::from_schema_object(&t.input_schema)).unwrap_or_default()
     }
 }
 

@@ -6,6 +6,7 @@
 //! A modern request is served on any connection, beside sessions of the older revisions: its
 //! `_meta` decides, per request.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -16,8 +17,11 @@ use hmac::{Hmac, Mac};
 use mcp_jsonrpc::message::{self, decode_params};
 use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
 use mcp_types::{
-    CacheScope, ClientCapabilities, ErrorCode, Implementation, LoggingLevel, ProtocolVersion, WireSerialize,
+    CacheScope, ClientCapabilities, ErrorCode, ForRevision, Implementation, LoggingLevel, ProtocolVersion,
+    WireSerialize,
 };
+use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -52,39 +56,125 @@ fn envelope_error(missing: &str) -> ErrorObject {
     )
 }
 
+/// Some members of a JSON object, borrowed from its text: the value of each asked-for key (the
+/// last one where a key repeats, as a map keeps it), and how many members the object has.
+struct Members<'a, const N: usize> {
+    values: [Option<&'a RawValue>; N],
+    len: usize,
+}
+
+/// Reads the members `keys` of the JSON object `json` without building the rest: `None` when
+/// `json` is not an object.
+fn members<'a, const N: usize>(json: &'a str, keys: &[&str; N]) -> Option<Members<'a, N>> {
+    struct Pick<'k, const N: usize>(&'k [&'k str; N]);
+    /// A key, as its position among the asked-for keys.
+    struct Key<'k, const N: usize>(&'k [&'k str; N]);
+    impl<'de, const N: usize> DeserializeSeed<'de> for Key<'_, N> {
+        type Value = Option<usize>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
+            d.deserialize_str(self)
+        }
+    }
+    impl<const N: usize> Visitor<'_> for Key<'_, N> {
+        type Value = Option<usize>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a key")
+        }
+        fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Option<usize>, E> {
+            Ok(self.0.iter().position(|k| *k == key))
+        }
+    }
+    impl<'de, const N: usize> DeserializeSeed<'de> for Pick<'_, N> {
+        type Value = Members<'de, N>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Members<'de, N>, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+    impl<'de, const N: usize> Visitor<'de> for Pick<'_, N> {
+        type Value = Members<'de, N>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de, N>, A::Error> {
+            let mut out = Members { values: [None; N], len: 0 };
+            while let Some(key) = map.next_key_seed(Key(self.0))? {
+                out.len += 1;
+                match key {
+                    Some(i) => out.values[i] = Some(map.next_value::<&'de RawValue>()?),
+                    None => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(out)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(json);
+    let out = Pick(keys).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(out)
+}
+
+/// A member's value that is present and not `null`.
+fn non_null(raw: Option<&RawValue>) -> Option<&RawValue> {
+    raw.filter(|r| r.get() != "null")
+}
+
+/// A JSON string's text (`None` for any other value).
+fn raw_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    match serde_json::from_str::<&str>(raw.get()) {
+        Ok(s) => Some(Cow::Borrowed(s)),
+        // Escapes: the text needs unescaping.
+        Err(_) => serde_json::from_str::<String>(raw.get()).ok().map(Cow::Owned),
+    }
+}
+
+/// Decodes a raw value as it would decode from its `serde_json::Value` (whose outcome, errors
+/// included, is authoritative where the two could differ).
+fn decode_raw<T: DeserializeOwned>(raw: &RawValue) -> Result<T, serde_json::Error> {
+    serde_json::from_str(raw.get()).or_else(|_| serde_json::from_value(serde_json::from_str::<Value>(raw.get())?))
+}
+
 /// The modern envelope of a request, if it has one (`None`: an older revision's request).
 /// `server/discover` is modern by definition, so it needs the envelope.
+///
+/// Only `_meta` is read, and of it only the envelope's keys: the rest of the params (a tool's
+/// arguments, say) is the handler's to decode.
 pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope>, ErrorObject> {
-    #[derive(serde::Deserialize)]
-    struct Params {
-        #[serde(rename = "_meta", default)]
-        meta: Option<Map<String, Value>>,
+    const KEYS: [&str; 4] = [PROTOCOL_VERSION, CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL];
+    // Without the version key anywhere in its params a request is not modern (the test the
+    // engine and the HTTP transport make too): an older revision's request reads nothing here.
+    if req.method != "server/discover" && !req.params.as_deref().is_some_and(|p| p.get().contains(PROTOCOL_VERSION)) {
+        return Ok(None);
     }
     let meta = req
         .params
         .as_deref()
-        .and_then(|p| serde_json::from_str::<Params>(p.get()).ok())
-        .and_then(|p| p.meta)
-        .unwrap_or_default();
-    let Some(version) = meta.get(PROTOCOL_VERSION) else {
+        .and_then(|p| members(p.get(), &["_meta"]))
+        .and_then(|p| non_null(p.values[0]))
+        .and_then(|meta| members(meta.get(), &KEYS));
+    let (values, len) = meta.map_or(([None; 4], 0), |m| (m.values, m.len));
+    let [version, capabilities, client_info, log_level] = values;
+    let Some(version) = version else {
         if req.method == "server/discover" {
-            return Err(envelope_error(if meta.is_empty() { "_meta" } else { PROTOCOL_VERSION }));
+            return Err(envelope_error(if len == 0 { "_meta" } else { PROTOCOL_VERSION }));
         }
         return Ok(None);
     };
-    let requested = version.as_str().unwrap_or_default();
-    let version = ProtocolVersion::from_wire(requested).filter(|v| v.is_stateless()).ok_or_else(|| {
-        ErrorObject::with_data(
+    let requested = raw_str(version).unwrap_or_default();
+    let Some(version) = ProtocolVersion::from_wire(&requested).filter(|v| v.is_stateless()) else {
+        let version = serde_json::from_str::<Value>(version.get()).unwrap_or_default();
+        return Err(ErrorObject::with_data(
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
             format!("Unsupported protocol version: {requested}"),
             json!({"supported": modern_versions(), "requested": version}),
-        )
-    })?;
-    let capabilities = meta.get(CLIENT_CAPABILITIES).ok_or_else(|| envelope_error(CLIENT_CAPABILITIES))?;
-    let capabilities = serde_json::from_value(capabilities.clone())
+        ));
+    };
+    let capabilities = capabilities.ok_or_else(|| envelope_error(CLIENT_CAPABILITIES))?;
+    let capabilities = decode_raw(capabilities)
         .map_err(|e| ErrorObject::invalid_params(format!("invalid `{CLIENT_CAPABILITIES}`: {e}")))?;
-    let client_info = meta.get(CLIENT_INFO).and_then(|v| serde_json::from_value(v.clone()).ok());
-    let log_level = meta.get(LOG_LEVEL).and_then(|v| serde_json::from_value(v.clone()).ok());
+    let client_info = client_info.and_then(|v| decode_raw(v).ok());
+    let log_level = log_level.and_then(|v| decode_raw(v).ok());
     Ok(Some(Envelope { version, capabilities, client_info, log_level }))
 }
 
@@ -127,9 +217,62 @@ pub(crate) fn respond_modern<T: WireSerialize>(
     version: ProtocolVersion,
     decoration: &Decoration,
 ) -> Reply {
-    let mut value = mcp_types::to_value_for(result, version).map_err(ErrorObject::internal_error)?;
-    decorate(&mut value, decoration);
-    rctx.encode_result(&value)
+    rctx.encode_result(&Decorated { result, version, decoration })
+}
+
+/// A result encoded for a modern request, decorated as it is written: the result's own JSON,
+/// then the members the decoration adds (those the result does not have), without going
+/// through a `serde_json::Value`.
+struct Decorated<'a, T: ?Sized> {
+    result: &'a T,
+    version: ProtocolVersion,
+    decoration: &'a Decoration,
+}
+
+impl<T: WireSerialize + ?Sized> mcp_jsonrpc::message::Body for Decorated<'_, T> {
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        const KEYS: [&str; 4] = ["_meta", "resultType", "ttlMs", "cacheScope"];
+        let start = out.len();
+        serde_json::to_writer(&mut *out, &ForRevision::new(self.result, self.version))?;
+        let written = std::str::from_utf8(&out[start..]).map_err(serde::ser::Error::custom)?;
+        let Some(Members { values, len }) = members(written, &KEYS) else {
+            // Not an object: nothing to decorate.
+            return Ok(());
+        };
+        let [meta, result_type, ttl, scope] = values.map(|v| v.is_some());
+        if meta {
+            // The result has `_meta` of its own: merge into it.
+            let mut value: Value = serde_json::from_str(written)?;
+            out.truncate(start);
+            decorate(&mut value, self.decoration);
+            return serde_json::to_writer(out, &value);
+        }
+        // Compact JSON of an object ends with its `}`: reopen it.
+        out.pop();
+        if len > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(br#""_meta":{""#);
+        out.extend_from_slice(SERVER_INFO.as_bytes());
+        out.extend_from_slice(br#"":"#);
+        serde_json::to_writer(&mut *out, &self.decoration.server_info)?;
+        out.push(b'}');
+        if !result_type {
+            out.extend_from_slice(br#","resultType":"complete""#);
+        }
+        if let Some(cache) = &self.decoration.cache {
+            if !ttl {
+                out.extend_from_slice(br#","ttlMs":"#);
+                serde_json::to_writer(&mut *out, &cache.ttl_ms)?;
+            }
+            if !scope {
+                out.extend_from_slice(br#","cacheScope":"#);
+                serde_json::to_writer(&mut *out, cache.scope.as_str())?;
+            }
+        }
+        out.push(b'}');
+        Ok(())
+    }
 }
 
 pub(crate) fn decorate(value: &mut Value, decoration: &Decoration) {
@@ -255,8 +398,11 @@ pub(crate) struct Mrtr {
     missing: Mutex<Option<&'static str>>,
     /// Counters for automatic keys, per kind.
     counters: Mutex<BTreeMap<&'static str, usize>>,
-    digest: String,
-    audience: String,
+    /// The request's digest (see [`request_digest`]), computed when state is opened or sealed:
+    /// most requests do neither.
+    digest: std::sync::OnceLock<String>,
+    method: String,
+    params: Option<Box<RawValue>>,
 }
 
 /// What asking the client for input gives a handler in the modern era.
@@ -277,10 +423,25 @@ impl Mrtr {
         params: Option<&serde_json::value::RawValue>,
         capabilities: ClientCapabilities,
     ) -> Result<Mrtr, ErrorObject> {
+        let mut mrtr = Mrtr {
+            capabilities,
+            answers: BTreeMap::new(),
+            pending: Mutex::new(BTreeMap::new()),
+            missing: Mutex::new(None),
+            counters: Mutex::new(BTreeMap::new()),
+            digest: std::sync::OnceLock::new(),
+            method: method.to_owned(),
+            params: params.map(ToOwned::to_owned),
+        };
+        // The first round of a request carries neither: nothing to read.
+        let first_round = members(params.map_or("{}", RawValue::get), &["requestState", "inputResponses"])
+            .is_some_and(|m| m.values.iter().all(|v| non_null(*v).is_none()));
+        if first_round {
+            return Ok(mrtr);
+        }
         let params: Map<String, Value> = decode_params::<Option<Map<String, Value>>>(params)?.unwrap_or_default();
-        let digest = request_digest(method, &params);
-        let audience = server.info.name.clone();
-        let mut answers = BTreeMap::new();
+        let digest = mrtr.digest.get_or_init(|| request_digest(method, &params));
+        let audience = &server.info.name;
         if let Some(state) = params.get("requestState").filter(|v| !v.is_null()) {
             let state = state.as_str().ok_or_else(|| invalid_state("not a string"))?;
             let payload = server.state_keys.open(state).ok_or_else(|| invalid_state("it failed verification"))?;
@@ -295,22 +456,25 @@ impl Mrtr {
                 return Err(invalid_state("issued for another request"));
             }
             if let Some(Value::Object(earlier)) = payload.get("answers") {
-                answers.extend(earlier.iter().map(|(k, v)| (k.clone(), v.clone())));
+                mrtr.answers.extend(earlier.iter().map(|(k, v)| (k.clone(), v.clone())));
             }
         }
         match params.get("inputResponses") {
             None | Some(Value::Null) => {}
-            Some(Value::Object(responses)) => answers.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone()))),
+            Some(Value::Object(responses)) => {
+                mrtr.answers.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
             Some(_) => return Err(ErrorObject::invalid_params("`inputResponses` must be an object")),
         }
-        Ok(Mrtr {
-            capabilities,
-            answers,
-            pending: Mutex::new(BTreeMap::new()),
-            missing: Mutex::new(None),
-            counters: Mutex::new(BTreeMap::new()),
-            digest,
-            audience,
+        Ok(mrtr)
+    }
+
+    /// The digest of the request (see [`request_digest`]).
+    fn digest(&self) -> &str {
+        self.digest.get_or_init(|| {
+            let params: Map<String, Value> =
+                decode_params::<Option<Map<String, Value>>>(self.params.as_deref()).ok().flatten().unwrap_or_default();
+            request_digest(&self.method, &params)
         })
     }
 
@@ -365,9 +529,9 @@ impl Mrtr {
             return None;
         }
         let payload = json!({
-            "aud": self.audience,
+            "aud": server.info.name,
             "exp": now_secs() + server.state_keys.ttl.as_secs(),
-            "req": self.digest,
+            "req": self.digest(),
             "answers": self.answers,
         });
         let mut result = json!({

@@ -382,6 +382,12 @@ impl Server {
         self.shared.registry().tool(name).map(|t| t.tool.clone())
     }
 
+    /// `f` of the tool `name`'s definition, without copying it.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn with_tool<R>(&self, name: &str, f: impl FnOnce(&Tool) -> R) -> Option<R> {
+        self.shared.registry().tool(name).map(|t| f(&t.tool))
+    }
+
     /// The tools, as listed.
     pub fn tools(&self) -> Vec<Tool> {
         self.shared.registry().tool_list.clone()

@@ -177,8 +177,11 @@ async fn handle(
     req: message::Request,
     rctx: RequestContext,
 ) -> Reply {
-    if let Some(envelope) = modern::envelope(&req)? {
-        return handle_modern(server, req, &rctx, envelope).await;
+    if maybe_modern(&req)
+        && let Some(envelope) = modern::envelope(&req)?
+    {
+        // Boxed: its state would otherwise make every request's future larger.
+        return Box::pin(handle_modern(server, req, &rctx, envelope)).await;
     }
     let method = req.method.as_str();
     if method == "initialize" {
@@ -191,6 +194,21 @@ async fn handle(
     }
     let era = Era::legacy(rctx.peer().protocol_version());
     dispatch(server, state, req, &rctx, &era).await
+}
+
+/// Whether `req` may carry a 2026-07-28 envelope: `server/discover` always needs one, and
+/// other requests have one only if their params name the protocol version key. A key written
+/// with escapes (a backslash anywhere in the params) is left to [`modern::envelope`] to read.
+fn maybe_modern(req: &message::Request) -> bool {
+    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(modern::PROTOCOL_VERSION));
+    if req.method == "server/discover" {
+        return true;
+    }
+    req.params.as_deref().is_some_and(|p| {
+        let p = p.get().as_bytes();
+        memchr::memchr(b'\\', p).is_some() || KEY.find(p).is_some()
+    })
 }
 
 /// A 2026-07-28 request: served on its own, whatever the connection's session, with what its
@@ -266,15 +284,16 @@ async fn dispatch(
             respond(rctx, &result, era)
         }
         "tools/call" if server.capabilities.tools.is_some() => {
-            let p: CallToolRequestParams = decode_params(params)?;
-            let Some(tool) = registry.tool(&p.name) else {
-                return Err(ErrorObject::invalid_params(format!("unknown tool `{}`", p.name)));
+            // Only what the call needs is kept across its await (the params type is large).
+            let CallToolRequestParams { name, arguments, meta, .. } = decode_params(params)?;
+            let Some(tool) = registry.tool(&name) else {
+                return Err(ErrorObject::invalid_params(format!("unknown tool `{name}`")));
             };
-            let (arguments, problem) = tool.check_arguments(p.arguments.unwrap_or_default());
+            let (arguments, problem) = tool.check_arguments(arguments.unwrap_or_default());
             let mut result = match problem {
                 Some(problem) => CallToolResult::error(problem),
                 None => {
-                    let progress = p.meta.and_then(|m| m.progress_token);
+                    let progress = meta.and_then(|m| m.progress_token);
                     let call = tool.handler.call(arguments, ctx(progress));
                     match AssertUnwindSafe(call).catch_unwind().await {
                         Ok(Ok(result)) => result,
@@ -282,8 +301,8 @@ async fn dispatch(
                         Ok(Err(ToolError::Protocol(e))) => return Err(e),
                         Err(panic) => {
                             let msg = mcp_jsonrpc::panic_message(panic.as_ref());
-                            tracing::warn!(tool = %p.name, panic = %msg, "tool panicked");
-                            CallToolResult::error(format!("tool `{}` failed: {msg}", p.name))
+                            tracing::warn!(tool = %name, panic = %msg, "tool panicked");
+                            CallToolResult::error(format!("tool `{name}` failed: {msg}"))
                         }
                     }
                 }

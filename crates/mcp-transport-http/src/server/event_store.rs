@@ -80,7 +80,11 @@ impl InMemoryEventStore {
 impl EventStore for InMemoryEventStore {
     fn append(&self, session: &str, stream: u64, seq: u64, message: Bytes) -> BoxFuture<()> {
         let mut sessions = self.sessions();
-        let events = sessions.entry(session.to_owned()).or_default();
+        // The session's entry exists after its first event: no key to allocate then.
+        let events = match sessions.get_mut(session) {
+            Some(events) => events,
+            None => sessions.entry(session.to_owned()).or_default(),
+        };
         let at = events.streams.iter().position(|(id, _)| *id == stream);
         let mut entry = match at {
             Some(i) => events.streams.remove(i).unwrap_or_default(),

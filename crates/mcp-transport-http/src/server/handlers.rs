@@ -27,6 +27,7 @@ use mcp_types::ProtocolVersion;
 use tokio::sync::mpsc;
 
 use super::config::HttpServerConfig;
+use super::json;
 use super::session::{Mode, OpenError, Output, STANDALONE, Session, SessionRouter, StreamOutput};
 use super::{RequestInfo, SessionFactory};
 use crate::headers::{APPLICATION_JSON, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, TEXT_EVENT_STREAM};
@@ -79,16 +80,29 @@ fn invalid_request(status: StatusCode, message: impl std::fmt::Display) -> Respo
 /// Whether an Accept header admits `media` (`type/subtype`), wildcards included. No header
 /// admits everything.
 fn accepts(headers: &HeaderMap, media: &str) -> bool {
-    let mut values = headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).peekable();
-    if values.peek().is_none() {
-        return true;
+    accepts_each(headers, [media]) == [true]
+}
+
+/// [`accepts`] for several media types, in one pass over the header.
+fn accepts_each<const N: usize>(headers: &HeaderMap, media: [&str; N]) -> [bool; N] {
+    let types = media.map(|m| m.split_once('/').map_or(m, |(ty, _)| ty));
+    let mut admitted = [false; N];
+    // Whether a readable Accept header was seen: none admits everything.
+    let mut seen = false;
+    for value in headers.get_all(header::ACCEPT) {
+        let Ok(value) = value.to_str() else { continue };
+        seen = true;
+        for range in value.split(',') {
+            let range = range.split_once(';').map_or(range, |(r, _)| r).trim();
+            let wildcard = range.strip_suffix("/*");
+            for i in 0..N {
+                admitted[i] |= range == "*/*"
+                    || range.eq_ignore_ascii_case(media[i])
+                    || wildcard.is_some_and(|t| t.eq_ignore_ascii_case(types[i]));
+            }
+        }
     }
-    let (ty, _) = media.split_once('/').unwrap_or((media, ""));
-    values.flat_map(|v| v.split(',')).map(|r| r.split(';').next().unwrap_or("").trim()).any(|range| {
-        range == "*/*"
-            || range.eq_ignore_ascii_case(media)
-            || range.strip_suffix("/*").is_some_and(|t| t.eq_ignore_ascii_case(ty))
-    })
+    if seen { admitted } else { [true; N] }
 }
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -243,10 +257,13 @@ impl App {
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(TEXT_EVENT_STREAM));
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+        headers.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
         response
     }
 }
+
+/// Tells proxies (nginx) not to buffer an SSE response.
+const X_ACCEL_BUFFERING: header::HeaderName = header::HeaderName::from_static("x-accel-buffering");
 
 /// 128 bits from the OS's generator, as 32 hex digits (visible ASCII).
 fn new_session_id() -> String {
@@ -318,13 +335,18 @@ fn classify(body: &[u8]) -> Result<Classified, Response> {
 fn check_post_headers(app: &App, headers: &HeaderMap) -> Result<(), Response> {
     app.check_origin(headers)?;
     let sse_needed = !app.config.json_response;
-    if !accepts(headers, APPLICATION_JSON) || (sse_needed && !accepts(headers, TEXT_EVENT_STREAM)) {
+    let admitted = if sse_needed {
+        accepts_each(headers, [APPLICATION_JSON, TEXT_EVENT_STREAM]) == [true; 2]
+    } else {
+        accepts(headers, APPLICATION_JSON)
+    };
+    if !admitted {
         return Err(invalid_request(
             StatusCode::NOT_ACCEPTABLE,
             "the client must accept both application/json and text/event-stream",
         ));
     }
-    let json = header_str(headers, header::CONTENT_TYPE.as_str())
+    let json = (headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()))
         .and_then(|ct| ct.split(';').next())
         .is_some_and(|ct| ct.trim().eq_ignore_ascii_case(APPLICATION_JSON));
     if !json {
@@ -519,14 +541,20 @@ async fn post_modern(
         _ => return invalid_request(StatusCode::BAD_REQUEST, "a 2026-07-28 POST carries one request"),
     };
     let id_ref = id.as_ref();
-    let params: serde_json::Map<String, serde_json::Value> =
-        params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default();
-    let meta = params.get("_meta").and_then(|m| m.as_object());
-    let body_version = meta.and_then(|m| m.get(PROTOCOL_VERSION_KEY)).and_then(|v| v.as_str());
+    // Only what the headers are checked against is read of the params: the rest is the
+    // handler's to decode.
+    let [meta, name, uri, arguments] = params
+        .as_deref()
+        .and_then(|p| json::members(p.get(), &["_meta", "name", "uri", "arguments"]))
+        .map_or([None; 4], |m| m.values);
+    let body_version = json::non_null(meta)
+        .and_then(|meta| json::members(meta.get(), &[PROTOCOL_VERSION_KEY]))
+        .and_then(|m| m.values[0])
+        .and_then(json::as_str);
     let Some(header_version_text) = header_str(&parts.headers, MCP_PROTOCOL_VERSION) else {
         return header_mismatch(id_ref, "the MCP-Protocol-Version header is missing");
     };
-    let Some(body_version) = body_version else {
+    let Some(body_version) = body_version.as_deref() else {
         let error = ErrorObject::with_data(
             mcp_types::ErrorCode::INVALID_PARAMS,
             format!("invalid request metadata: `{PROTOCOL_VERSION_KEY}` is missing"),
@@ -559,13 +587,14 @@ async fn post_modern(
         Some(Err(())) => return header_mismatch(id_ref, "the Mcp-Method header is malformed"),
         None => return header_mismatch(id_ref, "the Mcp-Method header is missing"),
     }
+    let name = name.and_then(json::as_str);
     let name_field = match method.as_str() {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
+        "tools/call" | "prompts/get" => Some(("name", &name)),
+        "resources/read" => Some(("uri", &uri.and_then(json::as_str))),
         _ => None,
     };
-    if let Some(field) = name_field {
-        let expected = params.get(field).and_then(|v| v.as_str()).unwrap_or_default();
+    if let Some((field, value)) = name_field {
+        let expected = value.as_deref().unwrap_or_default();
         match header_value(&parts.headers, "mcp-name") {
             Some(Ok(n)) if n == expected => {}
             Some(Ok(n)) => {
@@ -576,10 +605,15 @@ async fn post_modern(
         }
     }
     if method == "tools/call"
-        && let Some(tool) = params.get("name").and_then(|n| n.as_str())
+        && let Some(tool) = name.as_deref()
     {
-        let arguments = params.get("arguments").cloned().unwrap_or_default();
-        for param in app.factory.header_params(tool) {
+        let params = app.factory.header_params(tool);
+        // The arguments are read only for a tool that mirrors some into headers.
+        let arguments = match (params.is_empty(), arguments) {
+            (false, Some(raw)) => serde_json::from_str(raw.get()).unwrap_or_default(),
+            _ => serde_json::Value::Null,
+        };
+        for param in params {
             let value = param.path.iter().try_fold(&arguments, |v, key| v.get(key)).filter(|v| !v.is_null());
             let numeric = value.is_some_and(serde_json::Value::is_number);
             let expected = match value {
@@ -670,6 +704,10 @@ async fn forward_modern(mut rx: mpsc::Receiver<(Bytes, bool)>, tx: mpsc::Sender<
 /// The HTTP status of a modern response frame: 404 for an unknown method, 400 for the
 /// revision's request errors, 200 otherwise.
 fn modern_status(frame: &[u8]) -> StatusCode {
+    // An error response names its `error` member; most frames are results, read no further.
+    if memchr::memmem::find(frame, br#""error""#).is_none() {
+        return StatusCode::OK;
+    }
     #[derive(serde::Deserialize)]
     struct Frame {
         error: Option<ErrorObject>,

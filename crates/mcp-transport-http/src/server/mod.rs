@@ -41,6 +41,7 @@
 mod config;
 mod event_store;
 mod handlers;
+mod json;
 mod session;
 
 use std::net::SocketAddr;
@@ -83,11 +84,23 @@ pub struct HeaderParam {
 impl HeaderParam {
     /// The `x-mcp-header` annotations of an input schema reachable through `properties` alone.
     pub fn from_schema(schema: &serde_json::Value) -> Vec<HeaderParam> {
-        fn walk(schema: &serde_json::Value, path: &mut Vec<String>, out: &mut Vec<HeaderParam>) {
+        schema.as_object().map(Self::from_schema_object).unwrap_or_default()
+    }
+
+    /// [`HeaderParam::from_schema`] of a schema object (a tool's `inputSchema`), without
+    /// copying it: it runs on every 2026-07-28 `tools/call`.
+    pub fn from_schema_object(schema: &serde_json::Map<String, serde_json::Value>) -> Vec<HeaderParam> {
+        type Object = serde_json::Map<String, serde_json::Value>;
+        fn walk(schema: &Object, path: &mut Vec<String>, out: &mut Vec<HeaderParam>) {
             let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) else { return };
             for (key, property) in properties {
+                let Some(property) = property.as_object() else { continue };
+                let header = property.get("x-mcp-header").and_then(|h| h.as_str());
+                if header.is_none() && !property.contains_key("properties") {
+                    continue;
+                }
                 path.push(key.clone());
-                if let Some(header) = property.get("x-mcp-header").and_then(|h| h.as_str()) {
+                if let Some(header) = header {
                     out.push(HeaderParam { path: path.clone(), header: header.to_owned() });
                 }
                 walk(property, path, out);

@@ -394,15 +394,34 @@ pub(crate) enum StreamOutput {
 
 /// One SSE `message` event carrying a JSON-RPC message, in one buffer (one write).
 pub(crate) fn sse_event(id: Option<(u64, u64)>, message: &[u8]) -> Bytes {
-    let mut out = BytesMut::with_capacity(message.len() + 48);
+    let mut out = BytesMut::with_capacity(message.len() + 64);
     if let Some((stream, seq)) = id {
-        out.put_slice(format!("id: {stream}-{seq}\n").as_bytes());
+        out.put_slice(b"id: ");
+        put_decimal(&mut out, stream);
+        out.put_u8(b'-');
+        put_decimal(&mut out, seq);
+        out.put_u8(b'\n');
     }
     out.put_slice(b"event: message\ndata: ");
     // Our encoder writes compact JSON: no raw line breaks inside a message.
     out.put_slice(message);
     out.put_slice(b"\n\n");
     out.freeze()
+}
+
+/// Writes `n` in decimal (without going through `format!`).
+fn put_decimal(out: &mut BytesMut, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.put_slice(&digits[at..]);
 }
 
 /// A session's peer and the sender of its incoming frames.

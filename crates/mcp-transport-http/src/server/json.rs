@@ -1,0 +1,101 @@
+//! Reading a few members of a JSON object without building the rest of it.
+
+use std::borrow::Cow;
+
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+/// Some members of a JSON object, borrowed from its text: the value of each asked-for key (the
+/// last one where a key repeats, as a map keeps it).
+pub(crate) struct Members<'a, const N: usize> {
+    pub(crate) values: [Option<&'a RawValue>; N],
+}
+
+/// Reads the members `keys` of the JSON object `json`, skipping the others: `None` when `json`
+/// is not an object.
+pub(crate) fn members<'a, const N: usize>(json: &'a str, keys: &[&str; N]) -> Option<Members<'a, N>> {
+    let mut de = serde_json::Deserializer::from_str(json);
+    let out = Pick(keys).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(out)
+}
+
+/// A member's value that is present and not `null`.
+pub(crate) fn non_null(raw: Option<&RawValue>) -> Option<&RawValue> {
+    raw.filter(|r| r.get() != "null")
+}
+
+/// A JSON string's text (`None` for any other value).
+pub(crate) fn as_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    match serde_json::from_str::<&str>(raw.get()) {
+        Ok(s) => Some(Cow::Borrowed(s)),
+        // Escapes: the text needs unescaping.
+        Err(_) => serde_json::from_str::<String>(raw.get()).ok().map(Cow::Owned),
+    }
+}
+
+struct Pick<'k, const N: usize>(&'k [&'k str; N]);
+
+/// A key, as its position among the asked-for keys.
+struct Key<'k, const N: usize>(&'k [&'k str; N]);
+
+impl<'de, const N: usize> DeserializeSeed<'de> for Key<'_, N> {
+    type Value = Option<usize>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<const N: usize> Visitor<'_> for Key<'_, N> {
+    type Value = Option<usize>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a key")
+    }
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Option<usize>, E> {
+        Ok(self.0.iter().position(|k| *k == key))
+    }
+}
+
+impl<'de, const N: usize> DeserializeSeed<'de> for Pick<'_, N> {
+    type Value = Members<'de, N>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Members<'de, N>, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, const N: usize> Visitor<'de> for Pick<'_, N> {
+    type Value = Members<'de, N>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de, N>, A::Error> {
+        let mut out = Members { values: [None; N] };
+        while let Some(key) = map.next_key_seed(Key(self.0))? {
+            match key {
+                Some(i) => out.values[i] = Some(map.next_value::<&'de RawValue>()?),
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_members_and_rejects_non_objects() {
+        let m = members(r#"{"a":1,"b":{"x":[1,2]},"c":"s\"q","a":"last"}"#, &["a", "b", "c", "d"]).unwrap();
+        let got: Vec<Option<&str>> = m.values.iter().map(|v| v.map(RawValue::get)).collect();
+        assert_eq!(got, [Some(r#""last""#), Some(r#"{"x":[1,2]}"#), Some(r#""s\"q""#), None]);
+        assert_eq!(as_str(m.values[2].unwrap()).as_deref(), Some("s\"q"));
+        assert_eq!(as_str(m.values[1].unwrap()), None);
+        assert!(members("[1]", &["a"]).is_none());
+        assert!(members("null", &["a"]).is_none());
+        assert!(members(r#"{"a":1} x"#, &["a"]).is_none());
+        assert!(non_null(members(r#"{"a":null}"#, &["a"]).unwrap().values[0]).is_none());
+    }
+}
