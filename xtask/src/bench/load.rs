@@ -786,3 +786,78 @@ pub(crate) fn sessions(target: &Target, max: usize, threads: usize, limit: Durat
     }
     Ok(Sessions { held: held.len() + 1, bytes_per_session, stopped_by })
 }
+
+/// Runs `target` under `valgrind --tool=callgrind` and returns the instructions the server
+/// executes per sequential echo call: the counters are zeroed after the handshake and 50
+/// warm-up calls, and dumped (to `out.1`, for `callgrind_annotate`) after `calls` more.
+/// Instruction counts do not depend on what else the machine is doing.
+pub(crate) fn callgrind(target: &Target, calls: u64, out: &std::path::Path) -> Result<f64> {
+    let mut args =
+        vec!["-q".to_owned(), "--tool=callgrind".to_owned(), format!("--callgrind-out-file={}", out.display())];
+    args.push(target.program.display().to_string());
+    args.extend(target.args.iter().cloned());
+    let profiled = Target { program: PathBuf::from("valgrind"), args, ..target.clone() };
+    let dumped = out.with_extension(format!("{}.1", out.extension().and_then(|e| e.to_str()).unwrap_or("out")));
+    let _ = std::fs::remove_file(&dumped);
+    let control = |process: &Process, flag: &str| -> Result<()> {
+        let status = Command::new("callgrind_control")
+            .args([flag, &process.child.id().to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .context("running callgrind_control (is valgrind installed?)")?;
+        if !status.success() {
+            bail!("callgrind_control {flag} failed ({status})");
+        }
+        Ok(())
+    };
+    let process = if target.wire == Wire::Stdio {
+        let mut process = Process::spawn(&profiled, None, true)?;
+        let mut pipes = Pipes {
+            stdin: BufWriter::new(process.child.stdin.take().context("stdin")?),
+            stdout: BufReader::new(process.child.stdout.take().context("stdout")?),
+            line: String::new(),
+        };
+        pipes.send(&initialize(0))?;
+        pipes.answer()?;
+        pipes.send(INITIALIZED)?;
+        let mut round = |first: u64, n: u64| -> Result<()> {
+            for id in first..first + n {
+                pipes.send(&call(id, false))?;
+                check_answer(&pipes.answer()?, id)?;
+            }
+            Ok(())
+        };
+        round(1, 50)?;
+        control(&process, "-z")?;
+        round(51, calls)?;
+        control(&process, "-d")?;
+        process
+    } else {
+        let addr = free_addr()?;
+        let mut process = Process::spawn(&profiled, Some(addr), false)?;
+        wait_listening(&mut process, addr, Duration::from_secs(120))?;
+        let mut connection = Connection::new(addr, target.wire);
+        if target.wire == Wire::HttpSessions {
+            connection.open_session()?;
+        }
+        for id in 1..=50 {
+            connection.call(id)?;
+        }
+        control(&process, "-z")?;
+        for id in 51..51 + calls {
+            connection.call(id)?;
+        }
+        control(&process, "-d")?;
+        process
+    };
+    drop(process);
+    let dump = std::fs::read_to_string(&dumped).with_context(|| format!("reading {}", dumped.display()))?;
+    let total: u64 = dump
+        .lines()
+        .find_map(|l| l.strip_prefix("summary:").or_else(|| l.strip_prefix("totals:")))
+        .context("no totals in the callgrind dump")?
+        .trim()
+        .parse()?;
+    Ok(total as f64 / calls as f64)
+}

@@ -20,7 +20,9 @@
 //!
 //! Options: `--runs N` (3), `--measure SECS` (2), `--warmup SECS` (0.5), `--in-flight N` (64),
 //! `--sessions N` (10000), `--only SUBSTRING` (targets whose name contains it, e.g. `ours`),
-//! `--no-sessions`, `--write-docs`.
+//! `--no-sessions`, `--write-docs`, `--callgrind N` (instead of timing: run each selected
+//! target under `valgrind --tool=callgrind`, N sequential calls after 50 of warm-up, and print
+//! the server's instructions per call; the profiles stay in `target/bench/callgrind/`).
 
 mod load;
 mod report;
@@ -41,6 +43,8 @@ struct Options {
     only: Vec<String>,
     no_sessions: bool,
     write_docs: bool,
+    /// Profile instead of timing: this many sequential calls under callgrind.
+    callgrind: Option<u64>,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -52,6 +56,7 @@ fn parse(args: &[String]) -> Result<Options> {
         only: Vec::new(),
         no_sessions: false,
         write_docs: false,
+        callgrind: None,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -65,6 +70,7 @@ fn parse(args: &[String]) -> Result<Options> {
             "--only" => o.only.push(value()?.clone()),
             "--no-sessions" => o.no_sessions = true,
             "--write-docs" => o.write_docs = true,
+            "--callgrind" => o.callgrind = Some(value()?.parse()?),
             _ => bail!("unknown option {arg} (see xtask/src/bench/mod.rs)"),
         }
     }
@@ -180,6 +186,18 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         options.only.is_empty() || options.only.iter().any(|o| o.contains(sdk) || sdk.contains(o.as_str()))
     })?;
     targets.retain(|t| selected(&t.name()));
+    if let Some(calls) = options.callgrind {
+        let dir = root.join("target/bench/callgrind");
+        std::fs::create_dir_all(&dir)?;
+        println!("\n| server | transport | instructions per call |\n|---|---|---:|");
+        for target in &targets {
+            let out = dir.join(format!("{}.out", target.name().replace(' ', "-")));
+            let per_call = load::callgrind(target, calls, &out).with_context(|| target.name())?;
+            println!("| {} | {} | {per_call:.0} |", target.name(), target.wire.label());
+        }
+        println!("\nProfiles: target/bench/callgrind/*.out.1 (callgrind_annotate --inclusive=yes FILE)");
+        return Ok(());
+    }
     let mut results: Vec<Vec<load::RunResult>> = vec![Vec::new(); targets.len()];
     for run in 0..options.runs {
         for (target, results) in targets.iter().zip(results.iter_mut()) {
