@@ -63,6 +63,12 @@ pub struct PeerConfig {
     pub max_request_timeout: Duration,
     /// Time running handlers get to finish once the connection ends.
     pub shutdown_grace: Duration,
+    /// Whether a request's handler is first polled on the reader task, and spawned as its own
+    /// task only if it has to wait. `None` (the default): on a current-thread runtime, where it
+    /// would run on that thread anyway. `Some(true)` also suits connections that carry one
+    /// request (a stateless HTTP POST); on a multi-thread runtime it trades the parallelism
+    /// of handlers that compute without waiting for a task spawn and a wake-up per request.
+    pub inline_handlers: Option<bool>,
 }
 
 impl Default for PeerConfig {
@@ -73,6 +79,7 @@ impl Default for PeerConfig {
             request_timeout: Some(Duration::from_secs(60)),
             max_request_timeout: Duration::from_secs(30 * 60),
             shutdown_grace: Duration::from_secs(5),
+            inline_handlers: None,
         }
     }
 }
@@ -315,6 +322,9 @@ impl Peer {
     pub fn spawn<T: Transport>(transport: T, service: Arc<dyn Service>, config: PeerConfig) -> Peer {
         let (reader, writer) = transport.split();
         let (out, rx) = mpsc::channel(config.outgoing_capacity.max(1));
+        let inline = config.inline_handlers.unwrap_or_else(|| {
+            tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
+        });
         let shared = Arc::new(Shared {
             config,
             out,
@@ -328,7 +338,7 @@ impl Peer {
             closed: AtomicBool::new(false),
             done: CancellationToken::new(),
             idle: tokio::sync::Notify::new(),
-            inline: tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread,
+            inline,
             inline_running: AtomicUsize::new(0),
         });
         let peer = Peer { shared: shared.clone(), related: None };

@@ -405,14 +405,20 @@ impl Server {
 
     /// Starts serving one connection and returns its handle at once.
     pub fn connect<T: Transport>(&self, transport: T) -> Peer {
-        self.connect_with(transport, SessionState::new(), None)
+        self.connect_with(transport, SessionState::new(), None, self.shared.peer_config.clone())
     }
 
     /// Serves one connection without the handshake, as for a client that negotiated
     /// `version` before (stateless HTTP serves each POST so). The client's capabilities are
     /// unknown: sampling, elicitation and roots calls fail with `NotSupported`.
+    ///
+    /// Such a connection usually carries one request, so its handler is polled where the
+    /// request is read and spawned only if it has to wait (unless the server's
+    /// [`PeerConfig::inline_handlers`](mcp_jsonrpc::PeerConfig::inline_handlers) says otherwise).
     pub fn connect_preinitialized<T: Transport>(&self, transport: T, version: mcp_types::ProtocolVersion) -> Peer {
-        self.connect_with(transport, SessionState::preinitialized(), Some(version))
+        let mut config = self.shared.peer_config.clone();
+        config.inline_handlers.get_or_insert(true);
+        self.connect_with(transport, SessionState::preinitialized(), Some(version), config)
     }
 
     fn connect_with<T: Transport>(
@@ -420,10 +426,11 @@ impl Server {
         transport: T,
         state: SessionState,
         version: Option<mcp_types::ProtocolVersion>,
+        config: mcp_jsonrpc::PeerConfig,
     ) -> Peer {
         let state = Arc::new(state);
         let session = Session { server: self.shared.clone(), state: state.clone() };
-        let peer = Peer::spawn(transport, Arc::new(session), self.shared.peer_config.clone());
+        let peer = Peer::spawn(transport, Arc::new(session), config);
         if let Some(version) = version {
             peer.set_protocol_version(version);
         }
