@@ -861,3 +861,21 @@ pub(crate) fn callgrind(target: &Target, calls: u64, out: &std::path::Path) -> R
         .parse()?;
     Ok(total as f64 / calls as f64)
 }
+
+/// One more cold start of `target`: from the spawn to the first answered request, in ms.
+pub(crate) fn cold_start(target: &Target) -> Result<f64> {
+    if target.wire != Wire::Stdio {
+        let (_process, _, elapsed, _) = start_http(target)?;
+        return Ok(elapsed.as_secs_f64() * 1e3);
+    }
+    let started = Instant::now();
+    let mut process = Process::spawn(target, None, true)?;
+    let mut pipes = Pipes {
+        stdin: BufWriter::new(process.child.stdin.take().context("stdin")?),
+        stdout: BufReader::new(process.child.stdout.take().context("stdout")?),
+        line: String::new(),
+    };
+    pipes.send(&initialize(0))?;
+    pipes.answer()?;
+    Ok(started.elapsed().as_secs_f64() * 1e3)
+}
