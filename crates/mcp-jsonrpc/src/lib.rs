@@ -31,6 +31,7 @@
 
 pub mod message;
 pub mod peer;
+pub mod raw;
 pub mod router;
 pub mod transport;
 

@@ -6,7 +6,6 @@
 //! A modern request is served on any connection, beside sessions of the older revisions: its
 //! `_meta` decides, per request.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -15,12 +14,13 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
 use mcp_jsonrpc::message::{self, decode_params};
+use mcp_jsonrpc::raw::{Members, as_str, members, non_null};
 use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
 use mcp_types::{
     CacheScope, ClientCapabilities, ErrorCode, ForRevision, Implementation, LoggingLevel, ProtocolVersion,
     WireSerialize,
 };
-use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -56,79 +56,6 @@ fn envelope_error(missing: &str) -> ErrorObject {
     )
 }
 
-/// Some members of a JSON object, borrowed from its text: the value of each asked-for key (the
-/// last one where a key repeats, as a map keeps it), and how many members the object has.
-struct Members<'a, const N: usize> {
-    values: [Option<&'a RawValue>; N],
-    len: usize,
-}
-
-/// Reads the members `keys` of the JSON object `json` without building the rest: `None` when
-/// `json` is not an object.
-fn members<'a, const N: usize>(json: &'a str, keys: &[&str; N]) -> Option<Members<'a, N>> {
-    struct Pick<'k, const N: usize>(&'k [&'k str; N]);
-    /// A key, as its position among the asked-for keys.
-    struct Key<'k, const N: usize>(&'k [&'k str; N]);
-    impl<'de, const N: usize> DeserializeSeed<'de> for Key<'_, N> {
-        type Value = Option<usize>;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
-            d.deserialize_str(self)
-        }
-    }
-    impl<const N: usize> Visitor<'_> for Key<'_, N> {
-        type Value = Option<usize>;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a key")
-        }
-        fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Option<usize>, E> {
-            Ok(self.0.iter().position(|k| *k == key))
-        }
-    }
-    impl<'de, const N: usize> DeserializeSeed<'de> for Pick<'_, N> {
-        type Value = Members<'de, N>;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Members<'de, N>, D::Error> {
-            d.deserialize_map(self)
-        }
-    }
-    impl<'de, const N: usize> Visitor<'de> for Pick<'_, N> {
-        type Value = Members<'de, N>;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("an object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de, N>, A::Error> {
-            let mut out = Members { values: [None; N], len: 0 };
-            while let Some(key) = map.next_key_seed(Key(self.0))? {
-                out.len += 1;
-                match key {
-                    Some(i) => out.values[i] = Some(map.next_value::<&'de RawValue>()?),
-                    None => {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-            }
-            Ok(out)
-        }
-    }
-    let mut de = serde_json::Deserializer::from_str(json);
-    let out = Pick(keys).deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    Some(out)
-}
-
-/// A member's value that is present and not `null`.
-fn non_null(raw: Option<&RawValue>) -> Option<&RawValue> {
-    raw.filter(|r| r.get() != "null")
-}
-
-/// A JSON string's text (`None` for any other value).
-fn raw_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    match serde_json::from_str::<&str>(raw.get()) {
-        Ok(s) => Some(Cow::Borrowed(s)),
-        // Escapes: the text needs unescaping.
-        Err(_) => serde_json::from_str::<String>(raw.get()).ok().map(Cow::Owned),
-    }
-}
-
 /// Decodes a raw value as it would decode from its `serde_json::Value` (whose outcome, errors
 /// included, is authoritative where the two could differ).
 fn decode_raw<T: DeserializeOwned>(raw: &RawValue) -> Result<T, serde_json::Error> {
@@ -161,7 +88,7 @@ pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope>, Error
         }
         return Ok(None);
     };
-    let requested = raw_str(version).unwrap_or_default();
+    let requested = as_str(version).unwrap_or_default();
     let Some(version) = ProtocolVersion::from_wire(&requested).filter(|v| v.is_stateless()) else {
         let version = serde_json::from_str::<Value>(version.get()).unwrap_or_default();
         return Err(ErrorObject::with_data(

@@ -218,6 +218,30 @@ fn phase(mut latencies: Vec<Duration>, window: Duration, cpu: Duration) -> Phase
     }
 }
 
+/// Sequential round trips (`call` with ids from 2 on) for the warm-up, then for the measured
+/// window: one phase's numbers, the server's CPU time included.
+fn sequential(process: &Process, timing: Timing, mut call: impl FnMut(u64) -> Result<()>) -> Result<Phase> {
+    let t0 = Instant::now() + timing.warmup;
+    let t1 = t0 + timing.measure;
+    let mut latencies = Vec::new();
+    let mut cpu0 = None;
+    for id in 2.. {
+        let sent = Instant::now();
+        if sent >= t0 && cpu0.is_none() {
+            cpu0 = Some(process.cpu()?);
+        }
+        if sent >= t1 {
+            break;
+        }
+        call(id)?;
+        if sent >= t0 {
+            latencies.push(sent.elapsed());
+        }
+    }
+    let cpu = process.cpu()? - cpu0.unwrap_or_default();
+    Ok(phase(latencies, timing.measure, cpu))
+}
+
 /// Runs `target` once: cold start, idle memory, sequential calls, `in_flight` concurrent calls,
 /// peak memory.
 pub(crate) fn run(target: &Target, timing: Timing, in_flight: usize) -> Result<RunResult> {
@@ -279,28 +303,10 @@ fn run_stdio(target: &Target, timing: Timing, in_flight: usize) -> Result<RunRes
     let idle_rss = process.rss_kib()?;
 
     // Sequential: write one, wait for its answer, repeat.
-    let mut id = 2;
-    let t0 = Instant::now() + timing.warmup;
-    let t1 = t0 + timing.measure;
-    let mut latencies = Vec::new();
-    let mut cpu0 = None;
-    loop {
-        let sent = Instant::now();
-        if sent >= t0 && cpu0.is_none() {
-            cpu0 = Some(process.cpu()?);
-        }
-        if sent >= t1 {
-            break;
-        }
+    let sequential = sequential(&process, timing, |id| {
         pipes.send(&call(id, false))?;
-        check_answer(&pipes.answer()?, id)?;
-        if sent >= t0 {
-            latencies.push(sent.elapsed());
-        }
-        id += 1;
-    }
-    let cpu = process.cpu()? - cpu0.unwrap_or_default();
-    let sequential = phase(latencies, timing.measure, cpu);
+        check_answer(&pipes.answer()?, id)
+    })?;
 
     // Pipelined: a writer keeps `in_flight` calls outstanding; a reader frees a slot per
     // answer. Latency is timed from the moment a call is written.
@@ -309,7 +315,8 @@ fn run_stdio(target: &Target, timing: Timing, in_flight: usize) -> Result<RunRes
     for _ in 0..in_flight {
         credit_tx.send(())?;
     }
-    let first = id;
+    // Pipelined ids start far above the sequential ones.
+    let first: u64 = 1 << 40;
     let stop = Arc::new(AtomicBool::new(false));
     // Send times, by id modulo a ring far larger than the calls outstanding at once (answers
     // may come out of order).
@@ -633,27 +640,7 @@ fn run_http(target: &Target, timing: Timing, connections: usize) -> Result<RunRe
     connection.call(1)?;
     let idle_rss = process.rss_kib()?;
 
-    let mut id = 2;
-    let t0 = Instant::now() + timing.warmup;
-    let t1 = t0 + timing.measure;
-    let mut latencies = Vec::new();
-    let mut cpu0 = None;
-    loop {
-        let sent = Instant::now();
-        if sent >= t0 && cpu0.is_none() {
-            cpu0 = Some(process.cpu()?);
-        }
-        if sent >= t1 {
-            break;
-        }
-        connection.call(id)?;
-        if sent >= t0 {
-            latencies.push(sent.elapsed());
-        }
-        id += 1;
-    }
-    let cpu = process.cpu()? - cpu0.unwrap_or_default();
-    let sequential = phase(latencies, timing.measure, cpu);
+    let sequential = sequential(&process, timing, |id| connection.call(id))?;
     drop(connection);
 
     // Concurrent: `connections` keep-alive connections (each its own session, where there are

@@ -21,13 +21,13 @@ use bytes::{Bytes, BytesMut};
 use http_body::Frame;
 use http_body_util::BodyExt as _;
 use mcp_jsonrpc::message::{self, Message, Parsed};
+use mcp_jsonrpc::raw as json;
 use mcp_jsonrpc::transport::Inbound;
 use mcp_jsonrpc::{ErrorObject, RequestId};
 use mcp_types::ProtocolVersion;
 use tokio::sync::mpsc;
 
 use super::config::HttpServerConfig;
-use super::json;
 use super::session::{Mode, OpenError, Output, STANDALONE, Session, SessionRouter, StreamOutput};
 use super::{RequestInfo, SessionFactory};
 use crate::headers::{APPLICATION_JSON, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, TEXT_EVENT_STREAM};

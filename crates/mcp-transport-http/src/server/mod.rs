@@ -41,7 +41,6 @@
 mod config;
 mod event_store;
 mod handlers;
-mod json;
 mod session;
 
 use std::net::SocketAddr;

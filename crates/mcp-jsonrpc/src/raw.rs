@@ -1,4 +1,11 @@
-//! Reading a few members of a JSON object without building the rest of it.
+//! Reading a few members of a JSON object without building the rest of it: the routing and
+//! envelope checks of 2026-07-28 requests look at a handful of keys of large params.
+//!
+//! ```
+//! let m = mcp_jsonrpc::raw::members(r#"{"name":"echo","arguments":{}}"#, &["name"]).unwrap();
+//! assert_eq!(mcp_jsonrpc::raw::as_str(m.values[0].unwrap()).as_deref(), Some("echo"));
+//! assert_eq!(m.len, 2);
+//! ```
 
 use std::borrow::Cow;
 
@@ -6,14 +13,18 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 /// Some members of a JSON object, borrowed from its text: the value of each asked-for key (the
-/// last one where a key repeats, as a map keeps it).
-pub(crate) struct Members<'a, const N: usize> {
-    pub(crate) values: [Option<&'a RawValue>; N],
+/// last one where a key repeats, as a map keeps it), and how many members the object has.
+#[derive(Debug)]
+pub struct Members<'a, const N: usize> {
+    /// The value of each asked-for key, in the order asked.
+    pub values: [Option<&'a RawValue>; N],
+    /// The number of members of the object (repeated keys counted each time).
+    pub len: usize,
 }
 
 /// Reads the members `keys` of the JSON object `json`, skipping the others: `None` when `json`
 /// is not an object.
-pub(crate) fn members<'a, const N: usize>(json: &'a str, keys: &[&str; N]) -> Option<Members<'a, N>> {
+pub fn members<'a, const N: usize>(json: &'a str, keys: &[&str; N]) -> Option<Members<'a, N>> {
     let mut de = serde_json::Deserializer::from_str(json);
     let out = Pick(keys).deserialize(&mut de).ok()?;
     de.end().ok()?;
@@ -21,12 +32,12 @@ pub(crate) fn members<'a, const N: usize>(json: &'a str, keys: &[&str; N]) -> Op
 }
 
 /// A member's value that is present and not `null`.
-pub(crate) fn non_null(raw: Option<&RawValue>) -> Option<&RawValue> {
+pub fn non_null(raw: Option<&RawValue>) -> Option<&RawValue> {
     raw.filter(|r| r.get() != "null")
 }
 
 /// A JSON string's text (`None` for any other value).
-pub(crate) fn as_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+pub fn as_str(raw: &RawValue) -> Option<Cow<'_, str>> {
     match serde_json::from_str::<&str>(raw.get()) {
         Ok(s) => Some(Cow::Borrowed(s)),
         // Escapes: the text needs unescaping.
@@ -69,8 +80,9 @@ impl<'de, const N: usize> Visitor<'de> for Pick<'_, N> {
         f.write_str("an object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de, N>, A::Error> {
-        let mut out = Members { values: [None; N] };
+        let mut out = Members { values: [None; N], len: 0 };
         while let Some(key) = map.next_key_seed(Key(self.0))? {
+            out.len += 1;
             match key {
                 Some(i) => out.values[i] = Some(map.next_value::<&'de RawValue>()?),
                 None => {
