@@ -44,6 +44,7 @@ mod modern;
 mod output;
 mod prompt;
 mod resource;
+pub(crate) mod schema_check;
 mod server;
 mod session;
 mod subscriptions;
