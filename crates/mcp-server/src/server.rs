@@ -455,7 +455,7 @@ impl Server {
         if sessions.len() == sessions.capacity() {
             sessions.retain(|s| s.upgrade().is_some_and(|s| s.peer.get().is_some_and(|p| !p.is_closed())));
         }
-        sessions.push(Arc::downgrade(&state));
+        sessions.push(Arc::downgrade(state));
     }
 
     /// Connected, initialized sessions.
