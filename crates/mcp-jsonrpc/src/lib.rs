@@ -37,7 +37,8 @@ pub mod transport;
 
 pub use mcp_types::{ErrorCode, ErrorObject, RequestId};
 pub use peer::{
-    BoxFuture, CallError, CallOptions, NoService, Peer, PeerConfig, Reply, RequestContext, Service, panic_message,
+    BoxFuture, CallError, CallOptions, Dispatcher, FrameSink, NoService, Peer, PeerConfig, Reply, RequestContext,
+    Service, panic_message,
 };
 pub use router::Router;
 pub use tokio_util::sync::CancellationToken;

@@ -5,6 +5,11 @@
 //! for them, cancellation and progress to their requests), and a writer task sends queued
 //! frames in batches. The returned [`Peer`] handle makes calls and sends notifications.
 //!
+//! [`Peer::driven`] runs a connection with no tasks of its own, for transports that receive
+//! each message in a task they already have (an HTTP request handler): the transport hands
+//! every parsed message to [`Dispatcher::dispatch`], and the engine delivers what it sends to a
+//! [`FrameSink`] directly. An idle driven connection costs memory only: no task, no queue.
+//!
 //! Rules it keeps:
 //! - outgoing ids are integers from a counter: never reused within a connection;
 //! - `ping` is answered by the engine (but for a 2026-07-28 request, which has no `ping`: it
@@ -271,9 +276,58 @@ struct Running {
     method_is_initialize: bool,
 }
 
+/// Where a driven connection's frames go (see [`Peer::driven`]): its transport's routing.
+pub trait FrameSink: Send + Sync + 'static {
+    /// Delivers one frame. Frames of one sender arrive in the order sent; the sink must not
+    /// wait on its reader (drop a connection that does not read rather than block).
+    fn deliver(&self, frame: Outbound) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
+}
+
+/// How frames leave a connection.
+enum Out {
+    /// Queued for the writer task ([`Peer::spawn`]).
+    Queue(mpsc::Sender<Outbound>),
+    /// Handed to the transport directly ([`Peer::driven`]).
+    Sink(Arc<dyn FrameSink>),
+}
+
+impl Out {
+    async fn send(&self, frame: Outbound) -> Result<(), ()> {
+        match self {
+            Out::Queue(tx) => tx.send(frame).await.map_err(|_| ()),
+            Out::Sink(sink) => {
+                sink.deliver(frame).await;
+                Ok(())
+            }
+        }
+    }
+
+    /// Sends from synchronous code (a drop): at once if it can, else from a task.
+    fn send_soon(&self, frame: Outbound) {
+        let deferred = match self {
+            Out::Queue(tx) => match tx.try_send(frame) {
+                Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => return,
+                Err(mpsc::error::TrySendError::Full(frame)) => {
+                    let tx = tx.clone();
+                    Box::pin(async move {
+                        let _ = tx.send(frame).await;
+                    }) as BoxFuture<()>
+                }
+            },
+            Out::Sink(sink) => {
+                let sink = sink.clone();
+                Box::pin(async move { sink.deliver(frame).await })
+            }
+        };
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(deferred);
+        }
+    }
+}
+
 struct Shared {
     config: PeerConfig,
-    out: mpsc::Sender<Outbound>,
+    out: Out,
     next_id: AtomicI64,
     version: AtomicU8,
     pending: Mutex<HashMap<RequestId, Pending>>,
@@ -327,7 +381,7 @@ impl Peer {
         });
         let shared = Arc::new(Shared {
             config,
-            out,
+            out: Out::Queue(out),
             next_id: AtomicI64::new(0),
             version: AtomicU8::new(ProtocolVersion::LATEST_SESSION as u8),
             pending: Mutex::new(HashMap::new()),
@@ -354,6 +408,34 @@ impl Peer {
         peer
     }
 
+    /// A connection with no tasks of its own: the transport hands each incoming message to
+    /// the returned [`Dispatcher`], in a task it already runs, and what the connection sends
+    /// goes straight to `sink`.
+    ///
+    /// Handlers are polled in the dispatching task and spawned only if they have to wait
+    /// (unless [`PeerConfig::inline_handlers`] is `Some(false)`). The connection ends with
+    /// [`Peer::close`]; dropping every handle ends it too, with no cleanup to wait for.
+    pub fn driven(sink: Arc<dyn FrameSink>, service: Arc<dyn Service>, config: PeerConfig) -> Dispatcher {
+        let inline = config.inline_handlers.unwrap_or(true);
+        let shared = Arc::new(Shared {
+            config,
+            out: Out::Sink(sink),
+            next_id: AtomicI64::new(0),
+            version: AtomicU8::new(ProtocolVersion::LATEST_SESSION as u8),
+            pending: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::new()),
+            running: Mutex::new(HashMap::new()),
+            shutdown: CancellationToken::new(),
+            handlers: CancellationToken::new(),
+            closed: AtomicBool::new(false),
+            done: CancellationToken::new(),
+            idle: tokio::sync::Notify::new(),
+            inline,
+            inline_running: AtomicUsize::new(0),
+        });
+        Dispatcher { peer: Peer { shared, related: None }, service }
+    }
+
     /// The protocol revision used to encode outgoing params and results (until negotiation
     /// sets it, the newest session revision).
     pub fn protocol_version(&self) -> ProtocolVersion {
@@ -375,7 +457,40 @@ impl Peer {
     /// Stops reading; pending calls fail, running handlers get the shutdown grace, queued
     /// frames are written, and the transport is closed.
     pub fn close(&self) {
+        if self.shared.shutdown.is_cancelled() {
+            return;
+        }
         self.shared.shutdown.cancel();
+        if matches!(self.shared.out, Out::Sink(_)) {
+            // No reader task to wind the connection down: do it here (and wait out the
+            // handlers' grace in a task, if any are running).
+            let shared = self.shared.clone();
+            end_connection(&shared);
+            if lock(&shared.running).is_empty() {
+                shared.done.cancel();
+            } else if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(async move {
+                    wind_down(&shared).await;
+                    shared.done.cancel();
+                });
+            } else {
+                shared.handlers.cancel();
+                shared.done.cancel();
+            }
+        }
+    }
+
+    /// Cancels the incoming request `id` as a `notifications/cancelled` would (for
+    /// transports where the client going away cancels, such as a 2026-07-28 POST). Whether
+    /// it was running.
+    pub fn cancel_incoming(&self, id: &RequestId) -> bool {
+        match lock(&self.shared.running).get(id) {
+            Some(r) if !r.method_is_initialize => {
+                r.cancel.cancel();
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Waits until the connection is over and its tasks are done.
@@ -600,19 +715,7 @@ impl Drop for CallGuard {
         let Ok(frame) = message::encode_notification("notifications/cancelled", Some(&params)) else {
             return;
         };
-        let frame = Outbound { frame, route: self.route.clone() };
-        match self.shared.out.try_send(frame) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(frame)) => {
-                let out = self.shared.out.clone();
-                if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                    handle.spawn(async move {
-                        let _ = out.send(frame).await;
-                    });
-                }
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => {}
-        }
+        self.shared.out.send_soon(Outbound { frame, route: self.route.clone() });
     }
 }
 
@@ -683,11 +786,19 @@ async fn read_loop<R: TransportRead>(mut reader: R, peer: &Peer, service: Arc<dy
             }
         }
     }
-    // The connection is over: fail pending calls (dropping their senders), let running
-    // handlers finish within the grace period, then cancel the rest.
+    end_connection(shared);
+    wind_down(shared).await;
+}
+
+/// The connection is over: calls fail fast, pending calls fail (their senders dropped).
+fn end_connection(shared: &Shared) {
     shared.closed.store(true, Ordering::Release);
     lock(&shared.pending).clear();
     lock(&shared.progress).clear();
+}
+
+/// Lets running handlers finish within the grace period, then cancels the rest.
+async fn wind_down(shared: &Shared) {
     let grace = tokio::time::sleep(shared.config.shutdown_grace);
     tokio::pin!(grace);
     loop {
@@ -711,14 +822,53 @@ async fn send(shared: &Shared, frame: Bytes, route: Route) {
     let _ = shared.out.send(Outbound { frame, route }).await;
 }
 
+/// A driven connection's entry point (see [`Peer::driven`]): the transport hands it what
+/// arrives.
+pub struct Dispatcher {
+    peer: Peer,
+    service: Arc<dyn Service>,
+}
+
+impl std::fmt::Debug for Dispatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dispatcher").field("peer", &self.peer).finish_non_exhaustive()
+    }
+}
+
+impl Dispatcher {
+    /// The connection's handle.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// Handles what arrived, already parsed (see [`message::parse`]): a request is answered
+    /// through the sink (its handler polled here, and spawned only if it has to wait), a
+    /// response completes the call waiting for it, a notification reaches the service.
+    /// Ignored once the connection is closed.
+    pub async fn dispatch(&self, parsed: Parsed, attachment: Option<Attachment>) {
+        if self.peer.shared.shutdown.is_cancelled() {
+            return;
+        }
+        handle_parsed(&self.peer, &self.service, parsed, attachment).await;
+    }
+
+    /// Parses a frame and handles it (see [`Dispatcher::dispatch`]).
+    pub async fn dispatch_frame(&self, inbound: Inbound) {
+        self.dispatch(message::parse(&inbound.frame), inbound.attachment).await;
+    }
+}
+
 fn response_route(id: Option<&RequestId>) -> Route {
     id.cloned().map_or(Route::Unrelated, Route::Response)
 }
 
 async fn handle_frame(peer: &Peer, service: &Arc<dyn Service>, inbound: Inbound) {
+    handle_parsed(peer, service, message::parse(&inbound.frame), inbound.attachment).await;
+}
+
+async fn handle_parsed(peer: &Peer, service: &Arc<dyn Service>, parsed: Parsed, attachment: Option<Attachment>) {
     let shared = &peer.shared;
-    let attachment = inbound.attachment;
-    match message::parse(&inbound.frame) {
+    match parsed {
         Parsed::Single(m) => handle_message(peer, service, m, None, attachment).await,
         Parsed::Invalid { id, error } => {
             debug!(code = error.code, "invalid message: {}", error.message);

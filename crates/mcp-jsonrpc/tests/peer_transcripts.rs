@@ -477,3 +477,140 @@ async fn two_engines_talk_to_each_other() {
     let err = client.request::<SetLevelRequest>(level, CallOptions::default()).await.unwrap_err();
     assert!(matches!(err, CallError::NotInRevision { method: "logging/setLevel", .. }), "{err}");
 }
+
+// ---- The driven peer: no tasks; messages handed in, frames delivered to a sink. ----
+
+/// A sink that records every frame with its route.
+#[derive(Default)]
+struct Recorder {
+    frames: std::sync::Mutex<Vec<(Value, mcp_jsonrpc::Route)>>,
+    delivered: Notify,
+}
+
+impl mcp_jsonrpc::FrameSink for Recorder {
+    fn deliver(
+        &self,
+        frame: mcp_jsonrpc::Outbound,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            let value =
+                if frame.frame.is_empty() { Value::Null } else { serde_json::from_slice(&frame.frame).unwrap() };
+            self.frames.lock().unwrap().push((value, frame.route));
+            self.delivered.notify_waiters();
+        })
+    }
+}
+
+impl Recorder {
+    fn take(&self) -> Vec<(Value, mcp_jsonrpc::Route)> {
+        std::mem::take(&mut *self.frames.lock().unwrap())
+    }
+    /// Waits until `n` frames were delivered in all.
+    async fn wait_for(&self, n: usize) {
+        loop {
+            let delivered = self.delivered.notified();
+            tokio::pin!(delivered);
+            delivered.as_mut().enable();
+            if self.frames.lock().unwrap().len() >= n {
+                return;
+            }
+            delivered.await;
+        }
+    }
+}
+
+fn parsed(v: Value) -> mcp_jsonrpc::message::Parsed {
+    mcp_jsonrpc::message::parse(v.to_string().as_bytes())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_driven_peer_answers_in_the_dispatching_task_with_no_task_of_its_own() {
+    let sink = Arc::new(Recorder::default());
+    let driven = Peer::driven(sink.clone(), Arc::new(router()), PeerConfig::default());
+    let echo = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}});
+    driven.dispatch(parsed(echo), None).await;
+    // Answered before dispatch returned: the handler ran here, nothing was spawned.
+    let frames = sink.take();
+    assert_eq!(frames.len(), 1);
+    assert_eq!(frames[0].0["result"]["content"][0]["text"], "hi");
+    assert_eq!(frames[0].1, mcp_jsonrpc::Route::Response(mcp_jsonrpc::RequestId::Integer(7)));
+    // Malformed input gets its error through the sink too.
+    driven.dispatch(mcp_jsonrpc::message::parse(b"{nope"), None).await;
+    assert_eq!(sink.take()[0].0["error"]["code"], -32700);
+    // A panicking handler becomes an internal error; the connection goes on.
+    let panic = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "panic"}});
+    driven.dispatch(parsed(panic), None).await;
+    assert_eq!(sink.take()[0].0["error"]["code"], -32603);
+    assert_eq!(driven.peer().running_requests(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_driven_handler_that_waits_is_spawned_and_can_be_cancelled_by_id() {
+    let sink = Arc::new(Recorder::default());
+    let driven = Peer::driven(sink.clone(), Arc::new(router()), PeerConfig::default());
+    let wait = json!({"jsonrpc": "2.0", "id": "w", "method": "tools/call", "params": {"name": "wait"}});
+    driven.dispatch(parsed(wait), None).await;
+    assert!(sink.take().is_empty());
+    assert_eq!(driven.peer().running_requests(), 1);
+    // The dispatching side (an HTTP POST) goes away: the request is cancelled, no answer, and
+    // the routing transport is told so with an empty frame.
+    assert!(driven.peer().cancel_incoming(&mcp_jsonrpc::RequestId::String("w".into())));
+    sink.wait_for(1).await;
+    let frames = sink.take();
+    assert_eq!(frames[0].0, Value::Null);
+    assert_eq!(frames[0].1, mcp_jsonrpc::Route::Response(mcp_jsonrpc::RequestId::String("w".into())));
+    assert!(!driven.peer().cancel_incoming(&mcp_jsonrpc::RequestId::String("w".into())));
+    assert_eq!(driven.peer().running_requests(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_driven_peer_calls_out_and_gets_its_answer_dispatched_back() {
+    let sink = Arc::new(Recorder::default());
+    let driven = Peer::driven(sink.clone(), Arc::new(router()), PeerConfig::default());
+    let peer = driven.peer().clone();
+    let call = tokio::spawn(async move {
+        peer.request::<SetLevelRequest>(
+            serde_json::from_value(json!({"level": "info"})).unwrap(),
+            CallOptions::default(),
+        )
+        .await
+    });
+    sink.wait_for(1).await;
+    let (request, route) = sink.take().remove(0);
+    assert_eq!(request["method"], "logging/setLevel");
+    assert_eq!(route, mcp_jsonrpc::Route::Unrelated);
+    driven.dispatch(parsed(json!({"jsonrpc": "2.0", "id": request["id"], "result": {}})), None).await;
+    call.await.unwrap().unwrap();
+    assert_eq!(driven.peer().pending_calls(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn closing_a_driven_peer_fails_calls_and_cancels_handlers_after_the_grace() {
+    let sink = Arc::new(Recorder::default());
+    let config = PeerConfig { shutdown_grace: Duration::from_secs(2), ..PeerConfig::default() };
+    let driven = Peer::driven(sink.clone(), Arc::new(router()), config);
+    let wait = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait"}});
+    driven.dispatch(parsed(wait), None).await;
+    let peer = driven.peer().clone();
+    let call = tokio::spawn(async move {
+        peer.request::<SetLevelRequest>(
+            serde_json::from_value(json!({"level": "info"})).unwrap(),
+            CallOptions::default(),
+        )
+        .await
+    });
+    sink.wait_for(1).await;
+    sink.take();
+    driven.peer().close();
+    assert!(driven.peer().is_closed());
+    assert!(matches!(call.await.unwrap(), Err(CallError::Closed)));
+    // The waiting handler gets the grace, then its cancellation: it answers (it returns on
+    // cancellation), the connection is done.
+    tokio::time::timeout(Duration::from_secs(10), driven.peer().closed()).await.expect("closed after the grace");
+    assert_eq!(driven.peer().running_requests(), 0);
+    // Nothing more is served once closed.
+    let echo = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo"}});
+    driven.dispatch(parsed(echo), None).await;
+    assert!(sink.take().iter().all(|(v, _)| v["id"] != 2));
+    assert!(matches!(driven.peer().request_raw("ping", None, CallOptions::default()).await, Err(CallError::Closed)));
+}

@@ -3,19 +3,30 @@
 
 use std::sync::Arc;
 
-use mcp_jsonrpc::Peer;
-use mcp_transport_http::server::{self, HttpServerConfig, SessionFactory, SessionTransport};
+use mcp_jsonrpc::{Dispatcher, FrameSink, Peer};
+use mcp_transport_http::server::{self, HttpServerConfig, SessionFactory};
 use mcp_types::ProtocolVersion;
 use tokio::net::ToSocketAddrs;
 
 use crate::Server;
+use crate::session::SessionState;
 
 impl SessionFactory for Server {
-    fn connect(&self, transport: SessionTransport) -> Peer {
-        Server::connect(self, transport)
+    fn connect(&self, sink: Arc<dyn FrameSink>) -> Dispatcher {
+        let (state, service) = self.new_session(SessionState::new());
+        let dispatcher = Peer::driven(sink, service, self.shared.peer_config.clone());
+        self.register(&state, dispatcher.peer(), true);
+        dispatcher
     }
-    fn connect_stateless(&self, transport: SessionTransport, version: ProtocolVersion) -> Peer {
-        self.connect_preinitialized(transport, version)
+    /// One POST outside any session: its handler polled in the POST's task (unless the
+    /// server's [`PeerConfig::inline_handlers`](mcp_jsonrpc::PeerConfig::inline_handlers) is
+    /// `Some(false)`). It hears of no changes: it has no stream to carry them.
+    fn connect_stateless(&self, sink: Arc<dyn FrameSink>, version: ProtocolVersion) -> Dispatcher {
+        let (state, service) = self.new_session(SessionState::preinitialized());
+        let dispatcher = Peer::driven(sink, service, self.shared.peer_config.clone());
+        dispatcher.peer().set_protocol_version(version);
+        self.register(&state, dispatcher.peer(), false);
+        dispatcher
     }
     fn header_params(&self, tool: &str) -> Vec<server::HeaderParam> {
         self.with_tool(tool, |t| server::HeaderParam::from_schema_object(&t.input_schema)).unwrap_or_default()

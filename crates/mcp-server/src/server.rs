@@ -339,7 +339,7 @@ fn check_unique<'a>(kind: &'static str, names: impl Iterator<Item = &'a str>) ->
 /// An MCP server: cheap to clone, served over any number of connections at once.
 #[derive(Clone)]
 pub struct Server {
-    shared: Arc<ServerShared>,
+    pub(crate) shared: Arc<ServerShared>,
 }
 
 impl std::fmt::Debug for Server {
@@ -428,17 +428,34 @@ impl Server {
         version: Option<mcp_types::ProtocolVersion>,
         config: mcp_jsonrpc::PeerConfig,
     ) -> Peer {
-        let state = Arc::new(state);
-        let session = Session { server: self.shared.clone(), state: state.clone() };
-        let peer = Peer::spawn(transport, Arc::new(session), config);
+        let (state, service) = self.new_session(state);
+        let peer = Peer::spawn(transport, service, config);
         if let Some(version) = version {
             peer.set_protocol_version(version);
         }
-        let _ = state.peer.set(peer.clone());
-        let mut sessions = self.shared.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        sessions.retain(|s| s.upgrade().is_some_and(|s| s.peer.get().is_some_and(|p| !p.is_closed())));
-        sessions.push(Arc::downgrade(&state));
+        self.register(&state, &peer, true);
         peer
+    }
+
+    /// A new connection's state, and the service that serves it.
+    pub(crate) fn new_session(&self, state: SessionState) -> (Arc<SessionState>, Arc<dyn mcp_jsonrpc::Service>) {
+        let state = Arc::new(state);
+        (state.clone(), Arc::new(Session { server: self.shared.clone(), state }))
+    }
+
+    /// Gives a connection's state its peer; `live`: it hears of changes (list_changed and
+    /// resource updates) from now on.
+    pub(crate) fn register(&self, state: &Arc<SessionState>, peer: &Peer, live: bool) {
+        let _ = state.peer.set(peer.clone());
+        if !live {
+            return;
+        }
+        let mut sessions = self.shared.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        // Forget the ended ones before the list would grow: amortized, not on every connect.
+        if sessions.len() == sessions.capacity() {
+            sessions.retain(|s| s.upgrade().is_some_and(|s| s.peer.get().is_some_and(|p| !p.is_closed())));
+        }
+        sessions.push(Arc::downgrade(state));
     }
 
     /// Connected, initialized sessions.

@@ -22,8 +22,7 @@ use http_body::Frame;
 use http_body_util::BodyExt as _;
 use mcp_jsonrpc::message::{self, Message, Parsed};
 use mcp_jsonrpc::raw as json;
-use mcp_jsonrpc::transport::Inbound;
-use mcp_jsonrpc::{ErrorObject, RequestId};
+use mcp_jsonrpc::{Dispatcher, ErrorObject, Peer, RequestId};
 use mcp_types::ProtocolVersion;
 use tokio::sync::mpsc;
 
@@ -154,7 +153,7 @@ impl App {
     fn lookup(&self, id: &str) -> Option<Arc<Session>> {
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         let session = sessions.get(id)?.clone();
-        if session.peer.is_closed() {
+        if session.peer().is_closed() {
             sessions.remove(id);
             return None;
         }
@@ -181,7 +180,6 @@ impl App {
             self.config.retry,
         );
         router.touch();
-        let (transport, inbound) = router.transport(self.config.inbound_queue);
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         if sessions.len() >= self.config.max_sessions {
             return Err(error_response(
@@ -190,8 +188,8 @@ impl App {
                 &ErrorObject::internal_error("too many sessions; try again later"),
             ));
         }
-        let peer = self.factory.connect(transport);
-        let session = Arc::new(Session { router, inbound, peer });
+        let dispatcher = self.factory.connect(router.clone());
+        let session = Arc::new(Session { router, dispatcher });
         sessions.insert(id, session.clone());
         Ok(session)
     }
@@ -210,10 +208,10 @@ impl App {
             let ids: Vec<Arc<str>> = sessions
                 .iter()
                 .filter(|(_, s)| {
-                    s.peer.is_closed()
+                    s.peer().is_closed()
                         || (s.router.idle_for() >= timeout
                             && s.router.connections.load(Ordering::Relaxed) == 0
-                            && s.peer.running_requests() == 0)
+                            && s.peer().running_requests() == 0)
                 })
                 .map(|(id, _)| id.clone())
                 .collect();
@@ -373,10 +371,10 @@ async fn post_mcp(State(app): State<Arc<App>>, request: Request<Body>) -> Respon
         Err(r) => return r,
     };
     if header_version.is_some_and(ProtocolVersion::is_stateless) || what.modern_meta {
-        return post_modern(&app, parts, body, what.parsed, header_version).await;
+        return post_modern(&app, parts, what.parsed, header_version).await;
     }
     if app.config.stateless {
-        return post_stateless(&app, parts, body, what, header_version).await;
+        return post_stateless(&app, parts, what, header_version).await;
     }
     let session = if what.initialize {
         match app.create_session(Mode::Streamable).await {
@@ -389,7 +387,7 @@ async fn post_mcp(State(app): State<Arc<App>>, request: Request<Body>) -> Respon
             Err(r) => return r,
         }
     };
-    let version = session.peer.protocol_version();
+    let version = session.peer().protocol_version();
     if what.batch && !version.allows_batches() {
         return invalid_request(
             StatusCode::BAD_REQUEST,
@@ -397,8 +395,8 @@ async fn post_mcp(State(app): State<Arc<App>>, request: Request<Body>) -> Respon
         );
     }
     let priming = !what.initialize && version >= ProtocolVersion::V2025_11_25;
-    let inbound = session.inbound.clone();
-    let mut response = dispatch(&app, &session.router, inbound, parts, body, what.requests, priming, false).await;
+    let mut response =
+        dispatch(&app, &session.router, &session.dispatcher, parts, what.parsed, what.requests, priming, false).await;
     if what.initialize {
         if let Ok(v) = HeaderValue::from_str(&session.router.session_id) {
             response.headers_mut().insert(MCP_SESSION_ID, v);
@@ -417,54 +415,49 @@ async fn post_mcp(State(app): State<Arc<App>>, request: Request<Body>) -> Respon
 async fn post_stateless(
     app: &Arc<App>,
     parts: http::request::Parts,
-    body: Bytes,
     what: Classified,
     header_version: Option<ProtocolVersion>,
 ) -> Response {
-    let router = app.ephemeral_router();
-    let (transport, inbound) = router.transport(1);
     let version = header_version.unwrap_or(ProtocolVersion::V2025_03_26);
-    let peer = if what.initialize {
-        app.factory.connect(transport)
-    } else {
-        app.factory.connect_stateless(transport, version)
-    };
     if what.batch && !version.allows_batches() {
-        peer.close();
         return invalid_request(
             StatusCode::BAD_REQUEST,
             format!("batches are not supported in protocol revision {version}"),
         );
     }
-    // The peer lives as long as its stream: the router holds the only sender of its inbound
-    // queue until the response went out.
-    dispatch(app, &router, inbound, parts, body, what.requests, false, true).await
+    let router = app.ephemeral_router();
+    let dispatcher = if what.initialize {
+        app.factory.connect(router.clone())
+    } else {
+        app.factory.connect_stateless(router.clone(), version)
+    };
+    dispatch(app, &router, &dispatcher, parts, what.parsed, what.requests, false, true).await
 }
 
-/// Hands a POSTed frame to the session and answers with 202, its JSON response, or its SSE
-/// stream.
+/// Hands a POSTed message to the session's peer (in this task) and answers with 202, its JSON
+/// response, or its SSE stream.
 #[allow(clippy::too_many_arguments)]
 async fn dispatch(
     app: &App,
     router: &Arc<SessionRouter>,
-    inbound: mpsc::Sender<Inbound>,
+    dispatcher: &Dispatcher,
     parts: http::request::Parts,
-    body: Bytes,
+    parsed: Parsed,
     requests: Vec<RequestId>,
     priming: bool,
     ephemeral: bool,
 ) -> Response {
     let session_id = (!ephemeral).then(|| router.session_id.clone());
+    if dispatcher.peer().is_closed() {
+        return invalid_request(StatusCode::NOT_FOUND, "the session has ended");
+    }
     if requests.is_empty() {
         let info = RequestInfo { parts, session_id, stream: None };
-        if inbound.send(Inbound { frame: body, attachment: Some(Arc::new(info)) }).await.is_err() {
-            return invalid_request(StatusCode::NOT_FOUND, "the session has ended");
-        }
+        dispatcher.dispatch(parsed, Some(Arc::new(info))).await;
         return StatusCode::ACCEPTED.into_response();
     }
-    let keep = ephemeral.then(|| inbound.clone());
     let output = if app.config.json_response { Output::Json } else { Output::Sse };
-    let (stream, output) = match router.open_stream(requests, output, keep).await {
+    let (stream, output) = match router.open_stream(requests, output).await {
         Ok(opened) => opened,
         Err(OpenError::DuplicateId(id)) => {
             return error_response(
@@ -476,10 +469,7 @@ async fn dispatch(
         Err(OpenError::Closed) => return invalid_request(StatusCode::NOT_FOUND, "the session has ended"),
     };
     let info = RequestInfo { parts, session_id, stream: Some((Arc::downgrade(router), stream)) };
-    if inbound.send(Inbound { frame: body, attachment: Some(Arc::new(info)) }).await.is_err() {
-        return invalid_request(StatusCode::NOT_FOUND, "the session has ended");
-    }
-    drop(inbound);
+    dispatcher.dispatch(parsed, Some(Arc::new(info))).await;
     match output {
         StreamOutput::Json(rx) => match rx.await {
             Ok(frame) if !frame.is_empty() => {
@@ -526,7 +516,6 @@ fn header_value(headers: &HeaderMap, name: &str) -> Option<Result<String, ()>> {
 async fn post_modern(
     app: &Arc<App>,
     parts: http::request::Parts,
-    body: Bytes,
     parsed: Parsed,
     header_version: Option<ProtocolVersion>,
 ) -> Response {
@@ -645,31 +634,29 @@ async fn post_modern(
     };
 
     let router = app.ephemeral_router();
-    let (transport, inbound) = router.transport(2);
-    let peer = app.factory.connect_stateless(transport, ProtocolVersion::V2026_07_28);
-    let (_, output) = match router.open_stream(vec![id.clone()], Output::Raw, Some(inbound.clone())).await {
+    let dispatcher = app.factory.connect_stateless(router.clone(), ProtocolVersion::V2026_07_28);
+    let (_, output) = match router.open_stream(vec![id.clone()], Output::Raw).await {
         Ok(opened) => opened,
         Err(_) => return invalid_request(StatusCode::INTERNAL_SERVER_ERROR, "cannot serve the request"),
     };
     let StreamOutput::Raw(mut rx) = output else { unreachable!("asked for a raw stream") };
     let info = RequestInfo { parts, session_id: None, stream: None };
-    if inbound.send(Inbound { frame: body, attachment: Some(Arc::new(info)) }).await.is_err() {
-        return invalid_request(StatusCode::INTERNAL_SERVER_ERROR, "cannot serve the request");
-    }
-    drop(peer);
     // Until the response is out, the client going away cancels the request.
-    let mut cancel = CancelOnDrop { inbound: Some(inbound), id };
+    let mut cancel = CancelOnDrop { peer: Some(dispatcher.peer().clone()), id: id.clone() };
+    let request = message::Request { id, method, params };
+    dispatcher.dispatch(Parsed::Single(Message::Request(request)), Some(Arc::new(info))).await;
+    drop(dispatcher);
     match rx.recv().await {
         None => StatusCode::ACCEPTED.into_response(),
         Some((frame, true)) => {
-            cancel.inbound = None;
+            cancel.peer = None;
             let status = modern_status(&frame);
             (status, [(header::CONTENT_TYPE, HeaderValue::from_static(APPLICATION_JSON))], frame).into_response()
         }
         Some((first, false)) => {
             let (tx, events) = mpsc::channel(app.config.stream_queue.max(1));
             let _ = tx.try_send(super::session::sse_event(None, &first));
-            let cancel_later = CancelOnDrop { inbound: cancel.inbound.take(), id: cancel.id.clone() };
+            let cancel_later = CancelOnDrop { peer: cancel.peer.take(), id: cancel.id.clone() };
             tokio::spawn(forward_modern(rx, tx, cancel_later));
             app.sse(Vec::new(), Some(events), ConnGuard::new(router.clone(), None))
         }
@@ -687,12 +674,12 @@ async fn forward_modern(mut rx: mpsc::Receiver<(Bytes, bool)>, tx: mpsc::Sender<
                         return;
                     }
                     if last {
-                        cancel.inbound = None;
+                        cancel.peer = None;
                         return;
                     }
                 }
                 None => {
-                    cancel.inbound = None;
+                    cancel.peer = None;
                     return;
                 }
             },
@@ -724,23 +711,17 @@ fn modern_status(frame: &[u8]) -> StatusCode {
     }
 }
 
-/// Cancels a modern request (a `notifications/cancelled` into its peer) when dropped armed.
+/// Cancels a modern request when dropped armed: the client closed the response stream.
 struct CancelOnDrop {
-    inbound: Option<mpsc::Sender<Inbound>>,
+    peer: Option<Peer>,
     id: RequestId,
 }
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        if let Some(inbound) = self.inbound.take() {
-            let params = mcp_types::CancelledNotificationParams {
-                request_id: Some(self.id.clone()),
-                reason: Some("the client closed the response stream".to_owned()),
-                ..Default::default()
-            };
-            if let Ok(frame) = message::encode_notification("notifications/cancelled", Some(&params)) {
-                let _ = inbound.try_send(Inbound::from(frame));
-            }
+        if let Some(peer) = self.peer.take() {
+            tracing::debug!(id = %self.id, "the client closed the response stream: request cancelled");
+            peer.cancel_incoming(&self.id);
         }
     }
 }
@@ -771,7 +752,7 @@ async fn get_mcp(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
     }
     match router.open_standalone().await {
         Some(rx) => {
-            let priming = router.resumable() && session.peer.protocol_version() >= ProtocolVersion::V2025_11_25;
+            let priming = router.resumable() && session.peer().protocol_version() >= ProtocolVersion::V2025_11_25;
             let first = if priming { vec![router.priming_event(STANDALONE)] } else { Vec::new() };
             app.sse(first, Some(rx), ConnGuard::new(router.clone(), None))
         }
@@ -852,9 +833,10 @@ async fn legacy_post(State(app): State<Arc<App>>, Query(q): Query<LegacyQuery>, 
         Err(r) => return r,
     };
     let info = RequestInfo { parts, session_id: Some(session.router.session_id.clone()), stream: None };
-    if session.inbound.send(Inbound { frame: body, attachment: Some(Arc::new(info)) }).await.is_err() {
+    if session.peer().is_closed() {
         return invalid_request(StatusCode::NOT_FOUND, "the session has ended");
     }
+    session.dispatcher.dispatch(message::parse(&body), Some(Arc::new(info))).await;
     (StatusCode::ACCEPTED, "Accepted").into_response()
 }
 

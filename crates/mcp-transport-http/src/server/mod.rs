@@ -48,19 +48,20 @@ use std::sync::{Arc, Weak};
 
 pub use config::{HttpServerConfig, Policy};
 pub use event_store::{EventStore, InMemoryEventStore, StoredEvent};
-use mcp_jsonrpc::Peer;
+use mcp_jsonrpc::{Dispatcher, FrameSink};
 use mcp_types::ProtocolVersion;
-pub use session::{SessionRead, SessionTransport, SessionWrite};
 use tokio::net::{TcpListener, ToSocketAddrs};
 
-/// What runs the sessions of an HTTP endpoint: a peer over each session's transport.
+/// What runs the sessions of an HTTP endpoint: a driven peer
+/// ([`Peer::driven`](mcp_jsonrpc::Peer::driven)) per session, whose frames go to `sink` (the
+/// session's routing) and to which the endpoint hands each message POSTed to the session.
 pub trait SessionFactory: Send + Sync + 'static {
-    /// Starts a new session (its first message is `initialize`) over `transport`.
-    fn connect(&self, transport: SessionTransport) -> Peer;
-    /// Serves messages outside any session (stateless mode) as for a client that negotiated
-    /// `version` earlier; the client's capabilities are unknown, so the server asks nothing of
-    /// it.
-    fn connect_stateless(&self, transport: SessionTransport, version: ProtocolVersion) -> Peer;
+    /// Starts a new session (its first message is `initialize`).
+    fn connect(&self, sink: Arc<dyn FrameSink>) -> Dispatcher;
+    /// Serves messages outside any session (stateless mode, or one 2026-07-28 request) as for
+    /// a client that negotiated `version` earlier; the client's capabilities are unknown, so
+    /// the server asks nothing of it.
+    fn connect_stateless(&self, sink: Arc<dyn FrameSink>, version: ProtocolVersion) -> Dispatcher;
     /// The arguments of `tool` mirrored into `Mcp-Param-{header}` headers (2026-07-28): the
     /// property path within the arguments, and the header's name part. The server checks
     /// that each header agrees with the body. Default: none.

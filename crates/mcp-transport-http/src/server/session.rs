@@ -1,5 +1,9 @@
-//! One HTTP session: the transport its peer runs over, and the routing of what the peer sends
-//! to the HTTP responses that carry it.
+//! One HTTP session: the routing of what its peer sends to the HTTP responses that carry it.
+//!
+//! The session's peer is a driven one ([`Peer::driven`](mcp_jsonrpc::Peer::driven)): each
+//! POST hands its parsed message to the peer in the POST's own task, and the peer hands what it
+//! sends to the [`SessionRouter`] (its [`FrameSink`]). An idle session holds no task and no
+//! queue.
 //!
 //! Each POST that holds requests opens a *stream*: its SSE response, or the JSON response it
 //! waits for. The peer tags every frame with the request it belongs to ([`Route`]); a frame
@@ -8,72 +12,21 @@
 //! its events in the [`EventStore`] until the client resumes it with `Last-Event-ID`.
 
 use std::collections::HashMap;
-use std::io;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut as _, Bytes, BytesMut};
-use mcp_jsonrpc::transport::{Inbound, Outbound, ReadError, Route, Transport, TransportRead, TransportWrite};
-use mcp_jsonrpc::{Peer, RequestId};
+use mcp_jsonrpc::transport::{Outbound, Route};
+use mcp_jsonrpc::{Dispatcher, FrameSink, Peer, RequestId};
 use tokio::sync::{Mutex, mpsc, oneshot};
 
 use super::event_store::EventStore;
 
 /// The stream number of the standalone (GET) stream.
 pub(crate) const STANDALONE: u64 = 0;
-
-/// The transport of one HTTP session, handed to a [`SessionFactory`](super::SessionFactory).
-pub struct SessionTransport {
-    inbound: mpsc::Receiver<Inbound>,
-    router: Arc<SessionRouter>,
-}
-
-impl std::fmt::Debug for SessionTransport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionTransport").field("session", &self.router.session_id).finish_non_exhaustive()
-    }
-}
-
-/// The reading half of a [`SessionTransport`]: the messages POSTed to the session.
-#[derive(Debug)]
-pub struct SessionRead(mpsc::Receiver<Inbound>);
-
-/// The writing half of a [`SessionTransport`]: routes frames to the session's streams.
-pub struct SessionWrite(Arc<SessionRouter>);
-
-impl std::fmt::Debug for SessionWrite {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionWrite").field("session", &self.0.session_id).finish_non_exhaustive()
-    }
-}
-
-impl Transport for SessionTransport {
-    type Read = SessionRead;
-    type Write = SessionWrite;
-    fn split(self) -> (SessionRead, SessionWrite) {
-        (SessionRead(self.inbound), SessionWrite(self.router))
-    }
-}
-
-impl TransportRead for SessionRead {
-    async fn read(&mut self) -> Option<Result<Inbound, ReadError>> {
-        self.0.recv().await.map(Ok)
-    }
-}
-
-impl TransportWrite for SessionWrite {
-    async fn write(&mut self, frames: &[Outbound]) -> io::Result<()> {
-        for f in frames {
-            self.0.deliver(f).await;
-        }
-        Ok(())
-    }
-    async fn close(&mut self) -> io::Result<()> {
-        self.0.close().await;
-        Ok(())
-    }
-}
 
 /// How a session's messages travel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,9 +62,6 @@ pub(crate) enum Output {
 struct Stream {
     sink: Sink,
     requests: Vec<RequestId>,
-    /// For a session-less POST: the peer's only inbound sender, dropped (ending the peer) with
-    /// the stream.
-    _keep: Option<mpsc::Sender<Inbound>>,
 }
 
 #[derive(Default)]
@@ -178,12 +128,6 @@ impl SessionRouter {
         })
     }
 
-    /// A transport over this router, and the sender of its incoming frames.
-    pub(crate) fn transport(self: &Arc<Self>, inbound: usize) -> (SessionTransport, mpsc::Sender<Inbound>) {
-        let (tx, rx) = mpsc::channel(inbound.max(1));
-        (SessionTransport { inbound: rx, router: self.clone() }, tx)
-    }
-
     pub(crate) fn touch(&self) {
         self.last_active.store(self.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
     }
@@ -215,7 +159,6 @@ impl SessionRouter {
         &self,
         requests: Vec<RequestId>,
         output: Output,
-        keep: Option<mpsc::Sender<Inbound>>,
     ) -> Result<(u64, StreamOutput), OpenError> {
         let mut routes = self.routes.lock().await;
         if routes.closed {
@@ -243,7 +186,7 @@ impl SessionRouter {
                 (Sink::Raw(Some(tx)), StreamOutput::Raw(rx))
             }
         };
-        routes.streams.insert(stream, Stream { sink, requests, _keep: keep });
+        routes.streams.insert(stream, Stream { sink, requests });
         Ok((stream, output))
     }
 
@@ -424,17 +367,27 @@ fn put_decimal(out: &mut BytesMut, mut n: u64) {
     out.put_slice(&digits[at..]);
 }
 
-/// A session's peer and the sender of its incoming frames.
+impl FrameSink for SessionRouter {
+    fn deliver(&self, frame: Outbound) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(async move { SessionRouter::deliver(self, &frame).await })
+    }
+}
+
+/// A session: its routing, and its peer's entry point.
 pub(crate) struct Session {
     pub(crate) router: Arc<SessionRouter>,
-    pub(crate) inbound: mpsc::Sender<Inbound>,
-    pub(crate) peer: Peer,
+    pub(crate) dispatcher: Dispatcher,
 }
 
 impl Session {
+    /// The session's peer.
+    pub(crate) fn peer(&self) -> &Peer {
+        self.dispatcher.peer()
+    }
+
     /// Ends the session: the peer stops, its connections close.
     pub(crate) async fn end(&self) {
-        self.peer.close();
+        self.peer().close();
         self.router.close().await;
     }
 }
