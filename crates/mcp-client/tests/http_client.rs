@@ -361,6 +361,44 @@ async fn a_legacy_server_is_reached_through_the_fallback() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_4xx_to_initialize_but_401_and_403_leads_to_the_fallback() {
+    for code in [400, 404, 405, 406, 415, 422] {
+        let fx = Fixture::start(Options::default()).await;
+        let url = fx.refusing_sse_url(code);
+        // Pinned to the session revisions: the POST of `initialize` is the first thing sent.
+        let client = builder().legacy_only().connect_http(&url).await.unwrap_or_else(|e| panic!("{code}: {e}"));
+        assert_eq!(text(&client.call_tool("add", json!({"a": 1, "b": 2})).await.unwrap()), "sum: 3", "{code}");
+        let log = fx.log();
+        let order: Vec<(String, String)> = log.iter().map(|s| (s.method.to_string(), s.path.clone())).collect();
+        let path = format!("/refusing/{code}");
+        assert_eq!(order[0], ("POST".to_owned(), path.clone()), "{code}: {order:?}");
+        assert_eq!(log[0].rpc_method(), Some("initialize"));
+        assert_eq!(order[1], ("GET".to_owned(), path), "{code}: the fallback; {order:?}");
+        let inits = posts(&log, "initialize");
+        assert_eq!(inits.len(), 2, "{code}: {order:?}");
+        assert_eq!(inits[1].path, "/messages?sessionId=legacy-1", "{code}");
+        client.close().await.unwrap();
+    }
+    // With the default builder, the `server/discover` probe is refused first, by the same rule.
+    let fx = Fixture::start(Options::default()).await;
+    let client = builder().connect_http(&fx.refusing_sse_url(415)).await.unwrap();
+    assert_eq!(client.server_info().name, "fixture");
+    assert!(fx.log().iter().any(|s| s.method == "GET"), "the fallback");
+    client.close().await.unwrap();
+
+    // 401 and 403 are about credentials: reported as they are, no fallback.
+    for code in [401, 403] {
+        let fx = Fixture::start(Options::default()).await;
+        let e = builder().legacy_only().connect_http(&fx.refusing_sse_url(code)).await.unwrap_err();
+        let error = remote(&e);
+        assert_eq!(mcp_client::http::http_status(error), Some(code), "{e}");
+        assert!(!error.message.contains("legacy"), "{e}");
+        let log = fx.log();
+        assert!(log.iter().all(|s| s.method == "POST"), "{code}: no GET for the fallback: {log:#?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_fallback_when_disabled_and_a_clear_error_when_nothing_listens() {
     let fx = Fixture::start(Options::default()).await;
     let config = HttpClientConfig::parse(&fx.sse_url()).unwrap().legacy_fallback(false);

@@ -1,7 +1,8 @@
 //! Our client against our server over real HTTP (`mcp-server`'s Streamable HTTP endpoint on a
 //! local port): SSE and JSON answers, the server's requests and notifications on a request's
 //! stream, a stream the handler closes (resumed after the server's `retry`), sessions ended
-//! by DELETE (renewed), the stateless mode, and legacy HTTP+SSE through the fallback.
+//! by DELETE (renewed), the stateless mode, legacy HTTP+SSE through the fallback, and a
+//! cancelled call, whose handler the server stops.
 
 #![cfg(feature = "http")]
 
@@ -9,12 +10,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_client::http::HttpClientConfig;
-use mcp_client::{CallOptions, Client, ClientBuilder, ServerEvent};
+use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, ServerEvent};
+use mcp_jsonrpc::CancellationToken;
 use mcp_server::mcp_transport_http::server::{self, HttpServerConfig};
 use mcp_server::{Context, Server, ToolDef, ToolError};
 use mcp_types::{
-    CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult, ErrorObject, LoggingLevel, Role,
-    SamplingContent, SamplingMessage, TextContent,
+    CallToolRequestParams, CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult, ErrorObject,
+    LoggingLevel, ProtocolVersion, Role, SamplingContent, SamplingMessage, TextContent,
 };
 use serde_json::{Value, json};
 use tokio::sync::Notify;
@@ -33,9 +35,16 @@ fn text_result(text: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text.into())])
 }
 
+/// What the `hang` tool tells: it `started`, and its future was `dropped` (cancelled).
+#[derive(Default, Clone)]
+struct Hang {
+    started: Arc<Notify>,
+    dropped: Arc<Notify>,
+}
+
 /// `poll` closes its SSE connection, says so on `closed`, and answers once `release` is
-/// called.
-fn test_server(release: Arc<Notify>, closed: Arc<Notify>) -> Server {
+/// called; `hang` never answers.
+fn test_server(release: Arc<Notify>, closed: Arc<Notify>, hang: Hang) -> Server {
     let release2 = release.clone();
     Server::builder("our-http-server", "1.0.0")
         .tool(tool("echo", |args, _| {
@@ -71,6 +80,21 @@ fn test_server(release: Arc<Notify>, closed: Arc<Notify>) -> Server {
                 Ok(text_result("released"))
             })
         }))
+        .tool(tool("hang", move |_, _| {
+            let hang = hang.clone();
+            Box::pin(async move {
+                struct Dropped(Arc<Notify>);
+                impl Drop for Dropped {
+                    fn drop(&mut self) {
+                        self.0.notify_one();
+                    }
+                }
+                let _dropped = Dropped(hang.dropped);
+                hang.started.notify_one();
+                std::future::pending::<()>().await;
+                Ok(text_result("never"))
+            })
+        }))
         .build()
         .unwrap()
 }
@@ -80,7 +104,11 @@ async fn serve(config: HttpServerConfig) -> String {
 }
 
 async fn serve_with(config: HttpServerConfig, closed: Arc<Notify>) -> String {
-    let server = test_server(Arc::new(Notify::new()), closed);
+    serve_full(config, closed, Hang::default()).await
+}
+
+async fn serve_full(config: HttpServerConfig, closed: Arc<Notify>, hang: Hang) -> String {
+    let server = test_server(Arc::new(Notify::new()), closed, hang);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(server::serve_listener(Arc::new(server), config, listener));
@@ -102,7 +130,7 @@ fn text(result: &CallToolResult) -> String {
 async fn exercise(client: &Client, events: &mut tokio::sync::mpsc::UnboundedReceiver<ServerEvent>) {
     assert_eq!(client.server_info().name, "our-http-server");
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 4);
+    assert_eq!(tools.len(), 5);
     assert_eq!(text(&client.call_tool("echo", json!({"text": "hello"})).await.unwrap()), "hello");
     client.set_logging_level(LoggingLevel::Debug).await.unwrap();
     let progress = Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -196,5 +224,32 @@ async fn legacy_sse_through_the_fallback() {
     let (b, mut events) = event_sink(builder());
     let client = b.connect_http(&format!("{base}/sse")).await.unwrap();
     exercise(&client, &mut events).await;
+    client.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_stops_its_handler_in_a_2025_11_25_session() {
+    let hang = Hang::default();
+    let base = serve_full(HttpServerConfig::default(), Arc::new(Notify::new()), hang.clone()).await;
+    let pinned = builder().protocol_version(ProtocolVersion::V2025_11_25);
+    let client = Arc::new(pinned.connect_http(&format!("{base}/mcp")).await.unwrap());
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
+    let token = CancellationToken::new();
+    let call = tokio::spawn({
+        let (client, token) = (client.clone(), token.clone());
+        async move {
+            let mut params = CallToolRequestParams::new("hang");
+            params.arguments = Some(Default::default());
+            client.call_tool_with(params, CallOptions::default().cancel_on(token)).await
+        }
+    });
+    hang.started.notified().await;
+    token.cancel();
+    let result = call.await.unwrap();
+    assert!(matches!(result, Err(ClientError::Cancelled)), "{result:?}");
+    // A dropped connection is no cancellation in this revision: the handler stops because the
+    // client sent `notifications/cancelled`.
+    tokio::time::timeout(Duration::from_secs(30), hang.dropped.notified()).await.expect("the handler was cancelled");
+    assert_eq!(text(&client.call_tool("echo", json!({"text": "still here"})).await.unwrap()), "still here");
     client.close().await.unwrap();
 }

@@ -51,8 +51,9 @@ impl Server {
         server::serve(Arc::new(self.clone()), config, addr).await
     }
 
-    /// The endpoint as an axum router, to merge into an app beside other routes (serve the
-    /// app with [`mcp_transport_http::server::serve_router`] or `axum::serve`).
+    /// The endpoint as an axum router, to merge into an app beside other routes. Serve the app
+    /// with [`mcp_transport_http::server::serve_router`], which sets TCP_NODELAY and the header
+    /// limits; `axum::serve` leaves Nagle's algorithm on (see `docs/http.md`).
     ///
     /// ```no_run
     /// # fn app(server: mcp_server::Server) -> axum::Router {

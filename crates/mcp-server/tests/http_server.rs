@@ -18,8 +18,10 @@ use tokio::sync::Notify;
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
-/// Signalled by the `hang` tool when its request is cancelled.
-static CANCELLED: Notify = Notify::const_new();
+/// What the `extension` tool reads: the user an authentication middleware put in the request's
+/// extensions.
+#[derive(Clone)]
+struct User(String);
 
 fn tool(
     name: &str,
@@ -31,7 +33,9 @@ fn tool(
     ToolDef::new(name, json!({"type": "object"}), f).unwrap()
 }
 
-fn test_server(release: Arc<Notify>) -> Server {
+/// `release` lets `poll` and `wait` answer; `cancelled` is signalled when a `hang` call ends
+/// without answering (its future dropped).
+fn test_server(release: Arc<Notify>, cancelled: Arc<Notify>) -> Server {
     let release2 = release.clone();
     let release3 = release.clone();
     Server::builder("http-test", "1.0.0")
@@ -93,16 +97,17 @@ fn test_server(release: Arc<Notify>) -> Server {
                 Ok(CallToolResult::success(vec![ContentBlock::text("stepped")]))
             })
         }))
-        .tool(tool("hang", |_, ctx| {
+        .tool(tool("hang", move |_, ctx| {
+            let cancelled = cancelled.clone();
             Box::pin(async move {
                 // A cancelled handler's future is dropped: the guard tells.
-                struct Signal;
+                struct Signal(Arc<Notify>);
                 impl Drop for Signal {
                     fn drop(&mut self) {
-                        CANCELLED.notify_one();
+                        self.0.notify_one();
                     }
                 }
-                let _signal = Signal;
+                let _signal = Signal(cancelled);
                 ctx.log(LoggingLevel::Info, None, json!("started")).await;
                 std::future::pending::<()>().await;
                 Ok(CallToolResult::success(vec![]))
@@ -130,6 +135,12 @@ fn test_server(release: Arc<Notify>) -> Server {
                 Ok(CallToolResult::success(vec![ContentBlock::text(agent)]))
             })
         }))
+        .tool(tool("extension", |_, ctx| {
+            Box::pin(async move {
+                let user = ctx.http_request().and_then(|r| r.extensions().get::<User>()).map(|u| u.0.clone());
+                Ok(CallToolResult::success(vec![ContentBlock::text(user.unwrap_or_else(|| "no extension".to_owned()))]))
+            })
+        }))
         .build()
         .unwrap()
 }
@@ -139,15 +150,30 @@ struct Harness {
     http: reqwest::Client,
     server: Server,
     release: Arc<Notify>,
+    cancelled: Arc<Notify>,
+}
+
+impl Harness {
+    /// A harness whose server is not served yet: `serve` it on a listener of your own.
+    fn unserved() -> Harness {
+        let (release, cancelled) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let server = test_server(release.clone(), cancelled.clone());
+        Harness { base: String::new(), http: reqwest::Client::new(), server, release, cancelled }
+    }
+    /// Serves the endpoint on `listener`, reached at 127.0.0.1 and its port.
+    fn serve(mut self, config: HttpServerConfig, listener: TcpListener) -> Harness {
+        self.base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        tokio::spawn(server::serve_listener(Arc::new(self.server.clone()), config, listener));
+        self
+    }
+    /// Host and port, for raw TCP.
+    fn authority(&self) -> &str {
+        self.base.trim_start_matches("http://")
+    }
 }
 
 async fn start(config: HttpServerConfig) -> Harness {
-    let release = Arc::new(Notify::new());
-    let server = test_server(release.clone());
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(server::serve_listener(Arc::new(server.clone()), config, listener));
-    Harness { base: format!("http://{addr}"), http: reqwest::Client::new(), server, release }
+    Harness::unserved().serve(config, TcpListener::bind("127.0.0.1:0").await.unwrap())
 }
 
 /// One parsed SSE event.
@@ -216,16 +242,24 @@ impl Harness {
         format!("{}/mcp", self.base)
     }
     fn post(&self, session: Option<&str>, body: Value) -> reqwest::RequestBuilder {
-        let mut r = self
-            .http
-            .post(self.url())
-            .header("accept", ACCEPT_BOTH)
-            .header("content-type", "application/json")
-            .body(body.to_string());
-        if let Some(s) = session {
-            r = r.header("mcp-session-id", s).header("mcp-protocol-version", "2025-11-25");
+        match session {
+            Some(s) => self.post_at("2025-11-25", s, body),
+            None => self
+                .http
+                .post(self.url())
+                .header("accept", ACCEPT_BOTH)
+                .header("content-type", "application/json")
+                .body(body.to_string()),
         }
-        r
+    }
+    /// A POST in `session`, negotiated at `version`.
+    fn post_at(&self, version: &str, session: &str, body: Value) -> reqwest::RequestBuilder {
+        self.post(None, body).header("mcp-session-id", session).header("mcp-protocol-version", version)
+    }
+    /// The GET stream of `session`.
+    async fn get_stream(&self, session: &str) -> reqwest::Response {
+        let get = self.http.get(self.url()).header("accept", "text/event-stream").header("mcp-session-id", session);
+        get.send().await.unwrap()
     }
     /// GET with `Last-Event-ID`: resumes a stream of `session`.
     async fn resume(&self, session: &str, last_event_id: &str) -> reqwest::Response {
@@ -240,8 +274,12 @@ impl Harness {
     }
     /// Initializes a session with sampling; returns its id.
     async fn initialize(&self) -> String {
+        self.initialize_at("2025-11-25").await
+    }
+    /// Initializes a session at `version`; returns its id.
+    async fn initialize_at(&self, version: &str) -> String {
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {"sampling": {}},
+            "protocolVersion": version, "capabilities": {"sampling": {}},
             "clientInfo": {"name": "raw", "version": "0"}}});
         let resp = self.post(None, init).send().await.unwrap();
         assert_eq!(resp.status(), 200);
@@ -249,9 +287,9 @@ impl Harness {
         assert_eq!(session.len(), 32);
         assert!(session.bytes().all(|b| b.is_ascii_hexdigit()));
         let result = Sse::new(resp).message().await;
-        assert_eq!(result["result"]["protocolVersion"], "2025-11-25");
+        assert_eq!(result["result"]["protocolVersion"], version);
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        assert_eq!(self.post(Some(&session), note).send().await.unwrap().status(), 202);
+        assert_eq!(self.post_at(version, &session, note).send().await.unwrap().status(), 202);
         session
     }
     async fn call(&self, session: &str, id: i64, name: &str) -> Sse {
@@ -516,6 +554,9 @@ async fn slow_bodies_time_out_and_sessions_are_capped_and_expire() {
         "{}",
         String::from_utf8_lossy(&answer[..n])
     );
+    // The same server still serves.
+    let session = h.initialize().await;
+    assert_eq!(text_of(&h.call(&session, 1, "echo").await.message().await), "hi");
 
     // The cap, with sessions that do not expire while it is being reached (however slow the
     // machine).
@@ -687,7 +728,7 @@ async fn closing_a_2026_response_stream_cancels_the_request() {
     let mut sse = Sse::new(r);
     assert_eq!(sse.message().await["method"], "notifications/message", "the handler is running");
     drop(sse);
-    tokio::time::timeout(Duration::from_secs(30), CANCELLED.notified()).await.expect("the handler was cancelled");
+    tokio::time::timeout(Duration::from_secs(30), h.cancelled.notified()).await.expect("the handler was cancelled");
 }
 
 #[tokio::test]
@@ -743,4 +784,272 @@ async fn mcp_param_headers_must_agree_with_the_arguments() {
     assert_eq!(send(Some("Bye"), Some("42")).await, 400, "disagrees");
     assert_eq!(send(None, Some("42")).await, 400, "missing while the body has the value");
     assert_eq!(send(Some("Hello"), Some("41")).await, 400, "a nested property disagrees");
+}
+
+/// Reads from `tcp` until the end of an HTTP response head (or of the stream); what was read.
+async fn read_head(tcp: &mut (impl tokio::io::AsyncRead + Unpin)) -> String {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    let read = async {
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match tcp.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), read).await.expect("an answer or the end of the connection in time");
+    String::from_utf8_lossy(&head).into_owned()
+}
+
+#[tokio::test]
+async fn without_the_get_stream_get_is_405_and_allow_names_post_and_delete() {
+    let h = start(HttpServerConfig::default().get_stream(false)).await;
+    let session = h.initialize().await;
+    let get = h.get_stream(&session).await;
+    assert_eq!(get.status(), 405);
+    assert_eq!(get.headers()["allow"], "POST, DELETE");
+    // What `Allow` names is served.
+    assert_eq!(text_of(&h.call(&session, 1, "echo").await.message().await), "hi");
+    let del = h.http.delete(h.url()).header("mcp-session-id", &session).send().await.unwrap();
+    assert_eq!(del.status(), 200);
+}
+
+#[tokio::test]
+async fn stateless_get_and_delete_are_405_and_allow_names_post_only() {
+    let h = start(HttpServerConfig::default().stateless(true)).await;
+    let get = h.http.get(h.url()).header("accept", "text/event-stream").send().await.unwrap();
+    assert_eq!(get.status(), 405);
+    assert_eq!(get.headers()["allow"], "POST");
+    let del = h.http.delete(h.url()).header("mcp-session-id", "0123456789abcdef0123456789abcdef").send().await.unwrap();
+    assert_eq!(del.status(), 405);
+    assert_eq!(del.headers()["allow"], "POST");
+    let del = h.http.delete(h.url()).send().await.unwrap();
+    assert_eq!(del.status(), 405, "with or without a session id");
+    assert_eq!(del.headers()["allow"], "POST");
+}
+
+#[tokio::test]
+async fn a_stateless_post_without_mcp_protocol_version_is_taken_for_2025_03_26() {
+    let h = start(HttpServerConfig::default().stateless(true).json_response(true)).await;
+    let batch = json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]);
+    // Only 2025-03-26 has batches: one without the header is served as a batch of that revision.
+    let resp = h.post(None, batch.clone()).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let answers = resp.json::<Value>().await.unwrap();
+    assert_eq!(answers.as_array().map(Vec::len), Some(2), "{answers}");
+    assert!(answers.as_array().unwrap().iter().all(|a| a["result"] == json!({})), "{answers}");
+    // The header, when there, decides.
+    let resp = h.post(None, batch).header("mcp-protocol-version", "2025-06-18").send().await.unwrap();
+    assert_eq!(resp.status(), 400, "no batches in 2025-06-18");
+}
+
+#[tokio::test]
+async fn oversized_request_headers_are_refused_and_the_server_goes_on() {
+    let h = start(HttpServerConfig::default().max_header_bytes(16 << 10)).await;
+    let mut tcp = TcpStream::connect(h.authority()).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: {ACCEPT_BOTH}\r\ncontent-type: application/json\r\n\
+         x-padding: {}\r\ncontent-length: 0\r\n\r\n",
+        "a".repeat(64 << 10)
+    );
+    // The server may stop reading (and close) before all of it is written.
+    let _ = tcp.write_all(head.as_bytes()).await;
+    let answer = read_head(&mut tcp).await;
+    // 431, or the connection closed without an answer: refused either way.
+    assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 431"), "{answer}");
+    let session = h.initialize().await;
+    assert_eq!(text_of(&h.call(&session, 1, "echo").await.message().await), "hi");
+}
+
+#[tokio::test]
+async fn a_body_of_8_mib_gets_413_and_the_server_goes_on() {
+    let h = start(HttpServerConfig::default()).await; // 4 MiB at most
+    let session = h.initialize().await;
+    // A valid ping, padded to 8 MiB: without the limit it would be answered.
+    let len = 8 << 20;
+    let mut body = br#"{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"pad": ""#.to_vec();
+    body.resize(len - 3, b'x');
+    body.extend_from_slice(br#""}}"#);
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: {ACCEPT_BOTH}\r\ncontent-type: application/json\r\n\
+         mcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\ncontent-length: {len}\r\n\r\n"
+    );
+    let (mut rd, mut wr) = TcpStream::connect(h.authority()).await.unwrap().into_split();
+    // Written while the answer is read: the server answers before it has read it all.
+    let writer = tokio::spawn(async move {
+        wr.write_all(head.as_bytes()).await?;
+        wr.write_all(&body).await
+    });
+    let answer = read_head(&mut rd).await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    writer.abort();
+    assert_eq!(text_of(&h.call(&session, 1, "echo").await.message().await), "hi");
+}
+
+#[tokio::test]
+async fn a_get_that_does_not_accept_sse_is_406() {
+    let h = start(HttpServerConfig::default()).await;
+    let session = h.initialize().await;
+    let get =
+        |accept: &'static str| h.http.get(h.url()).header("accept", accept).header("mcp-session-id", &session).send();
+    assert_eq!(get("application/json").await.unwrap().status(), 406);
+    assert_eq!(get("text/html, application/*").await.unwrap().status(), 406);
+    let ok = get("text/*").await.unwrap();
+    assert_eq!(ok.status(), 200, "a wildcard that admits text/event-stream");
+}
+
+#[tokio::test]
+async fn notifications_cancelled_cancels_a_running_tool_in_a_2025_11_25_session() {
+    let h = start(HttpServerConfig::default()).await;
+    let session = h.initialize().await;
+    let mut sse = h.call(&session, 1, "hang").await;
+    assert_eq!(sse.message().await["method"], "notifications/message", "the handler is running");
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 1, "reason": "no longer needed"}});
+    assert_eq!(h.post(Some(&session), cancel).send().await.unwrap().status(), 202);
+    tokio::time::timeout(Duration::from_secs(30), h.cancelled.notified()).await.expect("the handler was cancelled");
+    // No response to a cancelled request: its stream ends without one.
+    let rest = async {
+        while let Some(ev) = sse.next().await {
+            assert!(ev.data.is_empty(), "a cancelled request is not answered: {ev:?}");
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), rest).await.expect("the stream of the cancelled request ends");
+    // Its id is free again, and the session serves.
+    assert_eq!(text_of(&h.call(&session, 1, "echo").await.message().await), "hi");
+}
+
+#[tokio::test]
+async fn auto_policy_checks_host_and_origin_on_loopback_only() {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let foreign = |h: &Harness| {
+        h.post(None, init.clone()).header("host", "mcp.example.com").header("origin", "https://app.example.com").send()
+    };
+    // Bound to every interface: a server reached by any name; `Auto` checks nothing.
+    let anywhere =
+        Harness::unserved().serve(HttpServerConfig::default(), TcpListener::bind("0.0.0.0:0").await.unwrap());
+    let resp = foreign(&anywhere).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(Sse::new(resp).message().await["result"]["protocolVersion"], "2025-11-25");
+    // Bound to loopback, the same request is DNS rebinding.
+    let local = start(HttpServerConfig::default()).await;
+    assert_eq!(foreign(&local).await.unwrap().status(), 403);
+}
+
+#[tokio::test]
+async fn the_legacy_endpoints_check_host_and_origin() {
+    let h = start(HttpServerConfig::default()).await;
+    let open = |origin: Option<&'static str>, host: Option<&'static str>| {
+        let mut get = h.http.get(format!("{}/sse", h.base)).header("accept", "text/event-stream");
+        if let Some(o) = origin {
+            get = get.header("origin", o);
+        }
+        if let Some(host) = host {
+            get = get.header("host", host);
+        }
+        get.send()
+    };
+    assert_eq!(open(Some("http://evil.example.com"), None).await.unwrap().status(), 403);
+    assert_eq!(open(None, Some("evil.example.com")).await.unwrap().status(), 403);
+    let mut sse = Sse::new(open(Some("http://localhost:5173"), None).await.unwrap());
+    let endpoint = sse.next().await.unwrap().data;
+    let post = |origin: &'static str, body: Value| {
+        h.http
+            .post(format!("{}{endpoint}", h.base))
+            .header("content-type", "application/json")
+            .header("origin", origin)
+            .body(body.to_string())
+            .send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "old", "version": "0"}}});
+    let mut refused = init.clone();
+    refused["id"] = json!(99);
+    assert_eq!(post("http://evil.example.com", refused).await.unwrap().status(), 403);
+    assert_eq!(post("http://127.0.0.1:5173", init).await.unwrap().status(), 202);
+    assert_eq!(sse.message().await["id"], 0, "the refused message was not taken");
+}
+
+#[tokio::test]
+async fn the_get_stream_resumes_with_last_event_id() {
+    let h = start(HttpServerConfig::default()).await;
+    let session = h.initialize().await;
+    let mut stream = Sse::new(h.get_stream(&session).await);
+    let priming = stream.next().await.unwrap();
+    assert!(priming.data.is_empty(), "{priming:?}");
+    let last = priming.id.expect("an id to resume from");
+    drop(stream);
+    // While it is gone: messages on a POST stream, then one for the GET stream.
+    let mut steps = h.call(&session, 1, "steps").await;
+    while steps.next().await.is_some() {}
+    h.server.remove_tool("echo").await;
+    let resumed = h.resume(&session, &last).await;
+    assert_eq!(resumed.status(), 200);
+    let mut resumed = Sse::new(resumed);
+    let first = resumed.message().await;
+    assert_eq!(first["method"], "notifications/tools/list_changed", "only the GET stream's messages: {first}");
+}
+
+#[tokio::test]
+async fn streams_open_with_a_priming_event_from_2025_11_25_on() {
+    let h = start(HttpServerConfig::default()).await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "steps"}});
+    let mut gets = Vec::new();
+    for (version, primed) in [("2025-06-18", false), ("2025-11-25", true)] {
+        let session = h.initialize_at(version).await;
+        let mut post = Sse::new(h.post_at(version, &session, call.clone()).send().await.unwrap());
+        let first = post.next().await.unwrap();
+        assert!(first.id.is_some(), "{version}: resumable events have ids: {first:?}");
+        if primed {
+            assert!(first.data.is_empty() && first.retry == Some(1000), "{version}: a priming event: {first:?}");
+        } else {
+            assert!(first.retry.is_none(), "{version}: no priming event: {first:?}");
+            assert_eq!(serde_json::from_str::<Value>(&first.data).unwrap()["method"], "notifications/message");
+        }
+        let get = h.http.get(h.url()).header("accept", "text/event-stream").header("mcp-session-id", &session);
+        let get = get.header("mcp-protocol-version", version).send().await.unwrap();
+        gets.push((version, primed, Sse::new(get)));
+    }
+    // Something for the GET streams to carry.
+    h.server.remove_tool("echo").await;
+    for (version, primed, mut get) in gets {
+        let first = get.next().await.unwrap();
+        assert_eq!(first.data.is_empty(), primed, "{version}: {first:?}");
+        if primed {
+            assert_eq!(get.message().await["method"], "notifications/tools/list_changed");
+        } else {
+            let message: Value = serde_json::from_str(&first.data).unwrap();
+            assert_eq!(message["method"], "notifications/tools/list_changed", "{version}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn handlers_see_the_extensions_of_middleware() {
+    let h = Harness::unserved();
+    let config = HttpServerConfig::default();
+    // An authentication middleware: the user named by a token, in the request's extensions.
+    let authenticate = |mut request: axum::extract::Request| async move {
+        let user = request.headers().get("authorization").and_then(|v| v.to_str().ok());
+        if let Some(name) = user.and_then(|v| v.strip_prefix("Bearer token-of-")) {
+            let user = User(name.to_owned());
+            request.extensions_mut().insert(user);
+        }
+        request
+    };
+    let app = h.server.http_router(config.clone()).layer(axum::middleware::map_request(authenticate));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { server::serve_router(listener, app, &config).await });
+    let h = Harness { base, ..h };
+    let session = h.initialize().await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "extension"}});
+    let resp = h.post(Some(&session), body.clone()).header("authorization", "Bearer token-of-ada").send().await;
+    assert_eq!(text_of(&Sse::new(resp.unwrap()).message().await), "ada");
+    let mut again = body;
+    again["id"] = json!(2);
+    let resp = h.post(Some(&session), again).send().await.unwrap();
+    assert_eq!(text_of(&Sse::new(resp).message().await), "no extension", "each request its own extensions");
 }

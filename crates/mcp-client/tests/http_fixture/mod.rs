@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
 use axum::routing::{any, get, post};
@@ -105,6 +105,7 @@ impl Fixture {
             .route("/mcp", any(mcp))
             .route("/sse", get(legacy_sse))
             .route("/messages", post(legacy_message))
+            .route("/refusing/{status}", get(legacy_sse).post(refuse))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -120,6 +121,12 @@ impl Fixture {
     /// The legacy SSE endpoint.
     pub fn sse_url(&self) -> String {
         format!("http://{}/sse", self.addr)
+    }
+
+    /// A legacy SSE endpoint that answers POSTs with `status` (as old servers answer a POST
+    /// on their SSE URL, each the way its framework does).
+    pub fn refusing_sse_url(&self, status: u16) -> String {
+        format!("http://{}/refusing/{status}", self.addr)
     }
 
     fn inner(&self) -> MutexGuard<'_, Inner> {
@@ -525,6 +532,18 @@ async fn legacy_sse(State(shared): State<Arc<Shared>>, uri: Uri, headers: Header
     let _ = tx.send(Bytes::from(format!("event: endpoint\ndata: /messages?sessionId={id}\n\n"))).await;
     shared.inner().legacy.insert(id, tx);
     sse_response(rx, None)
+}
+
+/// A POST to a legacy SSE endpoint: refused with the status in the path.
+async fn refuse(
+    State(shared): State<Arc<Shared>>,
+    Path(code): Path<u16>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    shared.record(&Method::POST, &uri, &headers, &body);
+    status(StatusCode::from_u16(code).unwrap(), "not here")
 }
 
 async fn legacy_message(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {

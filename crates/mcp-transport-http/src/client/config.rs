@@ -198,8 +198,8 @@ impl HttpClientConfig {
     }
 
     /// Whether [`StreamableHttpTransport`](super::StreamableHttpTransport) falls back to the
-    /// legacy HTTP+SSE transport when the POST of `initialize` gets 400, 404 or 405
-    /// (default: yes).
+    /// legacy HTTP+SSE transport when the POST of `initialize` gets a 4xx other than 401 and
+    /// 403, which are about credentials rather than the transport (default: yes).
     pub fn legacy_fallback(mut self, enabled: bool) -> Self {
         self.legacy_fallback = enabled;
         self

@@ -41,6 +41,16 @@ const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 /// capability, unsupported protocol version.
 const MODERN_ERROR_CODES: [i64; 3] = [-32020, -32021, -32022];
 
+/// Whether a refusal of the POST of `initialize` sends the client to the legacy HTTP+SSE
+/// transport: any 4xx (the backwards-compatibility procedure of 2025-03-26 and 2025-06-18;
+/// 2025-11-25 names 400, 404 and 405, which this includes) except 401 and 403. Those are about
+/// credentials, not the transport: a 401 goes to the `AuthProvider`, and a 403 (insufficient
+/// scope) must reach the caller as it is rather than hide behind a failed fallback. The same
+/// rule as the `server/discover` probe of `mcp-client`.
+fn falls_back_to_legacy(status: StatusCode) -> bool {
+    status.is_client_error() && !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
+}
+
 /// The read half's end of the queue of incoming frames.
 pub(crate) type InboundQueue = mpsc::Receiver<Result<Inbound, ReadError>>;
 
@@ -844,8 +854,7 @@ impl Core {
             }
         };
         let status = response.status();
-        let fallback = self.config.legacy_fallback
-            && matches!(status, StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED);
+        let fallback = self.config.legacy_fallback && falls_back_to_legacy(status);
         if !fallback {
             self.set_mode(Mode::Streamable);
             tokio::spawn({

@@ -5,9 +5,9 @@
 //!   bounds, the [`ReconnectPolicy`] of SSE streams, a [`reqwest::Client`] of your own.
 //! - [`StreamableHttpTransport`]: a [`Transport`](mcp_jsonrpc::Transport) for any connection
 //!   (`mcp-client`'s `ClientBuilder::connect_http` makes one for you). If the POST of
-//!   `initialize` is refused with 400, 404 or 405, it falls back to legacy HTTP+SSE on the
-//!   same URL, as the specification's backwards-compatibility procedure says, and re-sends
-//!   `initialize` there: the connection above sees nothing of it.
+//!   `initialize` is refused with a 4xx other than 401 and 403, it falls back to legacy
+//!   HTTP+SSE on the same URL, as the specification's backwards-compatibility procedure says,
+//!   and re-sends `initialize` there: the connection above sees nothing of it.
 //! - [`LegacySseTransport`]: the 2024-11-05 transport, explicitly.
 //! - [`HttpErrorKind`], [`is_session_expired`]: the error responses the transport makes up
 //!   when HTTP fails a request.

@@ -11,8 +11,8 @@ use super::core::{Core, InboundQueue, Mode};
 use super::error::HttpClientError;
 
 /// The Streamable HTTP client transport (2025-03-26 and later), falling back to legacy
-/// HTTP+SSE (2024-11-05) when the server refuses the POST of `initialize` with 400, 404 or
-/// 405 (see [`HttpClientConfig::legacy_fallback`]).
+/// HTTP+SSE (2024-11-05) when the server refuses the POST of `initialize` with a 4xx other
+/// than 401 and 403 (see [`HttpClientConfig::legacy_fallback`]).
 ///
 /// Nothing is sent before the first frame is written: creating the transport does no I/O.
 /// See the [module documentation](super) for what it does with each message.

@@ -731,7 +731,11 @@ async fn get_mcp(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
         return r;
     }
     if app.config.stateless || !app.config.get_stream {
-        return (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST, DELETE")]).into_response();
+        return (
+            StatusCode::METHOD_NOT_ALLOWED,
+            [(header::ALLOW, if app.config.stateless { "POST" } else { "POST, DELETE" })],
+        )
+            .into_response();
     }
     if !accepts(&headers, TEXT_EVENT_STREAM) {
         return invalid_request(StatusCode::NOT_ACCEPTABLE, "the client must accept text/event-stream");
