@@ -143,6 +143,12 @@ impl Process {
         self.status_kib("VmRSS:")
     }
 
+    /// The anonymous part of the resident memory (heap, stacks: what the process itself
+    /// allocated, not the pages of its executable and libraries), in KiB.
+    pub(crate) fn anon_rss_kib(&self) -> Result<u64> {
+        self.status_kib("RssAnon:")
+    }
+
     /// The most resident memory so far, in KiB.
     pub(crate) fn peak_rss_kib(&self) -> Result<u64> {
         self.status_kib("VmHWM:")
@@ -193,6 +199,8 @@ pub(crate) struct Phase {
 pub(crate) struct RunResult {
     pub(crate) cold_start_ms: f64,
     pub(crate) idle_rss_kib: f64,
+    /// The anonymous part of the idle RSS.
+    pub(crate) idle_anon_kib: f64,
     pub(crate) peak_rss_kib: f64,
     pub(crate) sequential: Phase,
     pub(crate) concurrent: Phase,
@@ -301,6 +309,7 @@ fn run_stdio(target: &Target, timing: Timing, in_flight: usize) -> Result<RunRes
     pipes.send(&call(1, false))?;
     check_answer(&pipes.answer()?, 1)?;
     let idle_rss = process.rss_kib()?;
+    let idle_anon = process.anon_rss_kib()?;
 
     // Sequential: write one, wait for its answer, repeat.
     let sequential = sequential(&process, timing, |id| {
@@ -392,6 +401,7 @@ fn run_stdio(target: &Target, timing: Timing, in_flight: usize) -> Result<RunRes
     Ok(RunResult {
         cold_start_ms: cold_start.as_secs_f64() * 1e3,
         idle_rss_kib: idle_rss as f64,
+        idle_anon_kib: idle_anon as f64,
         peak_rss_kib: peak_rss as f64,
         sequential,
         concurrent,
@@ -639,6 +649,7 @@ fn run_http(target: &Target, timing: Timing, connections: usize) -> Result<RunRe
     let (process, addr, cold_start, mut connection) = start_http(target)?;
     connection.call(1)?;
     let idle_rss = process.rss_kib()?;
+    let idle_anon = process.anon_rss_kib()?;
 
     let sequential = sequential(&process, timing, |id| connection.call(id))?;
     drop(connection);
@@ -689,6 +700,7 @@ fn run_http(target: &Target, timing: Timing, connections: usize) -> Result<RunRe
     Ok(RunResult {
         cold_start_ms: cold_start.as_secs_f64() * 1e3,
         idle_rss_kib: idle_rss as f64,
+        idle_anon_kib: idle_anon as f64,
         peak_rss_kib: peak_rss as f64,
         sequential,
         concurrent,

@@ -24,6 +24,7 @@ pub(crate) fn medians(runs: &[RunResult]) -> RunResult {
     let mut out = RunResult {
         cold_start_ms: m(|r| r.cold_start_ms),
         idle_rss_kib: m(|r| r.idle_rss_kib),
+        idle_anon_kib: m(|r| r.idle_anon_kib),
         peak_rss_kib: m(|r| r.peak_rss_kib),
         ..RunResult::default()
     };
@@ -198,14 +199,14 @@ pub(crate) fn markdown(all: &[Summary], header: &str, in_flight: usize) -> Strin
     md.push_str("\n\n## Round trips\n\n");
     let _ = writeln!(
         md,
-        "| server | transport | sequential calls/s | p50 µs | p99 µs | {in_flight} in flight calls/s | p50 µs | p99 µs | CPU µs/call seq | CPU µs/call {in_flight} | idle RSS MiB | peak RSS MiB | cold start ms |"
+        "| server | transport | sequential calls/s | p50 µs | p99 µs | {in_flight} in flight calls/s | p50 µs | p99 µs | CPU µs/call seq | CPU µs/call {in_flight} | idle RSS MiB | idle anon MiB | peak RSS MiB | cold start ms |"
     );
-    md.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    md.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for s in all {
         let r = &s.median;
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             s.target.name(),
             s.target.wire.label(),
             num(r.sequential.calls_per_sec),
@@ -217,6 +218,7 @@ pub(crate) fn markdown(all: &[Summary], header: &str, in_flight: usize) -> Strin
             dec(r.sequential.cpu_us_per_call, 1),
             dec(r.concurrent.cpu_us_per_call, 1),
             dec(r.idle_rss_kib / 1024.0, 1),
+            dec(r.idle_anon_kib / 1024.0, 2),
             dec(r.peak_rss_kib / 1024.0, 1),
             dec(r.cold_start_ms, 1),
         );
