@@ -325,3 +325,26 @@ async fn the_same_calls_in_2026_07_28() {
     assert!(matches!(client.reinitialize().await, Err(ClientError::NotInRevision { .. })));
     client.close().await.unwrap();
 }
+
+/// Reading a resource the server does not have: -32602 (invalid params) with the URI in
+/// 2026-07-28, -32002 (resource not found) in a session, through our client both ways.
+#[tokio::test]
+async fn an_unknown_resource_is_an_error_of_its_revision() {
+    let server = server(3);
+    let (a, b) = memory(256);
+    server.connect(a);
+    let modern = ClientBuilder::new("cli", "1").connect(b).await.unwrap();
+    assert!(modern.protocol_version().is_stateless());
+    match modern.read_resource("mem://nowhere").await {
+        Err(ClientError::Remote(e)) => {
+            assert_eq!(e.code, -32602, "{e:?}");
+            assert_eq!(e.data, Some(json!({"uri": "mem://nowhere"})));
+        }
+        other => panic!("{other:?}"),
+    }
+    let session = connect(&server, ClientBuilder::new("cli", "1")).await;
+    match session.read_resource("mem://nowhere").await {
+        Err(ClientError::Remote(e)) => assert_eq!(e.code, -32002, "{e:?}"),
+        other => panic!("{other:?}"),
+    }
+}
