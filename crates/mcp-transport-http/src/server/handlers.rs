@@ -479,7 +479,8 @@ async fn dispatch(
             _ => StatusCode::ACCEPTED.into_response(),
         },
         StreamOutput::Sse(rx) => {
-            let first = if priming && router.resumable() { vec![router.priming_event(stream)] } else { Vec::new() };
+            let first =
+                if priming && router.resumable() { vec![router.priming_event(stream).await] } else { Vec::new() };
             app.sse(first, Some(rx), ConnGuard::new(router.clone(), None))
         }
         StreamOutput::Raw(_) => unreachable!("raw streams are opened by the modern path only"),
@@ -757,7 +758,7 @@ async fn get_mcp(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
     match router.open_standalone().await {
         Some(rx) => {
             let priming = router.resumable() && session.peer().protocol_version() >= ProtocolVersion::V2025_11_25;
-            let first = if priming { vec![router.priming_event(STANDALONE)] } else { Vec::new() };
+            let first = if priming { vec![router.priming_event(STANDALONE).await] } else { Vec::new() };
             app.sse(first, Some(rx), ConnGuard::new(router.clone(), None))
         }
         None => invalid_request(StatusCode::CONFLICT, "an SSE stream is already open for this session"),
