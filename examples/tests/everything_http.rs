@@ -26,11 +26,17 @@ async fn serve() -> (Server, String) {
     (server, url)
 }
 
-// Not 2025-06-18 (nor 2025-03-26) yet: the client drops the progress token of a call in those
-// revisions (mcp-types serializes `_meta` of request params from 2025-11-25 on).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_item_of_everything_over_http_in_2025_11_25() {
-    let version = ProtocolVersion::V2025_11_25;
+    every_item_over_http(ProtocolVersion::V2025_11_25).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_item_of_everything_over_http_in_2025_06_18() {
+    every_item_over_http(ProtocolVersion::V2025_06_18).await;
+}
+
+async fn every_item_over_http(version: ProtocolVersion) {
     let (server, url) = serve().await;
     let seen = Arc::new(Mutex::new(Seen::default()));
     let client = builder(&seen).protocol_version(version).connect_http(&url).await.unwrap();

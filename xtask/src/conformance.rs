@@ -17,8 +17,16 @@
 //!   not counted.
 //! - **Client scenarios**: 0.1.16 runs every scenario `conformance list --client` names, except
 //!   the `auth/` ones, as `conformance client --scenario <name>` with the `conformance_client`
-//!   example as the client command; 0.2.0 runs the scenarios of [`NEXT_CLIENT_SCENARIOS`] the
-//!   same way, at `--spec-version 2026-07-28`.
+//!   example as the client command; 0.2.0 runs, the same way at `--spec-version 2026-07-28`,
+//!   the client scenarios `conformance list --requirements 2026-07-28` says the revision
+//!   requires and the `added-after-release` and `pending` ones it lists beside them, except the
+//!   `auth/` ones (which belong to the authorization issue).
+//!
+//! The 0.2.0 suite also has a `draft` suite (`--suite draft`; `--spec-version draft` is an
+//! alias of 2026-07-28): in 0.2.0-alpha.12 it is the scenarios introduced in 2026-07-28 (19
+//! server, 17 client of which 11 `auth/`), every one of them in the runs above. Nothing targets
+//! a revision beyond 2026-07-28 yet; [`Suite::check_nothing_beyond`] fails the run if a newer suite
+//! lists such a scenario, so that moving the pin makes someone decide how to run it.
 //!
 //! Each scenario writes its checks to `checks.json` under
 //! `target/interop/conformance-results/<project>/` (emptied at the start of each run). A
@@ -81,9 +89,14 @@ enum ServerRun {
 enum ClientRun {
     /// Every scenario `list --client` names, except the `auth/` ones.
     AllButAuth,
-    /// `client <args> --scenario <name>` for each of `scenarios`.
-    Listed { args: &'static [&'static str], scenarios: &'static [&'static str] },
+    /// `client <args> --scenario <name>` for each client scenario that `list --requirements
+    /// <revision>` says the revision requires, or lists in one of the unscored categories of
+    /// `also`, except the `auth/` ones.
+    Requirements { revision: &'static str, also: &'static [&'static str], args: &'static [&'static str] },
 }
+
+/// The newest revision the pinned suites' scenarios may target (see [`Suite::check_nothing_beyond`]).
+const NEWEST_REVISION: &str = "2026-07-28";
 
 /// The suites we run, oldest first.
 const PINS: [Pin; 2] = [
@@ -94,23 +107,16 @@ const PINS: [Pin; 2] = [
         // http-custom-header-server-validation, which `everything` passes. Not `extension`:
         // the tasks extension (SEP-2663), which our server does not implement.
         server: ServerRun::Requirements { revision: "2026-07-28", also: &["pending"] },
-        client: ClientRun::Listed { args: &["--spec-version", "2026-07-28"], scenarios: NEXT_CLIENT_SCENARIOS },
+        // 0.2.0-alpha.12: tools_call, request-metadata, sep-2322-client-request-state,
+        // http-standard-headers, http-custom-headers, http-invalid-tool-headers,
+        // json-schema-ref-no-deref (required) and json-schema-2020-12-preservation
+        // (`added-after-release`); `pending` names none. Not `extension`: all `auth/`.
+        client: ClientRun::Requirements {
+            revision: "2026-07-28",
+            also: &["added-after-release", "pending"],
+            args: &["--spec-version", "2026-07-28"],
+        },
     },
-];
-
-/// The client scenarios of the 0.2.0 suite run against `conformance_client`, at
-/// `--spec-version 2026-07-28`: every non-`auth/` scenario the revision requires, and
-/// `json-schema-2020-12-preservation` (added after the requirements were frozen). The `auth/`
-/// ones belong to the authorization issue.
-const NEXT_CLIENT_SCENARIOS: &[&str] = &[
-    "tools_call",
-    "request-metadata",
-    "sep-2322-client-request-state",
-    "http-standard-headers",
-    "http-custom-headers",
-    "http-invalid-tool-headers",
-    "json-schema-ref-no-deref",
-    "json-schema-2020-12-preservation",
 ];
 
 /// The installed suite: how to run its command line.
@@ -154,23 +160,66 @@ impl Suite {
         Ok(names)
     }
 
+    /// The scenarios of `side` (`server` or `client`) that `list --requirements <revision>`
+    /// says the revision requires or lists in one of the categories of `also`, and the others
+    /// of that side it lists (by category).
+    fn requirement_scenarios(
+        &self,
+        root: &Path,
+        side: &str,
+        revision: &str,
+        also: &[&str],
+    ) -> Result<(Vec<String>, Vec<Listed>)> {
+        let listed = parse_requirements(&self.list_output(root, &["--requirements", revision])?);
+        let (counted, other): (Vec<Listed>, Vec<Listed>) = listed
+            .into_iter()
+            .filter(|l| l.side == side)
+            .partition(|l| l.category.as_deref().is_none_or(|c| also.contains(&c)));
+        if counted.is_empty() {
+            bail!("`conformance list --requirements {revision}` named no {side} scenario");
+        }
+        Ok((counted.into_iter().map(|l| l.name).collect(), other))
+    }
+
     /// The server scenarios that count in `run` (and, for a requirements run, the others it
     /// runs, by category).
     fn server_scenarios(&self, root: &Path, run: &ServerRun) -> Result<(Vec<String>, Vec<Listed>)> {
         match run {
             ServerRun::All => Ok((self.list(root, "server")?, Vec::new())),
-            ServerRun::Requirements { revision, also } => {
-                let listed = parse_requirements(&self.list_output(root, &["--requirements", revision])?);
-                let (counted, other): (Vec<Listed>, Vec<Listed>) = listed
-                    .into_iter()
-                    .filter(|l| l.side == "server")
-                    .partition(|l| l.category.as_deref().is_none_or(|c| also.contains(&c)));
-                if counted.is_empty() {
-                    bail!("`conformance list --requirements {revision}` named no server scenario");
-                }
-                Ok((counted.into_iter().map(|l| l.name).collect(), other))
-            }
+            ServerRun::Requirements { revision, also } => self.requirement_scenarios(root, "server", revision, also),
         }
+    }
+
+    /// The client scenarios `run` runs, none of them `auth/`.
+    fn client_scenarios(&self, root: &Path, run: &ClientRun) -> Result<Vec<String>> {
+        let scenarios = match run {
+            ClientRun::AllButAuth => self.list(root, "client")?,
+            ClientRun::Requirements { revision, also, .. } => {
+                let (counted, other) = self.requirement_scenarios(root, "client", revision, also)?;
+                for l in other.iter().filter(|l| !l.name.starts_with("auth/")) {
+                    let category = l.category.as_deref().unwrap_or("?");
+                    println!("    client scenario not run ({category}): {}", l.name);
+                }
+                counted
+            }
+        };
+        Ok(scenarios.into_iter().filter(|s| !s.starts_with("auth/")).collect())
+    }
+
+    /// Fails if `conformance list` names a scenario (other than `auth/`, which no run
+    /// includes) for a revision newer than [`NEWEST_REVISION`] or for the draft by that name:
+    /// none of our runs would include it. (0.1.16 tags three `auth/` scenarios `draft`.)
+    fn check_nothing_beyond(&self, root: &Path) -> Result<()> {
+        let mut beyond = beyond_revision(&self.list_output(root, &[])?, NEWEST_REVISION);
+        beyond.retain(|s| !s.starts_with("auth/"));
+        if !beyond.is_empty() {
+            bail!(
+                "the conformance suite has scenarios beyond {NEWEST_REVISION}, which no run includes: {}; \
+                 decide how to run them (xtask/src/conformance.rs, interop/README.md)",
+                beyond.join(", ")
+            );
+        }
+        Ok(())
     }
 }
 
@@ -183,7 +232,9 @@ pub fn run(root: &Path) -> Result<()> {
     for pin in &PINS {
         let project = interop::install_npm_project(root, &work, pin.project)?;
         let cli = interop::package_bin(&project, "@modelcontextprotocol/conformance")?;
-        suites.push((pin, Suite { node: node.clone(), cli }));
+        let suite = Suite { node: node.clone(), cli };
+        suite.check_nothing_beyond(root)?;
+        suites.push((pin, suite));
     }
     let results = work.join("conformance-results");
     if results.exists() {
@@ -199,12 +250,11 @@ pub fn run(root: &Path) -> Result<()> {
         let tag = |f: String| format!("[{}] {f}", pin.project);
         failed
             .extend(server_scenarios(root, suite, &pin.server, &everything, &out.join("server"))?.into_iter().map(tag));
-        let (args, scenarios): (&[&str], Vec<String>) = match &pin.client {
-            ClientRun::AllButAuth => {
-                (&[], suite.list(root, "client")?.into_iter().filter(|s| !s.starts_with("auth/")).collect())
-            }
-            ClientRun::Listed { args, scenarios } => (args, scenarios.iter().map(|s| (*s).to_owned()).collect()),
+        let args: &[&str] = match &pin.client {
+            ClientRun::AllButAuth => &[],
+            ClientRun::Requirements { args, .. } => args,
         };
+        let scenarios = suite.client_scenarios(root, &pin.client)?;
         if scenarios.is_empty() {
             println!("==> conformance client scenarios: none run with this suite");
             continue;
@@ -413,6 +463,22 @@ fn parse_list(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The scenarios of the output of `conformance list` (lines `  - <name> [<tags>]`) tagged
+/// with none of the dated revisions up to `newest` nor `extension`: a later revision, or the
+/// draft by that name.
+fn beyond_revision(text: &str, newest: &str) -> Vec<String> {
+    let dated = |t: &str| t.len() == 10 && t.bytes().all(|b| b.is_ascii_digit() || b == b'-');
+    text.lines()
+        .filter_map(|line| line.trim_start().strip_prefix("- "))
+        .filter_map(|rest| {
+            let (name, tags) = rest.split_once(' ')?;
+            let tags = tags.trim().strip_prefix('[')?.strip_suffix(']')?;
+            let known = tags.split(',').map(str::trim).any(|t| t == "extension" || (dated(t) && t <= newest));
+            (!known).then(|| name.to_owned())
+        })
+        .collect()
+}
+
 /// A scenario as `conformance list --requirements <revision>` names it.
 #[derive(Debug, PartialEq, Eq)]
 struct Listed {
@@ -520,6 +586,15 @@ mod tests {
         let text = "Server scenarios (test against a server):\n  - server-initialize [2025-06-18,2025-11-25]\n  \
                     - ping [2025-06-18]\n\nClient scenarios (test against a client):\n  - auth/basic-cimd\n";
         assert_eq!(parse_list(text), ["server-initialize", "ping", "auth/basic-cimd"]);
+    }
+
+    #[test]
+    fn scenarios_beyond_the_newest_revision_are_found() {
+        let text = "Server scenarios (test against a server):\n  - ping [2025-06-18,2025-11-25]\n  \
+                    - caching [2026-07-28]\n  - tasks-lifecycle [extension]\n  - future [2027-01-01]\n\n\
+                    Client scenarios (test against a client):\n  - both [2026-07-28,2027-01-01]\n  \
+                    - drafty [draft]\n  - untagged\n";
+        assert_eq!(beyond_revision(text, "2026-07-28"), ["future", "drafty"]);
     }
 
     #[test]

@@ -203,6 +203,8 @@ enum EraChoice {
     Auto,
     /// Only the `initialize` handshake (2025-11-25 and earlier).
     Legacy,
+    /// `initialize` first; `server/discover` if the server refuses it.
+    InitializeFirst,
     /// Only 2026-07-28; no fallback.
     Stateless,
 }
@@ -281,9 +283,17 @@ impl ClientBuilder {
     }
 
     /// Speaks only the revisions with the `initialize` handshake (2025-11-25 and earlier): no
-    /// `server/discover` probe.
+    /// `server/discover` probe, before `initialize` or after it failed.
     pub fn legacy_only(mut self) -> Self {
         self.era = EraChoice::Legacy;
+        self
+    }
+
+    /// Starts with the `initialize` handshake instead of the `server/discover` probe (one round
+    /// trip less with servers of the session revisions), and speaks 2026-07-28 with a server
+    /// that refuses `initialize` with a JSON-RPC error and answers `server/discover`.
+    pub fn initialize_first(mut self) -> Self {
+        self.era = EraChoice::InitializeFirst;
         self
     }
 
@@ -452,7 +462,11 @@ impl ClientBuilder {
     }
 
     /// Connects over `transport` and negotiates the protocol revision: `server/discover`
-    /// first (a 2026-07-28 server), else the `initialize` handshake.
+    /// first (a 2026-07-28 server), else the `initialize` handshake. If a server refuses
+    /// `initialize` with a JSON-RPC error after a probe that failed without saying that it
+    /// speaks only earlier revisions (an error, no answer in time; or no probe, with
+    /// [`initialize_first`](Self::initialize_first)), it is asked with `server/discover` once
+    /// more, and spoken to in 2026-07-28 if it answers as a 2026-07-28 server.
     pub async fn connect<T: Transport>(self, transport: T) -> Result<Client, ClientError> {
         self.connect_inner(transport, None, false).await.map_err(Failure::into_error)
     }
@@ -601,20 +615,32 @@ impl ClientBuilder {
     }
 
     /// Finds the server's era and starts speaking it.
+    ///
+    /// The probe first (unless legacy only, or `initialize` first); then `initialize`. A server
+    /// that refuses `initialize` with a JSON-RPC error of its own (not one the HTTP transport
+    /// makes up from a status), after a probe that did not show a server of the session
+    /// revisions only (or no probe), may be a 2026-07-28 server that has no `initialize` (the
+    /// probe went unanswered in time, failed transiently, or was not sent): it is probed once
+    /// more, without falling back, and if it answers as a 2026-07-28 server it is spoken to as
+    /// one; otherwise the error of `initialize` stands.
     async fn negotiate(
         &self,
         peer: &Peer,
         meta: &RequestMeta,
         over_http: bool,
     ) -> Result<Negotiated, NegotiationError> {
-        if self.era != EraChoice::Legacy {
+        // Whether a probe showed a server that knows 2026-07-28 and speaks only earlier
+        // revisions (no use asking it again).
+        let mut only_earlier = false;
+        if matches!(self.era, EraChoice::Auto | EraChoice::Stateless) {
             peer.set_protocol_version(MODERN);
             let timeout = (!over_http).then_some(self.discover_timeout);
             let fallback = self.era == EraChoice::Auto;
             match modern::probe(peer, meta, timeout, over_http, fallback).await {
                 Ok(Probe::Modern(discovered)) => return Ok(Negotiated::Modern(discovered)),
-                Ok(Probe::Legacy(why)) => {
+                Ok(Probe::Legacy { why, conclusive }) => {
                     tracing::debug!(reason = %why, "not a 2026-07-28 server; falling back to `initialize`");
+                    only_earlier = conclusive;
                 }
                 Err(ClientError::Closed(_)) if fallback && !over_http => return Err(NegotiationError::ProbeClosed),
                 Err(e) => return Err(NegotiationError::Error(e)),
@@ -623,8 +649,28 @@ impl ClientBuilder {
         peer.set_protocol_version(self.version);
         let params =
             InitializeRequestParams::new(self.capabilities(self.version), self.info.clone(), self.version.as_str());
-        let init = handshake(peer, &params).await.map_err(NegotiationError::Error)?;
-        Ok(Negotiated::Legacy { init: Box::new(init), params: Box::new(params) })
+        match handshake(peer, &params).await {
+            Ok(init) => Ok(Negotiated::Legacy { init: Box::new(init), params: Box::new(params) }),
+            Err(ClientError::Remote(refusal))
+                if matches!(self.era, EraChoice::Auto | EraChoice::InitializeFirst)
+                    && !only_earlier
+                    && !modern::is_transport_error(&refusal) =>
+            {
+                tracing::debug!(error = %refusal, "`initialize` refused; asking with `server/discover`");
+                peer.set_protocol_version(MODERN);
+                match modern::probe(peer, meta, None, over_http, false).await {
+                    Ok(Probe::Modern(discovered)) => Ok(Negotiated::Modern(discovered)),
+                    other => {
+                        if let Err(e) = other {
+                            tracing::debug!(error = %e, "not a 2026-07-28 server either");
+                        }
+                        peer.set_protocol_version(self.version);
+                        Err(NegotiationError::Error(ClientError::Remote(refusal)))
+                    }
+                }
+            }
+            Err(e) => Err(NegotiationError::Error(e)),
+        }
     }
 }
 

@@ -238,7 +238,14 @@ pub(crate) enum Probe {
     /// A 2026-07-28 server.
     Modern(Box<Discovered>),
     /// Not a 2026-07-28 server: use `initialize`.
-    Legacy(String),
+    Legacy {
+        /// What the probe got.
+        why: String,
+        /// Whether the server said it speaks only earlier revisions (a `DiscoverResult` or an
+        /// `UnsupportedProtocolVersion` error without 2026-07-28), rather than failing in a
+        /// way any server might (another error, no answer).
+        conclusive: bool,
+    },
 }
 
 /// Reads a `DiscoverResult` leniently: absent cache hints and result type take their defaults,
@@ -276,6 +283,12 @@ fn transport_error(_: &ErrorObject) -> Option<bool> {
     None
 }
 
+/// Whether an error is one the HTTP transport made up (from a status, a connection failure),
+/// not a JSON-RPC error the server sent.
+pub(crate) fn is_transport_error(e: &ErrorObject) -> bool {
+    transport_error(e).is_some()
+}
+
 /// Probes the server with `server/discover` (the transport-specific rules of the
 /// specification's backward compatibility): a `DiscoverResult` listing our revision is a
 /// 2026-07-28 server; `UnsupportedProtocolVersion` listing it is one too (the probe is sent
@@ -290,9 +303,11 @@ pub(crate) async fn probe(
     fallback: bool,
 ) -> Result<Probe, ClientError> {
     let mut corrected = false;
-    let legacy = |why: String| -> Result<Probe, ClientError> {
-        if fallback { Ok(Probe::Legacy(why)) } else { Err(ClientError::UnsupportedVersion(why)) }
+    let outcome = |why: String, conclusive: bool| -> Result<Probe, ClientError> {
+        if fallback { Ok(Probe::Legacy { why, conclusive }) } else { Err(ClientError::UnsupportedVersion(why)) }
     };
+    let legacy = |why: String| outcome(why, false);
+    let only_earlier = |why: String| outcome(why, true);
     loop {
         let mut params = JsonObject::new();
         meta.apply(&mut params, MODERN.as_str());
@@ -307,7 +322,7 @@ pub(crate) async fn probe(
                 if versions.iter().any(|v| v == MODERN.as_str()) {
                     return Ok(Probe::Modern(Box::new(discovered)));
                 }
-                return legacy(format!("the server supports {}", versions.join(", ")));
+                return only_earlier(format!("the server supports {}", versions.join(", ")));
             }
             Err(CallError::Remote(e)) => {
                 if let Some(legacy_status) = transport_error(&e) {
@@ -327,7 +342,7 @@ pub(crate) async fn probe(
                     let known: Vec<ProtocolVersion> =
                         versions.iter().filter_map(|v| ProtocolVersion::from_wire(v)).collect();
                     if !known.is_empty() && known.iter().all(|v| !v.is_stateless()) {
-                        return legacy(format!("the server supports {}", versions.join(", ")));
+                        return only_earlier(format!("the server supports {}", versions.join(", ")));
                     }
                     return Err(ClientError::UnsupportedVersion(versions.join(", ")));
                 }

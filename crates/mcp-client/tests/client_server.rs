@@ -239,6 +239,26 @@ async fn progress_timeouts_and_logs() {
     }
 }
 
+/// A client pinned to an older revision gets progress too: the older schemas declare `_meta`
+/// (with `progressToken`) on the base `Request.params` only, and the request once went out
+/// without it, so the server had no token to report progress under.
+#[tokio::test(start_paused = true)]
+async fn progress_reaches_a_client_pinned_to_an_older_revision() {
+    let server = server(100);
+    for version in [ProtocolVersion::V2024_11_05, ProtocolVersion::V2025_03_26, ProtocolVersion::V2025_06_18] {
+        let client = connect(&server, ClientBuilder::new("cli", "1").protocol_version(version)).await;
+        assert_eq!(client.protocol_version(), version);
+        let progress = Arc::new(Mutex::new(Vec::new()));
+        let sink = progress.clone();
+        let options = CallOptions::default()
+            .timeout(Duration::from_secs(5))
+            .on_progress(move |p| sink.lock().unwrap().push(p.progress));
+        let err = client.call_tool_with(CallToolRequestParams::new("slow"), options).await.unwrap_err();
+        assert!(matches!(err, ClientError::Timeout { .. }), "{version}: {err}");
+        assert_eq!(*progress.lock().unwrap(), [1.0, 2.0], "{version}");
+    }
+}
+
 #[tokio::test]
 async fn optional_validation_of_arguments_and_structured_content() {
     let server = server(100);
@@ -324,4 +344,27 @@ async fn the_same_calls_in_2026_07_28() {
     assert_eq!(events.recv().await.unwrap(), ServerEvent::ResourceUpdated { uri: "mem://readme".into() });
     assert!(matches!(client.reinitialize().await, Err(ClientError::NotInRevision { .. })));
     client.close().await.unwrap();
+}
+
+/// Reading a resource the server does not have: -32602 (invalid params) with the URI in
+/// 2026-07-28, -32002 (resource not found) in a session, through our client both ways.
+#[tokio::test]
+async fn an_unknown_resource_is_an_error_of_its_revision() {
+    let server = server(3);
+    let (a, b) = memory(256);
+    server.connect(a);
+    let modern = ClientBuilder::new("cli", "1").connect(b).await.unwrap();
+    assert!(modern.protocol_version().is_stateless());
+    match modern.read_resource("mem://nowhere").await {
+        Err(ClientError::Remote(e)) => {
+            assert_eq!(e.code, -32602, "{e:?}");
+            assert_eq!(e.data, Some(json!({"uri": "mem://nowhere"})));
+        }
+        other => panic!("{other:?}"),
+    }
+    let session = connect(&server, ClientBuilder::new("cli", "1")).await;
+    match session.read_resource("mem://nowhere").await {
+        Err(ClientError::Remote(e)) => assert_eq!(e.code, -32002, "{e:?}"),
+        other => panic!("{other:?}"),
+    }
 }

@@ -311,6 +311,45 @@ async fn errors_in_4xx_bodies_reach_the_caller() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_server_refusing_initialize_is_asked_with_discover() {
+    // `initialize` first: a 2026-07-28-only server refuses its POST with 400 and a 2026-07-28
+    // error naming what it speaks. No fallback to legacy HTTP+SSE: `server/discover` instead.
+    let fx = Fixture::start().await;
+    let url = fx.url.clone();
+    let connecting = tokio::spawn(async move { builder().initialize_first().connect_http(&url).await });
+    let ex = fx.next().await;
+    assert_eq!((ex.method.clone(), ex.rpc_method()), (Method::POST, "initialize"));
+    ex.error(
+        StatusCode::BAD_REQUEST,
+        json!({"code": -32022, "message": "Unsupported protocol version",
+            "data": {"supported": ["2026-07-28"], "requested": "2025-11-25"}}),
+    );
+    fx.discover(json!({"tools": {}})).await;
+    let client = connecting.await.unwrap().unwrap();
+    assert!(client.protocol_version().is_stateless());
+    let call = tokio::spawn(async move { client.list_tools(None).await });
+    fx.request("tools/list").await.result(json!({"resultType": "complete", "tools": []}));
+    call.await.unwrap().unwrap();
+    fx.quiet().await;
+
+    // The default order: a probe refused by something that is not a 2026-07-28 server's
+    // error (a proxy's 400), then `initialize` refused by the 2026-07-28 server itself.
+    let fx = Fixture::start().await;
+    let url = fx.url.clone();
+    let connecting = tokio::spawn(async move { builder().connect_http(&url).await });
+    let ex = fx.request("server/discover").await;
+    let _ = ex.respond.send(Response::builder().status(StatusCode::BAD_REQUEST).body(Body::from("busy")).unwrap());
+    let ex = fx.next().await;
+    assert_eq!(ex.rpc_method(), "initialize");
+    ex.error(
+        StatusCode::BAD_REQUEST,
+        json!({"code": -32021, "message": "Missing required client capability", "data": {}}),
+    );
+    fx.discover(json!({})).await;
+    assert!(connecting.await.unwrap().unwrap().protocol_version().is_stateless());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_authorization_refusal_of_the_probe_is_an_error_not_a_fallback() {
     let fx = Fixture::start().await;
     let url = fx.url.clone();

@@ -465,6 +465,153 @@ async fn a_server_listing_only_earlier_revisions_gets_initialize_unless_pinned()
     drop(client);
 }
 
+/// The next message, which must be `initialize` (a session revision's: no `_meta`).
+async fn expect_initialize(server: &mut Script) -> Value {
+    let init = server.recv().await;
+    assert_eq!(init["method"], "initialize", "{init}");
+    assert_eq!(init["params"].get("_meta"), None, "{init}");
+    init
+}
+
+/// The connection ended with nothing more sent.
+async fn expect_closed(server: &mut Script) {
+    match tokio::time::timeout(Duration::from_secs(10), server.rx.read()).await {
+        Ok(None) => {}
+        Ok(Some(frame)) => panic!("unexpected {}", String::from_utf8_lossy(&frame.unwrap().frame)),
+        Err(_) => panic!("the client did not close the connection"),
+    }
+}
+
+#[tokio::test]
+async fn initialize_first_falls_forward_to_discover_for_a_server_without_initialize() {
+    // A 2026-07-28-only server names the revisions it speaks in its refusal (as the
+    // specification asks of it): the client asks with `server/discover` and speaks 2026-07-28.
+    let (client, mut server) = connecting(builder().initialize_first());
+    let init = expect_initialize(&mut server).await;
+    server
+        .fail(
+            &init,
+            json!({"code": -32022, "message": "Unsupported protocol version",
+            "data": {"supported": ["2026-07-28"], "requested": "2025-11-25"}}),
+        )
+        .await;
+    server.discover(json!({"tools": {}})).await;
+    let client = client.await.unwrap().unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
+    assert_eq!(client.server_info().name, "hand");
+    assert!(client.initialize_result().is_none());
+    let call = tokio::spawn(async move { client.list_tools(None).await });
+    let list = server.request("tools/list").await;
+    server.reply(&list, json!({"resultType": "complete", "tools": []})).await;
+    call.await.unwrap().unwrap();
+
+    // `initialize` unknown (method not found): the same.
+    let (client, mut server) = connecting(builder().initialize_first());
+    let init = expect_initialize(&mut server).await;
+    server.fail(&init, json!({"code": -32601, "message": "Method not found: initialize"})).await;
+    server.discover(json!({})).await;
+    assert!(client.await.unwrap().unwrap().protocol_version().is_stateless());
+
+    // A server of a session revision answers `initialize`: no probe at all.
+    let (client, mut server) = connecting(builder().initialize_first());
+    let init = expect_initialize(&mut server).await;
+    server
+        .reply(
+            &init,
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "old", "version": "1"}}),
+        )
+        .await;
+    assert_eq!(server.recv().await["method"], "notifications/initialized");
+    assert_eq!(client.await.unwrap().unwrap().protocol_version(), ProtocolVersion::V2025_06_18);
+}
+
+#[tokio::test]
+async fn a_probe_that_failed_transiently_is_sent_again_when_initialize_is_refused() {
+    let (client, mut server) = connecting(builder());
+    let probe = server.request("server/discover").await;
+    server.fail(&probe, json!({"code": -32603, "message": "warming up, try again"})).await;
+    let init = expect_initialize(&mut server).await;
+    server.fail(&init, json!({"code": -32602, "message": "invalid request metadata: `_meta` is missing"})).await;
+    let again = server.discover(json!({"tools": {}})).await;
+    assert_ne!(again["id"], probe["id"]);
+    let client = client.await.unwrap().unwrap();
+    assert!(client.protocol_version().is_stateless());
+    assert!(client.discover_result().is_some());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_2026_server_whose_probe_timed_out_is_found_after_initialize() {
+    let (client, mut server) = connecting(builder().discover_timeout(Duration::from_secs(3)));
+    let probe = server.request("server/discover").await;
+    // The probe's time runs out (the paused clock jumps): cancelled, then `initialize`.
+    let cancelled = server.recv().await;
+    assert_eq!(cancelled["method"], "notifications/cancelled");
+    let init = expect_initialize(&mut server).await;
+    // The late answer to the probe is dropped (its request is over) ...
+    server
+        .reply(
+            &probe,
+            json!({"resultType": "complete", "ttlMs": 0, "cacheScope": "private",
+            "supportedVersions": ["2026-07-28"], "capabilities": {}}),
+        )
+        .await;
+    // ... and the refusal of `initialize` has the client ask again, without the probe's
+    // short time limit: the paused clock would run out a 3 s limit while nobody answers.
+    server.fail(&init, json!({"code": -32601, "message": "Method not found"})).await;
+    let again = server.request("server/discover").await;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    server
+        .reply(
+            &again,
+            json!({"resultType": "complete", "ttlMs": 0, "cacheScope": "private",
+            "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "slow", "version": "1"}}}),
+        )
+        .await;
+    let client = client.await.unwrap().unwrap();
+    assert!(client.protocol_version().is_stateless());
+    assert_eq!(client.server_info().name, "slow");
+}
+
+#[tokio::test]
+async fn a_refused_initialize_is_the_error_when_the_server_is_not_a_2026_one_either() {
+    // The probe said: a server of the session revisions only. Its refusal of `initialize` is
+    // the error; no second probe.
+    let (client, mut server) = connecting(builder());
+    let probe = server.request("server/discover").await;
+    server
+        .fail(
+            &probe,
+            json!({"code": -32022, "message": "no", "data": {"supported": ["2025-11-25"], "requested": "2026-07-28"}}),
+        )
+        .await;
+    let init = expect_initialize(&mut server).await;
+    server.fail(&init, json!({"code": -32603, "message": "database down"})).await;
+    match client.await.unwrap() {
+        Err(ClientError::Remote(e)) => assert_eq!((e.code, e.message.as_str()), (-32603, "database down")),
+        other => panic!("{other:?}"),
+    }
+    expect_closed(&mut server).await;
+
+    // Asked again, the server is not a 2026-07-28 one: the refusal of `initialize` stands.
+    let (client, mut server) = connecting(builder().initialize_first());
+    let init = expect_initialize(&mut server).await;
+    server.fail(&init, json!({"code": -32603, "message": "database down"})).await;
+    let probe = server.request("server/discover").await;
+    server.fail(&probe, json!({"code": -32601, "message": "Method not found"})).await;
+    match client.await.unwrap() {
+        Err(ClientError::Remote(e)) => assert_eq!((e.code, e.message.as_str()), (-32603, "database down")),
+        other => panic!("{other:?}"),
+    }
+
+    // Legacy only: never a probe, before `initialize` or after.
+    let (client, mut server) = connecting(builder().legacy_only());
+    let init = expect_initialize(&mut server).await;
+    server.fail(&init, json!({"code": -32601, "message": "Method not found"})).await;
+    assert!(matches!(client.await.unwrap(), Err(ClientError::Remote(e)) if e.code == -32601));
+    expect_closed(&mut server).await;
+}
+
 #[tokio::test]
 async fn subscriptions_listen_streams_notifications_until_dropped() {
     let (client, mut server) = modern(builder()).await;

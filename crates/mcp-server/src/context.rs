@@ -29,6 +29,15 @@ pub enum ClientRequestError {
     /// 2026-07-28: the client's answer does not decode as the expected result.
     #[error("invalid input response: {0}")]
     InvalidInput(String),
+    /// 2026-07-28: the request being served cannot ask the client for input (`sampling`,
+    /// `elicitation`, `roots`). The revision has no requests from server to client, and only
+    /// `tools/call`, `prompts/get` and `resources/read` may answer with an input-required
+    /// result; a completion handler, say, cannot ask.
+    #[error(
+        "cannot ask the client for `{0}` while serving this request: in protocol revision 2026-07-28 only \
+         tools/call, prompts/get and resources/read can ask the client for input"
+    )]
+    NotInThisRequest(&'static str),
     /// The call failed (the client's error, a timeout, the connection closed, ...).
     #[error(transparent)]
     Call(#[from] CallError),
@@ -163,7 +172,10 @@ impl Context {
     /// on with `?`) and the request answers an input-required result; the client retries with
     /// the answer, the handler runs again, and this call returns it. Calls are told apart by
     /// their order within the handler (`sampling-1`, `sampling-2`, ...); use
-    /// [`create_message_as`](Self::create_message_as) to name the input yourself.
+    /// [`create_message_as`](Self::create_message_as) to name the input yourself. Only
+    /// `tools/call`, `prompts/get` and `resources/read` have round trips: serving another
+    /// 2026-07-28 request (`completion/complete`, say), this call, like `elicit` and
+    /// `list_roots`, fails with [`ClientRequestError::NotInThisRequest`].
     pub async fn create_message(
         &self,
         params: CreateMessageRequestParams,
@@ -172,6 +184,7 @@ impl Context {
             let key = mrtr.next_key("sampling");
             return self.ask(mrtr, &key, "sampling", "sampling/createMessage", &params);
         }
+        self.not_modern("sampling")?;
         if self.client_capabilities().sampling.is_none() {
             return Err(ClientRequestError::NotSupported("sampling"));
         }
@@ -199,6 +212,7 @@ impl Context {
             let key = mrtr.next_key("elicitation");
             return self.ask(mrtr, &key, "elicitation", "elicitation/create", &params);
         }
+        self.not_modern("elicitation")?;
         let caps = self.client_capabilities();
         let Some(elicitation) = caps.elicitation else {
             return Err(ClientRequestError::NotSupported("elicitation"));
@@ -224,6 +238,7 @@ impl Context {
             let key = mrtr.next_key("roots");
             return self.ask(mrtr, &key, "roots", "roots/list", &serde_json::json!({}));
         }
+        self.not_modern("roots")?;
         if self.client_capabilities().roots.is_none() {
             return Err(ClientRequestError::NotSupported("roots"));
         }
@@ -236,6 +251,15 @@ impl Context {
             Some(mrtr) => self.ask(mrtr, key, "roots", "roots/list", &serde_json::json!({})),
             None => self.list_roots().await,
         }
+    }
+
+    /// A 2026-07-28 request without round trips (see [`ClientRequestError::NotInThisRequest`])
+    /// cannot fall through to a request to the client.
+    fn not_modern(&self, capability: &'static str) -> Result<(), ClientRequestError> {
+        if self.version.is_stateless() {
+            return Err(ClientRequestError::NotInThisRequest(capability));
+        }
+        Ok(())
     }
 
     /// One input of a multi round-trip request: the client's answer, or why there is none.

@@ -54,6 +54,7 @@ pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
 pub use context::{ClientRequestError, Context};
 pub use extract::{FromContext, Progress, State};
 pub use handlers::Handlers;
+pub use modern::CacheTarget;
 pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, StringArgument};
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};

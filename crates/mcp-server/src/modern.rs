@@ -113,21 +113,94 @@ pub(crate) fn removed(method: &str) -> bool {
     )
 }
 
-/// Whether a method's result carries cache hints (`ttlMs`, `cacheScope`).
-pub(crate) fn cacheable(method: &str) -> bool {
-    matches!(method, "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" | "resources/read")
+/// The results that carry cache hints (`ttlMs`, `cacheScope`) in 2026-07-28, each with hints
+/// of its own: see [`ServerBuilder::cache_hints_for`](crate::ServerBuilder::cache_hints_for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CacheTarget {
+    /// `server/discover`.
+    Discover,
+    /// `tools/list`.
+    ToolsList,
+    /// `prompts/list`.
+    PromptsList,
+    /// `resources/list`.
+    ResourcesList,
+    /// `resources/templates/list`.
+    ResourceTemplatesList,
+    /// `resources/read`, for resources and templates without hints of their own
+    /// ([`ResourceDef::cache_hints`](crate::ResourceDef::cache_hints),
+    /// [`TemplateDef::cache_hints`](crate::TemplateDef::cache_hints)).
+    ResourcesRead,
+}
+
+impl CacheTarget {
+    /// Every target.
+    pub const ALL: [CacheTarget; 6] = [
+        CacheTarget::Discover,
+        CacheTarget::ToolsList,
+        CacheTarget::PromptsList,
+        CacheTarget::ResourcesList,
+        CacheTarget::ResourceTemplatesList,
+        CacheTarget::ResourcesRead,
+    ];
+
+    /// The target of a method whose result carries cache hints.
+    pub fn of_method(method: &str) -> Option<CacheTarget> {
+        Some(match method {
+            "server/discover" => CacheTarget::Discover,
+            "tools/list" => CacheTarget::ToolsList,
+            "prompts/list" => CacheTarget::PromptsList,
+            "resources/list" => CacheTarget::ResourcesList,
+            "resources/templates/list" => CacheTarget::ResourceTemplatesList,
+            "resources/read" => CacheTarget::ResourcesRead,
+            _ => return None,
+        })
+    }
 }
 
 /// Freshness hints of cacheable results.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CacheHints {
     pub(crate) ttl_ms: i64,
     pub(crate) scope: CacheScope,
 }
 
+impl CacheHints {
+    pub(crate) fn new(ttl: Duration, scope: CacheScope) -> Self {
+        CacheHints { ttl_ms: i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX), scope }
+    }
+}
+
 impl Default for CacheHints {
     fn default() -> Self {
         CacheHints { ttl_ms: 0, scope: CacheScope::Private }
+    }
+}
+
+/// The server's cache hints, one setting per [`CacheTarget`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CachePolicy {
+    hints: [CacheHints; CacheTarget::ALL.len()],
+}
+
+impl CachePolicy {
+    /// The same hints for every target.
+    pub(crate) fn all(hints: CacheHints) -> Self {
+        CachePolicy { hints: std::array::from_fn(|_| hints.clone()) }
+    }
+
+    pub(crate) fn set(&mut self, target: CacheTarget, hints: CacheHints) {
+        self.hints[target as usize] = hints;
+    }
+
+    pub(crate) fn get(&self, target: CacheTarget) -> &CacheHints {
+        &self.hints[target as usize]
+    }
+
+    /// The hints of a method's result, if it carries any.
+    pub(crate) fn for_method(&self, method: &str) -> Option<&CacheHints> {
+        CacheTarget::of_method(method).map(|t| self.get(t))
     }
 }
 
@@ -217,7 +290,7 @@ pub(crate) fn decorate(value: &mut Value, decoration: &Decoration) {
 
 /// `server/discover`.
 pub(crate) fn discover(server: &ServerShared, rctx: &RequestContext, version: ProtocolVersion) -> Reply {
-    let hints = &server.cache_hints;
+    let hints = server.cache_hints.get(CacheTarget::Discover);
     let mut result = mcp_types::DiscoverResult::new(
         hints.scope.clone(),
         server.capabilities.clone(),

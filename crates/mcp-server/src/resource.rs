@@ -84,7 +84,7 @@ impl ResourceDef {
     /// Cache hints of this resource's `resources/read` results for 2026-07-28 clients,
     /// instead of the server's ([`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints)).
     pub fn cache_hints(mut self, ttl: std::time::Duration, scope: mcp_types::CacheScope) -> Self {
-        self.cache = Some(crate::modern::CacheHints { ttl_ms: ttl.as_millis() as i64, scope });
+        self.cache = Some(crate::modern::CacheHints::new(ttl, scope));
         self
     }
     /// Sets the title.
@@ -148,7 +148,7 @@ impl TemplateDef {
     /// Cache hints of `resources/read` results of this template's resources for 2026-07-28
     /// clients, instead of the server's.
     pub fn cache_hints(mut self, ttl: std::time::Duration, scope: mcp_types::CacheScope) -> Self {
-        self.cache = Some(crate::modern::CacheHints { ttl_ms: ttl.as_millis() as i64, scope });
+        self.cache = Some(crate::modern::CacheHints::new(ttl, scope));
         self
     }
     /// Sets the title.

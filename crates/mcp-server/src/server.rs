@@ -63,7 +63,7 @@ pub(crate) struct ServerShared {
     pub(crate) peer_config: PeerConfig,
     pub(crate) state: Arc<StateMap>,
     pub(crate) on_roots_changed: Option<RootsChangedCallback>,
-    pub(crate) cache_hints: crate::modern::CacheHints,
+    pub(crate) cache_hints: crate::modern::CachePolicy,
     pub(crate) state_keys: crate::modern::StateKeys,
     pub(crate) bus: Arc<dyn crate::SubscriptionBus>,
     registry: RwLock<Arc<Registry>>,
@@ -108,7 +108,7 @@ pub struct ServerBuilder {
     templates: Vec<TemplateDef>,
     state: StateMap,
     on_roots_changed: Option<RootsChangedCallback>,
-    cache_hints: crate::modern::CacheHints,
+    cache_hints: crate::modern::CachePolicy,
     state_keys: Option<Vec<Vec<u8>>>,
     state_ttl: std::time::Duration,
     bus: Option<Arc<dyn crate::SubscriptionBus>>,
@@ -134,10 +134,24 @@ impl std::fmt::Debug for ServerBuilder {
 }
 
 impl ServerBuilder {
-    /// Cache hints of list results and `resources/read` for 2026-07-28 clients: how long a
-    /// result stays fresh and whether shared caches may keep it (default: 0 ms, private).
+    /// Cache hints of `server/discover`, the list results and `resources/read` for 2026-07-28
+    /// clients: how long a result stays fresh and whether shared caches may keep it (default:
+    /// 0 ms, private). Sets all of them; [`cache_hints_for`](Self::cache_hints_for) sets one.
     pub fn cache_hints(mut self, ttl: std::time::Duration, scope: mcp_types::CacheScope) -> Self {
-        self.cache_hints = crate::modern::CacheHints { ttl_ms: ttl.as_millis() as i64, scope };
+        self.cache_hints = crate::modern::CachePolicy::all(crate::modern::CacheHints::new(ttl, scope));
+        self
+    }
+
+    /// Cache hints of one kind of result (after [`cache_hints`](Self::cache_hints), which sets
+    /// them all). Resources and templates may still have hints of their own, which win for
+    /// their `resources/read`.
+    pub fn cache_hints_for(
+        mut self,
+        target: crate::CacheTarget,
+        ttl: std::time::Duration,
+        scope: mcp_types::CacheScope,
+    ) -> Self {
+        self.cache_hints.set(target, crate::modern::CacheHints::new(ttl, scope));
         self
     }
 

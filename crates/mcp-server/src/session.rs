@@ -238,10 +238,8 @@ async fn handle_modern(
         )?)),
         _ => None,
     };
-    let decoration = modern::Decoration {
-        server_info: server.info.clone(),
-        cache: modern::cacheable(method).then(|| server.cache_hints.clone()),
-    };
+    let decoration =
+        modern::Decoration { server_info: server.info.clone(), cache: server.cache_hints.for_method(method).cloned() };
     let version = envelope.version;
     let state = Arc::new(SessionState::modern(envelope));
     let era = Era { version, decoration: Some(decoration), mrtr: mrtr.clone() };

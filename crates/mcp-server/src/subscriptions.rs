@@ -30,13 +30,15 @@ pub enum ChangeEvent {
 pub trait SubscriptionBus: Send + Sync + 'static {
     /// Announces a change.
     fn publish(&self, event: ChangeEvent);
-    /// A receiver of every change announced from now on.
+    /// A receiver of every change announced from now on. A receiver that lagged is told that
+    /// everything its stream follows may have changed; one whose channel closed ends its
+    /// stream gracefully (the `subscriptions/listen` request is answered).
     fn subscribe(&self) -> broadcast::Receiver<ChangeEvent>;
 }
 
 /// A [`SubscriptionBus`] within this process (a bounded broadcast channel: a listener that
-/// falls behind by more than its capacity misses events and is told nothing more precise than
-/// a list change).
+/// falls behind by more than its capacity misses events, and is then told that every list and
+/// resource it follows may have changed).
 #[derive(Debug)]
 pub struct InMemoryBus {
     tx: broadcast::Sender<ChangeEvent>,
@@ -82,7 +84,8 @@ struct Params {
 }
 
 /// Serves one `subscriptions/listen`: the acknowledgement with what is honoured, then the
-/// matching changes, each tagged with the subscription id, until the client cancels.
+/// matching changes, each tagged with the subscription id, until the client cancels (or the
+/// bus closes: then the request is answered, a graceful end).
 pub(crate) async fn listen(
     server: &ServerShared,
     params: Option<&serde_json::value::RawValue>,
@@ -120,37 +123,54 @@ pub(crate) async fn listen(
     send(peer, "notifications/subscriptions/acknowledged", &params).await?;
     if !(honoured.tools || honoured.prompts || honoured.resources || !honoured.uris.is_empty()) {
         // Nothing to listen to: the stream ends at once.
-        let mut result = json!({"_meta": tag});
-        crate::modern::decorate(
-            &mut result,
-            &crate::modern::Decoration { server_info: server.info.clone(), cache: None },
-        );
-        return rctx.encode_result(&result);
+        return complete(server, rctx, tag);
     }
     loop {
-        let event = match events.recv().await {
-            Ok(event) => event,
-            Err(broadcast::error::RecvError::Lagged(_)) => {
-                // Missed some: the lists may have changed.
-                ChangeEvent::ToolsListChanged
+        let events = match events.recv().await {
+            Ok(event) => vec![event],
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                // Missed some: any list, and any resource, the listener follows may have
+                // changed. Each is announced (notifications of the kinds it asked for only).
+                tracing::debug!(missed, "a subscriptions/listen stream fell behind the bus");
+                let mut all = vec![
+                    ChangeEvent::ToolsListChanged,
+                    ChangeEvent::PromptsListChanged,
+                    ChangeEvent::ResourcesListChanged,
+                ];
+                all.extend(honoured.uris.iter().cloned().map(ChangeEvent::ResourceUpdated));
+                all
             }
-            Err(broadcast::error::RecvError::Closed) => return Err(ErrorObject::internal_error("the server stopped")),
+            // The bus is gone (the server is shutting down): a graceful end, as the
+            // specification's graceful closure has it.
+            Err(broadcast::error::RecvError::Closed) => return complete(server, rctx, tag),
         };
-        let (method, extra) = match &event {
-            ChangeEvent::ToolsListChanged if honoured.tools => ("notifications/tools/list_changed", None),
-            ChangeEvent::PromptsListChanged if honoured.prompts => ("notifications/prompts/list_changed", None),
-            ChangeEvent::ResourcesListChanged if honoured.resources => ("notifications/resources/list_changed", None),
-            ChangeEvent::ResourceUpdated(uri) if honoured.uris.iter().any(|u| u == uri) => {
-                ("notifications/resources/updated", Some(uri.clone()))
+        for event in events {
+            let (method, extra) = match &event {
+                ChangeEvent::ToolsListChanged if honoured.tools => ("notifications/tools/list_changed", None),
+                ChangeEvent::PromptsListChanged if honoured.prompts => ("notifications/prompts/list_changed", None),
+                ChangeEvent::ResourcesListChanged if honoured.resources => {
+                    ("notifications/resources/list_changed", None)
+                }
+                ChangeEvent::ResourceUpdated(uri) if honoured.uris.iter().any(|u| u == uri) => {
+                    ("notifications/resources/updated", Some(uri.clone()))
+                }
+                _ => continue,
+            };
+            let mut params = json!({"_meta": tag});
+            if let Some(uri) = extra {
+                params["uri"] = json!(uri);
             }
-            _ => continue,
-        };
-        let mut params = json!({"_meta": tag});
-        if let Some(uri) = extra {
-            params["uri"] = json!(uri);
+            send(peer, method, &params).await?;
         }
-        send(peer, method, &params).await?;
     }
+}
+
+/// The result that ends a subscription gracefully: `resultType: "complete"` and the
+/// subscription id (and `serverInfo`) in `_meta`.
+fn complete(server: &ServerShared, rctx: &RequestContext, tag: Value) -> Reply {
+    let mut result = json!({"_meta": tag});
+    crate::modern::decorate(&mut result, &crate::modern::Decoration { server_info: server.info.clone(), cache: None });
+    rctx.encode_result(&result)
 }
 
 async fn send(peer: &mcp_jsonrpc::Peer, method: &str, params: &Value) -> Result<(), ErrorObject> {

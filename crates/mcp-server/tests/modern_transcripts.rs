@@ -3,16 +3,21 @@
 //! with sealed state, and the errors of the revision. Every result is validated against the
 //! official schema of the revision it was answered in.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use mcp_jsonrpc::transport::{MemoryRead, MemoryWrite, Transport, TransportRead, TransportWrite, memory};
-use mcp_server::{Context, Server, ToolDef, ToolError};
+use mcp_server::{
+    CacheTarget, ChangeEvent, Completion, Context, InMemoryBus, PromptDef, ResourceDef, Server, SubscriptionBus,
+    TemplateDef, ToolDef, ToolError,
+};
 use mcp_types::{
-    CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestFormParams, ElicitRequestParams,
-    LoggingLevel, Role, SamplingContent, SamplingMessage, TextContent,
+    AnyResourceContents, CacheScope, CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestFormParams,
+    ElicitRequestParams, LoggingLevel, Role, SamplingContent, SamplingMessage, TextContent, TextResourceContents,
 };
 use serde_json::{Value, json};
+use tokio::sync::broadcast;
 
 fn validate(rev: &str, def: &str, value: &Value) {
     let path = format!("{}/../mcp-types/schema/{rev}/schema.json", env!("CARGO_MANIFEST_DIR"));
@@ -97,6 +102,10 @@ fn server_with_keys(keys: Vec<Vec<u8>>) -> Server {
 }
 
 fn builder() -> mcp_server::ServerBuilder {
+    builder_named("modern-test")
+}
+
+fn builder_named(name: &str) -> mcp_server::ServerBuilder {
     let greet = ToolDef::new("greet", json!({"type": "object"}), |_args, ctx: Context| async move {
         let answer = ctx.elicit_as("user_name", elicit_name()).await?;
         let name = answer.content.and_then(|c| c.get("name").map(|v| format!("{v:?}"))).unwrap_or_default();
@@ -121,7 +130,7 @@ fn builder() -> mcp_server::ServerBuilder {
         Ok::<_, ToolError>(CallToolResult::success(vec![]))
     })
     .unwrap();
-    Server::builder("modern-test", "1.0.0").instructions("be nice").tool(greet).tool(two_rounds).tool(chatty)
+    Server::builder(name, "1.0.0").instructions("be nice").tool(greet).tool(two_rounds).tool(chatty)
 }
 
 fn connect(server: &Server) -> Raw {
@@ -437,4 +446,275 @@ async fn expired_state_is_refused() {
     let e = c.modern_error("tools/call", params).await;
     assert_eq!(e["code"], -32602);
     assert!(e["message"].as_str().unwrap().contains("expired"), "{e}");
+}
+
+#[tokio::test]
+async fn request_state_is_bound_to_the_name_of_the_server_that_issued_it() {
+    let keys = vec![b"shared between instances".to_vec()];
+    let issuer = builder().request_state_keys(keys.clone()).build().unwrap();
+    let first = connect(&issuer).modern("tools/call", json!({"name": "greet"}), "InputRequiredResult").await;
+    let params = json!({
+        "name": "greet",
+        "requestState": first["requestState"],
+        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ann"}}},
+        "_meta": meta(full_caps()),
+    });
+    // Another server holding the same keys, under another name: the state is not its own.
+    let other = builder_named("another-server").request_state_keys(keys.clone()).build().unwrap();
+    let e = connect(&other).modern_error("tools/call", params.clone()).await;
+    assert_eq!(e["code"], -32602, "{e}");
+    assert_eq!(e["data"]["reason"], "invalid_request_state");
+    assert!(e["message"].as_str().unwrap().contains("issued by another server"), "{e}");
+    // An instance of the same server (same name, same keys) continues it.
+    let sibling = builder().request_state_keys(keys).build().unwrap();
+    let done = connect(&sibling).modern("tools/call", params, "CallToolResult").await;
+    assert!(done["content"][0]["text"].as_str().unwrap().contains("Ann"), "{done}");
+}
+
+/// Sends `subscriptions/listen` with `filter` as request `id` and returns the acknowledgement.
+async fn listen(c: &mut Raw, id: &str, filter: Value) -> Value {
+    let params = json!({"_meta": meta(json!({})), "notifications": filter});
+    c.send(json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params})).await;
+    let ack = c.recv().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    ack
+}
+
+#[tokio::test]
+async fn servers_sharing_a_subscription_bus_reach_each_others_listeners() {
+    let bus: Arc<dyn SubscriptionBus> = Arc::new(InMemoryBus::default());
+    let first = builder().subscription_bus(bus.clone()).build().unwrap();
+    let second = builder().subscription_bus(bus).build().unwrap();
+    let alone = builder().build().unwrap();
+    let mut on_second = connect(&second);
+    listen(&mut on_second, "s-1", json!({"toolsListChanged": true})).await;
+    let mut on_alone = connect(&alone);
+    listen(&mut on_alone, "a-1", json!({"toolsListChanged": true})).await;
+
+    // A change on the first server reaches the listener of the second ...
+    assert!(first.remove_tool("chatty").await);
+    let changed = on_second.recv().await;
+    assert_eq!(changed["method"], "notifications/tools/list_changed", "{changed}");
+    assert_eq!(changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "s-1");
+    validate("2026-07-28", "ToolListChangedNotification", &changed);
+    // ... and not one of a server with a bus of its own: its next message answers a request.
+    let params = json!({"_meta": meta(json!({}))});
+    on_alone.send(json!({"jsonrpc": "2.0", "id": "next", "method": "tools/list", "params": params})).await;
+    let next = on_alone.recv().await;
+    assert_eq!(next["id"], "next", "{next}");
+    assert_eq!(next["result"]["tools"].as_array().unwrap().len(), 3, "each server keeps its own tools");
+}
+
+#[tokio::test]
+async fn a_listener_that_fell_behind_hears_of_every_kind_it_follows() {
+    // A bus that keeps one event: three published at once (nothing runs in between on this
+    // single-threaded runtime) leave the listener two behind.
+    let bus = Arc::new(InMemoryBus::new(1));
+    let server = builder().enable_prompts().enable_resources().subscription_bus(bus.clone()).build().unwrap();
+    let mut c = connect(&server);
+    let ack = listen(
+        &mut c,
+        "lag",
+        json!({"promptsListChanged": true, "resourcesListChanged": true, "resourceSubscriptions": ["file:///a"]}),
+    )
+    .await;
+    assert_eq!(ack["params"]["notifications"]["promptsListChanged"], true, "{ack}");
+    bus.publish(ChangeEvent::ToolsListChanged);
+    bus.publish(ChangeEvent::ToolsListChanged);
+    bus.publish(ChangeEvent::ResourceUpdated("file:///b".into()));
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        let n = c.recv().await;
+        assert_eq!(n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "lag", "{n}");
+        got.push((n["method"].as_str().unwrap().to_owned(), n["params"]["uri"].as_str().map(str::to_owned)));
+    }
+    assert_eq!(
+        got,
+        [
+            ("notifications/prompts/list_changed".to_owned(), None),
+            ("notifications/resources/list_changed".to_owned(), None),
+            ("notifications/resources/updated".to_owned(), Some("file:///a".to_owned())),
+        ],
+        "no tools/list_changed (not asked for), and no update of file:///b (not followed)"
+    );
+    // And then the stream goes on as before.
+    bus.publish(ChangeEvent::PromptsListChanged);
+    assert_eq!(c.recv().await["method"], "notifications/prompts/list_changed");
+}
+
+/// A bus whose channel can be closed (as a distributed one whose connection to its broker
+/// ended for good).
+struct ClosingBus(Mutex<Option<broadcast::Sender<ChangeEvent>>>);
+
+impl SubscriptionBus for ClosingBus {
+    fn publish(&self, event: ChangeEvent) {
+        if let Some(tx) = &*self.0.lock().unwrap() {
+            let _ = tx.send(event);
+        }
+    }
+    fn subscribe(&self) -> broadcast::Receiver<ChangeEvent> {
+        match &*self.0.lock().unwrap() {
+            Some(tx) => tx.subscribe(),
+            None => broadcast::channel(1).1,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_closed_bus_ends_each_listen_gracefully() {
+    let bus = Arc::new(ClosingBus(Mutex::new(Some(broadcast::channel(16).0))));
+    let server = builder().subscription_bus(bus.clone()).build().unwrap();
+    let mut c = connect(&server);
+    listen(&mut c, "graceful", json!({"toolsListChanged": true})).await;
+    server.remove_tool("chatty").await;
+    assert_eq!(c.recv().await["method"], "notifications/tools/list_changed");
+    bus.0.lock().unwrap().take();
+    let end = c.recv().await;
+    assert_eq!(end["id"], "graceful", "the listen request is answered: {end}");
+    let result = end.get("result").unwrap_or_else(|| panic!("a result, not an error: {end}"));
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/subscriptionId"], "graceful");
+    validate("2026-07-28", "SubscriptionsListenResult", result);
+}
+
+/// A server whose completer asks the client for input: in a session it may; in 2026-07-28
+/// only `tools/call`, `prompts/get` and `resources/read` can.
+fn asking_completer() -> Server {
+    let prompt = PromptDef::new("review", |_args, _ctx| async {
+        Ok::<_, mcp_types::ErrorObject>(mcp_types::GetPromptResult::new(vec![]))
+    })
+    .argument("language", None, false)
+    .complete("language", |_req, ctx: Context| async move {
+        let answer = ctx.elicit(elicit_name()).await?;
+        Ok(Completion { values: vec![format!("{:?}", answer.action)] })
+    });
+    builder().prompt(prompt).build().unwrap()
+}
+
+fn complete_params() -> Value {
+    json!({"ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "language", "value": "r"}})
+}
+
+#[tokio::test]
+async fn a_2026_completion_handler_cannot_ask_the_client_and_a_session_one_can() {
+    let server = asking_completer();
+    let mut c = connect(&server);
+    let mut params = complete_params();
+    params["_meta"] = meta(full_caps());
+    // Nothing is sent to the client (`call` fails on a request from the server): an error.
+    let answer = c.call("completion/complete", params).await;
+    let e = answer.get("error").unwrap_or_else(|| panic!("{answer}"));
+    assert_eq!(e["code"], -32603, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("only tools/call, prompts/get and resources/read"), "{e}");
+
+    // The same handler in a 2025-11-25 session asks the client.
+    let init = c
+        .call(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+                "clientInfo": {"name": "old", "version": "1"}}),
+        )
+        .await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    c.send(json!({"jsonrpc": "2.0", "id": "c-1", "method": "completion/complete", "params": complete_params()})).await;
+    let ask = c.recv().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    c.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}})).await;
+    let done = c.recv().await;
+    assert_eq!(done["id"], "c-1");
+    assert_eq!(done["result"]["completion"]["values"], json!(["Decline"]), "{done}");
+}
+
+fn text_contents(uri: String, text: &str) -> Result<Vec<AnyResourceContents>, mcp_types::ErrorObject> {
+    Ok(vec![AnyResourceContents::TextResourceContents(TextResourceContents::new(uri, text))])
+}
+
+#[tokio::test]
+async fn cache_hints_per_list_for_discover_and_per_resource_or_template() {
+    let secs = Duration::from_secs;
+    let server = builder()
+        .cache_hints(secs(5), CacheScope::Private)
+        .cache_hints_for(CacheTarget::Discover, secs(3600), CacheScope::Public)
+        .cache_hints_for(CacheTarget::ToolsList, secs(60), CacheScope::Public)
+        .cache_hints_for(CacheTarget::ResourceTemplatesList, secs(120), CacheScope::Public)
+        .cache_hints_for(CacheTarget::ResourcesRead, secs(1), CacheScope::Private)
+        .resource(ResourceDef::new("mem://plain", "plain", |uri: String, _vars, _ctx| async move {
+            text_contents(uri, "plain")
+        }))
+        .resource(
+            ResourceDef::new("mem://own", "own", |uri: String, _vars, _ctx| async move { text_contents(uri, "own") })
+                .cache_hints(secs(7), CacheScope::Public),
+        )
+        .resource_template(
+            TemplateDef::new("mem://notes/{id}", "notes", |uri: String, _vars, _ctx| async move {
+                text_contents(uri, "note")
+            })
+            .unwrap()
+            .cache_hints(secs(30), CacheScope::Public),
+        )
+        .resource_template(
+            TemplateDef::new(
+                "mem://logs/{id}",
+                "logs",
+                |uri: String, _vars, _ctx| async move { text_contents(uri, "log") },
+            )
+            .unwrap(),
+        )
+        .prompt(PromptDef::new("p", |_args, _ctx| async {
+            Ok::<_, mcp_types::ErrorObject>(mcp_types::GetPromptResult::new(vec![]))
+        }))
+        .build()
+        .unwrap();
+    let mut c = connect(&server);
+    let hints = |r: &Value| (r["ttlMs"].as_i64().unwrap(), r["cacheScope"].as_str().unwrap().to_owned());
+    let expect = |ms: i64, scope: &str| (ms, scope.to_owned());
+    let d = c.modern("server/discover", json!({}), "DiscoverResult").await;
+    assert_eq!(hints(&d), expect(3_600_000, "public"), "discover");
+    let r = c.modern("tools/list", json!({}), "ListToolsResult").await;
+    assert_eq!(hints(&r), expect(60_000, "public"), "tools/list");
+    let r = c.modern("prompts/list", json!({}), "ListPromptsResult").await;
+    assert_eq!(hints(&r), expect(5_000, "private"), "prompts/list: the setting for all");
+    let r = c.modern("resources/list", json!({}), "ListResourcesResult").await;
+    assert_eq!(hints(&r), expect(5_000, "private"), "resources/list");
+    let r = c.modern("resources/templates/list", json!({}), "ListResourceTemplatesResult").await;
+    assert_eq!(hints(&r), expect(120_000, "public"), "resources/templates/list");
+    let read = |uri: &str| json!({"uri": uri});
+    let r = c.modern("resources/read", read("mem://plain"), "ReadResourceResult").await;
+    assert_eq!(hints(&r), expect(1_000, "private"), "a resource without hints: the server's for reads");
+    let r = c.modern("resources/read", read("mem://own"), "ReadResourceResult").await;
+    assert_eq!(hints(&r), expect(7_000, "public"), "a resource's own hints");
+    let r = c.modern("resources/read", read("mem://notes/12"), "ReadResourceResult").await;
+    assert_eq!(hints(&r), expect(30_000, "public"), "a template's own hints");
+    assert_eq!(r["contents"][0]["text"], "note");
+    let r = c.modern("resources/read", read("mem://logs/3"), "ReadResourceResult").await;
+    assert_eq!(hints(&r), expect(1_000, "private"), "a template without hints: the server's for reads");
+
+    // One setting for all still sets discover too.
+    let server = builder().cache_hints(secs(9), CacheScope::Public).build().unwrap();
+    let d = connect(&server).modern("server/discover", json!({}), "DiscoverResult").await;
+    assert_eq!(hints(&d), expect(9_000, "public"));
+}
+
+#[tokio::test]
+async fn an_unknown_resource_is_invalid_params_in_2026_and_resource_not_found_in_a_session() {
+    let server = builder()
+        .resource(ResourceDef::new("mem://here", "here", |uri: String, _vars, _ctx| async move {
+            text_contents(uri, "here")
+        }))
+        .build()
+        .unwrap();
+    let mut c = connect(&server);
+    let e = c.modern_error("resources/read", json!({"uri": "mem://gone", "_meta": meta(json!({}))})).await;
+    assert_eq!(e["code"], -32602, "{e}");
+    assert_eq!(e["data"]["uri"], "mem://gone");
+    let init = c
+        .call(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}),
+        )
+        .await;
+    assert!(init.get("result").is_some(), "{init}");
+    let e = c.modern_error("resources/read", json!({"uri": "mem://gone"})).await;
+    assert_eq!(e["code"], -32002, "{e}");
 }

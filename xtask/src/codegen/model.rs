@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use serde_json::Value;
 
 use super::config;
@@ -97,12 +97,13 @@ pub fn load(schema_dir: &std::path::Path) -> Result<Model> {
         let path = schema_dir.join(rev).join("schema.json");
         let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
         let doc: Value = serde_json::from_str(&text)?;
-        let defs = doc
+        let mut defs = doc
             .get("definitions")
             .or_else(|| doc.get("$defs"))
             .and_then(Value::as_object)
             .context("schema has no definitions")?
             .clone();
+        inherit_base_meta(&mut defs).with_context(|| format!("{rev}: inheriting `_meta`"))?;
         docs.push(defs);
     }
 
@@ -131,6 +132,78 @@ pub fn load(schema_dir: &std::path::Path) -> Result<Model> {
     }
     postprocess(&mut model)?;
     Ok(model)
+}
+
+/// Gives every request's and notification's `params` the `_meta` its base type declares.
+///
+/// The schemas of 2024-11-05 to 2025-06-18 are generated from TypeScript interfaces in which
+/// every request `extends Request` and every notification `extends Notification`, and the base
+/// declares `params._meta` (for requests, with `progressToken`). A concrete message that
+/// redeclares `params` (`CallToolRequest`: `params: { name, arguments }`) replaces the base's
+/// `params` in the generated schema, so its `_meta` disappears there, although TypeScript only
+/// accepts the override because it stays assignable to the base's `params`, and the
+/// specification's `_meta` and progress rules apply to every request. Later revisions declare
+/// `_meta` on each params type themselves (`RequestParams`, `NotificationParams`) and leave it
+/// off the bases, so nothing is added there.
+///
+/// Results need nothing: they do not redeclare an object member of `Result`, so the flattened
+/// schema of every result keeps `_meta`.
+fn inherit_base_meta(defs: &mut serde_json::Map<String, Value>) -> Result<()> {
+    for base in ["Request", "Notification"] {
+        let Some(meta) = defs.get(base).and_then(|b| b.pointer("/properties/params/properties/_meta")).cloned() else {
+            continue;
+        };
+        let mut targets = Vec::new();
+        for (name, schema) in defs.iter() {
+            if name == base || schema.pointer("/properties/method").is_none() {
+                continue;
+            }
+            if !name.ends_with("Request") && !name.ends_with("Notification") {
+                bail!("{name} has a `method` but is neither a request nor a notification");
+            }
+            if !name.ends_with(base) {
+                continue;
+            }
+            // Without `params` of its own a message inherits the base's, `_meta` included.
+            let Some(params) = schema.pointer("/properties/params") else {
+                continue;
+            };
+            let has_meta = if params.get("$ref").is_some() {
+                resolve_props(defs, params).is_some_and(|ps| ps.contains_key("_meta"))
+            } else if params.get("type").and_then(Value::as_str) == Some("object") {
+                params.pointer("/properties/_meta").is_some()
+            } else {
+                bail!("{name}: unexpected `params` schema {params}");
+            };
+            if has_meta {
+                continue;
+            }
+            ensure!(
+                params.get("$ref").is_none(),
+                "{name}: `params` refers to a type without the `_meta` that `{base}` declares"
+            );
+            targets.push(name.clone());
+        }
+        for name in targets {
+            let props = defs[&name]["properties"]["params"]
+                .as_object_mut()
+                .context("params")?
+                .entry("properties")
+                .or_insert_with(|| Value::Object(Default::default()));
+            props.as_object_mut().context("params properties")?.insert("_meta".to_owned(), meta.clone());
+        }
+    }
+    Ok(())
+}
+
+/// The properties of the definition a `$ref` points at.
+fn resolve_props<'a>(
+    defs: &'a serde_json::Map<String, Value>,
+    schema: &Value,
+) -> Option<&'a serde_json::Map<String, Value>> {
+    let r = schema.get("$ref")?.as_str()?;
+    let target = defs.get(r.rsplit('/').next()?)?;
+    target.get("properties")?.as_object()
 }
 
 fn collect_refs(schema: &Value, owner: &str, path: &str, out: &mut BTreeMap<(String, String), String>) {

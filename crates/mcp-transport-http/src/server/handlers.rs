@@ -468,6 +468,12 @@ async fn dispatch(
         }
         Err(OpenError::Closed) => return invalid_request(StatusCode::NOT_FOUND, "the session has ended"),
     };
+    // The priming event comes before anything the handler sends (it may send, or close the
+    // stream, while it is polled here): its id is the point the client resumes from.
+    let first = match output {
+        StreamOutput::Sse(_) if priming && router.resumable() => vec![router.priming_event(stream).await],
+        _ => Vec::new(),
+    };
     let info = RequestInfo { parts, session_id, stream: Some((Arc::downgrade(router), stream)) };
     dispatcher.dispatch(parsed, Some(Arc::new(info))).await;
     match output {
@@ -478,10 +484,7 @@ async fn dispatch(
             // Cancelled: there is no response.
             _ => StatusCode::ACCEPTED.into_response(),
         },
-        StreamOutput::Sse(rx) => {
-            let first = if priming && router.resumable() { vec![router.priming_event(stream)] } else { Vec::new() };
-            app.sse(first, Some(rx), ConnGuard::new(router.clone(), None))
-        }
+        StreamOutput::Sse(rx) => app.sse(first, Some(rx), ConnGuard::new(router.clone(), None)),
         StreamOutput::Raw(_) => unreachable!("raw streams are opened by the modern path only"),
     }
 }
@@ -757,7 +760,7 @@ async fn get_mcp(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
     match router.open_standalone().await {
         Some(rx) => {
             let priming = router.resumable() && session.peer().protocol_version() >= ProtocolVersion::V2025_11_25;
-            let first = if priming { vec![router.priming_event(STANDALONE)] } else { Vec::new() };
+            let first = if priming { vec![router.priming_event(STANDALONE).await] } else { Vec::new() };
             app.sse(first, Some(rx), ConnGuard::new(router.clone(), None))
         }
         None => invalid_request(StatusCode::CONFLICT, "an SSE stream is already open for this session"),

@@ -156,7 +156,9 @@ impl RequestInfo {
     /// Closes the SSE connection that carries this request's response, without ending the
     /// request (SSE polling, SEP-1699): the client reconnects after the `retry` delay with
     /// `Last-Event-ID` and gets what was sent meanwhile. Whether there was a connection to
-    /// close (JSON responses and legacy sessions have none).
+    /// close: JSON responses and legacy sessions have none, and a stream of which the client
+    /// holds no event id yet (before 2025-11-25 no priming event gives it one) is left open,
+    /// for the client could not resume it.
     pub async fn close_sse_stream(&self) -> bool {
         match &self.stream {
             Some((router, stream)) => match router.upgrade() {

@@ -62,6 +62,9 @@ pub(crate) enum Output {
 struct Stream {
     sink: Sink,
     requests: Vec<RequestId>,
+    /// The client has an event id of this stream (the priming event, or a message): it can
+    /// resume the stream if its connection ends.
+    has_id: bool,
 }
 
 #[derive(Default)]
@@ -146,7 +149,10 @@ impl SessionRouter {
     }
 
     /// The priming event of a new stream: an id to resume from, the retry delay, no data.
-    pub(crate) fn priming_event(&self, stream: u64) -> Bytes {
+    pub(crate) async fn priming_event(&self, stream: u64) -> Bytes {
+        if let Some(s) = self.routes.lock().await.streams.get_mut(&stream) {
+            s.has_id = true;
+        }
         let mut out = BytesMut::with_capacity(48);
         out.put_slice(
             format!("id: {stream}-{}\nretry: {}\ndata: \n\n", self.next_seq(), self.retry.as_millis()).as_bytes(),
@@ -186,7 +192,7 @@ impl SessionRouter {
                 (Sink::Raw(Some(tx)), StreamOutput::Raw(rx))
             }
         };
-        routes.streams.insert(stream, Stream { sink, requests });
+        routes.streams.insert(stream, Stream { sink, requests, has_id: false });
         Ok((stream, output))
     }
 
@@ -237,11 +243,13 @@ impl SessionRouter {
     }
 
     /// Ends the SSE connection of `stream` (the client resumes it with `Last-Event-ID`); the
-    /// stream's requests go on. Whether there was a connection to end.
+    /// stream's requests go on. Whether there was a connection to end: not when the client
+    /// has no event id of the stream to resume from (revisions before 2025-11-25 send no
+    /// priming event), for then the stream could never be resumed.
     pub(crate) async fn close_connection(&self, stream: u64) -> bool {
         let mut routes = self.routes.lock().await;
         match routes.streams.get_mut(&stream) {
-            Some(Stream { sink: Sink::Sse(slot), .. }) => slot.take().is_some(),
+            Some(Stream { sink: Sink::Sse(slot), has_id: true, .. }) => slot.take().is_some(),
             _ => false,
         }
     }
@@ -281,6 +289,9 @@ impl SessionRouter {
                 Some(store) => {
                     let seq = self.next_seq();
                     store.append(&self.session_id, stream, seq, out.frame.clone()).await;
+                    if let Some(s) = routes.streams.get_mut(&stream) {
+                        s.has_id = true;
+                    }
                     Some((stream, seq))
                 }
                 None => None,

@@ -935,8 +935,6 @@ pub struct CallToolRequestParams {
     pub name: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
-    /// Revisions: 2025-11-25, 2026-07-28.
-    ///
     /// Required in: 2026-07-28.
     #[serde(rename = "_meta", default)]
     pub meta: Option<RequestMetaObject>,
@@ -989,7 +987,7 @@ impl WireSerialize for CallToolRequestParams {
             m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
         }
         if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(24u8)) {
+            if true {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
         }
@@ -1839,8 +1837,6 @@ impl Probe for CancelledNotification {
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct CancelledNotificationParams {
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    ///
-    /// Revisions: 2025-11-25, 2026-07-28.
     #[serde(rename = "_meta", default)]
     pub meta: Option<NotificationMetaObject>,
     /// An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
@@ -1863,7 +1859,7 @@ impl WireSerialize for CancelledNotificationParams {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
         if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(24u8)) {
+            if true {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
         }
@@ -3311,8 +3307,6 @@ impl Probe for CompleteRequest {
 pub struct CompleteRequestParams {
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
-    /// Revisions: 2025-11-25, 2026-07-28.
-    ///
     /// Required in: 2026-07-28.
     #[serde(rename = "_meta", default)]
     pub meta: Option<RequestMetaObject>,
@@ -3351,7 +3345,7 @@ impl WireSerialize for CompleteRequestParams {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
         if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(24u8)) {
+            if true {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
         }
@@ -4065,7 +4059,7 @@ impl Probe for CreateMessageRequest {
 pub struct CreateMessageRequestParams {
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
-    /// Revisions: 2025-11-25.
+    /// Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25.
     #[serde(rename = "_meta", default)]
     pub meta: Option<RequestMetaObject>,
     /// A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
@@ -4154,7 +4148,7 @@ impl WireSerialize for CreateMessageRequestParams {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
         if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(8u8)) {
+            if revs.intersects(Revisions::from_bits(15u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
         }
@@ -5117,7 +5111,7 @@ impl Probe for ElicitRequest {
 pub struct ElicitRequestFormParams {
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
-    /// Revisions: 2025-11-25.
+    /// Revisions: 2025-06-18, 2025-11-25.
     #[serde(rename = "_meta", default)]
     pub meta: Option<RequestMetaObject>,
     /// The message to present to the user describing what information is being requested.
@@ -5169,7 +5163,7 @@ impl WireSerialize for ElicitRequestFormParams {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
         if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(8u8)) {
+            if revs.intersects(Revisions::from_bits(12u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
         }
@@ -6657,8 +6651,6 @@ pub struct GetPromptRequestParams {
     pub name: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
-    /// Revisions: 2025-11-25, 2026-07-28.
-    ///
     /// Required in: 2026-07-28.
     #[serde(rename = "_meta", default)]
     pub meta: Option<RequestMetaObject>,
@@ -6700,7 +6692,7 @@ impl WireSerialize for GetPromptRequestParams {
             m.serialize_entry("name", &ForRevision::new(&self.name, revs))?;
         }
         if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(24u8)) {
+            if true {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
         }
@@ -8485,8 +8477,6 @@ impl Probe for InitializeRequest {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct InitializeRequestParams {
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    ///
-    /// Revisions: 2025-11-25.
     #[serde(rename = "_meta", default)]
     pub meta: Option<RequestMetaObject>,
     /// The `capabilities` member.
@@ -8523,7 +8513,7 @@ impl WireSerialize for InitializeRequestParams {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
         if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(8u8)) {
+            if revs.intersects(Revisions::from_bits(15u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
         }
@@ -12395,8 +12385,6 @@ impl Probe for LoggingMessageNotification {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct LoggingMessageNotificationParams {
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    ///
-    /// Revisions: 2025-11-25, 2026-07-28.
     #[serde(rename = "_meta", default)]
     pub meta: Option<NotificationMetaObject>,
     /// The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
@@ -12432,7 +12420,7 @@ impl WireSerialize for LoggingMessageNotificationParams {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
         if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(24u8)) {
+            if true {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
         }
@@ -13558,8 +13546,6 @@ impl Probe for PaginatedRequest {
 pub struct PaginatedRequestParams {
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
-    /// Revisions: 2025-11-25, 2026-07-28.
-    ///
     /// Required in: 2026-07-28.
     #[serde(rename = "_meta", default)]
     pub meta: Option<RequestMetaObject>,
@@ -13577,7 +13563,7 @@ impl WireSerialize for PaginatedRequestParams {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
         if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(24u8)) {
+            if true {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
         }
@@ -14183,8 +14169,6 @@ impl Probe for ProgressNotification {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ProgressNotificationParams {
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    ///
-    /// Revisions: 2025-11-25, 2026-07-28.
     #[serde(rename = "_meta", default)]
     pub meta: Option<NotificationMetaObject>,
     /// An optional message describing the current progress.
@@ -14226,7 +14210,7 @@ impl WireSerialize for ProgressNotificationParams {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
         if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(24u8)) {
+            if true {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
         }
@@ -15030,8 +15014,6 @@ pub struct ReadResourceRequestParams {
     pub uri: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     ///
-    /// Revisions: 2025-11-25, 2026-07-28.
-    ///
     /// Required in: 2026-07-28.
     #[serde(rename = "_meta", default)]
     pub meta: Option<RequestMetaObject>,
@@ -15069,7 +15051,7 @@ impl WireSerialize for ReadResourceRequestParams {
             m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
         }
         if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(24u8)) {
+            if true {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
         }
@@ -16871,8 +16853,6 @@ pub struct ResourceUpdatedNotificationParams {
     #[serde(rename = "uri")]
     pub uri: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    ///
-    /// Revisions: 2025-11-25, 2026-07-28.
     #[serde(rename = "_meta", default)]
     pub meta: Option<NotificationMetaObject>,
 }
@@ -16897,7 +16877,7 @@ impl WireSerialize for ResourceUpdatedNotificationParams {
             m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
         }
         if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(24u8)) {
+            if true {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
         }
@@ -18859,8 +18839,6 @@ impl Probe for SetLevelRequest {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct SetLevelRequestParams {
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    ///
-    /// Revisions: 2025-11-25.
     #[serde(rename = "_meta", default)]
     pub meta: Option<RequestMetaObject>,
     /// The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
@@ -18885,7 +18863,7 @@ impl WireSerialize for SetLevelRequestParams {
         let _ = revs;
         let mut m = s.serialize_map(None)?;
         if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(8u8)) {
+            if revs.intersects(Revisions::from_bits(15u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
         }
@@ -19332,8 +19310,6 @@ pub struct SubscribeRequestParams {
     #[serde(rename = "uri")]
     pub uri: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    ///
-    /// Revisions: 2025-11-25.
     #[serde(rename = "_meta", default)]
     pub meta: Option<RequestMetaObject>,
 }
@@ -19358,7 +19334,7 @@ impl WireSerialize for SubscribeRequestParams {
             m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
         }
         if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(8u8)) {
+            if revs.intersects(Revisions::from_bits(15u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
         }
@@ -22751,8 +22727,6 @@ pub struct UnsubscribeRequestParams {
     #[serde(rename = "uri")]
     pub uri: String,
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-    ///
-    /// Revisions: 2025-11-25.
     #[serde(rename = "_meta", default)]
     pub meta: Option<RequestMetaObject>,
 }
@@ -22777,7 +22751,7 @@ impl WireSerialize for UnsubscribeRequestParams {
             m.serialize_entry("uri", &ForRevision::new(&self.uri, revs))?;
         }
         if let Some(v) = &self.meta {
-            if revs.intersects(Revisions::from_bits(8u8)) {
+            if revs.intersects(Revisions::from_bits(15u8)) {
                 m.serialize_entry("_meta", &ForRevision::new(v, revs))?;
             }
         }

@@ -64,8 +64,12 @@ pub struct Sample {
 pub struct SchemaDoc {
     /// The revision, e.g. `"2025-06-18"`.
     pub rev: String,
-    /// The whole document.
+    /// The whole document, with the `_meta` of the base `Request` and `Notification` params
+    /// given to every request's and notification's params (see [`inherit_base_meta`]): what
+    /// samples are generated from and what [`SchemaDoc::declared`] keeps.
     pub doc: Value,
+    /// The document as vendored: what instances are validated against.
+    pub official: Value,
     /// Where the document keeps its definitions: `definitions` (draft-07) or `$defs` (2020-12).
     defs_key: &'static str,
     draft: Draft,
@@ -231,7 +235,10 @@ impl SchemaDoc {
             panic!("{}: unsupported $schema {dialect:?}", path.display())
         };
         assert!(doc[defs_key].is_object(), "{}: no `{defs_key}` object", path.display());
-        SchemaDoc { rev, doc, defs_key, draft, validators: Mutex::new(HashMap::new()) }
+        let official = doc.clone();
+        let mut doc = doc;
+        inherit_base_meta(&mut doc[defs_key]);
+        SchemaDoc { rev, doc, official, defs_key, draft, validators: Mutex::new(HashMap::new()) }
     }
 
     fn defs(&self) -> &Map<String, Value> {
@@ -269,7 +276,7 @@ impl SchemaDoc {
         assert!(self.defines(name), "{}: no definition {name}", self.rev);
         let mut cache = self.validators.lock().unwrap_or_else(|e| e.into_inner());
         let validator = cache.entry(name.to_owned()).or_insert_with(|| {
-            let mut root = self.doc.clone();
+            let mut root = self.official.clone();
             root["$ref"] = Value::String(self.ref_to(name));
             let validator = jsonschema::options()
                 .with_draft(self.draft)
@@ -333,6 +340,36 @@ impl SchemaDoc {
     fn resolve(&self, reference: &str) -> &Value {
         let pointer = reference.strip_prefix('#').unwrap_or_else(|| panic!("{}: non-local $ref {reference}", self.rev));
         self.doc.pointer(pointer).unwrap_or_else(|| panic!("{}: dangling $ref {reference}", self.rev))
+    }
+}
+
+/// Gives the inline `params` of every request and notification the `_meta` that the base
+/// `Request` / `Notification` declares, where they do not declare it themselves.
+///
+/// The draft-07 schemas (2024-11-05 to 2025-06-18) are generated from TypeScript interfaces:
+/// `CallToolRequest extends Request` redeclares `params`, which replaces the base's `params`
+/// (with its `_meta.progressToken`) in the schema, although every request's params may carry
+/// `_meta` (the schema still allows it as an undeclared member). Later revisions declare `_meta`
+/// on each params type and not on the bases, so this changes nothing there. The generated types
+/// follow the same rule, so the samples must too.
+pub fn inherit_base_meta(defs: &mut Value) {
+    for base in ["Request", "Notification"] {
+        let Some(meta) = defs.pointer(&format!("/{base}/properties/params/properties/_meta")).cloned() else {
+            continue;
+        };
+        let defs = defs.as_object_mut().expect("definitions are an object");
+        for (name, def) in defs.iter_mut() {
+            if name == base || !name.ends_with(base) || def.pointer("/properties/method").is_none() {
+                continue;
+            }
+            let Some(params) = def.pointer_mut("/properties/params").and_then(Value::as_object_mut) else {
+                continue;
+            };
+            assert!(!params.contains_key("$ref"), "{name}: referenced params next to a base `_meta`");
+            let properties = params.entry("properties").or_insert_with(|| json!({}));
+            let properties = properties.as_object_mut().expect("properties are an object");
+            properties.entry("_meta").or_insert_with(|| meta.clone());
+        }
     }
 }
 
