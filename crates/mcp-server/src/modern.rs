@@ -71,7 +71,8 @@ pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope>, Error
     const KEYS: [&str; 4] = [PROTOCOL_VERSION, CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL];
     // Without the version key anywhere in its params a request is not modern (the test the
     // engine and the HTTP transport make too): an older revision's request reads nothing here.
-    if req.method != "server/discover" && !req.params.as_deref().is_some_and(|p| p.get().contains(PROTOCOL_VERSION)) {
+    if req.method != "server/discover" && !req.params.as_deref().is_some_and(|p| names_version_key(p.get().as_bytes()))
+    {
         return Ok(None);
     }
     let meta = req
@@ -103,6 +104,13 @@ pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope>, Error
     let client_info = client_info.and_then(|v| decode_raw(v).ok());
     let log_level = log_level.and_then(|v| decode_raw(v).ok());
     Ok(Some(Envelope { version, capabilities, client_info, log_level }))
+}
+
+/// Whether `json` holds the protocol version key verbatim (one precompiled search).
+pub(crate) fn names_version_key(json: &[u8]) -> bool {
+    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(PROTOCOL_VERSION));
+    KEY.find(json).is_some()
 }
 
 /// Methods of the older revisions that 2026-07-28 removed.

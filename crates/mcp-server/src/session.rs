@@ -11,11 +11,11 @@ use futures_util::FutureExt as _;
 use mcp_jsonrpc::message::{self, decode_params};
 use mcp_jsonrpc::{BoxFuture, ErrorObject, Peer, Reply, RequestContext, Service};
 use mcp_types::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, CompleteRequestParams, CompleteResult,
-    CompletionReference, ContentBlock, ErrorCode, ForRevision, GetPromptRequestParams, Implementation,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResult, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams, WireSerialize,
+    CallToolResult, ClientCapabilities, CompleteRequestParams, CompleteResult, CompletionReference, ContentBlock,
+    ErrorCode, ForRevision, GetPromptRequestParams, Implementation, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResult, SetLevelRequestParams,
+    SubscribeRequestParams, UnsubscribeRequestParams, WireSerialize,
 };
 
 use crate::completion::{Completion, CompletionRequest};
@@ -196,18 +196,34 @@ async fn handle(
     dispatch(server, state, req, &rctx, &era).await
 }
 
+/// The members of `tools/call` params that a call needs (`CallToolRequestParams` has more):
+/// `_meta` is read for its progress token only, and the rest of it (in 2026-07-28 the client's
+/// info and capabilities) is skipped rather than built into JSON values.
+#[derive(serde::Deserialize)]
+struct ToolCall {
+    name: String,
+    #[serde(default)]
+    arguments: Option<mcp_types::JsonObject>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<CallMeta>,
+}
+
+#[derive(serde::Deserialize)]
+struct CallMeta {
+    #[serde(rename = "progressToken", default)]
+    progress_token: Option<mcp_types::ProgressToken>,
+}
+
 /// Whether `req` may carry a 2026-07-28 envelope: `server/discover` always needs one, and
 /// other requests have one only if their params name the protocol version key. A key written
 /// with escapes (a backslash anywhere in the params) is left to [`modern::envelope`] to read.
 fn maybe_modern(req: &message::Request) -> bool {
-    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(modern::PROTOCOL_VERSION));
     if req.method == "server/discover" {
         return true;
     }
     req.params.as_deref().is_some_and(|p| {
         let p = p.get().as_bytes();
-        memchr::memchr(b'\\', p).is_some() || KEY.find(p).is_some()
+        memchr::memchr(b'\\', p).is_some() || modern::names_version_key(p)
     })
 }
 
@@ -282,8 +298,8 @@ async fn dispatch(
             respond(rctx, &result, era)
         }
         "tools/call" if server.capabilities.tools.is_some() => {
-            // Only what the call needs is kept across its await (the params type is large).
-            let CallToolRequestParams { name, arguments, meta, .. } = decode_params(params)?;
+            // Only what the call needs is decoded, and kept across its await.
+            let ToolCall { name, arguments, meta } = decode_params(params)?;
             let Some(tool) = registry.tool(&name) else {
                 return Err(ErrorObject::invalid_params(format!("unknown tool `{name}`")));
             };
