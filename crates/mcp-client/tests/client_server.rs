@@ -225,18 +225,25 @@ async fn progress_timeouts_and_logs() {
     let server = server(100);
     let client = connect(&server, ClientBuilder::new("cli", "1")).await;
     let mut events = client.events();
+    let (err, progress) = slow_call_with_progress(&client).await;
+    assert!(matches!(err, ClientError::Timeout { .. }), "{err}");
+    assert_eq!(progress, [1.0, 2.0]);
+    match events.recv().await.unwrap() {
+        ServerEvent::Log(l) => assert_eq!((l.level, l.data), (LoggingLevel::Warning, json!("careful"))),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Calls the `slow` tool with a 5 s timeout: its error, and the progress reported meanwhile.
+async fn slow_call_with_progress(client: &mcp_client::Client) -> (ClientError, Vec<f64>) {
     let progress = Arc::new(Mutex::new(Vec::new()));
     let sink = progress.clone();
     let options = CallOptions::default()
         .timeout(Duration::from_secs(5))
         .on_progress(move |p| sink.lock().unwrap().push(p.progress));
     let err = client.call_tool_with(CallToolRequestParams::new("slow"), options).await.unwrap_err();
-    assert!(matches!(err, ClientError::Timeout { .. }), "{err}");
-    assert_eq!(*progress.lock().unwrap(), [1.0, 2.0]);
-    match events.recv().await.unwrap() {
-        ServerEvent::Log(l) => assert_eq!((l.level, l.data), (LoggingLevel::Warning, json!("careful"))),
-        other => panic!("{other:?}"),
-    }
+    let progress = progress.lock().unwrap().clone();
+    (err, progress)
 }
 
 /// A client pinned to an older revision gets progress too: the older schemas declare `_meta`
@@ -248,14 +255,9 @@ async fn progress_reaches_a_client_pinned_to_an_older_revision() {
     for version in [ProtocolVersion::V2024_11_05, ProtocolVersion::V2025_03_26, ProtocolVersion::V2025_06_18] {
         let client = connect(&server, ClientBuilder::new("cli", "1").protocol_version(version)).await;
         assert_eq!(client.protocol_version(), version);
-        let progress = Arc::new(Mutex::new(Vec::new()));
-        let sink = progress.clone();
-        let options = CallOptions::default()
-            .timeout(Duration::from_secs(5))
-            .on_progress(move |p| sink.lock().unwrap().push(p.progress));
-        let err = client.call_tool_with(CallToolRequestParams::new("slow"), options).await.unwrap_err();
+        let (err, progress) = slow_call_with_progress(&client).await;
         assert!(matches!(err, ClientError::Timeout { .. }), "{version}: {err}");
-        assert_eq!(*progress.lock().unwrap(), [1.0, 2.0], "{version}");
+        assert_eq!(progress, [1.0, 2.0], "{version}");
     }
 }
 

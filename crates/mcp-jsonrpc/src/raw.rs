@@ -31,6 +31,17 @@ pub fn members<'a, const N: usize>(json: &'a str, keys: &[&str; N]) -> Option<Me
     Some(out)
 }
 
+/// The `_meta` key that carries a 2026-07-28 request's protocol revision.
+pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// Whether `json` names [`PROTOCOL_VERSION_KEY`] verbatim: the cheap test, before any parsing,
+/// of whether a request may be a 2026-07-28 one (one search, with a finder built once).
+pub fn names_protocol_version(json: &str) -> bool {
+    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(PROTOCOL_VERSION_KEY));
+    KEY.find(json.as_bytes()).is_some()
+}
+
 /// A member's value that is present and not `null`.
 pub fn non_null(raw: Option<&RawValue>) -> Option<&RawValue> {
     raw.filter(|r| r.get() != "null")

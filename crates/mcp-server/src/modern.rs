@@ -28,7 +28,7 @@ use sha2::{Digest, Sha256};
 use crate::server::ServerShared;
 
 /// The `_meta` keys of a modern request.
-pub(crate) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const PROTOCOL_VERSION: &str = mcp_jsonrpc::raw::PROTOCOL_VERSION_KEY;
 const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
@@ -71,7 +71,8 @@ pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope>, Error
     const KEYS: [&str; 4] = [PROTOCOL_VERSION, CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL];
     // Without the version key anywhere in its params a request is not modern (the test the
     // engine and the HTTP transport make too): an older revision's request reads nothing here.
-    if req.method != "server/discover" && !req.params.as_deref().is_some_and(|p| names_version_key(p.get().as_bytes()))
+    if req.method != "server/discover"
+        && !req.params.as_deref().is_some_and(|p| mcp_jsonrpc::raw::names_protocol_version(p.get()))
     {
         return Ok(None);
     }
@@ -104,13 +105,6 @@ pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope>, Error
     let client_info = client_info.and_then(|v| decode_raw(v).ok());
     let log_level = log_level.and_then(|v| decode_raw(v).ok());
     Ok(Some(Envelope { version, capabilities, client_info, log_level }))
-}
-
-/// Whether `json` holds the protocol version key verbatim (one precompiled search).
-pub(crate) fn names_version_key(json: &[u8]) -> bool {
-    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(PROTOCOL_VERSION));
-    KEY.find(json).is_some()
 }
 
 /// Methods of the older revisions that 2026-07-28 removed.

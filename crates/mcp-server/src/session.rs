@@ -177,9 +177,8 @@ async fn handle(
     req: message::Request,
     rctx: RequestContext,
 ) -> Reply {
-    if maybe_modern(&req)
-        && let Some(envelope) = modern::envelope(&req)?
-    {
+    // A request without the version key in its params is not read any further here.
+    if let Some(envelope) = modern::envelope(&req)? {
         // Boxed: its state would otherwise make every request's future larger.
         return Box::pin(handle_modern(server, req, &rctx, envelope)).await;
     }
@@ -212,19 +211,6 @@ struct ToolCall {
 struct CallMeta {
     #[serde(rename = "progressToken", default)]
     progress_token: Option<mcp_types::ProgressToken>,
-}
-
-/// Whether `req` may carry a 2026-07-28 envelope: `server/discover` always needs one, and
-/// other requests have one only if their params name the protocol version key. A key written
-/// with escapes (a backslash anywhere in the params) is left to [`modern::envelope`] to read.
-fn maybe_modern(req: &message::Request) -> bool {
-    if req.method == "server/discover" {
-        return true;
-    }
-    req.params.as_deref().is_some_and(|p| {
-        let p = p.get().as_bytes();
-        memchr::memchr(b'\\', p).is_some() || modern::names_version_key(p)
-    })
 }
 
 /// A 2026-07-28 request: served on its own, whatever the connection's session, with what its

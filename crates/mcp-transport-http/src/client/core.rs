@@ -150,7 +150,7 @@ fn is_modern_version(v: &str) -> bool {
 impl ModernRequest {
     fn of(r: &message::Request) -> Option<ModernRequest> {
         let params = r.params.as_deref()?;
-        if !params.get().contains("io.modelcontextprotocol/protocolVersion") {
+        if !mcp_jsonrpc::raw::names_protocol_version(params.get()) {
             return None;
         }
         let probe: ParamsProbe = serde_json::from_str(params.get()).ok()?;

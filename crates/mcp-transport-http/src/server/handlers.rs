@@ -300,7 +300,7 @@ fn classify(body: &[u8]) -> Result<Classified, Response> {
     let mut take = |m: &Message| {
         if let Message::Request(r) = m {
             initialize |= r.method == "initialize";
-            modern_meta |= r.params.as_ref().is_some_and(|p| VERSION_KEY.find(p.get().as_bytes()).is_some());
+            modern_meta |= r.params.as_ref().is_some_and(|p| json::names_protocol_version(p.get()));
             requests.push(r.id.clone());
         }
     };
@@ -489,11 +489,7 @@ async fn dispatch(
     }
 }
 
-const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
-
-/// [`PROTOCOL_VERSION_KEY`], searched for with one precompiled finder.
-static VERSION_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(PROTOCOL_VERSION_KEY));
+use mcp_jsonrpc::raw::PROTOCOL_VERSION_KEY;
 
 /// A header's value with the Base64 sentinel form (`=?base64?...?=`) decoded, trimmed.
 fn header_value(headers: &HeaderMap, name: &str) -> Option<Result<String, ()>> {
