@@ -349,6 +349,28 @@ struct Shared {
     inline_running: AtomicUsize,
 }
 
+impl Shared {
+    /// A connection's state, before anything was sent or received.
+    fn new(config: PeerConfig, out: Out, inline: bool) -> Arc<Shared> {
+        Arc::new(Shared {
+            config,
+            out,
+            next_id: AtomicI64::new(0),
+            version: AtomicU8::new(ProtocolVersion::LATEST_SESSION as u8),
+            pending: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::new()),
+            running: Mutex::new(HashMap::new()),
+            shutdown: CancellationToken::new(),
+            handlers: CancellationToken::new(),
+            closed: AtomicBool::new(false),
+            done: CancellationToken::new(),
+            idle: tokio::sync::Notify::new(),
+            inline,
+            inline_running: AtomicUsize::new(0),
+        })
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding one of these locks leaves consistent maps; keep going.
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -379,22 +401,7 @@ impl Peer {
         let inline = config.inline_handlers.unwrap_or_else(|| {
             tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
         });
-        let shared = Arc::new(Shared {
-            config,
-            out: Out::Queue(out),
-            next_id: AtomicI64::new(0),
-            version: AtomicU8::new(ProtocolVersion::LATEST_SESSION as u8),
-            pending: Mutex::new(HashMap::new()),
-            progress: Mutex::new(HashMap::new()),
-            running: Mutex::new(HashMap::new()),
-            shutdown: CancellationToken::new(),
-            handlers: CancellationToken::new(),
-            closed: AtomicBool::new(false),
-            done: CancellationToken::new(),
-            idle: tokio::sync::Notify::new(),
-            inline,
-            inline_running: AtomicUsize::new(0),
-        });
+        let shared = Shared::new(config, Out::Queue(out), inline);
         let peer = Peer { shared: shared.clone(), related: None };
         let finish = CancellationToken::new();
         let writer_task = tokio::spawn(write_loop(writer, rx, shared.clone(), finish.clone()));
@@ -417,22 +424,7 @@ impl Peer {
     /// [`Peer::close`]; dropping every handle ends it too, with no cleanup to wait for.
     pub fn driven(sink: Arc<dyn FrameSink>, service: Arc<dyn Service>, config: PeerConfig) -> Dispatcher {
         let inline = config.inline_handlers.unwrap_or(true);
-        let shared = Arc::new(Shared {
-            config,
-            out: Out::Sink(sink),
-            next_id: AtomicI64::new(0),
-            version: AtomicU8::new(ProtocolVersion::LATEST_SESSION as u8),
-            pending: Mutex::new(HashMap::new()),
-            progress: Mutex::new(HashMap::new()),
-            running: Mutex::new(HashMap::new()),
-            shutdown: CancellationToken::new(),
-            handlers: CancellationToken::new(),
-            closed: AtomicBool::new(false),
-            done: CancellationToken::new(),
-            idle: tokio::sync::Notify::new(),
-            inline,
-            inline_running: AtomicUsize::new(0),
-        });
+        let shared = Shared::new(config, Out::Sink(sink), inline);
         Dispatcher { peer: Peer { shared, related: None }, service }
     }
 
@@ -1022,9 +1014,7 @@ async fn start_request(
     let id = req.id.clone();
     // 2026-07-28 has no ping: a request carrying that revision's `_meta` goes to the service,
     // which answers it as that revision says.
-    if req.method == "ping"
-        && !req.params.as_ref().is_some_and(|p| p.get().contains("io.modelcontextprotocol/protocolVersion"))
-    {
+    if req.method == "ping" && !req.params.as_ref().is_some_and(|p| crate::raw::names_protocol_version(p.get())) {
         let frame = message::encode_result(&id, &serde_json::json!({})).ok();
         deliver(shared, batch, &id, frame).await;
         return;
@@ -1034,14 +1024,25 @@ async fn start_request(
         Duplicate,
         Busy(usize),
     }
+    let cancel = shared.handlers.child_token();
+    let mut running = Some(Running { cancel: cancel.clone(), method_is_initialize: req.method == "initialize" });
+    // The request enters the running table before its handler first runs when the handler is
+    // spawned, or when messages are dispatched from several tasks at once (a driven peer): a
+    // cancellation or a duplicate id arriving meanwhile on another task must find it. Only a
+    // handler polled on the one reader task may run without an entry (nothing else is read
+    // until it answers or is spawned).
+    let enter_first = !shared.inline || matches!(shared.out, Out::Sink(_));
     let admit = {
-        let running = lock(&shared.running);
+        let mut table = lock(&shared.running);
         let limit = shared.config.max_concurrent_requests;
-        if running.contains_key(&id) {
+        if table.contains_key(&id) {
             Admit::Duplicate
-        } else if running.len() >= limit {
+        } else if table.len() >= limit {
             Admit::Busy(limit)
         } else {
+            if enter_first {
+                table.extend(running.take().map(|r| (id.clone(), r)));
+            }
             Admit::Yes
         }
     };
@@ -1058,30 +1059,34 @@ async fn start_request(
             return;
         }
     }
-    let cancel = shared.handlers.child_token();
-    let running = Running { cancel: cancel.clone(), method_is_initialize: req.method == "initialize" };
     let ctx = RequestContext { id: id.clone(), cancel: cancel.clone(), peer: peer.related_to(id.clone()), attachment };
     let method = req.method.clone();
     if !shared.inline {
-        lock(&shared.running).insert(id.clone(), running);
         let fut = service.request(req, ctx);
         spawn_request(shared.clone(), batch.cloned(), id, method, cancel, fut);
         return;
     }
-    // On a current-thread runtime the handler would run on this thread anyway: run it here at
-    // once, and spawn it only if it has to wait. Most handlers answer without waiting, and
-    // then cost no task, no running-table entry and no wake-up. Until it answers (or is
-    // spawned) nothing else is read, so it cannot be cancelled or duplicated meanwhile.
+    // On a current-thread runtime (or a driven peer, dispatched to from a task of its
+    // transport) run the handler here at once, and spawn it only if it has to wait. Most
+    // handlers answer without waiting, and then cost no task and no wake-up.
     let mut fut = service.request(req, ctx);
-    shared.inline_running.fetch_add(1, Ordering::Relaxed);
+    // Counted apart while it has no entry in the running table.
+    let unlisted = running.is_some();
+    if unlisted {
+        shared.inline_running.fetch_add(1, Ordering::Relaxed);
+    }
     let polled = std::future::poll_fn(|cx| {
         std::task::Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))))
     })
     .await;
-    shared.inline_running.fetch_sub(1, Ordering::Relaxed);
+    if unlisted {
+        shared.inline_running.fetch_sub(1, Ordering::Relaxed);
+    }
     let outcome = match polled {
         Ok(std::task::Poll::Pending) => {
-            lock(&shared.running).insert(id.clone(), running);
+            if let Some(running) = running {
+                lock(&shared.running).insert(id.clone(), running);
+            }
             spawn_request(shared.clone(), batch.cloned(), id, method, cancel, fut);
             return;
         }
@@ -1089,8 +1094,23 @@ async fn start_request(
         Err(panic) => Err(panic),
     };
     drop(fut);
+    if !unlisted {
+        leave_running(shared, &id);
+    }
     if let Some(frame) = response_frame(&id, &method, outcome) {
         deliver(shared, batch, &id, Some(frame)).await;
+    }
+}
+
+/// Takes a request out of the running table (waking [`wind_down`] when it was the last).
+fn leave_running(shared: &Shared, id: &RequestId) {
+    let now_idle = {
+        let mut running = lock(&shared.running);
+        running.remove(id);
+        running.is_empty()
+    };
+    if now_idle {
+        shared.idle.notify_waiters();
     }
 }
 
@@ -1109,14 +1129,7 @@ fn spawn_request(
             _ = cancel.cancelled() => None,
             r = AssertUnwindSafe(fut).catch_unwind() => Some(r),
         };
-        let now_idle = {
-            let mut running = lock(&shared.running);
-            running.remove(&id);
-            running.is_empty()
-        };
-        if now_idle {
-            shared.idle.notify_waiters();
-        }
+        leave_running(&shared, &id);
         let frame = match outcome {
             None => {
                 debug!(%id, %method, "request cancelled; no response");

@@ -519,6 +519,13 @@ impl Recorder {
     }
 }
 
+/// A `logging/setLevel` call from `peer` to the other side, running.
+fn set_level_from(peer: &Peer) -> tokio::task::JoinHandle<Result<EmptyResult, CallError>> {
+    let peer = peer.clone();
+    let params = serde_json::from_value(json!({"level": "info"})).unwrap();
+    tokio::spawn(async move { peer.request::<SetLevelRequest>(params, CallOptions::default()).await })
+}
+
 fn parsed(v: Value) -> mcp_jsonrpc::message::Parsed {
     mcp_jsonrpc::message::parse(v.to_string().as_bytes())
 }
@@ -567,14 +574,7 @@ async fn a_driven_handler_that_waits_is_spawned_and_can_be_cancelled_by_id() {
 async fn a_driven_peer_calls_out_and_gets_its_answer_dispatched_back() {
     let sink = Arc::new(Recorder::default());
     let driven = Peer::driven(sink.clone(), Arc::new(router()), PeerConfig::default());
-    let peer = driven.peer().clone();
-    let call = tokio::spawn(async move {
-        peer.request::<SetLevelRequest>(
-            serde_json::from_value(json!({"level": "info"})).unwrap(),
-            CallOptions::default(),
-        )
-        .await
-    });
+    let call = set_level_from(driven.peer());
     sink.wait_for(1).await;
     let (request, route) = sink.take().remove(0);
     assert_eq!(request["method"], "logging/setLevel");
@@ -591,14 +591,7 @@ async fn closing_a_driven_peer_fails_calls_and_cancels_handlers_after_the_grace(
     let driven = Peer::driven(sink.clone(), Arc::new(router()), config);
     let wait = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait"}});
     driven.dispatch(parsed(wait), None).await;
-    let peer = driven.peer().clone();
-    let call = tokio::spawn(async move {
-        peer.request::<SetLevelRequest>(
-            serde_json::from_value(json!({"level": "info"})).unwrap(),
-            CallOptions::default(),
-        )
-        .await
-    });
+    let call = set_level_from(driven.peer());
     sink.wait_for(1).await;
     sink.take();
     driven.peer().close();
@@ -613,4 +606,29 @@ async fn closing_a_driven_peer_fails_calls_and_cancels_handlers_after_the_grace(
     driven.dispatch(parsed(echo), None).await;
     assert!(sink.take().iter().all(|(v, _)| v["id"] != 2));
     assert!(matches!(driven.peer().request_raw("ping", None, CallOptions::default()).await, Err(CallError::Closed)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_driven_request_can_be_cancelled_from_the_moment_its_handler_first_runs() {
+    // Other tasks dispatch to a driven peer at the same time: a cancellation may arrive while
+    // the handler's first poll is still under way. The handler below cancels itself then,
+    // standing in for that other task.
+    let found = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = found.clone();
+    let router = Router::new().request::<CallToolRequest, _, _>(move |_params, ctx| {
+        seen.store(ctx.peer().cancel_incoming(ctx.id()), Ordering::SeqCst);
+        async move {
+            ctx.cancellation().cancelled().await;
+            Ok(CallToolResult::success(vec![ContentBlock::text("cancelled")]))
+        }
+    });
+    let sink = Arc::new(Recorder::default());
+    let driven = Peer::driven(sink.clone(), Arc::new(router), PeerConfig::default());
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "any"}});
+    driven.dispatch(parsed(call), None).await;
+    assert!(found.load(Ordering::SeqCst), "the running request was not found by its id");
+    // Its token fired: the handler saw it at once and answered so.
+    let frames = sink.take();
+    assert_eq!(frames[0].0["result"]["content"][0]["text"], "cancelled");
+    assert_eq!(driven.peer().running_requests(), 0);
 }
