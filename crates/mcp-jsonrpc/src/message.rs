@@ -17,13 +17,20 @@
 //! ```
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use bytes::Bytes;
 use mcp_types::{ErrorObject, RequestId};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 
+use crate::raw::{Index, Object};
+
 /// An incoming request.
+///
+/// Its params stay raw JSON text; [`Request::param`] and [`Request::meta`] read single members
+/// of them (and of their `_meta`) through an index built on first use, so that the transport's
+/// routing checks, the server's envelope and the handler do not each scan them again.
 #[derive(Debug, Clone)]
 pub struct Request {
     /// The request id, never null.
@@ -32,6 +39,40 @@ pub struct Request {
     pub method: String,
     /// The raw `params` member.
     pub params: Option<Box<RawValue>>,
+    /// The members of `params` and of their `_meta`, indexed on first use (`None`: no params,
+    /// or not an object).
+    index: OnceLock<Option<Index>>,
+}
+
+impl Request {
+    /// A request with these members.
+    pub fn new(id: RequestId, method: impl Into<String>, params: Option<Box<RawValue>>) -> Self {
+        Request { id, method: method.into(), params, index: OnceLock::new() }
+    }
+
+    /// The params, if they are a JSON object, read through their index (built once, on the
+    /// first call).
+    pub fn params_object(&self) -> Option<Object<'_>> {
+        let params = self.params.as_deref()?;
+        self.index.get_or_init(|| Index::new(params)).as_ref().map(|i| i.object(params.get()))
+    }
+
+    /// The JSON text of the params' member `key`, if the params are an object that has it.
+    pub fn param(&self, key: &str) -> Option<&str> {
+        self.params_object()?.get(key)
+    }
+
+    /// The params' `_meta`, if it is a JSON object, read through the params' index (built
+    /// once, in the same pass).
+    pub fn meta_object(&self) -> Option<Object<'_>> {
+        let params = self.params.as_deref()?;
+        self.index.get_or_init(|| Index::new(params)).as_ref()?.meta(params.get())
+    }
+
+    /// The JSON text of member `key` of the params' `_meta`, if it has it.
+    pub fn meta(&self, key: &str) -> Option<&str> {
+        self.meta_object()?.get(key)
+    }
 }
 
 /// An incoming notification.
@@ -185,7 +226,7 @@ fn parse_object(frame: &[u8]) -> Result<Message, InvalidMessage> {
         return match env.id {
             None => Ok(Message::Notification(Notification { method: method.into_owned(), params })),
             Some(None) => Err(invalid("a request id must not be null")),
-            Some(Some(id)) => Ok(Message::Request(Request { id, method: method.into_owned(), params })),
+            Some(Some(id)) => Ok(Message::Request(Request::new(id, method, params))),
         };
     }
     let outcome = match (env.result, env.error) {

@@ -29,7 +29,10 @@ impl SessionFactory for Server {
         dispatcher
     }
     fn header_params(&self, tool: &str) -> Vec<server::HeaderParam> {
-        self.with_tool(tool, |t| server::HeaderParam::from_schema_object(&t.input_schema)).unwrap_or_default()
+        match self.shared.registry().tool(tool) {
+            Some(t) if t.mirrors_headers => server::HeaderParam::from_schema_object(&t.tool.input_schema),
+            _ => Vec::new(),
+        }
     }
 }
 

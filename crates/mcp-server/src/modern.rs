@@ -14,7 +14,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
 use mcp_jsonrpc::message::{self, decode_params};
-use mcp_jsonrpc::raw::{Members, as_str, members, non_null};
+use mcp_jsonrpc::raw::{Index, str_text};
 use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
 use mcp_types::{
     CacheScope, ClientCapabilities, ErrorCode, ForRevision, Implementation, LoggingLevel, ProtocolVersion,
@@ -58,8 +58,8 @@ fn envelope_error(missing: &str) -> ErrorObject {
 
 /// Decodes a raw value as it would decode from its `serde_json::Value` (whose outcome, errors
 /// included, is authoritative where the two could differ).
-fn decode_raw<T: DeserializeOwned>(raw: &RawValue) -> Result<T, serde_json::Error> {
-    serde_json::from_str(raw.get()).or_else(|_| serde_json::from_value(serde_json::from_str::<Value>(raw.get())?))
+fn decode_raw<T: DeserializeOwned>(raw: &str) -> Result<T, serde_json::Error> {
+    serde_json::from_str(raw).or_else(|_| serde_json::from_value(serde_json::from_str::<Value>(raw)?))
 }
 
 /// The modern envelope of a request, if it has one (`None`: an older revision's request).
@@ -68,7 +68,6 @@ fn decode_raw<T: DeserializeOwned>(raw: &RawValue) -> Result<T, serde_json::Erro
 /// Only `_meta` is read, and of it only the envelope's keys: the rest of the params (a tool's
 /// arguments, say) is the handler's to decode.
 pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope>, ErrorObject> {
-    const KEYS: [&str; 4] = [PROTOCOL_VERSION, CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL];
     // Without the version key anywhere in its params a request is not modern (the test the
     // engine and the HTTP transport make too): an older revision's request reads nothing here.
     if req.method != "server/discover"
@@ -76,34 +75,30 @@ pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope>, Error
     {
         return Ok(None);
     }
-    let meta = req
-        .params
-        .as_deref()
-        .and_then(|p| members(p.get(), &["_meta"]))
-        .and_then(|p| non_null(p.values[0]))
-        .and_then(|meta| members(meta.get(), &KEYS));
-    let (values, len) = meta.map_or(([None; 4], 0), |m| (m.values, m.len));
-    let [version, capabilities, client_info, log_level] = values;
-    let Some(version) = version else {
+    // Read through the request's index: the transport may have built it already.
+    let meta = req.meta_object();
+    let Some(version) = meta.and_then(|m| m.get(PROTOCOL_VERSION)) else {
         if req.method == "server/discover" {
-            return Err(envelope_error(if len == 0 { "_meta" } else { PROTOCOL_VERSION }));
+            let empty = meta.is_none_or(|m| m.is_empty());
+            return Err(envelope_error(if empty { "_meta" } else { PROTOCOL_VERSION }));
         }
         return Ok(None);
     };
-    let requested = as_str(version).unwrap_or_default();
+    let get = |key| meta.and_then(|m| m.get(key));
+    let requested = str_text(version).unwrap_or_default();
     let Some(version) = ProtocolVersion::from_wire(&requested).filter(|v| v.is_stateless()) else {
-        let version = serde_json::from_str::<Value>(version.get()).unwrap_or_default();
+        let version = serde_json::from_str::<Value>(version).unwrap_or_default();
         return Err(ErrorObject::with_data(
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
             format!("Unsupported protocol version: {requested}"),
             json!({"supported": modern_versions(), "requested": version}),
         ));
     };
-    let capabilities = capabilities.ok_or_else(|| envelope_error(CLIENT_CAPABILITIES))?;
+    let capabilities = get(CLIENT_CAPABILITIES).ok_or_else(|| envelope_error(CLIENT_CAPABILITIES))?;
     let capabilities = decode_raw(capabilities)
         .map_err(|e| ErrorObject::invalid_params(format!("invalid `{CLIENT_CAPABILITIES}`: {e}")))?;
-    let client_info = client_info.and_then(|v| decode_raw(v).ok());
-    let log_level = log_level.and_then(|v| decode_raw(v).ok());
+    let client_info = get(CLIENT_INFO).and_then(|v| decode_raw(v).ok());
+    let log_level = get(LOG_LEVEL).and_then(|v| decode_raw(v).ok());
     Ok(Some(Envelope { version, capabilities, client_info, log_level }))
 }
 
@@ -208,7 +203,8 @@ impl CachePolicy {
 
 /// How modern requests are answered: the result decoration of one request.
 pub(crate) struct Decoration {
-    pub(crate) server_info: Implementation,
+    /// The server's `Implementation`, as JSON.
+    pub(crate) server_info: Arc<RawValue>,
     pub(crate) cache: Option<CacheHints>,
 }
 
@@ -233,15 +229,18 @@ struct Decorated<'a, T: ?Sized> {
 
 impl<T: WireSerialize + ?Sized> mcp_jsonrpc::message::Body for Decorated<'_, T> {
     fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        const KEYS: [&str; 4] = ["_meta", "resultType", "ttlMs", "cacheScope"];
         let start = out.len();
         serde_json::to_writer(&mut *out, &ForRevision::new(self.result, self.version))?;
         let written = std::str::from_utf8(&out[start..]).map_err(serde::ser::Error::custom)?;
-        let Some(Members { values, len }) = members(written, &KEYS) else {
+        // What serde_json wrote is valid JSON: a quick scan finds its members.
+        let Some(index) = Index::of_valid(written) else {
             // Not an object: nothing to decorate.
             return Ok(());
         };
-        let [meta, result_type, ttl, scope] = values.map(|v| v.is_some());
+        let object = index.object(written);
+        let len = object.len();
+        let [meta, result_type, ttl, scope] =
+            ["_meta", "resultType", "ttlMs", "cacheScope"].map(|key| object.get(key).is_some());
         if meta {
             // The result has `_meta` of its own: merge into it.
             let mut value: Value = serde_json::from_str(written)?;
@@ -257,7 +256,7 @@ impl<T: WireSerialize + ?Sized> mcp_jsonrpc::message::Body for Decorated<'_, T> 
         out.extend_from_slice(br#""_meta":{""#);
         out.extend_from_slice(SERVER_INFO.as_bytes());
         out.extend_from_slice(br#"":"#);
-        serde_json::to_writer(&mut *out, &self.decoration.server_info)?;
+        out.extend_from_slice(self.decoration.server_info.get().as_bytes());
         out.push(b'}');
         if !result_type {
             out.extend_from_slice(br#","resultType":"complete""#);
@@ -286,7 +285,8 @@ pub(crate) fn decorate(value: &mut Value, decoration: &Decoration) {
     }
     let meta = object.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
     if let Value::Object(meta) = meta {
-        meta.entry(SERVER_INFO).or_insert_with(|| serde_json::to_value(&decoration.server_info).unwrap_or_default());
+        meta.entry(SERVER_INFO)
+            .or_insert_with(|| serde_json::from_str(decoration.server_info.get()).unwrap_or_default());
     }
 }
 
@@ -301,7 +301,7 @@ pub(crate) fn discover(server: &ServerShared, rctx: &RequestContext, version: Pr
         hints.ttl_ms,
     );
     result.instructions = server.instructions.clone();
-    respond_modern(rctx, &result, version, &Decoration { server_info: server.info.clone(), cache: None })
+    respond_modern(rctx, &result, version, &Decoration { server_info: server.info_json.clone(), cache: None })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -403,8 +403,6 @@ pub(crate) struct Mrtr {
     /// The request's digest (see [`request_digest`]), computed when state is opened or sealed:
     /// most requests do neither.
     digest: std::sync::OnceLock<String>,
-    method: String,
-    params: Option<Box<RawValue>>,
 }
 
 /// What asking the client for input gives a handler in the modern era.
@@ -421,8 +419,7 @@ impl Mrtr {
     /// Reads `inputResponses` and `requestState` of a request that may carry them.
     pub(crate) fn from_request(
         server: &ServerShared,
-        method: &str,
-        params: Option<&serde_json::value::RawValue>,
+        req: &message::Request,
         capabilities: ClientCapabilities,
     ) -> Result<Mrtr, ErrorObject> {
         let mut mrtr = Mrtr {
@@ -432,17 +429,18 @@ impl Mrtr {
             missing: Mutex::new(None),
             counters: Mutex::new(BTreeMap::new()),
             digest: std::sync::OnceLock::new(),
-            method: method.to_owned(),
-            params: params.map(ToOwned::to_owned),
         };
-        // The first round of a request carries neither: nothing to read.
-        let first_round = members(params.map_or("{}", RawValue::get), &["requestState", "inputResponses"])
-            .is_some_and(|m| m.values.iter().all(|v| non_null(*v).is_none()));
+        // The first round of a request carries neither: nothing to read (through the request's
+        // index, built already for the envelope).
+        let first_round = req
+            .params_object()
+            .is_none_or(|p| p.non_null("requestState").is_none() && p.non_null("inputResponses").is_none());
         if first_round {
             return Ok(mrtr);
         }
-        let params: Map<String, Value> = decode_params::<Option<Map<String, Value>>>(params)?.unwrap_or_default();
-        let digest = mrtr.digest.get_or_init(|| request_digest(method, &params));
+        let params: Map<String, Value> =
+            decode_params::<Option<Map<String, Value>>>(req.params.as_deref())?.unwrap_or_default();
+        let digest = mrtr.digest.get_or_init(|| request_digest(&req.method, &params));
         let audience = &server.info.name;
         if let Some(state) = params.get("requestState").filter(|v| !v.is_null()) {
             let state = state.as_str().ok_or_else(|| invalid_state("not a string"))?;
@@ -472,11 +470,11 @@ impl Mrtr {
     }
 
     /// The digest of the request (see [`request_digest`]).
-    fn digest(&self) -> &str {
+    fn digest(&self, req: &message::Request) -> &str {
         self.digest.get_or_init(|| {
             let params: Map<String, Value> =
-                decode_params::<Option<Map<String, Value>>>(self.params.as_deref()).ok().flatten().unwrap_or_default();
-            request_digest(&self.method, &params)
+                decode_params::<Option<Map<String, Value>>>(req.params.as_deref()).ok().flatten().unwrap_or_default();
+            request_digest(&req.method, &params)
         })
     }
 
@@ -517,7 +515,7 @@ impl Mrtr {
         &self,
         server: &ServerShared,
         rctx: &RequestContext,
-        version: ProtocolVersion,
+        req: &message::Request,
     ) -> Option<Reply> {
         if let Some(capability) = *self.missing.lock().unwrap_or_else(|e| e.into_inner()) {
             return Some(Err(ErrorObject::with_data(
@@ -533,7 +531,7 @@ impl Mrtr {
         let payload = json!({
             "aud": server.info.name,
             "exp": now_secs() + server.state_keys.ttl.as_secs(),
-            "req": self.digest(),
+            "req": self.digest(req),
             "answers": self.answers,
         });
         let mut result = json!({
@@ -541,8 +539,7 @@ impl Mrtr {
             "inputRequests": pending,
             "requestState": server.state_keys.seal(&payload),
         });
-        decorate(&mut result, &Decoration { server_info: server.info.clone(), cache: None });
-        let _ = version;
+        decorate(&mut result, &Decoration { server_info: server.info_json.clone(), cache: None });
         Some(rctx.encode_result(&result))
     }
 }

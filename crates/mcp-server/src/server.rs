@@ -57,6 +57,8 @@ impl Registry {
 
 pub(crate) struct ServerShared {
     pub(crate) info: Implementation,
+    /// `info` as JSON, written once: 2026-07-28 results carry it in their `_meta`.
+    pub(crate) info_json: Arc<serde_json::value::RawValue>,
     pub(crate) instructions: Option<String>,
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) page_size: usize,
@@ -318,8 +320,10 @@ impl ServerBuilder {
             completions: (has_prompts || has_resources).then(Default::default),
             ..Default::default()
         };
+        let info_json = serde_json::value::to_raw_value(&self.info).expect("an Implementation serializes");
         Ok(Server {
             shared: Arc::new(ServerShared {
+                info_json: Arc::from(info_json),
                 info: self.info,
                 instructions: self.instructions,
                 capabilities,
@@ -394,12 +398,6 @@ impl Server {
     /// The definition of one tool.
     pub fn tool(&self, name: &str) -> Option<Tool> {
         self.shared.registry().tool(name).map(|t| t.tool.clone())
-    }
-
-    /// `f` of the tool `name`'s definition, without copying it.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn with_tool<R>(&self, name: &str, f: impl FnOnce(&Tool) -> R) -> Option<R> {
-        self.shared.registry().tool(name).map(|t| f(&t.tool))
     }
 
     /// The tools, as listed.

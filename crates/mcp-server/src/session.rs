@@ -192,14 +192,14 @@ async fn handle(
         )));
     }
     let era = Era::legacy(rctx.peer().protocol_version());
-    dispatch(server, state, req, &rctx, &era).await
+    dispatch(server, state, &req, &rctx, &era).await
 }
 
 /// The members of `tools/call` params that a call needs (`CallToolRequestParams` has more):
 /// `_meta` is read for its progress token only, and the rest of it (in 2026-07-28 the client's
 /// info and capabilities) is skipped rather than built into JSON values.
 #[derive(serde::Deserialize)]
-struct ToolCall {
+struct ToolCallParams {
     name: String,
     #[serde(default)]
     arguments: Option<mcp_types::JsonObject>,
@@ -211,6 +211,39 @@ struct ToolCall {
 struct CallMeta {
     #[serde(rename = "progressToken", default)]
     progress_token: Option<mcp_types::ProgressToken>,
+}
+
+/// What a `tools/call` needs of its params.
+struct ToolCall {
+    name: String,
+    arguments: Option<mcp_types::JsonObject>,
+    progress: Option<mcp_types::ProgressToken>,
+}
+
+impl ToolCall {
+    fn read(req: &message::Request, era: &Era) -> Result<ToolCall, ErrorObject> {
+        // A modern request's params were indexed for its envelope: its members are read from
+        // there, and its `_meta` is not scanned again. Other requests are decoded in one pass
+        // (cheaper than indexing them).
+        if era.decoration.is_some()
+            && let Some(params) = req.params_object()
+        {
+            fn member<T: serde::de::DeserializeOwned>(text: Option<&str>) -> Result<Option<T>, ErrorObject> {
+                text.map(serde_json::from_str::<Option<T>>)
+                    .transpose()
+                    .map(Option::flatten)
+                    .map_err(ErrorObject::invalid_params)
+            }
+            let name = params.get("name").ok_or_else(|| ErrorObject::invalid_params("missing field `name`"))?;
+            return Ok(ToolCall {
+                name: serde_json::from_str(name).map_err(ErrorObject::invalid_params)?,
+                arguments: member(params.get("arguments"))?,
+                progress: member(req.meta_object().and_then(|m| m.get("progressToken")))?,
+            });
+        }
+        let ToolCallParams { name, arguments, meta } = decode_params(req.params.as_deref())?;
+        Ok(ToolCall { name, arguments, progress: meta.and_then(|m| m.progress_token) })
+    }
 }
 
 /// A 2026-07-28 request: served on its own, whatever the connection's session, with what its
@@ -232,21 +265,20 @@ async fn handle_modern(
         return crate::subscriptions::listen(server, req.params.as_deref(), rctx).await;
     }
     let mrtr = match method {
-        "tools/call" | "prompts/get" | "resources/read" => Some(Arc::new(modern::Mrtr::from_request(
-            server,
-            method,
-            req.params.as_deref(),
-            envelope.capabilities.clone(),
-        )?)),
+        "tools/call" | "prompts/get" | "resources/read" => {
+            Some(Arc::new(modern::Mrtr::from_request(server, &req, envelope.capabilities.clone())?))
+        }
         _ => None,
     };
-    let decoration =
-        modern::Decoration { server_info: server.info.clone(), cache: server.cache_hints.for_method(method).cloned() };
+    let decoration = modern::Decoration {
+        server_info: server.info_json.clone(),
+        cache: server.cache_hints.for_method(method).cloned(),
+    };
     let version = envelope.version;
     let state = Arc::new(SessionState::modern(envelope));
     let era = Era { version, decoration: Some(decoration), mrtr: mrtr.clone() };
-    let reply = dispatch(server, &state, req, rctx, &era).await;
-    match mrtr.and_then(|m| m.outcome(server, rctx, version)) {
+    let reply = dispatch(server, &state, &req, rctx, &era).await;
+    match mrtr.and_then(|m| m.outcome(server, rctx, &req)) {
         Some(outcome) => outcome,
         None => reply,
     }
@@ -256,7 +288,7 @@ async fn handle_modern(
 async fn dispatch(
     server: &ServerShared,
     state: &Arc<SessionState>,
-    req: message::Request,
+    req: &message::Request,
     rctx: &RequestContext,
     era: &Era,
 ) -> Reply {
@@ -285,7 +317,7 @@ async fn dispatch(
         }
         "tools/call" if server.capabilities.tools.is_some() => {
             // Only what the call needs is decoded, and kept across its await.
-            let ToolCall { name, arguments, meta } = decode_params(params)?;
+            let ToolCall { name, arguments, progress } = ToolCall::read(req, era)?;
             let Some(tool) = registry.tool(&name) else {
                 return Err(ErrorObject::invalid_params(format!("unknown tool `{name}`")));
             };
@@ -293,7 +325,6 @@ async fn dispatch(
             let mut result = match problem {
                 Some(problem) => CallToolResult::error(problem),
                 None => {
-                    let progress = meta.and_then(|m| m.progress_token);
                     let call = tool.handler.call(arguments, ctx(progress));
                     match AssertUnwindSafe(call).catch_unwind().await {
                         Ok(Ok(result)) => result,

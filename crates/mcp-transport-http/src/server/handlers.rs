@@ -492,7 +492,7 @@ async fn dispatch(
 use mcp_jsonrpc::raw::PROTOCOL_VERSION_KEY;
 
 /// A header's value with the Base64 sentinel form (`=?base64?...?=`) decoded, trimmed.
-fn header_value(headers: &HeaderMap, name: &str) -> Option<Result<String, ()>> {
+fn header_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<Result<std::borrow::Cow<'a, str>, ()>> {
     let mut all = headers.get_all(name).iter();
     let raw = all.next()?;
     if all.next().is_some() {
@@ -507,9 +507,10 @@ fn header_value(headers: &HeaderMap, name: &str) -> Option<Result<String, ()>> {
                 .decode(encoded)
                 .ok()
                 .and_then(|b| String::from_utf8(b).ok())
+                .map(std::borrow::Cow::Owned)
                 .ok_or(())
         }
-        None => Ok(text.to_owned()),
+        None => Ok(std::borrow::Cow::Borrowed(text)),
     })
 }
 
@@ -522,8 +523,8 @@ async fn post_modern(
     parsed: Parsed,
     header_version: Option<ProtocolVersion>,
 ) -> Response {
-    let (id, method, params) = match parsed {
-        Parsed::Single(Message::Request(r)) => (Some(r.id), r.method, r.params),
+    let request = match parsed {
+        Parsed::Single(Message::Request(r)) => r,
         Parsed::Single(Message::Notification(_)) => {
             // Nothing to do: 2026-07-28 defines no notifications from the client over HTTP
             // (closing the stream cancels); clients that send `notifications/cancelled` anyway
@@ -532,17 +533,11 @@ async fn post_modern(
         }
         _ => return invalid_request(StatusCode::BAD_REQUEST, "a 2026-07-28 POST carries one request"),
     };
-    let id_ref = id.as_ref();
-    // Only what the headers are checked against is read of the params: the rest is the
-    // handler's to decode.
-    let [meta, name, uri, arguments] = params
-        .as_deref()
-        .and_then(|p| json::members(p.get(), &["_meta", "name", "uri", "arguments"]))
-        .map_or([None; 4], |m| m.values);
-    let body_version = json::non_null(meta)
-        .and_then(|meta| json::members(meta.get(), &[PROTOCOL_VERSION_KEY]))
-        .and_then(|m| m.values[0])
-        .and_then(json::as_str);
+    let id_ref = Some(&request.id);
+    let method = request.method.as_str();
+    // Only what the headers are checked against is read of the params, through the request's
+    // index, which the server and the handler then read too.
+    let body_version = request.meta(PROTOCOL_VERSION_KEY).and_then(json::str_text);
     let Some(header_version_text) = header_str(&parts.headers, MCP_PROTOCOL_VERSION) else {
         return header_mismatch(id_ref, "the MCP-Protocol-Version header is missing");
     };
@@ -579,10 +574,10 @@ async fn post_modern(
         Some(Err(())) => return header_mismatch(id_ref, "the Mcp-Method header is malformed"),
         None => return header_mismatch(id_ref, "the Mcp-Method header is missing"),
     }
-    let name = name.and_then(json::as_str);
-    let name_field = match method.as_str() {
+    let name = request.param("name").and_then(json::str_text);
+    let name_field = match method {
         "tools/call" | "prompts/get" => Some(("name", &name)),
-        "resources/read" => Some(("uri", &uri.and_then(json::as_str))),
+        "resources/read" => Some(("uri", &request.param("uri").and_then(json::str_text))),
         _ => None,
     };
     if let Some((field, value)) = name_field {
@@ -601,8 +596,8 @@ async fn post_modern(
     {
         let params = app.factory.header_params(tool);
         // The arguments are read only for a tool that mirrors some into headers.
-        let arguments = match (params.is_empty(), arguments) {
-            (false, Some(raw)) => serde_json::from_str(raw.get()).unwrap_or_default(),
+        let arguments = match (params.is_empty(), request.param("arguments")) {
+            (false, Some(raw)) => serde_json::from_str(raw).unwrap_or_default(),
             _ => serde_json::Value::Null,
         };
         for param in params {
@@ -632,10 +627,7 @@ async fn post_modern(
             }
         }
     }
-    let Some(id) = id else {
-        return invalid_request(StatusCode::BAD_REQUEST, "a request needs an id");
-    };
-
+    let id = request.id.clone();
     let router = app.ephemeral_router();
     let dispatcher = app.factory.connect_stateless(router.clone(), ProtocolVersion::V2026_07_28);
     let (_, output) = match router.open_stream(vec![id.clone()], Output::Raw).await {
@@ -646,7 +638,6 @@ async fn post_modern(
     let info = RequestInfo { parts, session_id: None, stream: None };
     // Until the response is out, the client going away cancels the request.
     let mut cancel = CancelOnDrop { peer: Some(dispatcher.peer().clone()), id: id.clone() };
-    let request = message::Request { id, method, params };
     dispatcher.dispatch(Parsed::Single(Message::Request(request)), Some(Arc::new(info))).await;
     drop(dispatcher);
     match rx.recv().await {
