@@ -4,7 +4,7 @@
 //! parsed with serde_json and answered with a reply built with serde_json. It does only what a
 //! server minimally must: no sessions (it hands out a fixed `Mcp-Session-Id` and never checks
 //! it), no schema validation, no header checks; 2026-07-28 requests (`_meta` envelope) are
-//! answered like the others.
+//! answered like the others, their results with the `resultType` that revision requires.
 //!
 //! ```sh
 //! cargo run --release --example baseline_http -- --http ADDR [--sse]
@@ -105,8 +105,14 @@ async fn handle(req: Request<Incoming>, sse: bool) -> Result<Response<Full<Bytes
         }
         _ => Err(json!({"code": -32601, "message": format!("method not found: {method}")})),
     };
+    let modern = params["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28";
     let answer = match outcome {
-        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Ok(mut result) => {
+            if modern {
+                result["resultType"] = json!("complete");
+            }
+            json!({"jsonrpc": "2.0", "id": id, "result": result})
+        }
         Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
     };
     let mut response = if sse {

@@ -26,7 +26,7 @@
 //! - when the connection ends, pending calls fail with [`CallError::Closed`] and running
 //!   handlers get [`PeerConfig::shutdown_grace`] to finish before they are cancelled.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;

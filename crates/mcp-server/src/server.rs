@@ -1,7 +1,7 @@
 //! The server: built once from its tools, prompts and resources, then served over any number
 //! of connections. Items can be added and removed at runtime; connected clients are told.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use mcp_jsonrpc::{Peer, PeerConfig, Transport};

@@ -109,6 +109,7 @@ fn targets(root: &Path, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<Target>> {
             t("ours", "stdio", Wire::Stdio, &echo, &["--stdio"]),
             t("baseline", "json", Wire::HttpStateless, &base_http, &["--http", "{addr}"]),
             t("baseline", "sse", Wire::HttpSessions, &base_http, &["--http", "{addr}", "--sse"]),
+            t("baseline", "2026-07-28", Wire::Http2026, &base_http, &["--http", "{addr}"]),
             t("ours", "sessions", Wire::HttpSessions, &echo, &["--http", "{addr}"]),
             t("ours", "stateless", Wire::HttpStateless, &echo, &["--http", "{addr}", "--stateless"]),
             t("ours", "2026-07-28", Wire::Http2026, &echo, &["--http", "{addr}", "--stateless"]),

@@ -88,48 +88,50 @@ pub(crate) fn checks(all: &[Summary]) -> Vec<Check> {
             checks.push(Check { what, value: ours / theirs, bound, at_least });
         }
     };
-    let base_stdio = find(all, "baseline", Wire::Stdio);
-    let base_http = all.iter().find(|s| s.target.sdk == "baseline" && s.target.wire == Wire::HttpStateless);
+    // Pair by pair: each of ours against the baseline serving the same wire (the same requests,
+    // headers and response form), the JSON one where a run has no such baseline.
+    let base_http = find(all, "baseline", Wire::HttpStateless);
     for ours in all.iter().filter(|s| s.target.sdk == "ours") {
         let (o, wire) = (&ours.median, ours.target.wire);
         let label = wire.label();
-        let (base, seq_bound, conc_bound) = match wire {
-            Wire::Stdio => (base_stdio, 0.6, 0.4),
-            Wire::HttpSessions => (base_http, 0.5, 0.5),
-            Wire::HttpStateless | Wire::Http2026 => (base_http, 0.7, 0.7),
+        let base = find(all, "baseline", wire).or(base_http);
+        let (seq_bound, conc_bound) = match wire {
+            Wire::Stdio => (0.6, 0.4),
+            Wire::HttpSessions => (0.5, 0.5),
+            Wire::HttpStateless | Wire::Http2026 => (0.7, 0.7),
         };
         if let Some(base) = base {
-            let b = &base.median;
+            let (b, vs) = (&base.median, base.target.name());
             ratio(
-                format!("{label}: sequential calls/s vs baseline"),
+                format!("{label}: sequential calls/s vs {vs}"),
                 o.sequential.calls_per_sec,
                 b.sequential.calls_per_sec,
                 seq_bound,
                 true,
             );
             ratio(
-                format!("{label}: concurrent calls/s vs baseline"),
+                format!("{label}: concurrent calls/s vs {vs}"),
                 o.concurrent.calls_per_sec,
                 b.concurrent.calls_per_sec,
                 conc_bound,
                 true,
             );
             ratio(
-                format!("{label}: server CPU per call (sequential) vs baseline"),
+                format!("{label}: server CPU per call (sequential) vs {vs}"),
                 o.sequential.cpu_us_per_call,
                 b.sequential.cpu_us_per_call,
                 2.0,
                 false,
             );
             ratio(
-                format!("{label}: server CPU per call (concurrent) vs baseline"),
+                format!("{label}: server CPU per call (concurrent) vs {vs}"),
                 o.concurrent.cpu_us_per_call,
                 b.concurrent.cpu_us_per_call,
                 2.0,
                 false,
             );
-            ratio(format!("{label}: idle RSS vs baseline"), o.idle_rss_kib, b.idle_rss_kib, 1.5, false);
-            ratio(format!("{label}: cold start vs baseline"), o.cold_start_ms, b.cold_start_ms, 2.0, false);
+            ratio(format!("{label}: idle RSS vs {vs}"), o.idle_rss_kib, b.idle_rss_kib, 1.5, false);
+            ratio(format!("{label}: cold start vs {vs}"), o.cold_start_ms, b.cold_start_ms, 2.0, false);
         }
         if wire == Wire::Stdio {
             // rmcp's best stdio mode, per measure.

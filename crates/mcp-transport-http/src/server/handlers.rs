@@ -4,7 +4,7 @@
 //! returns at once, so boxing it would only add an allocation.
 #![allow(clippy::result_large_err)]
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +18,7 @@ use axum::http::{HeaderMap, HeaderValue, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use bytes::{Bytes, BytesMut};
+use hashbrown::HashMap;
 use http_body::Frame;
 use http_body_util::BodyExt as _;
 use mcp_jsonrpc::message::{self, Message, Parsed};

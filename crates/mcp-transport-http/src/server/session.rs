@@ -11,7 +11,7 @@
 //! A stream ends with the response to its requests. A stream whose connection went away keeps
 //! its events in the [`EventStore`] until the client resumes it with `Last-Event-ID`.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -170,7 +170,7 @@ impl SessionRouter {
         if routes.closed {
             return Err(OpenError::Closed);
         }
-        if let Some(dup) = requests.iter().find(|id| routes.by_request.contains_key(id)) {
+        if let Some(dup) = requests.iter().find(|id| routes.by_request.contains_key(*id)) {
             return Err(OpenError::DuplicateId(dup.clone()));
         }
         let stream = routes.next_stream;
