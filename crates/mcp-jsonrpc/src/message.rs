@@ -69,6 +69,12 @@ impl Request {
         self.index.get_or_init(|| Index::new(params)).as_ref()?.meta(params.get())
     }
 
+    /// Whether the params' index was built already (by an earlier reader): reading through it
+    /// costs lookups only.
+    pub fn is_indexed(&self) -> bool {
+        self.index.get().is_some()
+    }
+
     /// The JSON text of member `key` of the params' `_meta`, if it has it.
     pub fn meta(&self, key: &str) -> Option<&str> {
         self.meta_object()?.get(key)

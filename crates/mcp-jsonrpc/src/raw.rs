@@ -134,7 +134,29 @@ impl Index {
             return None;
         }
         let mut index = Index::default();
-        let end = scan_object(json, start, &mut index.entries, Some(&mut index.meta))?;
+        let (entries, meta) = (&mut index.entries, &mut index.meta);
+        let end = scan_object(json, start, |key, start| {
+            let end = if key.is(json, "_meta") {
+                // The last `_meta` counts, as for any key; its members are found in this pass.
+                *meta = None;
+                if b.get(start) == Some(&b'{') {
+                    let mut members = Vec::new();
+                    let end = scan_object(json, start, |key, start| {
+                        let end = value_end(b, start)?;
+                        members.push(Entry { key, value: (start as u32, end as u32) });
+                        Some(end)
+                    })?;
+                    *meta = Some(members);
+                    end
+                } else {
+                    value_end(b, start)?
+                }
+            } else {
+                value_end(b, start)?
+            };
+            entries.push(Entry { key, value: (start as u32, end as u32) });
+            Some(end)
+        })?;
         (skip_ws(b, end) == b.len()).then_some(index)
     }
 
@@ -223,15 +245,9 @@ fn value_end(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
-/// Scans the object that opens at `json[open]` (valid JSON) into `entries`, and, where `meta`
-/// is given, the members of its `_meta` into it in the same pass. Returns the end of the
-/// object.
-fn scan_object(
-    json: &str,
-    open: usize,
-    entries: &mut Vec<Entry>,
-    mut meta: Option<&mut Option<Vec<Entry>>>,
-) -> Option<usize> {
+/// Scans the object that opens at `json[open]` (valid JSON): `member` gets each key and the
+/// start of its value, and returns the value's end. Returns the end of the object.
+fn scan_object(json: &str, open: usize, mut member: impl FnMut(IndexKey, usize) -> Option<usize>) -> Option<usize> {
     let b = json.as_bytes();
     let mut i = skip_ws(b, open + 1);
     if b.get(i) == Some(&b'}') {
@@ -251,23 +267,7 @@ fn scan_object(
         if b.get(i) != Some(&b':') {
             return None;
         }
-        let start = skip_ws(b, i + 1);
-        let end = match meta.as_deref_mut() {
-            Some(slot) if key.is(json, "_meta") => {
-                // The last `_meta` counts, as for any key.
-                *slot = None;
-                if b.get(start) == Some(&b'{') {
-                    let mut members = Vec::new();
-                    let end = scan_object(json, start, &mut members, None)?;
-                    *slot = Some(members);
-                    end
-                } else {
-                    value_end(b, start)?
-                }
-            }
-            _ => value_end(b, start)?,
-        };
-        entries.push(Entry { key, value: (start as u32, end as u32) });
+        let end = member(key, skip_ws(b, i + 1))?;
         i = skip_ws(b, end);
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
@@ -275,6 +275,26 @@ fn scan_object(
             _ => return None,
         }
     }
+}
+
+/// Which of `keys` the JSON object `json` (valid JSON, as serde_json writes it) has at its top
+/// level, and how many members it has: `None` if it is no object. One scan, no allocation.
+pub fn has_keys<const N: usize>(json: &str, keys: &[&str; N]) -> Option<([bool; N], usize)> {
+    u32::try_from(json.len()).ok()?;
+    let b = json.as_bytes();
+    let start = skip_ws(b, 0);
+    if b.get(start) != Some(&b'{') {
+        return None;
+    }
+    let (mut found, mut len) = ([false; N], 0);
+    scan_object(json, start, |key, start| {
+        len += 1;
+        for (hit, k) in found.iter_mut().zip(keys) {
+            *hit |= key.is(json, k);
+        }
+        value_end(b, start)
+    })?;
+    Some((found, len))
 }
 
 /// A JSON object read through its [`Index`].
@@ -392,6 +412,9 @@ mod tests {
                 assert_eq!(object.get(key), value.map(RawValue::get), "{key} of {text}");
             }
             assert_eq!(object.len(), m.len, "{text}");
+            let (found, len) = has_keys(raw.get(), &["a", "b", "c", "de", "z"]).unwrap();
+            assert_eq!(found, m.values.map(|v| v.is_some()), "{text}");
+            assert_eq!(len, m.len, "{text}");
         }
         let raw: Box<RawValue> = serde_json::from_str(texts[0]).unwrap();
         let index = Index::new(&raw).unwrap();

@@ -14,12 +14,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
 use mcp_jsonrpc::message::{self, decode_params};
-use mcp_jsonrpc::raw::{Index, str_text};
+use mcp_jsonrpc::raw::{has_keys, str_text};
 use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
-use mcp_types::{
-    CacheScope, ClientCapabilities, ErrorCode, ForRevision, Implementation, LoggingLevel, ProtocolVersion,
-    WireSerialize,
-};
+use mcp_types::{CacheScope, ClientCapabilities, ErrorCode, ForRevision, LoggingLevel, ProtocolVersion, WireSerialize};
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -41,10 +38,11 @@ pub(crate) fn modern_versions() -> Vec<String> {
 }
 
 /// What a modern request declares about its client.
-pub(crate) struct Envelope {
+pub(crate) struct Envelope<'a> {
     pub(crate) version: ProtocolVersion,
     pub(crate) capabilities: ClientCapabilities,
-    pub(crate) client_info: Option<Implementation>,
+    /// The `clientInfo` JSON, decoded only if a handler asks for it.
+    pub(crate) client_info: Option<&'a str>,
     pub(crate) log_level: Option<LoggingLevel>,
 }
 
@@ -58,7 +56,7 @@ fn envelope_error(missing: &str) -> ErrorObject {
 
 /// Decodes a raw value as it would decode from its `serde_json::Value` (whose outcome, errors
 /// included, is authoritative where the two could differ).
-fn decode_raw<T: DeserializeOwned>(raw: &str) -> Result<T, serde_json::Error> {
+pub(crate) fn decode_raw<T: DeserializeOwned>(raw: &str) -> Result<T, serde_json::Error> {
     serde_json::from_str(raw).or_else(|_| serde_json::from_value(serde_json::from_str::<Value>(raw)?))
 }
 
@@ -67,10 +65,13 @@ fn decode_raw<T: DeserializeOwned>(raw: &str) -> Result<T, serde_json::Error> {
 ///
 /// Only `_meta` is read, and of it only the envelope's keys: the rest of the params (a tool's
 /// arguments, say) is the handler's to decode.
-pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope>, ErrorObject> {
+pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope<'_>>, ErrorObject> {
     // Without the version key anywhere in its params a request is not modern (the test the
     // engine and the HTTP transport make too): an older revision's request reads nothing here.
+    // (A request whose params were indexed already, by the HTTP transport's checks, is read
+    // through the index at once.)
     if req.method != "server/discover"
+        && !req.is_indexed()
         && !req.params.as_deref().is_some_and(|p| mcp_jsonrpc::raw::names_protocol_version(p.get()))
     {
         return Ok(None);
@@ -97,7 +98,7 @@ pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope>, Error
     let capabilities = get(CLIENT_CAPABILITIES).ok_or_else(|| envelope_error(CLIENT_CAPABILITIES))?;
     let capabilities = decode_raw(capabilities)
         .map_err(|e| ErrorObject::invalid_params(format!("invalid `{CLIENT_CAPABILITIES}`: {e}")))?;
-    let client_info = get(CLIENT_INFO).and_then(|v| decode_raw(v).ok());
+    let client_info = get(CLIENT_INFO).filter(|v| *v != "null");
     let log_level = get(LOG_LEVEL).and_then(|v| decode_raw(v).ok());
     Ok(Some(Envelope { version, capabilities, client_info, log_level }))
 }
@@ -233,14 +234,12 @@ impl<T: WireSerialize + ?Sized> mcp_jsonrpc::message::Body for Decorated<'_, T> 
         serde_json::to_writer(&mut *out, &ForRevision::new(self.result, self.version))?;
         let written = std::str::from_utf8(&out[start..]).map_err(serde::ser::Error::custom)?;
         // What serde_json wrote is valid JSON: a quick scan finds its members.
-        let Some(index) = Index::of_valid(written) else {
+        let Some(([meta, result_type, ttl, scope], len)) =
+            has_keys(written, &["_meta", "resultType", "ttlMs", "cacheScope"])
+        else {
             // Not an object: nothing to decorate.
             return Ok(());
         };
-        let object = index.object(written);
-        let len = object.len();
-        let [meta, result_type, ttl, scope] =
-            ["_meta", "resultType", "ttlMs", "cacheScope"].map(|key| object.get(key).is_some());
         if meta {
             // The result has `_meta` of its own: merge into it.
             let mut value: Value = serde_json::from_str(written)?;

@@ -35,6 +35,8 @@ struct SessionInner {
     initialized: bool,
     capabilities: ClientCapabilities,
     client_info: Option<Implementation>,
+    /// A modern request's `clientInfo`, as JSON: decoded only if a handler asks for it.
+    client_info_json: Option<Box<str>>,
     log_level: Option<LoggingLevel>,
     /// Modern requests get log messages only when they ask (`_meta` logLevel).
     quiet_by_default: bool,
@@ -61,7 +63,11 @@ impl SessionState {
         self.inner().capabilities.clone()
     }
     pub(crate) fn client_info(&self) -> Option<Implementation> {
-        self.inner().client_info.clone()
+        let mut inner = self.inner();
+        if let Some(json) = inner.client_info_json.take() {
+            inner.client_info = modern::decode_raw(&json).ok();
+        }
+        inner.client_info.clone()
     }
     pub(crate) fn log_enabled(&self, level: &LoggingLevel) -> bool {
         let inner = self.inner();
@@ -71,11 +77,12 @@ impl SessionState {
         }
     }
     /// The state of one modern request: what its `_meta` declared.
-    pub(crate) fn modern(envelope: modern::Envelope) -> Self {
+    pub(crate) fn modern(envelope: modern::Envelope<'_>) -> Self {
         let inner = SessionInner {
             initialized: true,
             capabilities: envelope.capabilities,
-            client_info: envelope.client_info,
+            client_info: None,
+            client_info_json: envelope.client_info.map(Box::from),
             log_level: envelope.log_level,
             quiet_by_default: true,
             subscriptions: HashSet::new(),
@@ -180,7 +187,7 @@ async fn handle(
     // A request without the version key in its params is not read any further here.
     if let Some(envelope) = modern::envelope(&req)? {
         // Boxed: its state would otherwise make every request's future larger.
-        return Box::pin(handle_modern(server, req, &rctx, envelope)).await;
+        return Box::pin(handle_modern(server, &req, &rctx, envelope)).await;
     }
     let method = req.method.as_str();
     if method == "initialize" {
@@ -199,8 +206,9 @@ async fn handle(
 /// `_meta` is read for its progress token only, and the rest of it (in 2026-07-28 the client's
 /// info and capabilities) is skipped rather than built into JSON values.
 #[derive(serde::Deserialize)]
-struct ToolCallParams {
-    name: String,
+struct ToolCallParams<'a> {
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
     #[serde(default)]
     arguments: Option<mcp_types::JsonObject>,
     #[serde(rename = "_meta", default)]
@@ -213,15 +221,16 @@ struct CallMeta {
     progress_token: Option<mcp_types::ProgressToken>,
 }
 
-/// What a `tools/call` needs of its params.
-struct ToolCall {
-    name: String,
+/// What a `tools/call` needs of its params (the name borrowed from them where it has no
+/// escapes).
+struct ToolCall<'a> {
+    name: std::borrow::Cow<'a, str>,
     arguments: Option<mcp_types::JsonObject>,
     progress: Option<mcp_types::ProgressToken>,
 }
 
-impl ToolCall {
-    fn read(req: &message::Request, era: &Era) -> Result<ToolCall, ErrorObject> {
+impl<'a> ToolCall<'a> {
+    fn read(req: &'a message::Request, era: &Era) -> Result<ToolCall<'a>, ErrorObject> {
         // A modern request's params were indexed for its envelope: its members are read from
         // there, and its `_meta` is not scanned again. Other requests are decoded in one pass
         // (cheaper than indexing them).
@@ -235,13 +244,20 @@ impl ToolCall {
                     .map_err(ErrorObject::invalid_params)
             }
             let name = params.get("name").ok_or_else(|| ErrorObject::invalid_params("missing field `name`"))?;
+            let name = match mcp_jsonrpc::raw::str_text(name) {
+                Some(name) => name,
+                // Not a string: serde_json's own words for it.
+                None => serde_json::from_str::<String>(name).map(Into::into).map_err(ErrorObject::invalid_params)?,
+            };
             return Ok(ToolCall {
-                name: serde_json::from_str(name).map_err(ErrorObject::invalid_params)?,
+                name,
                 arguments: member(params.get("arguments"))?,
                 progress: member(req.meta_object().and_then(|m| m.get("progressToken")))?,
             });
         }
-        let ToolCallParams { name, arguments, meta } = decode_params(req.params.as_deref())?;
+        let text = req.params.as_deref().map_or("{}", serde_json::value::RawValue::get);
+        let ToolCallParams { name, arguments, meta } =
+            serde_json::from_str(text).map_err(ErrorObject::invalid_params)?;
         Ok(ToolCall { name, arguments, progress: meta.and_then(|m| m.progress_token) })
     }
 }
@@ -250,9 +266,9 @@ impl ToolCall {
 /// `_meta` declares.
 async fn handle_modern(
     server: &ServerShared,
-    req: message::Request,
+    req: &message::Request,
     rctx: &RequestContext,
-    envelope: modern::Envelope,
+    envelope: modern::Envelope<'_>,
 ) -> Reply {
     let method = req.method.as_str();
     if modern::removed(method) {
@@ -266,7 +282,7 @@ async fn handle_modern(
     }
     let mrtr = match method {
         "tools/call" | "prompts/get" | "resources/read" => {
-            Some(Arc::new(modern::Mrtr::from_request(server, &req, envelope.capabilities.clone())?))
+            Some(Arc::new(modern::Mrtr::from_request(server, req, envelope.capabilities.clone())?))
         }
         _ => None,
     };
@@ -277,8 +293,8 @@ async fn handle_modern(
     let version = envelope.version;
     let state = Arc::new(SessionState::modern(envelope));
     let era = Era { version, decoration: Some(decoration), mrtr: mrtr.clone() };
-    let reply = dispatch(server, &state, &req, rctx, &era).await;
-    match mrtr.and_then(|m| m.outcome(server, rctx, &req)) {
+    let reply = dispatch(server, &state, req, rctx, &era).await;
+    match mrtr.and_then(|m| m.outcome(server, rctx, req)) {
         Some(outcome) => outcome,
         None => reply,
     }

@@ -718,3 +718,37 @@ async fn an_unknown_resource_is_invalid_params_in_2026_and_resource_not_found_in
     let e = c.modern_error("resources/read", json!({"uri": "mem://gone"})).await;
     assert_eq!(e["code"], -32002, "{e}");
 }
+
+/// What a modern request's `_meta` declares reaches the handler: the client's info (read only
+/// when asked for), and the tool's name and arguments read through the params' index, escapes
+/// included.
+#[tokio::test]
+async fn a_handler_sees_the_envelope_of_its_request() {
+    let whoami = ToolDef::new("whoami", json!({"type": "object"}), |args, ctx: Context| async move {
+        let info = ctx.client_info().map(|i| format!("{} {}", i.name, i.version)).unwrap_or_default();
+        let said = args.get("say").and_then(Value::as_str).unwrap_or_default().to_owned();
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(format!("{info}: {said}"))]))
+    })
+    .unwrap();
+    let server = Server::builder("modern-test", "1").tool(whoami).build().unwrap();
+    let mut c = connect(&server);
+    let mut envelope = meta(json!({}));
+    envelope["io.modelcontextprotocol/clientInfo"] = json!({"name": "caf\u{e9} \"client\"", "version": "2.0"});
+    let params = json!({"name": "whoami", "arguments": {"say": "hi\nthere"}, "_meta": envelope});
+    let result = c.modern("tools/call", params, "CallToolResult").await;
+    assert_eq!(result["content"][0]["text"], "caf\u{e9} \"client\" 2.0: hi\nthere", "{result}");
+    // The name and a `_meta` key with escapes, as a client may write them.
+    let frame = r#"{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"who\u0061mi","arguments":{"say":"esc"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/client\u0049nfo":{"name":"e","version":"3"}}}}"#;
+    c.write.write(&[Bytes::from(frame).into()]).await.unwrap();
+    let answer = c.recv().await;
+    assert_eq!(answer["result"]["content"][0]["text"], "e 3: esc", "{answer}");
+    // Without clientInfo, none.
+    let mut envelope = meta(json!({}));
+    envelope.as_object_mut().unwrap().remove("io.modelcontextprotocol/clientInfo");
+    let params = json!({"name": "whoami", "arguments": {"say": "x"}, "_meta": envelope});
+    let result = c.modern("tools/call", params, "CallToolResult").await;
+    assert_eq!(result["content"][0]["text"], ": x", "{result}");
+    // A name that is no string is bad params.
+    let e = c.modern_error("tools/call", json!({"name": 7, "_meta": meta(json!({}))})).await;
+    assert_eq!(e["code"], -32602, "{e}");
+}
