@@ -186,8 +186,10 @@ async fn handle(
 ) -> Reply {
     // A request without the version key in its params is not read any further here.
     if let Some(envelope) = modern::envelope(&req)? {
-        // Boxed: its state would otherwise make every request's future larger.
-        return Box::pin(handle_modern(server, &req, &rctx, envelope)).await;
+        // Boxed, in a statement of its own: a temporary of the awaited expression would keep
+        // its room in this future (which every request's is) across the await.
+        let modern = Box::pin(handle_modern(server, &req, &rctx, envelope));
+        return modern.await;
     }
     let method = req.method.as_str();
     if method == "initialize" {
@@ -278,7 +280,11 @@ async fn handle_modern(
         return modern::discover(server, rctx, envelope.version);
     }
     if method == "subscriptions/listen" {
-        return crate::subscriptions::listen(server, req.params.as_deref(), rctx).await;
+        // Boxed: a long-lived stream, whose state the other requests need not carry.
+        let listen = Box::pin(crate::subscriptions::listen(server, req.params.as_deref(), rctx));
+        // Not kept across the await (the client's capabilities are large).
+        drop(envelope);
+        return listen.await;
     }
     let mrtr = match method {
         "tools/call" | "prompts/get" | "resources/read" => {
