@@ -21,6 +21,10 @@ use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, Lines};
 use tokio::net::unix::pipe;
 use tokio::sync::Notify;
 
+#[path = "../../crates/mcp-types/tests/support/schema.rs"]
+mod schema;
+use schema::validate;
+
 fn server_bin() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let bin = exe.parent().and_then(|d| d.parent()).unwrap().join("examples").join("stdio_server");
@@ -140,17 +144,6 @@ impl PipeClient {
             }
         }
     }
-}
-
-/// Checks `value` against definition `def` of revision `rev`'s official schema.
-fn validate(rev: &str, def: &str, value: &Value) {
-    let path = format!("{}/../crates/mcp-types/schema/{rev}/schema.json", env!("CARGO_MANIFEST_DIR"));
-    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let key = if doc.get("definitions").is_some() { "definitions" } else { "$defs" };
-    doc["$ref"] = json!(format!("#/{key}/{def}"));
-    let validator = jsonschema::validator_for(&doc).unwrap();
-    let errors: Vec<String> = validator.iter_errors(value).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{def} @ {rev} invalid: {errors:?}\n{value}");
 }
 
 const SESSION_REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];

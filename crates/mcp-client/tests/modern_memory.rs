@@ -64,6 +64,15 @@ impl Script {
         self.send(json!({"jsonrpc": "2.0", "id": request["id"], "error": error})).await;
     }
 
+    /// Answers `init` as a server of session revision `version` named "old", and takes the
+    /// client's `notifications/initialized`.
+    async fn accept_initialize(&mut self, init: &Value, version: &str, capabilities: Value) {
+        let result = json!({"protocolVersion": version, "capabilities": capabilities,
+            "serverInfo": {"name": "old", "version": "1"}});
+        self.reply(init, result).await;
+        assert_eq!(self.recv().await["method"], "notifications/initialized");
+    }
+
     /// Answers the probe as a 2026-07-28 server with these capabilities.
     async fn discover(&mut self, capabilities: Value) -> Value {
         let probe = self.request("server/discover").await;
@@ -359,14 +368,7 @@ async fn a_server_of_an_earlier_revision_is_spoken_to_with_initialize() {
     assert_eq!(init["method"], "initialize");
     assert_eq!(init["params"]["protocolVersion"], "2025-11-25");
     assert_eq!(init["params"].get("_meta"), None, "no 2026-07-28 metadata in a session");
-    server
-        .reply(
-            &init,
-            json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-            "serverInfo": {"name": "old", "version": "1"}}),
-        )
-        .await;
-    assert_eq!(server.recv().await["method"], "notifications/initialized");
+    server.accept_initialize(&init, "2025-11-25", json!({"tools": {}})).await;
     let client = client.await.unwrap().unwrap();
     assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
     assert_eq!(client.server_info().name, "old");
@@ -390,14 +392,7 @@ async fn a_silent_server_is_one_of_an_earlier_revision() {
     assert_eq!(cancelled["method"], "notifications/cancelled");
     let init = server.recv().await;
     assert_eq!(init["method"], "initialize");
-    server
-        .reply(
-            &init,
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-            "serverInfo": {"name": "quiet", "version": "1"}}),
-        )
-        .await;
-    assert_eq!(server.recv().await["method"], "notifications/initialized");
+    server.accept_initialize(&init, "2025-06-18", json!({})).await;
     assert_eq!(client.await.unwrap().unwrap().protocol_version(), ProtocolVersion::V2025_06_18);
 }
 
@@ -515,13 +510,7 @@ async fn initialize_first_falls_forward_to_discover_for_a_server_without_initial
     // A server of a session revision answers `initialize`: no probe at all.
     let (client, mut server) = connecting(builder().initialize_first());
     let init = expect_initialize(&mut server).await;
-    server
-        .reply(
-            &init,
-            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "old", "version": "1"}}),
-        )
-        .await;
-    assert_eq!(server.recv().await["method"], "notifications/initialized");
+    server.accept_initialize(&init, "2025-06-18", json!({})).await;
     assert_eq!(client.await.unwrap().unwrap().protocol_version(), ProtocolVersion::V2025_06_18);
 }
 

@@ -50,11 +50,16 @@ impl Request {
         Request { id, method: method.into(), params, index: OnceLock::new() }
     }
 
+    /// The params' index and text: the index is built on the first call.
+    fn index(&self) -> Option<(&Index, &str)> {
+        let params = self.params.as_deref()?;
+        Some((self.index.get_or_init(|| Index::new(params)).as_ref()?, params.get()))
+    }
+
     /// The params, if they are a JSON object, read through their index (built once, on the
     /// first call).
     pub fn params_object(&self) -> Option<Object<'_>> {
-        let params = self.params.as_deref()?;
-        self.index.get_or_init(|| Index::new(params)).as_ref().map(|i| i.object(params.get()))
+        self.index().map(|(index, text)| index.object(text))
     }
 
     /// The JSON text of the params' member `key`, if the params are an object that has it.
@@ -65,8 +70,7 @@ impl Request {
     /// The params' `_meta`, if it is a JSON object, read through the params' index (built
     /// once, in the same pass).
     pub fn meta_object(&self) -> Option<Object<'_>> {
-        let params = self.params.as_deref()?;
-        self.index.get_or_init(|| Index::new(params)).as_ref()?.meta(params.get())
+        self.index().and_then(|(index, text)| index.meta(text))
     }
 
     /// Whether the params' index was built already (by an earlier reader): reading through it

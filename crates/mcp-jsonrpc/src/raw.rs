@@ -1,35 +1,20 @@
-//! Reading a few members of a JSON object without building the rest of it: the routing and
-//! envelope checks of 2026-07-28 requests look at a handful of keys of large params.
+//! Reading members of a JSON object without decoding the rest of it: the routing and envelope
+//! checks of 2026-07-28 requests, the server and the handler each look at a few keys of the
+//! same params. [`Index`] finds where every member (and every member of `_meta`) lies in one
+//! quick scan of valid JSON; [`message::Request`](crate::message::Request) keeps one, built on
+//! first use.
 //!
 //! ```
-//! let m = mcp_jsonrpc::raw::members(r#"{"name":"echo","arguments":{}}"#, &["name"]).unwrap();
-//! assert_eq!(mcp_jsonrpc::raw::as_str(m.values[0].unwrap()).as_deref(), Some("echo"));
-//! assert_eq!(m.len, 2);
+//! let params: Box<serde_json::value::RawValue> =
+//!     serde_json::from_str(r#"{"name":"echo","arguments":{}}"#).unwrap();
+//! let index = mcp_jsonrpc::raw::Index::new(&params).unwrap();
+//! let name = index.object(params.get()).get("name").unwrap();
+//! assert_eq!(mcp_jsonrpc::raw::str_text(name).as_deref(), Some("echo"));
 //! ```
 
 use std::borrow::Cow;
 
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
-
-/// Some members of a JSON object, borrowed from its text: the value of each asked-for key (the
-/// last one where a key repeats, as a map keeps it), and how many members the object has.
-#[derive(Debug)]
-pub struct Members<'a, const N: usize> {
-    /// The value of each asked-for key, in the order asked.
-    pub values: [Option<&'a RawValue>; N],
-    /// The number of members of the object (repeated keys counted each time).
-    pub len: usize,
-}
-
-/// Reads the members `keys` of the JSON object `json`, skipping the others: `None` when `json`
-/// is not an object.
-pub fn members<'a, const N: usize>(json: &'a str, keys: &[&str; N]) -> Option<Members<'a, N>> {
-    let mut de = serde_json::Deserializer::from_str(json);
-    let out = Pick(keys).deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    Some(out)
-}
 
 /// The `_meta` key that carries a 2026-07-28 request's protocol revision.
 pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
@@ -40,16 +25,6 @@ pub fn names_protocol_version(json: &str) -> bool {
     static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(PROTOCOL_VERSION_KEY));
     KEY.find(json.as_bytes()).is_some()
-}
-
-/// A member's value that is present and not `null`.
-pub fn non_null(raw: Option<&RawValue>) -> Option<&RawValue> {
-    raw.filter(|r| r.get() != "null")
-}
-
-/// A JSON string's text (`None` for any other value).
-pub fn as_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    str_text(raw.get())
 }
 
 /// The text of the JSON string `json` (`None` for any other JSON value).
@@ -104,6 +79,13 @@ enum IndexKey {
     Owned(Box<str>),
 }
 
+impl Entry {
+    /// Positions fit in `u32`: [`object_start`] checked the text's length.
+    fn new(key: IndexKey, start: usize, end: usize) -> Entry {
+        Entry { key, value: (start as u32, end as u32) }
+    }
+}
+
 impl IndexKey {
     fn is(&self, text: &str, key: &str) -> bool {
         match self {
@@ -127,12 +109,7 @@ impl Index {
     /// value taken from a valid object). Text that is not valid JSON gives `None` or an index of
     /// no use, never a panic.
     pub fn of_valid(json: &str) -> Option<Index> {
-        u32::try_from(json.len()).ok()?;
-        let b = json.as_bytes();
-        let start = skip_ws(b, 0);
-        if b.get(start) != Some(&b'{') {
-            return None;
-        }
+        let (b, start) = (json.as_bytes(), object_start(json)?);
         let mut index = Index::default();
         let (entries, meta) = (&mut index.entries, &mut index.meta);
         let end = scan_object(json, start, |key, start| {
@@ -143,7 +120,7 @@ impl Index {
                     let mut members = Vec::new();
                     let end = scan_object(json, start, |key, start| {
                         let end = value_end(b, start)?;
-                        members.push(Entry { key, value: (start as u32, end as u32) });
+                        members.push(Entry::new(key, start, end));
                         Some(end)
                     })?;
                     *meta = Some(members);
@@ -154,7 +131,7 @@ impl Index {
             } else {
                 value_end(b, start)?
             };
-            entries.push(Entry { key, value: (start as u32, end as u32) });
+            entries.push(Entry::new(key, start, end));
             Some(end)
         })?;
         (skip_ws(b, end) == b.len()).then_some(index)
@@ -170,6 +147,14 @@ impl Index {
     pub fn meta<'a>(&'a self, json: &'a str) -> Option<Object<'a>> {
         self.meta.as_deref().map(|entries| Object { text: json, entries })
     }
+}
+
+/// Where the object `json` opens (`None` if it is no object, or too long for the `u32`
+/// positions of an [`Index`]).
+fn object_start(json: &str) -> Option<usize> {
+    u32::try_from(json.len()).ok()?;
+    let start = skip_ws(json.as_bytes(), 0);
+    (json.as_bytes().get(start) == Some(&b'{')).then_some(start)
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -280,12 +265,7 @@ fn scan_object(json: &str, open: usize, mut member: impl FnMut(IndexKey, usize) 
 /// Which of `keys` the JSON object `json` (valid JSON, as serde_json writes it) has at its top
 /// level, and how many members it has: `None` if it is no object. One scan, no allocation.
 pub fn has_keys<const N: usize>(json: &str, keys: &[&str; N]) -> Option<([bool; N], usize)> {
-    u32::try_from(json.len()).ok()?;
-    let b = json.as_bytes();
-    let start = skip_ws(b, 0);
-    if b.get(start) != Some(&b'{') {
-        return None;
-    }
+    let (b, start) = (json.as_bytes(), object_start(json)?);
     let (mut found, mut len) = ([false; N], 0);
     scan_object(json, start, |key, start| {
         len += 1;
@@ -328,70 +308,93 @@ impl<'a> Object<'a> {
     }
 }
 
-struct Pick<'k, const N: usize>(&'k [&'k str; N]);
-
-/// A key, as its position among the asked-for keys.
-struct Key<'k, const N: usize>(&'k [&'k str; N]);
-
-impl<'de, const N: usize> DeserializeSeed<'de> for Key<'_, N> {
-    type Value = Option<usize>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<const N: usize> Visitor<'_> for Key<'_, N> {
-    type Value = Option<usize>;
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a key")
-    }
-    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Option<usize>, E> {
-        Ok(self.0.iter().position(|k| *k == key))
-    }
-}
-
-impl<'de, const N: usize> DeserializeSeed<'de> for Pick<'_, N> {
-    type Value = Members<'de, N>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Members<'de, N>, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de, const N: usize> Visitor<'de> for Pick<'_, N> {
-    type Value = Members<'de, N>;
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("an object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de, N>, A::Error> {
-        let mut out = Members { values: [None; N], len: 0 };
-        while let Some(key) = map.next_key_seed(Key(self.0))? {
-            out.len += 1;
-            match key {
-                Some(i) => out.values[i] = Some(map.next_value::<&'de RawValue>()?),
-                None => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(out)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+
     use super::*;
+
+    // The oracle of the index tests: serde_json's own reading of a few members.
+
+    /// Some members of a JSON object, borrowed from its text: the value of each asked-for key (the
+    /// last one where a key repeats, as a map keeps it), and how many members the object has.
+    #[derive(Debug)]
+    pub struct Members<'a, const N: usize> {
+        /// The value of each asked-for key, in the order asked.
+        pub values: [Option<&'a RawValue>; N],
+        /// The number of members of the object (repeated keys counted each time).
+        pub len: usize,
+    }
+
+    /// Reads the members `keys` of the JSON object `json`, skipping the others: `None` when `json`
+    /// is not an object.
+    pub fn members<'a, const N: usize>(json: &'a str, keys: &[&str; N]) -> Option<Members<'a, N>> {
+        let mut de = serde_json::Deserializer::from_str(json);
+        let out = Pick(keys).deserialize(&mut de).ok()?;
+        de.end().ok()?;
+        Some(out)
+    }
+
+    struct Pick<'k, const N: usize>(&'k [&'k str; N]);
+
+    /// A key, as its position among the asked-for keys.
+    struct Key<'k, const N: usize>(&'k [&'k str; N]);
+
+    impl<'de, const N: usize> DeserializeSeed<'de> for Key<'_, N> {
+        type Value = Option<usize>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
+            d.deserialize_str(self)
+        }
+    }
+
+    impl<const N: usize> Visitor<'_> for Key<'_, N> {
+        type Value = Option<usize>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a key")
+        }
+        fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Option<usize>, E> {
+            Ok(self.0.iter().position(|k| *k == key))
+        }
+    }
+
+    impl<'de, const N: usize> DeserializeSeed<'de> for Pick<'_, N> {
+        type Value = Members<'de, N>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Members<'de, N>, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+
+    impl<'de, const N: usize> Visitor<'de> for Pick<'_, N> {
+        type Value = Members<'de, N>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de, N>, A::Error> {
+            let mut out = Members { values: [None; N], len: 0 };
+            while let Some(key) = map.next_key_seed(Key(self.0))? {
+                out.len += 1;
+                match key {
+                    Some(i) => out.values[i] = Some(map.next_value::<&'de RawValue>()?),
+                    None => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(out)
+        }
+    }
 
     #[test]
     fn picks_members_and_rejects_non_objects() {
         let m = members(r#"{"a":1,"b":{"x":[1,2]},"c":"s\"q","a":"last"}"#, &["a", "b", "c", "d"]).unwrap();
         let got: Vec<Option<&str>> = m.values.iter().map(|v| v.map(RawValue::get)).collect();
         assert_eq!(got, [Some(r#""last""#), Some(r#"{"x":[1,2]}"#), Some(r#""s\"q""#), None]);
-        assert_eq!(as_str(m.values[2].unwrap()).as_deref(), Some("s\"q"));
-        assert_eq!(as_str(m.values[1].unwrap()), None);
+        assert_eq!(str_text(m.values[2].unwrap().get()).as_deref(), Some("s\"q"));
+        assert_eq!(str_text(m.values[1].unwrap().get()), None);
         assert!(members("[1]", &["a"]).is_none());
         assert!(members("null", &["a"]).is_none());
         assert!(members(r#"{"a":1} x"#, &["a"]).is_none());
-        assert!(non_null(members(r#"{"a":null}"#, &["a"]).unwrap().values[0]).is_none());
+        assert_eq!(members(r#"{"a":null}"#, &["a"]).unwrap().values[0].map(RawValue::get), Some("null"));
     }
 
     #[test]

@@ -18,6 +18,11 @@ use serde_json::{Value, json};
 
 // The context type under another name, twice: the macros decide by the type's traits.
 use mcp_sdk::server::Context as Ctx;
+
+#[path = "../../mcp-types/tests/support/schema.rs"]
+mod schema;
+use schema::validate;
+
 type RequestContext = mcp_sdk::server::Context;
 
 // ---------------------------------------------------------------------------------------------
@@ -372,16 +377,6 @@ fn server() -> (Server, Arc<Notes>) {
         .build()
         .unwrap();
     (server, notes)
-}
-
-/// Validates `value` against definition `def` of the official schema of `rev`.
-fn validate(rev: &str, def: &str, value: &Value) {
-    let path = format!("{}/../mcp-types/schema/{rev}/schema.json", env!("CARGO_MANIFEST_DIR"));
-    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    doc["$ref"] = json!(format!("#/$defs/{def}"));
-    let errors: Vec<String> =
-        jsonschema::validator_for(&doc).unwrap().iter_errors(value).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{def} invalid: {errors:?}\n{value}");
 }
 
 fn result_def(method: &str) -> &'static str {

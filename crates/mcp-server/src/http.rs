@@ -29,10 +29,7 @@ impl SessionFactory for Server {
         dispatcher
     }
     fn header_params(&self, tool: &str) -> Vec<server::HeaderParam> {
-        match self.shared.registry().tool(tool) {
-            Some(t) if t.mirrors_headers => server::HeaderParam::from_schema_object(&t.tool.input_schema),
-            _ => Vec::new(),
-        }
+        self.shared.registry().tool(tool).map(|t| t.header_params.clone()).unwrap_or_default()
     }
 }
 

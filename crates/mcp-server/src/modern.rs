@@ -209,6 +209,13 @@ pub(crate) struct Decoration {
     pub(crate) cache: Option<CacheHints>,
 }
 
+impl Decoration {
+    /// The decoration of `server`'s results, with these cache hints.
+    pub(crate) fn new(server: &ServerShared, cache: Option<CacheHints>) -> Self {
+        Decoration { server_info: server.info_json.clone(), cache }
+    }
+}
+
 /// Encodes a result for a modern request: `serverInfo` in `_meta`, cache hints where due.
 pub(crate) fn respond_modern<T: WireSerialize>(
     rctx: &RequestContext,
@@ -300,7 +307,7 @@ pub(crate) fn discover(server: &ServerShared, rctx: &RequestContext, version: Pr
         hints.ttl_ms,
     );
     result.instructions = server.instructions.clone();
-    respond_modern(rctx, &result, version, &Decoration { server_info: server.info_json.clone(), cache: None })
+    respond_modern(rctx, &result, version, &Decoration::new(server, None))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -538,7 +545,7 @@ impl Mrtr {
             "inputRequests": pending,
             "requestState": server.state_keys.seal(&payload),
         });
-        decorate(&mut result, &Decoration { server_info: server.info_json.clone(), cache: None });
+        decorate(&mut result, &Decoration::new(server, None));
         Some(rctx.encode_result(&result))
     }
 }

@@ -292,10 +292,7 @@ async fn handle_modern(
         }
         _ => None,
     };
-    let decoration = modern::Decoration {
-        server_info: server.info_json.clone(),
-        cache: server.cache_hints.for_method(method).cloned(),
-    };
+    let decoration = modern::Decoration::new(server, server.cache_hints.for_method(method).cloned());
     let version = envelope.version;
     let state = Arc::new(SessionState::modern(envelope));
     let era = Era { version, decoration: Some(decoration), mrtr: mrtr.clone() };

@@ -149,9 +149,10 @@ pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) handler: Arc<dyn ToolHandler>,
     pub(crate) args_check: ArgsCheck,
-    /// Whether the input schema names any `x-mcp-header` (arguments mirrored into headers in
-    /// 2026-07-28): most schemas don't, and their calls skip that walk.
-    pub(crate) mirrors_headers: bool,
+    /// The arguments its input schema mirrors into `Mcp-Param-*` headers (2026-07-28), read
+    /// from the schema once, here, rather than on every call (most tools have none).
+    #[cfg(feature = "http")]
+    pub(crate) header_params: Vec<mcp_transport_http::server::HeaderParam>,
 }
 
 /// The compiled input schema: by [`schema_check`] when the schema lies within its subset (the
@@ -215,15 +216,13 @@ impl ToolDef {
                 ArgsCheck::Full(Arc::new(validator))
             }
         };
-        fn names_header(v: &serde_json::Value) -> bool {
-            match v {
-                serde_json::Value::Object(m) => m.iter().any(|(k, v)| k == "x-mcp-header" || names_header(v)),
-                serde_json::Value::Array(items) => items.iter().any(names_header),
-                _ => false,
-            }
-        }
-        let mirrors_headers = tool.input_schema.iter().any(|(k, v)| k == "x-mcp-header" || names_header(v));
-        Ok(ToolDef { tool, handler: Arc::new(handler), args_check, mirrors_headers })
+        Ok(ToolDef {
+            #[cfg(feature = "http")]
+            header_params: mcp_transport_http::server::HeaderParam::from_schema_object(&tool.input_schema),
+            tool,
+            handler: Arc::new(handler),
+            args_check,
+        })
     }
 
     /// The definition as listed.

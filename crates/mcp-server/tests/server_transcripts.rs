@@ -17,16 +17,9 @@ use mcp_types::{
 };
 use serde_json::{Value, json};
 
-/// Validates `result` against definition `def` of the schema of `rev`.
-fn validate(rev: &str, def: &str, result: &Value) {
-    let path = format!("{}/../mcp-types/schema/{rev}/schema.json", env!("CARGO_MANIFEST_DIR"));
-    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let key = if doc.get("definitions").is_some() { "definitions" } else { "$defs" };
-    doc["$ref"] = json!(format!("#/{key}/{def}"));
-    let validator = jsonschema::validator_for(&doc).unwrap();
-    let errors: Vec<String> = validator.iter_errors(result).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{def} @ {rev} invalid: {errors:?}\n{result}");
-}
+#[path = "../../mcp-types/tests/support/schema.rs"]
+mod schema;
+use schema::validate;
 
 struct Client {
     read: MemoryRead,

@@ -22,7 +22,7 @@ use hashbrown::HashMap;
 use http_body::Frame;
 use http_body_util::BodyExt as _;
 use mcp_jsonrpc::message::{self, Message, Parsed};
-use mcp_jsonrpc::raw as json;
+use mcp_jsonrpc::raw::{self as json, PROTOCOL_VERSION_KEY};
 use mcp_jsonrpc::{Dispatcher, ErrorObject, Peer, RequestId};
 use mcp_types::ProtocolVersion;
 use tokio::sync::mpsc;
@@ -489,8 +489,6 @@ async fn dispatch(
         StreamOutput::Raw(_) => unreachable!("raw streams are opened by the modern path only"),
     }
 }
-
-use mcp_jsonrpc::raw::PROTOCOL_VERSION_KEY;
 
 /// A header's value with the Base64 sentinel form (`=?base64?...?=`) decoded, trimmed.
 fn header_value<'a>(headers: &'a HeaderMap, name: &str) -> Option<Result<std::borrow::Cow<'a, str>, ()>> {
