@@ -20,7 +20,9 @@
 //!
 //! Options: `--runs N` (3), `--measure SECS` (2), `--warmup SECS` (0.5), `--in-flight N` (64),
 //! `--sessions N` (10000), `--only SUBSTRING` (targets whose name contains it, e.g. `ours`),
-//! `--no-sessions`, `--write-docs`, `--callgrind N` (instead of timing: run each selected
+//! `--no-sessions`, `--write-docs`, `--no-pin` (leave CPU placement to the scheduler; by
+//! default the load generator runs on CPU 0 and the servers on the others, see [`load::pin`]),
+//! `--callgrind N` (instead of timing: run each selected
 //! target under `valgrind --tool=callgrind`, N sequential calls after 50 of warm-up, and print
 //! the server's instructions per call; the profiles stay in `target/bench/callgrind/`).
 
@@ -43,6 +45,8 @@ struct Options {
     only: Vec<String>,
     no_sessions: bool,
     write_docs: bool,
+    /// Leave placement to the scheduler (see [`load::pin`]).
+    no_pin: bool,
     /// Profile instead of timing: this many sequential calls under callgrind.
     callgrind: Option<u64>,
 }
@@ -56,6 +60,7 @@ fn parse(args: &[String]) -> Result<Options> {
         only: Vec::new(),
         no_sessions: false,
         write_docs: false,
+        no_pin: false,
         callgrind: None,
     };
     let mut it = args.iter();
@@ -70,6 +75,7 @@ fn parse(args: &[String]) -> Result<Options> {
             "--only" => o.only.push(value()?.clone()),
             "--no-sessions" => o.no_sessions = true,
             "--write-docs" => o.write_docs = true,
+            "--no-pin" => o.no_pin = true,
             "--callgrind" => o.callgrind = Some(value()?.parse()?),
             _ => bail!("unknown option {arg} (see xtask/src/bench/mod.rs)"),
         }
@@ -199,6 +205,15 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         println!("\nProfiles: target/bench/callgrind/*.out.1 (callgrind_annotate --inclusive=yes FILE)");
         return Ok(());
     }
+    let placement = match options.no_pin {
+        true => None,
+        false => load::pin()?,
+    };
+    let placement = match placement {
+        Some((client, server)) => format!("load generator on CPU {client}, servers on CPU {server}"),
+        None => "placement left to the scheduler".to_owned(),
+    };
+    println!("==> {placement}");
     let mut results: Vec<Vec<load::RunResult>> = vec![Vec::new(); targets.len()];
     for run in 0..options.runs {
         for (target, results) in targets.iter().zip(results.iter_mut()) {
@@ -245,7 +260,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         summaries.push(report::Summary { median: report::medians(&results), target, sessions });
     }
     let header = format!(
-        "# Benchmark results\n\nWritten by `cargo xtask bench` ({} runs per target, medians; {} s measured after {} s of warm-up per phase) on {}, {}.",
+        "# Benchmark results\n\nWritten by `cargo xtask bench` ({} runs per target, medians; {} s measured after {} s of warm-up per phase; {placement}) on {}, {}.",
         options.runs,
         options.timing.measure.as_secs_f64(),
         options.timing.warmup.as_secs_f64(),
