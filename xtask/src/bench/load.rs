@@ -97,19 +97,28 @@ fn check_answer(message: &Value, id: u64) -> Result<()> {
 /// The CPUs the servers run on when the run is pinned (see [`pin`]).
 static SERVER_CPUS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
-/// Pins the load generator (this process, and every thread it starts from now on) to CPU 0
-/// and the servers it starts to the other CPUs. Unpinned, the scheduler puts client and server
-/// on one core in some runs and on two in others, and on a VM a round trip between two cores
-/// costs about twice the CPU time of one within a core (each wake-up crosses cores): the same
-/// server measured twice reads 40k or 80k calls/s by where it landed. Pinned, every target
-/// gets the same placement, the usual one of a deployment: client and server on separate
-/// cores. Returns the CPU lists, or `None` on a single-CPU machine.
-pub(crate) fn pin() -> Result<Option<(String, String)>> {
+/// Where the load generator and the servers run.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Placement {
+    /// Left to the scheduler.
+    Free,
+    /// The load generator on CPU 0, the servers on the others.
+    Split,
+    /// Both on CPU 0.
+    Shared,
+}
+
+/// Pins the load generator (this process, and every thread it starts from now on) and the
+/// servers it starts as `placement` says; returns how, in words, for the report.
+pub(crate) fn pin(placement: Placement) -> Result<String> {
     let cpus = std::thread::available_parallelism().map(usize::from).unwrap_or(1);
-    if cpus < 2 {
-        return Ok(None);
-    }
-    let server = if cpus == 2 { "1".to_owned() } else { format!("1-{}", cpus - 1) };
+    let server = match placement {
+        Placement::Free => return Ok("placement left to the scheduler".to_owned()),
+        _ if cpus < 2 => return Ok("one CPU".to_owned()),
+        Placement::Shared => "0".to_owned(),
+        Placement::Split if cpus == 2 => "1".to_owned(),
+        Placement::Split => format!("1-{}", cpus - 1),
+    };
     let status = Command::new("taskset")
         .args(["--all-tasks", "--cpu-list", "--pid", "0", &std::process::id().to_string()])
         .stdout(Stdio::null())
@@ -119,7 +128,10 @@ pub(crate) fn pin() -> Result<Option<(String, String)>> {
         bail!("taskset could not pin the load generator ({status})");
     }
     let _ = SERVER_CPUS.set(server.clone());
-    Ok(Some(("0".to_owned(), server)))
+    Ok(match placement {
+        Placement::Shared => "load generator and servers on CPU 0".to_owned(),
+        _ => format!("load generator on CPU 0, servers on CPU {server}"),
+    })
 }
 
 /// The server process, killed (with its process group) when dropped.

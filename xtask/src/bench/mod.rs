@@ -45,8 +45,8 @@ struct Options {
     only: Vec<String>,
     no_sessions: bool,
     write_docs: bool,
-    /// Leave placement to the scheduler (see [`load::pin`]).
-    no_pin: bool,
+    /// Where the load generator and the servers run (see [`load::pin`]).
+    placement: load::Placement,
     /// Profile instead of timing: this many sequential calls under callgrind.
     callgrind: Option<u64>,
 }
@@ -60,7 +60,7 @@ fn parse(args: &[String]) -> Result<Options> {
         only: Vec::new(),
         no_sessions: false,
         write_docs: false,
-        no_pin: false,
+        placement: load::Placement::Shared,
         callgrind: None,
     };
     let mut it = args.iter();
@@ -75,7 +75,14 @@ fn parse(args: &[String]) -> Result<Options> {
             "--only" => o.only.push(value()?.clone()),
             "--no-sessions" => o.no_sessions = true,
             "--write-docs" => o.write_docs = true,
-            "--no-pin" => o.no_pin = true,
+            "--pin" => {
+                o.placement = match value()?.as_str() {
+                    "shared" => load::Placement::Shared,
+                    "split" => load::Placement::Split,
+                    "none" => load::Placement::Free,
+                    other => bail!("--pin takes shared, split or none, not {other}"),
+                }
+            }
             "--callgrind" => o.callgrind = Some(value()?.parse()?),
             _ => bail!("unknown option {arg} (see xtask/src/bench/mod.rs)"),
         }
@@ -205,14 +212,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         println!("\nProfiles: target/bench/callgrind/*.out.1 (callgrind_annotate --inclusive=yes FILE)");
         return Ok(());
     }
-    let placement = match options.no_pin {
-        true => None,
-        false => load::pin()?,
-    };
-    let placement = match placement {
-        Some((client, server)) => format!("load generator on CPU {client}, servers on CPU {server}"),
-        None => "placement left to the scheduler".to_owned(),
-    };
+    let machine = machine();
+    let placement = load::pin(options.placement)?;
     println!("==> {placement}");
     let mut results: Vec<Vec<load::RunResult>> = vec![Vec::new(); targets.len()];
     for run in 0..options.runs {
@@ -264,7 +265,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         options.runs,
         options.timing.measure.as_secs_f64(),
         options.timing.warmup.as_secs_f64(),
-        machine(),
+        machine,
         today()
     );
     let md = report::markdown(&summaries, &header, options.in_flight);
