@@ -51,3 +51,33 @@ fn notification_params_keep_meta_in_every_revision() {
         assert_eq!(wire["params"]["progressToken"], 7, "{rev}: {wire}");
     }
 }
+
+#[test]
+fn elicitation_params_of_both_modes_carry_the_progress_token() {
+    use mcp_types::{ElicitRequestFormParams, ElicitRequestFormParamsRequestedSchema, ElicitRequestParams};
+    use mcp_types::{ElicitRequestURLParams, RequestMetaObject};
+
+    let form = ElicitRequestFormParams::new(
+        "name?",
+        ElicitRequestFormParamsRequestedSchema::new(std::collections::BTreeMap::new()),
+    );
+    let url = ElicitRequestURLParams::new("sign in", "https://example.com/login");
+    for (i, mut params) in [ElicitRequestParams::ElicitRequestForm(form), ElicitRequestParams::ElicitRequestURL(url)]
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(params.progress_token(), None);
+        params.set_progress_token(ProgressToken::Integer(i as i64));
+        assert_eq!(params.progress_token(), Some(&ProgressToken::Integer(i as i64)));
+        let wire = serde_json::to_value(&params).unwrap();
+        assert_eq!(wire["_meta"]["progressToken"], i, "{wire}");
+        let back: ElicitRequestParams = serde_json::from_value(wire).unwrap();
+        assert_eq!(back.progress_token(), Some(&ProgressToken::Integer(i as i64)));
+        // Other `_meta` members stay.
+        let meta = match &params {
+            ElicitRequestParams::ElicitRequestForm(p) => &p.meta,
+            ElicitRequestParams::ElicitRequestURL(p) => &p.meta,
+        };
+        assert!(meta.as_ref().is_some_and(|m: &RequestMetaObject| m.extra.is_empty()));
+    }
+}

@@ -764,22 +764,35 @@ fn render_methods(model: &Model) -> Result<TokenStream> {
     }
     for p in params_types {
         let def = model.def(&p);
-        let meta = match &def.kind {
-            Kind::Struct { fields, .. } => {
-                fields.iter().find(|f| f.json == "_meta" && f.ty == Ty::Named("RequestMetaObject".to_owned()))
-            }
-            _ => None,
-        };
         let name = ident(&p);
-        if let Some(f) = meta {
-            let (get, set) = if is_required(def, f) {
-                (quote!(self.meta.progress_token.as_ref()), quote!(self.meta.progress_token = Some(token);))
-            } else {
-                (
-                    quote!(self.meta.as_ref()?.progress_token.as_ref()),
-                    quote!(self.meta.get_or_insert_with(Default::default).progress_token = Some(token);),
-                )
-            };
+        let access = match &def.kind {
+            Kind::Union { variants } => {
+                // A union of params (elicitation's form and URL modes): each variant carries
+                // its own `_meta`.
+                let mut taken = BTreeSet::new();
+                let arms: Option<Vec<_>> = variants
+                    .iter()
+                    .map(|v| {
+                        let n = union_variant_name(&v.ty, &taken);
+                        taken.insert(n.clone());
+                        let Ty::Named(ty) = &v.ty else { return None };
+                        let (get, set) = meta_access(model.def(ty), quote!(p))?;
+                        Some((ident(&n), get, set))
+                    })
+                    .collect();
+                arms.map(|arms| {
+                    let names = arms.iter().map(|(n, _, _)| n);
+                    let gets = arms.iter().map(|(_, g, _)| g);
+                    let (names2, sets) = (arms.iter().map(|(n, _, _)| n), arms.iter().map(|(_, _, s)| s));
+                    (
+                        quote!(match self { #( Self::#names(p) => #gets, )* }),
+                        quote!(match self { #( Self::#names2(p) => { #sets } )* }),
+                    )
+                })
+            }
+            _ => meta_access(def, quote!(self)),
+        };
+        if let Some((get, set)) = access {
             items.push(quote! {
                 impl ParamsMeta for #name {
                     fn progress_token(&self) -> Option<&ProgressToken> { #get }
@@ -803,6 +816,21 @@ fn render_methods(model: &Model) -> Result<TokenStream> {
         #(#items)*
         /// Every request and notification of every revision, sorted by type name.
         pub static METHODS: &[MethodInfo] = &[ #(#table)* ];
+    })
+}
+
+/// How to read and set the progress token of params `def` (a struct with a request `_meta`)
+/// held in `recv`: the getter and setter expressions, or `None` without such a `_meta`.
+fn meta_access(def: &Def, recv: TokenStream) -> Option<(TokenStream, TokenStream)> {
+    let Kind::Struct { fields, .. } = &def.kind else { return None };
+    let f = fields.iter().find(|f| f.json == "_meta" && f.ty == Ty::Named("RequestMetaObject".to_owned()))?;
+    Some(if is_required(def, f) {
+        (quote!(#recv.meta.progress_token.as_ref()), quote!(#recv.meta.progress_token = Some(token);))
+    } else {
+        (
+            quote!(#recv.meta.as_ref()?.progress_token.as_ref()),
+            quote!(#recv.meta.get_or_insert_with(Default::default).progress_token = Some(token);),
+        )
     })
 }
 

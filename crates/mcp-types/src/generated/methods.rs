@@ -265,9 +265,21 @@ impl ParamsMeta for CreateMessageRequestParams {
 }
 impl ParamsMeta for ElicitRequestParams {
     fn progress_token(&self) -> Option<&ProgressToken> {
-        None
+        match self {
+            Self::ElicitRequestURL(p) => p.meta.as_ref()?.progress_token.as_ref(),
+            Self::ElicitRequestForm(p) => p.meta.as_ref()?.progress_token.as_ref(),
+        }
     }
-    fn set_progress_token(&mut self, _token: ProgressToken) {}
+    fn set_progress_token(&mut self, token: ProgressToken) {
+        match self {
+            Self::ElicitRequestURL(p) => {
+                p.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+            }
+            Self::ElicitRequestForm(p) => {
+                p.meta.get_or_insert_with(Default::default).progress_token = Some(token);
+            }
+        }
+    }
 }
 impl ParamsMeta for GetPromptRequestParams {
     fn progress_token(&self) -> Option<&ProgressToken> {
