@@ -719,6 +719,9 @@ async fn write_loop<W: TransportWrite>(
 ) {
     // Empty until the first frame: an idle connection (an HTTP session, say) holds no batch.
     let mut batch = Vec::new();
+    // Registered once, not once per frame.
+    let finished = finish.cancelled();
+    tokio::pin!(finished);
     loop {
         tokio::select! {
             biased;
@@ -727,7 +730,7 @@ async fn write_loop<W: TransportWrite>(
                     break;
                 }
             }
-            _ = finish.cancelled() => {
+            _ = &mut finished => {
                 // The reader is done: write what is queued, then close.
                 while let Ok(f) = rx.try_recv() {
                     batch.push(f);
@@ -755,10 +758,13 @@ async fn write_loop<W: TransportWrite>(
 
 async fn read_loop<R: TransportRead>(mut reader: R, peer: &Peer, service: Arc<dyn Service>) {
     let shared = &peer.shared;
+    // Registered once, not once per message: each registration locks the token's waiters.
+    let shutdown = shared.shutdown.cancelled();
+    tokio::pin!(shutdown);
     loop {
         let item = tokio::select! {
             biased;
-            _ = shared.shutdown.cancelled() => break,
+            _ = &mut shutdown => break,
             item = reader.read() => item,
         };
         match item {

@@ -19,6 +19,13 @@ use serde_json::value::RawValue;
 /// The `_meta` key that carries a 2026-07-28 request's protocol revision.
 pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 
+/// For `#[serde(deserialize_with = "...")]` on an `Option<&RawValue>` member: a member that is
+/// present reads as `Some`, `null` included (plain `Option` reads `null` as absent, which would
+/// turn the response `{"result":null}` into one without a result).
+pub fn present<'de: 'a, 'a, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'a RawValue>, D::Error> {
+    <&'a RawValue as serde::Deserialize>::deserialize(d).map(Some)
+}
+
 /// Whether `json` names [`PROTOCOL_VERSION_KEY`] verbatim: the cheap test, before any parsing,
 /// of whether a request may be a 2026-07-28 one (one search, with a finder built once).
 pub fn names_protocol_version(json: &str) -> bool {

@@ -321,7 +321,7 @@ struct Probe<'a> {
     id: Option<RequestId>,
     #[serde(default)]
     method: Option<serde::de::IgnoredAny>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "mcp_jsonrpc::raw::present")]
     result: Option<&'a RawValue>,
     #[serde(default)]
     error: Option<serde::de::IgnoredAny>,
