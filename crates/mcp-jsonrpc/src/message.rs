@@ -163,7 +163,7 @@ fn parse_batch(frame: &[u8]) -> Parsed {
     let items: Vec<&RawValue> = match serde_json::from_slice(frame) {
         Ok(items) => items,
         Err(e) => {
-            return Parsed::Invalid { id: None, error: classify(&e) };
+            return Parsed::Invalid { id: None, error: classify(frame, &e) };
         }
     };
     if items.is_empty() {
@@ -186,9 +186,15 @@ fn parse_batch(frame: &[u8]) -> Parsed {
     )
 }
 
-fn classify(e: &serde_json::Error) -> ErrorObject {
+/// The error for a frame that did not read as what it had to be: a member of the wrong type
+/// (-32600) stops serde before the end of the frame, so the rest is checked for being JSON at
+/// all (-32700 when it is not).
+fn classify(frame: &[u8], e: &serde_json::Error) -> ErrorObject {
     match e.classify() {
-        serde_json::error::Category::Data => ErrorObject::invalid_request(e),
+        serde_json::error::Category::Data => match serde_json::from_slice::<serde::de::IgnoredAny>(frame) {
+            Ok(_) => ErrorObject::invalid_request(e),
+            Err(syntax) => ErrorObject::parse_error(syntax),
+        },
         _ => ErrorObject::parse_error(e),
     }
 }
@@ -221,7 +227,7 @@ fn parse_object(frame: &[u8]) -> Result<Message, InvalidMessage> {
         Err(e) => {
             // Salvage the id for the error response when the rest is malformed.
             let id = serde_json::from_slice::<IdOnly>(frame).ok().and_then(|i| i.id);
-            return Err(InvalidMessage { id, error: classify(&e) });
+            return Err(InvalidMessage { id, error: classify(frame, &e) });
         }
     };
     let id = env.id.clone().flatten();
@@ -488,6 +494,169 @@ mod tests {
             let f = encode_error(Some(&id), &ErrorObject::new(-32600, "x"));
             let Parsed::Single(Message::Response(r)) = parse(&f) else { panic!("a response") };
             assert_eq!(r.id, Some(id));
+        }
+    }
+
+    /// What a parse yields, in a form two parsers can be compared on.
+    #[derive(Debug, PartialEq)]
+    enum Seen {
+        Request(RequestId, String),
+        Notification(String),
+        Response(Option<RequestId>, Result<serde_json::Value, i64>),
+        Invalid(Option<RequestId>, i64),
+    }
+
+    fn seen(m: Result<Message, InvalidMessage>) -> Seen {
+        match m {
+            Ok(Message::Request(r)) => Seen::Request(r.id, r.method),
+            Ok(Message::Notification(n)) => Seen::Notification(n.method),
+            Ok(Message::Response(r)) => {
+                Seen::Response(r.id, r.outcome.map(|raw| serde_json::from_str(raw.get()).unwrap()).map_err(|e| e.code))
+            }
+            Err(e) => Seen::Invalid(e.id, e.error.code),
+        }
+    }
+
+    fn observed(frame: &str) -> Vec<Seen> {
+        match parse(frame.as_bytes()) {
+            Parsed::Single(m) => vec![seen(Ok(m))],
+            Parsed::Invalid { id, error } => vec![Seen::Invalid(id, error.code)],
+            Parsed::Batch(items) => items.into_iter().map(seen).collect(),
+        }
+    }
+
+    /// The oracle: JSON-RPC 2.0's rules applied to serde_json's `Value` of the frame.
+    fn expected(frame: &str) -> Vec<Seen> {
+        use serde_json::Value;
+        fn id_of(v: &Value) -> Result<Option<RequestId>, ()> {
+            match v {
+                Value::Null => Ok(None),
+                Value::String(s) => Ok(Some(RequestId::String(s.clone()))),
+                Value::Number(n) => n
+                    .as_i64()
+                    .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 2f64.powi(53)).map(|f| f as i64))
+                    .map(|n| Some(RequestId::Integer(n)))
+                    .ok_or(()),
+                _ => Err(()),
+            }
+        }
+        fn one(v: &Value) -> Seen {
+            let Some(o) = v.as_object() else { return Seen::Invalid(None, -32600) };
+            let id = o.get("id").map(id_of);
+            let invalid = Seen::Invalid(id.clone().and_then(Result::ok).flatten(), -32600);
+            let method = match o.get("method") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(m)) => Some(m.clone()),
+                Some(_) => return invalid,
+            };
+            let error = match o.get("error") {
+                None | Some(Value::Null) => None,
+                Some(Value::Object(e)) => match (e.get("code").and_then(Value::as_i64), e.get("message")) {
+                    (Some(code), Some(Value::String(_))) => Some(code),
+                    _ => return invalid,
+                },
+                Some(_) => return invalid,
+            };
+            let result = o.get("result");
+            if o.get("jsonrpc") != Some(&Value::from("2.0")) || matches!(id, Some(Err(()))) {
+                return invalid;
+            }
+            let id = id.map(Result::unwrap);
+            if let Some(method) = method {
+                return match (result.is_some() || error.is_some(), id) {
+                    (true, _) | (false, Some(None)) => invalid,
+                    (false, None) => Seen::Notification(method),
+                    (false, Some(Some(id))) => Seen::Request(id, method),
+                };
+            }
+            match (result, error, id) {
+                (Some(r), None, Some(id)) => Seen::Response(id, Ok(r.clone())),
+                (None, Some(code), Some(id)) => Seen::Response(id, Err(code)),
+                _ => invalid,
+            }
+        }
+        match serde_json::from_str::<Value>(frame) {
+            Err(_) => vec![Seen::Invalid(None, -32700)],
+            Ok(Value::Array(items)) if items.is_empty() => vec![Seen::Invalid(None, -32600)],
+            Ok(Value::Array(items)) => items.iter().map(one).collect(),
+            Ok(v) => vec![one(&v)],
+        }
+    }
+
+    /// Random message-like frames (members of every kind, in any order, whole, cut short or
+    /// followed by junk, alone or in batches): the parser agrees with the oracle on each.
+    #[test]
+    fn parsing_agrees_with_the_rules_on_random_frames() {
+        const MEMBERS: [(&str, &[&str]); 6] = [
+            ("jsonrpc", &[r#""2.0""#, r#""2\u002e0""#, r#""1.0""#, "2", "null"]),
+            (
+                "id",
+                &["1", "-3", r#""a""#, r#""\u0041""#, "1.0", "1.5", "18446744073709551615", "{}", "[]", "true", "null"],
+            ),
+            ("method", &[r#""m""#, r#""tools/call""#, "5", "null"]),
+            ("params", &["{}", r#"{"a":[1,{"b":null}]}"#, "[]", "null", "1"]),
+            ("result", &["null", "{}", r#"{"x":1}"#, "1", r#""s""#]),
+            (
+                "error",
+                &[
+                    r#"{"code":-1,"message":"x"}"#,
+                    r#"{"code":2,"message":"y","data":[1]}"#,
+                    "null",
+                    r#"{"code":"x","message":"y"}"#,
+                    "{}",
+                    "1",
+                ],
+            ),
+        ];
+        struct Gen(u64);
+        impl Gen {
+            fn next(&mut self, n: usize) -> usize {
+                self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((self.0 >> 33) % n as u64) as usize
+            }
+            fn object(&mut self) -> String {
+                let mut members = Vec::new();
+                for (key, values) in MEMBERS {
+                    if self.next(3) != 0 {
+                        members.push(format!(r#""{key}":{}"#, values[self.next(values.len())]));
+                    }
+                }
+                if self.next(4) == 0 {
+                    members.push(r#""extra":{"id":9}"#.into());
+                }
+                for i in (1..members.len()).rev() {
+                    let j = self.next(i + 1);
+                    members.swap(i, j);
+                }
+                let gap = [" ", "", "\n\t"][self.next(3)];
+                format!("{{{gap}{}{gap}}}", members.join(&format!(",{gap}")))
+            }
+            fn spoil(&mut self, mut text: String) -> String {
+                match self.next(8) {
+                    0 => {
+                        text.truncate(self.next(text.len()));
+                        text
+                    }
+                    1 => text + [" x", "}", ",", "]"][self.next(4)],
+                    _ => text,
+                }
+            }
+        }
+        let mut g = Gen(11);
+        for _ in 0..20_000 {
+            let frame = if g.next(5) == 0 {
+                let items: Vec<String> = (0..g.next(4))
+                    .map(|_| {
+                        let o = g.object();
+                        g.spoil(o)
+                    })
+                    .collect();
+                g.spoil(format!("[{}]", items.join(",")))
+            } else {
+                let o = g.object();
+                g.spoil(o)
+            };
+            assert_eq!(observed(&frame), expected(&frame), "{frame}");
         }
     }
 }
