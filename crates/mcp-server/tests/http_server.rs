@@ -331,6 +331,35 @@ async fn a_session_from_initialize_to_delete() {
 }
 
 #[tokio::test]
+async fn the_2026_version_key_as_argument_text_is_no_2026_request() {
+    // The key of the 2026-07-28 envelope, quoted in an argument of a session's call, in a
+    // batch of 2025-03-26, and as a key of the arguments: none of it is a `_meta` member.
+    let h = start(HttpServerConfig::default()).await;
+    let key = "io.modelcontextprotocol/protocolVersion";
+    let session = h.initialize().await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": key}}});
+    let resp = h.post(Some(&session), body).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(text_of(&Sse::new(resp).message().await), key);
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "x", key: "2026-07-28"}}});
+    let resp = h.post(Some(&session), body).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(text_of(&Sse::new(resp).message().await), "x");
+
+    let old = h.initialize_at("2025-03-26").await;
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": key}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "ping"},
+    ]);
+    let resp = h.post_at("2025-03-26", &old, batch).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let answers = Sse::new(resp).message().await;
+    assert_eq!(text_of(&answers[0]), key, "{answers}");
+}
+
+#[tokio::test]
 async fn bad_requests_get_the_right_status_and_the_server_goes_on() {
     let h = start(HttpServerConfig::default().max_body(1 << 16)).await;
     let session = h.initialize().await;

@@ -301,7 +301,10 @@ fn classify(body: &[u8]) -> Result<Classified, Response> {
     let mut take = |m: &Message| {
         if let Message::Request(r) = m {
             initialize |= r.method == "initialize";
-            modern_meta |= r.params.as_ref().is_some_and(|p| json::names_protocol_version(p.get()));
+            // The quick search first; then the params' index (which the server reads through
+            // later) confirms that the key is a member of `_meta`, not text in an argument.
+            modern_meta |= r.params.as_ref().is_some_and(|p| json::names_protocol_version(p.get()))
+                && r.meta(PROTOCOL_VERSION_KEY).is_some();
             requests.push(r.id.clone());
         }
     };
