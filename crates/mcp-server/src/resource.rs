@@ -265,11 +265,24 @@ impl UriTemplate {
     }
 
     /// Matches `uri`, returning the variables' (percent-decoded) values.
+    ///
+    /// Linear in the length of `uri`: the split points looked at are bounded by twice its
+    /// length plus 100,000 (a URI whose backtracking through several variables needs more
+    /// does not match), so that no URI a client sends can keep the server busy.
     pub fn matches(&self, uri: &str) -> Option<UriVariables> {
-        let mut vars = UriVariables::new();
-        match_parts(&self.parts, uri, &mut vars).then_some(vars)
+        let mut found = Vec::new();
+        let mut budget = MATCH_BUDGET + 2 * uri.len();
+        if !match_parts(&self.parts, uri, &mut found, &mut budget) {
+            return None;
+        }
+        // Values are decoded once, after the match: later captures of a name win.
+        Some(found.into_iter().map(|(name, raw)| (name.to_owned(), decode(raw))).collect())
     }
 }
+
+/// How many split points [`UriTemplate::matches`] looks at for one URI, beyond twice its
+/// length.
+const MATCH_BUDGET: usize = 100_000;
 
 fn decode(s: &str) -> String {
     let bytes = s.as_bytes();
@@ -290,36 +303,43 @@ fn decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn match_parts(parts: &[Part], uri: &str, vars: &mut UriVariables) -> bool {
+/// Matches `parts` against `uri`, pushing each variable's raw (not yet decoded) value onto
+/// `found`; on failure `found` is as it was.
+fn match_parts<'p, 'u>(
+    parts: &'p [Part],
+    uri: &'u str,
+    found: &mut Vec<(&'p str, &'u str)>,
+    budget: &mut usize,
+) -> bool {
     let Some((first, rest)) = parts.split_first() else {
         return uri.is_empty();
     };
     match first {
-        Part::Literal(lit) => uri.strip_prefix(lit.as_str()).is_some_and(|u| match_parts(rest, u, vars)),
+        Part::Literal(lit) => uri.strip_prefix(lit.as_str()).is_some_and(|u| match_parts(rest, u, found, budget)),
         Part::Query(names) => {
             let Some(query) = uri.strip_prefix('?') else {
                 return uri.is_empty() && rest.is_empty();
             };
             let (query, tail) = query.split_once('#').map_or((query, ""), |(q, t)| (q, t));
-            for pair in query.split('&').filter(|p| !p.is_empty()) {
-                let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-                if names.iter().any(|n| n == k) {
-                    vars.insert(k.to_owned(), decode(v));
-                }
-            }
-            tail.is_empty() && rest.is_empty()
-        }
-        Part::Simple(name) | Part::Reserved(name) | Part::Path(name) => {
-            let (uri, prefix_ok) = match first {
-                Part::Path(_) => match uri.strip_prefix('/') {
-                    Some(u) => (u, true),
-                    None => (uri, false),
-                },
-                _ => (uri, true),
-            };
-            if !prefix_ok {
+            if !(tail.is_empty() && rest.is_empty()) {
                 return false;
             }
+            for pair in query.split('&').filter(|p| !p.is_empty()) {
+                let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                if let Some(name) = names.iter().find(|n| *n == k) {
+                    found.push((name, v));
+                }
+            }
+            true
+        }
+        Part::Simple(name) | Part::Reserved(name) | Part::Path(name) => {
+            let uri = match first {
+                Part::Path(_) => match uri.strip_prefix('/') {
+                    Some(u) => u,
+                    None => return false,
+                },
+                _ => uri,
+            };
             // `{+var}` takes reserved characters too, but not the `?` that starts a query
             // expression right after it.
             let stops: &[char] = match (first, rest.first()) {
@@ -327,15 +347,31 @@ fn match_parts(parts: &[Part], uri: &str, vars: &mut UriVariables) -> bool {
                 (Part::Reserved(_), _) => &[],
                 _ => &['/', '?', '#'],
             };
-            // Try the longest value first; values are never empty.
             let limit = uri.find(stops).unwrap_or(uri.len());
-            for end in (1..=limit).rev().filter(|e| uri.is_char_boundary(*e)) {
-                let mut attempt = vars.clone();
-                attempt.insert(name.clone(), decode(&uri[..end]));
-                if match_parts(rest, &uri[end..], &mut attempt) {
-                    *vars = attempt;
+            // Where the value may end: only where what follows it can start.
+            let may_end = |end: usize| match rest.first() {
+                None => end == uri.len(),
+                Some(Part::Literal(lit)) => uri[end..].starts_with(lit.as_str()),
+                Some(Part::Query(_)) => end == uri.len() || uri[end..].starts_with('?'),
+                Some(Part::Path(_)) => uri[end..].starts_with('/'),
+                // Two variables side by side are refused by `parse`.
+                Some(Part::Simple(_) | Part::Reserved(_)) => true,
+            };
+            // Try the longest value first; values are never empty.
+            for end in (1..=limit).rev() {
+                if *budget == 0 {
+                    return false;
+                }
+                *budget -= 1;
+                if !uri.is_char_boundary(end) || !may_end(end) {
+                    continue;
+                }
+                let before = found.len();
+                found.push((name, &uri[..end]));
+                if match_parts(rest, &uri[end..], found, budget) {
                     return true;
                 }
+                found.truncate(before);
             }
             false
         }
@@ -352,6 +388,28 @@ mod tests {
 
     fn kv(pairs: &[(&str, &str)]) -> Option<Vec<(String, String)>> {
         Some(pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect())
+    }
+
+    #[test]
+    fn long_uris_match_in_linear_time_and_backtracking_is_bounded() {
+        // 4 MiB: one pass over it, not one decode of every prefix.
+        let long = "a".repeat(4 << 20);
+        let got = m("test://items/{id}", &format!("test://items/{long}")).unwrap();
+        assert_eq!(got[0].1.len(), long.len());
+        assert_eq!(m("test://items/{id}", &format!("test://items/{long}/")), None);
+        let got = m("file:///{+path}.txt", &format!("file:///{long}/b.txt")).unwrap();
+        assert_eq!(got[0].1.len(), long.len() + 2);
+        assert_eq!(m("file:///{+path}.txt", &format!("file:///{long}")), None);
+        // Three reserved variables over a run of their separator: cubic to search in full; the
+        // budget ends it.
+        let dots = ".".repeat(20_000);
+        assert_eq!(m("x://{+a}.{+b}.{+c}!", &format!("x://{dots}")), None);
+        // Each split of the first variable would scan all of the rest for the second.
+        assert_eq!(m("x://{+a}/{+b}!", &format!("x://{}", "/".repeat(1 << 20))), None);
+        // Backtracking that fits the budget still finds the match, and the later of two
+        // captures of one query name wins.
+        assert_eq!(m("x://{+a}.{+b}.txt", "x://1.2.3.txt"), kv(&[("a", "1.2"), ("b", "3")]));
+        assert_eq!(m("x://{id}{?id}", "x://p?id=q&id=r"), kv(&[("id", "r")]));
     }
 
     #[test]
