@@ -226,11 +226,13 @@ fn parse_object(frame: &[u8]) -> Result<Message, InvalidMessage> {
         Ok(env) => env,
         Err(e) => {
             // Salvage the id for the error response when the rest is malformed.
-            let id = serde_json::from_slice::<IdOnly>(frame).ok().and_then(|i| i.id);
+            let id = serde_json::from_slice::<IdOnly>(frame).ok().and_then(IdOnly::request_id);
             return Err(InvalidMessage { id, error: classify(frame, &e) });
         }
     };
-    let id = env.id.clone().flatten();
+    // The error answers with the id of a request only: an invalid response's id names a
+    // request of the other side's, which our error would look like the answer to.
+    let id = if env.method.is_some() { env.id.clone().flatten() } else { None };
     let invalid = |msg: &str| InvalidMessage { id: id.clone(), error: ErrorObject::invalid_request(msg) };
     if env.jsonrpc.as_deref() != Some("2.0") {
         return Err(invalid("`jsonrpc` must be \"2.0\""));
@@ -263,6 +265,15 @@ fn parse_object(frame: &[u8]) -> Result<Message, InvalidMessage> {
 struct IdOnly {
     #[serde(default)]
     id: Option<RequestId>,
+    #[serde(default)]
+    method: Option<serde::de::IgnoredAny>,
+}
+
+impl IdOnly {
+    /// The id, if the frame is a request (see `parse_object`).
+    fn request_id(self) -> Option<RequestId> {
+        self.method.and(self.id)
+    }
 }
 
 /// Anything that can be written as the `params` or `result` member.
@@ -543,7 +554,9 @@ mod tests {
         fn one(v: &Value) -> Seen {
             let Some(o) = v.as_object() else { return Seen::Invalid(None, -32600) };
             let id = o.get("id").map(id_of);
-            let invalid = Seen::Invalid(id.clone().and_then(Result::ok).flatten(), -32600);
+            // Only a request's id is answered (an invalid response's id is the other side's).
+            let is_request = o.get("method").is_some_and(|m| !m.is_null());
+            let invalid = Seen::Invalid(id.clone().and_then(Result::ok).flatten().filter(|_| is_request), -32600);
             let method = match o.get("method") {
                 None | Some(Value::Null) => None,
                 Some(Value::String(m)) => Some(m.clone()),

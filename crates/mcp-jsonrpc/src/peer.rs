@@ -341,8 +341,13 @@ struct Shared {
     closed: AtomicBool,
     /// Fires once both tasks are done.
     done: CancellationToken,
-    /// Woken when the last running handler finishes.
+    /// Woken when the last running handler finishes, and when the last spawned handler's
+    /// response is queued.
     idle: tokio::sync::Notify,
+    /// Spawned handlers whose response is not queued yet: they leave `running` before they
+    /// queue it (so that the id is free once the answer is out), and the writer must not close
+    /// before they have queued it.
+    answering: AtomicUsize,
     /// Handlers are first polled on the reader task (a current-thread runtime).
     inline: bool,
     /// Handlers being polled on the reader task now (not in `running`).
@@ -365,6 +370,7 @@ impl Shared {
             closed: AtomicBool::new(false),
             done: CancellationToken::new(),
             idle: tokio::sync::Notify::new(),
+            answering: AtomicUsize::new(0),
             inline,
             inline_running: AtomicUsize::new(0),
         })
@@ -543,6 +549,12 @@ impl Peer {
         }
         let (tx, mut rx) = oneshot::channel();
         lock(&shared.pending).insert(rid.clone(), Pending { tx });
+        // The connection may have ended between the check above and the insert, after its
+        // pending calls were cleared: nothing would ever complete this one.
+        if self.is_closed() {
+            lock(&shared.pending).remove(&rid);
+            return Err(CallError::Closed);
+        }
         let started = Instant::now();
         let activity = Arc::new(Mutex::new(started));
         let token = options.progress.as_ref().map(|callback| {
@@ -803,7 +815,7 @@ async fn wind_down(shared: &Shared) {
         let idle = shared.idle.notified();
         tokio::pin!(idle);
         idle.as_mut().enable();
-        if lock(&shared.running).is_empty() {
+        if lock(&shared.running).is_empty() && shared.answering.load(Ordering::Acquire) == 0 {
             break;
         }
         tokio::select! {
@@ -925,9 +937,10 @@ impl BatchCollector {
             }
             std::mem::take(&mut *frames)
         };
-        if !frames.is_empty() {
-            send(shared, message::encode_batch(&frames), self.route.clone()).await;
-        }
+        // A batch whose requests all ended without a response (cancelled) gets the empty
+        // frame that tells routing transports no response will come, as a single request does.
+        let frame = if frames.is_empty() { Bytes::new() } else { message::encode_batch(&frames) };
+        send(shared, frame, self.route.clone()).await;
     }
 }
 
@@ -1120,6 +1133,25 @@ fn leave_running(shared: &Shared, id: &RequestId) {
     }
 }
 
+/// A spawned handler, from its spawning until its response is queued (see
+/// [`Shared::answering`]).
+struct Answering(Arc<Shared>);
+
+impl Answering {
+    fn new(shared: Arc<Shared>) -> Answering {
+        shared.answering.fetch_add(1, Ordering::AcqRel);
+        Answering(shared)
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        if self.0.answering.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
 /// Runs a request handler as its own task, until it answers or is cancelled.
 fn spawn_request(
     shared: Arc<Shared>,
@@ -1129,7 +1161,9 @@ fn spawn_request(
     cancel: CancellationToken,
     fut: BoxFuture<Reply>,
 ) {
+    let answering = Answering::new(shared.clone());
     tokio::spawn(async move {
+        let _answering = answering;
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => None,

@@ -92,7 +92,9 @@ async fn bad_input_gets_the_right_error_and_the_connection_keeps_serving() {
         ("{not json", json!(null)),
         ("[1,", json!(null)),
         ("42", json!(null)),
-        (r#"{"jsonrpc":"2.0","id":5}"#, json!(5)),
+        // A response with neither result nor error: its id names one of the other side's
+        // requests, so the error must not look like the answer to it.
+        (r#"{"jsonrpc":"2.0","id":5}"#, json!(null)),
         (r#"{"id":6,"method":"ping"}"#, json!(6)),
         (r#"{"jsonrpc":"2.0","id":7,"method":"no/such"}"#, json!(7)),
         (r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"nom":"x"}}"#, json!(8)),
@@ -631,4 +633,69 @@ async fn a_driven_request_can_be_cancelled_from_the_moment_its_handler_first_run
     let frames = sink.take();
     assert_eq!(frames[0].0["result"]["content"][0]["text"], "cancelled");
     assert_eq!(driven.peer().running_requests(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_batch_whose_requests_all_end_unanswered_tells_the_transport_so() {
+    // An HTTP POST of a 2025-03-26 batch waits for the batch's frame; when every request of
+    // it is cancelled, the empty frame says that none will come.
+    let sink = Arc::new(Recorder::default());
+    let driven = Peer::driven(sink.clone(), Arc::new(router()), PeerConfig::default());
+    driven.peer().set_protocol_version(ProtocolVersion::V2025_03_26);
+    let batch = json!([{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait"}}]);
+    driven.dispatch(parsed(batch), None).await;
+    assert!(sink.take().is_empty());
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}});
+    driven.dispatch(parsed(cancel), None).await;
+    tokio::time::timeout(Duration::from_secs(10), sink.wait_for(1)).await.expect("a frame for the batch");
+    let frames = sink.take();
+    assert_eq!(frames[0].0, Value::Null, "{frames:?}");
+    assert_eq!(frames[0].1, mcp_jsonrpc::Route::Response(mcp_jsonrpc::RequestId::Integer(1)));
+}
+
+#[tokio::test]
+async fn a_handler_that_answers_after_the_end_of_input_is_still_answered() {
+    // The other side closes its end while a handler runs, with the transport and the outgoing
+    // queue full; the handler then answers: its answer must be queued before the writer closes
+    // (the engine waits for spawned handlers' answers to be queued, not only for the handlers
+    // to end; this test does not force the interleaving where that matters).
+    let (waiting, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let router = {
+        let (waiting, release) = (waiting.clone(), release.clone());
+        Router::new().request::<CallToolRequest, _, _>(move |_params, ctx| {
+            let (waiting, release) = (waiting.clone(), release.clone());
+            async move {
+                let note = |i: i32| {
+                    let peer = ctx.peer().clone();
+                    async move {
+                        let params = serde_json::from_value(json!({"level": "info", "data": i})).unwrap();
+                        peer.notify::<mcp_types::LoggingMessageNotification>(params).await
+                    }
+                };
+                // Three fit: one in the transport, one being written, one queued.
+                for i in 0..3 {
+                    note(i).await.unwrap();
+                }
+                waiting.notify_one();
+                release.notified().await;
+                Ok(CallToolResult::success(vec![ContentBlock::text("late")]))
+            }
+        })
+    };
+    let (a, b) = memory(1);
+    let config = PeerConfig { outgoing_capacity: 1, shutdown_grace: Duration::from_secs(30), ..PeerConfig::default() };
+    let peer = Peer::spawn(a, Arc::new(router), config);
+    let (mut read, mut write) = b.split();
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"any"}}"#;
+    write.write(&[Bytes::from_static(call.as_bytes()).into()]).await.unwrap();
+    waiting.notified().await;
+    write.close().await.unwrap();
+    release.notify_one();
+    let mut frames = Vec::new();
+    while let Some(Ok(f)) = read.read().await {
+        frames.push(serde_json::from_slice::<Value>(&f.frame).unwrap());
+    }
+    assert_eq!(frames.len(), 4, "{frames:?}");
+    assert_eq!(frames[3]["result"]["content"][0]["text"], "late", "{frames:?}");
+    peer.closed().await;
 }
