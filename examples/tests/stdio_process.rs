@@ -65,6 +65,38 @@ async fn a_child_that_ignores_stdin_eof_gets_sigterm() {
 }
 
 #[tokio::test]
+async fn a_child_that_ignores_stdin_while_a_write_to_it_is_stuck_still_gets_sigterm() {
+    use mcp_sdk::jsonrpc::transport::{Transport as _, TransportWrite as _};
+    let cmd = ChildCommand::new("sleep").arg("600").grace(Duration::from_millis(200));
+    let (transport, child) = ChildProcess::spawn(cmd).unwrap();
+    let (_read, mut write) = transport.split();
+    // 1 MiB to a child that never reads: the pipe fills, and the write waits (holding stdin).
+    let frames = [bytes::Bytes::from(vec![b' '; 1 << 20]).into()];
+    let mut stuck = Box::pin(write.write(&frames));
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(stuck.as_mut().poll(cx))).await;
+    assert!(first.is_pending(), "the write is stuck on the full pipe");
+    let ended = tokio::time::timeout(Duration::from_secs(60), child.shutdown()).await.expect("shutdown ends").unwrap();
+    assert_eq!(ended.step, ShutdownStep::Terminated);
+    drop(stuck);
+}
+
+#[tokio::test]
+async fn a_childs_stderr_is_read_whole_whatever_its_bytes() {
+    // Not UTF-8, then a line too long to keep whole, then a plain line: every line is read
+    // (a reader that stopped would close the pipe under the child).
+    let script = r#"printf '\377\376\n' >&2; head -c 100000 /dev/zero | tr '\0' x >&2; printf '\nhi\n' >&2"#;
+    let cmd = ChildCommand::new("sh").args(["-c", script]).stderr(StderrMode::Capture);
+    let (_transport, mut child) = ChildProcess::spawn(cmd).unwrap();
+    let (status, _) = child.wait_with_report().await.unwrap();
+    assert!(status.success(), "{status:?}");
+    let tail = child.stderr_tail();
+    assert_eq!(tail.len(), 3, "{:?}", tail.iter().map(|l| l.len()).collect::<Vec<_>>());
+    assert_eq!(tail[0], "\u{FFFD}\u{FFFD}");
+    assert_eq!(tail[1], "x".repeat(16 * 1024));
+    assert_eq!(tail[2], "hi");
+}
+
+#[tokio::test]
 async fn a_child_that_ignores_sigterm_gets_sigkill() {
     let cmd = ChildCommand::new("sh").args(["-c", "trap '' TERM; exec sleep 600"]).grace(Duration::from_millis(200));
     let (_transport, child) = ChildProcess::spawn(cmd).unwrap();

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use mcp_jsonrpc::Transport;
 use mcp_jsonrpc::transport::{Outbound, TransportWrite};
-use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::lines::{DEFAULT_MAX_LINE, LineRead, LineWrite};
@@ -201,8 +201,13 @@ impl ChildProcess {
             let keep = command.stderr_tail_lines;
             let name = program.clone();
             stderr_task = Some(tokio::spawn(async move {
-                let mut lines = BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
+                let mut reader = BufReader::new(stderr);
+                let mut bytes = Vec::new();
+                // Read to the end whatever it holds (not UTF-8, endless lines): a reader that
+                // stopped would close the pipe, and the child's next write to stderr would
+                // kill it (SIGPIPE).
+                while let Ok(true) = read_capped_line(&mut reader, &mut bytes, MAX_STDERR_LINE).await {
+                    let line = String::from_utf8_lossy(bytes.strip_suffix(b"\r").unwrap_or(&bytes)).into_owned();
                     match mode {
                         StderrMode::Forward => eprintln!("[{name}] {line}"),
                         StderrMode::Trace => {
@@ -274,10 +279,16 @@ impl ChildProcess {
     /// Stops the child: closes its stdin and waits; then SIGTERM and waits; then SIGKILL. The
     /// child is always reaped. Returns how it ended.
     pub async fn shutdown(mut self) -> Result<Shutdown, ChildError> {
-        if let Some(mut w) = self.stdin.lock().await.take() {
-            let _ = w.close().await;
-        }
-        if let Ok(status) = tokio::time::timeout(self.grace, self.child.wait()).await {
+        // A write the child does not read holds stdin (a full pipe): then the grace is spent
+        // waiting for it, and the child gets SIGTERM with its stdin still open.
+        let closed = tokio::time::timeout(self.grace, async {
+            if let Some(mut w) = self.stdin.lock().await.take() {
+                let _ = w.close().await;
+            }
+        })
+        .await
+        .is_ok();
+        if closed && let Ok(status) = tokio::time::timeout(self.grace, self.child.wait()).await {
             return Ok(Shutdown { status: status?, step: ShutdownStep::StdinClosed });
         }
         if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()).and_then(rustix::process::Pid::from_raw) {
@@ -310,4 +321,46 @@ pub enum ShutdownStep {
     Terminated,
     /// It was killed with SIGKILL.
     Killed,
+}
+
+/// The longest stderr line kept; the rest of a longer line is read and dropped.
+const MAX_STDERR_LINE: usize = 16 * 1024;
+
+/// Reads the next line of `reader` into `line`, without its newline, keeping at most `max`
+/// bytes of it (the rest of a longer line is read and dropped): `false` at the end of the
+/// stream.
+async fn read_capped_line<R: AsyncBufRead + Unpin>(reader: &mut R, line: &mut Vec<u8>, max: usize) -> io::Result<bool> {
+    line.clear();
+    let mut any = false;
+    loop {
+        let chunk = reader.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        let newline = chunk.iter().position(|&b| b == b'\n');
+        let end = newline.unwrap_or(chunk.len());
+        let room = max.saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..end.min(room)]);
+        reader.consume(newline.map_or(end, |i| i + 1));
+        if newline.is_some() {
+            return Ok(true);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn stderr_lines_are_capped_and_any_bytes_are_read() {
+        let mut input: &[u8] = b"a\r\n\xff\xfe\nxxxxxxxxxx\nlast";
+        let mut line = Vec::new();
+        let mut lines = Vec::new();
+        while read_capped_line(&mut input, &mut line, 4).await.unwrap() {
+            lines.push(line.clone());
+        }
+        assert_eq!(lines, [b"a\r".to_vec(), b"\xff\xfe".to_vec(), b"xxxx".to_vec(), b"last".to_vec()]);
+    }
 }
