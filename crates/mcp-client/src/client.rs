@@ -878,10 +878,15 @@ where
 {
     let mut all = Vec::new();
     let mut cursor = None;
+    // A server that hands back a cursor it gave before would page forever.
+    let mut seen = std::collections::HashSet::new();
     for _ in 0..MAX_PAGES {
         let (items, next) = fetch(cursor).await?;
         all.extend(items);
         match next {
+            Some(c) if !seen.insert(c.clone()) => {
+                return Err(ClientError::Local(format!("{method} repeated the cursor `{c}`: its pages loop")));
+            }
             Some(c) => cursor = Some(c),
             None => return Ok(all),
         }
@@ -1394,5 +1399,32 @@ impl Client {
             stopped?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn paging_stops_at_a_repeated_cursor() {
+        let mut pages = 0;
+        let err = collect_pages("tools/list", |_cursor| {
+            pages += 1;
+            async { Ok::<_, ClientError>((vec![1], Some("again".to_owned()))) }
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(pages, 2);
+        assert!(err.to_string().contains("repeated the cursor"), "{err}");
+        let mut next = 0;
+        let all = collect_pages("tools/list", |_cursor| {
+            next += 1;
+            let cursor = (next < 3).then(|| next.to_string());
+            async move { Ok::<_, ClientError>((vec![next], cursor)) }
+        })
+        .await
+        .unwrap();
+        assert_eq!(all, [1, 2, 3]);
     }
 }

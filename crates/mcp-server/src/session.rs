@@ -152,7 +152,7 @@ fn page<T: Clone>(items: &[T], cursor: Option<&str>, size: usize) -> Result<(Vec
             .filter(|n| *n <= items.len())
             .ok_or_else(|| ErrorObject::invalid_params(format!("invalid cursor `{c}`")))?,
     };
-    let end = (start + size).min(items.len());
+    let end = start.saturating_add(size).min(items.len());
     let next = (end < items.len()).then(|| URL_SAFE_NO_PAD.encode(format!("o:{end}")));
     Ok((items[start..end].to_vec(), next))
 }
@@ -471,6 +471,10 @@ async fn dispatch(
         }
         "logging/setLevel" => {
             let p: SetLevelRequestParams = decode_params(params)?;
+            // The level is one of the eight of RFC 5424; anything else is invalid params.
+            if let mcp_types::LoggingLevel::Other(level) = &p.level {
+                return Err(ErrorObject::invalid_params(format!("unknown logging level `{level}`")));
+            }
             state.inner().log_level = Some(p.level);
             respond(rctx, &mcp_types::EmptyResult::default(), era)
         }
@@ -499,4 +503,24 @@ fn initialize(
     let mut result = InitializeResult::new(server.capabilities.clone(), version.as_str(), server.info.clone());
     result.instructions = server.instructions.clone();
     respond(rctx, &result, &Era::legacy(version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_of_any_size_and_forged_cursors_do_not_panic() {
+        let items = [1, 2, 3];
+        let (all, next) = page(&items, None, usize::MAX).unwrap();
+        assert_eq!((all, next), (vec![1, 2, 3], None));
+        // The offset 1, as a cursor: valid, whatever the page size.
+        let cursor = URL_SAFE_NO_PAD.encode("o:1");
+        assert_eq!(page(&items, Some(&cursor), usize::MAX).unwrap(), (vec![2, 3], None));
+        let (two, next) = page(&items, None, 2).unwrap();
+        assert_eq!(two, [1, 2]);
+        assert_eq!(page(&items, next.as_deref(), 2).unwrap(), (vec![3], None));
+        let beyond = URL_SAFE_NO_PAD.encode("o:4");
+        assert_eq!(page(&items, Some(&beyond), 2).unwrap_err().code, -32602);
+    }
 }

@@ -295,6 +295,8 @@ async fn results_take_each_revisions_form() {
 async fn progress_and_logging_reach_the_client() {
     let server = server();
     let mut c = connect(&server, "2025-06-18", json!({})).await;
+    // A level outside the eight of RFC 5424 is invalid params, and changes nothing.
+    assert_eq!(c.error("logging/setLevel", json!({"level": "verbose"})).await["code"], -32602);
     c.result("logging/setLevel", json!({"level": "warning"})).await;
     c.send(json!({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "progress", "_meta": {"progressToken": "tok"}}}))
         .await;
