@@ -151,6 +151,22 @@ async fn a_stream_closed_early_is_resumed_after_retry_with_last_event_id() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_ends_every_stream_with_retry_0_gets_no_tight_loop() {
+    // Every GET stream brings a priming event with `retry: 0` and ends: that is no progress,
+    // and no reason to reconnect at once.
+    let fx = Fixture::start(Options { retry_ms: 0, get_stream_ends_at_once: true, ..Options::default() }).await;
+    let client = builder().connect_http(&fx.url()).await.unwrap();
+    let gets = |log: &[Seen]| log.iter().filter(|s| s.method == "GET").map(|s| s.at).collect::<Vec<_>>();
+    let log = fx.wait_for("six GET streams", |log| gets(log).len() >= 6).await;
+    let at = gets(&log);
+    for pair in at.windows(2) {
+        let waited = pair[1] - pair[0];
+        assert!(waited >= Duration::from_millis(100), "reconnected after {waited:?}");
+    }
+    client.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_get_stream_is_reopened_with_its_last_event_id() {
     let fx = Fixture::start(Options { retry_ms: 20, ..Options::default() }).await;
     let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();

@@ -33,11 +33,20 @@ pub struct Options {
     pub retry_ms: u64,
     /// Offer a GET stream (otherwise 405).
     pub get_stream: bool,
+    /// End each GET stream right after its priming event.
+    pub get_stream_ends_at_once: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { json: false, protocol_version: None, token: None, retry_ms: 100, get_stream: true }
+        Options {
+            json: false,
+            protocol_version: None,
+            token: None,
+            retry_ms: 100,
+            get_stream: true,
+            get_stream_ends_at_once: false,
+        }
     }
 }
 
@@ -520,7 +529,9 @@ fn get_stream(shared: &Arc<Shared>, headers: &HeaderMap, session: Option<&str>) 
     let (tx, rx) = mpsc::channel(16);
     let prime = format!("id: get-{}\nretry: {}\ndata: \n\n", shared.next_event_id(), shared.options.retry_ms);
     tx.try_send(Bytes::from(prime)).unwrap();
-    shared.inner().get_streams.push(tx);
+    if !shared.options.get_stream_ends_at_once {
+        shared.inner().get_streams.push(tx);
+    }
     shared.touch();
     sse_response(rx, session)
 }

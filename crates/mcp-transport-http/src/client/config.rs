@@ -11,14 +11,18 @@ use super::error::HttpClientError;
 
 /// How an SSE stream that ended early is reconnected.
 ///
-/// A server's `retry` field, when it sent one on the stream, is the delay, exactly; without
-/// one, the delay starts at `initial_delay` and doubles up to `max_delay`. After
-/// `max_attempts` reconnections in a row that bring no event, the stream is given up (for a
-/// request's stream, the request fails).
+/// A server's `retry` field, when it sent one on the stream, is the delay (but never less than
+/// `min_delay`, so that a server sending `retry: 0` cannot make the client reconnect in a tight
+/// loop); without one, the delay starts at `initial_delay` and doubles up to `max_delay`.
+/// After `max_attempts` reconnections in a row that bring no message (events without data,
+/// such as priming events, do not count), the stream is given up (for a request's stream, the
+/// request fails).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReconnectPolicy {
-    /// Reconnections in a row without any event before giving up.
+    /// Reconnections in a row without any message before giving up.
     pub max_attempts: u32,
+    /// The shortest delay, whatever the server's `retry`.
+    pub min_delay: Duration,
     /// The first delay when the server gave no `retry`.
     pub initial_delay: Duration,
     /// The longest delay when the server gave no `retry`.
@@ -29,6 +33,7 @@ impl Default for ReconnectPolicy {
     fn default() -> Self {
         ReconnectPolicy {
             max_attempts: 5,
+            min_delay: Duration::from_millis(100),
             initial_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(30),
         }

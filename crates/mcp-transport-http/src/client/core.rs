@@ -222,7 +222,8 @@ impl Outgoing {
 struct Cursor {
     last_event_id: Option<String>,
     retry: Option<Duration>,
-    events: u64,
+    /// Events that carried a message (what counts as progress for reconnecting).
+    messages: u64,
 }
 
 /// An SSE response body, event by event.
@@ -1005,7 +1006,6 @@ impl Core {
 
     /// Handles one SSE event; `false` once the transport is closing.
     async fn on_event(&self, event: SseEvent, cursor: &mut Cursor) -> bool {
-        cursor.events += 1;
         if let Some(id) = &event.id {
             cursor.last_event_id = (!id.is_empty()).then(|| id.clone());
         }
@@ -1018,15 +1018,19 @@ impl Core {
             return self.push(Err(ReadError::Oversized { limit: self.config.max_message_size })).await;
         }
         match event.message() {
-            Some(data) => self.deliver(data.clone()).await,
+            Some(data) => {
+                cursor.messages += 1;
+                self.deliver(data.clone()).await
+            }
             None => true,
         }
     }
 
-    /// How long to wait before reconnecting a stream: the server's `retry`, exactly, or the
-    /// policy's backoff.
+    /// How long to wait before reconnecting a stream: the server's `retry`, or the policy's
+    /// backoff; never less than the policy's `min_delay`.
     fn reconnect_delay(&self, cursor: &Cursor, attempt: u32) -> Duration {
-        cursor.retry.or(*lock(&self.server_retry)).unwrap_or_else(|| self.config.reconnect.backoff(attempt))
+        let policy = &self.config.reconnect;
+        cursor.retry.or(*lock(&self.server_retry)).unwrap_or_else(|| policy.backoff(attempt)).max(policy.min_delay)
     }
 
     /// Reads a request's SSE stream until its answers came; resumes it with GET and
@@ -1038,7 +1042,7 @@ impl Core {
         let mut cursor = Cursor::default();
         let mut failures = 0u32;
         loop {
-            let seen = cursor.events;
+            let seen = cursor.messages;
             let ended = loop {
                 let next = tokio::select! {
                     biased;
@@ -1055,7 +1059,7 @@ impl Core {
                     Err(e) => break format!("broke ({e})"),
                 }
             };
-            if cursor.events > seen {
+            if cursor.messages > seen {
                 failures = 0;
             }
             if stateless {
@@ -1138,7 +1142,7 @@ impl Core {
                 r = self.get(&self.config.url, &snap, cursor.last_event_id.as_deref()) => r,
                 _ = token.cancelled() => return,
             };
-            let seen = cursor.events;
+            let seen = cursor.messages;
             match response {
                 Ok(r) if r.status().is_success() && is_event_stream(&r) => {
                     let mut body = SseBody::new(r, self.config.max_message_size);
@@ -1185,7 +1189,7 @@ impl Core {
                 }
                 Err(e) => debug!(error = %e, "opening the GET stream failed; trying again"),
             }
-            if cursor.events > seen {
+            if cursor.messages > seen {
                 failures = 0;
             } else {
                 failures += 1;
