@@ -977,7 +977,7 @@ async fn handle_message(
                                 // Not one of the requests we serve: perhaps one of our own calls
                                 // the other side ends (a `subscriptions/listen` it tears down).
                                 drop(running);
-                                service.notification(n, peer);
+                                guarded("a notification handler", || service.notification(n, peer));
                             }
                         }
                     }
@@ -994,7 +994,7 @@ async fn handle_message(
                         match route {
                             Some((callback, activity)) => {
                                 *lock(&activity) = Instant::now();
-                                callback(p);
+                                guarded("a progress callback", || callback(p));
                             }
                             None => {
                                 debug!(token = %p.progress_token, "progress for an unknown or finished request")
@@ -1004,7 +1004,7 @@ async fn handle_message(
                     Err(e) => debug!(error = %e, "malformed progress notification"),
                 }
             }
-            _ => service.notification(n, peer),
+            _ => guarded("a notification handler", || service.notification(n, peer)),
         },
         Message::Response(resp) => {
             let Some(id) = resp.id else {
@@ -1081,14 +1081,14 @@ async fn start_request(
     let ctx = RequestContext { id: id.clone(), cancel: cancel.clone(), peer: peer.related_to(id.clone()), attachment };
     let method = req.method.clone();
     if !shared.inline {
-        let fut = service.request(req, ctx);
+        let fut = start_handler(service, &method, req, ctx);
         spawn_request(shared.clone(), batch.cloned(), id, method, cancel, fut);
         return;
     }
     // On a current-thread runtime (or a driven peer, dispatched to from a task of its
     // transport) run the handler here at once, and spawn it only if it has to wait. Most
     // handlers answer without waiting, and then cost no task and no wake-up.
-    let mut fut = service.request(req, ctx);
+    let mut fut = start_handler(service, &method, req, ctx);
     // Counted apart while it has no entry in the running table.
     let unlisted = running.is_some();
     if unlisted {
@@ -1185,6 +1185,32 @@ fn spawn_request(
         };
         deliver(&shared, batch.as_ref(), &id, frame).await;
     });
+}
+
+/// Runs user code on the reader task, where a panic would end the connection: a panic is
+/// logged, and the connection goes on.
+fn guarded(what: &str, f: impl FnOnce()) {
+    if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(f)) {
+        warn!(panic = %panic_message(panic.as_ref()), "{what} panicked; the connection goes on");
+    }
+}
+
+/// The service's future for a request. Making it runs the handler's synchronous part on the
+/// reader task: a panic there becomes the request's internal error, as one in the future does.
+fn start_handler(
+    service: &Arc<dyn Service>,
+    method: &str,
+    req: message::Request,
+    ctx: RequestContext,
+) -> BoxFuture<Reply> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| service.request(req, ctx))) {
+        Ok(fut) => fut,
+        Err(panic) => {
+            let msg = panic_message(panic.as_ref());
+            warn!(%method, panic = %msg, "request handler panicked");
+            Box::pin(std::future::ready(Err(ErrorObject::internal_error(format!("handler panicked: {msg}")))))
+        }
+    }
 }
 
 /// The response frame of a handler that answered (or panicked).

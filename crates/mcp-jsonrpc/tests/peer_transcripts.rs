@@ -699,3 +699,39 @@ async fn a_handler_that_answers_after_the_end_of_input_is_still_answered() {
     assert_eq!(frames[3]["result"]["content"][0]["text"], "late", "{frames:?}");
     peer.closed().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn panics_in_code_the_reader_runs_do_not_end_the_connection() {
+    // A notification handler, and the synchronous part of a request handler (what runs before
+    // its future), run on the reader task.
+    let router = Router::new()
+        .notification::<mcp_types::InitializedNotification, _>(|_params, _peer| panic!("notified"))
+        .request::<CallToolRequest, _, _>(|params, _ctx| {
+            assert_ne!(params.name, "sync-panic", "before the future");
+            async { Ok(CallToolResult::success(vec![ContentBlock::text("fine")])) }
+        });
+    let (_peer, mut raw) = serve(router, PeerConfig::default());
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    raw.expect_silence(1).await;
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sync-panic"}}"#).await;
+    let answer = raw.recv().await;
+    assert_eq!(answer["id"], 2);
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"other"}}"#).await;
+    assert_eq!(raw.recv().await["result"]["content"][0]["text"], "fine");
+
+    // A progress callback of an outgoing call.
+    let (peer, mut raw) = client();
+    let options = CallOptions::default().on_progress(|_| panic!("progress"));
+    let call = tokio::spawn({
+        let peer = peer.clone();
+        async move { peer.request::<CallToolRequest>(call_params("x"), options).await }
+    });
+    let req = raw.recv().await;
+    let token = req["params"]["_meta"]["progressToken"].clone();
+    raw.send_json(json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": 1}}))
+        .await;
+    raw.send_json(json!({"jsonrpc": "2.0", "id": req["id"], "result": {"content": []}})).await;
+    assert!(call.await.unwrap().is_ok());
+    assert!(!peer.is_closed());
+}
