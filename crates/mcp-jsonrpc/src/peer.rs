@@ -571,14 +571,24 @@ impl Peer {
             reason: "request dropped by the caller",
             route: self.route(),
         };
-        if shared.out.send(Outbound { frame, route: self.route() }).await.is_err() {
-            guard.cancel_on_drop = false;
-            return Err(CallError::Closed);
-        }
         let timeout = options.timeout.or(shared.config.request_timeout);
         let hard = started + shared.config.max_request_timeout;
+        let cancel = options.cancel.unwrap_or_default();
+        // The wait for room in the outgoing queue (a peer that stops reading fills it) counts
+        // against the call's timeout and its cancellation too. Not sent: nothing to cancel.
+        let first_deadline = timeout.map_or(hard, |t| (started + t).min(hard));
+        let sent = tokio::select! {
+            sent = shared.out.send(Outbound { frame, route: self.route() }) => sent.map_err(|_| CallError::Closed),
+            _ = tokio::time::sleep_until(first_deadline), if !options.unbounded => {
+                Err(CallError::Timeout { method: method.to_owned(), elapsed: started.elapsed() })
+            }
+            _ = cancel.cancelled() => Err(CallError::Cancelled),
+        };
+        if let Err(e) = sent {
+            guard.cancel_on_drop = false;
+            return Err(e);
+        }
         if options.unbounded {
-            let cancel = options.cancel.unwrap_or_default();
             return tokio::select! {
                 outcome = &mut rx => {
                     guard.disarm();
@@ -594,7 +604,6 @@ impl Peer {
                 }
             };
         }
-        let cancel = options.cancel.unwrap_or_default();
         loop {
             let last = *lock(&activity);
             let deadline = timeout.map_or(hard, |t| (last + t).min(hard));

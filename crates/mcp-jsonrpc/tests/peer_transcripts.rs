@@ -735,3 +735,33 @@ async fn panics_in_code_the_reader_runs_do_not_end_the_connection() {
     assert!(call.await.unwrap().is_ok());
     assert!(!peer.is_closed());
 }
+
+#[tokio::test(start_paused = true)]
+async fn calls_time_out_and_cancel_while_waiting_for_room_to_send() {
+    // The other side reads nothing: the transport and the outgoing queue fill, and later
+    // calls wait for room. That wait counts against their timeout and their cancellation.
+    let (a, b) = memory(1);
+    let config = PeerConfig { outgoing_capacity: 1, ..PeerConfig::default() };
+    let peer = Peer::spawn(a, Arc::new(Router::new()), config);
+    let _unread = b;
+    let calls: Vec<_> = (0..4)
+        .map(|i| {
+            let peer = peer.clone();
+            let options = CallOptions::default().timeout(Duration::from_secs(1));
+            tokio::spawn(async move { peer.request::<CallToolRequest>(call_params(&i.to_string()), options).await })
+        })
+        .collect();
+    for call in calls {
+        let outcome = tokio::time::timeout(Duration::from_secs(60), call).await.expect("the call ends").unwrap();
+        assert!(matches!(outcome, Err(CallError::Timeout { .. })), "{outcome:?}");
+    }
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let options = CallOptions::default().timeout(Duration::from_secs(3600)).cancel_on(cancel.clone());
+    let call = tokio::spawn({
+        let peer = peer.clone();
+        async move { peer.request::<CallToolRequest>(call_params("c"), options).await }
+    });
+    cancel.cancel();
+    let outcome = tokio::time::timeout(Duration::from_secs(60), call).await.expect("the call ends").unwrap();
+    assert!(matches!(outcome, Err(CallError::Cancelled)), "{outcome:?}");
+}
