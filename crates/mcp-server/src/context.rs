@@ -185,8 +185,9 @@ impl Context {
             return self.ask(mrtr, &key, "sampling", "sampling/createMessage", &params);
         }
         self.not_modern("sampling")?;
-        if self.client_capabilities().sampling.is_none() {
-            return Err(ClientRequestError::NotSupported("sampling"));
+        let caps = self.client_capabilities();
+        if let Some(missing) = sampling_missing(caps.sampling.as_ref(), params.tools.is_some()) {
+            return Err(ClientRequestError::NotSupported(missing));
         }
         Ok(self.peer.request::<CreateMessageRequest>(params, self.options()).await?)
     }
@@ -214,11 +215,9 @@ impl Context {
         }
         self.not_modern("elicitation")?;
         let caps = self.client_capabilities();
-        let Some(elicitation) = caps.elicitation else {
-            return Err(ClientRequestError::NotSupported("elicitation"));
-        };
-        if matches!(params, ElicitRequestParams::ElicitRequestURL(_)) && elicitation.url.is_none() {
-            return Err(ClientRequestError::NotSupported("elicitation.url"));
+        let url = matches!(params, ElicitRequestParams::ElicitRequestURL(_));
+        if let Some(missing) = elicitation_missing(caps.elicitation.as_ref(), url) {
+            return Err(ClientRequestError::NotSupported(missing));
         }
         Ok(self.peer.request::<ElicitRequest>(params, self.options()).await?)
     }
@@ -287,17 +286,52 @@ impl Context {
     }
 }
 
+/// The client capability a sampling request needs and the client did not declare: `sampling`,
+/// or `sampling.tools` for a request that offers tools (2025-11-25: a server MUST NOT send
+/// tools without it).
+pub(crate) fn sampling_missing(
+    sampling: Option<&mcp_types::ClientCapabilitiesSampling>,
+    with_tools: bool,
+) -> Option<&'static str> {
+    match sampling {
+        None => Some("sampling"),
+        Some(s) if with_tools && s.tools.is_none() => Some("sampling.tools"),
+        Some(_) => None,
+    }
+}
+
+/// The client capability an elicitation needs and the client did not declare: `elicitation`,
+/// `elicitation.url` for URL mode, or `elicitation.form` for form mode from a client that
+/// declared URL mode only (an empty `elicitation` object means form mode, as it did before
+/// modes existed).
+pub(crate) fn elicitation_missing(
+    elicitation: Option<&mcp_types::ClientCapabilitiesElicitation>,
+    url: bool,
+) -> Option<&'static str> {
+    let Some(e) = elicitation else { return Some("elicitation") };
+    if url {
+        e.url.is_none().then_some("elicitation.url")
+    } else {
+        (e.form.is_none() && e.url.is_some()).then_some("elicitation.form")
+    }
+}
+
+/// The `requiredCapabilities` of a -32021 error for a capability named with dots
+/// (`sampling.tools` is `{"sampling": {"tools": {}}}`).
+pub(crate) fn required_capabilities(capability: &str) -> serde_json::Value {
+    capability.rsplit('.').fold(serde_json::json!({}), |inner, name| serde_json::json!({ name: inner }))
+}
+
 impl From<ClientRequestError> for crate::ToolError {
     /// A missing capability or an invalid input answer is a protocol error (-32021, -32602);
     /// anything else fails the tool.
     fn from(e: ClientRequestError) -> Self {
         match e {
             ClientRequestError::NotSupported(capability) => {
-                let capability = capability.split('.').next().unwrap_or(capability);
                 crate::ToolError::Protocol(mcp_types::ErrorObject::with_data(
                     mcp_types::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
                     format!("this request needs the client capability `{capability}`"),
-                    serde_json::json!({"requiredCapabilities": {capability: {}}}),
+                    serde_json::json!({"requiredCapabilities": required_capabilities(capability)}),
                 ))
             }
             ClientRequestError::InvalidInput(message) => {
@@ -316,5 +350,38 @@ impl From<ClientRequestError> for mcp_types::ErrorObject {
             crate::ToolError::Protocol(error) => error,
             other => mcp_types::ErrorObject::internal_error(other),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caps(v: serde_json::Value) -> ClientCapabilities {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn sub_capabilities_are_checked() {
+        let sampling = |v| caps(v).sampling;
+        assert_eq!(sampling_missing(None, false), Some("sampling"));
+        assert_eq!(sampling_missing(sampling(serde_json::json!({"sampling": {}})).as_ref(), false), None);
+        assert_eq!(
+            sampling_missing(sampling(serde_json::json!({"sampling": {}})).as_ref(), true),
+            Some("sampling.tools")
+        );
+        assert_eq!(sampling_missing(sampling(serde_json::json!({"sampling": {"tools": {}}})).as_ref(), true), None);
+        let elicitation = |v| caps(v).elicitation;
+        assert_eq!(elicitation_missing(None, false), Some("elicitation"));
+        let empty = elicitation(serde_json::json!({"elicitation": {}}));
+        assert_eq!(elicitation_missing(empty.as_ref(), false), None, "empty means form mode");
+        assert_eq!(elicitation_missing(empty.as_ref(), true), Some("elicitation.url"));
+        let url = elicitation(serde_json::json!({"elicitation": {"url": {}}}));
+        assert_eq!(elicitation_missing(url.as_ref(), false), Some("elicitation.form"));
+        assert_eq!(elicitation_missing(url.as_ref(), true), None);
+        let both = elicitation(serde_json::json!({"elicitation": {"form": {}, "url": {}}}));
+        assert_eq!(elicitation_missing(both.as_ref(), false), None);
+        assert_eq!(required_capabilities("sampling.tools"), serde_json::json!({"sampling": {"tools": {}}}));
+        assert_eq!(required_capabilities("roots"), serde_json::json!({"roots": {}}));
     }
 }

@@ -494,14 +494,21 @@ impl Mrtr {
 
     /// Asks for input under `key`: the answer if the client gave it, else a pending request.
     pub(crate) fn ask(&self, key: &str, capability: &'static str, method: &str, params: Value) -> Asked {
-        let declared = match capability {
-            "sampling" => self.capabilities.sampling.is_some(),
-            "elicitation" => self.capabilities.elicitation.is_some(),
-            "roots" => self.capabilities.roots.is_some(),
-            _ => true,
+        let caps = &self.capabilities;
+        let missing = match capability {
+            "sampling" => crate::context::sampling_missing(
+                caps.sampling.as_ref(),
+                params.get("tools").is_some_and(|t| !t.is_null()),
+            ),
+            "elicitation" => crate::context::elicitation_missing(
+                caps.elicitation.as_ref(),
+                params.get("mode").and_then(Value::as_str) == Some("url"),
+            ),
+            "roots" => caps.roots.is_none().then_some("roots"),
+            _ => None,
         };
-        if !declared {
-            *self.missing.lock().unwrap_or_else(|e| e.into_inner()) = Some(capability);
+        if let Some(missing) = missing {
+            *self.missing.lock().unwrap_or_else(|e| e.into_inner()) = Some(missing);
             return Asked::Missing;
         }
         if let Some(answer) = self.answers.get(key) {
@@ -527,7 +534,7 @@ impl Mrtr {
             return Some(Err(ErrorObject::with_data(
                 ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
                 format!("this request needs the client capability `{capability}`"),
-                json!({"requiredCapabilities": {capability: {}}}),
+                json!({"requiredCapabilities": crate::context::required_capabilities(capability)}),
             )));
         }
         let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));

@@ -177,6 +177,11 @@ async fn the_revisions_errors() {
     let e = c.modern_error("tools/call", json!({"name": "greet", "_meta": meta(json!({"sampling": {}}))})).await;
     assert_eq!(e["code"], -32021, "elicitation not declared");
     assert_eq!(e["data"]["requiredCapabilities"], json!({"elicitation": {}}));
+    // A client that declared URL mode only has no form mode to ask in.
+    let url_only = meta(json!({"elicitation": {"url": {}}}));
+    let e = c.modern_error("tools/call", json!({"name": "greet", "_meta": url_only})).await;
+    assert_eq!(e["code"], -32021, "form mode not declared");
+    assert_eq!(e["data"]["requiredCapabilities"], json!({"elicitation": {"form": {}}}));
 }
 
 #[tokio::test]
