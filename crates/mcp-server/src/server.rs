@@ -487,6 +487,12 @@ impl Server {
         out
     }
 
+    /// Clients were told at connection what the server has: an item of a kind it did not
+    /// declare could be neither listed nor called.
+    fn declared(&self, capability: &'static str, declared: bool) -> Result<(), DefinitionError> {
+        if declared { Ok(()) } else { Err(DefinitionError::NotDeclared { capability }) }
+    }
+
     async fn broadcast<N: mcp_types::Notification>(&self, params: impl Fn() -> N::Params) {
         let event = match N::METHOD {
             "notifications/tools/list_changed" => Some(crate::ChangeEvent::ToolsListChanged),
@@ -497,17 +503,19 @@ impl Server {
         if let Some(event) = event {
             self.shared.bus.publish(event);
         }
-        for session in self.live_sessions() {
-            if let Some(peer) = session.peer.get()
-                && let Err(e) = peer.notify::<N>(params()).await
-            {
-                tracing::debug!(error = %e, method = N::METHOD, "notification not sent");
-            }
-        }
+        let sends = self.live_sessions().into_iter().filter_map(|session| {
+            let peer = session.peer.get()?.clone();
+            Some(notify_within::<N>(peer, params()))
+        });
+        futures_util::future::join_all(sends).await;
     }
 
     /// Adds a tool (or replaces the one of the same name) and tells connected clients.
+    ///
+    /// The server must declare the tools capability: built with a tool, or with
+    /// [`ServerBuilder::enable_tools`].
     pub async fn add_tool(&self, tool: ToolDef) -> Result<(), DefinitionError> {
+        self.declared("tools", self.shared.capabilities.tools.is_some())?;
         self.update(|r| upsert(&mut r.tools, tool, |a, b| a.tool.name == b.tool.name));
         self.broadcast::<ToolListChangedNotification>(Default::default).await;
         Ok(())
@@ -523,7 +531,11 @@ impl Server {
     }
 
     /// Adds a prompt (or replaces the one of the same name) and tells connected clients.
+    ///
+    /// The server must declare the prompts capability: built with a prompt, or with
+    /// [`ServerBuilder::enable_prompts`].
     pub async fn add_prompt(&self, prompt: PromptDef) -> Result<(), DefinitionError> {
+        self.declared("prompts", self.shared.capabilities.prompts.is_some())?;
         self.update(|r| upsert(&mut r.prompts, prompt, |a, b| a.prompt.name == b.prompt.name));
         self.broadcast::<PromptListChangedNotification>(Default::default).await;
         Ok(())
@@ -539,7 +551,11 @@ impl Server {
     }
 
     /// Adds a resource (or replaces the one at the same URI) and tells connected clients.
+    ///
+    /// The server must declare the resources capability: built with a resource or template, or
+    /// with [`ServerBuilder::enable_resources`].
     pub async fn add_resource(&self, resource: ResourceDef) -> Result<(), DefinitionError> {
+        self.declared("resources", self.shared.capabilities.resources.is_some())?;
         self.update(|r| upsert(&mut r.resources, resource, |a, b| a.resource.uri == b.resource.uri));
         self.broadcast::<ResourceListChangedNotification>(Default::default).await;
         Ok(())
@@ -557,16 +573,25 @@ impl Server {
     /// Tells the clients subscribed to `uri` that it changed.
     pub async fn notify_resource_updated(&self, uri: &str) {
         self.shared.bus.publish(crate::ChangeEvent::ResourceUpdated(uri.to_owned()));
-        for session in self.live_sessions() {
-            if session.is_subscribed(uri)
-                && let Some(peer) = session.peer.get()
-            {
-                let params = ResourceUpdatedNotificationParams::new(uri);
-                if let Err(e) = peer.notify::<ResourceUpdatedNotification>(params).await {
-                    tracing::debug!(error = %e, "resource update not sent");
-                }
-            }
-        }
+        let sends =
+            self.live_sessions().into_iter().filter(|session| session.is_subscribed(uri)).filter_map(|session| {
+                let peer = session.peer.get()?.clone();
+                Some(notify_within::<ResourceUpdatedNotification>(peer, ResourceUpdatedNotificationParams::new(uri)))
+            });
+        futures_util::future::join_all(sends).await;
+    }
+}
+
+/// How long a notification to every client waits for room in one client's outgoing queue: a
+/// client that reads nothing for that long misses it, and the others do not wait for it.
+const NOTIFY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Sends a notification to one client of many, waiting at most [`NOTIFY_WAIT`] for room.
+async fn notify_within<N: mcp_types::Notification>(peer: mcp_jsonrpc::Peer, params: N::Params) {
+    match tokio::time::timeout(NOTIFY_WAIT, peer.notify::<N>(params)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::debug!(error = %e, method = N::METHOD, "notification not sent"),
+        Err(_) => tracing::warn!(method = N::METHOD, "a client reads nothing: notification not sent to it"),
     }
 }
 

@@ -115,6 +115,14 @@ pub enum DefinitionError {
         /// What is wrong with it.
         reason: String,
     },
+    /// An item added at runtime to a server that did not declare its kind's capability.
+    #[error(
+        "the server does not declare the `{capability}` capability: enable it on its builder to add {capability} at runtime"
+    )]
+    NotDeclared {
+        /// `tools`, `prompts` or `resources`.
+        capability: &'static str,
+    },
     /// Two items with the same name (or URI).
     #[error("duplicate {kind} `{name}`")]
     Duplicate {

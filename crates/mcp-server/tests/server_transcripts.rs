@@ -174,7 +174,12 @@ fn server() -> Server {
 }
 
 async fn connect(server: &Server, rev: &str, capabilities: Value) -> Client {
-    let (a, b) = memory(256);
+    connect_over(server, rev, capabilities, 256).await
+}
+
+/// [`connect`] over an in-memory transport that holds `capacity` frames each way.
+async fn connect_over(server: &Server, rev: &str, capabilities: Value, capacity: usize) -> Client {
+    let (a, b) = memory(capacity);
     server.connect(a);
     let (read, write) = b.split();
     let mut client = Client { read, write, rev: rev.to_owned(), next: 0 };
@@ -393,6 +398,33 @@ async fn list_changes_reach_connected_clients() {
     assert_eq!(c.recv().await["method"], "notifications/tools/list_changed");
     assert_eq!(c.error("tools/call", json!({"name": "late"})).await["code"], -32602);
     assert!(!server.remove_tool("late").await);
+}
+
+#[tokio::test]
+async fn items_of_an_undeclared_kind_cannot_be_added_at_runtime() {
+    // The client was told there are no tools: a tool added now could be neither listed nor
+    // called.
+    let bare = Server::builder("bare", "1").build().unwrap();
+    let err = bare.add_tool(text_tool("t", |_| Ok(CallToolResult::success(vec![])))).await.unwrap_err();
+    assert_eq!(err, mcp_server::DefinitionError::NotDeclared { capability: "tools" });
+    let enabled = Server::builder("enabled", "1").enable_tools().build().unwrap();
+    enabled.add_tool(text_tool("t", |_| Ok(CallToolResult::success(vec![])))).await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_client_that_reads_nothing_does_not_hold_up_the_others() {
+    let config = mcp_jsonrpc::PeerConfig { outgoing_capacity: 1, ..Default::default() };
+    let server = Server::builder("s", "1").enable_tools().peer_config(config).build().unwrap();
+    // It reads nothing after its handshake: its transport and its queue fill up.
+    let _stuck = connect_over(&server, "2025-06-18", json!({}), 1).await;
+    let mut reader = connect(&server, "2025-06-18", json!({})).await;
+    for i in 0..4 {
+        let tool = text_tool(&format!("t{i}"), |_| Ok(CallToolResult::success(vec![])));
+        tokio::time::timeout(Duration::from_secs(60), server.add_tool(tool)).await.expect("add_tool returns").unwrap();
+    }
+    for _ in 0..4 {
+        assert_eq!(reader.recv().await["method"], "notifications/tools/list_changed");
+    }
 }
 
 #[tokio::test]
