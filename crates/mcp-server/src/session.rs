@@ -140,6 +140,11 @@ fn respond<T: WireSerialize>(ctx: &RequestContext, result: &T, era: &Era) -> Rep
     }
 }
 
+/// The most resources one session may subscribe to at once.
+pub(crate) const MAX_SUBSCRIPTIONS: usize = 4096;
+/// The most bytes of URIs one session's subscriptions may hold.
+pub(crate) const MAX_SUBSCRIPTION_BYTES: usize = 1 << 20;
+
 /// Opaque, stable cursors: the offset of the next page, base64url-encoded.
 fn page<T: Clone>(items: &[T], cursor: Option<&str>, size: usize) -> Result<(Vec<T>, Option<String>), ErrorObject> {
     let start = match cursor {
@@ -429,7 +434,21 @@ async fn dispatch(
         }
         "resources/subscribe" if server.capabilities.resources.is_some() => {
             let p: SubscribeRequestParams = decode_params(params)?;
-            state.inner().subscriptions.insert(p.uri);
+            {
+                let mut inner = state.inner();
+                let subscriptions = &mut inner.subscriptions;
+                if !subscriptions.contains(&p.uri) {
+                    // What a client may make the session hold is bounded.
+                    let bytes: usize = subscriptions.iter().map(String::len).sum::<usize>() + p.uri.len();
+                    if subscriptions.len() >= MAX_SUBSCRIPTIONS || bytes > MAX_SUBSCRIPTION_BYTES {
+                        return Err(ErrorObject::invalid_params(format!(
+                            "too many subscriptions: a session holds at most {MAX_SUBSCRIPTIONS} URIs of \
+                             {MAX_SUBSCRIPTION_BYTES} bytes in all; unsubscribe first"
+                        )));
+                    }
+                    subscriptions.insert(p.uri);
+                }
+            }
             respond(rctx, &mcp_types::EmptyResult::default(), era)
         }
         "resources/unsubscribe" if server.capabilities.resources.is_some() => {

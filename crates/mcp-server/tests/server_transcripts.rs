@@ -384,6 +384,23 @@ async fn resources_templates_subscriptions_and_not_found() {
     c.result("resources/unsubscribe", json!({"uri": "test://readme"})).await;
     server.notify_resource_updated("test://readme").await;
     c.result("ping", json!({})).await; // nothing came before the pong
+    // What one session may subscribe to is bounded: 4096 URIs, and 1 MiB of them.
+    for i in 0..4096 {
+        // Plain frames: the schema check of `result` would dominate the test's time.
+        let uri = format!("test://items/{i}");
+        c.send(
+            json!({"jsonrpc": "2.0", "id": format!("s{i}"), "method": "resources/subscribe", "params": {"uri": uri}}),
+        )
+        .await;
+        assert_eq!(c.recv().await["result"], json!({}));
+    }
+    c.result("resources/subscribe", json!({"uri": "test://items/7"})).await; // already held
+    let e = c.error("resources/subscribe", json!({"uri": "test://one-too-many"})).await;
+    assert_eq!(e["code"], -32602, "{e}");
+    c.result("resources/unsubscribe", json!({"uri": "test://items/0"})).await;
+    let long = format!("test://{}", "x".repeat(1 << 20));
+    assert_eq!(c.error("resources/subscribe", json!({"uri": long})).await["code"], -32602);
+    c.result("resources/subscribe", json!({"uri": "test://one-more"})).await;
 }
 
 #[tokio::test]
