@@ -221,6 +221,20 @@ async fn an_http_error_fails_the_call_with_status_and_body() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_answered_202_without_a_get_stream_fails_at_once() {
+    // No GET stream (405) could bring the answer of a request the server accepted with 202.
+    let fx = Fixture::start(Options { get_stream: false, ..Options::default() }).await;
+    let client = builder().connect_http(&fx.url()).await.unwrap();
+    fx.wait_for("the GET stream refused", |log| log.iter().any(|s| s.method == "GET")).await;
+    client.ping().await.unwrap();
+    let call = client.call_tool("accepted", json!({}));
+    let e = tokio::time::timeout(Duration::from_secs(30), call).await.expect("fails at once").unwrap_err();
+    assert_eq!(HttpErrorKind::of(remote(&e)), Some(HttpErrorKind::BadResponse), "{e}");
+    assert!(remote(&e).message.contains("202"), "{e}");
+    client.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_response_over_the_size_limit_fails_the_call() {
     let fx = Fixture::start(Options { json: true, ..Options::default() }).await;
     let config = HttpClientConfig::parse(&fx.url()).unwrap().max_message_size(512);

@@ -360,6 +360,27 @@ async fn the_2026_version_key_as_argument_text_is_no_2026_request() {
 }
 
 #[tokio::test]
+async fn a_json_request_whose_session_ends_meanwhile_gets_404() {
+    let h = start(HttpServerConfig::default().json_response(true)).await;
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let resp = h.post(None, init).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let session = resp.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(h.post(Some(&session), note).send().await.unwrap().status(), 202);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "hang"}});
+    let post = tokio::spawn(h.post(Some(&session), body).send());
+    // The handler runs (the session's running request) before the session is deleted.
+    let running = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}});
+    assert_eq!(h.post(Some(&session), running).send().await.unwrap().status(), 200);
+    let del = h.http.delete(h.url()).header("mcp-session-id", &session).send().await.unwrap();
+    assert_eq!(del.status(), 200);
+    let answer = post.await.unwrap().unwrap();
+    assert_eq!(answer.status(), 404, "a request is never answered 202");
+}
+
+#[tokio::test]
 async fn bad_requests_get_the_right_status_and_the_server_goes_on() {
     let h = start(HttpServerConfig::default().max_body(1 << 16)).await;
     let session = h.initialize().await;

@@ -410,6 +410,8 @@ async fn mcp(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, header
     let tool = request["params"]["name"].as_str().unwrap_or_default().to_owned();
     match (request["method"].as_str().unwrap_or_default(), tool.as_str()) {
         ("tools/call", "fail500") => status(StatusCode::INTERNAL_SERVER_ERROR, "boom"),
+        // Wrong: a request is never answered 202.
+        ("tools/call", "accepted") => status(StatusCode::ACCEPTED, ""),
         ("tools/call", "batch") => {
             let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
                 "params": {"level": "info", "data": "from a batch"}});

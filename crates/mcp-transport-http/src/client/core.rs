@@ -947,8 +947,16 @@ impl Core {
                 let msg = "the server answered the request with 202 Accepted and no response".to_owned();
                 return self.fail(awaited, error_object(HttpErrorKind::BadResponse, Some(status), msg)).await;
             }
-            debug!("a request was answered 202; its response may come on the GET stream");
-            return;
+            if lock(&self.state).get_stream.is_some() {
+                debug!("a request was answered 202; its response may come on the GET stream");
+                return;
+            }
+            // Nothing could bring its answer: failing now beats waiting for a timeout (or, for
+            // an unbounded call, forever).
+            let msg = "the server answered the request with 202 Accepted, and there is no GET stream to bring \
+                       its response"
+                .to_owned();
+            return self.fail(awaited, error_object(HttpErrorKind::BadResponse, Some(status), msg)).await;
         }
         match media_type(&response).as_deref() {
             Some(APPLICATION_JSON) => {

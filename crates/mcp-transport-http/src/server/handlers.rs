@@ -486,7 +486,9 @@ async fn dispatch(
                 ([(header::CONTENT_TYPE, HeaderValue::from_static(APPLICATION_JSON))], frame).into_response()
             }
             // Cancelled: there is no response.
-            _ => StatusCode::ACCEPTED.into_response(),
+            Ok(_) => StatusCode::ACCEPTED.into_response(),
+            // The stream was dropped unanswered: the session ended (DELETE, expiry) meanwhile.
+            Err(_) => invalid_request(StatusCode::NOT_FOUND, "the session has ended"),
         },
         StreamOutput::Sse(rx) => app.sse(first, Some(rx), ConnGuard::new(router.clone(), None)),
         StreamOutput::Raw(_) => unreachable!("raw streams are opened by the modern path only"),
