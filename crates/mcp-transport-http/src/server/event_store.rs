@@ -31,11 +31,14 @@ pub trait EventStore: Send + Sync + 'static {
 
 /// An [`EventStore`] in this process's memory, with bounds: per stream the newest
 /// `events_per_stream` events, per session the `streams_per_session` most recently used
-/// streams.
+/// streams, and per session at most `bytes_per_session` bytes of messages (4 MiB unless set
+/// with [`bytes_per_session`](Self::bytes_per_session); the oldest events of the least
+/// recently used streams go first, and the newest event is always kept).
 #[derive(Debug)]
 pub struct InMemoryEventStore {
     events_per_stream: usize,
     streams_per_session: usize,
+    bytes_per_session: usize,
     sessions: Mutex<HashMap<String, SessionEvents>>,
 }
 
@@ -43,6 +46,27 @@ pub struct InMemoryEventStore {
 struct SessionEvents {
     /// Streams in order of last use, with their events.
     streams: VecDeque<(u64, VecDeque<StoredEvent>)>,
+    /// The bytes of the messages held.
+    bytes: usize,
+}
+
+impl SessionEvents {
+    /// Drops the oldest event of the least recently used stream (and that stream, if it is
+    /// left empty).
+    fn drop_oldest(&mut self) {
+        if let Some((_, events)) = self.streams.front_mut() {
+            if let Some((_, message)) = events.pop_front() {
+                self.bytes -= message.len();
+            }
+            if events.is_empty() {
+                self.streams.pop_front();
+            }
+        }
+    }
+
+    fn events(&self) -> usize {
+        self.streams.iter().map(|(_, e)| e.len()).sum()
+    }
 }
 
 impl Default for InMemoryEventStore {
@@ -58,8 +82,16 @@ impl InMemoryEventStore {
         InMemoryEventStore {
             events_per_stream: events_per_stream.max(1),
             streams_per_session: streams_per_session.max(1),
+            bytes_per_session: 4 << 20,
             sessions: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Keeps at most `bytes` bytes of messages per session (besides its newest event, which is
+    /// always kept).
+    pub fn bytes_per_session(mut self, bytes: usize) -> Self {
+        self.bytes_per_session = bytes;
+        self
     }
 
     fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionEvents>> {
@@ -90,13 +122,21 @@ impl EventStore for InMemoryEventStore {
             Some(i) => events.streams.remove(i).unwrap_or_default(),
             None => (stream, VecDeque::new()),
         };
-        if entry.1.len() >= self.events_per_stream {
-            entry.1.pop_front();
+        if entry.1.len() >= self.events_per_stream
+            && let Some((_, old)) = entry.1.pop_front()
+        {
+            events.bytes -= old.len();
         }
+        events.bytes += message.len();
         entry.1.push_back((seq, message));
         events.streams.push_back(entry);
         while events.streams.len() > self.streams_per_session {
-            events.streams.pop_front();
+            if let Some((_, gone)) = events.streams.pop_front() {
+                events.bytes -= gone.iter().map(|(_, m)| m.len()).sum::<usize>();
+            }
+        }
+        while events.bytes > self.bytes_per_session && events.events() > 1 {
+            events.drop_oldest();
         }
         Box::pin(std::future::ready(()))
     }
@@ -136,5 +176,25 @@ mod tests {
         assert!(store.replay("other", 2, 0).await.is_empty());
         store.remove_session("s").await;
         assert!(store.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_session_holds_at_most_its_bytes_oldest_first_newest_always() {
+        let store = InMemoryEventStore::new(100, 10).bytes_per_session(100);
+        let event = |c: u8| Bytes::from(vec![c; 40]);
+        store.append("s", 1, 1, event(b'a')).await;
+        store.append("s", 1, 2, event(b'b')).await;
+        store.append("s", 2, 3, event(b'c')).await;
+        // 120 bytes: the oldest event of the least recently used stream went.
+        let seqs = |events: Vec<StoredEvent>| events.into_iter().map(|(s, _)| s).collect::<Vec<_>>();
+        assert_eq!(seqs(store.replay("s", 1, 0).await), [2]);
+        assert_eq!(seqs(store.replay("s", 2, 0).await), [3]);
+        // One event over the budget by itself is kept, alone.
+        store.append("s", 3, 4, Bytes::from(vec![b'd'; 500])).await;
+        assert_eq!(store.len(), 1);
+        assert_eq!(seqs(store.replay("s", 3, 0).await), [4]);
+        // Other sessions have budgets of their own.
+        store.append("t", 1, 1, event(b'e')).await;
+        assert_eq!(store.len(), 2);
     }
 }
