@@ -167,6 +167,17 @@ async fn a_server_that_ends_every_stream_with_retry_0_gets_no_tight_loop() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_get_stream_refused_with_409_is_tried_again() {
+    // 409: the server still holds a stream it has not noticed the client lost.
+    let fx = Fixture::start(Options { get_conflicts: 2, ..Options::default() }).await;
+    let client = builder().connect_http(&fx.url()).await.unwrap();
+    fx.wait_get_stream().await;
+    let gets = fx.log().iter().filter(|s| s.method == "GET").count();
+    assert_eq!(gets, 3, "two refusals, then the stream");
+    client.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_get_stream_is_reopened_with_its_last_event_id() {
     let fx = Fixture::start(Options { retry_ms: 20, ..Options::default() }).await;
     let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();

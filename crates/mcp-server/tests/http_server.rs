@@ -1043,6 +1043,21 @@ async fn the_get_stream_resumes_with_last_event_id() {
 }
 
 #[tokio::test]
+async fn resuming_the_get_stream_takes_over_a_connection_the_server_thinks_open() {
+    // The client lost its GET connection, but the server has not noticed yet.
+    let h = start(HttpServerConfig::default()).await;
+    let session = h.initialize().await;
+    let mut old = Sse::new(h.get_stream(&session).await);
+    let last = old.next().await.unwrap().id.expect("an id to resume from");
+    let resumed = h.resume(&session, &last).await;
+    assert_eq!(resumed.status(), 200);
+    let mut resumed = Sse::new(resumed);
+    assert!(old.next().await.is_none(), "the old connection ends");
+    h.server.remove_tool("echo").await;
+    assert_eq!(resumed.message().await["method"], "notifications/tools/list_changed");
+}
+
+#[tokio::test]
 async fn streams_open_with_a_priming_event_from_2025_11_25_on() {
     let h = start(HttpServerConfig::default()).await;
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "steps"}});

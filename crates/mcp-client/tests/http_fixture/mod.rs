@@ -35,6 +35,9 @@ pub struct Options {
     pub get_stream: bool,
     /// End each GET stream right after its priming event.
     pub get_stream_ends_at_once: bool,
+    /// Answer the first this many GETs with 409 (as a server does that still holds a stream
+    /// the client lost).
+    pub get_conflicts: u32,
 }
 
 impl Default for Options {
@@ -46,6 +49,7 @@ impl Default for Options {
             retry_ms: 100,
             get_stream: true,
             get_stream_ends_at_once: false,
+            get_conflicts: 0,
         }
     }
 }
@@ -86,6 +90,7 @@ struct Inner {
     answers: HashMap<String, oneshot::Sender<Value>>,
     holding: usize,
     max_holding: usize,
+    conflicts_given: u32,
     legacy: HashMap<String, mpsc::Sender<Bytes>>,
 }
 
@@ -526,6 +531,13 @@ fn get_stream(shared: &Arc<Shared>, headers: &HeaderMap, session: Option<&str>) 
     }
     if !shared.options.get_stream {
         return status(StatusCode::METHOD_NOT_ALLOWED, "");
+    }
+    {
+        let mut inner = shared.inner();
+        if inner.conflicts_given < shared.options.get_conflicts {
+            inner.conflicts_given += 1;
+            return status(StatusCode::CONFLICT, "a stream is open");
+        }
     }
     // The standalone stream (or its continuation): it opens with an id and a `retry`.
     let (tx, rx) = mpsc::channel(16);

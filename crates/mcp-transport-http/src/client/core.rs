@@ -1184,6 +1184,11 @@ impl Core {
                 Ok(r) if r.status().is_server_error() => {
                     debug!(status = %r.status(), "opening the GET stream failed; trying again");
                 }
+                // The server still holds the stream this client lost (it has not noticed the
+                // break yet): later, it will have.
+                Ok(r) if r.status() == StatusCode::CONFLICT => {
+                    debug!("the server holds the GET stream still (409); trying again");
+                }
                 Ok(r) => {
                     let what = "the GET stream";
                     let status = r.status();

@@ -224,9 +224,12 @@ impl SessionRouter {
         let replay = replay.into_iter().map(|(seq, msg)| sse_event(Some((stream, seq)), &msg)).collect();
         let (tx, rx) = mpsc::channel(self.queue);
         let live = if stream == STANDALONE {
-            if routes.closed || routes.standalone.as_ref().is_some_and(|tx| !tx.is_closed()) {
+            if routes.closed {
                 None
             } else {
+                // The client that resumes is the one that holds the stream: a connection the
+                // server still thinks open is one the client lost (it broke, and no write
+                // has failed yet). The old one ends; messages go on here.
                 routes.standalone = Some(tx);
                 Some(rx)
             }
