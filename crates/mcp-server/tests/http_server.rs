@@ -74,6 +74,12 @@ fn test_server(release: Arc<Notify>, cancelled: Arc<Notify>) -> Server {
                 })
             }
         }))
+        .tool(tool("end_session", |_, ctx| {
+            Box::pin(async move {
+                ctx.peer().close();
+                Ok(CallToolResult::success(vec![]))
+            })
+        }))
         .tool(tool("release", move |_, _| {
             let release = release2.clone();
             Box::pin(async move {
@@ -1055,6 +1061,21 @@ async fn resuming_the_get_stream_takes_over_a_connection_the_server_thinks_open(
     assert!(old.next().await.is_none(), "the old connection ends");
     h.server.remove_tool("echo").await;
     assert_eq!(resumed.message().await["method"], "notifications/tools/list_changed");
+}
+
+#[tokio::test]
+async fn a_session_whose_peer_a_handler_closed_ends_with_its_streams() {
+    let h = start(HttpServerConfig::default()).await;
+    let session = h.initialize().await;
+    let mut get = Sse::new(h.get_stream(&session).await);
+    assert!(get.next().await.unwrap().data.is_empty(), "the priming event");
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "end_session"}});
+    let _ = h.post(Some(&session), body).send().await.unwrap();
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    assert_eq!(h.post(Some(&session), ping).send().await.unwrap().status(), 404);
+    // (Keep-alive comments would otherwise keep a stream that never ends alive.)
+    let end = tokio::time::timeout(Duration::from_secs(30), get.next()).await.expect("the GET stream ends");
+    assert!(end.is_none(), "the GET stream ends with the session");
 }
 
 #[tokio::test]

@@ -155,7 +155,10 @@ impl App {
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         let session = sessions.get(id)?.clone();
         if session.peer().is_closed() {
-            sessions.remove(id);
+            // Its peer was closed (by a handler, say): the session's streams end with it.
+            if let Some(gone) = sessions.remove(id) {
+                tokio::spawn(async move { gone.end().await });
+            }
             return None;
         }
         session.router.touch();
