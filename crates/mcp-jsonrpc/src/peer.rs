@@ -740,6 +740,7 @@ async fn write_loop<W: TransportWrite>(
 ) {
     // Empty until the first frame: an idle connection (an HTTP session, say) holds no batch.
     let mut batch = Vec::new();
+    let grace = shared.config.shutdown_grace;
     // Registered once, not once per frame.
     let finished = finish.cancelled();
     tokio::pin!(finished);
@@ -752,17 +753,27 @@ async fn write_loop<W: TransportWrite>(
                 }
             }
             _ = &mut finished => {
-                // The reader is done: write what is queued, then close.
+                // The reader is done: write what is queued (within the grace), then close.
                 while let Ok(f) = rx.try_recv() {
                     batch.push(f);
                 }
                 if !batch.is_empty() {
-                    let _ = writer.write(&batch).await;
+                    let _ = tokio::time::timeout(grace, writer.write(&batch)).await;
                 }
                 break;
             }
         }
-        if let Err(e) = writer.write(&batch).await {
+        // A write blocks while the other side reads nothing; once the reader is done, it gets
+        // the grace and no more, so that the connection can end.
+        let written = tokio::select! {
+            biased;
+            written = writer.write(&batch) => written,
+            _ = give_up_after(&finish, grace) => {
+                debug!("the other side reads nothing; closing without the rest");
+                break;
+            }
+        };
+        if let Err(e) = written {
             debug!(error = %e, "transport write failed; closing the connection");
             shared.shutdown.cancel();
             break;
@@ -774,7 +785,13 @@ async fn write_loop<W: TransportWrite>(
         }
     }
     rx.close();
-    let _ = writer.close().await;
+    let _ = tokio::time::timeout(grace, writer.close()).await;
+}
+
+/// Ready `grace` after `token` fires.
+async fn give_up_after(token: &CancellationToken, grace: Duration) {
+    token.cancelled().await;
+    tokio::time::sleep(grace).await;
 }
 
 async fn read_loop<R: TransportRead>(mut reader: R, peer: &Peer, service: Arc<dyn Service>) {
@@ -838,7 +855,15 @@ async fn wind_down(shared: &Shared) {
 }
 
 async fn send(shared: &Shared, frame: Bytes, route: Route) {
-    let _ = shared.out.send(Outbound { frame, route }).await;
+    // A full queue (the other side reads nothing) must not keep the reader, or a handler, from
+    // seeing that the connection is being closed: once it is, the wait gets the grace.
+    tokio::select! {
+        biased;
+        _ = shared.out.send(Outbound { frame, route }) => {}
+        _ = give_up_after(&shared.shutdown, shared.config.shutdown_grace) => {
+            debug!("the other side reads nothing; a frame was dropped at close");
+        }
+    }
 }
 
 /// A driven connection's entry point (see [`Peer::driven`]): the transport hands it what

@@ -765,3 +765,21 @@ async fn calls_time_out_and_cancel_while_waiting_for_room_to_send() {
     let outcome = tokio::time::timeout(Duration::from_secs(60), call).await.expect("the call ends").unwrap();
     assert!(matches!(outcome, Err(CallError::Cancelled)), "{outcome:?}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn closing_ends_the_connection_even_when_the_other_side_reads_nothing() {
+    // The transport and the outgoing queue are full, the writer waits on the transport and
+    // the reader on the queue (answering pings): close still ends it all, after the grace.
+    let (a, b) = memory(1);
+    let config = PeerConfig { outgoing_capacity: 1, shutdown_grace: Duration::from_secs(2), ..PeerConfig::default() };
+    let peer = Peer::spawn(a, Arc::new(Router::new()), config);
+    let (_unread, mut write) = b.split();
+    // Pong 0 sits in the transport, pong 1 in the writer's hands, pong 2 in the queue; the
+    // write of ping 4 returns once the reader took ping 3, whose pong it then waits to queue.
+    for i in 0..5 {
+        let ping = format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#);
+        write.write(&[Bytes::from(ping).into()]).await.unwrap();
+    }
+    peer.close();
+    tokio::time::timeout(Duration::from_secs(60), peer.closed()).await.expect("the connection ends");
+}
