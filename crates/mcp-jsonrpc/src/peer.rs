@@ -855,11 +855,19 @@ async fn wind_down(shared: &Shared) {
 }
 
 async fn send(shared: &Shared, frame: Bytes, route: Route) {
+    let mut out = Outbound { frame, route };
+    // Room in the queue, as there is but under backpressure: no wait to set up.
+    if let Out::Queue(tx) = &shared.out {
+        match tx.try_send(out) {
+            Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => return,
+            Err(mpsc::error::TrySendError::Full(back)) => out = back,
+        }
+    }
     // A full queue (the other side reads nothing) must not keep the reader, or a handler, from
     // seeing that the connection is being closed: once it is, the wait gets the grace.
     tokio::select! {
         biased;
-        _ = shared.out.send(Outbound { frame, route }) => {}
+        _ = shared.out.send(out) => {}
         _ = give_up_after(&shared.shutdown, shared.config.shutdown_grace) => {
             debug!("the other side reads nothing; a frame was dropped at close");
         }
