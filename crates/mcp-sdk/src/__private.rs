@@ -271,10 +271,40 @@ impl<T: DeserializeOwned + JsonSchema> ArgumentParam<T> {
     ) -> Result<T, ToolError> {
         let invalid = |e: &dyn Display| ToolError::Tool(format!("invalid argument `{name}`: {e}"));
         match (arguments.remove(name), default) {
+            // JSON Schema counts `2.0` as an integer, serde's integers do not: a value the input
+            // schema accepted must not fail here (checked only when there is such a number).
+            (Some(value), _) if has_integral_float(&value) => T::deserialize(&value)
+                .or_else(|_| serde_json::from_value(integral_floats_as_integers(value)))
+                .map_err(|e| invalid(&e)),
             (Some(value), _) => serde_json::from_value(value).map_err(|e| invalid(&e)),
             (None, Some(default)) => Ok(default()),
             (None, None) => T::deserialize(Missing).map_err(|_| ToolError::Tool(format!("missing argument `{name}`"))),
         }
+    }
+}
+
+/// A number written with a fraction of zero (`2.0`) within `value`.
+fn has_integral_float(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => n.as_f64().is_some_and(|f| n.is_f64() && f.fract() == 0.0),
+        Value::Array(items) => items.iter().any(has_integral_float),
+        Value::Object(members) => members.values().any(has_integral_float),
+        _ => false,
+    }
+}
+
+/// `value` with every number written with a fraction of zero made an integer (where it fits).
+fn integral_floats_as_integers(value: Value) -> Value {
+    match value {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.2e18 => Value::from(f as i64),
+            _ => Value::Number(n),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(integral_floats_as_integers).collect()),
+        Value::Object(members) => {
+            Value::Object(members.into_iter().map(|(k, v)| (k, integral_floats_as_integers(v))).collect())
+        }
+        other => other,
     }
 }
 

@@ -638,6 +638,11 @@ async fn tool_calls_convert_arguments_and_results() {
     assert_eq!(c.call_tool("nothing", json!({})).await, json!({"content": []}));
     let r = c.call_tool("blocks", json!({"count": 2})).await;
     assert_eq!(r["content"], json!([{"type": "text", "text": "block 0"}, {"type": "text", "text": "block 1"}]));
+    // 2.0 is an integer to JSON Schema (the input schema accepts it): the handler gets 2.
+    let r = c.call_tool("blocks", json!({"count": 2.0})).await;
+    assert_eq!(r["content"], json!([{"type": "text", "text": "block 0"}, {"type": "text", "text": "block 1"}]));
+    let r = c.call_tool("greet", json!({"firstName": "Ann", "times": 2.0})).await;
+    assert_eq!(r["content"][0]["text"], "Hello, Ann. Hello, Ann.");
     let r = c.call_tool("options.tool", json!({})).await;
     assert_eq!(r, json!({"content": [{"type": "text", "text": r#"{"sum":3}"#}], "structuredContent": {"sum": 3}}));
     let tree = json!({"tree": {"children": [{"children": []}, {"children": [{"children": []}]}]}});
