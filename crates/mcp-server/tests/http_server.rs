@@ -387,6 +387,31 @@ async fn a_json_request_whose_session_ends_meanwhile_gets_404() {
 }
 
 #[tokio::test]
+async fn requests_in_flight_are_bounded_over_all_posts() {
+    let h = start(HttpServerConfig::default().stateless(true).json_response(true).max_requests_in_flight(1)).await;
+    let call = |id: i64, name: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": {"text": "x"}}});
+    // The one place is taken by a handler that waits.
+    let waiting = tokio::spawn(h.post(None, call(1, "wait")).send());
+    let busy = loop {
+        let r = h.post(None, call(2, "echo")).send().await.unwrap();
+        if r.status() == 503 {
+            break r;
+        }
+        // The waiting POST was not admitted yet: this one took the place and was answered.
+        assert_eq!(r.status(), 200);
+    };
+    assert_eq!(busy.headers()["retry-after"], "1");
+    let error: Value = busy.json().await.unwrap();
+    assert_eq!(error["id"], 2);
+    assert!(error["error"]["message"].as_str().unwrap().contains("busy"), "{error}");
+    // (notify_one: the handler may not wait yet, and then finds the permit when it does.)
+    h.release.notify_one();
+    assert_eq!(waiting.await.unwrap().unwrap().status(), 200);
+    // The place is free again.
+    assert_eq!(h.post(None, call(3, "echo")).send().await.unwrap().status(), 200);
+}
+
+#[tokio::test]
 async fn bad_requests_get_the_right_status_and_the_server_goes_on() {
     let h = start(HttpServerConfig::default().max_body(1 << 16)).await;
     let session = h.initialize().await;

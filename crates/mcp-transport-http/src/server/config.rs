@@ -30,6 +30,7 @@ pub struct HttpServerConfig {
     pub(crate) legacy_sse: Option<(String, String)>,
     pub(crate) session_idle_timeout: Duration,
     pub(crate) max_sessions: usize,
+    pub(crate) max_requests_in_flight: usize,
     pub(crate) max_body: usize,
     pub(crate) body_timeout: Duration,
     pub(crate) header_timeout: Duration,
@@ -52,6 +53,7 @@ impl std::fmt::Debug for HttpServerConfig {
             .field("legacy_sse", &self.legacy_sse)
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("max_sessions", &self.max_sessions)
+            .field("max_requests_in_flight", &self.max_requests_in_flight)
             .field("max_body", &self.max_body)
             .field("resumable", &self.event_store.is_some())
             .field("hosts", &self.hosts)
@@ -70,6 +72,7 @@ impl Default for HttpServerConfig {
             legacy_sse: Some(("/sse".to_owned(), "/messages".to_owned())),
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 20_000,
+            max_requests_in_flight: 10_000,
             max_body: 4 << 20,
             body_timeout: Duration::from_secs(30),
             header_timeout: Duration::from_secs(30),
@@ -127,6 +130,13 @@ impl HttpServerConfig {
     /// At most this many live sessions; initialize beyond it gets 503.
     pub fn max_sessions(mut self, max: usize) -> Self {
         self.max_sessions = max;
+        self
+    }
+    /// The most POSTs carrying requests whose handlers run at once, over all sessions and
+    /// stateless requests (default 10,000): a request beyond gets 503. A POST holds its place
+    /// until its handlers are done (a stateless request whose client went away included).
+    pub fn max_requests_in_flight(mut self, max: usize) -> Self {
+        self.max_requests_in_flight = max;
         self
     }
     /// The largest request body, in bytes (larger gets 413).

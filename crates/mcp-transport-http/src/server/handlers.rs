@@ -37,12 +37,21 @@ pub(crate) struct App {
     config: HttpServerConfig,
     sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
     reaper: AtomicBool,
+    /// Places for POSTs whose requests are being handled (`max_requests_in_flight`).
+    in_flight: Arc<tokio::sync::Semaphore>,
 }
 
 pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig) -> axum::Router {
     let path = config.path.clone();
     let legacy = config.legacy_sse.clone();
-    let app = Arc::new(App { factory, config, sessions: Mutex::new(HashMap::new()), reaper: AtomicBool::new(false) });
+    let in_flight = Arc::new(tokio::sync::Semaphore::new(config.max_requests_in_flight));
+    let app = Arc::new(App {
+        factory,
+        config,
+        sessions: Mutex::new(HashMap::new()),
+        reaper: AtomicBool::new(false),
+        in_flight,
+    });
     let mut router = axum::Router::new().route(&path, get(get_mcp).post(post_mcp).delete(delete_mcp));
     if let Some((sse, messages)) = legacy {
         router = router.route(&sse, get(legacy_sse)).route(&messages, post(legacy_post));
@@ -149,6 +158,17 @@ impl App {
         };
         self.lookup(id)
             .ok_or_else(|| error_response(StatusCode::NOT_FOUND, None, &ErrorObject::new(-32001, "session not found")))
+    }
+
+    /// A place for a POST that carries requests, or the 503 that says there is none.
+    fn admit(&self, id: Option<&RequestId>) -> Result<tokio::sync::OwnedSemaphorePermit, Response> {
+        self.in_flight.clone().try_acquire_owned().map_err(|_| {
+            let limit = self.config.max_requests_in_flight;
+            let error = ErrorObject::internal_error(format!("the server is busy: {limit} requests are in flight"));
+            let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, id, &error);
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            response
+        })
     }
 
     fn lookup(&self, id: &str) -> Option<Arc<Session>> {
@@ -459,10 +479,14 @@ async fn dispatch(
         return invalid_request(StatusCode::NOT_FOUND, "the session has ended");
     }
     if requests.is_empty() {
-        let info = RequestInfo { parts, session_id, stream: None };
+        let info = RequestInfo { parts, session_id, stream: None, _in_flight: None };
         dispatcher.dispatch(parsed, Some(Arc::new(info))).await;
         return StatusCode::ACCEPTED.into_response();
     }
+    let permit = match app.admit(requests.first()) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
     let output = if app.config.json_response { Output::Json } else { Output::Sse };
     let (stream, output) = match router.open_stream(requests, output).await {
         Ok(opened) => opened,
@@ -481,7 +505,8 @@ async fn dispatch(
         StreamOutput::Sse(_) if priming && router.resumable() => vec![router.priming_event(stream).await],
         _ => Vec::new(),
     };
-    let info = RequestInfo { parts, session_id, stream: Some((Arc::downgrade(router), stream)) };
+    let info =
+        RequestInfo { parts, session_id, stream: Some((Arc::downgrade(router), stream)), _in_flight: Some(permit) };
     dispatcher.dispatch(parsed, Some(Arc::new(info))).await;
     match output {
         StreamOutput::Json(rx) => match rx.await {
@@ -635,6 +660,10 @@ async fn post_modern(
         }
     }
     let id = request.id.clone();
+    let permit = match app.admit(Some(&id)) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
     let router = app.ephemeral_router();
     let dispatcher = app.factory.connect_stateless(router.clone(), ProtocolVersion::V2026_07_28);
     let (_, output) = match router.open_stream(vec![id.clone()], Output::Raw).await {
@@ -642,7 +671,7 @@ async fn post_modern(
         Err(_) => return invalid_request(StatusCode::INTERNAL_SERVER_ERROR, "cannot serve the request"),
     };
     let StreamOutput::Raw(mut rx) = output else { unreachable!("asked for a raw stream") };
-    let info = RequestInfo { parts, session_id: None, stream: None };
+    let info = RequestInfo { parts, session_id: None, stream: None, _in_flight: Some(permit) };
     // Until the response is out, the client going away cancels the request.
     let mut cancel = CancelOnDrop { peer: Some(dispatcher.peer().clone()), id: id.clone() };
     dispatcher.dispatch(Parsed::Single(Message::Request(request)), Some(Arc::new(info))).await;
@@ -837,7 +866,8 @@ async fn legacy_post(State(app): State<Arc<App>>, Query(q): Query<LegacyQuery>, 
         Ok(b) => b,
         Err(r) => return r,
     };
-    let info = RequestInfo { parts, session_id: Some(session.router.session_id.clone()), stream: None };
+    let info =
+        RequestInfo { parts, session_id: Some(session.router.session_id.clone()), stream: None, _in_flight: None };
     if session.peer().is_closed() {
         return invalid_request(StatusCode::NOT_FOUND, "the session has ended");
     }

@@ -119,6 +119,8 @@ pub struct RequestInfo {
     parts: http::request::Parts,
     session_id: Option<Arc<str>>,
     stream: Option<(Weak<session::SessionRouter>, u64)>,
+    /// The POST's place among the requests in flight, held while its handlers hold this.
+    _in_flight: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl std::fmt::Debug for RequestInfo {
