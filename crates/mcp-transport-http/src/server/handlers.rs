@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -37,14 +37,23 @@ pub(crate) struct App {
     config: HttpServerConfig,
     sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
     reaper: AtomicBool,
-    /// Places for POSTs whose requests are being handled (`max_requests_in_flight`).
-    in_flight: Arc<tokio::sync::Semaphore>,
+    /// POSTs whose requests are being handled (at most `max_requests_in_flight`).
+    in_flight: Arc<AtomicUsize>,
+}
+
+/// A POST's place among the requests in flight (see [`App::admit`]); freed on drop.
+pub(crate) struct InFlight(Arc<AtomicUsize>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Release);
+    }
 }
 
 pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig) -> axum::Router {
     let path = config.path.clone();
     let legacy = config.legacy_sse.clone();
-    let in_flight = Arc::new(tokio::sync::Semaphore::new(config.max_requests_in_flight));
+    let in_flight = Arc::new(AtomicUsize::new(0));
     let app = Arc::new(App {
         factory,
         config,
@@ -161,9 +170,11 @@ impl App {
     }
 
     /// A place for a POST that carries requests, or the 503 that says there is none.
-    fn admit(&self, id: Option<&RequestId>) -> Result<tokio::sync::OwnedSemaphorePermit, Response> {
-        self.in_flight.clone().try_acquire_owned().map_err(|_| {
-            let limit = self.config.max_requests_in_flight;
+    fn admit(&self, id: Option<&RequestId>) -> Result<InFlight, Response> {
+        let limit = self.config.max_requests_in_flight;
+        let admitted =
+            self.in_flight.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < limit).then_some(n + 1));
+        admitted.map(|_| InFlight(self.in_flight.clone())).map_err(|_| {
             let error = ErrorObject::internal_error(format!("the server is busy: {limit} requests are in flight"));
             let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, id, &error);
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));

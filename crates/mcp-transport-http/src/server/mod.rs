@@ -120,7 +120,7 @@ pub struct RequestInfo {
     session_id: Option<Arc<str>>,
     stream: Option<(Weak<session::SessionRouter>, u64)>,
     /// The POST's place among the requests in flight, held while its handlers hold this.
-    _in_flight: Option<tokio::sync::OwnedSemaphorePermit>,
+    _in_flight: Option<handlers::InFlight>,
 }
 
 impl std::fmt::Debug for RequestInfo {
