@@ -153,6 +153,7 @@ async fn stateless(scenario: &str, url: &str, builder: ClientBuilder) -> anyhow:
         Ok::<_, ErrorObject>(result)
     });
     let builder = builder
+        .elicitation_url_mode()
         .on_sampling(|_params: CreateMessageRequestParams| async move {
             let answer = SamplingContent::Text(TextContent::new("Paris"));
             Ok::<_, ErrorObject>(CreateMessageResult::new(Role::Assistant, answer, "conformance-model"))

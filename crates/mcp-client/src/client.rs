@@ -423,6 +423,7 @@ impl ClientBuilder {
             elicitation: self.elicitation.clone(),
             roots: self.roots.clone(),
             apply_defaults: self.apply_defaults,
+            elicitation_url: self.elicitation_url,
         }
     }
 
@@ -430,20 +431,32 @@ impl ClientBuilder {
         RequestMeta { info: self.info.clone(), capabilities: self.capabilities(MODERN), log_level: Mutex::new(None) }
     }
 
-    /// The handlers of the server's requests (sessions of 2025-11-25 and earlier).
+    /// The handlers of the server's requests (sessions of 2025-11-25 and earlier; a 2026-07-28
+    /// server asks in its results instead, and its requests of this kind get -32601).
     fn router(&self) -> Router {
         let mut router = Router::new();
         if let Some(h) = self.sampling.clone() {
-            router = router.request::<CreateMessageRequest, _, _>(move |params, _ctx| {
+            router = router.request::<CreateMessageRequest, _, _>(move |params, ctx| {
                 let h = h.clone();
-                async move { h.create_message(params).await }
+                async move {
+                    session_era(
+                        &ctx,
+                        <CreateMessageRequest as mcp_types::Request>::METHOD,
+                        ProtocolVersion::V2024_11_05,
+                    )?;
+                    h.create_message(params).await
+                }
             });
         }
         if let Some(h) = self.elicitation.clone() {
             let defaults = self.apply_defaults;
-            router = router.request::<ElicitRequest, _, _>(move |params, _ctx| {
+            let url_mode = self.elicitation_url;
+            router = router.request::<ElicitRequest, _, _>(move |params, ctx| {
                 let h = h.clone();
                 async move {
+                    // Elicitation came with 2025-06-18.
+                    session_era(&ctx, <ElicitRequest as mcp_types::Request>::METHOD, ProtocolVersion::V2025_06_18)?;
+                    check_elicitation_mode(&params, url_mode)?;
                     let mut result = h.elicit(params.clone()).await?;
                     if defaults {
                         apply_elicitation_defaults(&params, &mut result);
@@ -453,9 +466,12 @@ impl ClientBuilder {
             });
         }
         if let Some(h) = self.roots.clone() {
-            router = router.request::<ListRootsRequest, _, _>(move |_params, _ctx| {
+            router = router.request::<ListRootsRequest, _, _>(move |_params, ctx| {
                 let h = h.clone();
-                async move { Ok(ListRootsResult::new(h.roots().await?)) }
+                async move {
+                    session_era(&ctx, <ListRootsRequest as mcp_types::Request>::METHOD, ProtocolVersion::V2024_11_05)?;
+                    Ok(ListRootsResult::new(h.roots().await?))
+                }
             });
         }
         router
@@ -781,11 +797,35 @@ impl Service for ClientService {
     }
 }
 
+/// A server's request of a session-era kind (sampling, elicitation, roots) is answered only in
+/// a session whose revision has it (from `since`): a 2026-07-28 server asks within its results.
+fn session_era(ctx: &RequestContext, method: &str, since: ProtocolVersion) -> Result<(), ErrorObject> {
+    let version = ctx.peer().protocol_version();
+    if version.is_stateless() || version < since {
+        return Err(ErrorObject::method_not_found(method));
+    }
+    Ok(())
+}
+
+/// URL-mode elicitation only where it was declared (2025-11-25: else -32602).
+pub(crate) fn check_elicitation_mode(
+    params: &mcp_types::ElicitRequestParams,
+    url_mode: bool,
+) -> Result<(), ErrorObject> {
+    if matches!(params, mcp_types::ElicitRequestParams::ElicitRequestURL(_)) && !url_mode {
+        return Err(ErrorObject::invalid_params("URL-mode elicitation was not declared by this client"));
+    }
+    Ok(())
+}
+
 /// `initialize`, the revision check, `notifications/initialized`.
 async fn handshake(peer: &Peer, params: &InitializeRequestParams) -> Result<InitializeResult, ClientError> {
     let init = peer.request::<InitializeRequest>(params.clone(), CallOptions::default()).await?;
+    // The server answers the revision offered or another it supports; a client that offered
+    // an older one (pinned to it) does not take a newer one.
+    let offered = ProtocolVersion::from_wire(&params.protocol_version);
     let version = ProtocolVersion::from_wire(&init.protocol_version)
-        .filter(|v| !v.is_stateless())
+        .filter(|v| !v.is_stateless() && offered.is_none_or(|o| *v <= o))
         .ok_or_else(|| ClientError::UnsupportedVersion(init.protocol_version.clone()))?;
     peer.set_protocol_version(version);
     peer.notify::<InitializedNotification>(Default::default()).await?;

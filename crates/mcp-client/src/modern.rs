@@ -50,7 +50,12 @@ pub(crate) struct InputHandlers {
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
     pub(crate) roots: Option<Arc<dyn RootsHandler>>,
     pub(crate) apply_defaults: bool,
+    pub(crate) elicitation_url: bool,
 }
+
+/// The most input requests one `input_required` result may carry: each may prompt the user
+/// or run a model, and a server's result must not make that unbounded.
+const MAX_INPUT_REQUESTS: usize = 16;
 
 /// What every stateless request carries in its `_meta`.
 #[derive(Debug)]
@@ -173,6 +178,15 @@ async fn fulfil(result: &Value, handlers: &InputHandlers, params: &mut JsonObjec
             });
         }
     };
+    if requests.len() > MAX_INPUT_REQUESTS {
+        return Err(ClientError::Decode {
+            method: "input_required".to_owned(),
+            detail: format!(
+                "{} input requests in one result; at most {MAX_INPUT_REQUESTS} are answered",
+                requests.len()
+            ),
+        });
+    }
     let mut responses = JsonObject::new();
     for (key, request) in requests {
         let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -198,8 +212,20 @@ async fn fulfil(result: &Value, handlers: &InputHandlers, params: &mut JsonObjec
     Ok(())
 }
 
-/// Runs the handler for one input request.
+/// Runs the handler for one input request; a handler that panics refuses it (-32603), as it
+/// would in a session, instead of unwinding into the caller.
 async fn answer(method: &str, params: Value, handlers: &InputHandlers) -> Result<Value, ClientError> {
+    use futures_util::FutureExt as _;
+    match std::panic::AssertUnwindSafe(run_handler(method, params, handlers)).catch_unwind().await {
+        Ok(answered) => answered,
+        Err(_) => Err(ClientError::Input {
+            method: method.to_owned(),
+            error: ErrorObject::internal_error(format!("the {method} handler panicked")),
+        }),
+    }
+}
+
+async fn run_handler(method: &str, params: Value, handlers: &InputHandlers) -> Result<Value, ClientError> {
     let bad = |e: serde_json::Error| ClientError::Decode { method: method.to_owned(), detail: e.to_string() };
     let refused = |error: ErrorObject| ClientError::Input { method: method.to_owned(), error };
     let missing = || ClientError::Input { method: method.to_owned(), error: ErrorObject::method_not_found(method) };
@@ -207,6 +233,7 @@ async fn answer(method: &str, params: Value, handlers: &InputHandlers) -> Result
         "elicitation/create" => {
             let h = handlers.elicitation.as_ref().ok_or_else(missing)?;
             let params: ElicitRequestParams = serde_json::from_value(params).map_err(bad)?;
+            crate::client::check_elicitation_mode(&params, handlers.elicitation_url).map_err(refused)?;
             let mut result = h.elicit(params.clone()).await.map_err(refused)?;
             if handlers.apply_defaults {
                 apply_elicitation_defaults(&params, &mut result);

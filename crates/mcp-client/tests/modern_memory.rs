@@ -829,3 +829,97 @@ async fn a_subscription_outlives_every_request_timeout() {
         .await;
     assert_eq!(subscription.next().await, Some(ServerEvent::ToolListChanged));
 }
+
+#[tokio::test]
+async fn a_2026_server_cannot_call_the_client_outside_its_results() {
+    // 2026-07-28 has no server-to-client requests: the server asks in `input_required`.
+    let builder = builder()
+        .on_roots(|| async { panic!("the roots handler must not run") })
+        .on_elicitation(|_params: ElicitRequestParams| async { panic!("the elicitation handler must not run") });
+    let (client, mut server) = modern(builder).await;
+    for (id, method) in [(9, "roots/list"), (10, "elicitation/create")] {
+        let params = json!({"message": "Name?", "requestedSchema": {"type": "object", "properties": {}}});
+        server.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+        let answer = server.recv().await;
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    }
+    client.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn input_handlers_that_panic_or_are_not_declared_refuse_and_rounds_are_bounded() {
+    let builder = builder()
+        .on_roots(|| async { panic!("no roots today") })
+        .on_elicitation(|_params: ElicitRequestParams| async { Ok(ElicitResult::new(ElicitAction::Decline)) });
+    let (client, mut server) = modern(builder).await;
+    let ask = |requests: Value| json!({"resultType": "input_required", "inputRequests": requests});
+    // A panicking handler refuses its input request (-32603); the caller gets an error.
+    let call = tokio::spawn(async move { (client.call_tool("t", json!({})).await, client) });
+    let req = server.request("tools/call").await;
+    server.reply(&req, ask(json!({"r": {"method": "roots/list"}}))).await;
+    let (r, client) = call.await.unwrap();
+    match r {
+        Err(ClientError::Input { method, error }) => assert_eq!((method.as_str(), error.code), ("roots/list", -32603)),
+        other => panic!("{other:?}"),
+    }
+    // URL mode was not declared (form mode only): -32602, and the handler is not asked.
+    let call = tokio::spawn(async move { (client.call_tool("t", json!({})).await, client) });
+    let req = server.request("tools/call").await;
+    let url = json!({"mode": "url", "message": "Sign in", "url": "https://example.com", "elicitationId": "e1"});
+    server.reply(&req, ask(json!({"u": {"method": "elicitation/create", "params": url}}))).await;
+    let (r, client) = call.await.unwrap();
+    match r {
+        Err(ClientError::Input { method, error }) => {
+            assert_eq!((method.as_str(), error.code), ("elicitation/create", -32602))
+        }
+        other => panic!("{other:?}"),
+    }
+    // At most 16 input requests in one result.
+    let call = tokio::spawn(async move { (client.call_tool("t", json!({})).await, client) });
+    let req = server.request("tools/call").await;
+    let many: serde_json::Map<String, Value> =
+        (0..17).map(|i| (format!("k{i}"), json!({"method": "elicitation/create", "params": {}}))).collect();
+    server.reply(&req, ask(Value::Object(many))).await;
+    let (r, _client) = call.await.unwrap();
+    assert!(matches!(r, Err(ClientError::Decode { .. })), "{r:?}");
+}
+
+#[tokio::test]
+async fn a_pinned_client_takes_no_newer_revision_than_it_offered() {
+    let (client, mut server) = connecting(builder().protocol_version(ProtocolVersion::V2025_03_26).legacy_only());
+    let init = expect_initialize(&mut server).await;
+    assert_eq!(init["params"]["protocolVersion"], "2025-03-26");
+    let result =
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "new", "version": "1"}});
+    server.reply(&init, result).await;
+    match client.await.unwrap() {
+        Err(ClientError::UnsupportedVersion(v)) => assert_eq!(v, "2025-11-25"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn session_servers_are_answered_only_what_their_revision_and_our_capabilities_have() {
+    let elicit = |_params: ElicitRequestParams| async { Ok(ElicitResult::new(ElicitAction::Decline)) };
+    let url = json!({"mode": "url", "message": "Sign in", "url": "https://example.com", "elicitationId": "e1"});
+    // 2025-03-26 has no elicitation.
+    let (client, mut server) = connecting(builder().legacy_only().on_elicitation(elicit));
+    let init = expect_initialize(&mut server).await;
+    server.accept_initialize(&init, "2025-03-26", json!({})).await;
+    let client = client.await.unwrap().unwrap();
+    let form = json!({"message": "Name?", "requestedSchema": {"type": "object", "properties": {}}});
+    server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": form})).await;
+    assert_eq!(server.recv().await["error"]["code"], -32601);
+    drop(client);
+    // 2025-11-25 has it, in form mode only unless URL mode was declared.
+    let (client, mut server) = connecting(builder().legacy_only().on_elicitation(elicit));
+    let init = expect_initialize(&mut server).await;
+    server.accept_initialize(&init, "2025-11-25", json!({})).await;
+    let client = client.await.unwrap().unwrap();
+    server.send(json!({"jsonrpc": "2.0", "id": 2, "method": "elicitation/create", "params": url})).await;
+    assert_eq!(server.recv().await["error"]["code"], -32602);
+    server.send(json!({"jsonrpc": "2.0", "id": 3, "method": "elicitation/create", "params": form})).await;
+    assert_eq!(server.recv().await["result"]["action"], "decline");
+    drop(client);
+}
