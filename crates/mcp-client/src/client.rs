@@ -1209,11 +1209,19 @@ impl Client {
         }
         let name = params.name.clone();
         let result = self.request::<CallToolRequest>(params, options).await?;
+        // A tool with an output schema MUST return conforming structured content (an error
+        // result aside).
         if self.validate_structured
-            && let (Some(v), Some(structured)) = (&schemas.output, &result.structured_content)
-            && let Some(detail) = violations(v, structured)
+            && let Some(v) = &schemas.output
+            && !result.is_error()
         {
-            return Err(ClientError::InvalidStructuredContent { tool: name, detail });
+            let detail = match &result.structured_content {
+                Some(structured) => violations(v, structured),
+                None => Some("the tool has an output schema but returned no structuredContent".to_owned()),
+            };
+            if let Some(detail) = detail {
+                return Err(ClientError::InvalidStructuredContent { tool: name, detail });
+            }
         }
         Ok(result)
     }

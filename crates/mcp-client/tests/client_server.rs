@@ -276,6 +276,17 @@ async fn optional_validation_of_arguments_and_structured_content() {
         Err(ClientError::InvalidStructuredContent { tool, .. }) => assert_eq!(tool, "sum"),
         other => panic!("{other:?}"),
     }
+    // A tool with an output schema that returns no structured content breaks it too.
+    let plain = tool("plain", json!({"type": "object"}), |_| CallToolResult::success(vec![ContentBlock::text("3")]))
+        .output_schema(json!({"type": "object"}))
+        .unwrap();
+    let server = Server::builder("plain", "1").tool(plain).build().unwrap();
+    let client = connect(&server, ClientBuilder::new("cli", "1").validate_structured_content()).await;
+    client.list_all_tools().await.unwrap();
+    match client.call_tool("plain", json!({})).await {
+        Err(ClientError::InvalidStructuredContent { detail, .. }) => assert!(detail.contains("no structuredContent")),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test]
