@@ -1109,11 +1109,20 @@ impl Client {
     /// with [`ClientError::RejectedTool`].
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
         self.need(self.server.capabilities.tools.is_some(), "tools")?;
+        // A listing from its first page starts what is remembered of the tools afresh: tools
+        // the server dropped are forgotten, and what is kept stays bounded by one listing.
+        let fresh = cursor.is_none();
         let mut result = self.list_page::<ListToolsRequest>(cursor).await?;
         if self.header_rules && self.modern.is_some() {
+            if fresh {
+                self.rejected_tools.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            }
             self.reject_invalid_tools(&mut result.tools);
         }
         if self.validate_arguments || self.validate_structured {
+            if fresh {
+                self.schemas.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            }
             self.remember_schemas(&result.tools);
         }
         Ok(result)

@@ -276,6 +276,14 @@ async fn optional_validation_of_arguments_and_structured_content() {
         Err(ClientError::InvalidStructuredContent { tool, .. }) => assert_eq!(tool, "sum"),
         other => panic!("{other:?}"),
     }
+    // A new listing forgets the schemas of tools the server dropped: the call goes out, and the
+    // server says the tool is unknown.
+    assert!(server.remove_tool("echo").await);
+    client.list_all_tools().await.unwrap();
+    match client.call_tool("echo", json!({"text": 5})).await {
+        Err(ClientError::Remote(e)) => assert_eq!(e.code, -32602),
+        other => panic!("{other:?}"),
+    }
     // A tool with an output schema that returns no structured content breaks it too.
     let plain = tool("plain", json!({"type": "object"}), |_| CallToolResult::success(vec![ContentBlock::text("3")]))
         .output_schema(json!({"type": "object"}))
