@@ -439,11 +439,7 @@ impl ClientBuilder {
             router = router.request::<CreateMessageRequest, _, _>(move |params, ctx| {
                 let h = h.clone();
                 async move {
-                    session_era(
-                        &ctx,
-                        <CreateMessageRequest as mcp_types::Request>::METHOD,
-                        ProtocolVersion::V2024_11_05,
-                    )?;
+                    session_era::<CreateMessageRequest>(&ctx, ProtocolVersion::V2024_11_05)?;
                     h.create_message(params).await
                 }
             });
@@ -455,7 +451,7 @@ impl ClientBuilder {
                 let h = h.clone();
                 async move {
                     // Elicitation came with 2025-06-18.
-                    session_era(&ctx, <ElicitRequest as mcp_types::Request>::METHOD, ProtocolVersion::V2025_06_18)?;
+                    session_era::<ElicitRequest>(&ctx, ProtocolVersion::V2025_06_18)?;
                     check_elicitation_mode(&params, url_mode)?;
                     let mut result = h.elicit(params.clone()).await?;
                     if defaults {
@@ -469,7 +465,7 @@ impl ClientBuilder {
             router = router.request::<ListRootsRequest, _, _>(move |_params, ctx| {
                 let h = h.clone();
                 async move {
-                    session_era(&ctx, <ListRootsRequest as mcp_types::Request>::METHOD, ProtocolVersion::V2024_11_05)?;
+                    session_era::<ListRootsRequest>(&ctx, ProtocolVersion::V2024_11_05)?;
                     Ok(ListRootsResult::new(h.roots().await?))
                 }
             });
@@ -799,10 +795,10 @@ impl Service for ClientService {
 
 /// A server's request of a session-era kind (sampling, elicitation, roots) is answered only in
 /// a session whose revision has it (from `since`): a 2026-07-28 server asks within its results.
-fn session_era(ctx: &RequestContext, method: &str, since: ProtocolVersion) -> Result<(), ErrorObject> {
+fn session_era<R: mcp_types::Request>(ctx: &RequestContext, since: ProtocolVersion) -> Result<(), ErrorObject> {
     let version = ctx.peer().protocol_version();
     if version.is_stateless() || version < since {
-        return Err(ErrorObject::method_not_found(method));
+        return Err(ErrorObject::method_not_found(R::METHOD));
     }
     Ok(())
 }

@@ -83,6 +83,15 @@ impl Request {
     pub fn meta(&self, key: &str) -> Option<&str> {
         self.meta_object()?.get(key)
     }
+
+    /// Whether the params' `_meta` names the 2026-07-28 protocol version
+    /// ([`raw::PROTOCOL_VERSION_KEY`](crate::raw::PROTOCOL_VERSION_KEY)): a quick search of the
+    /// text first, and the index (built then, for later readers) only when the key appears, so
+    /// that the key quoted in an argument does not count.
+    pub fn carries_protocol_version(&self) -> bool {
+        self.params.as_deref().is_some_and(|p| crate::raw::names_protocol_version(p.get()))
+            && self.meta(crate::raw::PROTOCOL_VERSION_KEY).is_some()
+    }
 }
 
 /// An incoming notification.

@@ -302,18 +302,28 @@ impl Out {
         }
     }
 
+    /// Queues `frame` if there is room now (done as well when the queue is closed: nothing
+    /// will be written any more); gives it back when it has to wait, or for a sink.
+    fn try_queue(&self, frame: Outbound) -> Result<(), Outbound> {
+        match self {
+            Out::Queue(tx) => match tx.try_send(frame) {
+                Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => Ok(()),
+                Err(mpsc::error::TrySendError::Full(frame)) => Err(frame),
+            },
+            Out::Sink(_) => Err(frame),
+        }
+    }
+
     /// Sends from synchronous code (a drop): at once if it can, else from a task.
     fn send_soon(&self, frame: Outbound) {
+        let Err(frame) = self.try_queue(frame) else { return };
         let deferred = match self {
-            Out::Queue(tx) => match tx.try_send(frame) {
-                Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => return,
-                Err(mpsc::error::TrySendError::Full(frame)) => {
-                    let tx = tx.clone();
-                    Box::pin(async move {
-                        let _ = tx.send(frame).await;
-                    }) as BoxFuture<()>
-                }
-            },
+            Out::Queue(tx) => {
+                let tx = tx.clone();
+                Box::pin(async move {
+                    let _ = tx.send(frame).await;
+                }) as BoxFuture<()>
+            }
             Out::Sink(sink) => {
                 let sink = sink.clone();
                 Box::pin(async move { sink.deliver(frame).await })
@@ -855,14 +865,8 @@ async fn wind_down(shared: &Shared) {
 }
 
 async fn send(shared: &Shared, frame: Bytes, route: Route) {
-    let mut out = Outbound { frame, route };
     // Room in the queue, as there is but under backpressure: no wait to set up.
-    if let Out::Queue(tx) = &shared.out {
-        match tx.try_send(out) {
-            Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => return,
-            Err(mpsc::error::TrySendError::Full(back)) => out = back,
-        }
-    }
+    let Err(out) = shared.out.try_queue(Outbound { frame, route }) else { return };
     // A full queue (the other side reads nothing) must not keep the reader, or a handler, from
     // seeing that the connection is being closed: once it is, the wait gets the grace.
     tokio::select! {
@@ -1075,7 +1079,7 @@ async fn start_request(
     let id = req.id.clone();
     // 2026-07-28 has no ping: a request carrying that revision's `_meta` goes to the service,
     // which answers it as that revision says.
-    if req.method == "ping" && !req.params.as_ref().is_some_and(|p| crate::raw::names_protocol_version(p.get())) {
+    if req.method == "ping" && !req.carries_protocol_version() {
         let frame = message::encode_result(&id, &serde_json::json!({})).ok();
         deliver(shared, batch, &id, frame).await;
         return;

@@ -487,12 +487,6 @@ impl Server {
         out
     }
 
-    /// Clients were told at connection what the server has: an item of a kind it did not
-    /// declare could be neither listed nor called.
-    fn declared(&self, capability: &'static str, declared: bool) -> Result<(), DefinitionError> {
-        if declared { Ok(()) } else { Err(DefinitionError::NotDeclared { capability }) }
-    }
-
     async fn broadcast<N: mcp_types::Notification>(&self, params: impl Fn() -> N::Params) {
         let event = match N::METHOD {
             "notifications/tools/list_changed" => Some(crate::ChangeEvent::ToolsListChanged),
@@ -515,7 +509,7 @@ impl Server {
     /// The server must declare the tools capability: built with a tool, or with
     /// [`ServerBuilder::enable_tools`].
     pub async fn add_tool(&self, tool: ToolDef) -> Result<(), DefinitionError> {
-        self.declared("tools", self.shared.capabilities.tools.is_some())?;
+        declared("tools", self.shared.capabilities.tools.is_some())?;
         self.update(|r| upsert(&mut r.tools, tool, |a, b| a.tool.name == b.tool.name));
         self.broadcast::<ToolListChangedNotification>(Default::default).await;
         Ok(())
@@ -535,7 +529,7 @@ impl Server {
     /// The server must declare the prompts capability: built with a prompt, or with
     /// [`ServerBuilder::enable_prompts`].
     pub async fn add_prompt(&self, prompt: PromptDef) -> Result<(), DefinitionError> {
-        self.declared("prompts", self.shared.capabilities.prompts.is_some())?;
+        declared("prompts", self.shared.capabilities.prompts.is_some())?;
         self.update(|r| upsert(&mut r.prompts, prompt, |a, b| a.prompt.name == b.prompt.name));
         self.broadcast::<PromptListChangedNotification>(Default::default).await;
         Ok(())
@@ -555,7 +549,7 @@ impl Server {
     /// The server must declare the resources capability: built with a resource or template, or
     /// with [`ServerBuilder::enable_resources`].
     pub async fn add_resource(&self, resource: ResourceDef) -> Result<(), DefinitionError> {
-        self.declared("resources", self.shared.capabilities.resources.is_some())?;
+        declared("resources", self.shared.capabilities.resources.is_some())?;
         self.update(|r| upsert(&mut r.resources, resource, |a, b| a.resource.uri == b.resource.uri));
         self.broadcast::<ResourceListChangedNotification>(Default::default).await;
         Ok(())
@@ -580,6 +574,12 @@ impl Server {
             });
         futures_util::future::join_all(sends).await;
     }
+}
+
+/// Clients were told at connection what the server has: an item of a kind it did not declare
+/// could be neither listed nor called.
+fn declared(capability: &'static str, declared: bool) -> Result<(), DefinitionError> {
+    if declared { Ok(()) } else { Err(DefinitionError::NotDeclared { capability }) }
 }
 
 /// How long a notification to every client waits for room in one client's outgoing queue: a

@@ -338,7 +338,7 @@ async fn read_capped_line<R: AsyncBufRead + Unpin>(reader: &mut R, line: &mut Ve
             return Ok(any);
         }
         any = true;
-        let newline = chunk.iter().position(|&b| b == b'\n');
+        let newline = memchr::memchr(b'\n', chunk);
         let end = newline.unwrap_or(chunk.len());
         let room = max.saturating_sub(line.len());
         line.extend_from_slice(&chunk[..end.min(room)]);

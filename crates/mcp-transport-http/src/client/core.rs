@@ -943,20 +943,18 @@ impl Core {
             self.set_session_id(id.clone(), snap.generation);
         }
         if status == StatusCode::ACCEPTED {
-            if snap.modern {
-                let msg = "the server answered the request with 202 Accepted and no response".to_owned();
-                return self.fail(awaited, error_object(HttpErrorKind::BadResponse, Some(status), msg)).await;
-            }
-            if lock(&self.state).get_stream.is_some() {
+            if !snap.modern && lock(&self.state).get_stream.is_some() {
                 debug!("a request was answered 202; its response may come on the GET stream");
                 return;
             }
-            // Nothing could bring its answer: failing now beats waiting for a timeout (or, for
-            // an unbounded call, forever).
-            let msg = "the server answered the request with 202 Accepted, and there is no GET stream to bring \
-                       its response"
-                .to_owned();
-            return self.fail(awaited, error_object(HttpErrorKind::BadResponse, Some(status), msg)).await;
+            // Nothing could bring its answer (2026-07-28 has no other stream): failing now
+            // beats waiting for a timeout (or, for an unbounded call, forever).
+            let msg = if snap.modern {
+                "the server answered the request with 202 Accepted and no response"
+            } else {
+                "the server answered the request with 202 Accepted, and there is no GET stream to bring its response"
+            };
+            return self.fail(awaited, error_object(HttpErrorKind::BadResponse, Some(status), msg.to_owned())).await;
         }
         match media_type(&response).as_deref() {
             Some(APPLICATION_JSON) => {

@@ -64,8 +64,9 @@ impl SessionEvents {
         }
     }
 
-    fn events(&self) -> usize {
-        self.streams.iter().map(|(_, e)| e.len()).sum()
+    /// Whether more than the newest event (the last of the last stream) is held.
+    fn more_than_newest(&self) -> bool {
+        self.streams.len() > 1 || self.streams.front().is_some_and(|(_, e)| e.len() > 1)
     }
 }
 
@@ -135,7 +136,7 @@ impl EventStore for InMemoryEventStore {
                 events.bytes -= gone.iter().map(|(_, m)| m.len()).sum::<usize>();
             }
         }
-        while events.bytes > self.bytes_per_session && events.events() > 1 {
+        while events.bytes > self.bytes_per_session && events.more_than_newest() {
             events.drop_oldest();
         }
         Box::pin(std::future::ready(()))

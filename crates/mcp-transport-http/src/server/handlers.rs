@@ -53,13 +53,12 @@ impl Drop for InFlight {
 pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig) -> axum::Router {
     let path = config.path.clone();
     let legacy = config.legacy_sse.clone();
-    let in_flight = Arc::new(AtomicUsize::new(0));
     let app = Arc::new(App {
         factory,
         config,
         sessions: Mutex::new(HashMap::new()),
         reaper: AtomicBool::new(false),
-        in_flight,
+        in_flight: Arc::new(AtomicUsize::new(0)),
     });
     let mut router = axum::Router::new().route(&path, get(get_mcp).post(post_mcp).delete(delete_mcp));
     if let Some((sse, messages)) = legacy {
@@ -335,10 +334,7 @@ fn classify(body: &[u8]) -> Result<Classified, Response> {
     let mut take = |m: &Message| {
         if let Message::Request(r) = m {
             initialize |= r.method == "initialize";
-            // The quick search first; then the params' index (which the server reads through
-            // later) confirms that the key is a member of `_meta`, not text in an argument.
-            modern_meta |= r.params.as_ref().is_some_and(|p| json::names_protocol_version(p.get()))
-                && r.meta(PROTOCOL_VERSION_KEY).is_some();
+            modern_meta |= r.carries_protocol_version();
             requests.push(r.id.clone());
         }
     };
