@@ -418,6 +418,28 @@ async fn list_changes_reach_connected_clients() {
 }
 
 #[tokio::test]
+async fn sampling_with_tools_needs_the_clients_sampling_tools() {
+    let with_tools = ToolDef::new("with_tools", json!({"type": "object"}), |_args, ctx: Context| async move {
+        let message = SamplingMessage::new(Role::User, SamplingContent::Text(TextContent::new("hi")));
+        let mut params = CreateMessageRequestParams::new(100, vec![message]);
+        params.tools = Some(vec![]);
+        ctx.create_message(params).await?;
+        Ok::<_, ToolError>(CallToolResult::success(vec![]))
+    })
+    .unwrap();
+    let server = Server::builder("s", "1").tool(with_tools).build().unwrap();
+    // Sampling without `tools`: no request goes to the client, the call gets -32021.
+    let mut c = connect(&server, "2025-11-25", json!({"sampling": {}})).await;
+    let e = c.error("tools/call", json!({"name": "with_tools"})).await;
+    assert_eq!(e["code"], -32021, "{e}");
+    assert_eq!(e["data"]["requiredCapabilities"], json!({"sampling": {"tools": {}}}));
+    // With it, the request goes out.
+    let mut c = connect(&server, "2025-11-25", json!({"sampling": {"tools": {}}})).await;
+    c.send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "with_tools"}})).await;
+    assert_eq!(c.recv().await["method"], "sampling/createMessage");
+}
+
+#[tokio::test]
 async fn items_of_an_undeclared_kind_cannot_be_added_at_runtime() {
     // The client was told there are no tools: a tool added now could be neither listed nor
     // called.
