@@ -148,3 +148,31 @@ pub fn extra_variants(name: &str) -> Vec<Ty> {
         _ => Vec::new(),
     }
 }
+
+/// Structs that get a `with_<field>` setter for each optional member: the params and results of
+/// requests, and the definitions users build themselves (tools, prompts, resources, content).
+/// Every other struct is left without, to keep `types.rs` (and its compile time) in check.
+pub fn has_setters(name: &str) -> bool {
+    let wire_only = name.starts_with("JSONRPC") || name.starts_with("Generic");
+    let message_part = name.ends_with("Params") || name.ends_with("Result");
+    (message_part && !wire_only)
+        || matches!(
+            name,
+            "Tool"
+                | "ToolAnnotations"
+                | "Prompt"
+                | "PromptArgument"
+                | "Resource"
+                | "ResourceTemplate"
+                | "Implementation"
+                | "Root"
+                | "TextContent"
+                | "ImageContent"
+                | "AudioContent"
+                | "EmbeddedResource"
+                | "ResourceLink"
+                | "ToolUseContent"
+                | "ToolResultContent"
+                | "Annotations"
+        )
+}

@@ -312,6 +312,7 @@ fn render_struct(
     let mut new_params = Vec::new();
     let mut new_inits = Vec::new();
     let mut known_keys: Vec<&str> = Vec::new();
+    let mut setters = Vec::new();
     // Constructor parameters: identifying fields first, then alphabetical.
     let rank = |f: &&Field| ["name", "uri", "role"].iter().position(|n| *n == f.json).unwrap_or(usize::MAX);
     let mut ordered: Vec<&Field> = fields.iter().collect();
@@ -378,6 +379,9 @@ fn render_struct(
                 if let Some(v) = &self.#fi { if #guard { m.serialize_entry(#json, &ForRevision::new(v, revs))?; } } #null_case
             });
             new_inits.push(quote! { #fi: None, });
+            if config::has_setters(&def.name) && f.konst.is_none() {
+                setters.push(setter(f, &fi, &ty));
+            }
         }
     }
     if extra {
@@ -391,16 +395,19 @@ fn render_struct(
     }
     let eq = if is_eq(model, &Ty::Named(def.name.clone()), &mut BTreeSet::new()) { quote!(Eq,) } else { quote!() };
     let default = if new_params.is_empty() { quote!(Default,) } else { quote!() };
-    let ctor = if new_params.is_empty() {
+    let new_fn = if new_params.is_empty() {
         quote!()
     } else {
         let doc = format!(" A `{}` with the required fields set and every optional one empty.", def.name);
         quote! {
-            impl #name {
-                #[doc = #doc]
-                pub fn new(#(#new_params),*) -> Self { Self { #(#new_inits)* } }
-            }
+            #[doc = #doc]
+            pub fn new(#(#new_params),*) -> Self { Self { #(#new_inits)* } }
         }
+    };
+    let ctor = if new_params.is_empty() && setters.is_empty() {
+        quote!()
+    } else {
+        quote! { impl #name { #new_fn #(#setters)* } }
     };
     let n_known = known_keys.len();
     let score = quote! { Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32) };
@@ -428,6 +435,26 @@ fn render_struct(
                 #(#probe_checks)*
                 #score
             }
+        }
+    }
+}
+
+/// The `with_<field>` setter of an optional member: it takes the inner value (anything that
+/// converts into it, as `new` does) and stores `Some`. Documented with the member's own text.
+fn setter(f: &Field, fi: &Ident, ty: &TokenStream) -> TokenStream {
+    let name = format_ident!("with_{}", fi.to_string().trim_start_matches("r#"));
+    let mut lines = vec![format!(" Sets `{}` and returns `self`.", f.json)];
+    if let Some(d) = &f.doc {
+        lines.push(String::new());
+        lines.extend(doc_text(d).lines().map(|l| format!(" {l}")));
+    }
+    quote! {
+        #( #[doc = #lines] )*
+        #[must_use]
+        #[inline]
+        pub fn #name(mut self, #fi: impl Into<#ty>) -> Self {
+            self.#fi = Some(#fi.into());
+            self
         }
     }
 }
