@@ -103,7 +103,7 @@ pub(crate) async fn listen(
         uris: if caps.resources.as_ref().is_some_and(|r| r.subscribe == Some(true)) { asked.uris } else { Vec::new() },
     };
     let id = serde_json::to_value(rctx.id()).unwrap_or(Value::Null);
-    let tag = json!({"io.modelcontextprotocol/subscriptionId": id});
+    let tag = json!({ mcp_types::meta::SUBSCRIPTION_ID: id });
     let mut ack = serde_json::Map::new();
     for (key, on) in [
         ("toolsListChanged", honoured.tools),

@@ -39,7 +39,11 @@ const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 /// JSON-RPC error codes that only a 2026-07-28 server sends: header mismatch, missing client
 /// capability, unsupported protocol version.
-const MODERN_ERROR_CODES: [i64; 3] = [-32020, -32021, -32022];
+const MODERN_ERROR_CODES: [i64; 3] = [
+    mcp_types::ErrorCode::HEADER_MISMATCH.code(),
+    mcp_types::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY.code(),
+    mcp_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.code(),
+];
 
 /// Whether a refusal of the POST of `initialize` sends the client to the legacy HTTP+SSE
 /// transport: any 4xx (the backwards-compatibility procedure of 2025-03-26 and 2025-06-18;

@@ -24,7 +24,7 @@ use http_body_util::BodyExt as _;
 use mcp_jsonrpc::message::{self, Message, Parsed};
 use mcp_jsonrpc::raw::{self as json, PROTOCOL_VERSION_KEY};
 use mcp_jsonrpc::{Dispatcher, ErrorObject, Peer, RequestId};
-use mcp_types::ProtocolVersion;
+use mcp_types::{ErrorCode, ProtocolVersion};
 use tokio::sync::mpsc;
 
 use super::config::HttpServerConfig;
@@ -75,18 +75,13 @@ fn error_response(status: StatusCode, id: Option<&RequestId>, error: &ErrorObjec
 
 /// -32022 (400): the revisions we serve, and the one asked for.
 fn unsupported_version(requested: &str, id: Option<&RequestId>) -> Response {
-    let supported: Vec<&str> = ProtocolVersion::ALL.iter().rev().map(|v| v.as_str()).collect();
-    let error = ErrorObject::with_data(
-        mcp_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
-        format!("Unsupported protocol version: {requested}"),
-        serde_json::json!({"supported": supported, "requested": requested}),
-    );
+    let error = ErrorObject::unsupported_protocol_version(requested, ProtocolVersion::ALL.into_iter().rev());
     error_response(StatusCode::BAD_REQUEST, id, &error)
 }
 
 /// -32020 (400): headers that are missing or disagree with the body.
 fn header_mismatch(id: Option<&RequestId>, message: impl std::fmt::Display) -> Response {
-    let error = ErrorObject::new(mcp_types::ErrorCode::HEADER_MISMATCH.code(), format!("Header mismatch: {message}"));
+    let error = ErrorObject::header_mismatch(message);
     error_response(StatusCode::BAD_REQUEST, id, &error)
 }
 
@@ -164,8 +159,13 @@ impl App {
         let Some(id) = header_str(headers, MCP_SESSION_ID) else {
             return Err(invalid_request(StatusCode::BAD_REQUEST, "missing Mcp-Session-Id header"));
         };
-        self.lookup(id)
-            .ok_or_else(|| error_response(StatusCode::NOT_FOUND, None, &ErrorObject::new(-32001, "session not found")))
+        self.lookup(id).ok_or_else(|| {
+            error_response(
+                StatusCode::NOT_FOUND,
+                None,
+                &ErrorObject::new(mcp_types::ErrorCode::SESSION_NOT_FOUND.code(), "session not found"),
+            )
+        })
     }
 
     /// A place for a POST that carries requests, or the 503 that says there is none.
@@ -581,11 +581,7 @@ async fn post_modern(
         return header_mismatch(id_ref, "the MCP-Protocol-Version header is missing");
     };
     let Some(body_version) = body_version.as_deref() else {
-        let error = ErrorObject::with_data(
-            mcp_types::ErrorCode::INVALID_PARAMS,
-            format!("invalid request metadata: `{PROTOCOL_VERSION_KEY}` is missing"),
-            serde_json::json!({"envelope": {"key": PROTOCOL_VERSION_KEY, "problem": "missing"}}),
-        );
+        let error = ErrorObject::missing_request_metadata(PROTOCOL_VERSION_KEY);
         return error_response(StatusCode::BAD_REQUEST, id_ref, &error);
     };
     match header_version {
@@ -740,10 +736,12 @@ fn modern_status(frame: &[u8]) -> StatusCode {
         return StatusCode::OK;
     };
     let envelope = error.data.as_ref().is_some_and(|d| d.get("envelope").is_some());
-    match error.code {
-        -32601 => StatusCode::NOT_FOUND,
-        -32022..=-32020 => StatusCode::BAD_REQUEST,
-        -32602 if envelope => StatusCode::BAD_REQUEST,
+    match error.error_code() {
+        ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        ErrorCode::HEADER_MISMATCH
+        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+        ErrorCode::INVALID_PARAMS if envelope => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
     }
 }
