@@ -78,9 +78,8 @@ impl PromptDef {
 
     /// Adds an argument.
     pub fn argument(mut self, name: impl Into<String>, description: Option<&str>, required: bool) -> Self {
-        let mut arg = PromptArgument::new(name);
+        let mut arg = PromptArgument::new(name).with_required(required);
         arg.description = description.map(str::to_owned);
-        arg.required = Some(required);
         self.prompt.arguments.get_or_insert_with(Vec::new).push(arg);
         self
     }

@@ -150,15 +150,18 @@ pub fn extra_variants(name: &str) -> Vec<Ty> {
 }
 
 /// Structs that get a `with_<field>` setter for each optional member: the params and results of
-/// requests, and the definitions users build themselves (tools, prompts, resources, content).
-/// Every other struct is left without, to keep `types.rs` (and its compile time) in check.
+/// requests and the objects inside them (`CompleteResultCompletion`, ...), the request `_meta`,
+/// and the definitions users build themselves (tools, prompts, resources, content). Every other
+/// struct (JSON-RPC envelopes, capabilities, schemas) is left without, to keep `types.rs` (and
+/// its compile time) in check.
 pub fn has_setters(name: &str) -> bool {
-    let wire_only = name.starts_with("JSONRPC") || name.starts_with("Generic");
-    let message_part = name.ends_with("Params") || name.ends_with("Result");
-    (message_part && !wire_only)
+    let envelope = name.starts_with("JSONRPC") || name.starts_with("Generic") || name.ends_with("Response");
+    let message_part = name.contains("Params") || name.contains("Result");
+    (message_part && !envelope)
         || matches!(
             name,
-            "Tool"
+            "RequestMetaObject"
+                | "Tool"
                 | "ToolAnnotations"
                 | "Prompt"
                 | "PromptArgument"
@@ -166,6 +169,9 @@ pub fn has_setters(name: &str) -> bool {
                 | "ResourceTemplate"
                 | "Implementation"
                 | "Root"
+                | "Icon"
+                | "TextResourceContents"
+                | "BlobResourceContents"
                 | "TextContent"
                 | "ImageContent"
                 | "AudioContent"

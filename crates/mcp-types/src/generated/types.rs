@@ -509,6 +509,24 @@ impl BlobResourceContents {
             mime_type: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `mimeType` and returns `self`.
+    ///
+    /// The MIME type of this resource, if known.
+    #[must_use]
+    #[inline]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
 }
 impl WireSerialize for BlobResourceContents {
     fn wire_serialize<S: Serializer>(
@@ -3757,6 +3775,20 @@ pub struct CompleteRequestParamsContext {
     #[serde(rename = "arguments", default)]
     pub arguments: Option<std::collections::BTreeMap<String, String>>,
 }
+impl CompleteRequestParamsContext {
+    /// Sets `arguments` and returns `self`.
+    ///
+    /// Previously-resolved variables in a URI template or prompt.
+    #[must_use]
+    #[inline]
+    pub fn with_arguments(
+        mut self,
+        arguments: impl Into<std::collections::BTreeMap<String, String>>,
+    ) -> Self {
+        self.arguments = Some(arguments.into());
+        self
+    }
+}
 impl WireSerialize for CompleteRequestParamsContext {
     fn wire_serialize<S: Serializer>(
         &self,
@@ -3941,6 +3973,24 @@ impl CompleteResultCompletion {
             total: None,
             values: values.into(),
         }
+    }
+    /// Sets `hasMore` and returns `self`.
+    ///
+    /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
+    #[must_use]
+    #[inline]
+    pub fn with_has_more(mut self, has_more: impl Into<bool>) -> Self {
+        self.has_more = Some(has_more.into());
+        self
+    }
+    /// Sets `total` and returns `self`.
+    ///
+    /// The total number of completion options available. This can exceed the number of values actually sent in the response.
+    #[must_use]
+    #[inline]
+    pub fn with_total(mut self, total: impl Into<i64>) -> Self {
+        self.total = Some(total.into());
+        self
     }
 }
 impl WireSerialize for CompleteResultCompletion {
@@ -5757,6 +5807,20 @@ impl ElicitRequestFormParamsRequestedSchema {
             properties: properties.into(),
             required: None,
         }
+    }
+    /// Sets `$schema` and returns `self`.
+    #[must_use]
+    #[inline]
+    pub fn with_schema(mut self, schema: impl Into<String>) -> Self {
+        self.schema = Some(schema.into());
+        self
+    }
+    /// Sets `required` and returns `self`.
+    #[must_use]
+    #[inline]
+    pub fn with_required(mut self, required: impl Into<Vec<String>>) -> Self {
+        self.required = Some(required.into());
+        self
     }
 }
 impl WireSerialize for ElicitRequestFormParamsRequestedSchema {
@@ -8467,6 +8531,41 @@ impl Icon {
             theme: None,
         }
     }
+    /// Sets `mimeType` and returns `self`.
+    ///
+    /// Optional MIME type override if the source MIME type is missing or generic.
+    /// For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
+    #[must_use]
+    #[inline]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+    /// Sets `sizes` and returns `self`.
+    ///
+    /// Optional array of strings that specify sizes at which the icon can be used.
+    /// Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
+    ///
+    /// If not provided, the client should assume that the icon can be used at any size.
+    #[must_use]
+    #[inline]
+    pub fn with_sizes(mut self, sizes: impl Into<Vec<String>>) -> Self {
+        self.sizes = Some(sizes.into());
+        self
+    }
+    /// Sets `theme` and returns `self`.
+    ///
+    /// Optional specifier for the theme this icon is designed for. `"light"` indicates
+    /// the icon is designed to be used with a light background, and `"dark"` indicates
+    /// the icon is designed to be used with a dark background.
+    ///
+    /// If not provided, the client should assume the icon can be used with any theme.
+    #[must_use]
+    #[inline]
+    pub fn with_theme(mut self, theme: impl Into<IconTheme>) -> Self {
+        self.theme = Some(theme.into());
+        self
+    }
 }
 impl WireSerialize for Icon {
     fn wire_serialize<S: Serializer>(
@@ -10084,6 +10183,15 @@ impl InvalidParamsError {
             data: None,
             message: message.into(),
         }
+    }
+    /// Sets `data` and returns `self`.
+    ///
+    /// Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+    #[must_use]
+    #[inline]
+    pub fn with_data(mut self, data: impl Into<serde_json::Value>) -> Self {
+        self.data = Some(data.into());
+        self
     }
 }
 impl WireSerialize for InvalidParamsError {
@@ -17037,6 +17145,82 @@ pub struct RequestMetaObject {
     #[serde(flatten)]
     pub extra: crate::JsonObject,
 }
+impl RequestMetaObject {
+    /// Sets `io.modelcontextprotocol/clientCapabilities` and returns `self`.
+    ///
+    /// The client's capabilities for this specific request. Required.
+    ///
+    /// Capabilities are declared per-request rather than once at initialization;
+    /// an empty object means the client supports no optional capabilities.
+    /// Servers MUST NOT infer capabilities from prior requests.
+    #[must_use]
+    #[inline]
+    pub fn with_client_capabilities(
+        mut self,
+        client_capabilities: impl Into<ClientCapabilities>,
+    ) -> Self {
+        self.client_capabilities = Some(client_capabilities.into());
+        self
+    }
+    /// Sets `io.modelcontextprotocol/clientInfo` and returns `self`.
+    ///
+    /// Identifies the client software making the request. Clients SHOULD
+    /// include this field on every request unless specifically configured not
+    /// to do so.
+    ///
+    /// The `Implementation` schema requires `name` and `version`; other
+    /// fields are optional.
+    ///
+    /// The value is self-reported by the client and is not verified by the
+    /// protocol. It is intended for display, logging, and debugging. Servers
+    /// SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
+    /// security decisions.
+    #[must_use]
+    #[inline]
+    pub fn with_client_info(mut self, client_info: impl Into<Implementation>) -> Self {
+        self.client_info = Some(client_info.into());
+        self
+    }
+    /// Sets `io.modelcontextprotocol/logLevel` and returns `self`.
+    ///
+    /// The desired log level for this request. Optional.
+    ///
+    /// If absent, the server MUST NOT send any `LoggingMessageNotificationnotifications/message`
+    /// notifications for this request. The client opts in to log messages by
+    /// explicitly setting a level. Replaces the former `logging/setLevel` RPC.
+    #[must_use]
+    #[inline]
+    pub fn with_log_level(mut self, log_level: impl Into<LoggingLevel>) -> Self {
+        self.log_level = Some(log_level.into());
+        self
+    }
+    /// Sets `io.modelcontextprotocol/protocolVersion` and returns `self`.
+    ///
+    /// The MCP Protocol Version being used for this request. Required.
+    ///
+    /// For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
+    /// header; otherwise the server MUST return a `400 Bad Request`. If the
+    /// server does not support the requested version, it MUST return an
+    /// `UnsupportedProtocolVersionError`.
+    #[must_use]
+    #[inline]
+    pub fn with_protocol_version(mut self, protocol_version: impl Into<String>) -> Self {
+        self.protocol_version = Some(protocol_version.into());
+        self
+    }
+    /// Sets `progressToken` and returns `self`.
+    ///
+    /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by `ProgressNotificationnotifications/progress`). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    #[must_use]
+    #[inline]
+    pub fn with_progress_token(
+        mut self,
+        progress_token: impl Into<ProgressToken>,
+    ) -> Self {
+        self.progress_token = Some(progress_token.into());
+        self
+    }
+}
 impl WireSerialize for RequestMetaObject {
     fn wire_serialize<S: Serializer>(
         &self,
@@ -18596,6 +18780,27 @@ pub struct ResultMetaObject {
     /// Properties this crate does not model, kept as they came.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+impl ResultMetaObject {
+    /// Sets `io.modelcontextprotocol/serverInfo` and returns `self`.
+    ///
+    /// Identifies the server software producing the response. Servers SHOULD
+    /// include this field on every response unless specifically configured not
+    /// to do so.
+    ///
+    /// The `Implementation` schema requires `name` and `version`; other
+    /// fields are optional.
+    ///
+    /// The value is self-reported by the server and is not verified by the
+    /// protocol. It is intended for display, logging, and debugging. Clients
+    /// SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
+    /// security decisions.
+    #[must_use]
+    #[inline]
+    pub fn with_server_info(mut self, server_info: impl Into<Implementation>) -> Self {
+        self.server_info = Some(server_info.into());
+        self
+    }
 }
 impl WireSerialize for ResultMetaObject {
     fn wire_serialize<S: Serializer>(
@@ -21633,6 +21838,25 @@ impl SubscriptionsListenResultMetaObject {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `io.modelcontextprotocol/serverInfo` and returns `self`.
+    ///
+    /// Identifies the server software producing the response. Servers SHOULD
+    /// include this field on every response unless specifically configured not
+    /// to do so.
+    ///
+    /// The `Implementation` schema requires `name` and `version`; other
+    /// fields are optional.
+    ///
+    /// The value is self-reported by the server and is not verified by the
+    /// protocol. It is intended for display, logging, and debugging. Clients
+    /// SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
+    /// security decisions.
+    #[must_use]
+    #[inline]
+    pub fn with_server_info(mut self, server_info: impl Into<Implementation>) -> Self {
+        self.server_info = Some(server_info.into());
+        self
+    }
 }
 impl WireSerialize for SubscriptionsListenResultMetaObject {
     fn wire_serialize<S: Serializer>(
@@ -22630,6 +22854,24 @@ impl TextResourceContents {
             mime_type: None,
             text: text.into(),
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `mimeType` and returns `self`.
+    ///
+    /// The MIME type of this resource, if known.
+    #[must_use]
+    #[inline]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
     }
 }
 impl WireSerialize for TextResourceContents {
