@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::{ErrorCode, ErrorObject, ProgressToken, ProtocolVersion, RequestId};
+use crate::{ElicitRequestURLParams, ErrorCode, ErrorObject, ProgressToken, ProtocolVersion, RequestId};
 
 impl ErrorObject {
     /// An error object with a code, a message and data.
@@ -91,6 +91,29 @@ impl ErrorObject {
     /// the request body; `detail` says which.
     pub fn header_mismatch(detail: impl fmt::Display) -> Self {
         ErrorObject::new(ErrorCode::HEADER_MISMATCH.code(), format!("Header mismatch: {detail}"))
+    }
+
+    /// -32042 (`URLElicitationRequiredError`, 2025-11-25 only): the request cannot be
+    /// processed until the client completes these URL-mode elicitations (each with its
+    /// `elicitationId`); the client retries it afterwards.
+    ///
+    /// ```
+    /// use mcp_types::{ElicitRequestURLParams, ErrorCode, ErrorObject};
+    ///
+    /// let connect = ElicitRequestURLParams::new("Sign in to Example Co", "https://example.com/connect?id=1")
+    ///     .with_elicitation_id("1");
+    /// let e = ErrorObject::url_elicitation_required("This request requires more information.", vec![connect]);
+    /// assert_eq!(e.error_code(), ErrorCode::URL_ELICITATION_REQUIRED);
+    /// let data = e.data.unwrap_or_default();
+    /// assert_eq!(data["elicitations"][0]["mode"], "url");
+    /// assert_eq!(data["elicitations"][0]["elicitationId"], "1");
+    /// ```
+    pub fn url_elicitation_required(message: impl Into<String>, elicitations: Vec<ElicitRequestURLParams>) -> Self {
+        ErrorObject::with_data(
+            ErrorCode::URL_ELICITATION_REQUIRED,
+            message,
+            serde_json::json!({"elicitations": elicitations}),
+        )
     }
 
     /// -32602 for a request of the stateless revision without a `_meta` member it must carry
