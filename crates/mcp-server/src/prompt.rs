@@ -78,8 +78,9 @@ impl PromptDef {
 
     /// Adds an argument.
     pub fn argument(mut self, name: impl Into<String>, description: Option<&str>, required: bool) -> Self {
-        let mut arg = PromptArgument::new(name).with_required(required);
+        let mut arg = PromptArgument::new(name);
         arg.description = description.map(str::to_owned);
+        arg.required = Some(required);
         self.prompt.arguments.get_or_insert_with(Vec::new).push(arg);
         self
     }
