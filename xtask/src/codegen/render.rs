@@ -298,27 +298,23 @@ fn const_value(k: &Value) -> TokenStream {
     }
 }
 
-fn render_struct(
-    model: &Model,
-    def: &Def,
-    name: &Ident,
-    docs: TokenStream,
-    fields: &[Field],
-    extra: bool,
-) -> TokenStream {
-    let mut decls = Vec::new();
-    let mut ser = Vec::new();
-    let mut probe_checks = Vec::new();
-    let mut new_params = Vec::new();
-    let mut new_inits = Vec::new();
-    let mut known_keys: Vec<&str> = Vec::new();
-    let mut setters = Vec::new();
-    // Constructor parameters: identifying fields first, then alphabetical.
-    let rank = |f: &&Field| ["name", "uri", "role"].iter().position(|n| *n == f.json).unwrap_or(usize::MAX);
-    let mut ordered: Vec<&Field> = fields.iter().collect();
-    ordered.sort_by_key(rank);
-    for f in ordered {
-        known_keys.push(&f.json);
+/// The pieces of a struct's rendering that its fields contribute, gathered field by field.
+#[derive(Default)]
+struct StructParts<'a> {
+    decls: Vec<TokenStream>,
+    ser: Vec<TokenStream>,
+    probe_checks: Vec<TokenStream>,
+    new_params: Vec<TokenStream>,
+    new_inits: Vec<TokenStream>,
+    known_keys: Vec<&'a str>,
+    setters: Vec<TokenStream>,
+}
+
+impl<'a> StructParts<'a> {
+    /// Adds one field of `def`: its declaration, serialization, probe check, constructor
+    /// parameter or initializer, and setter.
+    fn add_field(&mut self, def: &Def, f: &'a Field) {
+        self.known_keys.push(&f.json);
         let fi = field_ident(&f.json);
         let json = f.json.as_str();
         let guard = if f.revs == ALL {
@@ -328,62 +324,87 @@ fn render_struct(
             quote!(revs.intersects(Revisions::from_bits(#m)))
         };
         let required = is_required(def, f);
-        if is_fixed_const(def, f) {
-            let v = const_value(f.konst.as_ref().expect("const"));
-            ser.push(quote! { if #guard { m.serialize_entry(#json, &#v)?; } });
-            probe_checks.push(const_check(json, f.konst.as_ref().expect("const"), true));
-            continue;
+        if let (true, Some(k)) = (is_fixed_const(def, f), &f.konst) {
+            let v = const_value(k);
+            self.ser.push(quote! { if #guard { m.serialize_entry(#json, &#v)?; } });
+            self.probe_checks.push(const_check(json, k, true));
+            return;
         }
         let ty = rust_ty(&f.ty);
-        if let Some(k) = &f.konst {
-            probe_checks.push(const_check(json, k, false));
-        } else {
-            let missing = if required { quote!(return None;) } else { quote!() };
-            probe_checks.push(quote! {
-                match m.get(#json) {
-                    Some(x) => if <#ty as Probe>::probe(x).is_none() { return None; },
-                    None => { #missing }
+        self.probe_checks.push(match &f.konst {
+            Some(k) => const_check(json, k, false),
+            None => {
+                let missing = if required { quote!(return None;) } else { quote!() };
+                quote! {
+                    match m.get(#json) {
+                        Some(x) => if <#ty as Probe>::probe(x).is_none() { return None; },
+                        None => { #missing }
+                    }
                 }
-            });
-        }
-        let mut notes = Vec::new();
-        if f.revs != def.revs {
-            notes.push(format!("Revisions: {}.", revs_text(f.revs)));
-        }
-        if f.required != 0 && !required {
-            notes.push(format!("Required in: {}.", revs_text(f.required)));
-        }
-        if let Some(k) = &f.konst {
-            notes.push(format!("Always `{k}` when present."));
-        }
-        let fallback = format!("The `{}` member.", f.json);
-        let fdocs = doc_attrs(Some(f.doc.as_deref().unwrap_or(&fallback)), &notes);
-        if required {
-            decls.push(quote! { #fdocs #[serde(rename = #json)] pub #fi: #ty, });
-            ser.push(quote! { if #guard { m.serialize_entry(#json, &ForRevision::new(&self.#fi, revs))?; } });
-            new_params.push(quote! { #fi: impl Into<#ty> });
-            new_inits.push(quote! { #fi: #fi.into(), });
-        } else {
-            decls.push(quote! { #fdocs #[serde(rename = #json, default)] pub #fi: Option<#ty>, });
-            // A field some revision requires but this value left unset: `null` where the
-            // schema allows it, the protocol's default where it has one.
-            let rm = f.required;
-            let null_case = if f.nullable && f.required != 0 {
-                quote! { else if revs.intersects(Revisions::from_bits(#rm)) { m.serialize_entry(#json, &())?; } }
-            } else if let Some(d) = config::wire_default(json).filter(|_| f.required != 0) {
-                quote! { else if revs.intersects(Revisions::from_bits(#rm)) { m.serialize_entry(#json, #d)?; } }
-            } else {
-                quote!()
-            };
-            ser.push(quote! {
-                if let Some(v) = &self.#fi { if #guard { m.serialize_entry(#json, &ForRevision::new(v, revs))?; } } #null_case
-            });
-            new_inits.push(quote! { #fi: None, });
-            if config::has_setters(&def.name) && f.konst.is_none() {
-                setters.push(setter(f, &fi, &ty));
             }
+        });
+        let fdocs = field_docs(def, f, required);
+        if required {
+            self.decls.push(quote! { #fdocs #[serde(rename = #json)] pub #fi: #ty, });
+            self.ser.push(quote! { if #guard { m.serialize_entry(#json, &ForRevision::new(&self.#fi, revs))?; } });
+            self.new_params.push(quote! { #fi: impl Into<#ty> });
+            self.new_inits.push(quote! { #fi: #fi.into(), });
+            return;
+        }
+        self.decls.push(quote! { #fdocs #[serde(rename = #json, default)] pub #fi: Option<#ty>, });
+        // A field some revision requires but this value left unset: `null` where the schema
+        // allows it, the protocol's default where it has one.
+        let rm = f.required;
+        let null_case = if f.nullable && f.required != 0 {
+            quote! { else if revs.intersects(Revisions::from_bits(#rm)) { m.serialize_entry(#json, &())?; } }
+        } else if let Some(d) = config::wire_default(json).filter(|_| f.required != 0) {
+            quote! { else if revs.intersects(Revisions::from_bits(#rm)) { m.serialize_entry(#json, #d)?; } }
+        } else {
+            quote!()
+        };
+        self.ser.push(quote! {
+            if let Some(v) = &self.#fi { if #guard { m.serialize_entry(#json, &ForRevision::new(v, revs))?; } } #null_case
+        });
+        self.new_inits.push(quote! { #fi: None, });
+        if config::has_setters(&def.name) && f.konst.is_none() {
+            self.setters.push(setter(f, &fi, &ty));
         }
     }
+}
+
+/// A field's doc comment: the schema's description (or a stand-in) and what revisions say.
+fn field_docs(def: &Def, f: &Field, required: bool) -> TokenStream {
+    let mut notes = Vec::new();
+    if f.revs != def.revs {
+        notes.push(format!("Revisions: {}.", revs_text(f.revs)));
+    }
+    if f.required != 0 && !required {
+        notes.push(format!("Required in: {}.", revs_text(f.required)));
+    }
+    if let Some(k) = &f.konst {
+        notes.push(format!("Always `{k}` when present."));
+    }
+    let fallback = format!("The `{}` member.", f.json);
+    doc_attrs(Some(f.doc.as_deref().unwrap_or(&fallback)), &notes)
+}
+
+fn render_struct(
+    model: &Model,
+    def: &Def,
+    name: &Ident,
+    docs: TokenStream,
+    fields: &[Field],
+    extra: bool,
+) -> TokenStream {
+    let mut parts = StructParts::default();
+    // Constructor parameters: identifying fields first, then alphabetical.
+    let rank = |f: &&Field| ["name", "uri", "role"].iter().position(|n| *n == f.json).unwrap_or(usize::MAX);
+    let mut ordered: Vec<&Field> = fields.iter().collect();
+    ordered.sort_by_key(rank);
+    for f in ordered {
+        parts.add_field(def, f);
+    }
+    let StructParts { mut decls, mut ser, probe_checks, new_params, mut new_inits, known_keys, setters } = parts;
     if extra {
         decls.push(quote! {
             /// Properties this crate does not model, kept as they came.
