@@ -592,41 +592,7 @@ fn render_union(model: &Model, def: &Def, name: &Ident, docs: TokenStream, varia
         Some((_, values)) => values.iter().map(|v| quote!(#[serde(rename = #v)])).collect(),
         None => variants.iter().map(|_| quote!()).collect(),
     };
-    // A variant that the target revisions do not have is an encoding error: a peer of that
-    // revision could not read it (the runtime downgrades content before it gets here).
-    let absent: Vec<TokenStream> = variants
-        .iter()
-        .zip(&names)
-        .filter(|(v, _)| v.revs != def.revs)
-        .map(|(v, n)| {
-            let mask = v.revs;
-            let msg = format!(
-                "`{}::{}` is not part of protocol revision(s) {{:?}} (only {})",
-                def.name,
-                n,
-                revs_text(v.revs)
-            );
-            quote! {
-                Self::#n(_) if !revs.intersects(Revisions::from_bits(#mask)) => {
-                    Err(<S::Error as serde::ser::Error>::custom(format_args!(#msg, revs)))
-                }
-            }
-        })
-        .collect();
-    let wire = if manual {
-        quote!()
-    } else {
-        quote! {
-            impl WireSerialize for #name {
-                fn wire_serialize<S: Serializer>(&self, revs: Revisions, s: S) -> std::result::Result<S::Ok, S::Error> {
-                    match self {
-                        #(#absent)*
-                        #( Self::#names(v) => ForRevision::new(v, revs).serialize(s), )*
-                    }
-                }
-            }
-        }
-    };
+    let wire = if manual { quote!() } else { union_wire_impl(def, name, variants, &names) };
     let froms: Vec<TokenStream> = variants
         .iter()
         .zip(&names)
@@ -651,6 +617,42 @@ fn render_union(model: &Model, def: &Def, name: &Ident, docs: TokenStream, varia
             }
         }
         #(#froms)*
+    }
+}
+
+/// `WireSerialize` for a union: each variant for the revisions that have it, and an encoding
+/// error for a variant the target revisions lack.
+fn union_wire_impl(def: &Def, name: &Ident, variants: &[Variant], names: &[Ident]) -> TokenStream {
+    // A variant that the target revisions do not have is an encoding error: a peer of that
+    // revision could not read it (the runtime downgrades content before it gets here).
+    let absent: Vec<TokenStream> = variants
+        .iter()
+        .zip(names)
+        .filter(|(v, _)| v.revs != def.revs)
+        .map(|(v, n)| {
+            let mask = v.revs;
+            let msg = format!(
+                "`{}::{}` is not part of protocol revision(s) {{:?}} (only {})",
+                def.name,
+                n,
+                revs_text(v.revs)
+            );
+            quote! {
+                Self::#n(_) if !revs.intersects(Revisions::from_bits(#mask)) => {
+                    Err(<S::Error as serde::ser::Error>::custom(format_args!(#msg, revs)))
+                }
+            }
+        })
+        .collect();
+    quote! {
+        impl WireSerialize for #name {
+            fn wire_serialize<S: Serializer>(&self, revs: Revisions, s: S) -> std::result::Result<S::Ok, S::Error> {
+                match self {
+                    #(#absent)*
+                    #( Self::#names(v) => ForRevision::new(v, revs).serialize(s), )*
+                }
+            }
+        }
     }
 }
 
@@ -803,6 +805,20 @@ fn render_methods(model: &Model) -> Result<TokenStream> {
             MethodInfo { method: #method, type_name: #def_name, kind: #kind, direction: #dir, revisions: #revs },
         });
     }
+    items.extend(params_meta_impls(model));
+    Ok(quote! {
+        use crate::method::{Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request};
+        use crate::Revisions;
+        use super::types::*;
+        #(#items)*
+        /// Every request and notification of every revision, sorted by type name.
+        pub static METHODS: &[MethodInfo] = &[ #(#table)* ];
+    })
+}
+
+/// `ParamsMeta` for every params type of a request: where its progress token lives.
+fn params_meta_impls(model: &Model) -> Vec<TokenStream> {
+    let mut out = Vec::new();
     // Params types that carry a request `_meta` (where a progress token goes).
     let mut params_types = BTreeSet::new();
     for m in methods(model) {
@@ -841,7 +857,7 @@ fn render_methods(model: &Model) -> Result<TokenStream> {
             _ => meta_access(def, quote!(self)),
         };
         if let Some((get, set)) = access {
-            items.push(quote! {
+            out.push(quote! {
                 impl ParamsMeta for #name {
                     fn progress_token(&self) -> Option<&ProgressToken> { #get }
                     fn set_progress_token(&mut self, token: ProgressToken) { #set }
@@ -849,7 +865,7 @@ fn render_methods(model: &Model) -> Result<TokenStream> {
             });
         } else {
             // The schema gives these params no `_meta` (the task requests of 2025-11-25).
-            items.push(quote! {
+            out.push(quote! {
                 impl ParamsMeta for #name {
                     fn progress_token(&self) -> Option<&ProgressToken> { None }
                     fn set_progress_token(&mut self, _token: ProgressToken) {}
@@ -857,14 +873,7 @@ fn render_methods(model: &Model) -> Result<TokenStream> {
             });
         }
     }
-    Ok(quote! {
-        use crate::method::{Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request};
-        use crate::Revisions;
-        use super::types::*;
-        #(#items)*
-        /// Every request and notification of every revision, sorted by type name.
-        pub static METHODS: &[MethodInfo] = &[ #(#table)* ];
-    })
+    out
 }
 
 /// How to read and set the progress token of params `def` (a struct with a request `_meta`)
