@@ -42,6 +42,8 @@ mod handlers;
 mod http;
 mod modern;
 mod output;
+#[cfg(feature = "http")]
+mod param_headers;
 mod prompt;
 mod resource;
 pub(crate) mod schema_check;

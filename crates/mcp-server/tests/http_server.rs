@@ -1,6 +1,7 @@
 //! The Streamable HTTP endpoint over real sockets, driven by raw HTTP requests: sessions,
-//! streams and their routing, resumption, the legacy transport, and abuse after which the
+//! streams and their routing, resumption, the HTTP+SSE transport, and abuse after which the
 //! server still serves.
+#![cfg(feature = "http")]
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -569,7 +570,7 @@ async fn json_responses_and_stateless_mode() {
 }
 
 #[tokio::test]
-async fn legacy_http_sse_clients_connect() {
+async fn http_sse_clients_connect() {
     let h = start(HttpServerConfig::default()).await;
     let resp = h.http.get(format!("{}/sse", h.base)).header("accept", "text/event-stream").send().await.unwrap();
     let mut sse = Sse::new(resp);
@@ -815,10 +816,10 @@ async fn closing_a_2026_response_stream_cancels_the_request() {
 #[tokio::test]
 async fn one_endpoint_serves_all_five_revisions_at_once() {
     let h = start(HttpServerConfig::default()).await;
-    // 2024-11-05 over the legacy transport.
+    // 2024-11-05 over the HTTP+SSE transport.
     let resp = h.http.get(format!("{}/sse", h.base)).header("accept", "text/event-stream").send().await.unwrap();
-    let mut legacy = Sse::new(resp);
-    let endpoint = legacy.next().await.unwrap().data;
+    let mut http_sse = Sse::new(resp);
+    let endpoint = http_sse.next().await.unwrap().data;
     let init = |v: &str| {
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": v, "capabilities": {}, "clientInfo": {"name": "c", "version": "0"}}})
@@ -830,7 +831,7 @@ async fn one_endpoint_serves_all_five_revisions_at_once() {
         .send()
         .await
         .unwrap();
-    assert_eq!(legacy.message().await["result"]["protocolVersion"], "2024-11-05");
+    assert_eq!(http_sse.message().await["result"]["protocolVersion"], "2024-11-05");
     // The three session revisions of Streamable HTTP.
     for v in ["2025-03-26", "2025-06-18", "2025-11-25"] {
         let resp = h.post(None, init(v)).send().await.unwrap();
@@ -1020,7 +1021,7 @@ async fn auto_policy_checks_host_and_origin_on_loopback_only() {
 }
 
 #[tokio::test]
-async fn the_legacy_endpoints_check_host_and_origin() {
+async fn the_http_sse_endpoints_check_host_and_origin() {
     let h = start(HttpServerConfig::default()).await;
     let open = |origin: Option<&'static str>, host: Option<&'static str>| {
         let mut get = h.http.get(format!("{}/sse", h.base)).header("accept", "text/event-stream");

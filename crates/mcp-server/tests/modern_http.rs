@@ -1,6 +1,7 @@
 //! Revision 2026-07-28 over Streamable HTTP, against a real socket with raw HTTP requests: the
 //! server's `Mcp-Name` checks for `prompts/get` (the name) and `resources/read` (the URI), and
 //! the cancellation of a handler whose client closed the POST before anything was answered.
+#![cfg(feature = "http")]
 
 use std::sync::Arc;
 use std::time::Duration;
