@@ -1,5 +1,6 @@
 //! The endpoint's state: its configuration, its sessions (created, looked up, expired), and
 //! the bound on requests in flight; and the router that serves it.
+// A failed check's `Response` is returned at once (see `checks`): boxing it would only allocate.
 #![allow(clippy::result_large_err)]
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -26,6 +26,11 @@
 //! - A dropped connection is not a cancellation: the request runs on, and its events wait in
 //!   the store for the client to resume. `notifications/cancelled` cancels.
 //!
+//! A POST of the stateless revision (2026-07-28) carries one request, served on its own: its
+//! `MCP-Protocol-Version` and `Mcp-Method` headers must agree with its body (400 with -32020
+//! otherwise); the headers whose meaning the endpoint does not know (`Mcp-Name`,
+//! `Mcp-Param-*`) are the factory's to check ([`SessionFactory::check_request`]).
+//!
 //! ```no_run
 //! use std::sync::Arc;
 //! use mcp_transport_http::server::{HttpServerConfig, SessionFactory, router};

@@ -1,6 +1,7 @@
 //! A POST of the stateless revision (2026-07-28): one request, served on its own after its
 //! headers are checked against its body, answered as JSON when the response comes first and
 //! as SSE when notifications precede it. Closing the response cancels the request.
+// A failed check's `Response` is returned at once (see `checks`): boxing it would only allocate.
 #![allow(clippy::result_large_err)]
 
 use std::sync::Arc;
