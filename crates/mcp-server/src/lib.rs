@@ -36,17 +36,18 @@
 
 mod completion;
 mod context;
+mod dispatch;
 mod extract;
 mod handlers;
 #[cfg(feature = "http")]
 mod http;
-mod modern;
 mod output;
 mod prompt;
 mod resource;
 pub(crate) mod schema_check;
 mod server;
 mod session;
+mod stateless;
 mod subscriptions;
 mod tool;
 
@@ -54,11 +55,11 @@ pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
 pub use context::{ClientRequestError, Context};
 pub use extract::{FromContext, Progress, State};
 pub use handlers::Handlers;
-pub use modern::CacheTarget;
 pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, StringArgument};
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};
 pub use server::{RootsChangedCallback, Server, ServerBuilder};
+pub use stateless::CacheTarget;
 pub use subscriptions::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use tool::{DefinitionError, ToolDef, ToolError, ToolHandler, check_tool_name};
 

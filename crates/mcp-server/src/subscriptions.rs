@@ -169,7 +169,7 @@ pub(crate) async fn listen(
 /// subscription id (and `serverInfo`) in `_meta`.
 fn complete(server: &ServerShared, rctx: &RequestContext, tag: Value) -> Reply {
     let mut result = json!({"_meta": tag});
-    crate::modern::decorate(&mut result, &crate::modern::Decoration::new(server, None));
+    crate::stateless::decorate(&mut result, &crate::stateless::Decoration::new(server, None));
     rctx.encode_result(&result)
 }
 
