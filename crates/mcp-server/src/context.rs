@@ -169,8 +169,8 @@ impl Context {
 
     /// Asks the client's model for a completion (`sampling/createMessage`).
     ///
-    /// In a session this is a request to the client. For a 2026-07-28 request it is an input-required
-    /// round-trip: the first time, it fails with [`ClientRequestError::InputRequired`] (pass it
+    /// In a session this is a request to the client. For a 2026-07-28 request it is an
+    /// input-required round trip: the first time, it fails with [`ClientRequestError::InputRequired`] (pass it
     /// on with `?`) and the request answers an input-required result; the client retries with
     /// the answer, the handler runs again, and this call returns it. Calls are told apart by
     /// their order within the handler (`sampling-1`, `sampling-2`, ...); use

@@ -277,7 +277,7 @@ impl<'a> FromParams<'a> for ToolCall<'a> {
         // A request of the stateless revision had its params indexed for its envelope: its
         // members are read from there, and its `_meta` is not scanned again. Other requests
         // are decoded in one pass (cheaper than indexing them).
-        if call.era.decoration.is_some()
+        if call.era.is_stateless()
             && let Some(params) = req.params_object()
         {
             fn member<T: DeserializeOwned>(text: Option<&str>) -> Result<Option<T>, ErrorObject> {

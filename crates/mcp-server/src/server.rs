@@ -487,19 +487,12 @@ impl Server {
         out
     }
 
-    async fn broadcast<N: mcp_types::Notification>(&self, params: impl Fn() -> N::Params) {
-        let event = match N::METHOD {
-            "notifications/tools/list_changed" => Some(crate::ChangeEvent::ToolsListChanged),
-            "notifications/prompts/list_changed" => Some(crate::ChangeEvent::PromptsListChanged),
-            "notifications/resources/list_changed" => Some(crate::ChangeEvent::ResourcesListChanged),
-            _ => None,
-        };
-        if let Some(event) = event {
-            self.shared.bus.publish(event);
-        }
+    /// Tells the subscription bus and every connected session that a list changed.
+    async fn broadcast<N: crate::subscriptions::ListChanged>(&self) {
+        self.shared.bus.publish(N::EVENT);
         let sends = self.live_sessions().into_iter().filter_map(|session| {
             let peer = session.peer.get()?.clone();
-            Some(notify_within::<N>(peer, params()))
+            Some(notify_within::<N>(peer, Default::default()))
         });
         futures_util::future::join_all(sends).await;
     }
@@ -511,7 +504,7 @@ impl Server {
     pub async fn add_tool(&self, tool: ToolDef) -> Result<(), DefinitionError> {
         declared("tools", self.shared.capabilities.tools.is_some())?;
         self.update(|r| upsert(&mut r.tools, tool, |a, b| a.tool.name == b.tool.name));
-        self.broadcast::<ToolListChangedNotification>(Default::default).await;
+        self.broadcast::<ToolListChangedNotification>().await;
         Ok(())
     }
 
@@ -519,7 +512,7 @@ impl Server {
     pub async fn remove_tool(&self, name: &str) -> bool {
         let found = self.update(|r| remove_where(&mut r.tools, |t| t.tool.name == name));
         if found {
-            self.broadcast::<ToolListChangedNotification>(Default::default).await;
+            self.broadcast::<ToolListChangedNotification>().await;
         }
         found
     }
@@ -531,7 +524,7 @@ impl Server {
     pub async fn add_prompt(&self, prompt: PromptDef) -> Result<(), DefinitionError> {
         declared("prompts", self.shared.capabilities.prompts.is_some())?;
         self.update(|r| upsert(&mut r.prompts, prompt, |a, b| a.prompt.name == b.prompt.name));
-        self.broadcast::<PromptListChangedNotification>(Default::default).await;
+        self.broadcast::<PromptListChangedNotification>().await;
         Ok(())
     }
 
@@ -539,7 +532,7 @@ impl Server {
     pub async fn remove_prompt(&self, name: &str) -> bool {
         let found = self.update(|r| remove_where(&mut r.prompts, |p| p.prompt.name == name));
         if found {
-            self.broadcast::<PromptListChangedNotification>(Default::default).await;
+            self.broadcast::<PromptListChangedNotification>().await;
         }
         found
     }
@@ -551,7 +544,7 @@ impl Server {
     pub async fn add_resource(&self, resource: ResourceDef) -> Result<(), DefinitionError> {
         declared("resources", self.shared.capabilities.resources.is_some())?;
         self.update(|r| upsert(&mut r.resources, resource, |a, b| a.resource.uri == b.resource.uri));
-        self.broadcast::<ResourceListChangedNotification>(Default::default).await;
+        self.broadcast::<ResourceListChangedNotification>().await;
         Ok(())
     }
 
@@ -559,7 +552,7 @@ impl Server {
     pub async fn remove_resource(&self, uri: &str) -> bool {
         let found = self.update(|r| remove_where(&mut r.resources, |x| x.resource.uri == uri));
         if found {
-            self.broadcast::<ResourceListChangedNotification>(Default::default).await;
+            self.broadcast::<ResourceListChangedNotification>().await;
         }
         found
     }

@@ -16,7 +16,11 @@ use hmac::{Hmac, Mac};
 use mcp_jsonrpc::message::{self, decode_params};
 use mcp_jsonrpc::raw::{has_keys, str_text};
 use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
-use mcp_types::{CacheScope, ClientCapabilities, ErrorCode, ForRevision, LoggingLevel, ProtocolVersion, WireSerialize};
+use mcp_types::{
+    CacheScope, ClientCapabilities, DiscoverRequest, ErrorCode, ForRevision, ListPromptsRequest,
+    ListResourceTemplatesRequest, ListResourcesRequest, ListToolsRequest, LoggingLevel, ProtocolVersion,
+    ReadResourceRequest, Request as _, WireSerialize,
+};
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -73,7 +77,7 @@ pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope<'_>>, E
     // request reads nothing here.
     // (A request whose params were indexed already, by the HTTP transport's checks, is read
     // through the index at once.)
-    if req.method != "server/discover"
+    if req.method != DiscoverRequest::METHOD
         && !req.is_indexed()
         && !req.params.as_deref().is_some_and(|p| mcp_jsonrpc::raw::names_protocol_version(p.get()))
     {
@@ -82,7 +86,7 @@ pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope<'_>>, E
     // Read through the request's index: the transport may have built it already.
     let meta = req.meta_object();
     let Some(version) = meta.and_then(|m| m.get(PROTOCOL_VERSION)) else {
-        if req.method == "server/discover" {
+        if req.method == DiscoverRequest::METHOD {
             let empty = meta.is_none_or(|m| m.is_empty());
             return Err(envelope_error(if empty { "_meta" } else { PROTOCOL_VERSION }));
         }
@@ -141,12 +145,12 @@ impl CacheTarget {
     /// The target of a method whose result carries cache hints.
     pub fn of_method(method: &str) -> Option<CacheTarget> {
         Some(match method {
-            "server/discover" => CacheTarget::Discover,
-            "tools/list" => CacheTarget::ToolsList,
-            "prompts/list" => CacheTarget::PromptsList,
-            "resources/list" => CacheTarget::ResourcesList,
-            "resources/templates/list" => CacheTarget::ResourceTemplatesList,
-            "resources/read" => CacheTarget::ResourcesRead,
+            DiscoverRequest::METHOD => CacheTarget::Discover,
+            ListToolsRequest::METHOD => CacheTarget::ToolsList,
+            ListPromptsRequest::METHOD => CacheTarget::PromptsList,
+            ListResourcesRequest::METHOD => CacheTarget::ResourcesList,
+            ListResourceTemplatesRequest::METHOD => CacheTarget::ResourceTemplatesList,
+            ReadResourceRequest::METHOD => CacheTarget::ResourcesRead,
             _ => return None,
         })
     }
@@ -222,9 +226,9 @@ pub(crate) fn respond_stateless<T: WireSerialize>(
     rctx.encode_result(&Decorated { result, version, decoration })
 }
 
-/// A result encoded for a request of the stateless revision, decorated as it is written: the result's own JSON,
-/// then the members the decoration adds (those the result does not have), without going
-/// through a `serde_json::Value`.
+/// A result encoded for a request of the stateless revision, decorated as it is written: the
+/// result's own JSON, then the members the decoration adds (those the result does not have),
+/// without going through a `serde_json::Value`.
 struct Decorated<'a, T: ?Sized> {
     result: &'a T,
     version: ProtocolVersion,
