@@ -97,12 +97,14 @@ impl Context {
         self.cancel.is_cancelled()
     }
 
-    /// The protocol revision of this session.
+    /// The protocol revision this request is served in: the session's, or 2026-07-28 for a
+    /// request of the stateless revision.
     pub fn protocol_version(&self) -> ProtocolVersion {
         self.version
     }
 
-    /// The client's capabilities.
+    /// The client's capabilities: declared at `initialize`, or in the `_meta` of a request of
+    /// the stateless revision.
     pub fn client_capabilities(&self) -> ClientCapabilities {
         self.session.client_capabilities()
     }
@@ -117,7 +119,8 @@ impl Context {
         &self.peer
     }
 
-    /// What the transport attached to the request (see [`mcp_jsonrpc::RequestContext::attachment`]).
+    /// What the transport attached to the request (see
+    /// [`mcp_jsonrpc::RequestContext::attachment`]).
     pub fn attachment(&self) -> Option<&mcp_jsonrpc::Attachment> {
         self.attachment.as_ref()
     }
@@ -155,7 +158,9 @@ impl Context {
         self.progress_reporter().report(progress, total, message).await;
     }
 
-    /// Sends a log message to the client, if its level passes the level the client set.
+    /// Sends a log message to the client, if its level passes the level the client set (with
+    /// `logging/setLevel`; a request of the stateless revision gets messages only if its `_meta`
+    /// names a level).
     pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: serde_json::Value) {
         if !self.session.log_enabled(&level) {
             return;

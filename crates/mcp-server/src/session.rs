@@ -20,7 +20,8 @@ use crate::dispatch::{Call, MAX_SUBSCRIPTION_BYTES, MAX_SUBSCRIPTIONS, dispatch}
 use crate::server::ServerShared;
 use crate::stateless;
 
-/// What the server knows about one connected client.
+/// What the server knows about one connected client (for a request of the stateless revision:
+/// what that request declared).
 pub(crate) struct SessionState {
     pub(crate) peer: OnceLock<Peer>,
     inner: Mutex<SessionInner>,
@@ -123,9 +124,7 @@ pub(crate) struct Session {
 
 impl Service for Session {
     fn request(&self, request: message::Request, ctx: RequestContext) -> BoxFuture<Reply> {
-        let server = self.server.clone();
-        let state = self.state.clone();
-        Box::pin(async move { handle(&server, &state, request, ctx).await })
+        Box::pin(handle(self.server.clone(), self.state.clone(), request, ctx))
     }
 
     fn notification(&self, notification: message::Notification, peer: &Peer) {
@@ -193,13 +192,14 @@ pub(crate) fn downgrade_content(content: &mut [ContentBlock], version: ProtocolV
 /// One request of the connection: of the stateless revision if its params carry the envelope,
 /// else of the connection's session (`initialize` first).
 #[expect(clippy::manual_async_fn, reason = "an async fn's future holds its arguments twice")]
-fn handle<'a>(
-    server: &'a ServerShared,
-    state: &'a Arc<SessionState>,
+fn handle(
+    server: Arc<ServerShared>,
+    state: Arc<SessionState>,
     req: message::Request,
     rctx: RequestContext,
-) -> impl Future<Output = Reply> + Send + 'a {
+) -> impl Future<Output = Reply> + Send + 'static {
     async move {
+        let (server, state) = (&*server, &state);
         // A request without the version key in its params is not read any further here.
         if let Some(envelope) = stateless::envelope(&req)? {
             // Boxed, in a statement of its own: a temporary of the awaited expression would keep
@@ -304,9 +304,7 @@ mod tests {
     #[test]
     fn a_requests_future_stays_small() {
         let request =
-            future_size::<_, &'static ServerShared, &'static Arc<SessionState>, message::Request, RequestContext, _>(
-                handle,
-            );
+            future_size::<_, Arc<ServerShared>, Arc<SessionState>, message::Request, RequestContext, _>(handle);
         assert!(request <= 2048, "a request's future is {request} bytes");
         let stateless = future_size::<
             _,
