@@ -181,64 +181,31 @@ fn page<T: Clone>(items: &[T], cursor: Option<&str>, size: usize) -> Result<(Vec
     Ok((items[start..end].to_vec(), next))
 }
 
-impl Listing for ListToolsRequest {
-    type Item = mcp_types::Tool;
-    fn offered(capabilities: &ServerCapabilities) -> bool {
-        capabilities.tools.is_some()
-    }
-    fn items(registry: &Registry) -> &[Self::Item] {
-        &registry.tool_list
-    }
-    fn page(items: Vec<Self::Item>, next_cursor: Option<String>) -> ListToolsResult {
-        let mut result = ListToolsResult::new(items);
-        result.next_cursor = next_cursor;
-        result
-    }
+/// Implements [`Listing`] for list methods: `marker: capability, registry list => result`.
+macro_rules! listings {
+    ($($marker:ty: $capability:ident, $list:ident => $result:ident<$item:ty>;)*) => {$(
+        impl Listing for $marker {
+            type Item = $item;
+            fn offered(capabilities: &ServerCapabilities) -> bool {
+                capabilities.$capability.is_some()
+            }
+            fn items(registry: &Registry) -> &[$item] {
+                &registry.$list
+            }
+            fn page(items: Vec<$item>, next_cursor: Option<String>) -> $result {
+                let mut result = $result::new(items);
+                result.next_cursor = next_cursor;
+                result
+            }
+        }
+    )*};
 }
 
-impl Listing for ListPromptsRequest {
-    type Item = mcp_types::Prompt;
-    fn offered(capabilities: &ServerCapabilities) -> bool {
-        capabilities.prompts.is_some()
-    }
-    fn items(registry: &Registry) -> &[Self::Item] {
-        &registry.prompt_list
-    }
-    fn page(items: Vec<Self::Item>, next_cursor: Option<String>) -> ListPromptsResult {
-        let mut result = ListPromptsResult::new(items);
-        result.next_cursor = next_cursor;
-        result
-    }
-}
-
-impl Listing for ListResourcesRequest {
-    type Item = mcp_types::Resource;
-    fn offered(capabilities: &ServerCapabilities) -> bool {
-        capabilities.resources.is_some()
-    }
-    fn items(registry: &Registry) -> &[Self::Item] {
-        &registry.resource_list
-    }
-    fn page(items: Vec<Self::Item>, next_cursor: Option<String>) -> ListResourcesResult {
-        let mut result = ListResourcesResult::new(items);
-        result.next_cursor = next_cursor;
-        result
-    }
-}
-
-impl Listing for ListResourceTemplatesRequest {
-    type Item = mcp_types::ResourceTemplate;
-    fn offered(capabilities: &ServerCapabilities) -> bool {
-        capabilities.resources.is_some()
-    }
-    fn items(registry: &Registry) -> &[Self::Item] {
-        &registry.template_list
-    }
-    fn page(items: Vec<Self::Item>, next_cursor: Option<String>) -> ListResourceTemplatesResult {
-        let mut result = ListResourceTemplatesResult::new(items);
-        result.next_cursor = next_cursor;
-        result
-    }
+listings! {
+    ListToolsRequest: tools, tool_list => ListToolsResult<mcp_types::Tool>;
+    ListPromptsRequest: prompts, prompt_list => ListPromptsResult<mcp_types::Prompt>;
+    ListResourcesRequest: resources, resource_list => ListResourcesResult<mcp_types::Resource>;
+    ListResourceTemplatesRequest: resources, template_list => ListResourceTemplatesResult<mcp_types::ResourceTemplate>;
 }
 
 // ---------------------------------------------------------------------------------------------
