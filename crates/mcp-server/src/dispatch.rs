@@ -109,7 +109,7 @@ fn serve<R: Serve>(call: &Call<'_>) -> impl Future<Output = Reply> + Send {
 }
 
 /// A request the server serves, implemented by its marker type.
-pub(crate) trait Serve: Request {
+trait Serve: Request {
     /// What the method reads of its params: `Self::Params`, or a cheaper view of them.
     type Input<'a>: FromParams<'a>;
     /// Whether the server offers the method: it declared the capability the method belongs to.
@@ -123,7 +123,7 @@ pub(crate) trait Serve: Request {
 }
 
 /// What a method reads of its request's params (-32602 if they do not decode).
-pub(crate) trait FromParams<'a>: Sized {
+trait FromParams<'a>: Sized {
     /// Reads the params of the request `call` serves.
     fn read(call: &Call<'a>) -> Result<Self, ErrorObject>;
 }
@@ -138,7 +138,7 @@ impl<T: DeserializeOwned> FromParams<'_> for T {
 // The list methods.
 
 /// A list method: one page of a list the registry prepared.
-pub(crate) trait Listing: Request<Params = PaginatedRequestParams> {
+trait Listing: Request<Params = PaginatedRequestParams> {
     /// An entry of the list.
     type Item: Clone;
     /// Whether the server declared the capability the list belongs to.
@@ -232,7 +232,7 @@ struct CallMeta {
 
 /// What a `tools/call` needs of its params (the name borrowed from them where it has no
 /// escapes): the input of [`CallToolRequest`], cheaper than its whole params.
-pub(crate) struct ToolCall<'a> {
+struct ToolCall<'a> {
     name: Cow<'a, str>,
     arguments: Option<JsonObject>,
     progress: Option<ProgressToken>,
