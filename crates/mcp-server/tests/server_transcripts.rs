@@ -90,7 +90,8 @@ fn text_tool(
     .unwrap()
 }
 
-fn server() -> Server {
+/// The tools of [`server`], in the order they are listed.
+fn tools() -> Vec<ToolDef> {
     let echo = text_tool("echo", |args| {
         Ok(CallToolResult::success(vec![ContentBlock::text(
             args.get("text").and_then(Value::as_str).unwrap_or_default(),
@@ -125,6 +126,10 @@ fn server() -> Server {
         }
     })
     .unwrap();
+    vec![echo, strict, fails, panics, sum, link, progress, sample]
+}
+
+fn server() -> Server {
     let review = PromptDef::new("review", |args: PromptArguments, _ctx| async move {
         let code = args.get("code").cloned().unwrap_or_default();
         Ok::<_, ErrorObject>(GetPromptResult::new(vec![PromptMessage::new(
@@ -158,14 +163,7 @@ fn server() -> Server {
         .title("Test server")
         .instructions("Be nice.")
         .page_size(3)
-        .tool(echo)
-        .tool(strict)
-        .tool(fails)
-        .tool(panics)
-        .tool(sum)
-        .tool(link)
-        .tool(progress)
-        .tool(sample)
+        .tools(tools())
         .prompt(review)
         .resource(readme)
         .resource_template(item)
