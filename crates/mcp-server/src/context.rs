@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use mcp_jsonrpc::{CallError, CallOptions, CancellationToken, Peer};
-use mcp_types::Request as _;
 use mcp_types::{
     ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
     ElicitRequestParams, ElicitResult, Implementation, ListRootsRequest, ListRootsResult, LoggingLevel,
-    LoggingMessageNotification, LoggingMessageNotificationParams, ProgressToken, ProtocolVersion, RequestId,
+    LoggingMessageNotification, LoggingMessageNotificationParams, ProgressToken, ProtocolVersion, Request as _,
+    RequestId,
 };
 
 use crate::extract::{Progress, StateMap};
@@ -175,9 +175,10 @@ impl Context {
     /// Asks the client's model for a completion (`sampling/createMessage`).
     ///
     /// In a session this is a request to the client. For a 2026-07-28 request it is an
-    /// input-required round trip: the first time, it fails with [`ClientRequestError::InputRequired`] (pass it
-    /// on with `?`) and the request answers an input-required result; the client retries with
-    /// the answer, the handler runs again, and this call returns it. Calls are told apart by
+    /// input-required round trip: the first time, it fails with
+    /// [`ClientRequestError::InputRequired`] (pass it on with `?`) and the request answers an
+    /// input-required result; the client retries with the answer, the handler runs again, and
+    /// this call returns it. Calls are told apart by
     /// their order within the handler (`sampling-1`, `sampling-2`, ...); use
     /// [`create_message_as`](Self::create_message_as) to name the input yourself. Only
     /// `tools/call`, `prompts/get` and `resources/read` have round trips: serving another

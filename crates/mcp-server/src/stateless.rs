@@ -36,7 +36,7 @@ const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// Every revision this server speaks, newest first: the stateless one per request, the
-/// session revisions after an `initialize` (a dual-era server, as the versioning page
+/// session revisions after an `initialize` (a server of both, as the versioning page
 /// describes).
 pub(crate) fn supported_versions() -> Vec<String> {
     ProtocolVersion::ALL.iter().rev().map(|v| v.as_str().to_owned()).collect()
