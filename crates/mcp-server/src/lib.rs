@@ -46,6 +46,8 @@ mod handlers;
 #[cfg(feature = "http")]
 mod http;
 mod output;
+#[cfg(feature = "http")]
+mod param_headers;
 mod prompt;
 mod resource;
 pub(crate) mod schema_check;
