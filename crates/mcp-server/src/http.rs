@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use mcp_jsonrpc::{Dispatcher, FrameSink, Peer};
+use axum::http;
+use mcp_jsonrpc::{Dispatcher, FrameSink, Peer, message};
 use mcp_transport_http::server::{self, HttpServerConfig, SessionFactory};
 use mcp_types::ProtocolVersion;
 use tokio::net::ToSocketAddrs;
@@ -28,14 +29,20 @@ impl SessionFactory for Server {
         self.register(&state, dispatcher.peer(), false);
         dispatcher
     }
-    fn header_params(&self, tool: &str) -> Vec<server::HeaderParam> {
-        self.shared.registry().tool(tool).map(|t| t.header_params.clone()).unwrap_or_default()
+    /// The 2026-07-28 `Mcp-Name` and `Mcp-Param-*` headers against the request's body (see
+    /// `param_headers`).
+    fn check_request(&self, request: &message::Request, headers: &http::HeaderMap) -> Result<(), server::Rejection> {
+        crate::param_headers::check(&self.shared, request, headers)
     }
 }
 
 impl Server {
-    /// Serves Streamable HTTP at `http://addr/mcp` (and legacy HTTP+SSE at `/sse`) with the
-    /// default [`HttpServerConfig`], until the listener fails.
+    /// Serves Streamable HTTP at `http://addr/mcp` (and HTTP+SSE at `/sse`) with the default
+    /// [`HttpServerConfig`].
+    ///
+    /// It returns only if binding `addr` fails: failures to accept a connection are logged and
+    /// retried, so otherwise it serves until its future is dropped (the task aborted, or the
+    /// runtime shut down). See [`mcp_transport_http::server::serve`].
     ///
     /// ```no_run
     /// # async fn run(server: mcp_server::Server) -> std::io::Result<()> {
@@ -46,7 +53,8 @@ impl Server {
         self.serve_http_with(addr, HttpServerConfig::default()).await
     }
 
-    /// Serves Streamable HTTP at `addr` with `config`.
+    /// Serves Streamable HTTP at `addr` with `config`; returns as
+    /// [`Server::serve_http`] does.
     pub async fn serve_http_with(&self, addr: impl ToSocketAddrs, config: HttpServerConfig) -> std::io::Result<()> {
         server::serve(Arc::new(self.clone()), config, addr).await
     }

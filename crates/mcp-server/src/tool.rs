@@ -160,7 +160,7 @@ pub struct ToolDef {
     /// The arguments its input schema mirrors into `Mcp-Param-*` headers (2026-07-28), read
     /// from the schema once, here, rather than on every call (most tools have none).
     #[cfg(feature = "http")]
-    pub(crate) header_params: Vec<mcp_transport_http::server::HeaderParam>,
+    pub(crate) header_params: Vec<crate::param_headers::HeaderParam>,
 }
 
 /// The compiled input schema: by [`schema_check`] when the schema lies within its subset (the
@@ -226,7 +226,7 @@ impl ToolDef {
         };
         Ok(ToolDef {
             #[cfg(feature = "http")]
-            header_params: mcp_transport_http::server::HeaderParam::from_schema_object(&tool.input_schema),
+            header_params: crate::param_headers::HeaderParam::from_schema_object(&tool.input_schema),
             tool,
             handler: Arc::new(handler),
             args_check,

@@ -1,6 +1,7 @@
 //! The Streamable HTTP endpoint over real sockets, driven by raw HTTP requests: sessions,
-//! streams and their routing, resumption, the legacy transport, and abuse after which the
+//! streams and their routing, resumption, the HTTP+SSE transport, and abuse after which the
 //! server still serves.
+#![cfg(feature = "http")]
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -569,7 +570,7 @@ async fn json_responses_and_stateless_mode() {
 }
 
 #[tokio::test]
-async fn legacy_http_sse_clients_connect() {
+async fn http_sse_clients_connect() {
     let h = start(HttpServerConfig::default()).await;
     let resp = h.http.get(format!("{}/sse", h.base)).header("accept", "text/event-stream").send().await.unwrap();
     let mut sse = Sse::new(resp);
@@ -696,7 +697,8 @@ async fn thousands_of_sessions_are_held_and_each_still_answers() {
     }
 }
 
-fn modern_meta(log: bool) -> Value {
+/// The `_meta` envelope of a 2026-07-28 request (asking for `info` logs if `log`).
+fn envelope_meta(log: bool) -> Value {
     let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
@@ -709,7 +711,8 @@ fn modern_meta(log: bool) -> Value {
 }
 
 impl Harness {
-    fn modern(&self, method: &str, name: Option<&str>, params: Value) -> reqwest::RequestBuilder {
+    /// A 2026-07-28 POST of `method` with its headers (`Mcp-Name` if `name` is given).
+    fn post_2026(&self, method: &str, name: Option<&str>, params: Value) -> reqwest::RequestBuilder {
         let id = 7;
         let mut r = self
             .http
@@ -729,9 +732,9 @@ impl Harness {
 #[tokio::test]
 async fn revision_2026_07_28_over_http_without_sessions() {
     let h = start(HttpServerConfig::default()).await;
-    let call = |name: &str, log: bool| json!({"name": name, "arguments": {"text": "now"}, "_meta": modern_meta(log)});
+    let call = |name: &str, log: bool| json!({"name": name, "arguments": {"text": "now"}, "_meta": envelope_meta(log)});
 
-    let r = h.modern("tools/call", Some("echo"), call("echo", false)).send().await.unwrap();
+    let r = h.post_2026("tools/call", Some("echo"), call("echo", false)).send().await.unwrap();
     assert_eq!(r.status(), 200);
     assert!(r.headers().get("mcp-session-id").is_none());
     assert_eq!(r.headers()["content-type"], "application/json", "a lone response is JSON");
@@ -741,7 +744,7 @@ async fn revision_2026_07_28_over_http_without_sessions() {
     assert_eq!(answer["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "http-test");
 
     // Notifications before the response: an SSE stream.
-    let r = h.modern("tools/call", Some("steps"), call("steps", true)).send().await.unwrap();
+    let r = h.post_2026("tools/call", Some("steps"), call("steps", true)).send().await.unwrap();
     let mut sse = Sse::new(r);
     assert_eq!(sse.message().await["method"], "notifications/message");
     assert_eq!(sse.message().await["method"], "notifications/message");
@@ -753,7 +756,7 @@ async fn revision_2026_07_28_over_http_without_sessions() {
         let body: Value = r.json().await.unwrap();
         (status, body["error"]["code"].as_i64().unwrap_or(0))
     };
-    let discover = json!({"_meta": modern_meta(false)});
+    let discover = json!({"_meta": envelope_meta(false)});
     let no_method = h
         .http
         .post(h.url())
@@ -762,20 +765,20 @@ async fn revision_2026_07_28_over_http_without_sessions() {
         .header("mcp-protocol-version", "2026-07-28")
         .body(json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": discover}).to_string());
     assert_eq!(status_and_code(no_method.send().await.unwrap()).await, (400, -32020), "Mcp-Method missing");
-    let wrong = h.modern("server/discover", None, discover.clone()).header("mcp-method", "tools/list");
+    let wrong = h.post_2026("server/discover", None, discover.clone()).header("mcp-method", "tools/list");
     let r = wrong.send().await.unwrap();
     assert_eq!(r.status(), 400, "two Mcp-Method values, one wrong");
-    let r = h.modern("tools/call", Some("nope"), call("echo", false)).send().await.unwrap();
+    let r = h.post_2026("tools/call", Some("nope"), call("echo", false)).send().await.unwrap();
     assert_eq!(status_and_code(r).await, (400, -32020), "Mcp-Name disagrees");
-    let r = h.modern("tools/call", None, call("echo", false)).send().await.unwrap();
+    let r = h.post_2026("tools/call", None, call("echo", false)).send().await.unwrap();
     assert_eq!(status_and_code(r).await, (400, -32020), "Mcp-Name missing");
-    let r = h.modern("tools/call", Some("  echo  "), call("echo", false)).send().await.unwrap();
+    let r = h.post_2026("tools/call", Some("  echo  "), call("echo", false)).send().await.unwrap();
     assert_eq!(r.status(), 200, "Mcp-Name is trimmed");
-    let r = h.modern("tools/call", Some("=?base64?ZWNobw==?="), call("echo", false)).send().await.unwrap();
+    let r = h.post_2026("tools/call", Some("=?base64?ZWNobw==?="), call("echo", false)).send().await.unwrap();
     assert_eq!(r.status(), 200, "Mcp-Name in the base64 form");
-    let mut bad = modern_meta(false);
+    let mut bad = envelope_meta(false);
     bad["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
-    let r = h.modern("server/discover", None, json!({"_meta": bad})).send().await.unwrap();
+    let r = h.post_2026("server/discover", None, json!({"_meta": bad})).send().await.unwrap();
     assert_eq!(status_and_code(r).await, (400, -32020), "header and body disagree");
     let r = h
         .http
@@ -792,11 +795,11 @@ async fn revision_2026_07_28_over_http_without_sessions() {
     let body: Value = r.json().await.unwrap();
     assert_eq!((body["id"].clone(), body["error"]["code"].clone()), (json!(31), json!(-32022)), "{body}");
     assert_eq!(body["error"]["data"]["requested"], "v999.0.0");
-    let r = h.modern("server/discover", None, json!({})).send().await.unwrap();
+    let r = h.post_2026("server/discover", None, json!({})).send().await.unwrap();
     assert_eq!(status_and_code(r).await, (400, -32602), "no _meta");
-    let r = h.modern("ping", None, json!({"_meta": modern_meta(false)})).send().await.unwrap();
+    let r = h.post_2026("ping", None, json!({"_meta": envelope_meta(false)})).send().await.unwrap();
     assert_eq!(status_and_code(r).await, (404, -32601), "no ping in 2026-07-28");
-    let r = h.modern("server/discover", None, discover).send().await.unwrap();
+    let r = h.post_2026("server/discover", None, discover).send().await.unwrap();
     let d: Value = r.json().await.unwrap();
     assert_eq!(d["result"]["supportedVersions"][0], "2026-07-28");
 }
@@ -804,8 +807,8 @@ async fn revision_2026_07_28_over_http_without_sessions() {
 #[tokio::test]
 async fn closing_a_2026_response_stream_cancels_the_request() {
     let h = start(HttpServerConfig::default()).await;
-    let params = json!({"name": "hang", "_meta": modern_meta(true)});
-    let r = h.modern("tools/call", Some("hang"), params).send().await.unwrap();
+    let params = json!({"name": "hang", "_meta": envelope_meta(true)});
+    let r = h.post_2026("tools/call", Some("hang"), params).send().await.unwrap();
     let mut sse = Sse::new(r);
     assert_eq!(sse.message().await["method"], "notifications/message", "the handler is running");
     drop(sse);
@@ -815,10 +818,10 @@ async fn closing_a_2026_response_stream_cancels_the_request() {
 #[tokio::test]
 async fn one_endpoint_serves_all_five_revisions_at_once() {
     let h = start(HttpServerConfig::default()).await;
-    // 2024-11-05 over the legacy transport.
+    // 2024-11-05 over the HTTP+SSE transport.
     let resp = h.http.get(format!("{}/sse", h.base)).header("accept", "text/event-stream").send().await.unwrap();
-    let mut legacy = Sse::new(resp);
-    let endpoint = legacy.next().await.unwrap().data;
+    let mut http_sse = Sse::new(resp);
+    let endpoint = http_sse.next().await.unwrap().data;
     let init = |v: &str| {
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": v, "capabilities": {}, "clientInfo": {"name": "c", "version": "0"}}})
@@ -830,7 +833,7 @@ async fn one_endpoint_serves_all_five_revisions_at_once() {
         .send()
         .await
         .unwrap();
-    assert_eq!(legacy.message().await["result"]["protocolVersion"], "2024-11-05");
+    assert_eq!(http_sse.message().await["result"]["protocolVersion"], "2024-11-05");
     // The three session revisions of Streamable HTTP.
     for v in ["2025-03-26", "2025-06-18", "2025-11-25"] {
         let resp = h.post(None, init(v)).send().await.unwrap();
@@ -838,7 +841,7 @@ async fn one_endpoint_serves_all_five_revisions_at_once() {
         assert_eq!(Sse::new(resp).message().await["result"]["protocolVersion"], v);
     }
     // And 2026-07-28, no session.
-    let r = h.modern("tools/list", None, json!({"_meta": modern_meta(false)})).send().await.unwrap();
+    let r = h.post_2026("tools/list", None, json!({"_meta": envelope_meta(false)})).send().await.unwrap();
     let list: Value = r.json().await.unwrap();
     assert_eq!(list["result"]["resultType"], "complete");
     assert!(list["result"]["tools"].as_array().unwrap().len() > 3);
@@ -847,9 +850,9 @@ async fn one_endpoint_serves_all_five_revisions_at_once() {
 #[tokio::test]
 async fn mcp_param_headers_must_agree_with_the_arguments() {
     let h = start(HttpServerConfig::default()).await;
-    let params = json!({"name": "regional", "arguments": {"region": "Hello", "limits": {"max": 42}}, "_meta": modern_meta(false)});
+    let params = json!({"name": "regional", "arguments": {"region": "Hello", "limits": {"max": 42}}, "_meta": envelope_meta(false)});
     let send = |region: Option<&str>, max: Option<&str>| {
-        let mut r = h.modern("tools/call", Some("regional"), params.clone());
+        let mut r = h.post_2026("tools/call", Some("regional"), params.clone());
         if let Some(v) = region {
             r = r.header("mcp-param-region", v);
         }
@@ -1020,7 +1023,7 @@ async fn auto_policy_checks_host_and_origin_on_loopback_only() {
 }
 
 #[tokio::test]
-async fn the_legacy_endpoints_check_host_and_origin() {
+async fn the_http_sse_endpoints_check_host_and_origin() {
     let h = start(HttpServerConfig::default()).await;
     let open = |origin: Option<&'static str>, host: Option<&'static str>| {
         let mut get = h.http.get(format!("{}/sse", h.base)).header("accept", "text/event-stream");

@@ -1,10 +1,10 @@
-//! The Streamable HTTP transport (and legacy HTTP+SSE), server and client.
+//! The Streamable HTTP transport (and the HTTP+SSE transport of 2024-11-05), server and client.
 //!
 //! - [`server`] (feature `server`): an axum router serving one MCP endpoint, with sessions,
-//!   SSE streams, resumability and DNS-rebinding protection, plus the legacy `/sse` +
+//!   SSE streams, resumability and DNS-rebinding protection, plus the HTTP+SSE `/sse` +
 //!   `/messages` endpoints of 2024-11-05.
 //! - [`client`] (feature `client`): a [`Transport`](mcp_jsonrpc::Transport) that speaks
-//!   Streamable HTTP over reqwest, falling back to legacy HTTP+SSE.
+//!   Streamable HTTP over reqwest, falling back to HTTP+SSE.
 //!
 //! ```
 //! use mcp_transport_http::headers;

@@ -27,7 +27,7 @@ pub struct HttpServerConfig {
     pub(crate) stateless: bool,
     pub(crate) json_response: bool,
     pub(crate) get_stream: bool,
-    pub(crate) legacy_sse: Option<(String, String)>,
+    pub(crate) http_sse: Option<(String, String)>,
     pub(crate) session_idle_timeout: Duration,
     pub(crate) max_sessions: usize,
     pub(crate) max_requests_in_flight: usize,
@@ -50,7 +50,7 @@ impl std::fmt::Debug for HttpServerConfig {
             .field("stateless", &self.stateless)
             .field("json_response", &self.json_response)
             .field("get_stream", &self.get_stream)
-            .field("legacy_sse", &self.legacy_sse)
+            .field("http_sse", &self.http_sse)
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("max_sessions", &self.max_sessions)
             .field("max_requests_in_flight", &self.max_requests_in_flight)
@@ -69,7 +69,7 @@ impl Default for HttpServerConfig {
             stateless: false,
             json_response: false,
             get_stream: true,
-            legacy_sse: Some(("/sse".to_owned(), "/messages".to_owned())),
+            http_sse: Some(("/sse".to_owned(), "/messages".to_owned())),
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 20_000,
             max_requests_in_flight: 10_000,
@@ -88,8 +88,8 @@ impl Default for HttpServerConfig {
 }
 
 impl HttpServerConfig {
-    /// The defaults: endpoint `/mcp`, sessions with SSE responses, the GET stream, legacy
-    /// `/sse` + `/messages`, an in-memory event store, 30 minutes of idle expiry, at most 20,000
+    /// The defaults: endpoint `/mcp`, sessions with SSE responses, the GET stream, the
+    /// HTTP+SSE endpoints `/sse` + `/messages`, an in-memory event store, 30 minutes of idle expiry, at most 20,000
     /// sessions, 4 MiB bodies, localhost-only Host and Origin on a loopback address.
     pub fn new() -> Self {
         Self::default()
@@ -116,11 +116,16 @@ impl HttpServerConfig {
         self.get_stream = enabled;
         self
     }
-    /// Serve the legacy HTTP+SSE transport of 2024-11-05 at these paths (default `/sse` and
+    /// Serve the HTTP+SSE transport of 2024-11-05 at these paths (default `/sse` and
     /// `/messages`), or not at all (`None`).
-    pub fn legacy_sse(mut self, paths: Option<(&str, &str)>) -> Self {
-        self.legacy_sse = paths.map(|(sse, messages)| (sse.to_owned(), messages.to_owned()));
+    pub fn http_sse(mut self, paths: Option<(&str, &str)>) -> Self {
+        self.http_sse = paths.map(|(sse, messages)| (sse.to_owned(), messages.to_owned()));
         self
+    }
+    /// The former name of [`HttpServerConfig::http_sse`].
+    #[deprecated(note = "renamed `http_sse`")]
+    pub fn legacy_sse(self, paths: Option<(&str, &str)>) -> Self {
+        self.http_sse(paths)
     }
     /// A session without requests or open streams for this long expires (404 afterwards).
     pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {

@@ -1,5 +1,5 @@
 //! The Streamable HTTP server: one MCP endpoint as an axum router, sessions, SSE streams,
-//! resumability, DNS-rebinding protection, and the legacy HTTP+SSE endpoints.
+//! resumability, DNS-rebinding protection, and the HTTP+SSE endpoints of 2024-11-05.
 //!
 //! - [`router`] gives an [`axum::Router`] serving the endpoint (`/mcp` by default) that can be
 //!   merged into an existing app beside other routes; [`serve`] binds an address and serves it
@@ -26,6 +26,11 @@
 //! - A dropped connection is not a cancellation: the request runs on, and its events wait in
 //!   the store for the client to resume. `notifications/cancelled` cancels.
 //!
+//! A POST of the stateless revision (2026-07-28) carries one request, served on its own: its
+//! `MCP-Protocol-Version` and `Mcp-Method` headers must agree with its body (400 with -32020
+//! otherwise); the headers whose meaning the endpoint does not know (`Mcp-Name`,
+//! `Mcp-Param-*`) are the factory's to check ([`SessionFactory::check_request`]).
+//!
 //! ```no_run
 //! use std::sync::Arc;
 //! use mcp_transport_http::server::{HttpServerConfig, SessionFactory, router};
@@ -38,17 +43,23 @@
 //! # }
 //! ```
 
+mod app;
+mod checks;
 mod config;
 mod event_store;
 mod handlers;
+mod http_sse;
+mod post;
 mod session;
+mod sse_body;
+mod stateless_revision;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Weak};
 
 pub use config::{HttpServerConfig, Policy};
 pub use event_store::{EventStore, InMemoryEventStore, StoredEvent};
-use mcp_jsonrpc::{Dispatcher, FrameSink};
+use mcp_jsonrpc::{Dispatcher, ErrorObject, FrameSink, message};
 use mcp_types::ProtocolVersion;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
@@ -62,54 +73,43 @@ pub trait SessionFactory: Send + Sync + 'static {
     /// a client that negotiated `version` earlier; the client's capabilities are unknown, so
     /// the server asks nothing of it.
     fn connect_stateless(&self, sink: Arc<dyn FrameSink>, version: ProtocolVersion) -> Dispatcher;
-    /// The arguments of `tool` mirrored into `Mcp-Param-{header}` headers (2026-07-28): the
-    /// property path within the arguments, and the header's name part. The server checks
-    /// that each header agrees with the body. Default: none.
-    fn header_params(&self, tool: &str) -> Vec<HeaderParam> {
-        let _ = tool;
-        Vec::new()
+    /// Checks a request of the stateless revision against the headers of its POST before it
+    /// is served, for what the endpoint cannot check without knowing the request's meaning
+    /// (the 2026-07-28 `Mcp-Name` and `Mcp-Param-*` headers, say). The endpoint has checked
+    /// `MCP-Protocol-Version` and `Mcp-Method` already; a [`Rejection`] is the answer
+    /// instead. Read the params through the request's index
+    /// ([`Request::param`](message::Request::param)), which is built by then.
+    /// Default: every request passes.
+    fn check_request(&self, request: &message::Request, headers: &http::HeaderMap) -> Result<(), Rejection> {
+        let _ = (request, headers);
+        Ok(())
     }
 }
 
-/// A tool argument mirrored into a `Mcp-Param-{header}` header (its schema property has
-/// `x-mcp-header`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HeaderParam {
-    /// The chain of `properties` keys from the arguments' root to the value.
-    pub path: Vec<String>,
-    /// The header's name part (`Region` for `Mcp-Param-Region`).
-    pub header: String,
+/// A request refused before it is served: the HTTP status and the JSON-RPC error of the
+/// answer (see [`SessionFactory::check_request`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejection {
+    /// The answer's HTTP status.
+    pub status: http::StatusCode,
+    /// The JSON-RPC error the answer carries, for the request's id.
+    pub error: ErrorObject,
 }
 
-impl HeaderParam {
-    /// The `x-mcp-header` annotations of an input schema reachable through `properties` alone.
-    pub fn from_schema(schema: &serde_json::Value) -> Vec<HeaderParam> {
-        schema.as_object().map(Self::from_schema_object).unwrap_or_default()
-    }
-
-    /// [`HeaderParam::from_schema`] of a schema object (a tool's `inputSchema`), without
-    /// copying it: it runs on every 2026-07-28 `tools/call`.
-    pub fn from_schema_object(schema: &serde_json::Map<String, serde_json::Value>) -> Vec<HeaderParam> {
-        type Object = serde_json::Map<String, serde_json::Value>;
-        fn walk(schema: &Object, path: &mut Vec<String>, out: &mut Vec<HeaderParam>) {
-            let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) else { return };
-            for (key, property) in properties {
-                let Some(property) = property.as_object() else { continue };
-                let header = property.get("x-mcp-header").and_then(|h| h.as_str());
-                if header.is_none() && !property.contains_key("properties") {
-                    continue;
-                }
-                path.push(key.clone());
-                if let Some(header) = header {
-                    out.push(HeaderParam { path: path.clone(), header: header.to_owned() });
-                }
-                walk(property, path, out);
-                path.pop();
-            }
-        }
-        let mut out = Vec::new();
-        walk(schema, &mut Vec::new(), &mut out);
-        out
+impl Rejection {
+    /// 400 with -32020 (`HeaderMismatch`): a header the request needs is missing, malformed,
+    /// or disagrees with the body. `detail` follows "Header mismatch: " in the message.
+    ///
+    /// ```
+    /// use mcp_transport_http::server::Rejection;
+    ///
+    /// let rejection = Rejection::header_mismatch("the Mcp-Name header is missing");
+    /// assert_eq!(rejection.status, 400);
+    /// assert_eq!(rejection.error.code, -32020);
+    /// assert_eq!(rejection.error.message, "Header mismatch: the Mcp-Name header is missing");
+    /// ```
+    pub fn header_mismatch(detail: impl std::fmt::Display) -> Rejection {
+        Rejection { status: http::StatusCode::BAD_REQUEST, error: ErrorObject::header_mismatch(detail) }
     }
 }
 
@@ -120,7 +120,7 @@ pub struct RequestInfo {
     session_id: Option<Arc<str>>,
     stream: Option<(Weak<session::SessionRouter>, u64)>,
     /// The POST's place among the requests in flight, held while its handlers hold this.
-    _in_flight: Option<handlers::InFlight>,
+    _in_flight: Option<app::InFlight>,
 }
 
 impl std::fmt::Debug for RequestInfo {
@@ -158,7 +158,7 @@ impl RequestInfo {
     /// Closes the SSE connection that carries this request's response, without ending the
     /// request (SSE polling, SEP-1699): the client reconnects after the `retry` delay with
     /// `Last-Event-ID` and gets what was sent meanwhile. Whether there was a connection to
-    /// close: JSON responses and legacy sessions have none, and a stream of which the client
+    /// close: JSON responses and HTTP+SSE sessions have none, and a stream of which the client
     /// holds no event id yet (before 2025-11-25 no priming event gives it one) is left open,
     /// for the client could not resume it.
     pub async fn close_sse_stream(&self) -> bool {
@@ -172,16 +172,21 @@ impl RequestInfo {
     }
 }
 
-/// An axum router serving the MCP endpoint (and the legacy endpoints if enabled) with
+/// An axum router serving the MCP endpoint (and the HTTP+SSE endpoints if enabled) with
 /// sessions run by `factory`.
 ///
 /// [`Policy::Auto`] host and origin checks mean the localhost allow-list here (the bind
 /// address is unknown); [`serve`] decides by the address it binds.
 pub fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig) -> axum::Router {
-    handlers::router(factory, config.resolve(true))
+    app::router(factory, config.resolve(true))
 }
 
-/// Binds `addr` and serves the endpoint until the listener fails.
+/// Binds `addr` and serves the endpoint.
+///
+/// It returns only if binding fails (or the bound address cannot be read): failures to
+/// accept a connection are logged and retried, so otherwise it serves until its future is
+/// dropped (the task aborted, or the runtime shut down). Connections already accepted run on
+/// in their own tasks.
 ///
 /// With [`Policy::Auto`], Host and Origin are checked against the localhost allow-list when
 /// the address is a loopback one, and not checked otherwise.
@@ -203,12 +208,16 @@ pub async fn serve_listener(
     let loopback = listener.local_addr()?.ip().is_loopback();
     let config = config.resolve(loopback);
     let limits = config.clone();
-    serve_router(listener, handlers::router(factory, config), &limits).await
+    serve_router(listener, app::router(factory, config), &limits).await
 }
 
 /// Serves any axum router on `listener` the way [`serve`] does: HTTP/1.1, TCP_NODELAY, the
 /// header limits and timeouts of `config`. Use it to serve your app with the MCP router merged
 /// in.
+///
+/// It never returns an error, and returns only when its future is dropped (the task aborted,
+/// or the runtime shut down): a failure to accept a connection (out of file descriptors, say)
+/// is logged and retried after 20 ms. Connections already accepted run on in their own tasks.
 pub async fn serve_router(
     listener: TcpListener,
     router: axum::Router,

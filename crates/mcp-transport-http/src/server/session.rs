@@ -33,8 +33,8 @@ pub(crate) const STANDALONE: u64 = 0;
 pub(crate) enum Mode {
     /// Streamable HTTP: per-POST streams, plus the standalone GET stream.
     Streamable,
-    /// Legacy HTTP+SSE: everything on the one SSE stream; no event ids.
-    Legacy,
+    /// HTTP+SSE (2024-11-05): everything on the one SSE stream; no event ids.
+    HttpSse,
 }
 
 /// Where the events of a stream go.
@@ -43,20 +43,17 @@ enum Sink {
     Sse(Option<mpsc::Sender<Bytes>>),
     /// A JSON response waiting for the one response frame.
     Json(Option<oneshot::Sender<Bytes>>),
-    /// The raw frames, each with whether it is the last (2026-07-28: the response mode is
-    /// chosen by what comes first).
+    /// The raw frames, each with whether it is the last (see [`SessionRouter::open_raw`]).
     Raw(Option<mpsc::Sender<(Bytes, bool)>>),
 }
 
-/// How a POST's stream is answered.
+/// How a POST's stream is answered (see [`SessionRouter::open_stream`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Output {
+pub(crate) enum Answer {
     /// An SSE response.
     Sse,
     /// One JSON response.
     Json,
-    /// Raw frames (see [`Sink::Raw`]).
-    Raw,
 }
 
 struct Stream {
@@ -120,7 +117,7 @@ impl SessionRouter {
         Arc::new(SessionRouter {
             session_id,
             mode,
-            store: if mode == Mode::Legacy { None } else { store },
+            store: if mode == Mode::HttpSse { None } else { store },
             queue: queue.max(1),
             retry,
             routes: Mutex::new(Routes { next_stream: STANDALONE + 1, ..Routes::default() }),
@@ -164,8 +161,32 @@ impl SessionRouter {
     pub(crate) async fn open_stream(
         &self,
         requests: Vec<RequestId>,
-        output: Output,
-    ) -> Result<(u64, StreamOutput), OpenError> {
+        answer: Answer,
+    ) -> Result<(u64, Answered), OpenError> {
+        let (sink, answered) = match answer {
+            Answer::Json => {
+                let (tx, rx) = oneshot::channel();
+                (Sink::Json(Some(tx)), Answered::Json(rx))
+            }
+            Answer::Sse => {
+                let (tx, rx) = mpsc::channel(self.queue);
+                (Sink::Sse(Some(tx)), Answered::Sse(rx))
+            }
+        };
+        let stream = self.insert_stream(requests, sink).await?;
+        Ok((stream, answered))
+    }
+
+    /// Opens the stream of one 2026-07-28 request: its frames raw, each with whether it is
+    /// the last (the response mode is chosen by what comes first).
+    pub(crate) async fn open_raw(&self, request: RequestId) -> Result<mpsc::Receiver<(Bytes, bool)>, OpenError> {
+        let (tx, rx) = mpsc::channel(self.queue);
+        self.insert_stream(vec![request], Sink::Raw(Some(tx))).await?;
+        Ok(rx)
+    }
+
+    /// Routes `requests` to a new stream that goes to `sink`.
+    async fn insert_stream(&self, requests: Vec<RequestId>, sink: Sink) -> Result<u64, OpenError> {
         let mut routes = self.routes.lock().await;
         if routes.closed {
             return Err(OpenError::Closed);
@@ -178,22 +199,8 @@ impl SessionRouter {
         for id in &requests {
             routes.by_request.insert(id.clone(), stream);
         }
-        let (sink, output) = match output {
-            Output::Json => {
-                let (tx, rx) = oneshot::channel();
-                (Sink::Json(Some(tx)), StreamOutput::Json(rx))
-            }
-            Output::Sse => {
-                let (tx, rx) = mpsc::channel(self.queue);
-                (Sink::Sse(Some(tx)), StreamOutput::Sse(rx))
-            }
-            Output::Raw => {
-                let (tx, rx) = mpsc::channel(self.queue);
-                (Sink::Raw(Some(tx)), StreamOutput::Raw(rx))
-            }
-        };
         routes.streams.insert(stream, Stream { sink, requests, has_id: false });
-        Ok((stream, output))
+        Ok(stream)
     }
 
     /// Attaches the standalone stream (a GET without `Last-Event-ID`); `None` when one is
@@ -260,7 +267,35 @@ impl SessionRouter {
     /// Routes one frame of the peer.
     async fn deliver(&self, out: &Outbound) {
         let mut routes = self.routes.lock().await;
-        let (stream, last) = match &out.route {
+        let (stream, last) = self.stream_of(&routes, &out.route);
+        match routes.streams.get_mut(&stream).map(|s| &mut s.sink) {
+            Some(Sink::Json(waiter)) => {
+                if let Some(tx) = waiter.take() {
+                    let _ = tx.send(out.frame.clone());
+                }
+            }
+            Some(Sink::Raw(slot)) => {
+                if let Some(tx) = slot
+                    && tx.try_send((out.frame.clone(), last)).is_err()
+                {
+                    tracing::debug!(stream, "response stream gone or not reading: dropped");
+                    *slot = None;
+                }
+            }
+            // The request was cancelled: no response will come, the stream just ends.
+            _ if out.frame.is_empty() => {}
+            Some(Sink::Sse(_)) | None => self.send_event(&mut routes, stream, &out.frame).await,
+        }
+        if last && let Some(done) = routes.streams.remove(&stream) {
+            for id in &done.requests {
+                routes.by_request.remove(id);
+            }
+        }
+    }
+
+    /// The stream a frame goes on, and whether it is the stream's last (its response).
+    fn stream_of(&self, routes: &Routes, route: &Route) -> (u64, bool) {
+        let (stream, last) = match route {
             Route::Response(id) => match routes.by_request.get(id) {
                 Some(&s) => (s, true),
                 None => (STANDALONE, false),
@@ -268,60 +303,40 @@ impl SessionRouter {
             Route::Related(id) => (routes.by_request.get(id).copied().unwrap_or(STANDALONE), false),
             Route::Unrelated => (STANDALONE, false),
         };
-        let stream = match (self.mode, routes.streams.get(&stream)) {
-            (Mode::Legacy, _) => STANDALONE,
+        match (self.mode, routes.streams.get(&stream)) {
+            (Mode::HttpSse, _) => (STANDALONE, last),
             // A JSON response carries only the response: the rest goes on the GET stream.
-            (_, Some(Stream { sink: Sink::Json(_), .. })) if !last => STANDALONE,
-            _ => stream,
-        };
-        if let Some(Stream { sink: Sink::Json(waiter), .. }) = routes.streams.get_mut(&stream) {
-            if let Some(tx) = waiter.take() {
-                let _ = tx.send(out.frame.clone());
+            (_, Some(Stream { sink: Sink::Json(_), .. })) if !last => (STANDALONE, last),
+            _ => (stream, last),
+        }
+    }
+
+    /// Sends `frame` as an SSE event on `stream` (an SSE stream, or the standalone one),
+    /// numbered and stored first when the session is resumable.
+    async fn send_event(&self, routes: &mut Routes, stream: u64, frame: &Bytes) {
+        let id = match &self.store {
+            Some(store) => {
+                let seq = self.next_seq();
+                store.append(&self.session_id, stream, seq, frame.clone()).await;
+                if let Some(s) = routes.streams.get_mut(&stream) {
+                    s.has_id = true;
+                }
+                Some((stream, seq))
             }
-        } else if let Some(Stream { sink: Sink::Raw(slot), .. }) = routes.streams.get_mut(&stream) {
-            if let Some(tx) = slot
-                && tx.try_send((out.frame.clone(), last)).is_err()
-            {
-                tracing::debug!(stream, "response stream gone or not reading: dropped");
+            None => None,
+        };
+        let slot = match routes.streams.get_mut(&stream) {
+            Some(Stream { sink: Sink::Sse(slot), .. }) => slot,
+            _ => &mut routes.standalone,
+        };
+        if let Some(tx) = slot {
+            if let Err(e) = tx.try_send(sse_event(id, frame)) {
+                // Gone, or not reading: drop the connection; the store keeps the events.
+                tracing::debug!(session = %self.session_id, stream, "SSE connection dropped: {e}");
                 *slot = None;
             }
-        } else if out.frame.is_empty() {
-            // The request was cancelled: no response will come, the stream just ends.
-        } else {
-            let id = match &self.store {
-                Some(store) => {
-                    let seq = self.next_seq();
-                    store.append(&self.session_id, stream, seq, out.frame.clone()).await;
-                    if let Some(s) = routes.streams.get_mut(&stream) {
-                        s.has_id = true;
-                    }
-                    Some((stream, seq))
-                }
-                None => None,
-            };
-            let event = sse_event(id, &out.frame);
-            let slot = if stream == STANDALONE {
-                &mut routes.standalone
-            } else {
-                match routes.streams.get_mut(&stream) {
-                    Some(Stream { sink: Sink::Sse(slot), .. }) => slot,
-                    _ => unreachable!("JSON and raw streams were handled above"),
-                }
-            };
-            if let Some(tx) = slot {
-                if let Err(e) = tx.try_send(event) {
-                    // Gone, or not reading: drop the connection; the store keeps the events.
-                    tracing::debug!(session = %self.session_id, stream, "SSE connection dropped: {e}");
-                    *slot = None;
-                }
-            } else if stream == STANDALONE && self.store.is_none() {
-                tracing::debug!(session = %self.session_id, "no GET stream open: server message dropped");
-            }
-        }
-        if last && let Some(done) = routes.streams.remove(&stream) {
-            for id in &done.requests {
-                routes.by_request.remove(id);
-            }
+        } else if stream == STANDALONE && self.store.is_none() {
+            tracing::debug!(session = %self.session_id, "no GET stream open: server message dropped");
         }
     }
 
@@ -340,13 +355,11 @@ impl SessionRouter {
 }
 
 /// What a POST's response waits on.
-pub(crate) enum StreamOutput {
+pub(crate) enum Answered {
     /// SSE events, until the stream ends.
     Sse(mpsc::Receiver<Bytes>),
     /// The one response frame.
     Json(oneshot::Receiver<Bytes>),
-    /// Raw frames, each with whether it is the last.
-    Raw(mpsc::Receiver<(Bytes, bool)>),
 }
 
 /// One SSE `message` event carrying a JSON-RPC message, in one buffer (one write).

@@ -1,11 +1,15 @@
 //! Revision 2026-07-28 over Streamable HTTP, against a real socket with raw HTTP requests: the
 //! server's `Mcp-Name` checks for `prompts/get` (the name) and `resources/read` (the URI), and
-//! the cancellation of a handler whose client closed the POST before anything was answered.
+//! the cancellation of a handler whose client closed the POST before anything was answered,
+//! and a session factory's own request checks.
+#![cfg(feature = "http")]
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_server::mcp_transport_http::server::{self, HttpServerConfig};
+use axum::http;
+use mcp_jsonrpc::message::Request;
+use mcp_server::mcp_transport_http::server::{self, HttpServerConfig, Rejection, SessionFactory};
 use mcp_server::{Context, PromptDef, ResourceDef, Server, ToolDef, ToolError};
 use mcp_types::{AnyResourceContents, CallToolResult, ErrorObject, GetPromptResult, TextResourceContents};
 use serde_json::{Value, json};
@@ -29,7 +33,22 @@ impl Drop for Signal {
     }
 }
 
+fn server(hang: ToolDef) -> Server {
+    Server::builder("modern-http", "1.0.0")
+        .tool(hang)
+        .prompt(PromptDef::new("greet", |_args, _ctx| async { Ok::<_, ErrorObject>(GetPromptResult::new(vec![])) }))
+        .resource(ResourceDef::new("mem://notes/a b", "note", |uri: String, _vars, _ctx| async move {
+            Ok::<_, ErrorObject>(vec![AnyResourceContents::TextResourceContents(TextResourceContents::new(uri, "hi"))])
+        }))
+        .build()
+        .unwrap()
+}
+
 async fn start() -> Harness {
+    start_with(|server| Arc::new(server)).await
+}
+
+async fn start_with(factory: impl FnOnce(Server) -> Arc<dyn SessionFactory>) -> Harness {
     let (started, dropped) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
     let (s, d) = (started.clone(), dropped.clone());
     let hang = ToolDef::new("hang", json!({"type": "object"}), move |_args, ctx: Context| {
@@ -43,17 +62,10 @@ async fn start() -> Harness {
         }
     })
     .unwrap();
-    let server = Server::builder("modern-http", "1.0.0")
-        .tool(hang)
-        .prompt(PromptDef::new("greet", |_args, _ctx| async { Ok::<_, ErrorObject>(GetPromptResult::new(vec![])) }))
-        .resource(ResourceDef::new("mem://notes/a b", "note", |uri: String, _vars, _ctx| async move {
-            Ok::<_, ErrorObject>(vec![AnyResourceContents::TextResourceContents(TextResourceContents::new(uri, "hi"))])
-        }))
-        .build()
-        .unwrap();
+    let factory = factory(server(hang));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(server::serve_listener(Arc::new(server), HttpServerConfig::default(), listener));
+    tokio::spawn(server::serve_listener(factory, HttpServerConfig::default(), listener));
     Harness { url, http: reqwest::Client::new(), started, dropped }
 }
 
@@ -119,4 +131,48 @@ async fn closing_a_2026_post_before_its_first_frame_cancels_the_handler() {
     // The client gives up: the connection closes.
     pending.abort();
     tokio::time::timeout(Duration::from_secs(30), h.dropped.notified()).await.expect("the handler was cancelled");
+}
+
+/// A session factory that refuses the requests whose POST says `x-deny`, and leaves the rest to
+/// the server.
+struct Gate(Server);
+
+impl SessionFactory for Gate {
+    fn connect(&self, sink: Arc<dyn mcp_jsonrpc::FrameSink>) -> mcp_jsonrpc::Dispatcher {
+        SessionFactory::connect(&self.0, sink)
+    }
+    fn connect_stateless(
+        &self,
+        sink: Arc<dyn mcp_jsonrpc::FrameSink>,
+        version: mcp_types::ProtocolVersion,
+    ) -> mcp_jsonrpc::Dispatcher {
+        SessionFactory::connect_stateless(&self.0, sink, version)
+    }
+    fn check_request(&self, request: &Request, headers: &http::HeaderMap) -> Result<(), Rejection> {
+        if headers.contains_key("x-deny") {
+            let error = ErrorObject::new(-32003, format!("{} is denied", request.method));
+            return Err(Rejection { status: http::StatusCode::FORBIDDEN, error });
+        }
+        SessionFactory::check_request(&self.0, request, headers)
+    }
+}
+
+#[tokio::test]
+async fn a_factory_may_refuse_a_request_with_its_own_status_and_error() {
+    let h = start_with(|server| Arc::new(Gate(server))).await;
+    let get = json!({"name": "greet"});
+    let response = h.post("prompts/get", Some("greet"), get.clone()).header("x-deny", "1").send().await.unwrap();
+    assert_eq!(response.status(), 403);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["id"], 1, "the answer is the request's");
+    assert_eq!(body["error"], json!({"code": -32003, "message": "prompts/get is denied"}));
+    // The endpoint's own checks come first.
+    let wrong_method =
+        h.post("prompts/get", Some("greet"), get.clone()).header("x-deny", "1").header("mcp-method", "x");
+    let response = wrong_method.send().await.unwrap();
+    assert_eq!(response.status(), 400);
+    assert_eq!(response.json::<Value>().await.unwrap()["error"]["code"], -32020);
+    // Without `x-deny`, the server's checks still hold.
+    assert_eq!(h.outcome("prompts/get", Some("greet"), get.clone()).await, (200, 0));
+    assert_eq!(h.outcome("prompts/get", Some("farewell"), get).await, (400, -32020));
 }

@@ -1,0 +1,198 @@
+//! The endpoint's state: its configuration, its sessions (created, looked up, expired), and
+//! the bound on requests in flight; and the router that serves it.
+// A failed check's `Response` is returned at once (see `checks`): boxing it would only allocate.
+#![allow(clippy::result_large_err)]
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::Response;
+use axum::routing::{get, post};
+use bytes::Bytes;
+use hashbrown::HashMap;
+use mcp_jsonrpc::RequestId;
+use tokio::sync::mpsc;
+
+use super::SessionFactory;
+use super::checks::{busy, session_id, session_not_found};
+use super::config::HttpServerConfig;
+use super::session::{Mode, Session, SessionRouter};
+use super::sse_body::{ConnGuard, SseBody};
+use super::{handlers, http_sse, post};
+use crate::headers::TEXT_EVENT_STREAM;
+
+/// The state every handler of the endpoint shares.
+pub(crate) struct App {
+    pub(super) factory: Arc<dyn SessionFactory>,
+    config: HttpServerConfig,
+    sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    reaper: AtomicBool,
+    /// POSTs whose requests are being handled (at most `max_requests_in_flight`).
+    in_flight: Arc<AtomicUsize>,
+}
+
+/// A POST's place among the requests in flight (see [`App::admit`]); freed on drop.
+pub(crate) struct InFlight(Arc<AtomicUsize>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// The endpoint's routes: the MCP endpoint, and the HTTP+SSE endpoints if enabled.
+pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig) -> axum::Router {
+    let path = config.path.clone();
+    let http_sse = config.http_sse.clone();
+    let app = Arc::new(App {
+        factory,
+        config,
+        sessions: Mutex::new(HashMap::new()),
+        reaper: AtomicBool::new(false),
+        in_flight: Arc::new(AtomicUsize::new(0)),
+    });
+    let mcp = get(handlers::get_mcp).post(post::post_mcp).delete(handlers::delete_mcp);
+    let mut router = axum::Router::new().route(&path, mcp);
+    if let Some((sse, messages)) = http_sse {
+        router = router.route(&sse, get(http_sse::open_stream)).route(&messages, post(http_sse::post_message));
+    }
+    router.with_state(app)
+}
+
+impl App {
+    /// The endpoint's settings.
+    pub(super) fn config(&self) -> &HttpServerConfig {
+        &self.config
+    }
+
+    /// The session a request names: 400 without `Mcp-Session-Id`, 404 for an unknown one.
+    pub(super) fn session(&self, headers: &HeaderMap) -> Result<Arc<Session>, Response> {
+        self.lookup(session_id(headers)?).ok_or_else(session_not_found)
+    }
+
+    /// A place for a POST that carries requests, or the 503 that says there is none.
+    pub(super) fn admit(&self, id: Option<&RequestId>) -> Result<InFlight, Response> {
+        let limit = self.config.max_requests_in_flight;
+        let admitted =
+            self.in_flight.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < limit).then_some(n + 1));
+        admitted.map(|_| InFlight(self.in_flight.clone())).map_err(|_| busy(limit, id))
+    }
+
+    /// The live session `id`, marked active.
+    pub(super) fn lookup(&self, id: &str) -> Option<Arc<Session>> {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        let session = sessions.get(id)?.clone();
+        if session.peer().is_closed() {
+            // Its peer was closed (by a handler, say): the session's streams end with it.
+            if let Some(gone) = sessions.remove(id) {
+                tokio::spawn(async move { gone.end().await });
+            }
+            return None;
+        }
+        session.router.touch();
+        Some(session)
+    }
+
+    /// Forgets session `id` (the caller ends it).
+    pub(super) fn remove(&self, id: &str) -> Option<Arc<Session>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(id)
+    }
+
+    /// Starts a session; 503 when at the cap even after expiring idle ones.
+    pub(super) async fn create_session(self: &Arc<Self>, mode: Mode) -> Result<Arc<Session>, Response> {
+        self.start_reaper();
+        if self.sessions.lock().unwrap_or_else(|e| e.into_inner()).len() >= self.config.max_sessions {
+            self.reap().await;
+        }
+        let id: Arc<str> = new_session_id().into();
+        let router = SessionRouter::new(
+            id.clone(),
+            mode,
+            self.config.event_store.clone(),
+            self.config.stream_queue,
+            self.config.retry,
+        );
+        router.touch();
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        if sessions.len() >= self.config.max_sessions {
+            return Err(super::checks::error_response(
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                None,
+                &mcp_jsonrpc::ErrorObject::internal_error("too many sessions; try again later"),
+            ));
+        }
+        let dispatcher = self.factory.connect(router.clone());
+        let session = Arc::new(Session { router, dispatcher });
+        sessions.insert(id, session.clone());
+        Ok(session)
+    }
+
+    /// The router of a session-less exchange (a stateless or 2026-07-28 POST): no id, no event
+    /// store.
+    pub(super) fn ephemeral_router(&self) -> Arc<SessionRouter> {
+        SessionRouter::new("".into(), Mode::Streamable, None, self.config.stream_queue, self.config.retry)
+    }
+
+    /// Ends the sessions idle for longer than the timeout.
+    async fn reap(&self) {
+        let timeout = self.config.session_idle_timeout;
+        let expired: Vec<Arc<Session>> = {
+            let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            let ids: Vec<Arc<str>> = sessions
+                .iter()
+                .filter(|(_, s)| {
+                    s.peer().is_closed()
+                        || (s.router.idle_for() >= timeout
+                            && s.router.connections.load(Ordering::Relaxed) == 0
+                            && s.peer().running_requests() == 0)
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| sessions.remove(id)).collect()
+        };
+        for session in expired {
+            tracing::debug!(session = %session.router.session_id, "session expired");
+            session.end().await;
+        }
+    }
+
+    fn start_reaper(self: &Arc<Self>) {
+        if self.reaper.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let app = Arc::downgrade(self);
+        let period = (self.config.session_idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(period);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(app) = app.upgrade() else { return };
+                app.reap().await;
+            }
+        });
+    }
+
+    /// An SSE response: `first` events, then what `live` brings until it ends.
+    pub(super) fn sse(&self, first: Vec<Bytes>, live: Option<mpsc::Receiver<Bytes>>, guard: ConnGuard) -> Response {
+        let keep_alive = self.config.keep_alive;
+        let mut response = Response::new(axum::body::Body::new(SseBody::new(first, live, keep_alive, guard)));
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(TEXT_EVENT_STREAM));
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        headers.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
+        response
+    }
+}
+
+/// Tells proxies (nginx) not to buffer an SSE response.
+const X_ACCEL_BUFFERING: header::HeaderName = header::HeaderName::from_static("x-accel-buffering");
+
+/// 128 bits from the OS's generator, as 32 hex digits (visible ASCII).
+fn new_session_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the OS random number generator failed");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,265 @@
+//! The checks of the endpoint's requests, each giving the response to answer with when it
+//! fails: extractors for what every handler of a route checks first, `Result<_, Response>`
+//! helpers for the rest, so that handlers read as a list of `?`s.
+//!
+//! A failed check's `Response` is the value its handler returns at once, so boxing it would
+//! only add an allocation.
+#![allow(clippy::result_large_err)]
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::FromRequestParts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http_body_util::BodyExt as _;
+use mcp_jsonrpc::message::{self, Message, Parsed};
+use mcp_jsonrpc::{ErrorObject, RequestId};
+use mcp_types::ProtocolVersion;
+
+use super::Rejection;
+use super::app::App;
+use crate::headers::{APPLICATION_JSON, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, TEXT_EVENT_STREAM};
+
+/// A JSON-RPC error as an HTTP response.
+pub(super) fn error_response(status: StatusCode, id: Option<&RequestId>, error: &ErrorObject) -> Response {
+    let body = message::encode_error(id, error);
+    (status, [(header::CONTENT_TYPE, APPLICATION_JSON)], body).into_response()
+}
+
+/// A [`Rejection`] as the answer to the request `id`.
+pub(super) fn rejection_response(rejection: &Rejection, id: Option<&RequestId>) -> Response {
+    error_response(rejection.status, id, &rejection.error)
+}
+
+/// -32022 (400): the revisions we serve, and the one asked for.
+pub(super) fn unsupported_version(requested: &str, id: Option<&RequestId>) -> Response {
+    let error = ErrorObject::unsupported_protocol_version(requested, ProtocolVersion::ALL.into_iter().rev());
+    error_response(StatusCode::BAD_REQUEST, id, &error)
+}
+
+/// -32020 (400): headers that are missing or disagree with the body.
+pub(super) fn header_mismatch(id: Option<&RequestId>, detail: impl std::fmt::Display) -> Response {
+    rejection_response(&Rejection::header_mismatch(detail), id)
+}
+
+/// An invalid-request error (-32600) without an id, with `status`.
+pub(super) fn invalid_request(status: StatusCode, message: impl std::fmt::Display) -> Response {
+    error_response(status, None, &ErrorObject::invalid_request(message))
+}
+
+/// 404: the session ended while its request was on the way.
+pub(super) fn session_ended() -> Response {
+    invalid_request(StatusCode::NOT_FOUND, "the session has ended")
+}
+
+/// Whether an Accept header admits `media` (`type/subtype`), wildcards included. No header
+/// admits everything.
+pub(super) fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    accepts_each(headers, [media]) == [true]
+}
+
+/// [`accepts`] for several media types, in one pass over the header.
+fn accepts_each<const N: usize>(headers: &HeaderMap, media: [&str; N]) -> [bool; N] {
+    let types = media.map(|m| m.split_once('/').map_or(m, |(ty, _)| ty));
+    let mut admitted = [false; N];
+    // Whether a readable Accept header was seen: none admits everything.
+    let mut seen = false;
+    for value in headers.get_all(header::ACCEPT) {
+        let Ok(value) = value.to_str() else { continue };
+        seen = true;
+        for range in value.split(',') {
+            let range = range.split_once(';').map_or(range, |(r, _)| r).trim();
+            let wildcard = range.strip_suffix("/*");
+            for i in 0..N {
+                admitted[i] |= range == "*/*"
+                    || range.eq_ignore_ascii_case(media[i])
+                    || wildcard.is_some_and(|t| t.eq_ignore_ascii_case(types[i]));
+            }
+        }
+    }
+    if seen { admitted } else { [true; N] }
+}
+
+/// 406 unless the client accepts SSE (a GET of a stream).
+pub(super) fn accepts_sse(headers: &HeaderMap) -> Result<(), Response> {
+    if accepts(headers, TEXT_EVENT_STREAM) {
+        Ok(())
+    } else {
+        Err(invalid_request(StatusCode::NOT_ACCEPTABLE, "the client must accept text/event-stream"))
+    }
+}
+
+/// A header's value, if it is visible ASCII.
+pub(super) fn header_str(headers: &HeaderMap, name: impl header::AsHeaderName) -> Option<&str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Host and Origin passed the DNS-rebinding checks (403 otherwise). Every handler takes it
+/// first.
+pub(super) struct AllowedOrigin;
+
+impl FromRequestParts<Arc<App>> for AllowedOrigin {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, Response> {
+        check_origin(app, &parts.headers).map(|()| AllowedOrigin)
+    }
+}
+
+/// DNS-rebinding protection: Host and Origin against the allow-lists.
+fn check_origin(app: &App, headers: &HeaderMap) -> Result<(), Response> {
+    let config = app.config();
+    if let Some(host) = headers.get(header::HOST)
+        && !host.to_str().is_ok_and(|h| config.hosts.allows_host(h))
+    {
+        return Err(invalid_request(StatusCode::FORBIDDEN, "Host header not allowed"));
+    }
+    if let Some(origin) = headers.get(header::ORIGIN)
+        && !origin.to_str().is_ok_and(|o| config.origins.allows_origin(o))
+    {
+        return Err(invalid_request(StatusCode::FORBIDDEN, "Origin not allowed"));
+    }
+    Ok(())
+}
+
+/// A POST to the MCP endpoint accepts what it may be answered with (406 otherwise) and
+/// carries JSON (415 otherwise).
+pub(super) struct PostMediaTypes;
+
+impl FromRequestParts<Arc<App>> for PostMediaTypes {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, Response> {
+        let headers = &parts.headers;
+        let admitted = if app.config().json_response {
+            accepts(headers, APPLICATION_JSON)
+        } else {
+            accepts_each(headers, [APPLICATION_JSON, TEXT_EVENT_STREAM]) == [true; 2]
+        };
+        if !admitted {
+            return Err(invalid_request(
+                StatusCode::NOT_ACCEPTABLE,
+                "the client must accept both application/json and text/event-stream",
+            ));
+        }
+        let json = header_str(headers, header::CONTENT_TYPE)
+            .and_then(|ct| ct.split(';').next())
+            .is_some_and(|ct| ct.trim().eq_ignore_ascii_case(APPLICATION_JSON));
+        if !json {
+            return Err(invalid_request(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"));
+        }
+        Ok(PostMediaTypes)
+    }
+}
+
+/// The `MCP-Protocol-Version` header, when present; 400 for a revision we don't speak.
+pub(super) fn protocol_version(
+    headers: &HeaderMap,
+    id: Option<&RequestId>,
+) -> Result<Option<ProtocolVersion>, Response> {
+    match headers.get(MCP_PROTOCOL_VERSION) {
+        None => Ok(None),
+        Some(v) => match v.to_str().ok().and_then(|s| s.parse::<ProtocolVersion>().ok()) {
+            Some(version) => Ok(Some(version)),
+            None => Err(unsupported_version(&String::from_utf8_lossy(v.as_bytes()), id)),
+        },
+    }
+}
+
+/// The `Mcp-Session-Id` a request names: 400 without one.
+pub(super) fn session_id(headers: &HeaderMap) -> Result<&str, Response> {
+    header_str(headers, MCP_SESSION_ID)
+        .ok_or_else(|| invalid_request(StatusCode::BAD_REQUEST, "missing Mcp-Session-Id header"))
+}
+
+/// 404 for a session id we do not know (or no longer).
+pub(super) fn session_not_found() -> Response {
+    error_response(
+        StatusCode::NOT_FOUND,
+        None,
+        &ErrorObject::new(mcp_types::ErrorCode::SESSION_NOT_FOUND.code(), "session not found"),
+    )
+}
+
+/// 503 with `Retry-After`: no room for another request in flight.
+pub(super) fn busy(limit: usize, id: Option<&RequestId>) -> Response {
+    let error = ErrorObject::internal_error(format!("the server is busy: {limit} requests are in flight"));
+    let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, id, &error);
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// Reads a body within the size and time limits.
+pub(super) async fn read_body(app: &App, body: Body) -> Result<Bytes, Response> {
+    let config = app.config();
+    let limited = http_body_util::Limited::new(body, config.max_body);
+    match tokio::time::timeout(config.body_timeout, limited.collect()).await {
+        Err(_) => Err(invalid_request(StatusCode::REQUEST_TIMEOUT, "the request body took too long")),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(invalid_request(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the message is larger than the limit of {} bytes", config.max_body),
+        )),
+        Ok(Err(e)) => Err(invalid_request(StatusCode::BAD_REQUEST, format!("cannot read the request body: {e}"))),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}
+
+/// What a POST body holds.
+pub(super) struct Classified {
+    /// The ids of its requests, in order.
+    pub(super) requests: Vec<RequestId>,
+    pub(super) initialize: bool,
+    pub(super) batch: bool,
+    /// The (single) message carries a 2026-07-28 request envelope in `_meta`.
+    pub(super) stateless_envelope: bool,
+    /// The body as parsed (the 2026-07-28 path reads its request from it).
+    pub(super) parsed: Parsed,
+}
+
+/// Parses a POST body: 400 for what is no JSON-RPC message, and for a batched initialize.
+pub(super) fn classify(body: &[u8]) -> Result<Classified, Response> {
+    let (mut requests, mut initialize, mut stateless_envelope) = (Vec::new(), false, false);
+    let mut take = |m: &Message| {
+        if let Message::Request(r) = m {
+            initialize |= r.method == "initialize";
+            stateless_envelope |= r.carries_protocol_version();
+            requests.push(r.id.clone());
+        }
+    };
+    let parsed = message::parse(body);
+    let batch = match &parsed {
+        Parsed::Invalid { id, error } => return Err(error_response(StatusCode::BAD_REQUEST, id.as_ref(), error)),
+        Parsed::Single(m) => {
+            take(m);
+            false
+        }
+        Parsed::Batch(items) => {
+            for item in items {
+                match item {
+                    Ok(m) => take(m),
+                    Err(invalid) => {
+                        return Err(error_response(StatusCode::BAD_REQUEST, invalid.id.as_ref(), &invalid.error));
+                    }
+                }
+            }
+            true
+        }
+    };
+    if initialize && batch {
+        return Err(invalid_request(StatusCode::BAD_REQUEST, "initialize must not be part of a batch"));
+    }
+    Ok(Classified { requests, initialize, batch, stateless_envelope, parsed })
+}
+
+/// 400 for a batch in a revision that has none.
+pub(super) fn batch_allowed(what: &Classified, version: ProtocolVersion) -> Result<(), Response> {
+    if what.batch && !version.allows_batches() {
+        return Err(invalid_request(
+            StatusCode::BAD_REQUEST,
+            format!("batches are not supported in protocol revision {version}"),
+        ));
+    }
+    Ok(())
+}

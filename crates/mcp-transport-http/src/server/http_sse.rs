@@ -1,0 +1,78 @@
+//! The HTTP+SSE transport of 2024-11-05: a GET at `/sse` opens a session's one SSE stream,
+//! whose `endpoint` event names where to POST (`/messages?sessionId=…`); every answer goes
+//! on that stream.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, Request, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use mcp_jsonrpc::message;
+
+use super::RequestInfo;
+use super::app::App;
+use super::checks::{AllowedOrigin, accepts_sse, invalid_request, read_body, session_ended};
+use super::session::Mode;
+use super::sse_body::ConnGuard;
+
+/// GET `/sse`: a new session and its stream, opened with the `endpoint` event.
+pub(super) async fn open_stream(
+    State(app): State<Arc<App>>,
+    _: AllowedOrigin,
+    headers: HeaderMap,
+) -> Result<Response, Response> {
+    accepts_sse(&headers)?;
+    let Some((_, messages)) = &app.config().http_sse else {
+        return Ok(StatusCode::NOT_FOUND.into_response());
+    };
+    let session = app.create_session(Mode::HttpSse).await?;
+    let Some(rx) = session.router.open_standalone().await else {
+        return Ok(StatusCode::INTERNAL_SERVER_ERROR.into_response());
+    };
+    let endpoint = format!("event: endpoint\ndata: {messages}?sessionId={}\n\n", session.router.session_id);
+    // The session lives as long as its stream.
+    let id = session.router.session_id.clone();
+    let weak = Arc::downgrade(&app);
+    let on_drop: Box<dyn FnOnce() + Send> = Box::new(move || {
+        if let Some(app) = weak.upgrade()
+            && let Some(session) = app.remove(&id)
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            handle.spawn(async move { session.end().await });
+        }
+    });
+    Ok(app.sse(vec![Bytes::from(endpoint)], Some(rx), ConnGuard::new(session.router.clone(), Some(on_drop))))
+}
+
+/// The query of a POST to `/messages`.
+#[derive(serde::Deserialize)]
+pub(super) struct MessagesQuery {
+    #[serde(rename = "sessionId")]
+    session_id: Option<String>,
+}
+
+/// POST `/messages`: a message for the session named in the query; answers go on its stream.
+pub(super) async fn post_message(
+    State(app): State<Arc<App>>,
+    _: AllowedOrigin,
+    Query(query): Query<MessagesQuery>,
+    request: Request<Body>,
+) -> Result<Response, Response> {
+    let (parts, body) = request.into_parts();
+    let Some(id) = query.session_id else {
+        return Err(invalid_request(StatusCode::BAD_REQUEST, "missing sessionId"));
+    };
+    let Some(session) = app.lookup(&id) else {
+        return Err(invalid_request(StatusCode::NOT_FOUND, "session not found"));
+    };
+    let body = read_body(&app, body).await?;
+    let info =
+        RequestInfo { parts, session_id: Some(session.router.session_id.clone()), stream: None, _in_flight: None };
+    if session.peer().is_closed() {
+        return Err(session_ended());
+    }
+    session.dispatcher.dispatch(message::parse(&body), Some(Arc::new(info))).await;
+    Ok((StatusCode::ACCEPTED, "Accepted").into_response())
+}
