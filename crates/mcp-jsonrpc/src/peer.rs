@@ -648,13 +648,7 @@ impl Peer {
 
     /// Sends a typed notification.
     pub async fn notify<N: mcp_types::Notification>(&self, params: N::Params) -> Result<(), CallError> {
-        let version = self.protocol_version();
-        if !N::REVISIONS.contains(version) {
-            return Err(CallError::NotInRevision { method: N::METHOD, version });
-        }
-        let body = mcp_types::ForRevision::new(&params, version);
-        let frame = message::encode_notification(N::METHOD, Some(&body)).map_err(CallError::Encode)?;
-        self.send(Outbound::new(frame, self.route()).with_kind(FrameKind::Notification)).await
+        self.notify_hinted::<N>(params, None).await
     }
 
     /// Sends a typed notification with hints for the transport (see [`FrameHints`]).
@@ -663,14 +657,21 @@ impl Peer {
         params: N::Params,
         hints: FrameHints,
     ) -> Result<(), CallError> {
+        self.notify_hinted::<N>(params, Some(hints)).await
+    }
+
+    async fn notify_hinted<N: mcp_types::Notification>(
+        &self,
+        params: N::Params,
+        hints: Option<FrameHints>,
+    ) -> Result<(), CallError> {
         let version = self.protocol_version();
         if !N::REVISIONS.contains(version) {
             return Err(CallError::NotInRevision { method: N::METHOD, version });
         }
         let body = mcp_types::ForRevision::new(&params, version);
         let frame = message::encode_notification(N::METHOD, Some(&body)).map_err(CallError::Encode)?;
-        let outbound = Outbound::new(frame, self.route()).with_kind(FrameKind::Notification).with_hints(Some(hints));
-        self.send(outbound).await
+        self.send(Outbound::new(frame, self.route()).with_kind(FrameKind::Notification).with_hints(hints)).await
     }
 
     /// Sends a notification by name with untyped params.
