@@ -8,7 +8,8 @@ use mcp_jsonrpc::{CallError, CallOptions, CancellationToken, Peer};
 use mcp_types::{
     ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
     ElicitRequestParams, ElicitResult, Implementation, ListRootsRequest, ListRootsResult, LoggingLevel,
-    LoggingMessageNotification, LoggingMessageNotificationParams, ProgressToken, ProtocolVersion, RequestId,
+    LoggingMessageNotification, LoggingMessageNotificationParams, ProgressToken, ProtocolVersion, Request as _,
+    RequestId,
 };
 
 use crate::extract::{Progress, StateMap};
@@ -47,8 +48,9 @@ pub enum ClientRequestError {
 #[derive(Clone)]
 pub struct Context {
     pub(crate) version: ProtocolVersion,
-    /// For a modern (2026-07-28) request: its input answers and requests.
-    pub(crate) mrtr: Option<Arc<crate::modern::Mrtr>>,
+    /// For a request of the stateless revision (2026-07-28) that may ask for input: its
+    /// input-required round trips (the answers it carries, the input it asks for).
+    pub(crate) input_rounds: Option<Arc<crate::stateless::InputRounds>>,
     pub(crate) peer: Peer,
     pub(crate) session: Arc<SessionState>,
     pub(crate) request_id: RequestId,
@@ -95,12 +97,14 @@ impl Context {
         self.cancel.is_cancelled()
     }
 
-    /// The protocol revision of this session.
+    /// The protocol revision this request is served in: the session's, or 2026-07-28 for a
+    /// request of the stateless revision.
     pub fn protocol_version(&self) -> ProtocolVersion {
         self.version
     }
 
-    /// The client's capabilities.
+    /// The client's capabilities: declared at `initialize`, or in the `_meta` of a request of
+    /// the stateless revision.
     pub fn client_capabilities(&self) -> ClientCapabilities {
         self.session.client_capabilities()
     }
@@ -115,7 +119,8 @@ impl Context {
         &self.peer
     }
 
-    /// What the transport attached to the request (see [`mcp_jsonrpc::RequestContext::attachment`]).
+    /// What the transport attached to the request (see
+    /// [`mcp_jsonrpc::RequestContext::attachment`]).
     pub fn attachment(&self) -> Option<&mcp_jsonrpc::Attachment> {
         self.attachment.as_ref()
     }
@@ -153,7 +158,9 @@ impl Context {
         self.progress_reporter().report(progress, total, message).await;
     }
 
-    /// Sends a log message to the client, if its level passes the level the client set.
+    /// Sends a log message to the client, if its level passes the level the client set (with
+    /// `logging/setLevel`; a request of the stateless revision gets messages only if its `_meta`
+    /// names a level).
     pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: serde_json::Value) {
         if !self.session.log_enabled(&level) {
             return;
@@ -167,10 +174,11 @@ impl Context {
 
     /// Asks the client's model for a completion (`sampling/createMessage`).
     ///
-    /// In a session this is a request to the client. For a 2026-07-28 request it is a multi
-    /// round-trip: the first time, it fails with [`ClientRequestError::InputRequired`] (pass it
-    /// on with `?`) and the request answers an input-required result; the client retries with
-    /// the answer, the handler runs again, and this call returns it. Calls are told apart by
+    /// In a session this is a request to the client. For a 2026-07-28 request it is an
+    /// input-required round trip: the first time, it fails with
+    /// [`ClientRequestError::InputRequired`] (pass it on with `?`) and the request answers an
+    /// input-required result; the client retries with the answer, the handler runs again, and
+    /// this call returns it. Calls are told apart by
     /// their order within the handler (`sampling-1`, `sampling-2`, ...); use
     /// [`create_message_as`](Self::create_message_as) to name the input yourself. Only
     /// `tools/call`, `prompts/get` and `resources/read` have round trips: serving another
@@ -180,11 +188,11 @@ impl Context {
         &self,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ClientRequestError> {
-        if let Some(mrtr) = &self.mrtr {
-            let key = mrtr.next_key("sampling");
-            return self.ask(mrtr, &key, "sampling", "sampling/createMessage", &params);
+        if let Some(rounds) = &self.input_rounds {
+            let key = rounds.next_key("sampling");
+            return self.ask(rounds, &key, "sampling", CreateMessageRequest::METHOD, &params);
         }
-        self.not_modern("sampling")?;
+        self.refuse_without_rounds("sampling")?;
         let caps = self.client_capabilities();
         if let Some(missing) = sampling_missing(caps.sampling.as_ref(), params.tools.is_some()) {
             return Err(ClientRequestError::NotSupported(missing));
@@ -199,8 +207,8 @@ impl Context {
         key: &str,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ClientRequestError> {
-        match &self.mrtr {
-            Some(mrtr) => self.ask(mrtr, key, "sampling", "sampling/createMessage", &params),
+        match &self.input_rounds {
+            Some(rounds) => self.ask(rounds, key, "sampling", CreateMessageRequest::METHOD, &params),
             None => self.create_message(params).await,
         }
     }
@@ -209,11 +217,11 @@ impl Context {
     /// for 2026-07-28 requests, like [`create_message`](Self::create_message) (keys
     /// `elicitation-1`, ...).
     pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ClientRequestError> {
-        if let Some(mrtr) = &self.mrtr {
-            let key = mrtr.next_key("elicitation");
-            return self.ask(mrtr, &key, "elicitation", "elicitation/create", &params);
+        if let Some(rounds) = &self.input_rounds {
+            let key = rounds.next_key("elicitation");
+            return self.ask(rounds, &key, "elicitation", ElicitRequest::METHOD, &params);
         }
-        self.not_modern("elicitation")?;
+        self.refuse_without_rounds("elicitation")?;
         let caps = self.client_capabilities();
         let url = matches!(params, ElicitRequestParams::ElicitRequestURL(_));
         if let Some(missing) = elicitation_missing(caps.elicitation.as_ref(), url) {
@@ -224,8 +232,8 @@ impl Context {
 
     /// [`elicit`](Self::elicit) whose input is named `key` in a 2026-07-28 round trip.
     pub async fn elicit_as(&self, key: &str, params: ElicitRequestParams) -> Result<ElicitResult, ClientRequestError> {
-        match &self.mrtr {
-            Some(mrtr) => self.ask(mrtr, key, "elicitation", "elicitation/create", &params),
+        match &self.input_rounds {
+            Some(rounds) => self.ask(rounds, key, "elicitation", ElicitRequest::METHOD, &params),
             None => self.elicit(params).await,
         }
     }
@@ -233,11 +241,11 @@ impl Context {
     /// Asks the client for its roots (`roots/list`). A round trip for 2026-07-28 requests
     /// (keys `roots-1`, ...).
     pub async fn list_roots(&self) -> Result<ListRootsResult, ClientRequestError> {
-        if let Some(mrtr) = &self.mrtr {
-            let key = mrtr.next_key("roots");
-            return self.ask(mrtr, &key, "roots", "roots/list", &serde_json::json!({}));
+        if let Some(rounds) = &self.input_rounds {
+            let key = rounds.next_key("roots");
+            return self.ask(rounds, &key, "roots", ListRootsRequest::METHOD, &serde_json::json!({}));
         }
-        self.not_modern("roots")?;
+        self.refuse_without_rounds("roots")?;
         if self.client_capabilities().roots.is_none() {
             return Err(ClientRequestError::NotSupported("roots"));
         }
@@ -246,25 +254,25 @@ impl Context {
 
     /// [`list_roots`](Self::list_roots) whose input is named `key` in a 2026-07-28 round trip.
     pub async fn list_roots_as(&self, key: &str) -> Result<ListRootsResult, ClientRequestError> {
-        match &self.mrtr {
-            Some(mrtr) => self.ask(mrtr, key, "roots", "roots/list", &serde_json::json!({})),
+        match &self.input_rounds {
+            Some(rounds) => self.ask(rounds, key, "roots", ListRootsRequest::METHOD, &serde_json::json!({})),
             None => self.list_roots().await,
         }
     }
 
     /// A 2026-07-28 request without round trips (see [`ClientRequestError::NotInThisRequest`])
     /// cannot fall through to a request to the client.
-    fn not_modern(&self, capability: &'static str) -> Result<(), ClientRequestError> {
+    fn refuse_without_rounds(&self, capability: &'static str) -> Result<(), ClientRequestError> {
         if self.version.is_stateless() {
             return Err(ClientRequestError::NotInThisRequest(capability));
         }
         Ok(())
     }
 
-    /// One input of a multi round-trip request: the client's answer, or why there is none.
+    /// One input of an input-required round trip: the client's answer, or why there is none.
     fn ask<P: mcp_types::WireSerialize, R: serde::de::DeserializeOwned>(
         &self,
-        mrtr: &crate::modern::Mrtr,
+        rounds: &crate::stateless::InputRounds,
         key: &str,
         capability: &'static str,
         method: &str,
@@ -272,11 +280,11 @@ impl Context {
     ) -> Result<R, ClientRequestError> {
         let params = mcp_types::to_value_for(params, self.version)
             .map_err(|e| ClientRequestError::InvalidInput(format!("cannot encode the input request: {e}")))?;
-        match mrtr.ask(key, capability, method, params) {
-            crate::modern::Asked::Answer(answer) => serde_json::from_value(answer)
+        match rounds.ask(key, capability, method, params) {
+            crate::stateless::Asked::Answer(answer) => serde_json::from_value(answer)
                 .map_err(|e| ClientRequestError::InvalidInput(format!("input `{key}`: {e}"))),
-            crate::modern::Asked::Pending => Err(ClientRequestError::InputRequired),
-            crate::modern::Asked::Missing => Err(ClientRequestError::NotSupported(capability)),
+            crate::stateless::Asked::Pending => Err(ClientRequestError::InputRequired),
+            crate::stateless::Asked::Missing => Err(ClientRequestError::NotSupported(capability)),
         }
     }
 

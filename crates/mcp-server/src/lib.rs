@@ -1,12 +1,16 @@
-//! The MCP server runtime: lifecycle, tools, prompts, resources, completions and logging, for
-//! the session revisions (2024-11-05 to 2025-11-25), over any transport.
+//! The MCP server runtime: lifecycle, tools, prompts, resources, completions and logging, over
+//! any transport, for every revision it knows: the session revisions (2024-11-05 to
+//! 2025-11-25, after the `initialize` handshake) and the stateless revision (2026-07-28: each
+//! request carries its revision and the client's capabilities in `_meta`, `server/discover`,
+//! input-required round trips, `subscriptions/listen`), side by side on one connection.
 //!
 //! - [`Server::builder`] collects [`ToolDef`]s, [`PromptDef`]s, [`ResourceDef`]s and
 //!   [`TemplateDef`]s; `build()` checks them and prepares the lists once.
 //! - [`Server::serve_stdio`] serves stdin/stdout in one line; [`Server::serve`] any
 //!   transport; [`Server::connect`] starts a connection and returns its handle.
 //! - Handlers get a [`Context`]: progress, logging to the client, cancellation, and requests
-//!   to the client (sampling, elicitation, roots) when it declared the capability.
+//!   to the client (sampling, elicitation, roots) when it declared the capability (in the
+//!   stateless revision, input-required round trips instead).
 //! - Items can be added and removed at runtime; connected clients get `list_changed`.
 //! - The `#[tool]`, `#[prompt]` and `#[resource]` macros (`mcp-macros`, through `mcp-sdk`)
 //!   build the same definitions from plain functions. What they rely on lives here: context
@@ -36,17 +40,18 @@
 
 mod completion;
 mod context;
+mod dispatch;
 mod extract;
 mod handlers;
 #[cfg(feature = "http")]
 mod http;
-mod modern;
 mod output;
 mod prompt;
 mod resource;
 pub(crate) mod schema_check;
 mod server;
 mod session;
+mod stateless;
 mod subscriptions;
 mod tool;
 
@@ -54,11 +59,11 @@ pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
 pub use context::{ClientRequestError, Context};
 pub use extract::{FromContext, Progress, State};
 pub use handlers::Handlers;
-pub use modern::CacheTarget;
 pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, StringArgument};
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};
 pub use server::{RootsChangedCallback, Server, ServerBuilder};
+pub use stateless::CacheTarget;
 pub use subscriptions::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use tool::{DefinitionError, ToolDef, ToolError, ToolHandler, check_tool_name};
 

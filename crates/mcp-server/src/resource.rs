@@ -45,7 +45,7 @@ where
 pub struct ResourceDef {
     pub(crate) resource: Resource,
     pub(crate) handler: Arc<dyn ResourceHandler>,
-    pub(crate) cache: Option<crate::modern::CacheHints>,
+    pub(crate) cache: Option<crate::stateless::CacheHints>,
 }
 
 impl std::fmt::Debug for ResourceDef {
@@ -84,7 +84,7 @@ impl ResourceDef {
     /// Cache hints of this resource's `resources/read` results for 2026-07-28 clients,
     /// instead of the server's ([`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints)).
     pub fn cache_hints(mut self, ttl: std::time::Duration, scope: mcp_types::CacheScope) -> Self {
-        self.cache = Some(crate::modern::CacheHints::new(ttl, scope));
+        self.cache = Some(crate::stateless::CacheHints::new(ttl, scope));
         self
     }
     /// Sets the title.
@@ -101,7 +101,7 @@ pub struct TemplateDef {
     pub(crate) pattern: UriTemplate,
     pub(crate) handler: Arc<dyn ResourceHandler>,
     pub(crate) completers: BTreeMap<String, Arc<dyn Completer>>,
-    pub(crate) cache: Option<crate::modern::CacheHints>,
+    pub(crate) cache: Option<crate::stateless::CacheHints>,
 }
 
 impl std::fmt::Debug for TemplateDef {
@@ -148,7 +148,7 @@ impl TemplateDef {
     /// Cache hints of `resources/read` results of this template's resources for 2026-07-28
     /// clients, instead of the server's.
     pub fn cache_hints(mut self, ttl: std::time::Duration, scope: mcp_types::CacheScope) -> Self {
-        self.cache = Some(crate::modern::CacheHints::new(ttl, scope));
+        self.cache = Some(crate::stateless::CacheHints::new(ttl, scope));
         self
     }
     /// Sets the title.

@@ -65,8 +65,8 @@ pub(crate) struct ServerShared {
     pub(crate) peer_config: PeerConfig,
     pub(crate) state: Arc<StateMap>,
     pub(crate) on_roots_changed: Option<RootsChangedCallback>,
-    pub(crate) cache_hints: crate::modern::CachePolicy,
-    pub(crate) state_keys: crate::modern::StateKeys,
+    pub(crate) cache_hints: crate::stateless::CachePolicy,
+    pub(crate) state_keys: crate::stateless::StateKeys,
     pub(crate) bus: Arc<dyn crate::SubscriptionBus>,
     registry: RwLock<Arc<Registry>>,
     sessions: Mutex<Vec<Weak<SessionState>>>,
@@ -110,7 +110,7 @@ pub struct ServerBuilder {
     templates: Vec<TemplateDef>,
     state: StateMap,
     on_roots_changed: Option<RootsChangedCallback>,
-    cache_hints: crate::modern::CachePolicy,
+    cache_hints: crate::stateless::CachePolicy,
     state_keys: Option<Vec<Vec<u8>>>,
     state_ttl: std::time::Duration,
     bus: Option<Arc<dyn crate::SubscriptionBus>>,
@@ -140,7 +140,7 @@ impl ServerBuilder {
     /// clients: how long a result stays fresh and whether shared caches may keep it (default:
     /// 0 ms, private). Sets all of them; [`cache_hints_for`](Self::cache_hints_for) sets one.
     pub fn cache_hints(mut self, ttl: std::time::Duration, scope: mcp_types::CacheScope) -> Self {
-        self.cache_hints = crate::modern::CachePolicy::all(crate::modern::CacheHints::new(ttl, scope));
+        self.cache_hints = crate::stateless::CachePolicy::all(crate::stateless::CacheHints::new(ttl, scope));
         self
     }
 
@@ -153,11 +153,11 @@ impl ServerBuilder {
         ttl: std::time::Duration,
         scope: mcp_types::CacheScope,
     ) -> Self {
-        self.cache_hints.set(target, crate::modern::CacheHints::new(ttl, scope));
+        self.cache_hints.set(target, crate::stateless::CacheHints::new(ttl, scope));
         self
     }
 
-    /// The keys that seal `requestState` in multi round-trip requests (2026-07-28), HMAC-SHA256:
+    /// The keys that seal `requestState` in input-required round trips (2026-07-28), HMAC-SHA256:
     /// the first seals, every one opens (rotation: put the new key first, keep the old one
     /// until its states expired). Every instance serving the same clients needs the same keys.
     /// Default: a random key of this process.
@@ -333,8 +333,8 @@ impl ServerBuilder {
                 on_roots_changed: self.on_roots_changed,
                 cache_hints: self.cache_hints,
                 state_keys: match self.state_keys {
-                    Some(keys) if !keys.is_empty() => crate::modern::StateKeys::new(keys, self.state_ttl),
-                    _ => crate::modern::StateKeys::random(self.state_ttl),
+                    Some(keys) if !keys.is_empty() => crate::stateless::StateKeys::new(keys, self.state_ttl),
+                    _ => crate::stateless::StateKeys::random(self.state_ttl),
                 },
                 bus: self.bus.unwrap_or_else(crate::subscriptions::default_bus),
                 registry: RwLock::new(Arc::new(registry)),
@@ -487,19 +487,12 @@ impl Server {
         out
     }
 
-    async fn broadcast<N: mcp_types::Notification>(&self, params: impl Fn() -> N::Params) {
-        let event = match N::METHOD {
-            "notifications/tools/list_changed" => Some(crate::ChangeEvent::ToolsListChanged),
-            "notifications/prompts/list_changed" => Some(crate::ChangeEvent::PromptsListChanged),
-            "notifications/resources/list_changed" => Some(crate::ChangeEvent::ResourcesListChanged),
-            _ => None,
-        };
-        if let Some(event) = event {
-            self.shared.bus.publish(event);
-        }
+    /// Tells the subscription bus and every connected session that a list changed.
+    async fn broadcast<N: crate::subscriptions::ListChanged>(&self) {
+        self.shared.bus.publish(N::EVENT);
         let sends = self.live_sessions().into_iter().filter_map(|session| {
             let peer = session.peer.get()?.clone();
-            Some(notify_within::<N>(peer, params()))
+            Some(notify_within::<N>(peer, Default::default()))
         });
         futures_util::future::join_all(sends).await;
     }
@@ -511,7 +504,7 @@ impl Server {
     pub async fn add_tool(&self, tool: ToolDef) -> Result<(), DefinitionError> {
         declared("tools", self.shared.capabilities.tools.is_some())?;
         self.update(|r| upsert(&mut r.tools, tool, |a, b| a.tool.name == b.tool.name));
-        self.broadcast::<ToolListChangedNotification>(Default::default).await;
+        self.broadcast::<ToolListChangedNotification>().await;
         Ok(())
     }
 
@@ -519,7 +512,7 @@ impl Server {
     pub async fn remove_tool(&self, name: &str) -> bool {
         let found = self.update(|r| remove_where(&mut r.tools, |t| t.tool.name == name));
         if found {
-            self.broadcast::<ToolListChangedNotification>(Default::default).await;
+            self.broadcast::<ToolListChangedNotification>().await;
         }
         found
     }
@@ -531,7 +524,7 @@ impl Server {
     pub async fn add_prompt(&self, prompt: PromptDef) -> Result<(), DefinitionError> {
         declared("prompts", self.shared.capabilities.prompts.is_some())?;
         self.update(|r| upsert(&mut r.prompts, prompt, |a, b| a.prompt.name == b.prompt.name));
-        self.broadcast::<PromptListChangedNotification>(Default::default).await;
+        self.broadcast::<PromptListChangedNotification>().await;
         Ok(())
     }
 
@@ -539,7 +532,7 @@ impl Server {
     pub async fn remove_prompt(&self, name: &str) -> bool {
         let found = self.update(|r| remove_where(&mut r.prompts, |p| p.prompt.name == name));
         if found {
-            self.broadcast::<PromptListChangedNotification>(Default::default).await;
+            self.broadcast::<PromptListChangedNotification>().await;
         }
         found
     }
@@ -551,7 +544,7 @@ impl Server {
     pub async fn add_resource(&self, resource: ResourceDef) -> Result<(), DefinitionError> {
         declared("resources", self.shared.capabilities.resources.is_some())?;
         self.update(|r| upsert(&mut r.resources, resource, |a, b| a.resource.uri == b.resource.uri));
-        self.broadcast::<ResourceListChangedNotification>(Default::default).await;
+        self.broadcast::<ResourceListChangedNotification>().await;
         Ok(())
     }
 
@@ -559,7 +552,7 @@ impl Server {
     pub async fn remove_resource(&self, uri: &str) -> bool {
         let found = self.update(|r| remove_where(&mut r.resources, |x| x.resource.uri == uri));
         if found {
-            self.broadcast::<ResourceListChangedNotification>(Default::default).await;
+            self.broadcast::<ResourceListChangedNotification>().await;
         }
         found
     }

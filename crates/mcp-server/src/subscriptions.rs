@@ -5,6 +5,10 @@ use std::sync::Arc;
 
 use mcp_jsonrpc::message::decode_params;
 use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
+use mcp_types::{
+    Notification, PromptListChangedNotification, ResourceListChangedNotification, ResourceUpdatedNotification,
+    ServerCapabilities, SubscriptionsAcknowledgedNotification, ToolListChangedNotification,
+};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
@@ -22,6 +26,24 @@ pub enum ChangeEvent {
     ResourcesListChanged,
     /// A resource changed.
     ResourceUpdated(String),
+}
+
+/// The notifications that a list changed, each with its [`ChangeEvent`].
+pub(crate) trait ListChanged: Notification<Params: Default> {
+    /// The change announced.
+    const EVENT: ChangeEvent;
+}
+
+impl ListChanged for ToolListChangedNotification {
+    const EVENT: ChangeEvent = ChangeEvent::ToolsListChanged;
+}
+
+impl ListChanged for PromptListChangedNotification {
+    const EVENT: ChangeEvent = ChangeEvent::PromptsListChanged;
+}
+
+impl ListChanged for ResourceListChangedNotification {
+    const EVENT: ChangeEvent = ChangeEvent::ResourcesListChanged;
 }
 
 /// Carries change events to the `subscriptions/listen` streams. The in-memory one reaches the
@@ -83,6 +105,67 @@ struct Params {
     notifications: Option<Filter>,
 }
 
+impl Filter {
+    /// What of `asked` the server honours: the kinds of changes whose capability it declared
+    /// (resource updates only if it declared `resources.subscribe`).
+    fn honoured(asked: Filter, caps: &ServerCapabilities) -> Filter {
+        Filter {
+            tools: asked.tools && caps.tools.is_some(),
+            prompts: asked.prompts && caps.prompts.is_some(),
+            resources: asked.resources && caps.resources.is_some(),
+            uris: if caps.resources.as_ref().is_some_and(|r| r.subscribe == Some(true)) {
+                asked.uris
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        !(self.tools || self.prompts || self.resources || !self.uris.is_empty())
+    }
+
+    /// The `notifications` member of the acknowledgement: what is honoured.
+    fn acknowledgement(&self) -> serde_json::Map<String, Value> {
+        let mut ack = serde_json::Map::new();
+        for (key, on) in [
+            ("toolsListChanged", self.tools),
+            ("promptsListChanged", self.prompts),
+            ("resourcesListChanged", self.resources),
+        ] {
+            if on {
+                ack.insert(key.to_owned(), json!(true));
+            }
+        }
+        if !self.uris.is_empty() {
+            ack.insert("resourceSubscriptions".to_owned(), json!(self.uris));
+        }
+        ack
+    }
+
+    /// Every change the listener may have missed: each list, each resource it follows.
+    fn everything(&self) -> Vec<ChangeEvent> {
+        let mut all =
+            vec![ChangeEvent::ToolsListChanged, ChangeEvent::PromptsListChanged, ChangeEvent::ResourcesListChanged];
+        all.extend(self.uris.iter().cloned().map(ChangeEvent::ResourceUpdated));
+        all
+    }
+
+    /// The notification of a change, by its marker's method, if the listener asked for it
+    /// (with the URI of an updated resource).
+    fn notification<'e>(&self, event: &'e ChangeEvent) -> Option<(&'static str, Option<&'e str>)> {
+        Some(match event {
+            ChangeEvent::ToolsListChanged if self.tools => (ToolListChangedNotification::METHOD, None),
+            ChangeEvent::PromptsListChanged if self.prompts => (PromptListChangedNotification::METHOD, None),
+            ChangeEvent::ResourcesListChanged if self.resources => (ResourceListChangedNotification::METHOD, None),
+            ChangeEvent::ResourceUpdated(uri) if self.uris.iter().any(|u| u == uri) => {
+                (ResourceUpdatedNotification::METHOD, Some(uri.as_str()))
+            }
+            _ => return None,
+        })
+    }
+}
+
 /// Serves one `subscriptions/listen`: the acknowledgement with what is honoured, then the
 /// matching changes, each tagged with the subscription id, until the client cancels (or the
 /// bus closes: then the request is answered, a graceful end).
@@ -95,33 +178,14 @@ pub(crate) async fn listen(
     let Some(asked) = notifications else {
         return Err(ErrorObject::invalid_params("`notifications` is missing"));
     };
-    let caps = &server.capabilities;
-    let honoured = Filter {
-        tools: asked.tools && caps.tools.is_some(),
-        prompts: asked.prompts && caps.prompts.is_some(),
-        resources: asked.resources && caps.resources.is_some(),
-        uris: if caps.resources.as_ref().is_some_and(|r| r.subscribe == Some(true)) { asked.uris } else { Vec::new() },
-    };
+    let honoured = Filter::honoured(asked, &server.capabilities);
     let id = serde_json::to_value(rctx.id()).unwrap_or(Value::Null);
     let tag = json!({"io.modelcontextprotocol/subscriptionId": id});
-    let mut ack = serde_json::Map::new();
-    for (key, on) in [
-        ("toolsListChanged", honoured.tools),
-        ("promptsListChanged", honoured.prompts),
-        ("resourcesListChanged", honoured.resources),
-    ] {
-        if on {
-            ack.insert(key.to_owned(), json!(true));
-        }
-    }
-    if !honoured.uris.is_empty() {
-        ack.insert("resourceSubscriptions".to_owned(), json!(honoured.uris));
-    }
     let peer = rctx.peer();
     let mut events = server.bus.subscribe();
-    let params = json!({"notifications": ack, "_meta": tag});
-    send(peer, "notifications/subscriptions/acknowledged", &params).await?;
-    if !(honoured.tools || honoured.prompts || honoured.resources || !honoured.uris.is_empty()) {
+    let params = json!({"notifications": honoured.acknowledgement(), "_meta": tag});
+    send(peer, SubscriptionsAcknowledgedNotification::METHOD, &params).await?;
+    if honoured.is_empty() {
         // Nothing to listen to: the stream ends at once.
         return complete(server, rctx, tag);
     }
@@ -132,32 +196,16 @@ pub(crate) async fn listen(
                 // Missed some: any list, and any resource, the listener follows may have
                 // changed. Each is announced (notifications of the kinds it asked for only).
                 tracing::debug!(missed, "a subscriptions/listen stream fell behind the bus");
-                let mut all = vec![
-                    ChangeEvent::ToolsListChanged,
-                    ChangeEvent::PromptsListChanged,
-                    ChangeEvent::ResourcesListChanged,
-                ];
-                all.extend(honoured.uris.iter().cloned().map(ChangeEvent::ResourceUpdated));
-                all
+                honoured.everything()
             }
             // The bus is gone (the server is shutting down): a graceful end, as the
             // specification's graceful closure has it.
             Err(broadcast::error::RecvError::Closed) => return complete(server, rctx, tag),
         };
-        for event in events {
-            let (method, extra) = match &event {
-                ChangeEvent::ToolsListChanged if honoured.tools => ("notifications/tools/list_changed", None),
-                ChangeEvent::PromptsListChanged if honoured.prompts => ("notifications/prompts/list_changed", None),
-                ChangeEvent::ResourcesListChanged if honoured.resources => {
-                    ("notifications/resources/list_changed", None)
-                }
-                ChangeEvent::ResourceUpdated(uri) if honoured.uris.iter().any(|u| u == uri) => {
-                    ("notifications/resources/updated", Some(uri.clone()))
-                }
-                _ => continue,
-            };
+        for event in &events {
+            let Some((method, uri)) = honoured.notification(event) else { continue };
             let mut params = json!({"_meta": tag});
-            if let Some(uri) = extra {
+            if let Some(uri) = uri {
                 params["uri"] = json!(uri);
             }
             send(peer, method, &params).await?;
@@ -169,7 +217,7 @@ pub(crate) async fn listen(
 /// subscription id (and `serverInfo`) in `_meta`.
 fn complete(server: &ServerShared, rctx: &RequestContext, tag: Value) -> Reply {
     let mut result = json!({"_meta": tag});
-    crate::modern::decorate(&mut result, &crate::modern::Decoration::new(server, None));
+    crate::stateless::decorate(&mut result, &crate::stateless::Decoration::new(server, None));
     rctx.encode_result(&result)
 }
 

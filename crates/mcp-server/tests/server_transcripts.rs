@@ -90,7 +90,8 @@ fn text_tool(
     .unwrap()
 }
 
-fn server() -> Server {
+/// The tools of [`server`], in the order they are listed.
+fn tools() -> Vec<ToolDef> {
     let echo = text_tool("echo", |args| {
         Ok(CallToolResult::success(vec![ContentBlock::text(
             args.get("text").and_then(Value::as_str).unwrap_or_default(),
@@ -125,6 +126,10 @@ fn server() -> Server {
         }
     })
     .unwrap();
+    vec![echo, strict, fails, panics, sum, link, progress, sample]
+}
+
+fn server() -> Server {
     let review = PromptDef::new("review", |args: PromptArguments, _ctx| async move {
         let code = args.get("code").cloned().unwrap_or_default();
         Ok::<_, ErrorObject>(GetPromptResult::new(vec![PromptMessage::new(
@@ -158,14 +163,7 @@ fn server() -> Server {
         .title("Test server")
         .instructions("Be nice.")
         .page_size(3)
-        .tool(echo)
-        .tool(strict)
-        .tool(fails)
-        .tool(panics)
-        .tool(sum)
-        .tool(link)
-        .tool(progress)
-        .tool(sample)
+        .tools(tools())
         .prompt(review)
         .resource(readme)
         .resource_template(item)
@@ -505,4 +503,45 @@ fn duplicate_names_are_refused_at_build() {
     let one = || text_tool("same", |_| Ok(CallToolResult::success(vec![])));
     let err = Server::builder("dup", "1").tool(one()).tool(one()).build().unwrap_err();
     assert_eq!(err.to_string(), "duplicate tool `same`");
+}
+
+/// A method whose capability the server did not declare is not found, as if unknown; setting
+/// the log level is always offered.
+#[tokio::test]
+async fn methods_of_undeclared_capabilities_are_not_found() {
+    let tools_only = Server::builder("tools-only", "1")
+        .tool(text_tool("echo", |_| Ok(CallToolResult::success(vec![]))))
+        .build()
+        .unwrap();
+    let mut c = connect(&tools_only, "2025-11-25", json!({})).await;
+    assert_eq!(c.result("tools/list", json!({})).await["tools"][0]["name"], "echo");
+    c.result("logging/setLevel", json!({"level": "info"})).await;
+    let undeclared = [
+        ("prompts/list", json!({})),
+        ("prompts/get", json!({"name": "p"})),
+        ("resources/list", json!({})),
+        ("resources/templates/list", json!({})),
+        ("resources/read", json!({"uri": "file:///x"})),
+        ("resources/subscribe", json!({"uri": "file:///x"})),
+        ("resources/unsubscribe", json!({"uri": "file:///x"})),
+        (
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}}),
+        ),
+    ];
+    for (method, params) in undeclared {
+        let e = c.error(method, params).await;
+        assert_eq!(e["code"], -32601, "{method}: {e}");
+    }
+
+    let prompts_only = Server::builder("prompts-only", "1")
+        .prompt(PromptDef::new("p", |_args, _ctx| async { Ok::<_, ErrorObject>(GetPromptResult::new(vec![])) }))
+        .build()
+        .unwrap();
+    let mut c = connect(&prompts_only, "2025-11-25", json!({})).await;
+    c.result("prompts/list", json!({})).await;
+    for method in ["tools/list", "tools/call"] {
+        let e = c.error(method, json!({"name": "echo"})).await;
+        assert_eq!(e["code"], -32601, "{method}: {e}");
+    }
 }

@@ -1,5 +1,5 @@
 //! Revision 2026-07-28 served beside the session revisions, as transcripts over the in-memory
-//! transport: no handshake, `server/discover`, per-request `_meta`, multi round-trip requests
+//! transport: no handshake, `server/discover`, per-request `_meta`, input-required round trips
 //! with sealed state, and the errors of the revision. Every result is validated against the
 //! official schema of the revision it was answered in.
 
@@ -65,7 +65,7 @@ impl Raw {
             );
         }
     }
-    async fn modern(&mut self, method: &str, mut params: Value, def: &str) -> Value {
+    async fn stateless(&mut self, method: &str, mut params: Value, def: &str) -> Value {
         if params.get("_meta").is_none() {
             params["_meta"] = meta(full_caps());
         }
@@ -75,7 +75,7 @@ impl Raw {
         assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "modern-test", "{result}");
         result
     }
-    async fn modern_error(&mut self, method: &str, params: Value) -> Value {
+    async fn stateless_error(&mut self, method: &str, params: Value) -> Value {
         let answer = self.call(method, params).await;
         answer.get("error").cloned().unwrap_or_else(|| panic!("{method} should fail: {answer}"))
     }
@@ -138,18 +138,18 @@ fn connect(server: &Server) -> Raw {
 async fn discover_and_lists_without_a_handshake() {
     let server = server();
     let mut c = connect(&server);
-    let discover = c.modern("server/discover", json!({}), "DiscoverResult").await;
+    let discover = c.stateless("server/discover", json!({}), "DiscoverResult").await;
     assert_eq!(
         discover["supportedVersions"],
         json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
     );
     assert_eq!(discover["instructions"], "be nice");
     assert_eq!(discover["resultType"], "complete");
-    let tools = c.modern("tools/list", json!({}), "ListToolsResult").await;
+    let tools = c.stateless("tools/list", json!({}), "ListToolsResult").await;
     assert_eq!(tools["tools"].as_array().unwrap().len(), 3);
     assert_eq!((tools["ttlMs"].clone(), tools["cacheScope"].clone()), (json!(0), json!("private")));
     let names: Vec<Value> = tools["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
-    let again = c.modern("tools/list", json!({}), "ListToolsResult").await;
+    let again = c.stateless("tools/list", json!({}), "ListToolsResult").await;
     let names2: Vec<Value> = again["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
     assert_eq!(names, names2, "deterministic order");
 }
@@ -158,28 +158,28 @@ async fn discover_and_lists_without_a_handshake() {
 async fn the_revisions_errors() {
     let server = server();
     let mut c = connect(&server);
-    let e = c.modern_error("server/discover", json!({})).await;
+    let e = c.stateless_error("server/discover", json!({})).await;
     assert_eq!(e["code"], -32602, "discover without _meta");
     let mut m = meta(full_caps());
     m.as_object_mut().unwrap().remove("io.modelcontextprotocol/clientCapabilities");
-    let e = c.modern_error("tools/list", json!({"_meta": m})).await;
+    let e = c.stateless_error("tools/list", json!({"_meta": m})).await;
     assert_eq!(e["code"], -32602, "no clientCapabilities");
     let mut m = meta(full_caps());
     m["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
-    let e = c.modern_error("tools/list", json!({"_meta": m})).await;
+    let e = c.stateless_error("tools/list", json!({"_meta": m})).await;
     assert_eq!(e["code"], -32022);
     assert_eq!(e["data"]["requested"], "v999.0.0");
     assert_eq!(e["data"]["supported"][0], "2026-07-28");
     for removed in ["ping", "logging/setLevel", "resources/subscribe", "initialize"] {
-        let e = c.modern_error(removed, json!({"_meta": meta(full_caps())})).await;
+        let e = c.stateless_error(removed, json!({"_meta": meta(full_caps())})).await;
         assert_eq!(e["code"], -32601, "{removed}");
     }
-    let e = c.modern_error("tools/call", json!({"name": "greet", "_meta": meta(json!({"sampling": {}}))})).await;
+    let e = c.stateless_error("tools/call", json!({"name": "greet", "_meta": meta(json!({"sampling": {}}))})).await;
     assert_eq!(e["code"], -32021, "elicitation not declared");
     assert_eq!(e["data"]["requiredCapabilities"], json!({"elicitation": {}}));
     // A client that declared URL mode only has no form mode to ask in.
     let url_only = meta(json!({"elicitation": {"url": {}}}));
-    let e = c.modern_error("tools/call", json!({"name": "greet", "_meta": url_only})).await;
+    let e = c.stateless_error("tools/call", json!({"name": "greet", "_meta": url_only})).await;
     assert_eq!(e["code"], -32021, "form mode not declared");
     assert_eq!(e["data"]["requiredCapabilities"], json!({"elicitation": {"form": {}}}));
 }
@@ -188,13 +188,13 @@ async fn the_revisions_errors() {
 async fn an_elicitation_round_trip_with_sealed_state() {
     let server = server();
     let mut c = connect(&server);
-    let first = c.modern("tools/call", json!({"name": "greet", "arguments": {}}), "InputRequiredResult").await;
+    let first = c.stateless("tools/call", json!({"name": "greet", "arguments": {}}), "InputRequiredResult").await;
     assert_eq!(first["resultType"], "input_required");
     assert_eq!(first["inputRequests"]["user_name"]["method"], "elicitation/create");
     let state = first["requestState"].as_str().unwrap().to_owned();
     let answer = json!({"user_name": {"action": "accept", "content": {"name": "Alice"}}});
     let done = c
-        .modern(
+        .stateless(
             "tools/call",
             json!({"name": "greet", "arguments": {}, "inputResponses": answer, "requestState": state}),
             "CallToolResult",
@@ -204,30 +204,30 @@ async fn an_elicitation_round_trip_with_sealed_state() {
     assert_eq!(done["resultType"], "complete");
 
     // Without state the answer alone is enough for a one-input tool.
-    let done = c.modern("tools/call", json!({"name": "greet", "inputResponses": answer}), "CallToolResult").await;
+    let done = c.stateless("tools/call", json!({"name": "greet", "inputResponses": answer}), "CallToolResult").await;
     assert!(done["content"][0]["text"].as_str().unwrap().contains("Alice"));
 
     let tampered = format!("{state}-TAMPERED");
     let e = c
-        .modern_error("tools/call", json!({"name": "greet", "requestState": tampered, "_meta": meta(full_caps())}))
+        .stateless_error("tools/call", json!({"name": "greet", "requestState": tampered, "_meta": meta(full_caps())}))
         .await;
     assert_eq!(e["code"], -32602);
     assert_eq!(e["data"]["reason"], "invalid_request_state");
     // State issued for another request does not open this one.
     let e = c
-        .modern_error("tools/call", json!({"name": "two_rounds", "requestState": state, "_meta": meta(full_caps())}))
+        .stateless_error("tools/call", json!({"name": "two_rounds", "requestState": state, "_meta": meta(full_caps())}))
         .await;
     assert_eq!(e["code"], -32602);
     // Another instance with other keys does not open it; one with the same keys does.
     let mut foreign = connect(&server_with_keys(vec![b"other".to_vec()]));
     let params = json!({"name": "greet", "requestState": state, "inputResponses": answer, "_meta": meta(full_caps())});
-    assert_eq!(foreign.modern_error("tools/call", params.clone()).await["code"], -32602);
+    assert_eq!(foreign.stateless_error("tools/call", params.clone()).await["code"], -32602);
     let keyed = server_with_keys(vec![b"shared".to_vec()]);
-    let first = connect(&keyed).modern("tools/call", json!({"name": "greet"}), "InputRequiredResult").await;
+    let first = connect(&keyed).stateless("tools/call", json!({"name": "greet"}), "InputRequiredResult").await;
     let mut params = params;
     params["requestState"] = first["requestState"].clone();
     let sibling = server_with_keys(vec![b"newer".to_vec(), b"shared".to_vec()]);
-    let done = connect(&sibling).modern("tools/call", params, "CallToolResult").await;
+    let done = connect(&sibling).stateless("tools/call", params, "CallToolResult").await;
     assert!(done["content"][0]["text"].as_str().unwrap().contains("Alice"), "a rotated sibling continues it");
 }
 
@@ -280,7 +280,7 @@ async fn several_rounds_carry_earlier_answers_in_the_state() {
 async fn logs_only_when_the_request_asks() {
     let server = server();
     let mut c = connect(&server);
-    c.modern("tools/call", json!({"name": "chatty"}), "CallToolResult").await;
+    c.stateless("tools/call", json!({"name": "chatty"}), "CallToolResult").await;
     // The response came without a log before it (call() would have skipped one: check by
     // asking with a level and seeing the log first).
     let mut m = meta(full_caps());
@@ -298,7 +298,7 @@ async fn logs_only_when_the_request_asks() {
 }
 
 #[tokio::test]
-async fn one_connection_serves_a_session_and_modern_requests_side_by_side() {
+async fn one_connection_serves_a_session_and_stateless_requests_side_by_side() {
     let server = server();
     let mut c = connect(&server);
     let init = c
@@ -312,7 +312,7 @@ async fn one_connection_serves_a_session_and_modern_requests_side_by_side() {
     let old = c.call("tools/list", json!({})).await;
     validate("2025-06-18", "ListToolsResult", &old["result"]);
     assert!(old["result"].get("resultType").is_none() && old["result"].get("ttlMs").is_none());
-    let new = c.modern("tools/list", json!({}), "ListToolsResult").await;
+    let new = c.stateless("tools/list", json!({}), "ListToolsResult").await;
     assert_eq!(new["resultType"], "complete");
     assert_eq!(c.call("ping", json!({})).await["result"], json!({}), "the session still has ping");
 }
@@ -336,7 +336,7 @@ async fn subscriptions_listen_acknowledges_then_streams_what_was_asked() {
     validate("2026-07-28", "ToolListChangedNotification", &changed);
     // The client ends it (stdio: a cancellation); nothing more comes.
     c.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "listen-1"}})).await;
-    let tools = c.modern("tools/list", json!({}), "ListToolsResult").await;
+    let tools = c.stateless("tools/list", json!({}), "ListToolsResult").await;
     assert_eq!(tools["tools"].as_array().unwrap().len(), 2);
     server.remove_tool("greet").await;
     c.send(json!({"jsonrpc": "2.0", "id": 99, "method": "tools/list", "params": {"_meta": meta(json!({}))}})).await;
@@ -435,14 +435,14 @@ async fn replacing_a_tool_keeps_the_list_order() {
 async fn expired_state_is_refused() {
     let server = builder().request_state_ttl(Duration::ZERO).build().unwrap();
     let mut c = connect(&server);
-    let first = c.modern("tools/call", json!({"name": "greet"}), "InputRequiredResult").await;
+    let first = c.stateless("tools/call", json!({"name": "greet"}), "InputRequiredResult").await;
     let params = json!({
         "name": "greet",
         "requestState": first["requestState"],
         "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Al"}}},
         "_meta": meta(full_caps()),
     });
-    let e = c.modern_error("tools/call", params).await;
+    let e = c.stateless_error("tools/call", params).await;
     assert_eq!(e["code"], -32602);
     assert!(e["message"].as_str().unwrap().contains("expired"), "{e}");
 }
@@ -451,7 +451,7 @@ async fn expired_state_is_refused() {
 async fn request_state_is_bound_to_the_name_of_the_server_that_issued_it() {
     let keys = vec![b"shared between instances".to_vec()];
     let issuer = builder().request_state_keys(keys.clone()).build().unwrap();
-    let first = connect(&issuer).modern("tools/call", json!({"name": "greet"}), "InputRequiredResult").await;
+    let first = connect(&issuer).stateless("tools/call", json!({"name": "greet"}), "InputRequiredResult").await;
     let params = json!({
         "name": "greet",
         "requestState": first["requestState"],
@@ -460,13 +460,13 @@ async fn request_state_is_bound_to_the_name_of_the_server_that_issued_it() {
     });
     // Another server holding the same keys, under another name: the state is not its own.
     let other = builder_named("another-server").request_state_keys(keys.clone()).build().unwrap();
-    let e = connect(&other).modern_error("tools/call", params.clone()).await;
+    let e = connect(&other).stateless_error("tools/call", params.clone()).await;
     assert_eq!(e["code"], -32602, "{e}");
     assert_eq!(e["data"]["reason"], "invalid_request_state");
     assert!(e["message"].as_str().unwrap().contains("issued by another server"), "{e}");
     // An instance of the same server (same name, same keys) continues it.
     let sibling = builder().request_state_keys(keys).build().unwrap();
-    let done = connect(&sibling).modern("tools/call", params, "CallToolResult").await;
+    let done = connect(&sibling).stateless("tools/call", params, "CallToolResult").await;
     assert!(done["content"][0]["text"].as_str().unwrap().contains("Ann"), "{done}");
 }
 
@@ -668,30 +668,30 @@ async fn cache_hints_per_list_for_discover_and_per_resource_or_template() {
     let mut c = connect(&server);
     let hints = |r: &Value| (r["ttlMs"].as_i64().unwrap(), r["cacheScope"].as_str().unwrap().to_owned());
     let expect = |ms: i64, scope: &str| (ms, scope.to_owned());
-    let d = c.modern("server/discover", json!({}), "DiscoverResult").await;
+    let d = c.stateless("server/discover", json!({}), "DiscoverResult").await;
     assert_eq!(hints(&d), expect(3_600_000, "public"), "discover");
-    let r = c.modern("tools/list", json!({}), "ListToolsResult").await;
+    let r = c.stateless("tools/list", json!({}), "ListToolsResult").await;
     assert_eq!(hints(&r), expect(60_000, "public"), "tools/list");
-    let r = c.modern("prompts/list", json!({}), "ListPromptsResult").await;
+    let r = c.stateless("prompts/list", json!({}), "ListPromptsResult").await;
     assert_eq!(hints(&r), expect(5_000, "private"), "prompts/list: the setting for all");
-    let r = c.modern("resources/list", json!({}), "ListResourcesResult").await;
+    let r = c.stateless("resources/list", json!({}), "ListResourcesResult").await;
     assert_eq!(hints(&r), expect(5_000, "private"), "resources/list");
-    let r = c.modern("resources/templates/list", json!({}), "ListResourceTemplatesResult").await;
+    let r = c.stateless("resources/templates/list", json!({}), "ListResourceTemplatesResult").await;
     assert_eq!(hints(&r), expect(120_000, "public"), "resources/templates/list");
     let read = |uri: &str| json!({"uri": uri});
-    let r = c.modern("resources/read", read("mem://plain"), "ReadResourceResult").await;
+    let r = c.stateless("resources/read", read("mem://plain"), "ReadResourceResult").await;
     assert_eq!(hints(&r), expect(1_000, "private"), "a resource without hints: the server's for reads");
-    let r = c.modern("resources/read", read("mem://own"), "ReadResourceResult").await;
+    let r = c.stateless("resources/read", read("mem://own"), "ReadResourceResult").await;
     assert_eq!(hints(&r), expect(7_000, "public"), "a resource's own hints");
-    let r = c.modern("resources/read", read("mem://notes/12"), "ReadResourceResult").await;
+    let r = c.stateless("resources/read", read("mem://notes/12"), "ReadResourceResult").await;
     assert_eq!(hints(&r), expect(30_000, "public"), "a template's own hints");
     assert_eq!(r["contents"][0]["text"], "note");
-    let r = c.modern("resources/read", read("mem://logs/3"), "ReadResourceResult").await;
+    let r = c.stateless("resources/read", read("mem://logs/3"), "ReadResourceResult").await;
     assert_eq!(hints(&r), expect(1_000, "private"), "a template without hints: the server's for reads");
 
     // One setting for all still sets discover too.
     let server = builder().cache_hints(secs(9), CacheScope::Public).build().unwrap();
-    let d = connect(&server).modern("server/discover", json!({}), "DiscoverResult").await;
+    let d = connect(&server).stateless("server/discover", json!({}), "DiscoverResult").await;
     assert_eq!(hints(&d), expect(9_000, "public"));
 }
 
@@ -704,7 +704,7 @@ async fn an_unknown_resource_is_invalid_params_in_2026_and_resource_not_found_in
         .build()
         .unwrap();
     let mut c = connect(&server);
-    let e = c.modern_error("resources/read", json!({"uri": "mem://gone", "_meta": meta(json!({}))})).await;
+    let e = c.stateless_error("resources/read", json!({"uri": "mem://gone", "_meta": meta(json!({}))})).await;
     assert_eq!(e["code"], -32602, "{e}");
     assert_eq!(e["data"]["uri"], "mem://gone");
     let init = c
@@ -714,11 +714,11 @@ async fn an_unknown_resource_is_invalid_params_in_2026_and_resource_not_found_in
         )
         .await;
     assert!(init.get("result").is_some(), "{init}");
-    let e = c.modern_error("resources/read", json!({"uri": "mem://gone"})).await;
+    let e = c.stateless_error("resources/read", json!({"uri": "mem://gone"})).await;
     assert_eq!(e["code"], -32002, "{e}");
 }
 
-/// What a modern request's `_meta` declares reaches the handler: the client's info (read only
+/// What a stateless request's `_meta` declares reaches the handler: the client's info (read only
 /// when asked for), and the tool's name and arguments read through the params' index, escapes
 /// included.
 #[tokio::test]
@@ -734,7 +734,7 @@ async fn a_handler_sees_the_envelope_of_its_request() {
     let mut envelope = meta(json!({}));
     envelope["io.modelcontextprotocol/clientInfo"] = json!({"name": "caf\u{e9} \"client\"", "version": "2.0"});
     let params = json!({"name": "whoami", "arguments": {"say": "hi\nthere"}, "_meta": envelope});
-    let result = c.modern("tools/call", params, "CallToolResult").await;
+    let result = c.stateless("tools/call", params, "CallToolResult").await;
     assert_eq!(result["content"][0]["text"], "caf\u{e9} \"client\" 2.0: hi\nthere", "{result}");
     // The name and a `_meta` key with escapes, as a client may write them.
     let frame = r#"{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"who\u0061mi","arguments":{"say":"esc"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/client\u0049nfo":{"name":"e","version":"3"}}}}"#;
@@ -745,9 +745,9 @@ async fn a_handler_sees_the_envelope_of_its_request() {
     let mut envelope = meta(json!({}));
     envelope.as_object_mut().unwrap().remove("io.modelcontextprotocol/clientInfo");
     let params = json!({"name": "whoami", "arguments": {"say": "x"}, "_meta": envelope});
-    let result = c.modern("tools/call", params, "CallToolResult").await;
+    let result = c.stateless("tools/call", params, "CallToolResult").await;
     assert_eq!(result["content"][0]["text"], ": x", "{result}");
     // A name that is no string is bad params.
-    let e = c.modern_error("tools/call", json!({"name": 7, "_meta": meta(json!({}))})).await;
+    let e = c.stateless_error("tools/call", json!({"name": 7, "_meta": meta(json!({}))})).await;
     assert_eq!(e["code"], -32602, "{e}");
 }

@@ -1,10 +1,10 @@
-//! Protocol revision 2026-07-28 ("modern", stateless): requests that carry their revision,
-//! the client's capabilities and identity in `_meta` instead of a handshake, `server/discover`,
-//! multi round-trip requests (MRTR) with a sealed `requestState`, and result decoration
+//! The stateless revision (2026-07-28): requests that carry their revision, the client's
+//! capabilities and identity in `_meta` instead of a handshake, `server/discover`,
+//! input-required round trips with a sealed `requestState`, and result decoration
 //! (`serverInfo`, cache hints).
 //!
-//! A modern request is served on any connection, beside sessions of the older revisions: its
-//! `_meta` decides, per request.
+//! A request of the stateless revision is served on any connection, beside sessions of the
+//! session revisions: its `_meta` decides, per request.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -16,7 +16,11 @@ use hmac::{Hmac, Mac};
 use mcp_jsonrpc::message::{self, decode_params};
 use mcp_jsonrpc::raw::{has_keys, str_text};
 use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
-use mcp_types::{CacheScope, ClientCapabilities, ErrorCode, ForRevision, LoggingLevel, ProtocolVersion, WireSerialize};
+use mcp_types::{
+    CacheScope, ClientCapabilities, DiscoverRequest, ErrorCode, ForRevision, ListPromptsRequest,
+    ListResourceTemplatesRequest, ListResourcesRequest, ListToolsRequest, LoggingLevel, ProtocolVersion,
+    ReadResourceRequest, Request as _, WireSerialize,
+};
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -24,20 +28,21 @@ use sha2::{Digest, Sha256};
 
 use crate::server::ServerShared;
 
-/// The `_meta` keys of a modern request.
+/// The `_meta` keys of a request of the stateless revision.
 pub(crate) const PROTOCOL_VERSION: &str = mcp_jsonrpc::raw::PROTOCOL_VERSION_KEY;
 const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
-/// The revisions this server speaks, newest first: the modern ones per request, the older
-/// ones after an `initialize` (a dual-era server, as the versioning page describes).
-pub(crate) fn modern_versions() -> Vec<String> {
+/// Every revision this server speaks, newest first: the stateless one per request, the
+/// session revisions after an `initialize` (a server of both, as the versioning page
+/// describes).
+pub(crate) fn supported_versions() -> Vec<String> {
     ProtocolVersion::ALL.iter().rev().map(|v| v.as_str().to_owned()).collect()
 }
 
-/// What a modern request declares about its client.
+/// What a request of the stateless revision declares about its client.
 pub(crate) struct Envelope<'a> {
     pub(crate) version: ProtocolVersion,
     pub(crate) capabilities: ClientCapabilities,
@@ -60,17 +65,19 @@ pub(crate) fn decode_raw<T: DeserializeOwned>(raw: &str) -> Result<T, serde_json
     serde_json::from_str(raw).or_else(|_| serde_json::from_value(serde_json::from_str::<Value>(raw)?))
 }
 
-/// The modern envelope of a request, if it has one (`None`: an older revision's request).
-/// `server/discover` is modern by definition, so it needs the envelope.
+/// The envelope of a request of the stateless revision, if it has one (`None`: a request of
+/// a session revision). `server/discover` exists only in the stateless revision, so it needs
+/// the envelope.
 ///
 /// Only `_meta` is read, and of it only the envelope's keys: the rest of the params (a tool's
 /// arguments, say) is the handler's to decode.
 pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope<'_>>, ErrorObject> {
-    // Without the version key anywhere in its params a request is not modern (the test the
-    // engine and the HTTP transport make too): an older revision's request reads nothing here.
+    // Without the version key anywhere in its params a request is not of the stateless
+    // revision (the test the engine and the HTTP transport make too): a session revision's
+    // request reads nothing here.
     // (A request whose params were indexed already, by the HTTP transport's checks, is read
     // through the index at once.)
-    if req.method != "server/discover"
+    if req.method != DiscoverRequest::METHOD
         && !req.is_indexed()
         && !req.params.as_deref().is_some_and(|p| mcp_jsonrpc::raw::names_protocol_version(p.get()))
     {
@@ -79,7 +86,7 @@ pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope<'_>>, E
     // Read through the request's index: the transport may have built it already.
     let meta = req.meta_object();
     let Some(version) = meta.and_then(|m| m.get(PROTOCOL_VERSION)) else {
-        if req.method == "server/discover" {
+        if req.method == DiscoverRequest::METHOD {
             let empty = meta.is_none_or(|m| m.is_empty());
             return Err(envelope_error(if empty { "_meta" } else { PROTOCOL_VERSION }));
         }
@@ -92,7 +99,7 @@ pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope<'_>>, E
         return Err(ErrorObject::with_data(
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
             format!("Unsupported protocol version: {requested}"),
-            json!({"supported": modern_versions(), "requested": version}),
+            json!({"supported": supported_versions(), "requested": version}),
         ));
     };
     let capabilities = get(CLIENT_CAPABILITIES).ok_or_else(|| envelope_error(CLIENT_CAPABILITIES))?;
@@ -101,14 +108,6 @@ pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope<'_>>, E
     let client_info = get(CLIENT_INFO).filter(|v| *v != "null");
     let log_level = get(LOG_LEVEL).and_then(|v| decode_raw(v).ok());
     Ok(Some(Envelope { version, capabilities, client_info, log_level }))
-}
-
-/// Methods of the older revisions that 2026-07-28 removed.
-pub(crate) fn removed(method: &str) -> bool {
-    matches!(
-        method,
-        "initialize" | "ping" | "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe" | "tasks/result"
-    )
 }
 
 /// The results that carry cache hints (`ttlMs`, `cacheScope`) in 2026-07-28, each with hints
@@ -146,12 +145,12 @@ impl CacheTarget {
     /// The target of a method whose result carries cache hints.
     pub fn of_method(method: &str) -> Option<CacheTarget> {
         Some(match method {
-            "server/discover" => CacheTarget::Discover,
-            "tools/list" => CacheTarget::ToolsList,
-            "prompts/list" => CacheTarget::PromptsList,
-            "resources/list" => CacheTarget::ResourcesList,
-            "resources/templates/list" => CacheTarget::ResourceTemplatesList,
-            "resources/read" => CacheTarget::ResourcesRead,
+            DiscoverRequest::METHOD => CacheTarget::Discover,
+            ListToolsRequest::METHOD => CacheTarget::ToolsList,
+            ListPromptsRequest::METHOD => CacheTarget::PromptsList,
+            ListResourcesRequest::METHOD => CacheTarget::ResourcesList,
+            ListResourceTemplatesRequest::METHOD => CacheTarget::ResourceTemplatesList,
+            ReadResourceRequest::METHOD => CacheTarget::ResourcesRead,
             _ => return None,
         })
     }
@@ -202,7 +201,7 @@ impl CachePolicy {
     }
 }
 
-/// How modern requests are answered: the result decoration of one request.
+/// How requests of the stateless revision are answered: the result decoration of one request.
 pub(crate) struct Decoration {
     /// The server's `Implementation`, as JSON.
     pub(crate) server_info: Arc<RawValue>,
@@ -216,8 +215,9 @@ impl Decoration {
     }
 }
 
-/// Encodes a result for a modern request: `serverInfo` in `_meta`, cache hints where due.
-pub(crate) fn respond_modern<T: WireSerialize>(
+/// Encodes a result for a request of the stateless revision: `serverInfo` in `_meta`, cache
+/// hints where due.
+pub(crate) fn respond_stateless<T: WireSerialize>(
     rctx: &RequestContext,
     result: &T,
     version: ProtocolVersion,
@@ -226,9 +226,9 @@ pub(crate) fn respond_modern<T: WireSerialize>(
     rctx.encode_result(&Decorated { result, version, decoration })
 }
 
-/// A result encoded for a modern request, decorated as it is written: the result's own JSON,
-/// then the members the decoration adds (those the result does not have), without going
-/// through a `serde_json::Value`.
+/// A result encoded for a request of the stateless revision, decorated as it is written: the
+/// result's own JSON, then the members the decoration adds (those the result does not have),
+/// without going through a `serde_json::Value`.
 struct Decorated<'a, T: ?Sized> {
     result: &'a T,
     version: ProtocolVersion,
@@ -303,15 +303,15 @@ pub(crate) fn discover(server: &ServerShared, rctx: &RequestContext, version: Pr
         hints.scope.clone(),
         server.capabilities.clone(),
         "complete",
-        modern_versions(),
+        supported_versions(),
         hints.ttl_ms,
     );
     result.instructions = server.instructions.clone();
-    respond_modern(rctx, &result, version, &Decoration::new(server, None))
+    respond_stateless(rctx, &result, version, &Decoration::new(server, None))
 }
 
 // ---------------------------------------------------------------------------------------------
-// Multi round-trip requests.
+// Input-required round trips.
 
 /// The keys that seal `requestState`: the first seals, all open (rotation).
 #[derive(Clone)]
@@ -347,8 +347,10 @@ impl StateKeys {
         mac
     }
 
-    /// `v1.<key index>.<payload>.<tag>`, the payload base64url JSON, the tag HMAC-SHA256 over
-    /// everything before it.
+    /// `v1.0.<payload>.<tag>`: the payload base64url JSON (`aud`, `exp`, `req`, `answers`: see
+    /// [`InputRounds::outcome`]), the tag base64url HMAC-SHA256, with the first key, over
+    /// everything before it. The `0` is fixed: [`open`](Self::open) ignores it and tries every
+    /// key (rotation), so no key index is written or read.
     fn seal(&self, payload: &Value) -> String {
         let body = format!("v1.0.{}", URL_SAFE_NO_PAD.encode(payload.to_string()));
         let tag = Self::mac(&self.keys[0], body.as_bytes()).finalize().into_bytes();
@@ -394,9 +396,12 @@ fn request_digest(method: &str, params: &Map<String, Value>) -> String {
     URL_SAFE_NO_PAD.encode(&hasher.finalize()[..16])
 }
 
-/// The input side of one modern request: the answers it carries (from this retry and, through
-/// `requestState`, from earlier rounds) and the input requests its handler makes.
-pub(crate) struct Mrtr {
+/// The input-required round trips of one request of the stateless revision (`tools/call`,
+/// `prompts/get`, `resources/read`): the answers it carries (`inputResponses` of this retry
+/// and, through `requestState`, of earlier rounds) and the input requests its handler makes in
+/// this round. A round that asked for input ends with an `input_required` result instead of the
+/// handler's ([`InputRounds::outcome`]); the client retries with the answers.
+pub(crate) struct InputRounds {
     capabilities: ClientCapabilities,
     /// Answers by key.
     answers: BTreeMap<String, Value>,
@@ -411,7 +416,7 @@ pub(crate) struct Mrtr {
     digest: std::sync::OnceLock<String>,
 }
 
-/// What asking the client for input gives a handler in the modern era.
+/// What asking the client for input gives a handler serving the stateless revision.
 pub(crate) enum Asked {
     /// The client answered (in this retry or an earlier one).
     Answer(Value),
@@ -421,14 +426,14 @@ pub(crate) enum Asked {
     Missing,
 }
 
-impl Mrtr {
+impl InputRounds {
     /// Reads `inputResponses` and `requestState` of a request that may carry them.
     pub(crate) fn from_request(
         server: &ServerShared,
         req: &message::Request,
         capabilities: ClientCapabilities,
-    ) -> Result<Mrtr, ErrorObject> {
-        let mut mrtr = Mrtr {
+    ) -> Result<InputRounds, ErrorObject> {
+        let mut rounds = InputRounds {
             capabilities,
             answers: BTreeMap::new(),
             pending: Mutex::new(BTreeMap::new()),
@@ -442,11 +447,11 @@ impl Mrtr {
             .params_object()
             .is_none_or(|p| p.non_null("requestState").is_none() && p.non_null("inputResponses").is_none());
         if first_round {
-            return Ok(mrtr);
+            return Ok(rounds);
         }
         let params: Map<String, Value> =
             decode_params::<Option<Map<String, Value>>>(req.params.as_deref())?.unwrap_or_default();
-        let digest = mrtr.digest.get_or_init(|| request_digest(&req.method, &params));
+        let digest = rounds.digest.get_or_init(|| request_digest(&req.method, &params));
         let audience = &server.info.name;
         if let Some(state) = params.get("requestState").filter(|v| !v.is_null()) {
             let state = state.as_str().ok_or_else(|| invalid_state("not a string"))?;
@@ -462,17 +467,17 @@ impl Mrtr {
                 return Err(invalid_state("issued for another request"));
             }
             if let Some(Value::Object(earlier)) = payload.get("answers") {
-                mrtr.answers.extend(earlier.iter().map(|(k, v)| (k.clone(), v.clone())));
+                rounds.answers.extend(earlier.iter().map(|(k, v)| (k.clone(), v.clone())));
             }
         }
         match params.get("inputResponses") {
             None | Some(Value::Null) => {}
             Some(Value::Object(responses)) => {
-                mrtr.answers.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone())));
+                rounds.answers.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone())));
             }
             Some(_) => return Err(ErrorObject::invalid_params("`inputResponses` must be an object")),
         }
-        Ok(mrtr)
+        Ok(rounds)
     }
 
     /// The digest of the request (see [`request_digest`]).

@@ -1,0 +1,522 @@
+//! Typed dispatch: the requests a server serves, one [`Serve`] implementation per request
+//! marker type of `mcp-types`, picked by the marker's `METHOD`.
+//!
+//! What every method shares is written once, in [`serve`]: a method the stateless revision
+//! removed, or whose capability the server did not declare, is -32601 (as if unknown); params
+//! that do not decode are -32602; the result is encoded for the request's revision (and, for
+//! the stateless revision, decorated). The four list methods share one paging function
+//! ([`Listing`]).
+//!
+//! Dispatch is a `match` on the method string, whose arms are the markers' `METHOD`s: no table,
+//! no allocation and no boxing per request; each arm awaits its method's future in place.
+
+// The methods that await are written as functions returning async blocks: an async fn's future
+// holds its arguments twice (once as arguments, once moved into its body), and these futures
+// are part of every request's.
+#![allow(clippy::manual_async_fn)]
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::future::{Future, ready};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use futures_util::FutureExt as _;
+use mcp_jsonrpc::message::{self, decode_params};
+use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
+use mcp_types::{
+    CallToolRequest, CallToolResult, CompleteRequest, CompleteRequestParams, CompleteResult, CompletionReference,
+    EmptyResult, ErrorCode, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject, ListPromptsRequest,
+    ListPromptsResult, ListResourceTemplatesRequest, ListResourceTemplatesResult, ListResourcesRequest,
+    ListResourcesResult, ListToolsRequest, ListToolsResult, LoggingLevel, PaginatedRequestParams, ProgressToken,
+    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Request, ServerCapabilities, SetLevelRequest,
+    SetLevelRequestParams, SubscribeRequest, SubscribeRequestParams, UnsubscribeRequest, UnsubscribeRequestParams,
+};
+use serde::de::DeserializeOwned;
+
+use crate::completion::{Completion, CompletionRequest};
+use crate::context::Context;
+use crate::server::{Registry, ServerShared};
+use crate::session::{Era, SessionState, downgrade_content, respond};
+use crate::tool::{ToolDef, ToolError};
+
+/// One request being served: what its method may need, borrowed from the caller.
+#[derive(Clone, Copy)]
+pub(crate) struct Call<'a> {
+    pub(crate) server: &'a ServerShared,
+    pub(crate) state: &'a Arc<SessionState>,
+    pub(crate) req: &'a message::Request,
+    pub(crate) rctx: &'a RequestContext,
+    pub(crate) era: &'a Era,
+}
+
+impl Call<'_> {
+    /// The context handed to a handler of this request.
+    fn context(&self, progress_token: Option<ProgressToken>) -> Context {
+        Context {
+            version: self.era.version,
+            input_rounds: self.era.input_rounds.clone(),
+            peer: self.rctx.peer().clone(),
+            session: self.state.clone(),
+            request_id: self.rctx.id().clone(),
+            cancel: self.rctx.cancellation().clone(),
+            progress_token,
+            state: self.server.state.clone(),
+            attachment: self.rctx.attachment().cloned(),
+        }
+    }
+}
+
+/// Serves a request of an initialized session, or a request of the stateless revision, by the
+/// marker type of its method.
+pub(crate) fn dispatch(call: Call<'_>) -> impl Future<Output = Reply> + Send {
+    async move {
+        match call.req.method.as_str() {
+            ListToolsRequest::METHOD => serve::<ListToolsRequest>(&call).await,
+            CallToolRequest::METHOD => serve::<CallToolRequest>(&call).await,
+            ListPromptsRequest::METHOD => serve::<ListPromptsRequest>(&call).await,
+            GetPromptRequest::METHOD => serve::<GetPromptRequest>(&call).await,
+            ListResourcesRequest::METHOD => serve::<ListResourcesRequest>(&call).await,
+            ListResourceTemplatesRequest::METHOD => serve::<ListResourceTemplatesRequest>(&call).await,
+            ReadResourceRequest::METHOD => serve::<ReadResourceRequest>(&call).await,
+            SubscribeRequest::METHOD => serve::<SubscribeRequest>(&call).await,
+            UnsubscribeRequest::METHOD => serve::<UnsubscribeRequest>(&call).await,
+            CompleteRequest::METHOD => serve::<CompleteRequest>(&call).await,
+            SetLevelRequest::METHOD => serve::<SetLevelRequest>(&call).await,
+            other => Err(ErrorObject::method_not_found(other)),
+        }
+    }
+}
+
+/// What every method shares: the gate, the decoding of its params, the encoding of its result.
+///
+/// The gate: a method the stateless revision removed (`logging/setLevel`, `resources/subscribe`,
+/// ...), asked for in a request of that revision, or a method whose capability the server did
+/// not declare, is -32601. (A session serves the methods of the session revisions whatever
+/// revision its connection was set up with.)
+fn serve<R: Serve>(call: &Call<'_>) -> impl Future<Output = Reply> + Send {
+    async move {
+        let removed = call.era.is_stateless() && !R::REVISIONS.contains(call.era.version);
+        if removed || !R::offered(&call.server.capabilities) {
+            return Err(ErrorObject::method_not_found(R::METHOD));
+        }
+        let input = <R::Input<'_> as FromParams<'_>>::read(call)?;
+        let result = R::serve(call, input).await?;
+        respond(call.rctx, &result, call.era)
+    }
+}
+
+/// A request the server serves, implemented by its marker type.
+trait Serve: Request {
+    /// What the method reads of its params: `Self::Params`, or a cheaper view of them.
+    type Input<'a>: FromParams<'a>;
+    /// Whether the server offers the method: it declared the capability the method belongs to.
+    /// A method it does not offer is -32601, as if unknown.
+    fn offered(capabilities: &ServerCapabilities) -> bool;
+    /// Serves the decoded params.
+    fn serve<'a>(
+        call: &Call<'a>,
+        input: Self::Input<'a>,
+    ) -> impl Future<Output = Result<Self::Result, ErrorObject>> + Send;
+}
+
+/// What a method reads of its request's params (-32602 if they do not decode).
+trait FromParams<'a>: Sized {
+    /// Reads the params of the request `call` serves.
+    fn read(call: &Call<'a>) -> Result<Self, ErrorObject>;
+}
+
+impl<T: DeserializeOwned> FromParams<'_> for T {
+    fn read(call: &Call<'_>) -> Result<Self, ErrorObject> {
+        decode_params(call.req.params.as_deref())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The list methods.
+
+/// A list method: one page of a list the registry prepared.
+trait Listing: Request<Params = PaginatedRequestParams> {
+    /// An entry of the list.
+    type Item: Clone;
+    /// Whether the server declared the capability the list belongs to.
+    fn offered(capabilities: &ServerCapabilities) -> bool;
+    /// The whole list.
+    fn items(registry: &Registry) -> &[Self::Item];
+    /// The result of one page.
+    fn page(items: Vec<Self::Item>, next_cursor: Option<String>) -> Self::Result;
+}
+
+impl<R: Listing> Serve for R {
+    type Input<'a> = PaginatedRequestParams;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        <R as Listing>::offered(capabilities)
+    }
+    fn serve(
+        call: &Call<'_>,
+        params: PaginatedRequestParams,
+    ) -> impl Future<Output = Result<R::Result, ErrorObject>> + Send {
+        let registry = call.server.registry();
+        let page = page(R::items(&registry), params.cursor.as_deref(), call.server.page_size);
+        ready(page.map(|(items, next)| R::page(items, next)))
+    }
+}
+
+/// Opaque, stable cursors: the offset of the next page, base64url-encoded.
+fn page<T: Clone>(items: &[T], cursor: Option<&str>, size: usize) -> Result<(Vec<T>, Option<String>), ErrorObject> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => URL_SAFE_NO_PAD
+            .decode(c)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .and_then(|s| s.strip_prefix("o:").and_then(|n| n.parse::<usize>().ok()))
+            .filter(|n| *n <= items.len())
+            .ok_or_else(|| ErrorObject::invalid_params(format!("invalid cursor `{c}`")))?,
+    };
+    let end = start.saturating_add(size).min(items.len());
+    let next = (end < items.len()).then(|| URL_SAFE_NO_PAD.encode(format!("o:{end}")));
+    Ok((items[start..end].to_vec(), next))
+}
+
+/// Implements [`Listing`] for list methods: `marker: capability, registry list => result`.
+macro_rules! listings {
+    ($($marker:ty: $capability:ident, $list:ident => $result:ident<$item:ty>;)*) => {$(
+        impl Listing for $marker {
+            type Item = $item;
+            fn offered(capabilities: &ServerCapabilities) -> bool {
+                capabilities.$capability.is_some()
+            }
+            fn items(registry: &Registry) -> &[$item] {
+                &registry.$list
+            }
+            fn page(items: Vec<$item>, next_cursor: Option<String>) -> $result {
+                let mut result = $result::new(items);
+                result.next_cursor = next_cursor;
+                result
+            }
+        }
+    )*};
+}
+
+listings! {
+    ListToolsRequest: tools, tool_list => ListToolsResult<mcp_types::Tool>;
+    ListPromptsRequest: prompts, prompt_list => ListPromptsResult<mcp_types::Prompt>;
+    ListResourcesRequest: resources, resource_list => ListResourcesResult<mcp_types::Resource>;
+    ListResourceTemplatesRequest: resources, template_list => ListResourceTemplatesResult<mcp_types::ResourceTemplate>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tools.
+
+/// The members of `tools/call` params that a call needs (`CallToolRequestParams` has more):
+/// `_meta` is read for its progress token only, and the rest of it (in 2026-07-28 the client's
+/// info and capabilities) is skipped rather than built into JSON values.
+#[derive(serde::Deserialize)]
+struct ToolCallParams<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(default)]
+    arguments: Option<JsonObject>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<CallMeta>,
+}
+
+#[derive(serde::Deserialize)]
+struct CallMeta {
+    #[serde(rename = "progressToken", default)]
+    progress_token: Option<ProgressToken>,
+}
+
+/// What a `tools/call` needs of its params (the name borrowed from them where it has no
+/// escapes): the input of [`CallToolRequest`], cheaper than its whole params.
+struct ToolCall<'a> {
+    name: Cow<'a, str>,
+    arguments: Option<JsonObject>,
+    progress: Option<ProgressToken>,
+}
+
+impl<'a> FromParams<'a> for ToolCall<'a> {
+    fn read(call: &Call<'a>) -> Result<ToolCall<'a>, ErrorObject> {
+        let req = call.req;
+        // A request of the stateless revision had its params indexed for its envelope: its
+        // members are read from there, and its `_meta` is not scanned again. Other requests
+        // are decoded in one pass (cheaper than indexing them).
+        if call.era.is_stateless()
+            && let Some(params) = req.params_object()
+        {
+            fn member<T: DeserializeOwned>(text: Option<&str>) -> Result<Option<T>, ErrorObject> {
+                text.map(serde_json::from_str::<Option<T>>)
+                    .transpose()
+                    .map(Option::flatten)
+                    .map_err(ErrorObject::invalid_params)
+            }
+            let name = params.get("name").ok_or_else(|| ErrorObject::invalid_params("missing field `name`"))?;
+            let name = match mcp_jsonrpc::raw::str_text(name) {
+                Some(name) => name,
+                // Not a string: serde_json's own words for it.
+                None => serde_json::from_str::<String>(name).map(Into::into).map_err(ErrorObject::invalid_params)?,
+            };
+            return Ok(ToolCall {
+                name,
+                arguments: member(params.get("arguments"))?,
+                progress: member(req.meta_object().and_then(|m| m.get("progressToken")))?,
+            });
+        }
+        let text = req.params.as_deref().map_or("{}", serde_json::value::RawValue::get);
+        let ToolCallParams { name, arguments, meta } =
+            serde_json::from_str(text).map_err(ErrorObject::invalid_params)?;
+        Ok(ToolCall { name, arguments, progress: meta.and_then(|m| m.progress_token) })
+    }
+}
+
+impl Serve for CallToolRequest {
+    type Input<'a> = ToolCall<'a>;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.tools.is_some()
+    }
+    fn serve<'a>(
+        call: &Call<'a>,
+        input: ToolCall<'a>,
+    ) -> impl Future<Output = Result<CallToolResult, ErrorObject>> + Send {
+        async move {
+            // Only what the call needs was decoded, and is kept across its await.
+            let ToolCall { name, arguments, progress } = input;
+            let registry = call.server.registry();
+            let Some(tool) = registry.tool(&name) else {
+                return Err(ErrorObject::invalid_params(format!("unknown tool `{name}`")));
+            };
+            let (arguments, problem) = tool.check_arguments(arguments.unwrap_or_default());
+            let mut result = match problem {
+                Some(problem) => CallToolResult::error(problem),
+                None => run_tool(tool, &name, arguments, call.context(progress)).await?,
+            };
+            downgrade_content(&mut result.content, call.era.version);
+            Ok(result)
+        }
+    }
+}
+
+/// Runs a tool's handler: its failure (or panic) is a result with `isError`, a protocol error
+/// the request's error.
+async fn run_tool(
+    tool: &ToolDef,
+    name: &str,
+    arguments: JsonObject,
+    ctx: Context,
+) -> Result<CallToolResult, ErrorObject> {
+    let call = tool.handler.call(arguments, ctx);
+    match AssertUnwindSafe(call).catch_unwind().await {
+        Ok(Ok(result)) => Ok(result),
+        Ok(Err(ToolError::Tool(message))) => Ok(CallToolResult::error(message)),
+        Ok(Err(ToolError::Protocol(e))) => Err(e),
+        Err(panic) => {
+            let msg = mcp_jsonrpc::panic_message(panic.as_ref());
+            tracing::warn!(tool = %name, panic = %msg, "tool panicked");
+            Ok(CallToolResult::error(format!("tool `{name}` failed: {msg}")))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prompts.
+
+impl Serve for GetPromptRequest {
+    type Input<'a> = GetPromptRequestParams;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.prompts.is_some()
+    }
+    fn serve(
+        call: &Call<'_>,
+        p: GetPromptRequestParams,
+    ) -> impl Future<Output = Result<GetPromptResult, ErrorObject>> + Send {
+        async move {
+            let registry = call.server.registry();
+            let Some(prompt) = registry.prompt(&p.name) else {
+                return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", p.name)));
+            };
+            let arguments = p.arguments.unwrap_or_default();
+            let missing = prompt.missing(&arguments);
+            if !missing.is_empty() {
+                return Err(ErrorObject::invalid_params(format!(
+                    "prompt `{}` needs the argument(s): {}",
+                    p.name,
+                    missing.join(", ")
+                )));
+            }
+            let progress = p.meta.and_then(|m| m.progress_token);
+            let mut result = prompt.handler.get(arguments, call.context(progress)).await?;
+            for m in &mut result.messages {
+                downgrade_content(std::slice::from_mut(&mut m.content), call.era.version);
+            }
+            Ok(result)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resources.
+
+impl Serve for ReadResourceRequest {
+    type Input<'a> = ReadResourceRequestParams;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.resources.is_some()
+    }
+    fn serve(
+        call: &Call<'_>,
+        p: ReadResourceRequestParams,
+    ) -> impl Future<Output = Result<ReadResourceResult, ErrorObject>> + Send {
+        async move {
+            let progress = p.meta.and_then(|m| m.progress_token);
+            let (handler, variables, cache) = {
+                let registry = call.server.registry();
+                match registry.resource(&p.uri) {
+                    Some(r) => (r.handler.clone(), BTreeMap::new(), r.cache.clone()),
+                    None => match registry.templates.iter().find_map(|t| t.pattern.matches(&p.uri).map(|v| (t, v))) {
+                        Some((t, vars)) => (t.handler.clone(), vars, t.cache.clone()),
+                        None => {
+                            return Err(ErrorObject::with_data(
+                                ErrorCode::resource_not_found(call.era.version),
+                                format!("resource not found: {}", p.uri),
+                                serde_json::json!({"uri": p.uri}),
+                            ));
+                        }
+                    },
+                }
+            };
+            let contents = handler.read(p.uri, variables, call.context(progress)).await?;
+            let mut result = ReadResourceResult::new(contents);
+            if let Some(hints) = cache {
+                // The resource's own hints win over the server's (2026-07-28 only on the wire).
+                result.ttl_ms = Some(hints.ttl_ms);
+                result.cache_scope = Some(hints.scope);
+            }
+            Ok(result)
+        }
+    }
+}
+
+/// The most resources one session may subscribe to at once.
+pub(crate) const MAX_SUBSCRIPTIONS: usize = 4096;
+/// The most bytes of URIs one session's subscriptions may hold.
+pub(crate) const MAX_SUBSCRIPTION_BYTES: usize = 1 << 20;
+
+impl Serve for SubscribeRequest {
+    type Input<'a> = SubscribeRequestParams;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.resources.is_some()
+    }
+    fn serve(
+        call: &Call<'_>,
+        p: SubscribeRequestParams,
+    ) -> impl Future<Output = Result<EmptyResult, ErrorObject>> + Send {
+        ready(call.state.subscribe(p.uri).map(|()| EmptyResult::default()))
+    }
+}
+
+impl Serve for UnsubscribeRequest {
+    type Input<'a> = UnsubscribeRequestParams;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.resources.is_some()
+    }
+    fn serve(
+        call: &Call<'_>,
+        p: UnsubscribeRequestParams,
+    ) -> impl Future<Output = Result<EmptyResult, ErrorObject>> + Send {
+        call.state.unsubscribe(&p.uri);
+        ready(Ok(EmptyResult::default()))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Completions and logging.
+
+impl Serve for CompleteRequest {
+    type Input<'a> = CompleteRequestParams;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.completions.is_some()
+    }
+    fn serve(
+        call: &Call<'_>,
+        p: CompleteRequestParams,
+    ) -> impl Future<Output = Result<CompleteResult, ErrorObject>> + Send {
+        async move {
+            let completer = {
+                let registry = call.server.registry();
+                match &p.r#ref {
+                    CompletionReference::PromptReference(r) => match registry.prompt(&r.name) {
+                        Some(prompt) => prompt.completer(&p.argument.name).cloned(),
+                        None => return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", r.name))),
+                    },
+                    CompletionReference::ResourceTemplateReference(r) => {
+                        match registry.templates.iter().find(|t| t.template.uri_template == r.uri) {
+                            Some(t) => t.completer(&p.argument.name).cloned(),
+                            None => {
+                                return Err(ErrorObject::invalid_params(format!(
+                                    "unknown resource template `{}`",
+                                    r.uri
+                                )));
+                            }
+                        }
+                    }
+                }
+            };
+            let completion = match completer {
+                Some(c) => {
+                    let request = CompletionRequest {
+                        name: p.argument.name,
+                        value: p.argument.value,
+                        context: p.context.and_then(|c| c.arguments).unwrap_or_default(),
+                    };
+                    let progress = p.meta.and_then(|m| m.progress_token);
+                    c.complete(request, call.context(progress)).await?
+                }
+                None => Completion::default(),
+            };
+            Ok(CompleteResult::new(completion.into_wire()))
+        }
+    }
+}
+
+impl Serve for SetLevelRequest {
+    type Input<'a> = SetLevelRequestParams;
+    /// Offered whatever the server declared: a session may always set its level.
+    fn offered(_: &ServerCapabilities) -> bool {
+        true
+    }
+    fn serve(
+        call: &Call<'_>,
+        p: SetLevelRequestParams,
+    ) -> impl Future<Output = Result<EmptyResult, ErrorObject>> + Send {
+        // The level is one of the eight of RFC 5424; anything else is invalid params.
+        ready(match p.level {
+            LoggingLevel::Other(level) => Err(ErrorObject::invalid_params(format!("unknown logging level `{level}`"))),
+            level => {
+                call.state.set_log_level(level);
+                Ok(EmptyResult::default())
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_of_any_size_and_forged_cursors_do_not_panic() {
+        let items = [1, 2, 3];
+        let (all, next) = page(&items, None, usize::MAX).unwrap();
+        assert_eq!((all, next), (vec![1, 2, 3], None));
+        // The offset 1, as a cursor: valid, whatever the page size.
+        let cursor = URL_SAFE_NO_PAD.encode("o:1");
+        assert_eq!(page(&items, Some(&cursor), usize::MAX).unwrap(), (vec![2, 3], None));
+        let (two, next) = page(&items, None, 2).unwrap();
+        assert_eq!(two, [1, 2]);
+        assert_eq!(page(&items, next.as_deref(), 2).unwrap(), (vec![3], None));
+        let beyond = URL_SAFE_NO_PAD.encode("o:4");
+        assert_eq!(page(&items, Some(&beyond), 2).unwrap_err().code, -32602);
+    }
+}
