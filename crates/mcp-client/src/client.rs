@@ -5,7 +5,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_jsonrpc::{BoxFuture, CallError, Peer, PeerConfig, Reply, RequestContext, Router, Service, Transport, message};
+use mcp_jsonrpc::{
+    BoxFuture, CallError, Peer, PeerConfig, Reply, RequestContext, Router, Service, Transport, TransportError,
+    TransportKind, message,
+};
 use mcp_transport_stdio::{ChildCommand, ChildError, ChildProcess};
 use mcp_types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientCapabilitiesElicitation,
@@ -26,6 +29,7 @@ use crate::cache::ListCache;
 use crate::handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elicitation_defaults};
 use crate::listen::{self, Registry, Subscription};
 use crate::modern::{self, Discovered, InputHandlers, MODERN, Probe, RequestMeta};
+use crate::tool_headers::{self, HeaderRules};
 
 pub use mcp_jsonrpc::CallOptions;
 
@@ -90,10 +94,13 @@ pub enum ClientError {
     /// A request could not be encoded, or another local failure.
     #[error("{0}")]
     Local(String),
-    /// The transport could not be set up (an invalid URL, an HTTP client that cannot be
-    /// built).
-    #[error("cannot set up the transport: {0}")]
-    Transport(String),
+    /// The transport failed: it could not be set up (an invalid URL, an HTTP client that
+    /// cannot be built), or it could not deliver a request or its answer (over HTTP: an error
+    /// status, a broken connection, an expired session). Over HTTP the cause is an
+    /// `mcp_transport_http::client::HttpRequestError` (or `HttpClientError` at setup):
+    /// [`ClientError::http_error`] reaches it.
+    #[error("{0}")]
+    Transport(#[source] TransportError),
     /// The call does not exist in the connection's protocol revision (`ping`,
     /// `logging/setLevel`, `resources/subscribe`, `initialize` in 2026-07-28; `server/discover`
     /// and `subscriptions/listen` before it).
@@ -139,18 +146,29 @@ impl ClientError {
     /// Unless [`ClientBuilder::reinitialize_on_session_expiry`] turned it off, the client has
     /// already tried a new session and the call once more.
     pub fn is_session_expired(&self) -> bool {
-        matches!(self, ClientError::Remote(e) if session_expired(e))
+        matches!(self, ClientError::Transport(e) if session_expired(e))
+    }
+
+    /// The HTTP transport's account of a failed request, for [`ClientError::Transport`]: its
+    /// [`kind`](crate::http::HttpRequestError::kind) and
+    /// [`status`](crate::http::HttpRequestError::status).
+    #[cfg(feature = "http")]
+    pub fn http_error(&self) -> Option<&crate::http::HttpRequestError> {
+        match self {
+            ClientError::Transport(e) => e.downcast_ref(),
+            _ => None,
+        }
     }
 }
 
 /// Whether the transport says the session the request was sent in is over.
 #[cfg(feature = "http")]
-fn session_expired(e: &ErrorObject) -> bool {
-    mcp_transport_http::client::is_session_expired(e)
+fn session_expired(e: &TransportError) -> bool {
+    e.downcast_ref::<crate::http::HttpRequestError>().is_some_and(|e| e.is_session_expired())
 }
 
 #[cfg(not(feature = "http"))]
-fn session_expired(_: &ErrorObject) -> bool {
+fn session_expired(_: &TransportError) -> bool {
     false
 }
 
@@ -161,6 +179,7 @@ impl From<CallError> for ClientError {
             CallError::Timeout { method, elapsed } => ClientError::Timeout { method, elapsed },
             CallError::Cancelled => ClientError::Cancelled,
             CallError::Closed => ClientError::Closed(None),
+            CallError::Transport(e) => ClientError::Transport(e),
             CallError::Decode { method, source } => ClientError::Decode { method, detail: source.to_string() },
             CallError::NotInRevision { method, version } => {
                 ClientError::NotInRevision { what: method.to_owned(), version }
@@ -427,8 +446,13 @@ impl ClientBuilder {
         }
     }
 
-    fn request_meta(&self) -> RequestMeta {
-        RequestMeta { info: self.info.clone(), capabilities: self.capabilities(MODERN), log_level: Mutex::new(None) }
+    fn request_meta(&self, header_rules: Option<Arc<HeaderRules>>) -> RequestMeta {
+        RequestMeta {
+            info: self.info.clone(),
+            capabilities: self.capabilities(MODERN),
+            log_level: Mutex::new(None),
+            header_rules,
+        }
     }
 
     /// The handlers of the server's requests (sessions of 2025-11-25 and earlier; a 2026-07-28
@@ -495,7 +519,7 @@ impl ClientBuilder {
     /// ```
     #[cfg(feature = "http")]
     pub async fn connect_http(self, url: &str) -> Result<Client, ClientError> {
-        let config = crate::http::HttpClientConfig::parse(url).map_err(|e| ClientError::Transport(e.to_string()))?;
+        let config = crate::http::HttpClientConfig::parse(url).map_err(|e| ClientError::Transport(Arc::new(e)))?;
         self.connect_http_with(config).await
     }
 
@@ -505,7 +529,7 @@ impl ClientBuilder {
     #[cfg(feature = "http")]
     pub async fn connect_http_with(self, config: crate::http::HttpClientConfig) -> Result<Client, ClientError> {
         let transport =
-            crate::http::StreamableHttpTransport::new(config).map_err(|e| ClientError::Transport(e.to_string()))?;
+            crate::http::StreamableHttpTransport::new(config).map_err(|e| ClientError::Transport(Arc::new(e)))?;
         self.connect(transport).await
     }
 
@@ -535,14 +559,15 @@ impl ClientBuilder {
         child: Option<ChildProcess>,
         respawnable: bool,
     ) -> Result<Client, Failure> {
-        let over_http = is_http::<T>();
+        let over_http = T::KIND == TransportKind::HttpClient;
+        let header_rules = over_http.then(|| Arc::new(HeaderRules::default()));
         let (events, _) = broadcast::channel(self.events_capacity.max(1));
         let cache = self.cache_lists.then(|| Arc::new(ListCache::default()));
         let registry = Arc::new(Registry::default());
         let emit = emitter(self.on_event.clone(), events.clone(), cache.clone());
         let service = ClientService { router: self.router(), registry: registry.clone(), emit };
         let peer = Peer::spawn(transport, Arc::new(service), self.peer_config.clone());
-        let meta = self.request_meta();
+        let meta = self.request_meta(header_rules.clone());
         let negotiated = match self.negotiate(&peer, &meta, over_http).await {
             Ok(n) => n,
             Err(err) => {
@@ -610,8 +635,7 @@ impl ClientBuilder {
             reinitialize: self.reinitialize,
             session: AtomicU64::new(0),
             renewing: tokio::sync::Mutex::new(()),
-            header_rules: over_http,
-            rejected_tools: Mutex::new(HashMap::new()),
+            header_rules,
             background: tokio::sync::Mutex::new(Background::default()),
             watch_list_changes: self.on_event.is_some(),
             ack_timeout,
@@ -664,9 +688,7 @@ impl ClientBuilder {
         match handshake(peer, &params).await {
             Ok(init) => Ok(Negotiated::Legacy { init: Box::new(init), params: Box::new(params) }),
             Err(ClientError::Remote(refusal))
-                if matches!(self.era, EraChoice::Auto | EraChoice::InitializeFirst)
-                    && !only_earlier
-                    && !modern::is_transport_error(&refusal) =>
+                if matches!(self.era, EraChoice::Auto | EraChoice::InitializeFirst) && !only_earlier =>
             {
                 tracing::debug!(error = %refusal, "`initialize` refused; asking with `server/discover`");
                 peer.set_protocol_version(MODERN);
@@ -719,21 +741,6 @@ impl NegotiationError {
 enum Negotiated {
     Legacy { init: Box<InitializeResult>, params: Box<InitializeRequestParams> },
     Modern(Box<Discovered>),
-}
-
-/// Whether the transport is one of the HTTP client transports (whose 2026-07-28 rules for
-/// `x-mcp-header` apply).
-#[cfg(feature = "http")]
-fn is_http<T: 'static>() -> bool {
-    use std::any::TypeId;
-    let t = TypeId::of::<T>();
-    t == TypeId::of::<crate::http::StreamableHttpTransport>() || t == TypeId::of::<crate::http::LegacySseTransport>()
-}
-
-#[cfg(not(feature = "http"))]
-#[allow(clippy::extra_unused_type_parameters)] // the same signature as with `http`
-fn is_http<T: 'static>() -> bool {
-    false
 }
 
 /// Reports an event: drops the cached pages of a list that changed, calls the callback, feeds
@@ -816,7 +823,8 @@ pub(crate) fn check_elicitation_mode(
 
 /// `initialize`, the revision check, `notifications/initialized`.
 async fn handshake(peer: &Peer, params: &InitializeRequestParams) -> Result<InitializeResult, ClientError> {
-    let init = peer.request::<InitializeRequest>(params.clone(), CallOptions::default()).await?;
+    let options = CallOptions { hints: tool_headers::initialize(), ..Default::default() };
+    let init = peer.request::<InitializeRequest>(params.clone(), options).await?;
     // The server answers the revision offered or another it supports; a client that offered
     // an older one (pinned to it) does not take a newer one.
     let offered = ProtocolVersion::from_wire(&params.protocol_version);
@@ -824,7 +832,10 @@ async fn handshake(peer: &Peer, params: &InitializeRequestParams) -> Result<Init
         .filter(|v| !v.is_stateless() && offered.is_none_or(|o| *v <= o))
         .ok_or_else(|| ClientError::UnsupportedVersion(init.protocol_version.clone()))?;
     peer.set_protocol_version(version);
-    peer.notify::<InitializedNotification>(Default::default()).await?;
+    match tool_headers::initialized() {
+        Some(hints) => peer.notify_with_hints::<InitializedNotification>(Default::default(), hints).await?,
+        None => peer.notify::<InitializedNotification>(Default::default()).await?,
+    }
     Ok(init)
 }
 
@@ -881,10 +892,9 @@ pub struct Client {
     session: AtomicU64,
     /// Held while a new session is started, so that calls failing together start one.
     renewing: tokio::sync::Mutex<()>,
-    /// Over HTTP in 2026-07-28, tools with invalid `x-mcp-header` declarations are rejected.
-    header_rules: bool,
-    /// The tools rejected so far, and why.
-    rejected_tools: Mutex<HashMap<String, String>>,
+    /// Over HTTP: in 2026-07-28, the `x-mcp-header` declarations of the tools listed (tools
+    /// with invalid ones are rejected), for the headers of their calls.
+    header_rules: Option<Arc<HeaderRules>>,
     background: tokio::sync::Mutex<Background>,
     /// Whether the background subscription asks for list changes (`on_event` was set).
     watch_list_changes: bool,
@@ -1013,7 +1023,7 @@ impl Client {
         }
         let session = self.session.load(Ordering::Acquire);
         match self.peer.request::<R>(params.clone(), options.clone()).await {
-            Err(CallError::Remote(e)) if session_expired(&e) => {
+            Err(CallError::Transport(e)) if session_expired(&e) => {
                 tracing::info!(method = R::METHOD, "the server ended the session; starting a new one");
                 self.renew_session(session).await?;
                 Ok(self.peer.request::<R>(params, options).await?)
@@ -1109,11 +1119,8 @@ impl Client {
         // the server dropped are forgotten, and what is kept stays bounded by one listing.
         let fresh = cursor.is_none();
         let mut result = self.list_page::<ListToolsRequest>(cursor).await?;
-        if self.header_rules && self.modern.is_some() {
-            if fresh {
-                self.rejected_tools.lock().unwrap_or_else(|e| e.into_inner()).clear();
-            }
-            self.reject_invalid_tools(&mut result.tools);
+        if let (Some(rules), Some(_)) = (&self.header_rules, &self.modern) {
+            rules.learn(&mut result.tools, fresh);
         }
         if self.validate_arguments || self.validate_structured {
             if fresh {
@@ -1123,25 +1130,6 @@ impl Client {
         }
         Ok(result)
     }
-
-    #[cfg(feature = "http")]
-    fn reject_invalid_tools(&self, tools: &mut Vec<Tool>) {
-        let mut rejected = self.rejected_tools.lock().unwrap_or_else(|e| e.into_inner());
-        tools.retain(|tool| match crate::http::ToolHeaders::from_schema(&tool.input_schema) {
-            Ok(_) => {
-                rejected.remove(&tool.name);
-                true
-            }
-            Err(e) => {
-                tracing::warn!(tool = %tool.name, "leaving out a tool with invalid x-mcp-header declarations: {e}");
-                rejected.insert(tool.name.clone(), e.to_string());
-                false
-            }
-        });
-    }
-
-    #[cfg(not(feature = "http"))]
-    fn reject_invalid_tools(&self, _tools: &mut Vec<Tool>) {}
 
     fn remember_schemas(&self, tools: &[Tool]) {
         let mut schemas = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
@@ -1198,7 +1186,7 @@ impl Client {
         options: CallOptions,
     ) -> Result<CallToolResult, ClientError> {
         self.need(self.server.capabilities.tools.is_some(), "tools")?;
-        let rejected = self.rejected_tools.lock().unwrap_or_else(|e| e.into_inner()).get(&params.name).cloned();
+        let rejected = self.header_rules.as_ref().and_then(|rules| rules.rejected(&params.name));
         if let Some(reason) = rejected {
             return Err(ClientError::RejectedTool { tool: params.name, reason });
         }

@@ -41,6 +41,7 @@ mod client;
 mod handlers;
 mod listen;
 mod modern;
+mod tool_headers;
 
 /// The HTTP client transport's configuration and types (`mcp-transport-http`'s `client`
 /// module): [`http::HttpClientConfig`] for [`ClientBuilder::connect_http_with`],

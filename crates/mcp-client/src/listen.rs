@@ -206,7 +206,7 @@ pub(crate) async fn open(
     let guard = CancelOnDrop(cancel.clone());
     let end: Arc<Mutex<Option<SubscriptionEnd>>> = Arc::default();
     let id_slot: Arc<Mutex<Option<RequestId>>> = Arc::default();
-    let options = {
+    let mut options = {
         let registry = registry.clone();
         let entry_opening = opening.clone();
         let entry_cancel = cancel.clone();
@@ -223,6 +223,7 @@ pub(crate) async fn open(
             *lock(&id_slot) = Some(id.clone());
         })
     };
+    options.hints = meta.hints("subscriptions/listen", &params);
     let id_cell = id_slot.clone();
     let task = {
         let peer = peer.clone();

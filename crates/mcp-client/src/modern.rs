@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_jsonrpc::{CallError, CallOptions, Peer};
+use mcp_jsonrpc::{CallError, CallOptions, FrameHints, Peer};
 use mcp_types::{
     ClientCapabilities, CreateMessageRequestParams, Direction, DiscoverResult, ElicitRequestParams, ErrorObject,
     Implementation, JsonObject, ListRootsResult, LoggingLevel, ProtocolVersion, Request, Revisions,
@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::ClientError;
 use crate::handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elicitation_defaults};
+use crate::tool_headers::HeaderRules;
 
 /// The stateless revision this client speaks.
 pub(crate) const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -64,6 +65,8 @@ pub(crate) struct RequestMeta {
     pub(crate) capabilities: ClientCapabilities,
     /// Set by `set_logging_level`: the server logs for each request at this level.
     pub(crate) log_level: std::sync::Mutex<Option<LoggingLevel>>,
+    /// Over HTTP: the headers of each request, handed to the transport.
+    pub(crate) header_rules: Option<Arc<HeaderRules>>,
 }
 
 impl RequestMeta {
@@ -81,6 +84,12 @@ impl RequestMeta {
         if let Some(level) = level {
             meta.insert(META_LOG_LEVEL.to_owned(), encode(&level));
         }
+    }
+
+    /// The transport's hints for a stateless request of `method` with `params` (over HTTP:
+    /// its headers; `None` over other transports).
+    pub(crate) fn hints(&self, method: &str, params: &JsonObject) -> Option<FrameHints> {
+        self.header_rules.as_ref()?.hints(MODERN.as_str(), method, params)
     }
 }
 
@@ -123,10 +132,11 @@ pub(crate) async fn call<R: Request>(
     handlers: &InputHandlers,
     max_rounds: usize,
     params: &R::Params,
-    options: CallOptions,
+    mut options: CallOptions,
 ) -> Result<Value, ClientError> {
     let mut base = params_object(params)?;
     meta.apply(&mut base, MODERN.as_str());
+    options.hints = meta.hints(R::METHOD, &base);
     let mut params = base.clone();
     let mut rounds = 0usize;
     let mut version_retried = false;
@@ -295,25 +305,19 @@ pub(crate) fn read_discover(value: Value) -> Option<Discovered> {
     Some(Discovered { result, server_info })
 }
 
-/// Whether an error is the transport's account of an HTTP failure, and if so whether it is a
-/// refusal a server of an earlier revision gives (a 4xx other than 401 and 403).
+/// Whether a transport error is HTTP's refusal of the probe that a server of an earlier
+/// revision gives (a status 4xx other than 401 and 403, without a JSON-RPC error body).
 #[cfg(feature = "http")]
-fn transport_error(e: &ErrorObject) -> Option<bool> {
-    use mcp_transport_http::client::{HttpErrorKind, http_status};
-    let kind = HttpErrorKind::of(e)?;
-    let status = http_status(e).unwrap_or(0);
-    Some(kind == HttpErrorKind::Status && (400..500).contains(&status) && status != 401 && status != 403)
+fn refused_by_earlier_server(e: &mcp_jsonrpc::TransportError) -> bool {
+    use mcp_transport_http::client::{HttpErrorKind, HttpRequestError};
+    let Some(e) = e.downcast_ref::<HttpRequestError>() else { return false };
+    let status = e.status().map_or(0, |s| s.as_u16());
+    e.kind() == HttpErrorKind::Status && (400..500).contains(&status) && status != 401 && status != 403
 }
 
 #[cfg(not(feature = "http"))]
-fn transport_error(_: &ErrorObject) -> Option<bool> {
-    None
-}
-
-/// Whether an error is one the HTTP transport made up (from a status, a connection failure),
-/// not a JSON-RPC error the server sent.
-pub(crate) fn is_transport_error(e: &ErrorObject) -> bool {
-    transport_error(e).is_some()
+fn refused_by_earlier_server(_: &mcp_jsonrpc::TransportError) -> bool {
+    false
 }
 
 /// Probes the server with `server/discover` (the transport-specific rules of the
@@ -338,7 +342,7 @@ pub(crate) async fn probe(
     loop {
         let mut params = JsonObject::new();
         meta.apply(&mut params, MODERN.as_str());
-        let options = CallOptions { timeout, ..Default::default() };
+        let options = CallOptions { timeout, hints: meta.hints("server/discover", &params), ..Default::default() };
         let outcome = peer.request::<Json<mcp_types::DiscoverRequest>>(params, options).await;
         match outcome {
             Ok(value) => {
@@ -351,13 +355,8 @@ pub(crate) async fn probe(
                 }
                 return only_earlier(format!("the server supports {}", versions.join(", ")));
             }
+            Err(CallError::Transport(e)) if refused_by_earlier_server(&e) => return legacy(e.to_string()),
             Err(CallError::Remote(e)) => {
-                if let Some(legacy_status) = transport_error(&e) {
-                    if legacy_status {
-                        return legacy(e.message);
-                    }
-                    return Err(ClientError::Remote(e));
-                }
                 if let Some(versions) = supported_versions(&e) {
                     if versions.iter().any(|v| v == MODERN.as_str()) {
                         if corrected {

@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use http_fixture::{Fixture, Options, Seen};
 use mcp_client::http::{
-    AuthProvider, HeaderName, HeaderValue, HttpClientConfig, HttpErrorKind, LegacySseTransport,
+    AuthProvider, HeaderName, HeaderValue, HttpClientConfig, HttpErrorKind, HttpRequestError, LegacySseTransport,
     StreamableHttpTransport, Unauthorized,
 };
 use mcp_client::{Client, ClientBuilder, ClientError, ServerEvent};
@@ -32,10 +32,11 @@ fn posts<'a>(log: &'a [Seen], rpc_method: &str) -> Vec<&'a Seen> {
     log.iter().filter(|s| s.method == "POST" && s.rpc_method() == Some(rpc_method)).collect()
 }
 
-fn remote(e: &ClientError) -> &ErrorObject {
-    match e {
-        ClientError::Remote(e) => e,
-        other => panic!("expected a JSON-RPC error, got {other:?}"),
+/// The HTTP transport's error a call failed with.
+fn http(e: &ClientError) -> &HttpRequestError {
+    match e.http_error() {
+        Some(error) => error,
+        None => panic!("expected an HTTP transport error, got {e:?}"),
     }
 }
 
@@ -212,7 +213,7 @@ async fn a_stream_that_ends_without_an_event_id_fails_the_call() {
     let fx = Fixture::start(Options::default()).await;
     let client = builder().connect_http(&fx.url()).await.unwrap();
     let e = client.call_tool("drop_no_id", json!({})).await.unwrap_err();
-    assert_eq!(HttpErrorKind::of(remote(&e)), Some(HttpErrorKind::StreamEnded), "{e}");
+    assert_eq!(Some(http(&e).kind()), Some(HttpErrorKind::StreamEnded), "{e}");
     // The connection lives on.
     client.ping().await.unwrap();
     client.close().await.unwrap();
@@ -223,10 +224,10 @@ async fn an_http_error_fails_the_call_with_status_and_body() {
     let fx = Fixture::start(Options::default()).await;
     let client = builder().connect_http(&fx.url()).await.unwrap();
     let e = client.call_tool("fail500", json!({})).await.unwrap_err();
-    let error = remote(&e);
-    assert_eq!(HttpErrorKind::of(error), Some(HttpErrorKind::Status));
-    assert_eq!(mcp_client::http::http_status(error), Some(500));
-    assert!(error.message.contains("500") && error.message.contains("boom"), "{}", error.message);
+    let error = http(&e);
+    assert_eq!(Some(error.kind()), Some(HttpErrorKind::Status));
+    assert_eq!(error.status().map(|s| s.as_u16()), Some(500));
+    assert!(error.to_string().contains("500") && error.to_string().contains("boom"), "{error}");
     client.ping().await.unwrap();
     client.close().await.unwrap();
 }
@@ -240,8 +241,8 @@ async fn a_request_answered_202_without_a_get_stream_fails_at_once() {
     client.ping().await.unwrap();
     let call = client.call_tool("accepted", json!({}));
     let e = tokio::time::timeout(Duration::from_secs(30), call).await.expect("fails at once").unwrap_err();
-    assert_eq!(HttpErrorKind::of(remote(&e)), Some(HttpErrorKind::BadResponse), "{e}");
-    assert!(remote(&e).message.contains("202"), "{e}");
+    assert_eq!(Some(http(&e).kind()), Some(HttpErrorKind::BadResponse), "{e}");
+    assert!(http(&e).to_string().contains("202"), "{e}");
     client.close().await.unwrap();
 }
 
@@ -251,7 +252,7 @@ async fn a_response_over_the_size_limit_fails_the_call() {
     let config = HttpClientConfig::parse(&fx.url()).unwrap().max_message_size(512);
     let client = builder().connect_http_with(config).await.unwrap();
     let e = client.call_tool("big", json!({})).await.unwrap_err();
-    assert_eq!(HttpErrorKind::of(remote(&e)), Some(HttpErrorKind::TooLarge), "{e}");
+    assert_eq!(Some(http(&e).kind()), Some(HttpErrorKind::TooLarge), "{e}");
     client.close().await.unwrap();
 }
 
@@ -288,7 +289,7 @@ async fn without_renewal_an_expired_session_is_an_error_until_reinitialized() {
     fx.expire_sessions();
     let e = client.ping().await.unwrap_err();
     assert!(e.is_session_expired(), "{e}");
-    assert!(remote(&e).message.contains("404"), "{e}");
+    assert!(http(&e).to_string().contains("404"), "{e}");
     // Later calls fail at once, without a request.
     let before = fx.log().len();
     assert!(client.ping().await.unwrap_err().is_session_expired());
@@ -326,9 +327,9 @@ impl AuthProvider for Refreshing {
 async fn authorization_comes_from_the_provider_and_a_401_is_an_authorization_error() {
     let fx = Fixture::start(Options { token: Some("right"), ..Options::default() }).await;
     let e = builder().connect_http(&fx.url()).await.unwrap_err();
-    let error = remote(&e);
-    assert_eq!(HttpErrorKind::of(error), Some(HttpErrorKind::Unauthorized));
-    assert!(error.message.contains("authorization") && error.message.contains("resource_metadata"), "{error}");
+    let error = http(&e);
+    assert_eq!(Some(error.kind()), Some(HttpErrorKind::Unauthorized));
+    assert!(error.to_string().contains("authorization") && error.to_string().contains("resource_metadata"), "{error}");
 
     let provider = Arc::new(Refreshing { token: std::sync::Mutex::new("stale"), challenges: AtomicUsize::new(0) });
     struct Shared(Arc<Refreshing>);
@@ -431,9 +432,9 @@ async fn any_4xx_to_initialize_but_401_and_403_leads_to_the_fallback() {
     for code in [401, 403] {
         let fx = Fixture::start(Options::default()).await;
         let e = builder().legacy_only().connect_http(&fx.refusing_sse_url(code)).await.unwrap_err();
-        let error = remote(&e);
-        assert_eq!(mcp_client::http::http_status(error), Some(code), "{e}");
-        assert!(!error.message.contains("legacy"), "{e}");
+        let error = http(&e);
+        assert_eq!(error.status().map(|s| s.as_u16()), Some(code), "{e}");
+        assert!(!error.to_string().contains("legacy"), "{e}");
         let log = fx.log();
         assert!(log.iter().all(|s| s.method == "POST"), "{code}: no GET for the fallback: {log:#?}");
     }
@@ -444,19 +445,19 @@ async fn no_fallback_when_disabled_and_a_clear_error_when_nothing_listens() {
     let fx = Fixture::start(Options::default()).await;
     let config = HttpClientConfig::parse(&fx.sse_url()).unwrap().legacy_fallback(false);
     let e = builder().connect_http_with(config).await.unwrap_err();
-    assert_eq!(mcp_client::http::http_status(remote(&e)), Some(405), "{e}");
+    assert_eq!(http(&e).status().map(|s| s.as_u16()), Some(405), "{e}");
 
     // Neither transport there: the error names both attempts.
     let e = builder().connect_http(&format!("http://{}/nothing", fx.addr)).await.unwrap_err();
-    let error = remote(&e);
-    assert_eq!(mcp_client::http::http_status(error), Some(404), "{e}");
-    assert!(error.message.contains("legacy HTTP+SSE"), "{e}");
+    let error = http(&e);
+    assert_eq!(error.status().map(|s| s.as_u16()), Some(404), "{e}");
+    assert!(error.to_string().contains("legacy HTTP+SSE"), "{e}");
 
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     drop(listener);
     let e = builder().connect_http(&url).await.unwrap_err();
-    assert_eq!(HttpErrorKind::of(remote(&e)), Some(HttpErrorKind::Connection), "{e}");
+    assert_eq!(Some(http(&e).kind()), Some(HttpErrorKind::Connection), "{e}");
 
     let e = builder().connect_http("not a url").await.unwrap_err();
     assert!(matches!(e, ClientError::Transport(_)), "{e:?}");

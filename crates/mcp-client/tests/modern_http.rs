@@ -301,9 +301,10 @@ async fn errors_in_4xx_bodies_reach_the_caller() {
     let ex = fx.request("tools/call").await;
     let _ = ex.respond.send(Response::builder().status(StatusCode::BAD_REQUEST).body(Body::from("nope")).unwrap());
     match call.await.unwrap() {
-        Err(ClientError::Remote(e)) => {
-            assert_eq!(mcp_client::http::HttpErrorKind::of(&e), Some(mcp_client::http::HttpErrorKind::Status));
-            assert!(e.message.contains("nope"), "{e}");
+        Err(e @ ClientError::Transport(_)) => {
+            let error = e.http_error().expect("the HTTP transport's error");
+            assert_eq!(error.kind(), mcp_client::http::HttpErrorKind::Status);
+            assert!(error.to_string().contains("nope"), "{e}");
         }
         other => panic!("{other:?}"),
     }
@@ -357,7 +358,11 @@ async fn an_authorization_refusal_of_the_probe_is_an_error_not_a_fallback() {
     let ex = fx.request("server/discover").await;
     let _ = ex.respond.send(Response::builder().status(StatusCode::FORBIDDEN).body(Body::from("go away")).unwrap());
     match connecting.await.unwrap() {
-        Err(ClientError::Remote(e)) => assert!(e.message.contains("403"), "{e}"),
+        Err(e @ ClientError::Transport(_)) => {
+            let error = e.http_error().expect("the HTTP transport's error");
+            assert_eq!(error.status().map(|s| s.as_u16()), Some(403), "{e}");
+            assert!(e.to_string().contains("403"), "{e}");
+        }
         other => panic!("{other:?}"),
     }
     fx.quiet().await;

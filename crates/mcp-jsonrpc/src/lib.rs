@@ -42,4 +42,7 @@ pub use peer::{
 };
 pub use router::Router;
 pub use tokio_util::sync::CancellationToken;
-pub use transport::{Attachment, Inbound, Outbound, Route, Transport, TransportRead, TransportWrite};
+pub use transport::{
+    Attachment, FrameHints, FrameKind, Inbound, Outbound, Route, Transport, TransportError, TransportKind,
+    TransportRead, TransportWrite,
+};

@@ -46,7 +46,10 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
 use crate::message::{self, Body, Message, Parsed};
-use crate::transport::{Attachment, Inbound, Outbound, ReadError, Route, Transport, TransportRead, TransportWrite};
+use crate::transport::{
+    Attachment, FrameHints, FrameKind, Inbound, Outbound, ReadError, Route, Transport, TransportError, TransportRead,
+    TransportWrite,
+};
 
 /// A boxed future, as services return them.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -133,6 +136,8 @@ pub struct CallOptions {
     /// [`PeerConfig::max_request_timeout`] (long-lived requests such as
     /// `subscriptions/listen`); the cancellation token or dropping the call ends it.
     pub unbounded: bool,
+    /// Hints for the transport, carried with the request's frame (see [`FrameHints`]).
+    pub hints: Option<FrameHints>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -143,6 +148,7 @@ impl std::fmt::Debug for CallOptions {
             .field("cancel", &self.cancel)
             .field("on_id", &self.on_id.is_some())
             .field("unbounded", &self.unbounded)
+            .field("hints", &self.hints.is_some())
             .finish()
     }
 }
@@ -173,6 +179,11 @@ impl CallOptions {
         self.unbounded = true;
         self
     }
+    /// Sets the hints the transport gets with the request's frame (see [`FrameHints`]).
+    pub fn hints(mut self, hints: FrameHints) -> Self {
+        self.hints = Some(hints);
+        self
+    }
 }
 
 /// Why an outgoing call failed.
@@ -196,6 +207,11 @@ pub enum CallError {
     /// The connection closed before an answer came.
     #[error("connection closed")]
     Closed,
+    /// The transport could not deliver the request or its answer (over HTTP: an error
+    /// status, a broken connection, an expired session); [`CallError::transport_error`]
+    /// reaches the transport's own error.
+    #[error("{0}")]
+    Transport(#[source] TransportError),
     /// The method is not part of the connection's protocol revision.
     #[error("`{method}` is not part of protocol revision {version}")]
     NotInRevision {
@@ -216,6 +232,17 @@ pub enum CallError {
         #[source]
         source: serde_json::Error,
     },
+}
+
+impl CallError {
+    /// The transport's own error, for [`CallError::Transport`] (downcast it to the type the
+    /// transport documents).
+    pub fn transport_error(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        match self {
+            CallError::Transport(e) => Some(&**e),
+            _ => None,
+        }
+    }
 }
 
 /// What a request handler knows about its request.
@@ -263,7 +290,7 @@ impl RequestContext {
 }
 
 struct Pending {
-    tx: oneshot::Sender<Result<Box<RawValue>, ErrorObject>>,
+    tx: oneshot::Sender<Result<Box<RawValue>, CallError>>,
 }
 
 struct ProgressRoute {
@@ -547,7 +574,7 @@ impl Peer {
         id: i64,
         method: &str,
         frame: Bytes,
-        options: CallOptions,
+        mut options: CallOptions,
     ) -> Result<Box<RawValue>, CallError> {
         let shared = &self.shared;
         if self.is_closed() {
@@ -587,8 +614,10 @@ impl Peer {
         // The wait for room in the outgoing queue (a peer that stops reading fills it) counts
         // against the call's timeout and its cancellation too. Not sent: nothing to cancel.
         let first_deadline = timeout.map_or(hard, |t| (started + t).min(hard));
+        let outbound =
+            Outbound::new(frame, self.route()).with_kind(FrameKind::Request(id)).with_hints(options.hints.take());
         let sent = tokio::select! {
-            sent = shared.out.send(Outbound { frame, route: self.route() }) => sent.map_err(|_| CallError::Closed),
+            sent = shared.out.send(outbound) => sent.map_err(|_| CallError::Closed),
             _ = tokio::time::sleep_until(first_deadline), if !options.unbounded => {
                 Err(CallError::Timeout { method: method.to_owned(), elapsed: started.elapsed() })
             }
@@ -603,8 +632,7 @@ impl Peer {
                 outcome = &mut rx => {
                     guard.disarm();
                     match outcome {
-                        Ok(Ok(raw)) => Ok(raw),
-                        Ok(Err(e)) => Err(CallError::Remote(e)),
+                        Ok(outcome) => outcome,
                         Err(_) => Err(CallError::Closed),
                     }
                 }
@@ -614,57 +642,54 @@ impl Peer {
                 }
             };
         }
-        loop {
-            let last = *lock(&activity);
-            let deadline = timeout.map_or(hard, |t| (last + t).min(hard));
-            tokio::select! {
-                outcome = &mut rx => {
-                    guard.disarm();
-                    return match outcome {
-                        Ok(Ok(raw)) => Ok(raw),
-                        Ok(Err(e)) => Err(CallError::Remote(e)),
-                        Err(_) => Err(CallError::Closed),
-                    };
-                }
-                _ = tokio::time::sleep_until(deadline) => {
-                    let now = Instant::now();
-                    if now < hard && *lock(&activity) > last {
-                        continue; // progress came in meanwhile: the timeout starts again
-                    }
-                    guard.reason = "timeout";
-                    return Err(CallError::Timeout { method: method.to_owned(), elapsed: now - started });
-                }
-                _ = cancel.cancelled() => {
-                    guard.reason = "cancelled by the caller";
-                    return Err(CallError::Cancelled);
-                }
-            }
-        }
+        let deadlines = Deadlines { started, activity: &activity, timeout, hard };
+        await_answer(&mut rx, &mut guard, &cancel, method, deadlines).await
     }
 
     /// Sends a typed notification.
     pub async fn notify<N: mcp_types::Notification>(&self, params: N::Params) -> Result<(), CallError> {
+        self.notify_hinted::<N>(params, None).await
+    }
+
+    /// Sends a typed notification with hints for the transport (see [`FrameHints`]).
+    pub async fn notify_with_hints<N: mcp_types::Notification>(
+        &self,
+        params: N::Params,
+        hints: FrameHints,
+    ) -> Result<(), CallError> {
+        self.notify_hinted::<N>(params, Some(hints)).await
+    }
+
+    async fn notify_hinted<N: mcp_types::Notification>(
+        &self,
+        params: N::Params,
+        hints: Option<FrameHints>,
+    ) -> Result<(), CallError> {
         let version = self.protocol_version();
         if !N::REVISIONS.contains(version) {
             return Err(CallError::NotInRevision { method: N::METHOD, version });
         }
         let body = mcp_types::ForRevision::new(&params, version);
         let frame = message::encode_notification(N::METHOD, Some(&body)).map_err(CallError::Encode)?;
-        self.send_frame(frame).await
+        self.send(Outbound::new(frame, self.route()).with_kind(FrameKind::Notification).with_hints(hints)).await
     }
 
     /// Sends a notification by name with untyped params.
     pub async fn notify_raw(&self, method: &str, params: Option<&dyn Body>) -> Result<(), CallError> {
         let frame = message::encode_notification(method, params).map_err(CallError::Encode)?;
-        self.send_frame(frame).await
+        self.send(Outbound::new(frame, self.route()).with_kind(FrameKind::Notification)).await
     }
 
     /// Queues a frame for writing, waiting while the queue is full.
     pub async fn send_frame(&self, frame: Bytes) -> Result<(), CallError> {
+        self.send(Outbound::new(frame, self.route())).await
+    }
+
+    async fn send(&self, outbound: Outbound) -> Result<(), CallError> {
         if self.is_closed() {
             return Err(CallError::Closed);
         }
-        self.shared.out.send(Outbound { frame, route: self.route() }).await.map_err(|_| CallError::Closed)
+        self.shared.out.send(outbound).await.map_err(|_| CallError::Closed)
     }
 
     /// This handle, sending on behalf of the incoming request `id` (see [`Route::Related`]).
@@ -699,6 +724,55 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|s| (*s).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
+/// The answer to an outgoing call, as the reader task delivers it.
+type Answer = oneshot::Receiver<Result<Box<RawValue>, CallError>>;
+
+/// When a call that is not unbounded gives up.
+struct Deadlines<'a> {
+    started: Instant,
+    /// The last progress (or the start).
+    activity: &'a Mutex<Instant>,
+    timeout: Option<Duration>,
+    hard: Instant,
+}
+
+/// Waits for a call's answer until its timeout (which progress resets, within the hard
+/// maximum) or its cancellation.
+async fn await_answer(
+    rx: &mut Answer,
+    guard: &mut CallGuard,
+    cancel: &CancellationToken,
+    method: &str,
+    deadlines: Deadlines<'_>,
+) -> Result<Box<RawValue>, CallError> {
+    let Deadlines { started, activity, timeout, hard } = deadlines;
+    loop {
+        let last = *lock(activity);
+        let deadline = timeout.map_or(hard, |t| (last + t).min(hard));
+        tokio::select! {
+            outcome = &mut *rx => {
+                guard.disarm();
+                return match outcome {
+                    Ok(outcome) => outcome,
+                    Err(_) => Err(CallError::Closed),
+                };
+            }
+            _ = tokio::time::sleep_until(deadline) => {
+                let now = Instant::now();
+                if now < hard && *lock(activity) > last {
+                    continue; // progress came in meanwhile: the timeout starts again
+                }
+                guard.reason = "timeout";
+                return Err(CallError::Timeout { method: method.to_owned(), elapsed: now - started });
+            }
+            _ = cancel.cancelled() => {
+                guard.reason = "cancelled by the caller";
+                return Err(CallError::Cancelled);
+            }
+        }
+    }
 }
 
 /// Cleans up an outgoing call that ends without an answer, and tells the other side.
@@ -738,7 +812,11 @@ impl Drop for CallGuard {
         let Ok(frame) = message::encode_notification("notifications/cancelled", Some(&params)) else {
             return;
         };
-        self.shared.out.send_soon(Outbound { frame, route: self.route.clone() });
+        let kind = match self.id {
+            RequestId::Integer(id) => FrameKind::Cancellation(id),
+            _ => FrameKind::Notification,
+        };
+        self.shared.out.send_soon(Outbound::new(frame, self.route.clone()).with_kind(kind));
     }
 }
 
@@ -818,6 +896,7 @@ async fn read_loop<R: TransportRead>(mut reader: R, peer: &Peer, service: Arc<dy
         match item {
             None => break,
             Some(Ok(inbound)) => handle_frame(peer, &service, inbound).await,
+            Some(Err(ReadError::RequestFailed { id, source })) => fail_call(shared, &id, source),
             Some(Err(e)) if e.is_recoverable() => {
                 warn!(error = %e, "skipping an unreadable message");
                 let error = match e {
@@ -834,6 +913,17 @@ async fn read_loop<R: TransportRead>(mut reader: R, peer: &Peer, service: Arc<dy
     }
     end_connection(shared);
     wind_down(shared).await;
+}
+
+/// The transport failed our request `id`: its call fails with the transport's error.
+fn fail_call(shared: &Shared, id: &RequestId, error: TransportError) {
+    match lock(&shared.pending).remove(id) {
+        Some(p) => {
+            debug!(%id, %error, "request failed in the transport");
+            let _ = p.tx.send(Err(CallError::Transport(error)));
+        }
+        None => debug!(%id, %error, "transport failure of an unknown or finished request"),
+    }
 }
 
 /// The connection is over: calls fail fast, pending calls fail (their senders dropped).
@@ -866,7 +956,8 @@ async fn wind_down(shared: &Shared) {
 
 async fn send(shared: &Shared, frame: Bytes, route: Route) {
     // Room in the queue, as there is but under backpressure: no wait to set up.
-    let Err(out) = shared.out.try_queue(Outbound { frame, route }) else { return };
+    let kind = if matches!(route, Route::Response(_)) { FrameKind::Response } else { FrameKind::Unknown };
+    let Err(out) = shared.out.try_queue(Outbound::new(frame, route).with_kind(kind)) else { return };
     // A full queue (the other side reads nothing) must not keep the reader, or a handler, from
     // seeing that the connection is being closed: once it is, the wait gets the grace.
     tokio::select! {
@@ -1059,7 +1150,7 @@ async fn handle_message(
             };
             match lock(&shared.pending).remove(&id) {
                 Some(p) => {
-                    let _ = p.tx.send(resp.outcome);
+                    let _ = p.tx.send(resp.outcome.map_err(CallError::Remote));
                 }
                 None => debug!(%id, "response for an unknown or finished request"),
             }

@@ -70,7 +70,45 @@ pub enum Route {
     Response(RequestId),
 }
 
-/// A frame to write, with its route.
+/// Per-frame hints from the layer above the engine (the MCP client) to the transport, opaque
+/// to the engine: a transport downcasts them to the type it documents (the HTTP client
+/// transport: its `RequestHeaders`) and ignores what it does not know. Set with
+/// [`CallOptions::hints`](crate::CallOptions::hints) or
+/// [`Peer::notify_with_hints`](crate::Peer::notify_with_hints); the counterpart of an
+/// incoming frame's [`Attachment`].
+pub type FrameHints = Arc<dyn Any + Send + Sync>;
+
+/// What the engine knows of an outgoing frame when it encodes it, so that a transport need not
+/// parse the frame to learn it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum FrameKind {
+    /// Not described: a frame sent with [`Peer::send_frame`](crate::Peer::send_frame), a
+    /// batch response, an error answering an unreadable message.
+    #[default]
+    Unknown,
+    /// One of the engine's own calls: a request with this id (outgoing ids are integers).
+    Request(i64),
+    /// A notification (other than a cancellation of our own call).
+    Notification,
+    /// `notifications/cancelled` of our own call with this id (its caller gave up).
+    Cancellation(i64),
+    /// The response to an incoming request (its id is in the [`Route`]), or the empty frame
+    /// that says none will come.
+    Response,
+}
+
+impl FrameKind {
+    /// The id of the request the frame is, or cancels.
+    pub fn request_id(self) -> Option<RequestId> {
+        match self {
+            FrameKind::Request(id) | FrameKind::Cancellation(id) => Some(RequestId::Integer(id)),
+            _ => None,
+        }
+    }
+}
+
+/// A frame to write, with its route, what it is, and the hints of the layer above.
 ///
 /// An empty frame routed as [`Route::Response`] says that the request was cancelled and no
 /// response will come; transports that do not route skip it.
@@ -80,12 +118,54 @@ pub struct Outbound {
     pub frame: Bytes,
     /// Which incoming request it belongs to.
     pub route: Route,
+    /// What the frame is, as the engine encoded it.
+    pub kind: FrameKind,
+    /// What the layer above told the transport about this frame (`None` for almost every
+    /// frame: no allocation).
+    pub hints: Option<FrameHints>,
+}
+
+impl Outbound {
+    /// A frame with its route, of unknown kind, without hints.
+    pub fn new(frame: Bytes, route: Route) -> Self {
+        Outbound { frame, route, kind: FrameKind::Unknown, hints: None }
+    }
+
+    /// The same frame, described as `kind`.
+    pub fn with_kind(mut self, kind: FrameKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// The same frame, with the layer above's hints.
+    pub fn with_hints(mut self, hints: Option<FrameHints>) -> Self {
+        self.hints = hints;
+        self
+    }
 }
 
 impl From<Bytes> for Outbound {
     fn from(frame: Bytes) -> Self {
-        Outbound { frame, route: Route::Unrelated }
+        Outbound::new(frame, Route::Unrelated)
     }
+}
+
+/// Why a transport failed a request it was sending, delivered to the waiting call as
+/// [`CallError::Transport`](crate::CallError::Transport) (downcast it to the transport's own
+/// error type, as `mcp-transport-http` documents).
+pub type TransportError = Arc<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What a transport can say about its streams and routing, for the layers above that adapt to
+/// it (see [`Transport::KIND`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TransportKind {
+    /// A byte stream (stdio, a child process, in memory): frames go out in order, and a request
+    /// may go unanswered without the transport noticing.
+    Stream,
+    /// An HTTP client: every request gets an HTTP answer (an unanswered one fails), and it
+    /// takes per-request HTTP headers as [`FrameHints`].
+    HttpClient,
 }
 
 /// Why a frame could not be read.
@@ -104,6 +184,17 @@ pub enum ReadError {
     /// The stream failed; nothing more will be read.
     #[error("transport read failed: {0}")]
     Io(#[from] io::Error),
+    /// The transport could not deliver one of our requests, or its answer (over HTTP: an
+    /// error status, a broken connection): the call waiting for it fails with
+    /// [`CallError::Transport`](crate::CallError::Transport). Reading goes on.
+    #[error("request {id} failed in the transport: {source}")]
+    RequestFailed {
+        /// The request's id.
+        id: RequestId,
+        /// Why.
+        #[source]
+        source: TransportError,
+    },
 }
 
 impl ReadError {
@@ -133,6 +224,9 @@ pub trait Transport: Send + 'static {
     type Read: TransportRead;
     /// The writing half.
     type Write: TransportWrite;
+    /// What the transport is (the layers above adapt to it: an HTTP client transport takes
+    /// request headers as hints, and always answers a request).
+    const KIND: TransportKind = TransportKind::Stream;
     /// Splits into halves that work concurrently.
     fn split(self) -> (Self::Read, Self::Write);
 }
@@ -184,5 +278,26 @@ impl TransportWrite for MemoryWrite {
     async fn close(&mut self) -> io::Result<()> {
         self.0 = None;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_outbound_frame_stays_small() {
+        // Queued per frame on every transport: the kind is a copy, the hints one pointer.
+        assert!(std::mem::size_of::<FrameKind>() <= 16);
+        assert!(std::mem::size_of::<Outbound>() <= 96, "{}", std::mem::size_of::<Outbound>());
+    }
+
+    #[test]
+    fn a_frame_kind_names_the_request() {
+        assert_eq!(FrameKind::Request(7).request_id(), Some(RequestId::Integer(7)));
+        assert_eq!(FrameKind::Cancellation(8).request_id(), Some(RequestId::Integer(8)));
+        assert_eq!(FrameKind::Notification.request_id(), None);
+        let out = Outbound::from(Bytes::from_static(b"{}"));
+        assert!(out.kind == FrameKind::Unknown && out.hints.is_none() && out.route == Route::Unrelated);
     }
 }

@@ -98,7 +98,7 @@ impl std::fmt::Debug for HttpClientConfig {
 }
 
 impl HttpClientConfig {
-    /// The configuration for the MCP endpoint at `url` (for the legacy transport: its SSE
+    /// The configuration for the MCP endpoint at `url` (for HTTP+SSE: its SSE
     /// URL), with the defaults.
     pub fn new(url: Url) -> Self {
         HttpClientConfig {
@@ -169,7 +169,7 @@ impl HttpClientConfig {
     }
 
     /// The longest an HTTP exchange that should be quick may take (default 30 s): POSTs of
-    /// notifications and responses, the opening of SSE streams, the legacy transport's
+    /// notifications and responses, the opening of SSE streams, the HTTP+SSE transport's
     /// `endpoint` event, DELETE. A request's POST is not limited by it: the connection's
     /// call timeout applies (and a timed-out call's POST is dropped).
     pub fn http_timeout(mut self, timeout: Duration) -> Self {
@@ -203,7 +203,7 @@ impl HttpClientConfig {
     }
 
     /// Whether [`StreamableHttpTransport`](super::StreamableHttpTransport) falls back to the
-    /// legacy HTTP+SSE transport when the POST of `initialize` gets a 4xx other than 401 and
+    /// HTTP+SSE transport when the POST of `initialize` gets a 4xx other than 401 and
     /// 403, which are about credentials rather than the transport (default: yes).
     pub fn legacy_fallback(mut self, enabled: bool) -> Self {
         self.legacy_fallback = enabled;

@@ -9,9 +9,9 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderName, HeaderValue, Method, StatusCode};
-use mcp_jsonrpc::message::{self, Message, Parsed};
-use mcp_jsonrpc::transport::{Inbound, ReadError};
-use mcp_types::{CancelledNotificationParams, ErrorObject, RequestId};
+use mcp_jsonrpc::message;
+use mcp_jsonrpc::transport::{FrameKind, Inbound, Outbound, ReadError, TransportError};
+use mcp_types::{ErrorObject, RequestId};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::{Semaphore, mpsc, oneshot};
@@ -21,8 +21,8 @@ use url::Url;
 
 use super::auth::Unauthorized;
 use super::config::HttpClientConfig;
-use super::error::{HttpClientError, HttpErrorKind, error_frame, error_object};
-use super::param_headers::{ToolHeaders, encode_header_value};
+use super::error::{HttpClientError, HttpErrorKind, HttpRequestError};
+use super::hints::{RequestHeaders, Role};
 use super::sse::{SseEvent, SseParser};
 use crate::headers::{APPLICATION_JSON, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, TEXT_EVENT_STREAM};
 
@@ -32,26 +32,13 @@ const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 const ERROR_BODY_LIMIT: usize = 2048;
 /// How much of an error body is read to find a JSON-RPC error in it.
 const ERROR_JSON_LIMIT: usize = 64 * 1024;
-/// Tools whose `x-mcp-header` declarations are remembered (beyond: the list starts afresh).
-const MAX_TOOLS: usize = 16_384;
-/// The request metadata headers of 2026-07-28.
-const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
-/// JSON-RPC error codes that only a 2026-07-28 server sends: header mismatch, missing client
-/// capability, unsupported protocol version.
-const MODERN_ERROR_CODES: [i64; 3] = [
-    mcp_types::ErrorCode::HEADER_MISMATCH.code(),
-    mcp_types::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY.code(),
-    mcp_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.code(),
-];
-
-/// Whether a refusal of the POST of `initialize` sends the client to the legacy HTTP+SSE
+/// Whether a refusal of the POST of `initialize` sends the client to the HTTP+SSE
 /// transport: any 4xx (the backwards-compatibility procedure of 2025-03-26 and 2025-06-18;
 /// 2025-11-25 names 400, 404 and 405, which this includes) except 401 and 403. Those are about
 /// credentials, not the transport: a 401 goes to the `AuthProvider`, and a 403 (insufficient
 /// scope) must reach the caller as it is rather than hide behind a failed fallback. The same
 /// rule as the `server/discover` probe of `mcp-client`.
-fn falls_back_to_legacy(status: StatusCode) -> bool {
+fn falls_back_to_sse(status: StatusCode) -> bool {
     status.is_client_error() && !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
 }
 
@@ -69,9 +56,9 @@ pub(crate) enum Mode {
     Detect,
     /// Streamable HTTP (2025-03-26 and later).
     Streamable,
-    /// Legacy HTTP+SSE (2024-11-05): messages are POSTed to `endpoint`, answers come on the
-    /// one SSE stream.
-    Legacy { endpoint: Url },
+    /// HTTP+SSE (2024-11-05): messages are POSTed to `endpoint`, answers come on the one SSE
+    /// stream.
+    Sse { endpoint: Url },
 }
 
 #[derive(Debug)]
@@ -79,7 +66,8 @@ struct State {
     mode: Mode,
     session_id: Option<HeaderValue>,
     protocol_version: Option<HeaderValue>,
-    /// The id of the `initialize` request whose answer is awaited.
+    /// The id of the `initialize` request whose answer (with the negotiated revision) is
+    /// awaited.
     init_id: Option<RequestId>,
     /// Bumped by each `initialize`: answers about an older session do not touch this one.
     generation: u64,
@@ -89,9 +77,9 @@ struct State {
     get_stream: Option<(u64, CancellationToken)>,
     /// Numbers GET streams.
     get_streams_started: u64,
-    /// The revision of the last 2026-07-28 (or later) request: the connection is stateless.
+    /// The revision of the last stateless (2026-07-28) request: the connection is stateless.
     /// Cleared by `initialize`.
-    modern: Option<HeaderValue>,
+    stateless: Option<HeaderValue>,
 }
 
 /// The session headers as they were when a request was built.
@@ -100,11 +88,46 @@ pub(crate) struct Snapshot {
     session_id: Option<HeaderValue>,
     protocol_version: Option<HeaderValue>,
     generation: u64,
-    legacy: bool,
+    /// Over HTTP+SSE: no session id, answers on the one stream.
+    sse: bool,
     /// A stateless (2026-07-28) request: no session, no resumption, its metadata headers.
-    modern: bool,
+    stateless: bool,
     /// `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` of a stateless request.
     extra: Vec<(HeaderName, HeaderValue)>,
+    /// JSON-RPC error codes that, in a 4xx body, are the server's answer (from the client).
+    final_errors: &'static [i64],
+}
+
+/// How a request failed: the server's JSON-RPC error (delivered as it sent it), or HTTP's.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    Remote(ErrorObject),
+    Http(HttpRequestError),
+}
+
+impl From<HttpRequestError> for Failure {
+    fn from(e: HttpRequestError) -> Self {
+        Failure::Http(e)
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Remote(e) => e.fmt(f),
+            Failure::Http(e) => e.fmt(f),
+        }
+    }
+}
+
+/// How a POST of requests is sent.
+#[derive(Debug)]
+pub(crate) enum Post {
+    /// In the session (`initialize` begins it), with the JSON-RPC error codes that are final
+    /// in a 4xx body.
+    Session { initialize: bool, final_errors: &'static [i64] },
+    /// A stateless request, with its headers.
+    Stateless(Snapshot),
 }
 
 /// The requests one POST waits to see answered.
@@ -114,113 +137,6 @@ struct Awaited {
     done: CancellationToken,
 }
 
-/// What a stateless (2026-07-28) request says about itself, for its HTTP headers.
-#[derive(Debug)]
-pub(crate) struct ModernRequest {
-    /// The revision in its `_meta`.
-    version: String,
-    method: String,
-    /// `params.name` or `params.uri`, for `tools/call`, `prompts/get`, `resources/read`.
-    name: Option<String>,
-    /// The arguments of `tools/call`.
-    arguments: Option<serde_json::Map<String, serde_json::Value>>,
-}
-
-/// Just enough of a request's params for its headers.
-#[derive(Deserialize)]
-struct ParamsProbe {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    uri: Option<String>,
-    #[serde(default)]
-    arguments: Option<serde_json::Value>,
-    #[serde(rename = "_meta", default)]
-    meta: Option<MetaProbe>,
-}
-
-#[derive(Deserialize)]
-struct MetaProbe {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
-    protocol_version: Option<String>,
-}
-
-/// Whether a revision string names a stateless revision (2026-07-28 or later; dates order as
-/// strings).
-fn is_modern_version(v: &str) -> bool {
-    v.len() == 10 && v >= "2026-07-28"
-}
-
-impl ModernRequest {
-    fn of(r: &message::Request) -> Option<ModernRequest> {
-        let params = r.params.as_deref()?;
-        if !mcp_jsonrpc::raw::names_protocol_version(params.get()) {
-            return None;
-        }
-        let probe: ParamsProbe = serde_json::from_str(params.get()).ok()?;
-        let version = probe.meta?.protocol_version.filter(|v| is_modern_version(v))?;
-        let name = match r.method.as_str() {
-            "tools/call" | "prompts/get" => probe.name,
-            "resources/read" => probe.uri,
-            _ => None,
-        };
-        let arguments = match probe.arguments {
-            Some(serde_json::Value::Object(m)) if r.method == "tools/call" => Some(m),
-            _ => None,
-        };
-        Some(ModernRequest { version, method: r.method.clone(), name, arguments })
-    }
-}
-
-/// What an outgoing frame holds.
-#[derive(Debug, Default)]
-pub(crate) struct Outgoing {
-    requests: Vec<RequestId>,
-    initialize: Option<RequestId>,
-    initialized: bool,
-    cancelled: Vec<RequestId>,
-    /// The frame is one stateless request.
-    modern: Option<ModernRequest>,
-    /// The frame is a stateless `tools/list`: its answer tells the tools' `x-mcp-header`s.
-    tools_list: bool,
-}
-
-impl Outgoing {
-    pub(crate) fn classify(frame: &[u8]) -> Outgoing {
-        let mut out = Outgoing::default();
-        let single = matches!(frame.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{'));
-        let mut visit = |m: Message| match m {
-            Message::Request(r) => {
-                if r.method == "initialize" {
-                    out.initialize = Some(r.id.clone());
-                } else if single {
-                    out.modern = ModernRequest::of(&r);
-                    out.tools_list = out.modern.is_some() && r.method == "tools/list";
-                }
-                out.requests.push(r.id);
-            }
-            Message::Notification(n) => match n.method.as_str() {
-                "notifications/initialized" => out.initialized = true,
-                "notifications/cancelled" => {
-                    if let Ok(CancelledNotificationParams { request_id: Some(id), .. }) =
-                        message::decode_params(n.params.as_deref())
-                    {
-                        out.cancelled.push(id);
-                    }
-                }
-                _ => {}
-            },
-            Message::Response(_) => {}
-        };
-        match message::parse(frame) {
-            Parsed::Single(m) => visit(m),
-            Parsed::Batch(items) => items.into_iter().flatten().for_each(visit),
-            Parsed::Invalid { .. } => {}
-        }
-        out
-    }
-}
-
 /// Where a stream's events left off.
 #[derive(Debug, Default)]
 struct Cursor {
@@ -228,6 +144,18 @@ struct Cursor {
     retry: Option<Duration>,
     /// Events that carried a message (what counts as progress for reconnecting).
     messages: u64,
+}
+
+/// How resuming a request's stream ended.
+enum Resumed {
+    /// A new stream opened (boxed: resuming is rare, the body large).
+    Opened(Box<SseBody>),
+    /// The request was answered (or cancelled) meanwhile.
+    Answered,
+    /// The reconnection attempts ran out.
+    OutOfAttempts,
+    /// The server refused.
+    Failed(Failure),
 }
 
 /// An SSE response body, event by event.
@@ -332,6 +260,7 @@ struct Probe<'a> {
     error: Option<serde::de::IgnoredAny>,
 }
 
+/// The revision in the answer to `initialize`.
 #[derive(Deserialize)]
 struct InitProbe {
     #[serde(rename = "protocolVersion")]
@@ -346,16 +275,11 @@ pub(crate) struct Core {
     permits: Arc<Semaphore>,
     /// Fires on close: every task stops.
     pub(crate) closing: CancellationToken,
-    /// Fires when nothing more will be read (close, or the legacy stream ended).
+    /// Fires when nothing more will be read (close, or the HTTP+SSE stream ended).
     pub(crate) ended: CancellationToken,
     awaited: Mutex<HashMap<RequestId, Arc<Awaited>>>,
     /// The last `retry` the server sent on any stream.
     server_retry: Mutex<Option<Duration>>,
-    /// Stateless `tools/list` requests whose answers are awaited.
-    tool_lists: Mutex<HashSet<RequestId>>,
-    /// The `x-mcp-header` declarations of the tools listed so far (an error for a tool whose
-    /// declarations are invalid).
-    tool_headers: Mutex<HashMap<String, Result<ToolHeaders, super::param_headers::InvalidToolHeaders>>>,
 }
 
 impl std::fmt::Debug for Core {
@@ -379,7 +303,7 @@ impl Core {
                 expired: false,
                 get_stream: None,
                 get_streams_started: 0,
-                modern: None,
+                stateless: None,
             }),
             inbound: tx,
             permits: Arc::new(Semaphore::new(config.max_in_flight)),
@@ -387,8 +311,6 @@ impl Core {
             ended: CancellationToken::new(),
             awaited: Mutex::new(HashMap::new()),
             server_retry: Mutex::new(None),
-            tool_lists: Mutex::new(HashSet::new()),
-            tool_headers: Mutex::new(HashMap::new()),
             config,
         };
         Ok((Arc::new(core), rx))
@@ -402,24 +324,15 @@ impl Core {
 
     pub(crate) fn protocol_version(&self) -> Option<String> {
         let st = lock(&self.state);
-        st.modern.as_ref().or(st.protocol_version.as_ref()).and_then(|v| v.to_str().ok()).map(str::to_owned)
+        st.stateless.as_ref().or(st.protocol_version.as_ref()).and_then(|v| v.to_str().ok()).map(str::to_owned)
     }
 
-    pub(crate) fn is_modern(&self) -> bool {
-        lock(&self.state).modern.is_some()
+    pub(crate) fn is_stateless(&self) -> bool {
+        lock(&self.state).stateless.is_some()
     }
 
-    /// The `x-mcp-header` declarations the transport knows for `tool` (from stateless
-    /// `tools/list` answers): `None` for an unknown tool.
-    pub(crate) fn tool_headers(
-        &self,
-        tool: &str,
-    ) -> Option<Result<ToolHeaders, super::param_headers::InvalidToolHeaders>> {
-        lock(&self.tool_headers).get(tool).cloned()
-    }
-
-    pub(crate) fn is_legacy(&self) -> bool {
-        matches!(lock(&self.state).mode, Mode::Legacy { .. })
+    pub(crate) fn is_sse(&self) -> bool {
+        matches!(lock(&self.state).mode, Mode::Sse { .. })
     }
 
     pub(crate) fn is_expired(&self) -> bool {
@@ -434,57 +347,53 @@ impl Core {
         let st = lock(&self.state);
         Snapshot {
             session_id: st.session_id.clone(),
-            protocol_version: st.modern.clone().or_else(|| st.protocol_version.clone()),
+            protocol_version: st.stateless.clone().or_else(|| st.protocol_version.clone()),
             generation: st.generation,
-            legacy: matches!(st.mode, Mode::Legacy { .. }),
-            modern: false,
+            sse: matches!(st.mode, Mode::Sse { .. }),
+            stateless: false,
             extra: Vec::new(),
+            final_errors: &[],
         }
     }
 
-    /// The headers of a stateless request: its revision, `Mcp-Method`, `Mcp-Name`, and the
-    /// `Mcp-Param-*` of the tool's arguments; no session id.
-    fn modern_snapshot(&self, request: &ModernRequest) -> Snapshot {
-        let version = HeaderValue::from_str(&request.version).ok();
+    /// The headers of a stateless request, as the client handed them: its revision,
+    /// `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`; no session id.
+    fn stateless_snapshot(&self, headers: &RequestHeaders) -> Snapshot {
         let generation = {
             let mut st = lock(&self.state);
-            if version.is_some() {
-                st.modern = version.clone();
+            if headers.version.is_some() {
+                st.stateless = headers.version.clone();
             }
             st.generation
         };
-        let mut extra = Vec::new();
-        if let Ok(method) = HeaderValue::from_str(&request.method) {
-            extra.push((MCP_METHOD, method));
+        Snapshot {
+            session_id: None,
+            protocol_version: headers.version.clone(),
+            generation,
+            sse: false,
+            stateless: true,
+            extra: headers.headers.clone(),
+            final_errors: headers.final_errors,
         }
-        if let Some(name) = &request.name {
-            extra.push((MCP_NAME, encode_header_value(name)));
-            if request.method == "tools/call"
-                && let Some(Ok(tool)) = self.tool_headers(name)
-            {
-                extra.extend(tool.headers(request.arguments.as_ref()));
-            }
-        }
-        Snapshot { session_id: None, protocol_version: version, generation, legacy: false, modern: true, extra }
     }
 
     /// Where messages are POSTed.
     fn target(&self) -> Url {
         match &lock(&self.state).mode {
-            Mode::Legacy { endpoint } => endpoint.clone(),
+            Mode::Sse { endpoint } => endpoint.clone(),
             _ => self.config.url.clone(),
         }
     }
 
     /// A new `initialize` goes out: a new session begins, without a session id.
-    fn begin_initialize(&self, id: RequestId) {
+    fn begin_initialize(&self, id: Option<RequestId>) {
         let mut st = lock(&self.state);
+        st.init_id = id;
         st.generation += 1;
         st.session_id = None;
         st.protocol_version = None;
-        st.modern = None;
+        st.stateless = None;
         st.expired = false;
-        st.init_id = Some(id);
         if let Some((_, get)) = st.get_stream.take() {
             get.cancel();
         }
@@ -536,18 +445,14 @@ impl Core {
         true
     }
 
-    /// The id of a response; the negotiated revision from the answer to `initialize`.
+    /// The id of a response; from the answer to `initialize`, the negotiated revision (which
+    /// goes as `MCP-Protocol-Version` from then on).
     fn inspect(&self, frame: &[u8]) -> Option<RequestId> {
         let probe: Probe<'_> = serde_json::from_slice(frame).ok()?;
         if probe.method.is_some() || (probe.result.is_none() && probe.error.is_none()) {
             return None;
         }
         let id = probe.id?;
-        if lock(&self.tool_lists).remove(&id)
-            && let Some(result) = probe.result
-        {
-            self.learn_tool_headers(result);
-        }
         let mut st = lock(&self.state);
         if st.init_id.as_ref() == Some(&id) {
             st.init_id = None;
@@ -558,33 +463,6 @@ impl Core {
             }
         }
         Some(id)
-    }
-
-    /// Remembers the `x-mcp-header` declarations of the tools of a `tools/list` answer.
-    fn learn_tool_headers(&self, result: &RawValue) {
-        #[derive(Deserialize)]
-        struct Listed {
-            #[serde(default)]
-            tools: Vec<ListedTool>,
-        }
-        #[derive(Deserialize)]
-        struct ListedTool {
-            name: String,
-            #[serde(rename = "inputSchema", default)]
-            input_schema: serde_json::Map<String, serde_json::Value>,
-        }
-        let Ok(listed) = serde_json::from_str::<Listed>(result.get()) else { return };
-        let mut known = lock(&self.tool_headers);
-        if known.len() + listed.tools.len() > MAX_TOOLS {
-            known.clear();
-        }
-        for tool in listed.tools {
-            let headers = ToolHeaders::from_schema(&tool.input_schema);
-            if let Err(e) = &headers {
-                debug!(tool = %tool.name, "{e}");
-            }
-            known.insert(tool.name, headers);
-        }
     }
 
     fn register(&self, ids: &[RequestId]) -> Arc<Awaited> {
@@ -599,7 +477,6 @@ impl Core {
 
     /// Request `id` was answered or cancelled: whoever waits for it stops.
     fn settle(&self, id: &RequestId) {
-        lock(&self.tool_lists).remove(id);
         let Some(awaited) = lock(&self.awaited).remove(id) else { return };
         let mut pending = lock(&awaited.pending);
         pending.remove(id);
@@ -608,15 +485,11 @@ impl Core {
         }
     }
 
-    /// Answers every request still pending in `awaited` with `error`.
-    async fn fail(&self, awaited: &Awaited, error: ErrorObject) {
+    /// Fails every request still pending in `awaited`: the server's JSON-RPC error goes to
+    /// each as a response, HTTP's as the transport's error.
+    async fn fail(&self, awaited: &Awaited, failure: impl Into<Failure>) {
+        let failure = failure.into();
         let ids: Vec<RequestId> = lock(&awaited.pending).drain().collect();
-        {
-            let mut lists = lock(&self.tool_lists);
-            for id in &ids {
-                lists.remove(id);
-            }
-        }
         {
             let mut map = lock(&self.awaited);
             for id in &ids {
@@ -626,10 +499,29 @@ impl Core {
             }
         }
         awaited.done.cancel();
-        for id in &ids {
-            debug!(%id, error = %error.message, "request failed in the transport");
-            if !self.push(Ok(Inbound::from(error_frame(id, &error)))).await {
-                return;
+        self.fail_ids(&ids, failure).await;
+    }
+
+    /// Fails the requests `ids` with `failure`.
+    async fn fail_ids(&self, ids: &[RequestId], failure: Failure) {
+        debug!(requests = ?ids, error = %failure, "request failed in the transport");
+        match failure {
+            Failure::Remote(error) => {
+                for id in ids {
+                    let frame = message::encode_error(Some(id), &error);
+                    if !self.push(Ok(Inbound::from(frame))).await {
+                        return;
+                    }
+                }
+            }
+            Failure::Http(error) => {
+                let error: TransportError = Arc::new(error);
+                for id in ids {
+                    let failed = ReadError::RequestFailed { id: id.clone(), source: error.clone() };
+                    if !self.push(Err(failed)).await {
+                        return;
+                    }
+                }
             }
         }
     }
@@ -638,7 +530,7 @@ impl Core {
 
     fn request(&self, method: Method, url: &Url, snap: &Snapshot) -> reqwest::RequestBuilder {
         let mut rb = self.client.request(method, url.clone()).headers(self.config.headers.clone());
-        if !snap.legacy
+        if !snap.sse
             && let Some(s) = &snap.session_id
         {
             rb = rb.header(MCP_SESSION_ID, s.clone());
@@ -710,111 +602,135 @@ impl Core {
         }
     }
 
-    /// The error for a failed status: a JSON-RPC error in the body of a 4xx answer to a
-    /// stateless request (or one only a 2026-07-28 server sends, to any request) as it came,
-    /// else one made up from the status and the body text.
-    async fn status_error(&self, response: reqwest::Response, snap: &Snapshot, what: &str) -> ErrorObject {
+    /// The failure for an error status: a JSON-RPC error in the body of a 4xx answer to a
+    /// stateless request (or one whose code the client named final) as it came, else HTTP's,
+    /// from the status and the body text.
+    async fn status_error(&self, response: reqwest::Response, snap: &Snapshot, what: &str) -> Failure {
         let status = response.status();
         let challenge = response.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let body = body_text_limited(response, self.config.http_timeout, ERROR_JSON_LIMIT).await;
         if status.is_client_error()
             && !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
             && let Some(error) = jsonrpc_error(&body)
-            && (snap.modern || MODERN_ERROR_CODES.contains(&error.code))
+            && (snap.stateless || snap.final_errors.contains(&error.code))
         {
             debug!(%status, code = error.code, "the server answered {what} with a JSON-RPC error");
-            return error;
+            return Failure::Remote(error);
         }
         let body = truncate(&body, ERROR_BODY_LIMIT);
         let body = if body.is_empty() { String::new() } else { format!(": {body}") };
-        if status == StatusCode::NOT_FOUND && snap.session_id.is_some() && !snap.legacy {
+        let error = if status == StatusCode::NOT_FOUND && snap.session_id.is_some() && !snap.sse {
             self.expire(snap.generation);
-            return error_object(
+            HttpRequestError::new(
                 HttpErrorKind::SessionExpired,
                 Some(status),
                 format!(
                     "MCP session expired: the server answered {what} with HTTP {status}{body}; initialize a new session"
                 ),
-            );
-        }
-        if status == StatusCode::UNAUTHORIZED {
+            )
+        } else if status == StatusCode::UNAUTHORIZED {
             let challenge = challenge.map(|c| format!(" (WWW-Authenticate: {c})")).unwrap_or_default();
-            return error_object(
+            HttpRequestError::new(
                 HttpErrorKind::Unauthorized,
                 Some(status),
                 format!("HTTP {status}: the server requires authorization{challenge}{body}"),
-            );
-        }
-        error_object(HttpErrorKind::Status, Some(status), format!("HTTP {status} for {what}{body}"))
+            )
+        } else {
+            HttpRequestError::new(HttpErrorKind::Status, Some(status), format!("HTTP {status} for {what}{body}"))
+        };
+        Failure::Http(error)
     }
 
     // ---- writing ------------------------------------------------------------------------
 
-    /// Sends one outgoing frame.
-    pub(crate) async fn send_frame(self: &Arc<Self>, frame: Bytes) -> io::Result<()> {
+    /// Sends one outgoing frame, as the engine described it and with the client's headers.
+    pub(crate) async fn send_frame(self: &Arc<Self>, out: &Outbound) -> io::Result<()> {
         if self.closing.is_cancelled() {
             return Err(io::Error::from(io::ErrorKind::BrokenPipe));
         }
-        let out = Outgoing::classify(&frame);
-        match &out.initialize {
-            Some(id) => self.begin_initialize(id.clone()),
-            None if out.modern.is_none() && self.is_expired() => {
+        let headers = RequestHeaders::of(out.hints.as_ref());
+        let role = headers.map_or(Role::Plain, |h| h.role);
+        match role {
+            Role::Initialize => self.begin_initialize(out.kind.request_id()),
+            Role::Stateless => {}
+            Role::Initialized | Role::Plain if self.is_expired() => {
                 // Nothing reaches a session the server ended; requests fail at once.
-                let error = error_object(
-                    HttpErrorKind::SessionExpired,
-                    Some(StatusCode::NOT_FOUND),
-                    "MCP session expired (the server answered HTTP 404 to its id); initialize a new session".to_owned(),
-                );
-                for id in &out.requests {
-                    self.push(Ok(Inbound::from(error_frame(id, &error)))).await;
-                }
-                if out.requests.is_empty() {
-                    debug!("a notification or response dropped: the session expired");
+                match out.kind {
+                    FrameKind::Request(id) => {
+                        let error = HttpRequestError::new(
+                            HttpErrorKind::SessionExpired,
+                            Some(StatusCode::NOT_FOUND),
+                            "MCP session expired (the server answered HTTP 404 to its id); initialize a new session"
+                                .to_owned(),
+                        );
+                        self.fail_ids(&[RequestId::Integer(id)], error.into()).await;
+                    }
+                    _ => debug!("a notification or response dropped: the session expired"),
                 }
                 return Ok(());
             }
-            None => {}
+            Role::Initialized | Role::Plain => {}
         }
-        let mode = lock(&self.state).mode.clone();
-        if out.requests.is_empty() {
-            if !out.cancelled.is_empty() && self.is_modern() {
-                // 2026-07-28: closing the request's stream (below) is the cancellation; no
-                // `notifications/cancelled` goes over HTTP.
-                debug!(requests = ?out.cancelled, "cancelled: closing the streams of the requests");
-            } else {
-                self.post_message(frame, &out).await;
-            }
-        } else if let Some(modern) = &out.modern {
-            // A stateless request: its own POST and stream, with its metadata headers, whatever
-            // the connection's mode (a legacy fallback is still possible until `initialize`).
-            let awaited = self.register(&out.requests);
-            if out.tools_list {
-                lock(&self.tool_lists).extend(out.requests.iter().cloned());
-            }
-            let snap = self.modern_snapshot(modern);
-            tokio::spawn(self.clone().run_request(frame, awaited, false, Some(snap)));
-        } else {
-            let awaited = self.register(&out.requests);
-            match mode {
-                Mode::Detect if out.initialize.is_some() => self.initialize_detecting(frame, awaited).await,
-                Mode::Detect => {
-                    self.set_mode(Mode::Streamable);
-                    tokio::spawn(self.clone().run_request(frame, awaited, out.initialize.is_some(), None));
+        match out.kind {
+            FrameKind::Request(id) => self.send_request(out.frame.clone(), RequestId::Integer(id), headers).await,
+            FrameKind::Cancellation(id) => {
+                if self.is_stateless() {
+                    // 2026-07-28: closing the request's stream (below) is the cancellation; no
+                    // `notifications/cancelled` goes over HTTP.
+                    debug!(request = id, "cancelled: closing the stream of the request");
+                } else {
+                    self.post_message(out.frame.clone(), role).await;
                 }
-                _ => {
-                    tokio::spawn(self.clone().run_request(frame, awaited, out.initialize.is_some(), None));
-                }
+                self.settle(&RequestId::Integer(id));
             }
-        }
-        for id in &out.cancelled {
-            self.settle(id);
+            _ => self.post_message(out.frame.clone(), role).await,
         }
         Ok(())
     }
 
+    /// POSTs one of our requests and reads its answer, in a task of its own.
+    async fn send_request(self: &Arc<Self>, frame: Bytes, id: RequestId, headers: Option<&RequestHeaders>) {
+        let awaited = self.register(std::slice::from_ref(&id));
+        let Some(headers) = headers else {
+            return self.post_in_session(frame, awaited, false, &[]).await;
+        };
+        match headers.role {
+            // A stateless request: its own POST and stream, with its metadata headers, whatever
+            // the connection's mode (a fallback to HTTP+SSE is still possible until
+            // `initialize`).
+            Role::Stateless => {
+                let snap = self.stateless_snapshot(headers);
+                tokio::spawn(self.clone().run_request(frame, awaited, Post::Stateless(snap)));
+            }
+            role => self.post_in_session(frame, awaited, role == Role::Initialize, headers.final_errors).await,
+        }
+    }
+
+    /// POSTs a request in the session (the first `initialize` may have to fall back).
+    async fn post_in_session(
+        self: &Arc<Self>,
+        frame: Bytes,
+        awaited: Arc<Awaited>,
+        initialize: bool,
+        final_errors: &'static [i64],
+    ) {
+        let mode = lock(&self.state).mode.clone();
+        let post = Post::Session { initialize, final_errors };
+        match mode {
+            Mode::Detect if initialize => self.initialize_detecting(frame, awaited, final_errors).await,
+            Mode::Detect => {
+                self.set_mode(Mode::Streamable);
+                tokio::spawn(self.clone().run_request(frame, awaited, post));
+            }
+            _ => {
+                tokio::spawn(self.clone().run_request(frame, awaited, post));
+            }
+        }
+    }
+
     /// POSTs a notification or response, waiting for it to be accepted: what follows (the
     /// next request after `notifications/initialized`) reaches the server after it.
-    async fn post_message(self: &Arc<Self>, frame: Bytes, out: &Outgoing) {
+    async fn post_message(self: &Arc<Self>, frame: Bytes, role: Role) {
         let snap = self.snapshot();
         let url = self.target();
         let response = tokio::select! {
@@ -827,21 +743,22 @@ impl Core {
             }
             Ok(Err(e)) => warn!(error = %e, "POST of a notification or response failed"),
             Ok(Ok(response)) if response.status().is_success() => {
-                if out.initialized && !snap.legacy {
+                if role == Role::Initialized && !snap.sse {
                     self.start_get_stream();
                 }
             }
             Ok(Ok(response)) => {
-                let error = self.status_error(response, &snap, "a notification or response").await;
-                warn!("{}", error.message);
+                let failure = self.status_error(response, &snap, "a notification or response").await;
+                warn!("{failure}");
             }
         }
     }
 
-    /// The first `initialize` of a transport that may have to fall back to legacy HTTP+SSE:
-    /// sent before anything else goes out.
-    async fn initialize_detecting(self: &Arc<Self>, frame: Bytes, awaited: Arc<Awaited>) {
-        let snap = self.snapshot();
+    /// The first `initialize` of a transport that may have to fall back to HTTP+SSE: sent
+    /// before anything else goes out. A refusal whose JSON-RPC error the client named final
+    /// (a server of the stateless revision refusing `initialize`) is delivered instead.
+    async fn initialize_detecting(self: &Arc<Self>, frame: Bytes, awaited: Arc<Awaited>, final_errors: &'static [i64]) {
+        let snap = Snapshot { final_errors, ..self.snapshot() };
         let url = self.config.url.clone();
         let response = tokio::select! {
             r = tokio::time::timeout(self.config.http_timeout, self.post(&url, &snap, &frame)) => r,
@@ -850,17 +767,16 @@ impl Core {
         let response = match response {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => {
-                let error = error_object(HttpErrorKind::Connection, None, format!("HTTP request failed: {e}"));
+                let error = HttpRequestError::connection(None, format!("HTTP request failed: {e}"), e);
                 return self.fail(&awaited, error).await;
             }
             Err(_) => {
                 let msg = format!("no answer to initialize within {:?}", self.config.http_timeout);
-                return self.fail(&awaited, error_object(HttpErrorKind::Connection, None, msg)).await;
+                return self.fail(&awaited, HttpRequestError::new(HttpErrorKind::Connection, None, msg)).await;
             }
         };
         let status = response.status();
-        let fallback = self.config.legacy_fallback && falls_back_to_legacy(status);
-        if !fallback {
+        if !(self.config.legacy_fallback && falls_back_to_sse(status)) {
             self.set_mode(Mode::Streamable);
             tokio::spawn({
                 let core = self.clone();
@@ -869,40 +785,46 @@ impl Core {
             return;
         }
         let refusal = body_text_limited(response, self.config.http_timeout, ERROR_JSON_LIMIT).await;
-        if let Some(error) = jsonrpc_error(&refusal).filter(|e| MODERN_ERROR_CODES.contains(&e.code)) {
-            // A 2026-07-28 server refusing `initialize`: not a legacy HTTP+SSE server.
-            debug!(%status, code = error.code, "initialize refused by a 2026-07-28 server");
+        if let Some(error) = jsonrpc_error(&refusal).filter(|e| final_errors.contains(&e.code)) {
+            // The server's own answer (a server of the stateless revision): not HTTP+SSE.
+            debug!(%status, code = error.code, "initialize refused with an error the client named final");
             self.set_mode(Mode::Streamable);
-            return self.fail(&awaited, error).await;
+            return self.fail(&awaited, Failure::Remote(error)).await;
         }
-        debug!(%status, "POST of initialize refused; trying the legacy HTTP+SSE transport");
-        let refusal = truncate(&refusal, ERROR_BODY_LIMIT);
+        self.fall_back_to_sse(frame, awaited, status, &refusal).await;
+    }
+
+    /// The POST of `initialize` was refused with `status`: try HTTP+SSE on the same URL, and
+    /// re-send `initialize` there.
+    async fn fall_back_to_sse(
+        self: &Arc<Self>,
+        frame: Bytes,
+        awaited: Arc<Awaited>,
+        status: StatusCode,
+        refusal: &str,
+    ) {
+        debug!(%status, "POST of initialize refused; trying the HTTP+SSE transport");
+        let refusal = truncate(refusal, ERROR_BODY_LIMIT);
         let refusal = if refusal.is_empty() { String::new() } else { format!(" ({refusal})") };
-        match self.open_legacy().await {
+        match self.open_sse().await {
             Ok(endpoint) => {
-                debug!(%endpoint, "legacy HTTP+SSE transport");
-                self.set_mode(Mode::Legacy { endpoint });
-                tokio::spawn(self.clone().run_request(frame, awaited, true, None));
+                debug!(%endpoint, "HTTP+SSE transport");
+                self.set_mode(Mode::Sse { endpoint });
+                let post = Post::Session { initialize: true, final_errors: &[] };
+                tokio::spawn(self.clone().run_request(frame, awaited, post));
             }
             Err(e) => {
                 let msg = format!(
                     "HTTP {status} for initialize{refusal}, and the fallback to the legacy HTTP+SSE transport \
                      failed: {e}"
                 );
-                self.fail(&awaited, error_object(HttpErrorKind::Status, Some(status), msg)).await;
+                self.fail(&awaited, HttpRequestError::new(HttpErrorKind::Status, Some(status), msg)).await;
             }
         }
     }
 
-    /// POSTs a frame with requests and reads their answers (`modern`: the headers of a
-    /// stateless request).
-    async fn run_request(
-        self: Arc<Self>,
-        frame: Bytes,
-        awaited: Arc<Awaited>,
-        initialize: bool,
-        modern: Option<Snapshot>,
-    ) {
+    /// POSTs a frame with requests and reads their answers.
+    async fn run_request(self: Arc<Self>, frame: Bytes, awaited: Arc<Awaited>, post: Post) {
         let _permit = tokio::select! {
             p = self.permits.clone().acquire_owned() => match p {
                 Ok(p) => p,
@@ -910,9 +832,11 @@ impl Core {
             },
             _ = awaited.done.cancelled() => return,
         };
-        let (snap, url) = match modern {
-            Some(snap) => (snap, self.config.url.clone()),
-            None => (self.snapshot(), self.target()),
+        let (snap, url, initialize) = match post {
+            Post::Stateless(snap) => (snap, self.config.url.clone(), false),
+            Post::Session { initialize, final_errors } => {
+                (Snapshot { final_errors, ..self.snapshot() }, self.target(), initialize)
+            }
         };
         let response = tokio::select! {
             r = self.post(&url, &snap, &frame) => r,
@@ -921,96 +845,88 @@ impl Core {
         match response {
             Ok(response) => self.handle_response(response, snap, &awaited, initialize).await,
             Err(e) => {
-                let error = error_object(HttpErrorKind::Connection, None, format!("HTTP request failed: {e}"));
+                let error = HttpRequestError::connection(None, format!("HTTP request failed: {e}"), e);
                 self.fail(&awaited, error).await;
             }
         }
     }
 
     /// Reads the answer to a POST of requests.
-    async fn handle_response(
-        &self,
-        mut response: reqwest::Response,
-        snap: Snapshot,
-        awaited: &Awaited,
-        initialize: bool,
-    ) {
+    async fn handle_response(&self, response: reqwest::Response, snap: Snapshot, awaited: &Awaited, initialize: bool) {
         let status = response.status();
         if !status.is_success() {
-            let error = self.status_error(response, &snap, "the request").await;
-            return self.fail(awaited, error).await;
+            let failure = self.status_error(response, &snap, "the request").await;
+            return self.fail(awaited, failure).await;
         }
-        if snap.legacy {
+        if snap.sse {
             return; // the answer comes on the SSE stream
         }
         if initialize && let Some(id) = response.headers().get(MCP_SESSION_ID) {
             self.set_session_id(id.clone(), snap.generation);
         }
         if status == StatusCode::ACCEPTED {
-            if !snap.modern && lock(&self.state).get_stream.is_some() {
+            if !snap.stateless && lock(&self.state).get_stream.is_some() {
                 debug!("a request was answered 202; its response may come on the GET stream");
                 return;
             }
             // Nothing could bring its answer (2026-07-28 has no other stream): failing now
             // beats waiting for a timeout (or, for an unbounded call, forever).
-            let msg = if snap.modern {
+            let msg = if snap.stateless {
                 "the server answered the request with 202 Accepted and no response"
             } else {
                 "the server answered the request with 202 Accepted, and there is no GET stream to bring its response"
             };
-            return self.fail(awaited, error_object(HttpErrorKind::BadResponse, Some(status), msg.to_owned())).await;
+            let error = HttpRequestError::new(HttpErrorKind::BadResponse, Some(status), msg.to_owned());
+            return self.fail(awaited, error).await;
         }
         match media_type(&response).as_deref() {
-            Some(APPLICATION_JSON) => {
-                let limit = self.config.max_message_size;
-                let read = async {
-                    let mut buf = BytesMut::new();
-                    while let Some(chunk) = response.chunk().await? {
-                        if buf.len() + chunk.len() > limit {
-                            return Ok(None);
-                        }
-                        buf.extend_from_slice(&chunk);
-                    }
-                    Ok::<_, reqwest::Error>(Some(buf.freeze()))
-                };
-                let body = tokio::select! {
-                    b = read => b,
-                    _ = awaited.done.cancelled() => return,
-                };
-                let error = match body {
-                    Ok(Some(body)) => {
-                        if !self.deliver(body).await {
-                            return;
-                        }
-                        error_object(
-                            HttpErrorKind::BadResponse,
-                            Some(status),
-                            "the JSON body did not answer the request".to_owned(),
-                        )
-                    }
-                    Ok(None) => error_object(
-                        HttpErrorKind::TooLarge,
-                        Some(status),
-                        format!("the response is larger than {limit} bytes"),
-                    ),
-                    Err(e) => error_object(
-                        HttpErrorKind::Connection,
-                        Some(status),
-                        format!("reading the response failed: {e}"),
-                    ),
-                };
-                if !lock(&awaited.pending).is_empty() {
-                    self.fail(awaited, error).await;
-                }
-            }
-            Some(TEXT_EVENT_STREAM) => self.read_request_stream(response, awaited, snap.modern).await,
+            Some(APPLICATION_JSON) => self.read_json_answer(response, awaited).await,
+            Some(TEXT_EVENT_STREAM) => self.read_request_stream(response, awaited, snap.stateless).await,
             other => {
                 let msg = format!(
                     "unexpected content type {:?} (expected {APPLICATION_JSON} or {TEXT_EVENT_STREAM})",
                     other.unwrap_or("none")
                 );
-                self.fail(awaited, error_object(HttpErrorKind::BadResponse, Some(status), msg)).await;
+                self.fail(awaited, HttpRequestError::new(HttpErrorKind::BadResponse, Some(status), msg)).await;
             }
+        }
+    }
+
+    /// Reads a JSON answer (one message or a batch) within the size limit, and delivers it.
+    async fn read_json_answer(&self, mut response: reqwest::Response, awaited: &Awaited) {
+        let status = response.status();
+        let limit = self.config.max_message_size;
+        let read = async {
+            let mut buf = BytesMut::new();
+            while let Some(chunk) = response.chunk().await? {
+                if buf.len() + chunk.len() > limit {
+                    return Ok(None);
+                }
+                buf.extend_from_slice(&chunk);
+            }
+            Ok::<_, reqwest::Error>(Some(buf.freeze()))
+        };
+        let body = tokio::select! {
+            b = read => b,
+            _ = awaited.done.cancelled() => return,
+        };
+        let error = match body {
+            Ok(Some(body)) => {
+                if !self.deliver(body).await {
+                    return;
+                }
+                let msg = "the JSON body did not answer the request".to_owned();
+                HttpRequestError::new(HttpErrorKind::BadResponse, Some(status), msg)
+            }
+            Ok(None) => HttpRequestError::new(
+                HttpErrorKind::TooLarge,
+                Some(status),
+                format!("the response is larger than {limit} bytes"),
+            ),
+            Err(e) => HttpRequestError::connection(Some(status), format!("reading the response failed: {e}"), e),
+        };
+        if !lock(&awaited.pending).is_empty() {
+            self.fail(awaited, error).await;
         }
     }
 
@@ -1047,81 +963,102 @@ impl Core {
     /// `Last-Event-ID` when it ends before (SEP-1699), unless the request is stateless (2026-07-28
     /// streams cannot be resumed).
     async fn read_request_stream(&self, response: reqwest::Response, awaited: &Awaited, stateless: bool) {
-        let limit = self.config.max_message_size;
-        let mut body = SseBody::new(response, limit);
+        let mut body = SseBody::new(response, self.config.max_message_size);
         let mut cursor = Cursor::default();
         let mut failures = 0u32;
         loop {
             let seen = cursor.messages;
-            let ended = loop {
-                let next = tokio::select! {
-                    biased;
-                    _ = awaited.done.cancelled() => return,
-                    n = body.next() => n,
-                };
-                match next {
-                    Ok(Some(event)) => {
-                        if !self.on_event(event, &mut cursor).await || awaited.done.is_cancelled() {
-                            return;
-                        }
-                    }
-                    Ok(None) => break "ended".to_owned(),
-                    Err(e) => break format!("broke ({e})"),
-                }
-            };
+            let Some(ended) = self.read_events(&mut body, &mut cursor, awaited).await else { return };
             if cursor.messages > seen {
                 failures = 0;
             }
             if stateless {
                 let msg = format!("the SSE stream of the request {ended} before the answer");
-                return self.fail(awaited, error_object(HttpErrorKind::StreamEnded, None, msg)).await;
+                return self.fail(awaited, HttpRequestError::new(HttpErrorKind::StreamEnded, None, msg)).await;
             }
             let Some(last_event_id) = cursor.last_event_id.clone() else {
                 let msg =
                     format!("the SSE stream of the request {ended} before the answer, with no event id to resume from");
-                return self.fail(awaited, error_object(HttpErrorKind::StreamEnded, None, msg)).await;
+                return self.fail(awaited, HttpRequestError::new(HttpErrorKind::StreamEnded, None, msg)).await;
             };
             debug!(%last_event_id, "the SSE stream of a request {ended} before its answer; resuming");
-            // Reconnect until a stream opens, or give up.
-            loop {
-                failures += 1;
-                if failures > self.config.reconnect.max_attempts {
+            match self.resume_request_stream(&cursor, &last_event_id, &mut failures, awaited).await {
+                Resumed::Opened(resumed) => body = *resumed,
+                Resumed::Answered => return,
+                Resumed::OutOfAttempts => {
                     let msg = format!(
                         "the SSE stream of the request {ended} before the answer and could not be resumed \
                          ({} attempts)",
                         self.config.reconnect.max_attempts
                     );
-                    return self.fail(awaited, error_object(HttpErrorKind::StreamEnded, None, msg)).await;
+                    return self.fail(awaited, HttpRequestError::new(HttpErrorKind::StreamEnded, None, msg)).await;
                 }
-                let delay = self.reconnect_delay(&cursor, failures);
-                tokio::select! {
-                    _ = tokio::time::sleep(delay) => {}
-                    _ = awaited.done.cancelled() => return,
+                Resumed::Failed(failure) => return self.fail(awaited, failure).await,
+            }
+        }
+    }
+
+    /// Reads a request's stream until it ends (how, for messages) or its answers came (`None`).
+    async fn read_events(&self, body: &mut SseBody, cursor: &mut Cursor, awaited: &Awaited) -> Option<String> {
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = awaited.done.cancelled() => return None,
+                n = body.next() => n,
+            };
+            match next {
+                Ok(Some(event)) => {
+                    if !self.on_event(event, cursor).await || awaited.done.is_cancelled() {
+                        return None;
+                    }
                 }
-                let snap = self.snapshot();
-                let response = tokio::select! {
-                    r = self.get(&self.config.url, &snap, Some(&last_event_id)) => r,
-                    _ = awaited.done.cancelled() => return,
-                };
-                match response {
-                    Ok(r) if r.status().is_success() && is_event_stream(&r) => {
-                        body = SseBody::new(r, limit);
-                        break;
-                    }
-                    Ok(r) if r.status().is_success() => {
-                        let msg = "resuming the SSE stream of the request: the answer is not an event stream";
-                        let error = error_object(HttpErrorKind::BadResponse, Some(r.status()), msg.to_owned());
-                        return self.fail(awaited, error).await;
-                    }
-                    Ok(r) if r.status().is_server_error() => {
-                        debug!(status = %r.status(), "resuming an SSE stream failed; trying again");
-                    }
-                    Ok(r) => {
-                        let error = self.status_error(r, &snap, "the resumption of the request's SSE stream").await;
-                        return self.fail(awaited, error).await;
-                    }
-                    Err(e) => debug!(error = %e, "resuming an SSE stream failed; trying again"),
+                Ok(None) => return Some("ended".to_owned()),
+                Err(e) => return Some(format!("broke ({e})")),
+            }
+        }
+    }
+
+    /// Reconnects a request's stream after `last_event_id` until one opens, its answers came
+    /// meanwhile, the attempts run out, or the server refuses.
+    async fn resume_request_stream(
+        &self,
+        cursor: &Cursor,
+        last_event_id: &str,
+        failures: &mut u32,
+        awaited: &Awaited,
+    ) -> Resumed {
+        loop {
+            *failures += 1;
+            if *failures > self.config.reconnect.max_attempts {
+                return Resumed::OutOfAttempts;
+            }
+            let delay = self.reconnect_delay(cursor, *failures);
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = awaited.done.cancelled() => return Resumed::Answered,
+            }
+            let snap = self.snapshot();
+            let response = tokio::select! {
+                r = self.get(&self.config.url, &snap, Some(last_event_id)) => r,
+                _ = awaited.done.cancelled() => return Resumed::Answered,
+            };
+            match response {
+                Ok(r) if r.status().is_success() && is_event_stream(&r) => {
+                    return Resumed::Opened(Box::new(SseBody::new(r, self.config.max_message_size)));
                 }
+                Ok(r) if r.status().is_success() => {
+                    let msg = "resuming the SSE stream of the request: the answer is not an event stream";
+                    let error = HttpRequestError::new(HttpErrorKind::BadResponse, Some(r.status()), msg.to_owned());
+                    return Resumed::Failed(error.into());
+                }
+                Ok(r) if r.status().is_server_error() => {
+                    debug!(status = %r.status(), "resuming an SSE stream failed; trying again");
+                }
+                Ok(r) => {
+                    let what = "the resumption of the request's SSE stream";
+                    return Resumed::Failed(self.status_error(r, &snap, what).await);
+                }
+                Err(e) => debug!(error = %e, "resuming an SSE stream failed; trying again"),
             }
         }
     }
@@ -1155,33 +1092,10 @@ impl Core {
             let seen = cursor.messages;
             match response {
                 Ok(r) if r.status().is_success() && is_event_stream(&r) => {
-                    let mut body = SseBody::new(r, self.config.max_message_size);
-                    loop {
-                        let next = tokio::select! {
-                            biased;
-                            _ = token.cancelled() => return,
-                            n = body.next() => n,
-                        };
-                        match next {
-                            Ok(Some(event)) => {
-                                if !self.on_event(event, &mut cursor).await {
-                                    return;
-                                }
-                            }
-                            Ok(None) => {
-                                debug!("the GET stream ended; reopening it");
-                                break;
-                            }
-                            Err(e) => {
-                                debug!(error = %e, "the GET stream broke; reopening it");
-                                break;
-                            }
-                        }
+                    let body = SseBody::new(r, self.config.max_message_size);
+                    if !self.read_get_stream(body, &mut cursor, &token).await {
+                        return;
                     }
-                }
-                Ok(r) if r.status() == StatusCode::METHOD_NOT_ALLOWED => {
-                    debug!("the server offers no GET stream (405)");
-                    return self.end_get_stream(number);
                 }
                 Ok(r) if r.status().is_server_error() => {
                     debug!(status = %r.status(), "opening the GET stream failed; trying again");
@@ -1192,14 +1106,7 @@ impl Core {
                     debug!("the server holds the GET stream still (409); trying again");
                 }
                 Ok(r) => {
-                    let what = "the GET stream";
-                    let status = r.status();
-                    if status.is_success() {
-                        debug!(%status, "the GET stream's answer is not an event stream; no GET stream");
-                    } else {
-                        let error = self.status_error(r, &snap, what).await;
-                        debug!("no GET stream: {}", error.message);
-                    }
+                    self.get_stream_refused(r, &snap).await;
                     return self.end_get_stream(number);
                 }
                 Err(e) => debug!(error = %e, "opening the GET stream failed; trying again"),
@@ -1221,6 +1128,45 @@ impl Core {
         }
     }
 
+    /// Reads the GET stream until it ends (`true`: reopen it) or the transport stops.
+    async fn read_get_stream(&self, mut body: SseBody, cursor: &mut Cursor, token: &CancellationToken) -> bool {
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = token.cancelled() => return false,
+                n = body.next() => n,
+            };
+            match next {
+                Ok(Some(event)) => {
+                    if !self.on_event(event, cursor).await {
+                        return false;
+                    }
+                }
+                Ok(None) => {
+                    debug!("the GET stream ended; reopening it");
+                    return true;
+                }
+                Err(e) => {
+                    debug!(error = %e, "the GET stream broke; reopening it");
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// Logs why the server offers no GET stream (405, another status, not an event stream).
+    async fn get_stream_refused(&self, response: reqwest::Response, snap: &Snapshot) {
+        let status = response.status();
+        if status == StatusCode::METHOD_NOT_ALLOWED {
+            debug!("the server offers no GET stream (405)");
+        } else if status.is_success() {
+            debug!(%status, "the GET stream's answer is not an event stream; no GET stream");
+        } else {
+            let failure = self.status_error(response, snap, "the GET stream").await;
+            debug!("no GET stream: {failure}");
+        }
+    }
+
     /// GET stream `number` gave up: the next `notifications/initialized` may open another.
     fn end_get_stream(&self, number: u64) {
         let mut st = lock(&self.state);
@@ -1229,17 +1175,18 @@ impl Core {
         }
     }
 
-    // ---- legacy HTTP+SSE ----------------------------------------------------------------
+    // ---- HTTP+SSE -----------------------------------------------------------------------
 
-    /// Opens the legacy SSE stream at the configured URL and waits for its `endpoint` event.
-    pub(crate) async fn open_legacy(self: &Arc<Self>) -> Result<Url, HttpClientError> {
+    /// Opens the HTTP+SSE stream at the configured URL and waits for its `endpoint` event.
+    pub(crate) async fn open_sse(self: &Arc<Self>) -> Result<Url, HttpClientError> {
         let snap = Snapshot {
             session_id: None,
             protocol_version: None,
             generation: 0,
-            legacy: true,
-            modern: false,
+            sse: true,
+            stateless: false,
             extra: Vec::new(),
+            final_errors: &[],
         };
         let timeout = self.config.http_timeout;
         let send = self.send(|| self.request(Method::GET, &self.config.url, &snap).header(ACCEPT, TEXT_EVENT_STREAM));
@@ -1258,7 +1205,7 @@ impl Core {
             )));
         }
         let (tx, rx) = oneshot::channel();
-        tokio::spawn(self.clone().run_legacy_stream(response, tx));
+        tokio::spawn(self.clone().run_sse_stream(response, tx));
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(endpoint)) => endpoint,
             Ok(Err(_)) => Err(HttpClientError::Endpoint("the SSE stream ended before the `endpoint` event".to_owned())),
@@ -1283,9 +1230,9 @@ impl Core {
         Ok(endpoint)
     }
 
-    /// Reads the legacy SSE stream: the `endpoint` event, then messages. Its end ends the
+    /// Reads the HTTP+SSE stream: the `endpoint` event, then messages. Its end ends the
     /// connection.
-    async fn run_legacy_stream(
+    async fn run_sse_stream(
         self: Arc<Self>,
         response: reqwest::Response,
         endpoint: oneshot::Sender<Result<Url, HttpClientError>>,
@@ -1314,11 +1261,11 @@ impl Core {
                     }
                 }
                 Ok(None) => {
-                    debug!("the legacy SSE stream ended");
+                    debug!("the HTTP+SSE stream ended");
                     break;
                 }
                 Err(e) => {
-                    warn!(error = %e, "the legacy SSE stream broke");
+                    warn!(error = %e, "the HTTP+SSE stream broke");
                     break;
                 }
             }
@@ -1338,7 +1285,7 @@ impl Core {
         self.closing.cancel();
         self.ended.cancel();
         let snap = self.snapshot();
-        let Some(session) = snap.session_id.clone().filter(|_| !snap.legacy) else { return };
+        let Some(session) = snap.session_id.clone().filter(|_| !snap.sse) else { return };
         let send = self.send(|| self.request(Method::DELETE, &self.config.url, &snap));
         match tokio::time::timeout(self.config.http_timeout, send).await {
             Ok(Ok(r)) if r.status().is_success() || r.status() == StatusCode::METHOD_NOT_ALLOWED => {

@@ -1,9 +1,4 @@
-//! Errors of the client transports: setting up a connection, and the JSON-RPC error responses
-//! the transport makes up when HTTP fails a request.
-
-use bytes::Bytes;
-use mcp_jsonrpc::message;
-use mcp_types::{ErrorCode, ErrorObject, RequestId};
+//! Errors of the client transports: setting up a connection, and HTTP failing a request.
 
 /// Why a client transport could not be set up or connected.
 #[derive(Debug, thiserror::Error)]
@@ -26,7 +21,7 @@ pub enum HttpClientError {
         /// The start of the body, as text.
         body: String,
     },
-    /// The legacy SSE stream did not announce where to POST messages.
+    /// The HTTP+SSE stream did not announce where to POST messages.
     #[error("legacy HTTP+SSE: {0}")]
     Endpoint(String),
     /// No answer in time.
@@ -34,31 +29,7 @@ pub enum HttpClientError {
     Timeout(String),
 }
 
-/// The code of the error responses the transport makes up for requests HTTP failed
-/// (-32000, in JSON-RPC's range for implementation-defined errors). What failed is in
-/// `data` (see [`HttpErrorKind::of`]).
-pub const HTTP_TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
-
-/// The `data` member that tells the transport's error responses apart.
-const KIND_KEY: &str = "httpTransportError";
-const STATUS_KEY: &str = "httpStatus";
-
-/// What went wrong with a request at the HTTP level.
-///
-/// The transport answers a request that HTTP failed with a JSON-RPC error response (code
-/// [`HTTP_TRANSPORT_ERROR`], message with the status and body text), so the call fails
-/// instead of waiting; its `data` is `{"httpTransportError": "<kind>", "httpStatus": <n>}`.
-///
-/// ```
-/// use mcp_transport_http::client::HttpErrorKind;
-/// use mcp_types::ErrorObject;
-///
-/// let e: ErrorObject = serde_json::from_value(serde_json::json!({
-///     "code": -32000, "message": "session expired",
-///     "data": {"httpTransportError": "sessionExpired", "httpStatus": 404}
-/// })).unwrap();
-/// assert_eq!(HttpErrorKind::of(&e), Some(HttpErrorKind::SessionExpired));
-/// ```
+/// What went wrong with a request at the HTTP level (see [`HttpRequestError::kind`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum HttpErrorKind {
@@ -80,7 +51,7 @@ pub enum HttpErrorKind {
 }
 
 impl HttpErrorKind {
-    /// The name used in `data`.
+    /// A short name (`sessionExpired`, `unauthorized`, `status`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             HttpErrorKind::SessionExpired => "sessionExpired",
@@ -92,23 +63,6 @@ impl HttpErrorKind {
             HttpErrorKind::TooLarge => "tooLarge",
         }
     }
-
-    /// The kind of an error response the transport made up, `None` for any other error
-    /// (the server's own).
-    pub fn of(error: &ErrorObject) -> Option<HttpErrorKind> {
-        let name = error.data.as_ref()?.get(KIND_KEY)?.as_str()?;
-        [
-            HttpErrorKind::SessionExpired,
-            HttpErrorKind::Unauthorized,
-            HttpErrorKind::Status,
-            HttpErrorKind::Connection,
-            HttpErrorKind::StreamEnded,
-            HttpErrorKind::BadResponse,
-            HttpErrorKind::TooLarge,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == name)
-    }
 }
 
 impl std::fmt::Display for HttpErrorKind {
@@ -117,29 +71,57 @@ impl std::fmt::Display for HttpErrorKind {
     }
 }
 
-/// Whether `error` is the transport's answer to a request sent in a session the server has
-/// ended (HTTP 404 with `Mcp-Session-Id`): a new `initialize` starts a new session.
-pub fn is_session_expired(error: &ErrorObject) -> bool {
-    HttpErrorKind::of(error) == Some(HttpErrorKind::SessionExpired)
+/// Why HTTP failed a request: the call waiting for it fails with
+/// [`CallError::Transport`](mcp_jsonrpc::CallError::Transport) holding this error (and
+/// `mcp-client` with `ClientError::Transport`), instead of waiting. The message has the
+/// status and the start of the body; [`kind`](Self::kind) and [`status`](Self::status) are
+/// for matching.
+///
+/// ```
+/// use mcp_jsonrpc::CallError;
+/// use mcp_transport_http::client::{HttpErrorKind, HttpRequestError};
+///
+/// fn expired(e: &CallError) -> bool {
+///     e.transport_error()
+///         .and_then(|e| e.downcast_ref::<HttpRequestError>())
+///         .is_some_and(|e| e.kind() == HttpErrorKind::SessionExpired)
+/// }
+/// # let _ = expired;
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct HttpRequestError {
+    kind: HttpErrorKind,
+    status: Option<http::StatusCode>,
+    message: String,
+    #[source]
+    source: Option<reqwest::Error>,
 }
 
-/// The HTTP status carried by one of the transport's error responses.
-pub fn http_status(error: &ErrorObject) -> Option<u16> {
-    HttpErrorKind::of(error)?;
-    error.data.as_ref()?.get(STATUS_KEY)?.as_u64().and_then(|s| u16::try_from(s).ok())
-}
-
-/// The error object for a failed request.
-pub(crate) fn error_object(kind: HttpErrorKind, status: Option<http::StatusCode>, message: String) -> ErrorObject {
-    let mut data = serde_json::Map::new();
-    data.insert(KIND_KEY.to_owned(), kind.as_str().into());
-    if let Some(s) = status {
-        data.insert(STATUS_KEY.to_owned(), s.as_u16().into());
+impl HttpRequestError {
+    /// An error of `kind`, with the answer's status if there was one.
+    pub(crate) fn new(kind: HttpErrorKind, status: Option<http::StatusCode>, message: String) -> Self {
+        HttpRequestError { kind, status, message, source: None }
     }
-    ErrorObject::with_data(HTTP_TRANSPORT_ERROR, message, serde_json::Value::Object(data))
-}
 
-/// The error response frame for request `id`.
-pub(crate) fn error_frame(id: &RequestId, error: &ErrorObject) -> Bytes {
-    message::encode_error(Some(id), error)
+    /// A request or response that broke (kind [`HttpErrorKind::Connection`]).
+    pub(crate) fn connection(status: Option<http::StatusCode>, message: String, source: reqwest::Error) -> Self {
+        HttpRequestError { kind: HttpErrorKind::Connection, status, message, source: Some(source) }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> HttpErrorKind {
+        self.kind
+    }
+
+    /// The status of the server's answer, if one came.
+    pub fn status(&self) -> Option<http::StatusCode> {
+        self.status
+    }
+
+    /// Whether the server ended the session the request was sent in (HTTP 404 to its
+    /// `Mcp-Session-Id`): a new `initialize` starts a new one.
+    pub fn is_session_expired(&self) -> bool {
+        self.kind == HttpErrorKind::SessionExpired
+    }
 }

@@ -1,16 +1,16 @@
-//! The transports: Streamable HTTP (with the legacy fallback) and legacy HTTP+SSE.
+//! The transports: Streamable HTTP (with the fallback to HTTP+SSE) and HTTP+SSE.
 
 use std::io;
 use std::sync::Arc;
 
-use mcp_jsonrpc::transport::{Inbound, Outbound, ReadError, Transport, TransportRead, TransportWrite};
+use mcp_jsonrpc::transport::{Inbound, Outbound, ReadError, Transport, TransportKind, TransportRead, TransportWrite};
 use url::Url;
 
 use super::config::HttpClientConfig;
 use super::core::{Core, InboundQueue, Mode};
 use super::error::HttpClientError;
 
-/// The Streamable HTTP client transport (2025-03-26 and later), falling back to legacy
+/// The Streamable HTTP client transport (2025-03-26 and later), falling back to
 /// HTTP+SSE (2024-11-05) when the server refuses the POST of `initialize` with a 4xx other
 /// than 401 and 403 (see [`HttpClientConfig::legacy_fallback`]).
 ///
@@ -40,13 +40,14 @@ impl StreamableHttpTransport {
 impl Transport for StreamableHttpTransport {
     type Read = HttpClientRead;
     type Write = HttpClientWrite;
+    const KIND: TransportKind = TransportKind::HttpClient;
 
     fn split(self) -> (HttpClientRead, HttpClientWrite) {
         (HttpClientRead { rx: self.rx, core: self.core.clone() }, HttpClientWrite { core: self.core })
     }
 }
 
-/// The legacy HTTP+SSE client transport (2024-11-05): a GET opens the SSE stream, whose
+/// The HTTP+SSE client transport (2024-11-05): a GET opens the SSE stream, whose
 /// first event, `endpoint`, says where to POST messages; every answer comes on the stream.
 /// The connection ends with the stream.
 #[derive(Debug)]
@@ -62,14 +63,14 @@ impl LegacySseTransport {
     /// the same origin.
     pub async fn connect(config: HttpClientConfig) -> Result<Self, HttpClientError> {
         let (core, rx) = Core::new(config, Mode::Detect)?;
-        let endpoint = match core.open_legacy().await {
+        let endpoint = match core.open_sse().await {
             Ok(endpoint) => endpoint,
             Err(e) => {
                 core.close().await;
                 return Err(e);
             }
         };
-        core.set_mode(Mode::Legacy { endpoint: endpoint.clone() });
+        core.set_mode(Mode::Sse { endpoint: endpoint.clone() });
         Ok(LegacySseTransport { core, rx, endpoint })
     }
 
@@ -87,6 +88,7 @@ impl LegacySseTransport {
 impl Transport for LegacySseTransport {
     type Read = HttpClientRead;
     type Write = HttpClientWrite;
+    const KIND: TransportKind = TransportKind::HttpClient;
 
     fn split(self) -> (HttpClientRead, HttpClientWrite) {
         (HttpClientRead { rx: self.rx, core: self.core.clone() }, HttpClientWrite { core: self.core })
@@ -120,7 +122,7 @@ pub struct HttpClientWrite {
 impl TransportWrite for HttpClientWrite {
     async fn write(&mut self, frames: &[Outbound]) -> io::Result<()> {
         for f in frames.iter().filter(|f| !f.frame.is_empty()) {
-            self.core.send_frame(f.frame.clone()).await?;
+            self.core.send_frame(f).await?;
         }
         Ok(())
     }
@@ -151,12 +153,12 @@ impl HttpClientHandle {
     /// Whether the connection speaks the stateless revision (2026-07-28): its requests carry
     /// their revision in `_meta`, and go without a session.
     pub fn is_stateless(&self) -> bool {
-        self.0.is_modern()
+        self.0.is_stateless()
     }
 
-    /// Whether the connection speaks legacy HTTP+SSE (explicitly, or after the fallback).
+    /// Whether the connection speaks HTTP+SSE (explicitly, or after the fallback).
     pub fn is_legacy(&self) -> bool {
-        self.0.is_legacy()
+        self.0.is_sse()
     }
 
     /// Whether the server ended the session (HTTP 404) and no new `initialize` was sent yet.

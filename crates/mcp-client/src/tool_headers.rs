@@ -1,39 +1,142 @@
-//! The request metadata headers of protocol revision 2026-07-28: `Mcp-Method`, `Mcp-Name`, and
-//! the `Mcp-Param-{Name}` headers that mirror the tool arguments whose input-schema property
-//! carries `x-mcp-header` (SEP-2243).
+//! What the client knows of the HTTP headers of its messages, handed to the HTTP transport as
+//! per-message hints (`mcp_transport_http::client::RequestHeaders`): which message begins a
+//! session and which completes its handshake, and for each stateless (2026-07-28) request its
+//! `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-{Name}` headers of the arguments a tool
+//! mirrors with `x-mcp-header` (SEP-2243), from the declarations of the tools it listed.
 //!
 //! [`ToolHeaders::from_schema`] reads (and validates) a tool's declarations;
-//! [`ToolHeaders::headers`] makes the headers of one call; [`encode_header_value`] is the value
-//! encoding (plain when the value is a safe ASCII field value, else `=?base64?…?=`).
-//!
-//! ```
-//! use mcp_transport_http::client::ToolHeaders;
-//!
-//! let schema = serde_json::json!({"type": "object", "properties": {
-//!     "region": {"type": "string", "x-mcp-header": "Region"},
-//!     "query": {"type": "string"}
-//! }});
-//! let tool = ToolHeaders::from_schema(schema.as_object().unwrap()).unwrap();
-//! let args = serde_json::json!({"region": "Hello, 世界", "query": "SELECT 1"});
-//! let headers = tool.headers(args.as_object());
-//! assert_eq!(headers.len(), 1);
-//! assert_eq!(headers[0].0.as_str(), "mcp-param-region");
-//! assert_eq!(headers[0].1, "=?base64?SGVsbG8sIOS4lueVjA==?=");
-//!
-//! let bad = serde_json::json!({"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}});
-//! assert!(ToolHeaders::from_schema(bad.as_object().unwrap()).is_err());
-//! ```
+//! [`ToolHeaders::headers`] makes the headers of one call; [`HeaderRules`] keeps them per tool
+//! (and the tools rejected for invalid ones) for a connection over HTTP.
 
-use http::{HeaderName, HeaderValue};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use mcp_jsonrpc::FrameHints;
+use mcp_types::{ErrorCode, JsonObject, Tool};
 use serde_json::{Map, Value};
+
+/// Tools whose declarations are remembered at most (beyond: the list starts afresh).
+const MAX_TOOLS: usize = 16_384;
+
+/// JSON-RPC errors only a server of the stateless revision sends (header mismatch, missing
+/// client capability, unsupported protocol version): in the body of a refusal of
+/// `initialize`, they say the server is not an HTTP+SSE one.
+const STATELESS_ERROR_CODES: [i64; 3] = [
+    ErrorCode::HEADER_MISMATCH.code(),
+    ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY.code(),
+    ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.code(),
+];
+
+/// The hints of `initialize` (a new session begins; a refusal with a stateless-revision error
+/// is the server's answer, not a reason to fall back to HTTP+SSE).
+#[cfg(feature = "http")]
+pub(crate) fn initialize() -> Option<FrameHints> {
+    Some(crate::http::RequestHeaders::initialize().final_errors(&STATELESS_ERROR_CODES).into_hints())
+}
+
+#[cfg(not(feature = "http"))]
+pub(crate) fn initialize() -> Option<FrameHints> {
+    let _ = STATELESS_ERROR_CODES;
+    None
+}
+
+/// The hints of `notifications/initialized` (the handshake is complete).
+#[cfg(feature = "http")]
+pub(crate) fn initialized() -> Option<FrameHints> {
+    Some(crate::http::RequestHeaders::initialized().into_hints())
+}
+
+#[cfg(not(feature = "http"))]
+pub(crate) fn initialized() -> Option<FrameHints> {
+    None
+}
+
+/// The `x-mcp-header` declarations of the tools a connection over HTTP listed, and the tools
+/// rejected for invalid ones.
+#[derive(Debug, Default)]
+pub(crate) struct HeaderRules {
+    /// Tools that mirror arguments, and how.
+    declared: Mutex<HashMap<String, ToolHeaders>>,
+    /// Tools left out of `tools/list`, and why.
+    rejected: Mutex<HashMap<String, String>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl HeaderRules {
+    /// Reads the declarations of a page of tools, leaving out (with a warning in the log) the
+    /// tools whose declarations break the rules. A listing from its first page (`fresh`)
+    /// starts afresh: tools the server dropped are forgotten.
+    pub(crate) fn learn(&self, tools: &mut Vec<Tool>, fresh: bool) {
+        let mut declared = lock(&self.declared);
+        let mut rejected = lock(&self.rejected);
+        if fresh || declared.len() + tools.len() > MAX_TOOLS {
+            declared.clear();
+        }
+        if fresh {
+            rejected.clear();
+        }
+        tools.retain(|tool| match ToolHeaders::from_schema(&tool.input_schema) {
+            Ok(headers) => {
+                rejected.remove(&tool.name);
+                if headers.is_empty() {
+                    declared.remove(&tool.name);
+                } else {
+                    declared.insert(tool.name.clone(), headers);
+                }
+                true
+            }
+            Err(e) => {
+                tracing::warn!(tool = %tool.name, "leaving out a tool with invalid x-mcp-header declarations: {e}");
+                declared.remove(&tool.name);
+                rejected.insert(tool.name.clone(), e.to_string());
+                false
+            }
+        });
+    }
+
+    /// Why `tool` was left out of `tools/list`, if it was.
+    pub(crate) fn rejected(&self, tool: &str) -> Option<String> {
+        lock(&self.rejected).get(tool).cloned()
+    }
+
+    /// The hints of a stateless request of `method` with these (already encoded) params:
+    /// revision `version`, `Mcp-Method`, `Mcp-Name` (`tools/call`, `prompts/get`:
+    /// `params.name`; `resources/read`: `params.uri`), and for `tools/call` the headers of the
+    /// arguments the tool mirrors.
+    #[cfg(feature = "http")]
+    pub(crate) fn hints(&self, version: &str, method: &str, params: &JsonObject) -> Option<FrameHints> {
+        let mut headers = crate::http::RequestHeaders::stateless(version, method);
+        let name = match method {
+            "tools/call" | "prompts/get" => params.get("name"),
+            "resources/read" => params.get("uri"),
+            _ => None,
+        };
+        if let Some(name) = name.and_then(Value::as_str) {
+            headers = headers.name(name);
+            if method == "tools/call"
+                && let Some(tool) = lock(&self.declared).get(name)
+            {
+                for (header, value) in tool.headers(params.get("arguments").and_then(Value::as_object)) {
+                    headers = headers.param(header, &value);
+                }
+            }
+        }
+        Some(headers.into_hints())
+    }
+
+    #[cfg(not(feature = "http"))]
+    pub(crate) fn hints(&self, _version: &str, _method: &str, _params: &JsonObject) -> Option<FrameHints> {
+        None
+    }
+}
 
 /// The schema keyword that designates a mirrored argument.
 const X_MCP_HEADER: &str = "x-mcp-header";
-/// The prefix of mirrored-argument headers.
-const PARAM_PREFIX: &str = "mcp-param-";
-const SENTINEL_PREFIX: &str = "=?base64?";
-const SENTINEL_SUFFIX: &str = "?=";
 /// The largest integer JavaScript represents exactly; larger ones are not mirrored.
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // the headers go to the HTTP transport
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 /// Keywords whose subschemas are not statically reachable through `properties`: an
@@ -65,18 +168,19 @@ const NAMED_SUBSCHEMAS: [&str; 4] = ["patternProperties", "dependentSchemas", "$
 /// not use the tool (it drops it from `tools/list`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid x-mcp-header: {0}")]
-pub struct InvalidToolHeaders(pub String);
+pub(crate) struct InvalidToolHeaders(String);
 
-/// One mirrored argument: where it is in the arguments, and its header.
+/// One mirrored argument: where it is in the arguments, and its header's name (the part after
+/// `Mcp-Param-`, lowercase).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Declaration {
     path: Vec<String>,
-    header: HeaderName,
+    header: String,
 }
 
 /// The `x-mcp-header` declarations of one tool's input schema.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolHeaders {
+pub(crate) struct ToolHeaders {
     declarations: Vec<Declaration>,
 }
 
@@ -84,7 +188,7 @@ impl ToolHeaders {
     /// Reads the declarations of `input_schema`, checking every constraint of the
     /// specification: a non-empty RFC 9110 token, on a `string`, `integer` or `boolean`
     /// property reachable from the root through `properties` only, unique regardless of case.
-    pub fn from_schema(input_schema: &Map<String, Value>) -> Result<ToolHeaders, InvalidToolHeaders> {
+    pub(crate) fn from_schema(input_schema: &Map<String, Value>) -> Result<ToolHeaders, InvalidToolHeaders> {
         let mut declarations = Vec::new();
         let mut seen: Vec<String> = Vec::new();
         visit(input_schema, &mut Vec::new(), true, &mut declarations, &mut seen)?;
@@ -92,13 +196,15 @@ impl ToolHeaders {
     }
 
     /// Whether the tool mirrors no argument.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.declarations.is_empty()
     }
 
-    /// The `Mcp-Param-{Name}` headers of a call with these arguments: a value that is absent,
-    /// `null`, not a primitive, or an integer beyond ±(2^53−1) gets no header.
-    pub fn headers(&self, arguments: Option<&Map<String, Value>>) -> Vec<(HeaderName, HeaderValue)> {
+    /// The `Mcp-Param-{Name}` headers of a call with these arguments, as (name, value text): a
+    /// value that is absent, `null`, not a primitive, or an integer beyond ±(2^53−1) gets no
+    /// header.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // the headers go to the HTTP transport
+    pub(crate) fn headers(&self, arguments: Option<&Map<String, Value>>) -> Vec<(&str, String)> {
         let Some(arguments) = arguments else { return Vec::new() };
         self.declarations
             .iter()
@@ -109,7 +215,7 @@ impl ToolHeaders {
                     value = value.as_object()?.get(key)?;
                 }
                 let text = primitive_text(value)?;
-                Some((d.header.clone(), encode_header_value(&text)))
+                Some((d.header.as_str(), text))
             })
             .collect()
     }
@@ -149,10 +255,8 @@ fn visit(
         if seen.contains(&lower) {
             return Err(InvalidToolHeaders(format!("x-mcp-header {name:?} is declared twice (ignoring case)")));
         }
-        let header = HeaderName::from_bytes(format!("{PARAM_PREFIX}{lower}").as_bytes())
-            .map_err(|_| InvalidToolHeaders(format!("{}: x-mcp-header {name:?} is not an HTTP token", at())))?;
-        seen.push(lower);
-        out.push(Declaration { path: path.clone(), header });
+        seen.push(lower.clone());
+        out.push(Declaration { path: path.clone(), header: lower });
     }
     if let Some(Value::Object(properties)) = schema.get("properties") {
         for (key, child) in properties {
@@ -190,6 +294,7 @@ fn is_tchar(b: u8) -> bool {
 
 /// The header text of a primitive argument (strings as they are, integers in decimal, booleans
 /// as `true`/`false`); `None` for anything else.
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // the headers go to the HTTP transport
 fn primitive_text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) => Some(s.clone()),
@@ -215,56 +320,6 @@ fn primitive_text(value: &Value) -> Option<String> {
     }
 }
 
-/// Whether `s` can be sent as it is: visible ASCII, spaces and tabs inside, no leading or
-/// trailing whitespace, not empty, and not looking like the Base64 sentinel.
-fn is_plain(s: &str) -> bool {
-    let sentinel = s.starts_with(SENTINEL_PREFIX) && s.ends_with(SENTINEL_SUFFIX);
-    !s.is_empty()
-        && !sentinel
-        && s.trim_matches(|c| c == ' ' || c == '\t') == s
-        && s.bytes().all(|b| b == b'\t' || (0x20..=0x7e).contains(&b))
-}
-
-/// Encodes a value for `Mcp-Name` or `Mcp-Param-{Name}`: the value itself when it is a safe
-/// plain ASCII field value, else `=?base64?{Base64 of its UTF-8}?=` (also for the empty
-/// string and for values that look like the sentinel).
-///
-/// ```
-/// use mcp_transport_http::client::encode_header_value;
-/// assert_eq!(encode_header_value("us west 1"), "us west 1");
-/// assert_eq!(encode_header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
-/// assert_eq!(encode_header_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
-/// assert_eq!(encode_header_value("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
-/// ```
-pub fn encode_header_value(value: &str) -> HeaderValue {
-    if is_plain(value)
-        && let Ok(v) = HeaderValue::from_str(value)
-    {
-        return v;
-    }
-    let encoded = format!("{SENTINEL_PREFIX}{}{SENTINEL_SUFFIX}", base64(value.as_bytes()));
-    // Base64 and the sentinel are visible ASCII.
-    HeaderValue::from_str(&encoded).unwrap_or_else(|_| HeaderValue::from_static(""))
-}
-
-/// Standard Base64 with padding (RFC 4648 §4).
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,25 +327,6 @@ mod tests {
 
     fn schema(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()
-    }
-
-    #[test]
-    fn base64_matches_rfc_4648() {
-        for (plain, encoded) in
-            [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE=")]
-        {
-            assert_eq!(base64(plain.as_bytes()), encoded);
-        }
-    }
-
-    #[test]
-    fn values_are_encoded_as_the_specification_shows() {
-        assert_eq!(encode_header_value("us-west1"), "us-west1");
-        assert_eq!(encode_header_value("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
-        assert_eq!(encode_header_value("\tindented"), "=?base64?CWluZGVudGVk?=");
-        assert_eq!(encode_header_value("a\tb"), "a\tb");
-        assert_eq!(encode_header_value("line1\r\nline2"), "=?base64?bGluZTENCmxpbmUy?=");
-        assert_eq!(encode_header_value(""), "=?base64??=");
     }
 
     #[test]
@@ -307,11 +343,8 @@ mod tests {
         .unwrap();
         let args = json!({"s": "x", "i": -7, "b": false, "n": {"deep": 42.0}, "big": 9_007_199_254_740_993u64,
             "nil": null, "obj": {"a": 1}});
-        let mut headers: Vec<(String, String)> = tool
-            .headers(args.as_object())
-            .into_iter()
-            .map(|(n, v)| (n.to_string(), v.to_str().unwrap().to_owned()))
-            .collect();
+        let mut headers: Vec<(String, String)> =
+            tool.headers(args.as_object()).into_iter().map(|(n, v)| (format!("mcp-param-{n}"), v)).collect();
         headers.sort();
         assert_eq!(
             headers,
