@@ -367,7 +367,7 @@ impl<'a> StructParts<'a> {
         });
         self.new_inits.push(quote! { #fi: None, });
         if config::has_setters(&def.name) && f.konst.is_none() {
-            self.setters.push(setter(f, &fi, &ty));
+            self.setters.push(setter(def, f, &fi, &ty));
         }
     }
 }
@@ -462,12 +462,17 @@ fn render_struct(
 
 /// The `with_<field>` setter of an optional member: it takes the inner value (anything that
 /// converts into it, as `new` does) and stores `Some`. Documented with the member's own text.
-fn setter(f: &Field, fi: &Ident, ty: &TokenStream) -> TokenStream {
+fn setter(def: &Def, f: &Field, fi: &Ident, ty: &TokenStream) -> TokenStream {
     let name = format_ident!("with_{}", fi.to_string().trim_start_matches("r#"));
     let mut lines = vec![format!(" Sets `{}` and returns `self`.", f.json)];
     if let Some(d) = &f.doc {
         lines.push(String::new());
         lines.extend(doc_text(d).lines().map(|l| format!(" {l}")));
+    }
+    if f.revs != def.revs {
+        // Encoding for another revision leaves the member out.
+        lines.push(String::new());
+        lines.push(format!(" Revisions: {} (left out when encoding for others).", revs_text(f.revs)));
     }
     quote! {
         #( #[doc = #lines] )*

@@ -106,6 +106,8 @@ impl Annotations {
     ///
     /// Examples: last activity timestamp in an open file, timestamp when the resource
     /// was attached, etc.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_last_modified(mut self, last_modified: impl Into<String>) -> Self {
@@ -298,6 +300,8 @@ impl AudioContent {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
@@ -512,6 +516,8 @@ impl BlobResourceContents {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
@@ -1076,6 +1082,8 @@ impl CallToolRequestParams {
         self
     }
     /// Sets `inputResponses` and returns `self`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_input_responses(
@@ -1086,6 +1094,8 @@ impl CallToolRequestParams {
         self
     }
     /// Sets `requestState` and returns `self`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
@@ -1100,6 +1110,8 @@ impl CallToolRequestParams {
     ///
     /// Task augmentation is subject to capability negotiation - receivers MUST declare support
     /// for task augmentation of specific request types in their capabilities.
+    ///
+    /// Revisions: 2025-11-25 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
@@ -1312,6 +1324,8 @@ impl CallToolResult {
     /// For backward compatibility, when a client receives a result from a
     /// server implementing an earlier protocol version (which does not include
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
@@ -1324,6 +1338,8 @@ impl CallToolResult {
     ///
     /// This can be any JSON value (object, array, string, number, boolean, or null)
     /// that conforms to the tool's outputSchema if one is defined.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_structured_content(
@@ -3609,6 +3625,8 @@ impl CompleteRequestParams {
     /// Sets `context` and returns `self`.
     ///
     /// Additional, optional context for completions
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_context(
@@ -3880,6 +3898,8 @@ impl CompleteResult {
     /// For backward compatibility, when a client receives a result from a
     /// server implementing an earlier protocol version (which does not include
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
@@ -4480,6 +4500,8 @@ impl CreateMessageRequestParams {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
@@ -4551,6 +4573,8 @@ impl CreateMessageRequestParams {
     ///
     /// Task augmentation is subject to capability negotiation - receivers MUST declare support
     /// for task augmentation of specific request types in their capabilities.
+    ///
+    /// Revisions: 2025-11-25 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
@@ -4569,6 +4593,8 @@ impl CreateMessageRequestParams {
     /// Controls how the model uses tools.
     /// The client MUST return an error if this field is provided but `ClientCapabilities.sampling.tools` is not declared.
     /// Default is `{ mode: "auto" }`.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_tool_choice(mut self, tool_choice: impl Into<ToolChoice>) -> Self {
@@ -4579,6 +4605,8 @@ impl CreateMessageRequestParams {
     ///
     /// Tools that the model may use during generation.
     /// The client MUST return an error if this field is provided but `ClientCapabilities.sampling.tools` is not declared.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_tools(mut self, tools: impl Into<Vec<Tool>>) -> Self {
@@ -5659,6 +5687,8 @@ impl ElicitRequestFormParams {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
@@ -5673,6 +5703,8 @@ impl ElicitRequestFormParams {
     ///
     /// Task augmentation is subject to capability negotiation - receivers MUST declare support
     /// for task augmentation of specific request types in their capabilities.
+    ///
+    /// Revisions: 2025-11-25 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
@@ -5809,6 +5841,8 @@ impl ElicitRequestFormParamsRequestedSchema {
         }
     }
     /// Sets `$schema` and returns `self`.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_schema(mut self, schema: impl Into<String>) -> Self {
@@ -6027,6 +6061,8 @@ impl ElicitRequestURLParams {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-11-25 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
@@ -6037,6 +6073,8 @@ impl ElicitRequestURLParams {
     ///
     /// The ID of the elicitation, which must be unique within the context of the server.
     /// The client MUST treat this ID as an opaque value.
+    ///
+    /// Revisions: 2025-11-25 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_elicitation_id(mut self, elicitation_id: impl Into<String>) -> Self {
@@ -6051,6 +6089,8 @@ impl ElicitRequestURLParams {
     ///
     /// Task augmentation is subject to capability negotiation - receivers MUST declare support
     /// for task augmentation of specific request types in their capabilities.
+    ///
+    /// Revisions: 2025-11-25 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
@@ -6197,6 +6237,8 @@ impl ElicitResult {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<crate::JsonObject>) -> Self {
@@ -6539,6 +6581,8 @@ impl EmbeddedResource {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
@@ -7315,6 +7359,8 @@ impl GetPromptRequestParams {
         self
     }
     /// Sets `inputResponses` and returns `self`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_input_responses(
@@ -7325,6 +7371,8 @@ impl GetPromptRequestParams {
         self
     }
     /// Sets `requestState` and returns `self`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
@@ -7494,6 +7542,8 @@ impl GetPromptResult {
     /// For backward compatibility, when a client receives a result from a
     /// server implementing an earlier protocol version (which does not include
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
@@ -8801,6 +8851,8 @@ impl ImageContent {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
@@ -8976,6 +9028,8 @@ impl Implementation {
     /// This can be used by clients or servers to provide context about their purpose
     /// and capabilities. For example, a server might describe the types of resources
     /// or tools it provides, while a client might describe its intended use case.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
@@ -8993,6 +9047,8 @@ impl Implementation {
     /// Clients that support rendering icons SHOULD also support:
     /// - `image/svg+xml` - SVG images (scalable but requires security precautions)
     /// - `image/webp` - WebP images (modern, efficient format)
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
@@ -9007,6 +9063,8 @@ impl Implementation {
     /// If not provided, the name should be used for display (except for `Tool`,
     /// where `annotations.title` should be given precedence over using `name`,
     /// if present).
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
@@ -9016,6 +9074,8 @@ impl Implementation {
     /// Sets `websiteUrl` and returns `self`.
     ///
     /// An optional URL of the website for this implementation.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_website_url(mut self, website_url: impl Into<String>) -> Self {
@@ -11508,6 +11568,8 @@ impl ListPromptsResult {
     ///   same authorization context. Caches MUST NOT be shared across
     ///   authorization contexts (e.g., a different access token requires a
     ///   different cache).
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
@@ -11533,6 +11595,8 @@ impl ListPromptsResult {
     /// For backward compatibility, when a client receives a result from a
     /// server implementing an earlier protocol version (which does not include
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
@@ -11549,6 +11613,8 @@ impl ListPromptsResult {
     ///   The client MAY re-fetch every time the result is needed.
     /// - If positive, the client SHOULD consider the result fresh for this many
     ///   milliseconds after receiving the response.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_ttl_ms(mut self, ttl_ms: impl Into<i64>) -> Self {
@@ -11936,6 +12002,8 @@ impl ListResourceTemplatesResult {
     ///   same authorization context. Caches MUST NOT be shared across
     ///   authorization contexts (e.g., a different access token requires a
     ///   different cache).
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
@@ -11961,6 +12029,8 @@ impl ListResourceTemplatesResult {
     /// For backward compatibility, when a client receives a result from a
     /// server implementing an earlier protocol version (which does not include
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
@@ -11977,6 +12047,8 @@ impl ListResourceTemplatesResult {
     ///   The client MAY re-fetch every time the result is needed.
     /// - If positive, the client SHOULD consider the result fresh for this many
     ///   milliseconds after receiving the response.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_ttl_ms(mut self, ttl_ms: impl Into<i64>) -> Self {
@@ -12370,6 +12442,8 @@ impl ListResourcesResult {
     ///   same authorization context. Caches MUST NOT be shared across
     ///   authorization contexts (e.g., a different access token requires a
     ///   different cache).
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
@@ -12395,6 +12469,8 @@ impl ListResourcesResult {
     /// For backward compatibility, when a client receives a result from a
     /// server implementing an earlier protocol version (which does not include
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
@@ -12411,6 +12487,8 @@ impl ListResourcesResult {
     ///   The client MAY re-fetch every time the result is needed.
     /// - If positive, the client SHOULD consider the result fresh for this many
     ///   milliseconds after receiving the response.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_ttl_ms(mut self, ttl_ms: impl Into<i64>) -> Self {
@@ -12740,6 +12818,8 @@ impl ListRootsResult {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<crate::JsonObject>) -> Self {
@@ -13183,6 +13263,8 @@ impl ListToolsResult {
     ///   same authorization context. Caches MUST NOT be shared across
     ///   authorization contexts (e.g., a different access token requires a
     ///   different cache).
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
@@ -13208,6 +13290,8 @@ impl ListToolsResult {
     /// For backward compatibility, when a client receives a result from a
     /// server implementing an earlier protocol version (which does not include
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
@@ -13224,6 +13308,8 @@ impl ListToolsResult {
     ///   The client MAY re-fetch every time the result is needed.
     /// - If positive, the client SHOULD consider the result fresh for this many
     ///   milliseconds after receiving the response.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_ttl_ms(mut self, ttl_ms: impl Into<i64>) -> Self {
@@ -14928,6 +15014,8 @@ impl PaginatedResult {
     /// For backward compatibility, when a client receives a result from a
     /// server implementing an earlier protocol version (which does not include
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
@@ -15519,6 +15607,8 @@ impl ProgressNotificationParams {
     /// Sets `message` and returns `self`.
     ///
     /// An optional message describing the current progress.
+    ///
+    /// Revisions: 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_message(mut self, message: impl Into<String>) -> Self {
@@ -15778,6 +15868,8 @@ impl Prompt {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
@@ -15813,6 +15905,8 @@ impl Prompt {
     /// Clients that support rendering icons SHOULD also support:
     /// - `image/svg+xml` - SVG images (scalable but requires security precautions)
     /// - `image/webp` - WebP images (modern, efficient format)
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
@@ -15827,6 +15921,8 @@ impl Prompt {
     /// If not provided, the name should be used for display (except for `Tool`,
     /// where `annotations.title` should be given precedence over using `name`,
     /// if present).
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
@@ -16004,6 +16100,8 @@ impl PromptArgument {
     /// If not provided, the name should be used for display (except for `Tool`,
     /// where `annotations.title` should be given precedence over using `name`,
     /// if present).
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
@@ -16472,6 +16570,8 @@ impl ReadResourceRequestParams {
         self
     }
     /// Sets `inputResponses` and returns `self`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_input_responses(
@@ -16482,6 +16582,8 @@ impl ReadResourceRequestParams {
         self
     }
     /// Sets `requestState` and returns `self`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
@@ -16652,6 +16754,8 @@ impl ReadResourceResult {
     ///   same authorization context. Caches MUST NOT be shared across
     ///   authorization contexts (e.g., a different access token requires a
     ///   different cache).
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
@@ -16667,6 +16771,8 @@ impl ReadResourceResult {
     /// For backward compatibility, when a client receives a result from a
     /// server implementing an earlier protocol version (which does not include
     /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
@@ -16683,6 +16789,8 @@ impl ReadResourceResult {
     ///   The client MAY re-fetch every time the result is needed.
     /// - If positive, the client SHOULD consider the result fresh for this many
     ///   milliseconds after receiving the response.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_ttl_ms(mut self, ttl_ms: impl Into<i64>) -> Self {
@@ -17153,6 +17261,8 @@ impl RequestMetaObject {
     /// Capabilities are declared per-request rather than once at initialization;
     /// an empty object means the client supports no optional capabilities.
     /// Servers MUST NOT infer capabilities from prior requests.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_client_capabilities(
@@ -17175,6 +17285,8 @@ impl RequestMetaObject {
     /// protocol. It is intended for display, logging, and debugging. Servers
     /// SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
     /// security decisions.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_client_info(mut self, client_info: impl Into<Implementation>) -> Self {
@@ -17188,6 +17300,8 @@ impl RequestMetaObject {
     /// If absent, the server MUST NOT send any `LoggingMessageNotificationnotifications/message`
     /// notifications for this request. The client opts in to log messages by
     /// explicitly setting a level. Replaces the former `logging/setLevel` RPC.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_log_level(mut self, log_level: impl Into<LoggingLevel>) -> Self {
@@ -17202,6 +17316,8 @@ impl RequestMetaObject {
     /// header; otherwise the server MUST return a `400 Bad Request`. If the
     /// server does not support the requested version, it MUST return an
     /// `UnsupportedProtocolVersionError`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_protocol_version(mut self, protocol_version: impl Into<String>) -> Self {
@@ -17470,6 +17586,8 @@ impl Resource {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
@@ -17507,6 +17625,8 @@ impl Resource {
     /// Clients that support rendering icons SHOULD also support:
     /// - `image/svg+xml` - SVG images (scalable but requires security precautions)
     /// - `image/webp` - WebP images (modern, efficient format)
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
@@ -17541,6 +17661,8 @@ impl Resource {
     /// If not provided, the name should be used for display (except for `Tool`,
     /// where `annotations.title` should be given precedence over using `name`,
     /// if present).
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
@@ -17898,6 +18020,8 @@ impl ResourceLink {
     /// Clients that support rendering icons SHOULD also support:
     /// - `image/svg+xml` - SVG images (scalable but requires security precautions)
     /// - `image/webp` - WebP images (modern, efficient format)
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
@@ -18325,6 +18449,8 @@ impl ResourceTemplate {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
@@ -18362,6 +18488,8 @@ impl ResourceTemplate {
     /// Clients that support rendering icons SHOULD also support:
     /// - `image/svg+xml` - SVG images (scalable but requires security precautions)
     /// - `image/webp` - WebP images (modern, efficient format)
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
@@ -18385,6 +18513,8 @@ impl ResourceTemplate {
     /// If not provided, the name should be used for display (except for `Tool`,
     /// where `annotations.title` should be given precedence over using `name`,
     /// if present).
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
@@ -18795,6 +18925,8 @@ impl ResultMetaObject {
     /// protocol. It is intended for display, logging, and debugging. Clients
     /// SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
     /// security decisions.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_server_info(mut self, server_info: impl Into<Implementation>) -> Self {
@@ -18964,6 +19096,8 @@ impl Root {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
@@ -22739,6 +22873,8 @@ impl TextContent {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
@@ -22858,6 +22994,8 @@ impl TextResourceContents {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
@@ -23521,6 +23659,8 @@ impl Tool {
     /// Sets `_meta` and returns `self`.
     ///
     /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
@@ -23532,6 +23672,8 @@ impl Tool {
     /// Optional additional tool information.
     ///
     /// Display name precedence order is: `title`, `annotations.title`, then `name`.
+    ///
+    /// Revisions: 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_annotations(mut self, annotations: impl Into<ToolAnnotations>) -> Self {
@@ -23552,6 +23694,8 @@ impl Tool {
     /// Sets `execution` and returns `self`.
     ///
     /// Execution-related properties for this tool.
+    ///
+    /// Revisions: 2025-11-25 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_execution(mut self, execution: impl Into<ToolExecution>) -> Self {
@@ -23569,6 +23713,8 @@ impl Tool {
     /// Clients that support rendering icons SHOULD also support:
     /// - `image/svg+xml` - SVG images (scalable but requires security precautions)
     /// - `image/webp` - WebP images (modern, efficient format)
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
@@ -23581,6 +23727,8 @@ impl Tool {
     /// the structuredContent field of a `CallToolResult`. This can be any valid JSON Schema 2020-12.
     ///
     /// Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_output_schema(
@@ -23598,6 +23746,8 @@ impl Tool {
     /// If not provided, the name should be used for display (except for `Tool`,
     /// where `annotations.title` should be given precedence over using `name`,
     /// if present).
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
     #[must_use]
     #[inline]
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
