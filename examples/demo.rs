@@ -42,9 +42,8 @@ async fn main() -> anyhow::Result<()> {
             if let ElicitRequestParams::ElicitRequestForm(form) = &params {
                 println!("  [the server asks our user: {:?}; we accept 2]", form.message);
             }
-            let mut result = ElicitResult::new(ElicitAction::Accept);
-            result.content = Some(BTreeMap::from([("quantity".to_owned(), ElicitResultContentValue::Integer(2))]));
-            Ok(result)
+            let answer = [("quantity".to_owned(), ElicitResultContentValue::Integer(2))];
+            Ok(ElicitResult::new(ElicitAction::Accept).with_content(answer))
         })
         .apply_elicitation_defaults()
         .on_roots(|| async { Ok(vec![Root::new("file:///home/demo/project")]) })

@@ -74,8 +74,8 @@ where
 ///         "newsletter": {"type": "boolean", "default": true}
 ///     }}
 /// })).unwrap();
-/// let mut result = ElicitResult::new(ElicitAction::Accept);
-/// result.content = Some([("name".to_owned(), ElicitResultContentValue::String("Ann".into()))].into());
+/// let mut result = ElicitResult::new(ElicitAction::Accept)
+///     .with_content([("name".to_owned(), ElicitResultContentValue::String("Ann".into()))]);
 /// apply_elicitation_defaults(&params, &mut result);
 /// assert_eq!(result.content.unwrap()["newsletter"], ElicitResultContentValue::Boolean(true));
 /// ```

@@ -20,14 +20,14 @@ use crate::tool_headers::HeaderRules;
 pub(crate) const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
 
 /// `_meta` keys of the per-request protocol fields.
-pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-pub(crate) const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+pub(crate) const META_PROTOCOL_VERSION: &str = mcp_types::meta::PROTOCOL_VERSION;
+pub(crate) const META_CLIENT_INFO: &str = mcp_types::meta::CLIENT_INFO;
+pub(crate) const META_CLIENT_CAPABILITIES: &str = mcp_types::meta::CLIENT_CAPABILITIES;
+pub(crate) const META_LOG_LEVEL: &str = mcp_types::meta::LOG_LEVEL;
+pub(crate) const META_SUBSCRIPTION_ID: &str = mcp_types::meta::SUBSCRIPTION_ID;
 
 /// `UnsupportedProtocolVersion`: the server does not speak the revision of the request.
-pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = mcp_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.code();
 
 /// The requests a server may answer with `input_required`.
 const MRTR_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];

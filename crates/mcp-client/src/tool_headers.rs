@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use mcp_jsonrpc::FrameHints;
-use mcp_types::{JsonObject, Tool};
+use mcp_types::{ErrorCode, JsonObject, Tool};
 use serde_json::{Map, Value};
 
 /// Tools whose declarations are remembered at most (beyond: the list starts afresh).
@@ -21,7 +21,11 @@ const MAX_TOOLS: usize = 16_384;
 /// JSON-RPC errors only a server of the stateless revision sends (header mismatch, missing
 /// client capability, unsupported protocol version): in the body of a refusal of
 /// `initialize`, they say the server is not an HTTP+SSE one.
-const STATELESS_ERROR_CODES: [i64; 3] = [-32020, -32021, -32022];
+const STATELESS_ERROR_CODES: [i64; 3] = [
+    ErrorCode::HEADER_MISMATCH.code(),
+    ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY.code(),
+    ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.code(),
+];
 
 /// The hints of `initialize` (a new session begins; a refusal with a stateless-revision error
 /// is the server's answer, not a reason to fall back to HTTP+SSE).

@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 /// The `_meta` key that carries a 2026-07-28 request's protocol revision.
-pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+pub const PROTOCOL_VERSION_KEY: &str = mcp_types::meta::PROTOCOL_VERSION;
 
 /// For `#[serde(deserialize_with = "...")]` on an `Option<&RawValue>` member: a member that is
 /// present reads as `Some`, `null` included (plain `Option` reads `null` as absent, which would

@@ -35,10 +35,7 @@ impl Completion {
         let total = self.values.len();
         let mut values = self.values;
         values.truncate(MAX_COMPLETIONS);
-        let mut c = CompleteResultCompletion::new(values);
-        c.total = Some(total as i64);
-        c.has_more = Some(total > MAX_COMPLETIONS);
-        c
+        CompleteResultCompletion::new(values).with_total(total as i64).with_has_more(total > MAX_COMPLETIONS)
     }
 
     /// The candidates among `options` that start with `prefix` (case-insensitively).

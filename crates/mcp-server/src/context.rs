@@ -324,23 +324,13 @@ pub(crate) fn elicitation_missing(
     }
 }
 
-/// The `requiredCapabilities` of a -32021 error for a capability named with dots
-/// (`sampling.tools` is `{"sampling": {"tools": {}}}`).
-pub(crate) fn required_capabilities(capability: &str) -> serde_json::Value {
-    capability.rsplit('.').fold(serde_json::json!({}), |inner, name| serde_json::json!({ name: inner }))
-}
-
 impl From<ClientRequestError> for crate::ToolError {
     /// A missing capability or an invalid input answer is a protocol error (-32021, -32602);
     /// anything else fails the tool.
     fn from(e: ClientRequestError) -> Self {
         match e {
             ClientRequestError::NotSupported(capability) => {
-                crate::ToolError::Protocol(mcp_types::ErrorObject::with_data(
-                    mcp_types::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-                    format!("this request needs the client capability `{capability}`"),
-                    serde_json::json!({"requiredCapabilities": required_capabilities(capability)}),
-                ))
+                crate::ToolError::Protocol(mcp_types::ErrorObject::missing_required_client_capability(capability))
             }
             ClientRequestError::InvalidInput(message) => {
                 crate::ToolError::Protocol(mcp_types::ErrorObject::invalid_params(message))
@@ -389,7 +379,8 @@ mod tests {
         assert_eq!(elicitation_missing(url.as_ref(), true), None);
         let both = elicitation(serde_json::json!({"elicitation": {"form": {}, "url": {}}}));
         assert_eq!(elicitation_missing(both.as_ref(), false), None);
-        assert_eq!(required_capabilities("sampling.tools"), serde_json::json!({"sampling": {"tools": {}}}));
-        assert_eq!(required_capabilities("roots"), serde_json::json!({"roots": {}}));
+        let required = |c| mcp_types::ErrorObject::missing_required_client_capability(c).data.unwrap_or_default();
+        assert_eq!(required("sampling.tools")["requiredCapabilities"], serde_json::json!({"sampling": {"tools": {}}}));
+        assert_eq!(required("roots")["requiredCapabilities"], serde_json::json!({"roots": {}}));
     }
 }

@@ -262,7 +262,7 @@ impl<'a> FromParams<'a> for ToolCall<'a> {
             return Ok(ToolCall {
                 name,
                 arguments: member(params.get("arguments"))?,
-                progress: member(req.meta_object().and_then(|m| m.get("progressToken")))?,
+                progress: member(req.meta_object().and_then(|m| m.get(mcp_types::meta::PROGRESS_TOKEN)))?,
             });
         }
         let text = req.params.as_deref().map_or("{}", serde_json::value::RawValue::get);

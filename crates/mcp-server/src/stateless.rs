@@ -29,17 +29,17 @@ use sha2::{Digest, Sha256};
 use crate::server::ServerShared;
 
 /// The `_meta` keys of a request of the stateless revision.
-pub(crate) const PROTOCOL_VERSION: &str = mcp_jsonrpc::raw::PROTOCOL_VERSION_KEY;
-const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const PROTOCOL_VERSION: &str = mcp_types::meta::PROTOCOL_VERSION;
+const CLIENT_CAPABILITIES: &str = mcp_types::meta::CLIENT_CAPABILITIES;
+const CLIENT_INFO: &str = mcp_types::meta::CLIENT_INFO;
+const LOG_LEVEL: &str = mcp_types::meta::LOG_LEVEL;
+const SERVER_INFO: &str = mcp_types::meta::SERVER_INFO;
 
 /// Every revision this server speaks, newest first: the stateless one per request, the
 /// session revisions after an `initialize` (a server of both, as the versioning page
 /// describes).
-pub(crate) fn supported_versions() -> Vec<String> {
-    ProtocolVersion::ALL.iter().rev().map(|v| v.as_str().to_owned()).collect()
+fn supported_versions() -> impl Iterator<Item = ProtocolVersion> {
+    ProtocolVersion::ALL.into_iter().rev()
 }
 
 /// What a request of the stateless revision declares about its client.
@@ -49,14 +49,6 @@ pub(crate) struct Envelope<'a> {
     /// The `clientInfo` JSON, decoded only if a handler asks for it.
     pub(crate) client_info: Option<&'a str>,
     pub(crate) log_level: Option<LoggingLevel>,
-}
-
-fn envelope_error(missing: &str) -> ErrorObject {
-    ErrorObject::with_data(
-        ErrorCode::INVALID_PARAMS,
-        format!("invalid request metadata: `{missing}` is missing"),
-        json!({"envelope": {"key": missing, "problem": "missing"}}),
-    )
 }
 
 /// Decodes a raw value as it would decode from its `serde_json::Value` (whose outcome, errors
@@ -88,7 +80,7 @@ pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope<'_>>, E
     let Some(version) = meta.and_then(|m| m.get(PROTOCOL_VERSION)) else {
         if req.method == DiscoverRequest::METHOD {
             let empty = meta.is_none_or(|m| m.is_empty());
-            return Err(envelope_error(if empty { "_meta" } else { PROTOCOL_VERSION }));
+            return Err(ErrorObject::missing_request_metadata(if empty { "_meta" } else { PROTOCOL_VERSION }));
         }
         return Ok(None);
     };
@@ -96,13 +88,10 @@ pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope<'_>>, E
     let requested = str_text(version).unwrap_or_default();
     let Some(version) = ProtocolVersion::from_wire(&requested).filter(|v| v.is_stateless()) else {
         let version = serde_json::from_str::<Value>(version).unwrap_or_default();
-        return Err(ErrorObject::with_data(
-            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
-            format!("Unsupported protocol version: {requested}"),
-            json!({"supported": supported_versions(), "requested": version}),
-        ));
+        return Err(ErrorObject::unsupported_protocol_version(version, supported_versions()));
     };
-    let capabilities = get(CLIENT_CAPABILITIES).ok_or_else(|| envelope_error(CLIENT_CAPABILITIES))?;
+    let capabilities =
+        get(CLIENT_CAPABILITIES).ok_or_else(|| ErrorObject::missing_request_metadata(CLIENT_CAPABILITIES))?;
     let capabilities = decode_raw(capabilities)
         .map_err(|e| ErrorObject::invalid_params(format!("invalid `{CLIENT_CAPABILITIES}`: {e}")))?;
     let client_info = get(CLIENT_INFO).filter(|v| *v != "null");
@@ -303,7 +292,7 @@ pub(crate) fn discover(server: &ServerShared, rctx: &RequestContext, version: Pr
         hints.scope.clone(),
         server.capabilities.clone(),
         "complete",
-        supported_versions(),
+        supported_versions().map(|v| v.as_str().to_owned()).collect::<Vec<_>>(),
         hints.ttl_ms,
     );
     result.instructions = server.instructions.clone();
@@ -536,11 +525,7 @@ impl InputRounds {
         req: &message::Request,
     ) -> Option<Reply> {
         if let Some(capability) = *self.missing.lock().unwrap_or_else(|e| e.into_inner()) {
-            return Some(Err(ErrorObject::with_data(
-                ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-                format!("this request needs the client capability `{capability}`"),
-                json!({"requiredCapabilities": crate::context::required_capabilities(capability)}),
-            )));
+            return Some(Err(ErrorObject::missing_required_client_capability(capability)));
         }
         let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
         if pending.is_empty() {

@@ -180,7 +180,7 @@ pub(crate) async fn listen(
     };
     let honoured = Filter::honoured(asked, &server.capabilities);
     let id = serde_json::to_value(rctx.id()).unwrap_or(Value::Null);
-    let tag = json!({"io.modelcontextprotocol/subscriptionId": id});
+    let tag = json!({ mcp_types::meta::SUBSCRIPTION_ID: id });
     let peer = rctx.peer();
     let mut events = server.bus.subscribe();
     let params = json!({"notifications": honoured.acknowledgement(), "_meta": tag});

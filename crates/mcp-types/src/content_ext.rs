@@ -41,15 +41,13 @@ impl ContentBlock {
     /// assert_eq!(serde_json::to_value(&c).unwrap()["resource"]["text"], "hi");
     /// ```
     pub fn embedded_text(uri: impl Into<String>, mime_type: impl Into<String>, text: impl Into<String>) -> Self {
-        let mut contents = TextResourceContents::new(uri, text);
-        contents.mime_type = Some(mime_type.into());
+        let contents = TextResourceContents::new(uri, text).with_mime_type(mime_type);
         ContentBlock::EmbeddedResource(EmbeddedResource::new(AnyResourceContents::TextResourceContents(contents)))
     }
 
     /// An embedded binary resource from its bytes (base64-encoded here).
     pub fn embedded_blob(uri: impl Into<String>, mime_type: impl Into<String>, bytes: impl AsRef<[u8]>) -> Self {
-        let mut contents = BlobResourceContents::new(uri, STANDARD.encode(bytes));
-        contents.mime_type = Some(mime_type.into());
+        let contents = BlobResourceContents::new(uri, STANDARD.encode(bytes)).with_mime_type(mime_type);
         ContentBlock::EmbeddedResource(EmbeddedResource::new(AnyResourceContents::BlobResourceContents(contents)))
     }
 
@@ -99,9 +97,7 @@ impl CallToolResult {
     /// assert_eq!(r.content[0].as_text(), Some("city not found"));
     /// ```
     pub fn error(message: impl Into<String>) -> Self {
-        let mut r = CallToolResult::new(vec![ContentBlock::text(message)]);
-        r.is_error = Some(true);
-        r
+        CallToolResult::new(vec![ContentBlock::text(message)]).with_is_error(true)
     }
 
     /// A structured result: `structuredContent` for clients that read it, and the same JSON as
@@ -113,9 +109,7 @@ impl CallToolResult {
     /// assert_eq!(r.content[0].as_text(), Some(r#"{"sum":3}"#));
     /// ```
     pub fn structured(value: serde_json::Value) -> Self {
-        let mut r = CallToolResult::new(vec![ContentBlock::text(value.to_string())]);
-        r.structured_content = Some(value);
-        r
+        CallToolResult::new(vec![ContentBlock::text(value.to_string())]).with_structured_content(value)
     }
 
     /// Whether this result reports a tool error.

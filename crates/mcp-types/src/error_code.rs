@@ -28,17 +28,32 @@ impl ErrorCode {
     pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
     /// Internal error.
     pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
-    /// The request timed out (as the official SDKs use it).
+    /// The request timed out (as the official SDKs use it, for a timeout they raise locally;
+    /// in the range -32000 to -32019 that 2026-07-28 leaves to implementations).
     pub const REQUEST_TIMEOUT: ErrorCode = ErrorCode(-32001);
-    /// Resource not found, in the session revisions (2026-07-28 uses `INVALID_PARAMS`).
+    /// No session has the `Mcp-Session-Id` a Streamable HTTP request names (answered with
+    /// `404 Not Found`). Not a code of the specification: the one the official TypeScript
+    /// SDK's server answers with, the same number as [`ErrorCode::REQUEST_TIMEOUT`].
+    pub const SESSION_NOT_FOUND: ErrorCode = ErrorCode(-32001);
+    /// Resource not found, in the session revisions (2025-11-25 and earlier). 2026-07-28 uses
+    /// `INVALID_PARAMS` instead and forbids emitting this code, though clients SHOULD still
+    /// accept it from servers of earlier revisions. See [`ErrorCode::resource_not_found`].
     pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
-    /// The request needs a URL-mode elicitation first (2025-11-25).
+    /// `URLElicitationRequiredError` (2025-11-25 only): the server requires the client to
+    /// complete a URL-mode elicitation first; `data.elicitations` lists them.
     pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
-    /// An HTTP header does not match the body (2026-07-28).
+    /// `HeaderMismatchError` (2026-07-28): the values in the HTTP headers do not match the
+    /// corresponding values in the request body, or required headers are missing or
+    /// malformed. On HTTP the status is `400 Bad Request`.
     pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
-    /// A client capability the request needs was not declared (2026-07-28).
+    /// `MissingRequiredClientCapabilityError` (2026-07-28): processing the request requires a
+    /// capability the client did not declare; `data.requiredCapabilities` lists the missing
+    /// ones. On HTTP the status is `400 Bad Request`.
     pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
-    /// The request's protocol version is not supported (2026-07-28).
+    /// `UnsupportedProtocolVersionError` (2026-07-28): the request's protocol version is
+    /// unknown to the server or unsupported; `data.supported` lists the versions the server
+    /// supports, `data.requested` repeats the one asked for. On HTTP the status is
+    /// `400 Bad Request`.
     pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
 
     const NAMED: [(ErrorCode, &'static str); 11] = [

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::{ErrorCode, ErrorObject, ProgressToken, RequestId};
+use crate::{ElicitRequestURLParams, ErrorCode, ErrorObject, ProgressToken, ProtocolVersion, RequestId};
 
 impl ErrorObject {
     /// An error object with a code, a message and data.
@@ -41,6 +41,90 @@ impl ErrorObject {
     /// -32603: the receiver failed.
     pub fn internal_error(detail: impl fmt::Display) -> Self {
         ErrorObject::new(ErrorCode::INTERNAL_ERROR.code(), format!("internal error: {detail}"))
+    }
+}
+
+/// The errors MCP defines, built in one place each, with the data the schema gives them.
+///
+/// ```
+/// use mcp_types::{ErrorCode, ErrorObject, ProtocolVersion};
+///
+/// let e = ErrorObject::unsupported_protocol_version("1999-01-01", [ProtocolVersion::V2026_07_28]);
+/// assert_eq!(e.error_code(), ErrorCode::UNSUPPORTED_PROTOCOL_VERSION);
+/// assert_eq!(e.data, Some(serde_json::json!({"supported": ["2026-07-28"], "requested": "1999-01-01"})));
+///
+/// let e = ErrorObject::missing_required_client_capability("sampling.tools");
+/// assert_eq!(e.data, Some(serde_json::json!({"requiredCapabilities": {"sampling": {"tools": {}}}})));
+/// ```
+impl ErrorObject {
+    /// -32022 (`UnsupportedProtocolVersionError`): the request asked for a protocol version
+    /// the receiver does not serve. `requested` is the version as the request wrote it (a
+    /// string, normally; the message quotes it only if it is one); `supported` the versions
+    /// the receiver serves, in the order to list them.
+    pub fn unsupported_protocol_version(
+        requested: impl Into<serde_json::Value>,
+        supported: impl IntoIterator<Item = ProtocolVersion>,
+    ) -> Self {
+        let requested = requested.into();
+        let supported: Vec<&str> = supported.into_iter().map(ProtocolVersion::as_str).collect();
+        ErrorObject::with_data(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            format!("Unsupported protocol version: {}", requested.as_str().unwrap_or_default()),
+            serde_json::json!({"supported": supported, "requested": requested}),
+        )
+    }
+
+    /// -32021 (`MissingRequiredClientCapabilityError`): the request needs a client capability
+    /// the client did not declare, named with dots (`"sampling.tools"` requires
+    /// `{"sampling": {"tools": {}}}`).
+    pub fn missing_required_client_capability(capability: &str) -> Self {
+        let required =
+            capability.rsplit('.').fold(serde_json::json!({}), |inner, name| serde_json::json!({ name: inner }));
+        ErrorObject::with_data(
+            ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            format!("this request needs the client capability `{capability}`"),
+            serde_json::json!({"requiredCapabilities": required}),
+        )
+    }
+
+    /// -32020 (`HeaderMismatchError`): an HTTP header is missing, malformed or disagrees with
+    /// the request body; `detail` says which.
+    pub fn header_mismatch(detail: impl fmt::Display) -> Self {
+        ErrorObject::new(ErrorCode::HEADER_MISMATCH.code(), format!("Header mismatch: {detail}"))
+    }
+
+    /// -32042 (`URLElicitationRequiredError`, 2025-11-25 only): the request cannot be
+    /// processed until the client completes these URL-mode elicitations (each with its
+    /// `elicitationId`); the client retries it afterwards.
+    ///
+    /// ```
+    /// use mcp_types::{ElicitRequestURLParams, ErrorCode, ErrorObject};
+    ///
+    /// let connect = ElicitRequestURLParams::new("Sign in to Example Co", "https://example.com/connect?id=1")
+    ///     .with_elicitation_id("1");
+    /// let e = ErrorObject::url_elicitation_required("This request requires more information.", vec![connect]);
+    /// assert_eq!(e.error_code(), ErrorCode::URL_ELICITATION_REQUIRED);
+    /// let data = e.data.unwrap_or_default();
+    /// assert_eq!(data["elicitations"][0]["mode"], "url");
+    /// assert_eq!(data["elicitations"][0]["elicitationId"], "1");
+    /// ```
+    pub fn url_elicitation_required(message: impl Into<String>, elicitations: Vec<ElicitRequestURLParams>) -> Self {
+        ErrorObject::with_data(
+            ErrorCode::URL_ELICITATION_REQUIRED,
+            message,
+            serde_json::json!({"elicitations": elicitations}),
+        )
+    }
+
+    /// -32602 for a request of the stateless revision without a `_meta` member it must carry
+    /// (`key`: one of the [`meta`](crate::meta) keys, or `_meta` itself). The data names the
+    /// key under `envelope`, which tells an HTTP server to answer `400 Bad Request`.
+    pub fn missing_request_metadata(key: &str) -> Self {
+        ErrorObject::with_data(
+            ErrorCode::INVALID_PARAMS,
+            format!("invalid request metadata: `{key}` is missing"),
+            serde_json::json!({"envelope": {"key": key, "problem": "missing"}}),
+        )
     }
 }
 

@@ -12,6 +12,24 @@
 //!   and `Result`; notifications implement [`Notification`]. [`METHODS`] lists them all.
 //! - **Open enums** (roles, log levels, task status, ...) keep values they do not know in an
 //!   `Other` variant; [`ErrorCode`] does the same for error codes.
+//! - **Building values**: `new` takes the required members; the params and results of requests
+//!   and the definitions users build (tools, prompts, resources, content, annotations, ...)
+//!   have a `with_<member>` setter for each optional member, which takes the inner value (any
+//!   `impl Into<T>`, as `new` does) and stores `Some`. Every field is also public.
+//! - **Wire names**: the `_meta` keys the specification reserves are constants in [`meta`];
+//!   error codes are [`ErrorCode`] constants, and [`ErrorObject`] has a constructor for each
+//!   error MCP defines.
+//!
+//! ```
+//! use mcp_types::{CallToolRequestParams, Tool};
+//!
+//! let params = CallToolRequestParams::new("echo")
+//!     .with_arguments(serde_json::json!({"text": "hi"}).as_object().cloned().unwrap_or_default());
+//! assert_eq!(params.arguments.as_ref().and_then(|a| a.get("text")), Some(&serde_json::json!("hi")));
+//!
+//! let tool = Tool::new("echo", serde_json::Map::new()).with_title("Echo").with_description("Says it back");
+//! assert_eq!(tool.title.as_deref(), Some("Echo"));
+//! ```
 //!
 //! ```
 //! use mcp_types::{CallToolResult, ContentBlock, ProtocolVersion, to_value_for};
@@ -34,6 +52,7 @@ mod content_ext;
 mod error_code;
 mod generated;
 mod jsonrpc_ext;
+pub mod meta;
 mod method;
 mod sampling_ext;
 mod version;

@@ -73,7 +73,7 @@ impl ParamsMeta for crate::JsonObject {
                 ProgressToken::String(s) => serde_json::Value::String(s),
                 ProgressToken::Integer(n) => serde_json::Value::from(n),
             };
-            m.insert("progressToken".to_owned(), value);
+            m.insert(crate::meta::PROGRESS_TOKEN.to_owned(), value);
         }
     }
 }

@@ -148,3 +148,37 @@ pub fn extra_variants(name: &str) -> Vec<Ty> {
         _ => Vec::new(),
     }
 }
+
+/// Structs that get a `with_<field>` setter for each optional member: the params and results of
+/// requests and the objects inside them (`CompleteResultCompletion`, ...), the request `_meta`,
+/// and the definitions users build themselves (tools, prompts, resources, content). Every other
+/// struct (JSON-RPC envelopes, capabilities, schemas) is left without, to keep `types.rs` (and
+/// its compile time) in check.
+pub fn has_setters(name: &str) -> bool {
+    let envelope = name.starts_with("JSONRPC") || name.starts_with("Generic") || name.ends_with("Response");
+    let message_part = name.contains("Params") || name.contains("Result");
+    (message_part && !envelope)
+        || matches!(
+            name,
+            "RequestMetaObject"
+                | "Tool"
+                | "ToolAnnotations"
+                | "Prompt"
+                | "PromptArgument"
+                | "Resource"
+                | "ResourceTemplate"
+                | "Implementation"
+                | "Root"
+                | "Icon"
+                | "TextResourceContents"
+                | "BlobResourceContents"
+                | "TextContent"
+                | "ImageContent"
+                | "AudioContent"
+                | "EmbeddedResource"
+                | "ResourceLink"
+                | "ToolUseContent"
+                | "ToolResultContent"
+                | "Annotations"
+        )
+}

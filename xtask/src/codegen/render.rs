@@ -298,26 +298,23 @@ fn const_value(k: &Value) -> TokenStream {
     }
 }
 
-fn render_struct(
-    model: &Model,
-    def: &Def,
-    name: &Ident,
-    docs: TokenStream,
-    fields: &[Field],
-    extra: bool,
-) -> TokenStream {
-    let mut decls = Vec::new();
-    let mut ser = Vec::new();
-    let mut probe_checks = Vec::new();
-    let mut new_params = Vec::new();
-    let mut new_inits = Vec::new();
-    let mut known_keys: Vec<&str> = Vec::new();
-    // Constructor parameters: identifying fields first, then alphabetical.
-    let rank = |f: &&Field| ["name", "uri", "role"].iter().position(|n| *n == f.json).unwrap_or(usize::MAX);
-    let mut ordered: Vec<&Field> = fields.iter().collect();
-    ordered.sort_by_key(rank);
-    for f in ordered {
-        known_keys.push(&f.json);
+/// The pieces of a struct's rendering that its fields contribute, gathered field by field.
+#[derive(Default)]
+struct StructParts<'a> {
+    decls: Vec<TokenStream>,
+    ser: Vec<TokenStream>,
+    probe_checks: Vec<TokenStream>,
+    new_params: Vec<TokenStream>,
+    new_inits: Vec<TokenStream>,
+    known_keys: Vec<&'a str>,
+    setters: Vec<TokenStream>,
+}
+
+impl<'a> StructParts<'a> {
+    /// Adds one field of `def`: its declaration, serialization, probe check, constructor
+    /// parameter or initializer, and setter.
+    fn add_field(&mut self, def: &Def, f: &'a Field) {
+        self.known_keys.push(&f.json);
         let fi = field_ident(&f.json);
         let json = f.json.as_str();
         let guard = if f.revs == ALL {
@@ -327,59 +324,87 @@ fn render_struct(
             quote!(revs.intersects(Revisions::from_bits(#m)))
         };
         let required = is_required(def, f);
-        if is_fixed_const(def, f) {
-            let v = const_value(f.konst.as_ref().expect("const"));
-            ser.push(quote! { if #guard { m.serialize_entry(#json, &#v)?; } });
-            probe_checks.push(const_check(json, f.konst.as_ref().expect("const"), true));
-            continue;
+        if let (true, Some(k)) = (is_fixed_const(def, f), &f.konst) {
+            let v = const_value(k);
+            self.ser.push(quote! { if #guard { m.serialize_entry(#json, &#v)?; } });
+            self.probe_checks.push(const_check(json, k, true));
+            return;
         }
         let ty = rust_ty(&f.ty);
-        if let Some(k) = &f.konst {
-            probe_checks.push(const_check(json, k, false));
-        } else {
-            let missing = if required { quote!(return None;) } else { quote!() };
-            probe_checks.push(quote! {
-                match m.get(#json) {
-                    Some(x) => if <#ty as Probe>::probe(x).is_none() { return None; },
-                    None => { #missing }
+        self.probe_checks.push(match &f.konst {
+            Some(k) => const_check(json, k, false),
+            None => {
+                let missing = if required { quote!(return None;) } else { quote!() };
+                quote! {
+                    match m.get(#json) {
+                        Some(x) => if <#ty as Probe>::probe(x).is_none() { return None; },
+                        None => { #missing }
+                    }
                 }
-            });
-        }
-        let mut notes = Vec::new();
-        if f.revs != def.revs {
-            notes.push(format!("Revisions: {}.", revs_text(f.revs)));
-        }
-        if f.required != 0 && !required {
-            notes.push(format!("Required in: {}.", revs_text(f.required)));
-        }
-        if let Some(k) = &f.konst {
-            notes.push(format!("Always `{k}` when present."));
-        }
-        let fallback = format!("The `{}` member.", f.json);
-        let fdocs = doc_attrs(Some(f.doc.as_deref().unwrap_or(&fallback)), &notes);
+            }
+        });
+        let fdocs = field_docs(def, f, required);
         if required {
-            decls.push(quote! { #fdocs #[serde(rename = #json)] pub #fi: #ty, });
-            ser.push(quote! { if #guard { m.serialize_entry(#json, &ForRevision::new(&self.#fi, revs))?; } });
-            new_params.push(quote! { #fi: impl Into<#ty> });
-            new_inits.push(quote! { #fi: #fi.into(), });
+            self.decls.push(quote! { #fdocs #[serde(rename = #json)] pub #fi: #ty, });
+            self.ser.push(quote! { if #guard { m.serialize_entry(#json, &ForRevision::new(&self.#fi, revs))?; } });
+            self.new_params.push(quote! { #fi: impl Into<#ty> });
+            self.new_inits.push(quote! { #fi: #fi.into(), });
+            return;
+        }
+        self.decls.push(quote! { #fdocs #[serde(rename = #json, default)] pub #fi: Option<#ty>, });
+        // A field some revision requires but this value left unset: `null` where the schema
+        // allows it, the protocol's default where it has one.
+        let rm = f.required;
+        let null_case = if f.nullable && f.required != 0 {
+            quote! { else if revs.intersects(Revisions::from_bits(#rm)) { m.serialize_entry(#json, &())?; } }
+        } else if let Some(d) = config::wire_default(json).filter(|_| f.required != 0) {
+            quote! { else if revs.intersects(Revisions::from_bits(#rm)) { m.serialize_entry(#json, #d)?; } }
         } else {
-            decls.push(quote! { #fdocs #[serde(rename = #json, default)] pub #fi: Option<#ty>, });
-            // A field some revision requires but this value left unset: `null` where the
-            // schema allows it, the protocol's default where it has one.
-            let rm = f.required;
-            let null_case = if f.nullable && f.required != 0 {
-                quote! { else if revs.intersects(Revisions::from_bits(#rm)) { m.serialize_entry(#json, &())?; } }
-            } else if let Some(d) = config::wire_default(json).filter(|_| f.required != 0) {
-                quote! { else if revs.intersects(Revisions::from_bits(#rm)) { m.serialize_entry(#json, #d)?; } }
-            } else {
-                quote!()
-            };
-            ser.push(quote! {
-                if let Some(v) = &self.#fi { if #guard { m.serialize_entry(#json, &ForRevision::new(v, revs))?; } } #null_case
-            });
-            new_inits.push(quote! { #fi: None, });
+            quote!()
+        };
+        self.ser.push(quote! {
+            if let Some(v) = &self.#fi { if #guard { m.serialize_entry(#json, &ForRevision::new(v, revs))?; } } #null_case
+        });
+        self.new_inits.push(quote! { #fi: None, });
+        if config::has_setters(&def.name) && f.konst.is_none() {
+            self.setters.push(setter(def, f, &fi, &ty));
         }
     }
+}
+
+/// A field's doc comment: the schema's description (or a stand-in) and what revisions say.
+fn field_docs(def: &Def, f: &Field, required: bool) -> TokenStream {
+    let mut notes = Vec::new();
+    if f.revs != def.revs {
+        notes.push(format!("Revisions: {}.", revs_text(f.revs)));
+    }
+    if f.required != 0 && !required {
+        notes.push(format!("Required in: {}.", revs_text(f.required)));
+    }
+    if let Some(k) = &f.konst {
+        notes.push(format!("Always `{k}` when present."));
+    }
+    let fallback = format!("The `{}` member.", f.json);
+    doc_attrs(Some(f.doc.as_deref().unwrap_or(&fallback)), &notes)
+}
+
+fn render_struct(
+    model: &Model,
+    def: &Def,
+    name: &Ident,
+    docs: TokenStream,
+    fields: &[Field],
+    extra: bool,
+) -> TokenStream {
+    let mut parts = StructParts::default();
+    // Constructor parameters: identifying fields first, then alphabetical.
+    let rank = |f: &&Field| ["name", "uri", "role"].iter().position(|n| *n == f.json).unwrap_or(usize::MAX);
+    let mut ordered: Vec<&Field> = fields.iter().collect();
+    ordered.sort_by_key(rank);
+    for f in ordered {
+        parts.add_field(def, f);
+    }
+    let StructParts { mut decls, mut ser, probe_checks, new_params, mut new_inits, known_keys, setters } = parts;
     if extra {
         decls.push(quote! {
             /// Properties this crate does not model, kept as they came.
@@ -391,16 +416,19 @@ fn render_struct(
     }
     let eq = if is_eq(model, &Ty::Named(def.name.clone()), &mut BTreeSet::new()) { quote!(Eq,) } else { quote!() };
     let default = if new_params.is_empty() { quote!(Default,) } else { quote!() };
-    let ctor = if new_params.is_empty() {
+    let new_fn = if new_params.is_empty() {
         quote!()
     } else {
         let doc = format!(" A `{}` with the required fields set and every optional one empty.", def.name);
         quote! {
-            impl #name {
-                #[doc = #doc]
-                pub fn new(#(#new_params),*) -> Self { Self { #(#new_inits)* } }
-            }
+            #[doc = #doc]
+            pub fn new(#(#new_params),*) -> Self { Self { #(#new_inits)* } }
         }
+    };
+    let ctor = if new_params.is_empty() && setters.is_empty() {
+        quote!()
+    } else {
+        quote! { impl #name { #new_fn #(#setters)* } }
     };
     let n_known = known_keys.len();
     let score = quote! { Some(m.keys().filter(|k| KNOWN.contains(&k.as_str())).count() as u32) };
@@ -428,6 +456,31 @@ fn render_struct(
                 #(#probe_checks)*
                 #score
             }
+        }
+    }
+}
+
+/// The `with_<field>` setter of an optional member: it takes the inner value (anything that
+/// converts into it, as `new` does) and stores `Some`. Documented with the member's own text.
+fn setter(def: &Def, f: &Field, fi: &Ident, ty: &TokenStream) -> TokenStream {
+    let name = format_ident!("with_{}", fi.to_string().trim_start_matches("r#"));
+    let mut lines = vec![format!(" Sets `{}` and returns `self`.", f.json)];
+    if let Some(d) = &f.doc {
+        lines.push(String::new());
+        lines.extend(doc_text(d).lines().map(|l| format!(" {l}")));
+    }
+    if f.revs != def.revs {
+        // Encoding for another revision leaves the member out.
+        lines.push(String::new());
+        lines.push(format!(" Revisions: {} (left out when encoding for others).", revs_text(f.revs)));
+    }
+    quote! {
+        #( #[doc = #lines] )*
+        #[must_use]
+        #[inline]
+        pub fn #name(mut self, #fi: impl Into<#ty>) -> Self {
+            self.#fi = Some(#fi.into());
+            self
         }
     }
 }
@@ -544,41 +597,7 @@ fn render_union(model: &Model, def: &Def, name: &Ident, docs: TokenStream, varia
         Some((_, values)) => values.iter().map(|v| quote!(#[serde(rename = #v)])).collect(),
         None => variants.iter().map(|_| quote!()).collect(),
     };
-    // A variant that the target revisions do not have is an encoding error: a peer of that
-    // revision could not read it (the runtime downgrades content before it gets here).
-    let absent: Vec<TokenStream> = variants
-        .iter()
-        .zip(&names)
-        .filter(|(v, _)| v.revs != def.revs)
-        .map(|(v, n)| {
-            let mask = v.revs;
-            let msg = format!(
-                "`{}::{}` is not part of protocol revision(s) {{:?}} (only {})",
-                def.name,
-                n,
-                revs_text(v.revs)
-            );
-            quote! {
-                Self::#n(_) if !revs.intersects(Revisions::from_bits(#mask)) => {
-                    Err(<S::Error as serde::ser::Error>::custom(format_args!(#msg, revs)))
-                }
-            }
-        })
-        .collect();
-    let wire = if manual {
-        quote!()
-    } else {
-        quote! {
-            impl WireSerialize for #name {
-                fn wire_serialize<S: Serializer>(&self, revs: Revisions, s: S) -> std::result::Result<S::Ok, S::Error> {
-                    match self {
-                        #(#absent)*
-                        #( Self::#names(v) => ForRevision::new(v, revs).serialize(s), )*
-                    }
-                }
-            }
-        }
-    };
+    let wire = if manual { quote!() } else { union_wire_impl(def, name, variants, &names) };
     let froms: Vec<TokenStream> = variants
         .iter()
         .zip(&names)
@@ -603,6 +622,42 @@ fn render_union(model: &Model, def: &Def, name: &Ident, docs: TokenStream, varia
             }
         }
         #(#froms)*
+    }
+}
+
+/// `WireSerialize` for a union: each variant for the revisions that have it, and an encoding
+/// error for a variant the target revisions lack.
+fn union_wire_impl(def: &Def, name: &Ident, variants: &[Variant], names: &[Ident]) -> TokenStream {
+    // A variant that the target revisions do not have is an encoding error: a peer of that
+    // revision could not read it (the runtime downgrades content before it gets here).
+    let absent: Vec<TokenStream> = variants
+        .iter()
+        .zip(names)
+        .filter(|(v, _)| v.revs != def.revs)
+        .map(|(v, n)| {
+            let mask = v.revs;
+            let msg = format!(
+                "`{}::{}` is not part of protocol revision(s) {{:?}} (only {})",
+                def.name,
+                n,
+                revs_text(v.revs)
+            );
+            quote! {
+                Self::#n(_) if !revs.intersects(Revisions::from_bits(#mask)) => {
+                    Err(<S::Error as serde::ser::Error>::custom(format_args!(#msg, revs)))
+                }
+            }
+        })
+        .collect();
+    quote! {
+        impl WireSerialize for #name {
+            fn wire_serialize<S: Serializer>(&self, revs: Revisions, s: S) -> std::result::Result<S::Ok, S::Error> {
+                match self {
+                    #(#absent)*
+                    #( Self::#names(v) => ForRevision::new(v, revs).serialize(s), )*
+                }
+            }
+        }
     }
 }
 
@@ -755,6 +810,20 @@ fn render_methods(model: &Model) -> Result<TokenStream> {
             MethodInfo { method: #method, type_name: #def_name, kind: #kind, direction: #dir, revisions: #revs },
         });
     }
+    items.extend(params_meta_impls(model));
+    Ok(quote! {
+        use crate::method::{Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request};
+        use crate::Revisions;
+        use super::types::*;
+        #(#items)*
+        /// Every request and notification of every revision, sorted by type name.
+        pub static METHODS: &[MethodInfo] = &[ #(#table)* ];
+    })
+}
+
+/// `ParamsMeta` for every params type of a request: where its progress token lives.
+fn params_meta_impls(model: &Model) -> Vec<TokenStream> {
+    let mut out = Vec::new();
     // Params types that carry a request `_meta` (where a progress token goes).
     let mut params_types = BTreeSet::new();
     for m in methods(model) {
@@ -793,7 +862,7 @@ fn render_methods(model: &Model) -> Result<TokenStream> {
             _ => meta_access(def, quote!(self)),
         };
         if let Some((get, set)) = access {
-            items.push(quote! {
+            out.push(quote! {
                 impl ParamsMeta for #name {
                     fn progress_token(&self) -> Option<&ProgressToken> { #get }
                     fn set_progress_token(&mut self, token: ProgressToken) { #set }
@@ -801,7 +870,7 @@ fn render_methods(model: &Model) -> Result<TokenStream> {
             });
         } else {
             // The schema gives these params no `_meta` (the task requests of 2025-11-25).
-            items.push(quote! {
+            out.push(quote! {
                 impl ParamsMeta for #name {
                     fn progress_token(&self) -> Option<&ProgressToken> { None }
                     fn set_progress_token(&mut self, _token: ProgressToken) {}
@@ -809,14 +878,7 @@ fn render_methods(model: &Model) -> Result<TokenStream> {
             });
         }
     }
-    Ok(quote! {
-        use crate::method::{Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request};
-        use crate::Revisions;
-        use super::types::*;
-        #(#items)*
-        /// Every request and notification of every revision, sorted by type name.
-        pub static METHODS: &[MethodInfo] = &[ #(#table)* ];
-    })
+    out
 }
 
 /// How to read and set the progress token of params `def` (a struct with a request `_meta`)

@@ -35,12 +35,7 @@ pub(super) fn rejection_response(rejection: &Rejection, id: Option<&RequestId>) 
 
 /// -32022 (400): the revisions we serve, and the one asked for.
 pub(super) fn unsupported_version(requested: &str, id: Option<&RequestId>) -> Response {
-    let supported: Vec<&str> = ProtocolVersion::ALL.iter().rev().map(|v| v.as_str()).collect();
-    let error = ErrorObject::with_data(
-        mcp_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
-        format!("Unsupported protocol version: {requested}"),
-        serde_json::json!({"supported": supported, "requested": requested}),
-    );
+    let error = ErrorObject::unsupported_protocol_version(requested, ProtocolVersion::ALL.into_iter().rev());
     error_response(StatusCode::BAD_REQUEST, id, &error)
 }
 
@@ -181,7 +176,11 @@ pub(super) fn session_id(headers: &HeaderMap) -> Result<&str, Response> {
 
 /// 404 for a session id we do not know (or no longer).
 pub(super) fn session_not_found() -> Response {
-    error_response(StatusCode::NOT_FOUND, None, &ErrorObject::new(-32001, "session not found"))
+    error_response(
+        StatusCode::NOT_FOUND,
+        None,
+        &ErrorObject::new(mcp_types::ErrorCode::SESSION_NOT_FOUND.code(), "session not found"),
+    )
 }
 
 /// 503 with `Retry-After`: no room for another request in flight.

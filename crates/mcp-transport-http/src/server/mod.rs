@@ -109,11 +109,7 @@ impl Rejection {
     /// assert_eq!(rejection.error.message, "Header mismatch: the Mcp-Name header is missing");
     /// ```
     pub fn header_mismatch(detail: impl std::fmt::Display) -> Rejection {
-        let code = mcp_types::ErrorCode::HEADER_MISMATCH.code();
-        Rejection {
-            status: http::StatusCode::BAD_REQUEST,
-            error: ErrorObject::new(code, format!("Header mismatch: {detail}")),
-        }
+        Rejection { status: http::StatusCode::BAD_REQUEST, error: ErrorObject::header_mismatch(detail) }
     }
 }
 

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use mcp_jsonrpc::message::{Message, Parsed, Request};
 use mcp_jsonrpc::raw::{self as json, PROTOCOL_VERSION_KEY};
 use mcp_jsonrpc::{ErrorObject, Peer, RequestId};
-use mcp_types::ProtocolVersion;
+use mcp_types::{ErrorCode, ProtocolVersion};
 use tokio::sync::mpsc;
 
 use super::RequestInfo;
@@ -79,11 +79,7 @@ fn check_version(
     };
     let body_version = request.meta(PROTOCOL_VERSION_KEY).and_then(json::str_text);
     let Some(body_version) = body_version.as_deref() else {
-        let error = ErrorObject::with_data(
-            mcp_types::ErrorCode::INVALID_PARAMS,
-            format!("invalid request metadata: `{PROTOCOL_VERSION_KEY}` is missing"),
-            serde_json::json!({"envelope": {"key": PROTOCOL_VERSION_KEY, "problem": "missing"}}),
-        );
+        let error = ErrorObject::missing_request_metadata(PROTOCOL_VERSION_KEY);
         return Err(error_response(StatusCode::BAD_REQUEST, id, &error));
     };
     let disagree =
@@ -169,10 +165,12 @@ fn response_status(frame: &[u8]) -> StatusCode {
         return StatusCode::OK;
     };
     let envelope = error.data.as_ref().is_some_and(|d| d.get("envelope").is_some());
-    match error.code {
-        -32601 => StatusCode::NOT_FOUND,
-        -32022..=-32020 => StatusCode::BAD_REQUEST,
-        -32602 if envelope => StatusCode::BAD_REQUEST,
+    match error.error_code() {
+        ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        ErrorCode::HEADER_MISMATCH
+        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+        ErrorCode::INVALID_PARAMS if envelope => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
     }
 }

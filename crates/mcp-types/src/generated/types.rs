@@ -86,6 +86,48 @@ pub struct Annotations {
     #[serde(rename = "priority", default)]
     pub priority: Option<f64>,
 }
+impl Annotations {
+    /// Sets `audience` and returns `self`.
+    ///
+    /// Describes who the intended audience of this object or data is.
+    ///
+    /// It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
+    #[must_use]
+    #[inline]
+    pub fn with_audience(mut self, audience: impl Into<Vec<Role>>) -> Self {
+        self.audience = Some(audience.into());
+        self
+    }
+    /// Sets `lastModified` and returns `self`.
+    ///
+    /// The moment the resource was last modified, as an ISO 8601 formatted string.
+    ///
+    /// Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
+    ///
+    /// Examples: last activity timestamp in an open file, timestamp when the resource
+    /// was attached, etc.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_last_modified(mut self, last_modified: impl Into<String>) -> Self {
+        self.last_modified = Some(last_modified.into());
+        self
+    }
+    /// Sets `priority` and returns `self`.
+    ///
+    /// Describes how important this data is for operating the server.
+    ///
+    /// A value of 1 means "most important," and indicates that the data is
+    /// effectively required, while 0 means "least important," and indicates that
+    /// the data is entirely optional.
+    #[must_use]
+    #[inline]
+    pub fn with_priority(mut self, priority: impl Into<f64>) -> Self {
+        self.priority = Some(priority.into());
+        self
+    }
+}
 impl WireSerialize for Annotations {
     fn wire_serialize<S: Serializer>(
         &self,
@@ -254,6 +296,26 @@ impl AudioContent {
             data: data.into(),
             mime_type: mime_type.into(),
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `annotations` and returns `self`.
+    ///
+    /// Optional annotations for the client.
+    #[must_use]
+    #[inline]
+    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
     }
 }
 impl WireSerialize for AudioContent {
@@ -450,6 +512,26 @@ impl BlobResourceContents {
             blob: blob.into(),
             mime_type: None,
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `mimeType` and returns `self`.
+    ///
+    /// The MIME type of this resource, if known.
+    #[must_use]
+    #[inline]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
     }
 }
 impl WireSerialize for BlobResourceContents {
@@ -743,6 +825,13 @@ impl CacheableResult {
             ttl_ms: ttl_ms.into(),
         }
     }
+    /// Sets `_meta` and returns `self`.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<ResultMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 impl WireSerialize for CacheableResult {
     fn wire_serialize<S: Serializer>(
@@ -974,6 +1063,61 @@ impl CallToolRequestParams {
             task: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `arguments` and returns `self`.
+    ///
+    /// Arguments to use for the tool call.
+    #[must_use]
+    #[inline]
+    pub fn with_arguments(mut self, arguments: impl Into<crate::JsonObject>) -> Self {
+        self.arguments = Some(arguments.into());
+        self
+    }
+    /// Sets `inputResponses` and returns `self`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_input_responses(
+        mut self,
+        input_responses: impl Into<InputResponses>,
+    ) -> Self {
+        self.input_responses = Some(input_responses.into());
+        self
+    }
+    /// Sets `requestState` and returns `self`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
+        self.request_state = Some(request_state.into());
+        self
+    }
+    /// Sets `task` and returns `self`.
+    ///
+    /// If specified, the caller is requesting task-augmented execution for this request.
+    /// The request will return a CreateTaskResult immediately, and the actual result can be
+    /// retrieved later via tasks/result.
+    ///
+    /// Task augmentation is subject to capability negotiation - receivers MUST declare support
+    /// for task augmentation of specific request types in their capabilities.
+    ///
+    /// Revisions: 2025-11-25 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
+        self.task = Some(task.into());
+        self
+    }
 }
 impl WireSerialize for CallToolRequestParams {
     fn wire_serialize<S: Serializer>(
@@ -1141,6 +1285,69 @@ impl CallToolResult {
             result_type: None,
             structured_content: None,
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<ResultMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `isError` and returns `self`.
+    ///
+    /// Whether the tool call ended in an error.
+    ///
+    /// If not set, this is assumed to be false (the call was successful).
+    ///
+    /// Any errors that originate from the tool SHOULD be reported inside the result
+    /// object, with `isError` set to true, _not_ as an MCP protocol-level error
+    /// response. Otherwise, the LLM would not be able to see that an error occurred
+    /// and self-correct.
+    ///
+    /// However, any errors in _finding_ the tool, an error indicating that the
+    /// server does not support tool calls, or any other exceptional conditions,
+    /// should be reported as an MCP error response.
+    #[must_use]
+    #[inline]
+    pub fn with_is_error(mut self, is_error: impl Into<bool>) -> Self {
+        self.is_error = Some(is_error.into());
+        self
+    }
+    /// Sets `resultType` and returns `self`.
+    ///
+    /// Indicates the type of the result, which allows the client to determine
+    /// how to parse the result object.
+    ///
+    /// Servers implementing this protocol version MUST include this field.
+    /// For backward compatibility, when a client receives a result from a
+    /// server implementing an earlier protocol version (which does not include
+    /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
+        self.result_type = Some(result_type.into());
+        self
+    }
+    /// Sets `structuredContent` and returns `self`.
+    ///
+    /// An optional JSON value that represents the structured result of the tool call.
+    ///
+    /// This can be any JSON value (object, array, string, number, boolean, or null)
+    /// that conforms to the tool's outputSchema if one is defined.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_structured_content(
+        mut self,
+        structured_content: impl Into<serde_json::Value>,
+    ) -> Self {
+        self.structured_content = Some(structured_content.into());
+        self
     }
 }
 impl WireSerialize for CallToolResult {
@@ -1595,6 +1802,46 @@ impl CancelTaskResult {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<crate::JsonObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `pollInterval` and returns `self`.
+    ///
+    /// Suggested polling interval in milliseconds.
+    #[must_use]
+    #[inline]
+    pub fn with_poll_interval(mut self, poll_interval: impl Into<i64>) -> Self {
+        self.poll_interval = Some(poll_interval.into());
+        self
+    }
+    /// Sets `statusMessage` and returns `self`.
+    ///
+    /// Optional human-readable message describing the current task state.
+    /// This can provide context for any status, including:
+    /// - Reasons for "cancelled" status
+    /// - Summaries for "completed" status
+    /// - Diagnostic information for "failed" status (e.g., error details, what went wrong)
+    #[must_use]
+    #[inline]
+    pub fn with_status_message(mut self, status_message: impl Into<String>) -> Self {
+        self.status_message = Some(status_message.into());
+        self
+    }
+    /// Sets `ttl` and returns `self`.
+    ///
+    /// Actual retention duration from creation in milliseconds, null for unlimited.
+    #[must_use]
+    #[inline]
+    pub fn with_ttl(mut self, ttl: impl Into<i64>) -> Self {
+        self.ttl = Some(ttl.into());
+        self
+    }
 }
 impl WireSerialize for CancelTaskResult {
     fn wire_serialize<S: Serializer>(
@@ -1849,6 +2096,37 @@ pub struct CancelledNotificationParams {
     /// Required in: 2024-11-05, 2025-03-26, 2025-06-18, 2026-07-28.
     #[serde(rename = "requestId", default)]
     pub request_id: Option<RequestId>,
+}
+impl CancelledNotificationParams {
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<NotificationMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `reason` and returns `self`.
+    ///
+    /// An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
+    #[must_use]
+    #[inline]
+    pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+    /// Sets `requestId` and returns `self`.
+    ///
+    /// The ID of the request to cancel.
+    ///
+    /// This MUST correspond to the ID of a request the client previously issued.
+    #[must_use]
+    #[inline]
+    pub fn with_request_id(mut self, request_id: impl Into<RequestId>) -> Self {
+        self.request_id = Some(request_id.into());
+        self
+    }
 }
 impl WireSerialize for CancelledNotificationParams {
     fn wire_serialize<S: Serializer>(
@@ -3335,6 +3613,29 @@ impl CompleteRequestParams {
             r#ref: r#ref.into(),
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `context` and returns `self`.
+    ///
+    /// Additional, optional context for completions
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_context(
+        mut self,
+        context: impl Into<CompleteRequestParamsContext>,
+    ) -> Self {
+        self.context = Some(context.into());
+        self
+    }
 }
 impl WireSerialize for CompleteRequestParams {
     fn wire_serialize<S: Serializer>(
@@ -3492,6 +3793,20 @@ pub struct CompleteRequestParamsContext {
     #[serde(rename = "arguments", default)]
     pub arguments: Option<std::collections::BTreeMap<String, String>>,
 }
+impl CompleteRequestParamsContext {
+    /// Sets `arguments` and returns `self`.
+    ///
+    /// Previously-resolved variables in a URI template or prompt.
+    #[must_use]
+    #[inline]
+    pub fn with_arguments(
+        mut self,
+        arguments: impl Into<std::collections::BTreeMap<String, String>>,
+    ) -> Self {
+        self.arguments = Some(arguments.into());
+        self
+    }
+}
 impl WireSerialize for CompleteRequestParamsContext {
     fn wire_serialize<S: Serializer>(
         &self,
@@ -3564,6 +3879,32 @@ impl CompleteResult {
             completion: completion.into(),
             result_type: None,
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<ResultMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `resultType` and returns `self`.
+    ///
+    /// Indicates the type of the result, which allows the client to determine
+    /// how to parse the result object.
+    ///
+    /// Servers implementing this protocol version MUST include this field.
+    /// For backward compatibility, when a client receives a result from a
+    /// server implementing an earlier protocol version (which does not include
+    /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
+        self.result_type = Some(result_type.into());
+        self
     }
 }
 impl WireSerialize for CompleteResult {
@@ -3652,6 +3993,24 @@ impl CompleteResultCompletion {
             total: None,
             values: values.into(),
         }
+    }
+    /// Sets `hasMore` and returns `self`.
+    ///
+    /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
+    #[must_use]
+    #[inline]
+    pub fn with_has_more(mut self, has_more: impl Into<bool>) -> Self {
+        self.has_more = Some(has_more.into());
+        self
+    }
+    /// Sets `total` and returns `self`.
+    ///
+    /// The total number of completion options available. This can exceed the number of values actually sent in the response.
+    #[must_use]
+    #[inline]
+    pub fn with_total(mut self, total: impl Into<i64>) -> Self {
+        self.total = Some(total.into());
+        self
     }
 }
 impl WireSerialize for CompleteResultCompletion {
@@ -4138,6 +4497,122 @@ impl CreateMessageRequestParams {
             tools: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `includeContext` and returns `self`.
+    ///
+    /// A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
+    /// The client MAY ignore this request.
+    ///
+    /// Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
+    /// omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
+    /// `ClientCapabilities.sampling.context`.
+    #[must_use]
+    #[inline]
+    pub fn with_include_context(
+        mut self,
+        include_context: impl Into<IncludeContext>,
+    ) -> Self {
+        self.include_context = Some(include_context.into());
+        self
+    }
+    /// Sets `metadata` and returns `self`.
+    ///
+    /// Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
+    #[must_use]
+    #[inline]
+    pub fn with_metadata(mut self, metadata: impl Into<JSONObject>) -> Self {
+        self.metadata = Some(metadata.into());
+        self
+    }
+    /// Sets `modelPreferences` and returns `self`.
+    ///
+    /// The server's preferences for which model to select. The client MAY ignore these preferences.
+    #[must_use]
+    #[inline]
+    pub fn with_model_preferences(
+        mut self,
+        model_preferences: impl Into<ModelPreferences>,
+    ) -> Self {
+        self.model_preferences = Some(model_preferences.into());
+        self
+    }
+    /// Sets `stopSequences` and returns `self`.
+    #[must_use]
+    #[inline]
+    pub fn with_stop_sequences(
+        mut self,
+        stop_sequences: impl Into<Vec<String>>,
+    ) -> Self {
+        self.stop_sequences = Some(stop_sequences.into());
+        self
+    }
+    /// Sets `systemPrompt` and returns `self`.
+    ///
+    /// An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
+    #[must_use]
+    #[inline]
+    pub fn with_system_prompt(mut self, system_prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(system_prompt.into());
+        self
+    }
+    /// Sets `task` and returns `self`.
+    ///
+    /// If specified, the caller is requesting task-augmented execution for this request.
+    /// The request will return a CreateTaskResult immediately, and the actual result can be
+    /// retrieved later via tasks/result.
+    ///
+    /// Task augmentation is subject to capability negotiation - receivers MUST declare support
+    /// for task augmentation of specific request types in their capabilities.
+    ///
+    /// Revisions: 2025-11-25 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
+        self.task = Some(task.into());
+        self
+    }
+    /// Sets `temperature` and returns `self`.
+    #[must_use]
+    #[inline]
+    pub fn with_temperature(mut self, temperature: impl Into<f64>) -> Self {
+        self.temperature = Some(temperature.into());
+        self
+    }
+    /// Sets `toolChoice` and returns `self`.
+    ///
+    /// Controls how the model uses tools.
+    /// The client MUST return an error if this field is provided but `ClientCapabilities.sampling.tools` is not declared.
+    /// Default is `{ mode: "auto" }`.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_tool_choice(mut self, tool_choice: impl Into<ToolChoice>) -> Self {
+        self.tool_choice = Some(tool_choice.into());
+        self
+    }
+    /// Sets `tools` and returns `self`.
+    ///
+    /// Tools that the model may use during generation.
+    /// The client MUST return an error if this field is provided but `ClientCapabilities.sampling.tools` is not declared.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_tools(mut self, tools: impl Into<Vec<Tool>>) -> Self {
+        self.tools = Some(tools.into());
+        self
+    }
 }
 impl WireSerialize for CreateMessageRequestParams {
     fn wire_serialize<S: Serializer>(
@@ -4378,6 +4853,32 @@ impl CreateMessageResult {
             stop_reason: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `stopReason` and returns `self`.
+    ///
+    /// The reason why sampling stopped, if known.
+    ///
+    /// Standard values:
+    /// - `"endTurn"`: Natural end of the assistant's turn
+    /// - `"stopSequence"`: A stop sequence was encountered
+    /// - `"maxTokens"`: Maximum token limit was reached
+    /// - `"toolUse"`: The model wants to use one or more tools
+    ///
+    /// This field is an open string to allow for provider-specific stop reasons.
+    #[must_use]
+    #[inline]
+    pub fn with_stop_reason(mut self, stop_reason: impl Into<String>) -> Self {
+        self.stop_reason = Some(stop_reason.into());
+        self
+    }
 }
 impl WireSerialize for CreateMessageResult {
     fn wire_serialize<S: Serializer>(
@@ -4493,6 +4994,15 @@ impl CreateTaskResult {
             meta: None,
             task: task.into(),
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<crate::JsonObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
     }
 }
 impl WireSerialize for CreateTaskResult {
@@ -4714,6 +5224,27 @@ impl DiscoverResult {
             supported_versions: supported_versions.into(),
             ttl_ms: ttl_ms.into(),
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<ResultMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `instructions` and returns `self`.
+    ///
+    /// Natural-language guidance describing the server and its features.
+    ///
+    /// This can be used by clients to improve an LLM's understanding of
+    /// available tools (e.g., by including it in a system prompt). It should
+    /// focus on information that helps the model use the server effectively
+    /// and should not duplicate information already in tool descriptions.
+    #[must_use]
+    #[inline]
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
     }
 }
 impl WireSerialize for DiscoverResult {
@@ -5153,6 +5684,33 @@ impl ElicitRequestFormParams {
             task: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `task` and returns `self`.
+    ///
+    /// If specified, the caller is requesting task-augmented execution for this request.
+    /// The request will return a CreateTaskResult immediately, and the actual result can be
+    /// retrieved later via tasks/result.
+    ///
+    /// Task augmentation is subject to capability negotiation - receivers MUST declare support
+    /// for task augmentation of specific request types in their capabilities.
+    ///
+    /// Revisions: 2025-11-25 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
+        self.task = Some(task.into());
+        self
+    }
 }
 impl WireSerialize for ElicitRequestFormParams {
     fn wire_serialize<S: Serializer>(
@@ -5281,6 +5839,22 @@ impl ElicitRequestFormParamsRequestedSchema {
             properties: properties.into(),
             required: None,
         }
+    }
+    /// Sets `$schema` and returns `self`.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_schema(mut self, schema: impl Into<String>) -> Self {
+        self.schema = Some(schema.into());
+        self
+    }
+    /// Sets `required` and returns `self`.
+    #[must_use]
+    #[inline]
+    pub fn with_required(mut self, required: impl Into<Vec<String>>) -> Self {
+        self.required = Some(required.into());
+        self
     }
 }
 impl WireSerialize for ElicitRequestFormParamsRequestedSchema {
@@ -5484,6 +6058,45 @@ impl ElicitRequestURLParams {
             url: url.into(),
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-11-25 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `elicitationId` and returns `self`.
+    ///
+    /// The ID of the elicitation, which must be unique within the context of the server.
+    /// The client MUST treat this ID as an opaque value.
+    ///
+    /// Revisions: 2025-11-25 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_elicitation_id(mut self, elicitation_id: impl Into<String>) -> Self {
+        self.elicitation_id = Some(elicitation_id.into());
+        self
+    }
+    /// Sets `task` and returns `self`.
+    ///
+    /// If specified, the caller is requesting task-augmented execution for this request.
+    /// The request will return a CreateTaskResult immediately, and the actual result can be
+    /// retrieved later via tasks/result.
+    ///
+    /// Task augmentation is subject to capability negotiation - receivers MUST declare support
+    /// for task augmentation of specific request types in their capabilities.
+    ///
+    /// Revisions: 2025-11-25 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
+        self.task = Some(task.into());
+        self
+    }
 }
 impl WireSerialize for ElicitRequestURLParams {
     fn wire_serialize<S: Serializer>(
@@ -5620,6 +6233,31 @@ impl ElicitResult {
             action: action.into(),
             content: None,
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<crate::JsonObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `content` and returns `self`.
+    ///
+    /// The submitted form data, only present when action is `"accept"` and mode was `"form"`.
+    /// Contains values matching the requested schema.
+    /// Omitted for out-of-band mode responses.
+    #[must_use]
+    #[inline]
+    pub fn with_content(
+        mut self,
+        content: impl Into<std::collections::BTreeMap<String, ElicitResultContentValue>>,
+    ) -> Self {
+        self.content = Some(content.into());
+        self
     }
 }
 impl WireSerialize for ElicitResult {
@@ -5939,6 +6577,26 @@ impl EmbeddedResource {
             annotations: None,
             resource: resource.into(),
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `annotations` and returns `self`.
+    ///
+    /// Optional annotations for the client.
+    #[must_use]
+    #[inline]
+    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
     }
 }
 impl WireSerialize for EmbeddedResource {
@@ -6679,6 +7337,48 @@ impl GetPromptRequestParams {
             request_state: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `arguments` and returns `self`.
+    ///
+    /// Arguments to use for templating the prompt.
+    #[must_use]
+    #[inline]
+    pub fn with_arguments(
+        mut self,
+        arguments: impl Into<std::collections::BTreeMap<String, String>>,
+    ) -> Self {
+        self.arguments = Some(arguments.into());
+        self
+    }
+    /// Sets `inputResponses` and returns `self`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_input_responses(
+        mut self,
+        input_responses: impl Into<InputResponses>,
+    ) -> Self {
+        self.input_responses = Some(input_responses.into());
+        self
+    }
+    /// Sets `requestState` and returns `self`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
+        self.request_state = Some(request_state.into());
+        self
+    }
 }
 impl WireSerialize for GetPromptRequestParams {
     fn wire_serialize<S: Serializer>(
@@ -6814,6 +7514,41 @@ impl GetPromptResult {
             messages: messages.into(),
             result_type: None,
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<ResultMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `description` and returns `self`.
+    ///
+    /// An optional description for the prompt.
+    #[must_use]
+    #[inline]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+    /// Sets `resultType` and returns `self`.
+    ///
+    /// Indicates the type of the result, which allows the client to determine
+    /// how to parse the result object.
+    ///
+    /// Servers implementing this protocol version MUST include this field.
+    /// For backward compatibility, when a client receives a result from a
+    /// server implementing an earlier protocol version (which does not include
+    /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
+        self.result_type = Some(result_type.into());
+        self
     }
 }
 impl WireSerialize for GetPromptResult {
@@ -7204,6 +7939,17 @@ pub struct GetTaskPayloadResult {
     #[serde(flatten)]
     pub extra: crate::JsonObject,
 }
+impl GetTaskPayloadResult {
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<crate::JsonObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+}
 impl WireSerialize for GetTaskPayloadResult {
     fn wire_serialize<S: Serializer>(
         &self,
@@ -7444,6 +8190,46 @@ impl GetTaskResult {
             ttl: None,
             extra: crate::JsonObject::new(),
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<crate::JsonObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `pollInterval` and returns `self`.
+    ///
+    /// Suggested polling interval in milliseconds.
+    #[must_use]
+    #[inline]
+    pub fn with_poll_interval(mut self, poll_interval: impl Into<i64>) -> Self {
+        self.poll_interval = Some(poll_interval.into());
+        self
+    }
+    /// Sets `statusMessage` and returns `self`.
+    ///
+    /// Optional human-readable message describing the current task state.
+    /// This can provide context for any status, including:
+    /// - Reasons for "cancelled" status
+    /// - Summaries for "completed" status
+    /// - Diagnostic information for "failed" status (e.g., error details, what went wrong)
+    #[must_use]
+    #[inline]
+    pub fn with_status_message(mut self, status_message: impl Into<String>) -> Self {
+        self.status_message = Some(status_message.into());
+        self
+    }
+    /// Sets `ttl` and returns `self`.
+    ///
+    /// Actual retention duration from creation in milliseconds, null for unlimited.
+    #[must_use]
+    #[inline]
+    pub fn with_ttl(mut self, ttl: impl Into<i64>) -> Self {
+        self.ttl = Some(ttl.into());
+        self
     }
 }
 impl WireSerialize for GetTaskResult {
@@ -7795,6 +8581,41 @@ impl Icon {
             theme: None,
         }
     }
+    /// Sets `mimeType` and returns `self`.
+    ///
+    /// Optional MIME type override if the source MIME type is missing or generic.
+    /// For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
+    #[must_use]
+    #[inline]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+    /// Sets `sizes` and returns `self`.
+    ///
+    /// Optional array of strings that specify sizes at which the icon can be used.
+    /// Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
+    ///
+    /// If not provided, the client should assume that the icon can be used at any size.
+    #[must_use]
+    #[inline]
+    pub fn with_sizes(mut self, sizes: impl Into<Vec<String>>) -> Self {
+        self.sizes = Some(sizes.into());
+        self
+    }
+    /// Sets `theme` and returns `self`.
+    ///
+    /// Optional specifier for the theme this icon is designed for. `"light"` indicates
+    /// the icon is designed to be used with a light background, and `"dark"` indicates
+    /// the icon is designed to be used with a dark background.
+    ///
+    /// If not provided, the client should assume the icon can be used with any theme.
+    #[must_use]
+    #[inline]
+    pub fn with_theme(mut self, theme: impl Into<IconTheme>) -> Self {
+        self.theme = Some(theme.into());
+        self
+    }
 }
 impl WireSerialize for Icon {
     fn wire_serialize<S: Serializer>(
@@ -8027,6 +8848,26 @@ impl ImageContent {
             mime_type: mime_type.into(),
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `annotations` and returns `self`.
+    ///
+    /// Optional annotations for the client.
+    #[must_use]
+    #[inline]
+    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
+    }
 }
 impl WireSerialize for ImageContent {
     fn wire_serialize<S: Serializer>(
@@ -8179,6 +9020,67 @@ impl Implementation {
             version: version.into(),
             website_url: None,
         }
+    }
+    /// Sets `description` and returns `self`.
+    ///
+    /// An optional human-readable description of what this implementation does.
+    ///
+    /// This can be used by clients or servers to provide context about their purpose
+    /// and capabilities. For example, a server might describe the types of resources
+    /// or tools it provides, while a client might describe its intended use case.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+    /// Sets `icons` and returns `self`.
+    ///
+    /// Optional set of sized icons that the client can display in a user interface.
+    ///
+    /// Clients that support rendering icons MUST support at least the following MIME types:
+    /// - `image/png` - PNG images (safe, universal compatibility)
+    /// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    ///
+    /// Clients that support rendering icons SHOULD also support:
+    /// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    /// - `image/webp` - WebP images (modern, efficient format)
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
+        self.icons = Some(icons.into());
+        self
+    }
+    /// Sets `title` and returns `self`.
+    ///
+    /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    /// even by those unfamiliar with domain-specific terminology.
+    ///
+    /// If not provided, the name should be used for display (except for `Tool`,
+    /// where `annotations.title` should be given precedence over using `name`,
+    /// if present).
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+    /// Sets `websiteUrl` and returns `self`.
+    ///
+    /// An optional URL of the website for this implementation.
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_website_url(mut self, website_url: impl Into<String>) -> Self {
+        self.website_url = Some(website_url.into());
+        self
     }
 }
 impl WireSerialize for Implementation {
@@ -8503,6 +9405,15 @@ impl InitializeRequestParams {
             protocol_version: protocol_version.into(),
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 impl WireSerialize for InitializeRequestParams {
     fn wire_serialize<S: Serializer>(
@@ -8628,6 +9539,26 @@ impl InitializeResult {
             protocol_version: protocol_version.into(),
             server_info: server_info.into(),
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<crate::JsonObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `instructions` and returns `self`.
+    ///
+    /// Instructions describing how to use the server and its features.
+    ///
+    /// This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
+    #[must_use]
+    #[inline]
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
     }
 }
 impl WireSerialize for InitializeResult {
@@ -8908,6 +9839,30 @@ impl InputRequiredResult {
             result_type: result_type.into(),
         }
     }
+    /// Sets `_meta` and returns `self`.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<ResultMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `inputRequests` and returns `self`.
+    #[must_use]
+    #[inline]
+    pub fn with_input_requests(
+        mut self,
+        input_requests: impl Into<InputRequests>,
+    ) -> Self {
+        self.input_requests = Some(input_requests.into());
+        self
+    }
+    /// Sets `requestState` and returns `self`.
+    #[must_use]
+    #[inline]
+    pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
+        self.request_state = Some(request_state.into());
+        self
+    }
 }
 impl WireSerialize for InputRequiredResult {
     fn wire_serialize<S: Serializer>(
@@ -9093,6 +10048,23 @@ impl InputResponseRequestParams {
             request_state: None,
         }
     }
+    /// Sets `inputResponses` and returns `self`.
+    #[must_use]
+    #[inline]
+    pub fn with_input_responses(
+        mut self,
+        input_responses: impl Into<InputResponses>,
+    ) -> Self {
+        self.input_responses = Some(input_responses.into());
+        self
+    }
+    /// Sets `requestState` and returns `self`.
+    #[must_use]
+    #[inline]
+    pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
+        self.request_state = Some(request_state.into());
+        self
+    }
 }
 impl WireSerialize for InputResponseRequestParams {
     fn wire_serialize<S: Serializer>(
@@ -9271,6 +10243,15 @@ impl InvalidParamsError {
             data: None,
             message: message.into(),
         }
+    }
+    /// Sets `data` and returns `self`.
+    ///
+    /// Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+    #[must_use]
+    #[inline]
+    pub fn with_data(mut self, data: impl Into<serde_json::Value>) -> Self {
+        self.data = Some(data.into());
+        self
     }
 }
 impl WireSerialize for InvalidParamsError {
@@ -10566,6 +11547,80 @@ impl ListPromptsResult {
             ttl_ms: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<ResultMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `cacheScope` and returns `self`.
+    ///
+    /// Indicates the intended scope of the cached response, analogous to HTTP
+    /// `Cache-Control: public` vs `Cache-Control: private`.
+    ///
+    /// - `"public"`: The response does not contain user-specific data. Any
+    ///   client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+    ///   the response and serve it across authorization contexts.
+    /// - `"private"`: The response MAY be cached and reused only within the
+    ///   same authorization context. Caches MUST NOT be shared across
+    ///   authorization contexts (e.g., a different access token requires a
+    ///   different cache).
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
+        self.cache_scope = Some(cache_scope.into());
+        self
+    }
+    /// Sets `nextCursor` and returns `self`.
+    ///
+    /// An opaque token representing the pagination position after the last returned result.
+    /// If present, there may be more results available.
+    #[must_use]
+    #[inline]
+    pub fn with_next_cursor(mut self, next_cursor: impl Into<String>) -> Self {
+        self.next_cursor = Some(next_cursor.into());
+        self
+    }
+    /// Sets `resultType` and returns `self`.
+    ///
+    /// Indicates the type of the result, which allows the client to determine
+    /// how to parse the result object.
+    ///
+    /// Servers implementing this protocol version MUST include this field.
+    /// For backward compatibility, when a client receives a result from a
+    /// server implementing an earlier protocol version (which does not include
+    /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
+        self.result_type = Some(result_type.into());
+        self
+    }
+    /// Sets `ttlMs` and returns `self`.
+    ///
+    /// A hint from the server indicating how long (in milliseconds) the
+    /// client MAY cache this response before re-fetching. Semantics are
+    /// analogous to HTTP Cache-Control max-age.
+    ///
+    /// - If 0, The response SHOULD be considered immediately stale,
+    ///   The client MAY re-fetch every time the result is needed.
+    /// - If positive, the client SHOULD consider the result fresh for this many
+    ///   milliseconds after receiving the response.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_ttl_ms(mut self, ttl_ms: impl Into<i64>) -> Self {
+        self.ttl_ms = Some(ttl_ms.into());
+        self
+    }
 }
 impl WireSerialize for ListPromptsResult {
     fn wire_serialize<S: Serializer>(
@@ -10925,6 +11980,80 @@ impl ListResourceTemplatesResult {
             result_type: None,
             ttl_ms: None,
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<ResultMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `cacheScope` and returns `self`.
+    ///
+    /// Indicates the intended scope of the cached response, analogous to HTTP
+    /// `Cache-Control: public` vs `Cache-Control: private`.
+    ///
+    /// - `"public"`: The response does not contain user-specific data. Any
+    ///   client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+    ///   the response and serve it across authorization contexts.
+    /// - `"private"`: The response MAY be cached and reused only within the
+    ///   same authorization context. Caches MUST NOT be shared across
+    ///   authorization contexts (e.g., a different access token requires a
+    ///   different cache).
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
+        self.cache_scope = Some(cache_scope.into());
+        self
+    }
+    /// Sets `nextCursor` and returns `self`.
+    ///
+    /// An opaque token representing the pagination position after the last returned result.
+    /// If present, there may be more results available.
+    #[must_use]
+    #[inline]
+    pub fn with_next_cursor(mut self, next_cursor: impl Into<String>) -> Self {
+        self.next_cursor = Some(next_cursor.into());
+        self
+    }
+    /// Sets `resultType` and returns `self`.
+    ///
+    /// Indicates the type of the result, which allows the client to determine
+    /// how to parse the result object.
+    ///
+    /// Servers implementing this protocol version MUST include this field.
+    /// For backward compatibility, when a client receives a result from a
+    /// server implementing an earlier protocol version (which does not include
+    /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
+        self.result_type = Some(result_type.into());
+        self
+    }
+    /// Sets `ttlMs` and returns `self`.
+    ///
+    /// A hint from the server indicating how long (in milliseconds) the
+    /// client MAY cache this response before re-fetching. Semantics are
+    /// analogous to HTTP Cache-Control max-age.
+    ///
+    /// - If 0, The response SHOULD be considered immediately stale,
+    ///   The client MAY re-fetch every time the result is needed.
+    /// - If positive, the client SHOULD consider the result fresh for this many
+    ///   milliseconds after receiving the response.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_ttl_ms(mut self, ttl_ms: impl Into<i64>) -> Self {
+        self.ttl_ms = Some(ttl_ms.into());
+        self
     }
 }
 impl WireSerialize for ListResourceTemplatesResult {
@@ -11292,6 +12421,80 @@ impl ListResourcesResult {
             ttl_ms: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<ResultMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `cacheScope` and returns `self`.
+    ///
+    /// Indicates the intended scope of the cached response, analogous to HTTP
+    /// `Cache-Control: public` vs `Cache-Control: private`.
+    ///
+    /// - `"public"`: The response does not contain user-specific data. Any
+    ///   client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+    ///   the response and serve it across authorization contexts.
+    /// - `"private"`: The response MAY be cached and reused only within the
+    ///   same authorization context. Caches MUST NOT be shared across
+    ///   authorization contexts (e.g., a different access token requires a
+    ///   different cache).
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
+        self.cache_scope = Some(cache_scope.into());
+        self
+    }
+    /// Sets `nextCursor` and returns `self`.
+    ///
+    /// An opaque token representing the pagination position after the last returned result.
+    /// If present, there may be more results available.
+    #[must_use]
+    #[inline]
+    pub fn with_next_cursor(mut self, next_cursor: impl Into<String>) -> Self {
+        self.next_cursor = Some(next_cursor.into());
+        self
+    }
+    /// Sets `resultType` and returns `self`.
+    ///
+    /// Indicates the type of the result, which allows the client to determine
+    /// how to parse the result object.
+    ///
+    /// Servers implementing this protocol version MUST include this field.
+    /// For backward compatibility, when a client receives a result from a
+    /// server implementing an earlier protocol version (which does not include
+    /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
+        self.result_type = Some(result_type.into());
+        self
+    }
+    /// Sets `ttlMs` and returns `self`.
+    ///
+    /// A hint from the server indicating how long (in milliseconds) the
+    /// client MAY cache this response before re-fetching. Semantics are
+    /// analogous to HTTP Cache-Control max-age.
+    ///
+    /// - If 0, The response SHOULD be considered immediately stale,
+    ///   The client MAY re-fetch every time the result is needed.
+    /// - If positive, the client SHOULD consider the result fresh for this many
+    ///   milliseconds after receiving the response.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_ttl_ms(mut self, ttl_ms: impl Into<i64>) -> Self {
+        self.ttl_ms = Some(ttl_ms.into());
+        self
+    }
 }
 impl WireSerialize for ListResourcesResult {
     fn wire_serialize<S: Serializer>(
@@ -11612,6 +12815,17 @@ impl ListRootsResult {
             roots: roots.into(),
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<crate::JsonObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 impl WireSerialize for ListRootsResult {
     fn wire_serialize<S: Serializer>(
@@ -11776,6 +12990,25 @@ impl ListTasksResult {
             next_cursor: None,
             tasks: tasks.into(),
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<crate::JsonObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `nextCursor` and returns `self`.
+    ///
+    /// An opaque token representing the pagination position after the last returned result.
+    /// If present, there may be more results available.
+    #[must_use]
+    #[inline]
+    pub fn with_next_cursor(mut self, next_cursor: impl Into<String>) -> Self {
+        self.next_cursor = Some(next_cursor.into());
+        self
     }
 }
 impl WireSerialize for ListTasksResult {
@@ -12008,6 +13241,80 @@ impl ListToolsResult {
             tools: tools.into(),
             ttl_ms: None,
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<ResultMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `cacheScope` and returns `self`.
+    ///
+    /// Indicates the intended scope of the cached response, analogous to HTTP
+    /// `Cache-Control: public` vs `Cache-Control: private`.
+    ///
+    /// - `"public"`: The response does not contain user-specific data. Any
+    ///   client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+    ///   the response and serve it across authorization contexts.
+    /// - `"private"`: The response MAY be cached and reused only within the
+    ///   same authorization context. Caches MUST NOT be shared across
+    ///   authorization contexts (e.g., a different access token requires a
+    ///   different cache).
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
+        self.cache_scope = Some(cache_scope.into());
+        self
+    }
+    /// Sets `nextCursor` and returns `self`.
+    ///
+    /// An opaque token representing the pagination position after the last returned result.
+    /// If present, there may be more results available.
+    #[must_use]
+    #[inline]
+    pub fn with_next_cursor(mut self, next_cursor: impl Into<String>) -> Self {
+        self.next_cursor = Some(next_cursor.into());
+        self
+    }
+    /// Sets `resultType` and returns `self`.
+    ///
+    /// Indicates the type of the result, which allows the client to determine
+    /// how to parse the result object.
+    ///
+    /// Servers implementing this protocol version MUST include this field.
+    /// For backward compatibility, when a client receives a result from a
+    /// server implementing an earlier protocol version (which does not include
+    /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
+        self.result_type = Some(result_type.into());
+        self
+    }
+    /// Sets `ttlMs` and returns `self`.
+    ///
+    /// A hint from the server indicating how long (in milliseconds) the
+    /// client MAY cache this response before re-fetching. Semantics are
+    /// analogous to HTTP Cache-Control max-age.
+    ///
+    /// - If 0, The response SHOULD be considered immediately stale,
+    ///   The client MAY re-fetch every time the result is needed.
+    /// - If positive, the client SHOULD consider the result fresh for this many
+    ///   milliseconds after receiving the response.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_ttl_ms(mut self, ttl_ms: impl Into<i64>) -> Self {
+        self.ttl_ms = Some(ttl_ms.into());
+        self
     }
 }
 impl WireSerialize for ListToolsResult {
@@ -12409,6 +13716,24 @@ impl LoggingMessageNotificationParams {
             level: level.into(),
             logger: None,
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<NotificationMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `logger` and returns `self`.
+    ///
+    /// An optional name of the logger issuing this message.
+    #[must_use]
+    #[inline]
+    pub fn with_logger(mut self, logger: impl Into<String>) -> Self {
+        self.logger = Some(logger.into());
+        self
     }
 }
 impl WireSerialize for LoggingMessageNotificationParams {
@@ -13175,6 +14500,17 @@ pub struct NotificationParams {
     #[serde(flatten)]
     pub extra: crate::JsonObject,
 }
+impl NotificationParams {
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<NotificationMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+}
 impl WireSerialize for NotificationParams {
     fn wire_serialize<S: Serializer>(
         &self,
@@ -13554,6 +14890,27 @@ pub struct PaginatedRequestParams {
     #[serde(rename = "cursor", default)]
     pub cursor: Option<String>,
 }
+impl PaginatedRequestParams {
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `cursor` and returns `self`.
+    ///
+    /// An opaque token representing the current pagination position.
+    /// If provided, the server should return results starting after this cursor.
+    #[must_use]
+    #[inline]
+    pub fn with_cursor(mut self, cursor: impl Into<String>) -> Self {
+        self.cursor = Some(cursor.into());
+        self
+    }
+}
 impl WireSerialize for PaginatedRequestParams {
     fn wire_serialize<S: Serializer>(
         &self,
@@ -13627,6 +14984,44 @@ pub struct PaginatedResult {
     /// Required in: 2026-07-28.
     #[serde(rename = "resultType", default)]
     pub result_type: Option<String>,
+}
+impl PaginatedResult {
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<ResultMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `nextCursor` and returns `self`.
+    ///
+    /// An opaque token representing the pagination position after the last returned result.
+    /// If present, there may be more results available.
+    #[must_use]
+    #[inline]
+    pub fn with_next_cursor(mut self, next_cursor: impl Into<String>) -> Self {
+        self.next_cursor = Some(next_cursor.into());
+        self
+    }
+    /// Sets `resultType` and returns `self`.
+    ///
+    /// Indicates the type of the result, which allows the client to determine
+    /// how to parse the result object.
+    ///
+    /// Servers implementing this protocol version MUST include this field.
+    /// For backward compatibility, when a client receives a result from a
+    /// server implementing an earlier protocol version (which does not include
+    /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
+        self.result_type = Some(result_type.into());
+        self
+    }
 }
 impl WireSerialize for PaginatedResult {
     fn wire_serialize<S: Serializer>(
@@ -14200,6 +15595,35 @@ impl ProgressNotificationParams {
             total: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<NotificationMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `message` and returns `self`.
+    ///
+    /// An optional message describing the current progress.
+    ///
+    /// Revisions: 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+    /// Sets `total` and returns `self`.
+    ///
+    /// Total number of items to process (or total progress required), if known.
+    #[must_use]
+    #[inline]
+    pub fn with_total(mut self, total: impl Into<f64>) -> Self {
+        self.total = Some(total.into());
+        self
+    }
 }
 impl WireSerialize for ProgressNotificationParams {
     fn wire_serialize<S: Serializer>(
@@ -14441,6 +15865,70 @@ impl Prompt {
             title: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `arguments` and returns `self`.
+    ///
+    /// A list of arguments to use for templating the prompt.
+    #[must_use]
+    #[inline]
+    pub fn with_arguments(mut self, arguments: impl Into<Vec<PromptArgument>>) -> Self {
+        self.arguments = Some(arguments.into());
+        self
+    }
+    /// Sets `description` and returns `self`.
+    ///
+    /// An optional description of what this prompt provides
+    #[must_use]
+    #[inline]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+    /// Sets `icons` and returns `self`.
+    ///
+    /// Optional set of sized icons that the client can display in a user interface.
+    ///
+    /// Clients that support rendering icons MUST support at least the following MIME types:
+    /// - `image/png` - PNG images (safe, universal compatibility)
+    /// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    ///
+    /// Clients that support rendering icons SHOULD also support:
+    /// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    /// - `image/webp` - WebP images (modern, efficient format)
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
+        self.icons = Some(icons.into());
+        self
+    }
+    /// Sets `title` and returns `self`.
+    ///
+    /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    /// even by those unfamiliar with domain-specific terminology.
+    ///
+    /// If not provided, the name should be used for display (except for `Tool`,
+    /// where `annotations.title` should be given precedence over using `name`,
+    /// if present).
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
 }
 impl WireSerialize for Prompt {
     fn wire_serialize<S: Serializer>(
@@ -14585,6 +16073,40 @@ impl PromptArgument {
             required: None,
             title: None,
         }
+    }
+    /// Sets `description` and returns `self`.
+    ///
+    /// A human-readable description of the argument.
+    #[must_use]
+    #[inline]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+    /// Sets `required` and returns `self`.
+    ///
+    /// Whether this argument must be provided.
+    #[must_use]
+    #[inline]
+    pub fn with_required(mut self, required: impl Into<bool>) -> Self {
+        self.required = Some(required.into());
+        self
+    }
+    /// Sets `title` and returns `self`.
+    ///
+    /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    /// even by those unfamiliar with domain-specific terminology.
+    ///
+    /// If not provided, the name should be used for display (except for `Tool`,
+    /// where `annotations.title` should be given precedence over using `name`,
+    /// if present).
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
     }
 }
 impl WireSerialize for PromptArgument {
@@ -15038,6 +16560,36 @@ impl ReadResourceRequestParams {
             request_state: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `inputResponses` and returns `self`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_input_responses(
+        mut self,
+        input_responses: impl Into<InputResponses>,
+    ) -> Self {
+        self.input_responses = Some(input_responses.into());
+        self
+    }
+    /// Sets `requestState` and returns `self`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_request_state(mut self, request_state: impl Into<String>) -> Self {
+        self.request_state = Some(request_state.into());
+        self
+    }
 }
 impl WireSerialize for ReadResourceRequestParams {
     fn wire_serialize<S: Serializer>(
@@ -15180,6 +16732,70 @@ impl ReadResourceResult {
             result_type: None,
             ttl_ms: None,
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<ResultMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `cacheScope` and returns `self`.
+    ///
+    /// Indicates the intended scope of the cached response, analogous to HTTP
+    /// `Cache-Control: public` vs `Cache-Control: private`.
+    ///
+    /// - `"public"`: The response does not contain user-specific data. Any
+    ///   client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+    ///   the response and serve it across authorization contexts.
+    /// - `"private"`: The response MAY be cached and reused only within the
+    ///   same authorization context. Caches MUST NOT be shared across
+    ///   authorization contexts (e.g., a different access token requires a
+    ///   different cache).
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_cache_scope(mut self, cache_scope: impl Into<CacheScope>) -> Self {
+        self.cache_scope = Some(cache_scope.into());
+        self
+    }
+    /// Sets `resultType` and returns `self`.
+    ///
+    /// Indicates the type of the result, which allows the client to determine
+    /// how to parse the result object.
+    ///
+    /// Servers implementing this protocol version MUST include this field.
+    /// For backward compatibility, when a client receives a result from a
+    /// server implementing an earlier protocol version (which does not include
+    /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_result_type(mut self, result_type: impl Into<String>) -> Self {
+        self.result_type = Some(result_type.into());
+        self
+    }
+    /// Sets `ttlMs` and returns `self`.
+    ///
+    /// A hint from the server indicating how long (in milliseconds) the
+    /// client MAY cache this response before re-fetching. Semantics are
+    /// analogous to HTTP Cache-Control max-age.
+    ///
+    /// - If 0, The response SHOULD be considered immediately stale,
+    ///   The client MAY re-fetch every time the result is needed.
+    /// - If positive, the client SHOULD consider the result fresh for this many
+    ///   milliseconds after receiving the response.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_ttl_ms(mut self, ttl_ms: impl Into<i64>) -> Self {
+        self.ttl_ms = Some(ttl_ms.into());
+        self
     }
 }
 impl WireSerialize for ReadResourceResult {
@@ -15637,6 +17253,90 @@ pub struct RequestMetaObject {
     #[serde(flatten)]
     pub extra: crate::JsonObject,
 }
+impl RequestMetaObject {
+    /// Sets `io.modelcontextprotocol/clientCapabilities` and returns `self`.
+    ///
+    /// The client's capabilities for this specific request. Required.
+    ///
+    /// Capabilities are declared per-request rather than once at initialization;
+    /// an empty object means the client supports no optional capabilities.
+    /// Servers MUST NOT infer capabilities from prior requests.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_client_capabilities(
+        mut self,
+        client_capabilities: impl Into<ClientCapabilities>,
+    ) -> Self {
+        self.client_capabilities = Some(client_capabilities.into());
+        self
+    }
+    /// Sets `io.modelcontextprotocol/clientInfo` and returns `self`.
+    ///
+    /// Identifies the client software making the request. Clients SHOULD
+    /// include this field on every request unless specifically configured not
+    /// to do so.
+    ///
+    /// The `Implementation` schema requires `name` and `version`; other
+    /// fields are optional.
+    ///
+    /// The value is self-reported by the client and is not verified by the
+    /// protocol. It is intended for display, logging, and debugging. Servers
+    /// SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
+    /// security decisions.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_client_info(mut self, client_info: impl Into<Implementation>) -> Self {
+        self.client_info = Some(client_info.into());
+        self
+    }
+    /// Sets `io.modelcontextprotocol/logLevel` and returns `self`.
+    ///
+    /// The desired log level for this request. Optional.
+    ///
+    /// If absent, the server MUST NOT send any `LoggingMessageNotificationnotifications/message`
+    /// notifications for this request. The client opts in to log messages by
+    /// explicitly setting a level. Replaces the former `logging/setLevel` RPC.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_log_level(mut self, log_level: impl Into<LoggingLevel>) -> Self {
+        self.log_level = Some(log_level.into());
+        self
+    }
+    /// Sets `io.modelcontextprotocol/protocolVersion` and returns `self`.
+    ///
+    /// The MCP Protocol Version being used for this request. Required.
+    ///
+    /// For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
+    /// header; otherwise the server MUST return a `400 Bad Request`. If the
+    /// server does not support the requested version, it MUST return an
+    /// `UnsupportedProtocolVersionError`.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_protocol_version(mut self, protocol_version: impl Into<String>) -> Self {
+        self.protocol_version = Some(protocol_version.into());
+        self
+    }
+    /// Sets `progressToken` and returns `self`.
+    ///
+    /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by `ProgressNotificationnotifications/progress`). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
+    #[must_use]
+    #[inline]
+    pub fn with_progress_token(
+        mut self,
+        progress_token: impl Into<ProgressToken>,
+    ) -> Self {
+        self.progress_token = Some(progress_token.into());
+        self
+    }
+}
 impl WireSerialize for RequestMetaObject {
     fn wire_serialize<S: Serializer>(
         &self,
@@ -15761,6 +17461,17 @@ pub struct RequestParams {
     #[serde(flatten)]
     pub extra: crate::JsonObject,
 }
+impl RequestParams {
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+}
 impl WireSerialize for RequestParams {
     fn wire_serialize<S: Serializer>(
         &self,
@@ -15871,6 +17582,92 @@ impl Resource {
             size: None,
             title: None,
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `annotations` and returns `self`.
+    ///
+    /// Optional annotations for the client.
+    #[must_use]
+    #[inline]
+    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
+    }
+    /// Sets `description` and returns `self`.
+    ///
+    /// A description of what this resource represents.
+    ///
+    /// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
+    #[must_use]
+    #[inline]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+    /// Sets `icons` and returns `self`.
+    ///
+    /// Optional set of sized icons that the client can display in a user interface.
+    ///
+    /// Clients that support rendering icons MUST support at least the following MIME types:
+    /// - `image/png` - PNG images (safe, universal compatibility)
+    /// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    ///
+    /// Clients that support rendering icons SHOULD also support:
+    /// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    /// - `image/webp` - WebP images (modern, efficient format)
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
+        self.icons = Some(icons.into());
+        self
+    }
+    /// Sets `mimeType` and returns `self`.
+    ///
+    /// The MIME type of this resource, if known.
+    #[must_use]
+    #[inline]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+    /// Sets `size` and returns `self`.
+    ///
+    /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+    ///
+    /// This can be used by Hosts to display file sizes and estimate context window usage.
+    #[must_use]
+    #[inline]
+    pub fn with_size(mut self, size: impl Into<i64>) -> Self {
+        self.size = Some(size.into());
+        self
+    }
+    /// Sets `title` and returns `self`.
+    ///
+    /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    /// even by those unfamiliar with domain-specific terminology.
+    ///
+    /// If not provided, the name should be used for display (except for `Tool`,
+    /// where `annotations.title` should be given precedence over using `name`,
+    /// if present).
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
     }
 }
 impl WireSerialize for Resource {
@@ -16183,6 +17980,88 @@ impl ResourceLink {
             title: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `annotations` and returns `self`.
+    ///
+    /// Optional annotations for the client.
+    #[must_use]
+    #[inline]
+    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
+    }
+    /// Sets `description` and returns `self`.
+    ///
+    /// A description of what this resource represents.
+    ///
+    /// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
+    #[must_use]
+    #[inline]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+    /// Sets `icons` and returns `self`.
+    ///
+    /// Optional set of sized icons that the client can display in a user interface.
+    ///
+    /// Clients that support rendering icons MUST support at least the following MIME types:
+    /// - `image/png` - PNG images (safe, universal compatibility)
+    /// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    ///
+    /// Clients that support rendering icons SHOULD also support:
+    /// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    /// - `image/webp` - WebP images (modern, efficient format)
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
+        self.icons = Some(icons.into());
+        self
+    }
+    /// Sets `mimeType` and returns `self`.
+    ///
+    /// The MIME type of this resource, if known.
+    #[must_use]
+    #[inline]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+    /// Sets `size` and returns `self`.
+    ///
+    /// The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
+    ///
+    /// This can be used by Hosts to display file sizes and estimate context window usage.
+    #[must_use]
+    #[inline]
+    pub fn with_size(mut self, size: impl Into<i64>) -> Self {
+        self.size = Some(size.into());
+        self
+    }
+    /// Sets `title` and returns `self`.
+    ///
+    /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    /// even by those unfamiliar with domain-specific terminology.
+    ///
+    /// If not provided, the name should be used for display (except for `Tool`,
+    /// where `annotations.title` should be given precedence over using `name`,
+    /// if present).
+    #[must_use]
+    #[inline]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
 }
 impl WireSerialize for ResourceLink {
     fn wire_serialize<S: Serializer>(
@@ -16442,6 +18321,15 @@ impl ResourceRequestParams {
             meta: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 impl WireSerialize for ResourceRequestParams {
     fn wire_serialize<S: Serializer>(
@@ -16557,6 +18445,81 @@ impl ResourceTemplate {
             title: None,
             uri_template: uri_template.into(),
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `annotations` and returns `self`.
+    ///
+    /// Optional annotations for the client.
+    #[must_use]
+    #[inline]
+    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
+    }
+    /// Sets `description` and returns `self`.
+    ///
+    /// A description of what this template is for.
+    ///
+    /// This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
+    #[must_use]
+    #[inline]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+    /// Sets `icons` and returns `self`.
+    ///
+    /// Optional set of sized icons that the client can display in a user interface.
+    ///
+    /// Clients that support rendering icons MUST support at least the following MIME types:
+    /// - `image/png` - PNG images (safe, universal compatibility)
+    /// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    ///
+    /// Clients that support rendering icons SHOULD also support:
+    /// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    /// - `image/webp` - WebP images (modern, efficient format)
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
+        self.icons = Some(icons.into());
+        self
+    }
+    /// Sets `mimeType` and returns `self`.
+    ///
+    /// The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
+    #[must_use]
+    #[inline]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+    /// Sets `title` and returns `self`.
+    ///
+    /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    /// even by those unfamiliar with domain-specific terminology.
+    ///
+    /// If not provided, the name should be used for display (except for `Tool`,
+    /// where `annotations.title` should be given precedence over using `name`,
+    /// if present).
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
     }
 }
 impl WireSerialize for ResourceTemplate {
@@ -16864,6 +18827,15 @@ impl ResourceUpdatedNotificationParams {
             meta: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<NotificationMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 impl WireSerialize for ResourceUpdatedNotificationParams {
     fn wire_serialize<S: Serializer>(
@@ -16938,6 +18910,29 @@ pub struct ResultMetaObject {
     /// Properties this crate does not model, kept as they came.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+impl ResultMetaObject {
+    /// Sets `io.modelcontextprotocol/serverInfo` and returns `self`.
+    ///
+    /// Identifies the server software producing the response. Servers SHOULD
+    /// include this field on every response unless specifically configured not
+    /// to do so.
+    ///
+    /// The `Implementation` schema requires `name` and `version`; other
+    /// fields are optional.
+    ///
+    /// The value is self-reported by the server and is not verified by the
+    /// protocol. It is intended for display, logging, and debugging. Clients
+    /// SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
+    /// security decisions.
+    ///
+    /// Revisions: 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_server_info(mut self, server_info: impl Into<Implementation>) -> Self {
+        self.server_info = Some(server_info.into());
+        self
+    }
 }
 impl WireSerialize for ResultMetaObject {
     fn wire_serialize<S: Serializer>(
@@ -17086,6 +19081,28 @@ impl Root {
             uri: uri.into(),
             meta: None,
         }
+    }
+    /// Sets `name` and returns `self`.
+    ///
+    /// An optional name for the root. This can be used to provide a human-readable
+    /// identifier for the root, which may be useful for display purposes or for
+    /// referencing the root in other parts of the application.
+    #[must_use]
+    #[inline]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
     }
 }
 impl WireSerialize for Root {
@@ -18853,6 +20870,15 @@ impl SetLevelRequestParams {
             level: level.into(),
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 impl WireSerialize for SetLevelRequestParams {
     fn wire_serialize<S: Serializer>(
@@ -19321,6 +21347,15 @@ impl SubscribeRequestParams {
             meta: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
 }
 impl WireSerialize for SubscribeRequestParams {
     fn wire_serialize<S: Serializer>(
@@ -19579,6 +21614,13 @@ impl SubscriptionsAcknowledgedNotificationParams {
             meta: None,
             notifications: notifications.into(),
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<NotificationMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
     }
 }
 impl WireSerialize for SubscriptionsAcknowledgedNotificationParams {
@@ -19930,6 +21972,25 @@ impl SubscriptionsListenResultMetaObject {
             extra: crate::JsonObject::new(),
         }
     }
+    /// Sets `io.modelcontextprotocol/serverInfo` and returns `self`.
+    ///
+    /// Identifies the server software producing the response. Servers SHOULD
+    /// include this field on every response unless specifically configured not
+    /// to do so.
+    ///
+    /// The `Implementation` schema requires `name` and `version`; other
+    /// fields are optional.
+    ///
+    /// The value is self-reported by the server and is not verified by the
+    /// protocol. It is intended for display, logging, and debugging. Clients
+    /// SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
+    /// security decisions.
+    #[must_use]
+    #[inline]
+    pub fn with_server_info(mut self, server_info: impl Into<Implementation>) -> Self {
+        self.server_info = Some(server_info.into());
+        self
+    }
 }
 impl WireSerialize for SubscriptionsListenResultMetaObject {
     fn wire_serialize<S: Serializer>(
@@ -20274,6 +22335,31 @@ pub struct TaskAugmentedRequestParams {
     #[serde(rename = "task", default)]
     pub task: Option<TaskMetadata>,
 }
+impl TaskAugmentedRequestParams {
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `task` and returns `self`.
+    ///
+    /// If specified, the caller is requesting task-augmented execution for this request.
+    /// The request will return a CreateTaskResult immediately, and the actual result can be
+    /// retrieved later via tasks/result.
+    ///
+    /// Task augmentation is subject to capability negotiation - receivers MUST declare support
+    /// for task augmentation of specific request types in their capabilities.
+    #[must_use]
+    #[inline]
+    pub fn with_task(mut self, task: impl Into<TaskMetadata>) -> Self {
+        self.task = Some(task.into());
+        self
+    }
+}
 impl WireSerialize for TaskAugmentedRequestParams {
     fn wire_serialize<S: Serializer>(
         &self,
@@ -20575,6 +22661,46 @@ impl TaskStatusNotificationParams {
             ttl: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<crate::JsonObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `pollInterval` and returns `self`.
+    ///
+    /// Suggested polling interval in milliseconds.
+    #[must_use]
+    #[inline]
+    pub fn with_poll_interval(mut self, poll_interval: impl Into<i64>) -> Self {
+        self.poll_interval = Some(poll_interval.into());
+        self
+    }
+    /// Sets `statusMessage` and returns `self`.
+    ///
+    /// Optional human-readable message describing the current task state.
+    /// This can provide context for any status, including:
+    /// - Reasons for "cancelled" status
+    /// - Summaries for "completed" status
+    /// - Diagnostic information for "failed" status (e.g., error details, what went wrong)
+    #[must_use]
+    #[inline]
+    pub fn with_status_message(mut self, status_message: impl Into<String>) -> Self {
+        self.status_message = Some(status_message.into());
+        self
+    }
+    /// Sets `ttl` and returns `self`.
+    ///
+    /// Actual retention duration from creation in milliseconds, null for unlimited.
+    #[must_use]
+    #[inline]
+    pub fn with_ttl(mut self, ttl: impl Into<i64>) -> Self {
+        self.ttl = Some(ttl.into());
+        self
+    }
 }
 impl WireSerialize for TaskStatusNotificationParams {
     fn wire_serialize<S: Serializer>(
@@ -20744,6 +22870,26 @@ impl TextContent {
             text: text.into(),
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `annotations` and returns `self`.
+    ///
+    /// Optional annotations for the client.
+    #[must_use]
+    #[inline]
+    pub fn with_annotations(mut self, annotations: impl Into<Annotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
+    }
 }
 impl WireSerialize for TextContent {
     fn wire_serialize<S: Serializer>(
@@ -20844,6 +22990,26 @@ impl TextResourceContents {
             mime_type: None,
             text: text.into(),
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `mimeType` and returns `self`.
+    ///
+    /// The MIME type of this resource, if known.
+    #[must_use]
+    #[inline]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
     }
 }
 impl WireSerialize for TextResourceContents {
@@ -21490,6 +23656,104 @@ impl Tool {
             title: None,
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `annotations` and returns `self`.
+    ///
+    /// Optional additional tool information.
+    ///
+    /// Display name precedence order is: `title`, `annotations.title`, then `name`.
+    ///
+    /// Revisions: 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_annotations(mut self, annotations: impl Into<ToolAnnotations>) -> Self {
+        self.annotations = Some(annotations.into());
+        self
+    }
+    /// Sets `description` and returns `self`.
+    ///
+    /// A human-readable description of the tool.
+    ///
+    /// This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
+    #[must_use]
+    #[inline]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+    /// Sets `execution` and returns `self`.
+    ///
+    /// Execution-related properties for this tool.
+    ///
+    /// Revisions: 2025-11-25 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_execution(mut self, execution: impl Into<ToolExecution>) -> Self {
+        self.execution = Some(execution.into());
+        self
+    }
+    /// Sets `icons` and returns `self`.
+    ///
+    /// Optional set of sized icons that the client can display in a user interface.
+    ///
+    /// Clients that support rendering icons MUST support at least the following MIME types:
+    /// - `image/png` - PNG images (safe, universal compatibility)
+    /// - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    ///
+    /// Clients that support rendering icons SHOULD also support:
+    /// - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    /// - `image/webp` - WebP images (modern, efficient format)
+    ///
+    /// Revisions: 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_icons(mut self, icons: impl Into<Vec<Icon>>) -> Self {
+        self.icons = Some(icons.into());
+        self
+    }
+    /// Sets `outputSchema` and returns `self`.
+    ///
+    /// An optional JSON Schema object defining the structure of the tool's output returned in
+    /// the structuredContent field of a `CallToolResult`. This can be any valid JSON Schema 2020-12.
+    ///
+    /// Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_output_schema(
+        mut self,
+        output_schema: impl Into<crate::JsonObject>,
+    ) -> Self {
+        self.output_schema = Some(output_schema.into());
+        self
+    }
+    /// Sets `title` and returns `self`.
+    ///
+    /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
+    /// even by those unfamiliar with domain-specific terminology.
+    ///
+    /// If not provided, the name should be used for display (except for `Tool`,
+    /// where `annotations.title` should be given precedence over using `name`,
+    /// if present).
+    ///
+    /// Revisions: 2025-06-18, 2025-11-25, 2026-07-28 (left out when encoding for others).
+    #[must_use]
+    #[inline]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
 }
 impl WireSerialize for Tool {
     fn wire_serialize<S: Serializer>(
@@ -21689,6 +23953,70 @@ pub struct ToolAnnotations {
     /// A human-readable title for the tool.
     #[serde(rename = "title", default)]
     pub title: Option<String>,
+}
+impl ToolAnnotations {
+    /// Sets `destructiveHint` and returns `self`.
+    ///
+    /// If true, the tool may perform destructive updates to its environment.
+    /// If false, the tool performs only additive updates.
+    ///
+    /// (This property is meaningful only when `readOnlyHint == false`)
+    ///
+    /// Default: true
+    #[must_use]
+    #[inline]
+    pub fn with_destructive_hint(mut self, destructive_hint: impl Into<bool>) -> Self {
+        self.destructive_hint = Some(destructive_hint.into());
+        self
+    }
+    /// Sets `idempotentHint` and returns `self`.
+    ///
+    /// If true, calling the tool repeatedly with the same arguments
+    /// will have no additional effect on its environment.
+    ///
+    /// (This property is meaningful only when `readOnlyHint == false`)
+    ///
+    /// Default: false
+    #[must_use]
+    #[inline]
+    pub fn with_idempotent_hint(mut self, idempotent_hint: impl Into<bool>) -> Self {
+        self.idempotent_hint = Some(idempotent_hint.into());
+        self
+    }
+    /// Sets `openWorldHint` and returns `self`.
+    ///
+    /// If true, this tool may interact with an "open world" of external
+    /// entities. If false, the tool's domain of interaction is closed.
+    /// For example, the world of a web search tool is open, whereas that
+    /// of a memory tool is not.
+    ///
+    /// Default: true
+    #[must_use]
+    #[inline]
+    pub fn with_open_world_hint(mut self, open_world_hint: impl Into<bool>) -> Self {
+        self.open_world_hint = Some(open_world_hint.into());
+        self
+    }
+    /// Sets `readOnlyHint` and returns `self`.
+    ///
+    /// If true, the tool does not modify its environment.
+    ///
+    /// Default: false
+    #[must_use]
+    #[inline]
+    pub fn with_read_only_hint(mut self, read_only_hint: impl Into<bool>) -> Self {
+        self.read_only_hint = Some(read_only_hint.into());
+        self
+    }
+    /// Sets `title` and returns `self`.
+    ///
+    /// A human-readable title for the tool.
+    #[must_use]
+    #[inline]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
 }
 impl WireSerialize for ToolAnnotations {
     fn wire_serialize<S: Serializer>(
@@ -22163,6 +24491,43 @@ impl ToolResultContent {
             tool_use_id: tool_use_id.into(),
         }
     }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// Optional metadata about the tool result. Clients SHOULD preserve this field when
+    /// including tool results in subsequent sampling requests to enable caching optimizations.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+    /// Sets `isError` and returns `self`.
+    ///
+    /// Whether the tool use resulted in an error.
+    ///
+    /// If true, the content typically describes the error that occurred.
+    /// Default: false
+    #[must_use]
+    #[inline]
+    pub fn with_is_error(mut self, is_error: impl Into<bool>) -> Self {
+        self.is_error = Some(is_error.into());
+        self
+    }
+    /// Sets `structuredContent` and returns `self`.
+    ///
+    /// An optional structured result value.
+    ///
+    /// This can be any JSON value (object, array, string, number, boolean, or null).
+    /// If the tool defined an `Tool.outputSchema`, this SHOULD conform to that schema.
+    #[must_use]
+    #[inline]
+    pub fn with_structured_content(
+        mut self,
+        structured_content: impl Into<serde_json::Value>,
+    ) -> Self {
+        self.structured_content = Some(structured_content.into());
+        self
+    }
 }
 impl WireSerialize for ToolResultContent {
     fn wire_serialize<S: Serializer>(
@@ -22303,6 +24668,16 @@ impl ToolUseContent {
             id: id.into(),
             input: input.into(),
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// Optional metadata about the tool use. Clients SHOULD preserve this field when
+    /// including tool uses in subsequent sampling requests to enable caching optimizations.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<MetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
     }
 }
 impl WireSerialize for ToolUseContent {
@@ -22737,6 +25112,15 @@ impl UnsubscribeRequestParams {
             uri: uri.into(),
             meta: None,
         }
+    }
+    /// Sets `_meta` and returns `self`.
+    ///
+    /// See \[General fields: `_meta`\](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    #[must_use]
+    #[inline]
+    pub fn with_meta(mut self, meta: impl Into<RequestMetaObject>) -> Self {
+        self.meta = Some(meta.into());
+        self
     }
 }
 impl WireSerialize for UnsubscribeRequestParams {
