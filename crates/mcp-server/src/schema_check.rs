@@ -387,7 +387,24 @@ impl Keywords {
         within(s.chars().count() as u64, self.min_length, self.max_length)
     }
 
+    /// The problems of `instance`, in jsonschema's words: the keywords of every type, then those
+    /// of its own type, then the applicators.
     fn collect(&self, instance: &Value, problems: &mut Problems) {
+        self.collect_common(instance, problems);
+        let done = match instance {
+            Value::Number(n) => self.collect_number(instance, n, problems),
+            Value::String(s) => self.collect_string(instance, s, problems),
+            Value::Array(items) => self.collect_array(instance, items, problems),
+            Value::Object(object) => self.collect_object(instance, object, problems),
+            Value::Null | Value::Bool(_) => false,
+        };
+        if !done {
+            self.collect_applicators(instance, problems);
+        }
+    }
+
+    /// `type`, `const`, `enum`.
+    fn collect_common(&self, instance: &Value, problems: &mut Problems) {
         if let Some(types) = self.types
             && !types.matches(instance)
         {
@@ -407,92 +424,101 @@ impl Keywords {
         {
             problems.push(format_args!("{instance} is not one of {}", EnumOptions(options)));
         }
-        match instance {
-            Value::Number(n) => {
-                let value = Num::of(n);
-                for (limit, ok, message) in self.bounds() {
-                    if let Some(limit) = limit
-                        && !ok(value.cmp(Num::of(limit)))
-                    {
-                        problems.push(format_args!("{instance} {message} {limit}"));
-                    }
-                }
+    }
+
+    /// The bounds of a number. Each `collect_*` of a type returns whether the walk is over
+    /// (the problems are full), so that the applicators are not visited.
+    fn collect_number(&self, instance: &Value, n: &serde_json::Number, problems: &mut Problems) -> bool {
+        let value = Num::of(n);
+        for (limit, ok, message) in self.bounds() {
+            if let Some(limit) = limit
+                && !ok(value.cmp(Num::of(limit)))
+            {
+                problems.push(format_args!("{instance} {message} {limit}"));
             }
-            Value::String(s) => {
-                if !self.length_is_valid(s) {
-                    let length = s.chars().count() as u64;
-                    let plural = |limit: u64| if limit == 1 { "" } else { "s" };
-                    if let Some(min) = self.min_length.filter(|min| length < *min) {
-                        problems.push(format_args!("{instance} is shorter than {min} character{}", plural(min)));
-                    }
-                    if let Some(max) = self.max_length.filter(|max| length > *max) {
-                        problems.push(format_args!("{instance} is longer than {max} character{}", plural(max)));
-                    }
-                }
-            }
-            Value::Array(items) => {
-                let (len, plural) = (items.len() as u64, |limit: u64| if limit == 1 { "" } else { "s" });
-                if let Some(min) = self.min_items.filter(|min| len < *min) {
-                    problems.push(format_args!("{instance} has less than {min} item{}", plural(min)));
-                }
-                if let Some(max) = self.max_items.filter(|max| len > *max) {
-                    problems.push(format_args!("{instance} has more than {max} item{}", plural(max)));
-                }
-                if let Some(schema) = &self.items {
-                    for (i, item) in items.iter().enumerate() {
-                        if problems.full() {
-                            return;
-                        }
-                        if !schema.is_valid(item) {
-                            problems.at(&i.to_string(), |p| schema.collect(item, p));
-                        }
-                    }
-                }
-            }
-            Value::Object(object) => {
-                let (len, plural) = (object.len() as u64, |limit: u64| if limit == 1 { "y" } else { "ies" });
-                if let Some(min) = self.min_properties.filter(|min| len < *min) {
-                    problems.push(format_args!("{instance} has less than {min} propert{}", plural(min)));
-                }
-                if let Some(max) = self.max_properties.filter(|max| len > *max) {
-                    problems.push(format_args!("{instance} has more than {max} propert{}", plural(max)));
-                }
-                for name in &self.required {
-                    if !object.contains_key(name) {
-                        problems.push(format_args!("{} is a required property", Value::String(name.clone())));
-                    }
-                }
-                if let (false, Some(Node::Bool(false)), Some((_, first))) =
-                    (self.has_properties, &self.additional_properties, object.iter().next())
-                {
-                    // jsonschema's wording for this case: the first value, at the object.
-                    problems.push(format_args!("False schema does not allow {first}"));
-                    return self.collect_applicators(instance, problems);
-                }
-                let mut unexpected = Vec::new();
-                for (name, value) in object {
-                    if problems.full() {
-                        return;
-                    }
-                    match (self.property(name), &self.additional_properties) {
-                        (None, Some(Node::Bool(false))) => unexpected.push(name.as_str()),
-                        (Some(schema), _) | (None, Some(schema)) => {
-                            if !schema.is_valid(value) {
-                                problems.at(name, |p| schema.collect(value, p));
-                            }
-                        }
-                        (None, None) => {}
-                    }
-                }
-                if !unexpected.is_empty() {
-                    let verb = if unexpected.len() == 1 { "was" } else { "were" };
-                    let names = QuotedList(&unexpected);
-                    problems.push(format_args!("Additional properties are not allowed ({names} {verb} unexpected)"));
-                }
-            }
-            Value::Null | Value::Bool(_) => {}
         }
-        self.collect_applicators(instance, problems);
+        false
+    }
+
+    /// `minLength`, `maxLength`.
+    fn collect_string(&self, instance: &Value, s: &str, problems: &mut Problems) -> bool {
+        if !self.length_is_valid(s) {
+            let length = s.chars().count() as u64;
+            let plural = |limit: u64| if limit == 1 { "" } else { "s" };
+            if let Some(min) = self.min_length.filter(|min| length < *min) {
+                problems.push(format_args!("{instance} is shorter than {min} character{}", plural(min)));
+            }
+            if let Some(max) = self.max_length.filter(|max| length > *max) {
+                problems.push(format_args!("{instance} is longer than {max} character{}", plural(max)));
+            }
+        }
+        false
+    }
+
+    /// `minItems`, `maxItems`, `items`.
+    fn collect_array(&self, instance: &Value, items: &[Value], problems: &mut Problems) -> bool {
+        let (len, plural) = (items.len() as u64, |limit: u64| if limit == 1 { "" } else { "s" });
+        if let Some(min) = self.min_items.filter(|min| len < *min) {
+            problems.push(format_args!("{instance} has less than {min} item{}", plural(min)));
+        }
+        if let Some(max) = self.max_items.filter(|max| len > *max) {
+            problems.push(format_args!("{instance} has more than {max} item{}", plural(max)));
+        }
+        if let Some(schema) = &self.items {
+            for (i, item) in items.iter().enumerate() {
+                if problems.full() {
+                    return true;
+                }
+                if !schema.is_valid(item) {
+                    problems.at(&i.to_string(), |p| schema.collect(item, p));
+                }
+            }
+        }
+        false
+    }
+
+    /// `minProperties`, `maxProperties`, `required`, `properties`, `additionalProperties`.
+    fn collect_object(&self, instance: &Value, object: &Map<String, Value>, problems: &mut Problems) -> bool {
+        let (len, plural) = (object.len() as u64, |limit: u64| if limit == 1 { "y" } else { "ies" });
+        if let Some(min) = self.min_properties.filter(|min| len < *min) {
+            problems.push(format_args!("{instance} has less than {min} propert{}", plural(min)));
+        }
+        if let Some(max) = self.max_properties.filter(|max| len > *max) {
+            problems.push(format_args!("{instance} has more than {max} propert{}", plural(max)));
+        }
+        for name in &self.required {
+            if !object.contains_key(name) {
+                problems.push(format_args!("{} is a required property", Value::String(name.clone())));
+            }
+        }
+        if let (false, Some(Node::Bool(false)), Some((_, first))) =
+            (self.has_properties, &self.additional_properties, object.iter().next())
+        {
+            // jsonschema's wording for this case: the first value, at the object.
+            problems.push(format_args!("False schema does not allow {first}"));
+            return false;
+        }
+        let mut unexpected = Vec::new();
+        for (name, value) in object {
+            if problems.full() {
+                return true;
+            }
+            match (self.property(name), &self.additional_properties) {
+                (None, Some(Node::Bool(false))) => unexpected.push(name.as_str()),
+                (Some(schema), _) | (None, Some(schema)) => {
+                    if !schema.is_valid(value) {
+                        problems.at(name, |p| schema.collect(value, p));
+                    }
+                }
+                (None, None) => {}
+            }
+        }
+        if !unexpected.is_empty() {
+            let verb = if unexpected.len() == 1 { "was" } else { "were" };
+            let names = QuotedList(&unexpected);
+            problems.push(format_args!("Additional properties are not allowed ({names} {verb} unexpected)"));
+        }
+        false
     }
 
     /// The problems of `allOf`, `anyOf`, `oneOf` and `not`.
