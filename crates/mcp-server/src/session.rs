@@ -201,7 +201,9 @@ fn handle(
     async move {
         let (server, state) = (&*server, &state);
         // A request without the version key in its params is not read any further here.
-        if let Some(envelope) = stateless::envelope(&req)? {
+        if stateless::may_have_envelope(&req)
+            && let Some(envelope) = stateless::envelope(&req)?
+        {
             // Boxed, in a statement of its own: a temporary of the awaited expression would keep
             // its room in this future (which every request's is) across the await.
             let stateless = Box::pin(handle_stateless(server, &req, &rctx, envelope));
