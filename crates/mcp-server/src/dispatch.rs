@@ -330,7 +330,9 @@ impl Serve for GetPromptRequest {
         capabilities.prompts.is_some()
     }
     fn serve(call: &Call<'_>, p: GetPromptRequestParams) -> impl Future<Output = Reply> + Send {
-        async move {
+        // Looked up before the future: it holds the handler's future only, not the params
+        // (whose `_meta` is hundreds of bytes) nor the registry.
+        let get = (|| {
             let registry = call.server.registry();
             let Some(prompt) = registry.prompt(&p.name) else {
                 return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", p.name)));
@@ -345,7 +347,10 @@ impl Serve for GetPromptRequest {
                 )));
             }
             let progress = p.meta.and_then(|m| m.progress_token);
-            let mut result = prompt.handler.get(arguments, call.context(progress)).await?;
+            Ok(prompt.handler.get(arguments, call.context(progress)))
+        })();
+        async move {
+            let mut result = get?.await?;
             for m in &mut result.messages {
                 downgrade_content(std::slice::from_mut(&mut m.content), call.era.version);
             }
@@ -363,26 +368,29 @@ impl Serve for ReadResourceRequest {
         capabilities.resources.is_some()
     }
     fn serve(call: &Call<'_>, p: ReadResourceRequestParams) -> impl Future<Output = Reply> + Send {
-        async move {
+        // Looked up before the future: it holds the handler's future only, not the params
+        // (whose `_meta` is hundreds of bytes).
+        let read = (|| {
             let progress = p.meta.and_then(|m| m.progress_token);
-            let (handler, variables, cache) = {
-                let registry = call.server.registry();
-                match registry.resource(&p.uri) {
-                    Some(r) => (r.handler.clone(), BTreeMap::new(), r.cache.clone()),
-                    None => match registry.templates.iter().find_map(|t| t.pattern.matches(&p.uri).map(|v| (t, v))) {
-                        Some((t, vars)) => (t.handler.clone(), vars, t.cache.clone()),
-                        None => {
-                            return Err(ErrorObject::with_data(
-                                ErrorCode::resource_not_found(call.era.version),
-                                format!("resource not found: {}", p.uri),
-                                serde_json::json!({"uri": p.uri}),
-                            ));
-                        }
-                    },
-                }
+            let registry = call.server.registry();
+            let (handler, variables, cache) = match registry.resource(&p.uri) {
+                Some(r) => (&r.handler, BTreeMap::new(), r.cache.clone()),
+                None => match registry.templates.iter().find_map(|t| t.pattern.matches(&p.uri).map(|v| (t, v))) {
+                    Some((t, vars)) => (&t.handler, vars, t.cache.clone()),
+                    None => {
+                        return Err(ErrorObject::with_data(
+                            ErrorCode::resource_not_found(call.era.version),
+                            format!("resource not found: {}", p.uri),
+                            serde_json::json!({"uri": p.uri}),
+                        ));
+                    }
+                },
             };
-            let contents = handler.read(p.uri, variables, call.context(progress)).await?;
-            let mut result = ReadResourceResult::new(contents);
+            Ok((handler.read(p.uri, variables, call.context(progress)), cache))
+        })();
+        async move {
+            let (read, cache) = read?;
+            let mut result = ReadResourceResult::new(read.await?);
             if let Some(hints) = cache {
                 // The resource's own hints win over the server's (2026-07-28 only on the wire).
                 result.ttl_ms = Some(hints.ttl_ms);
@@ -428,37 +436,37 @@ impl Serve for CompleteRequest {
         capabilities.completions.is_some()
     }
     fn serve(call: &Call<'_>, p: CompleteRequestParams) -> impl Future<Output = Reply> + Send {
-        async move {
-            let completer = {
-                let registry = call.server.registry();
-                match &p.r#ref {
-                    CompletionReference::PromptReference(r) => match registry.prompt(&r.name) {
-                        Some(prompt) => prompt.completer(&p.argument.name).cloned(),
-                        None => return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", r.name))),
-                    },
-                    CompletionReference::ResourceTemplateReference(r) => {
-                        match registry.templates.iter().find(|t| t.template.uri_template == r.uri) {
-                            Some(t) => t.completer(&p.argument.name).cloned(),
-                            None => {
-                                return Err(ErrorObject::invalid_params(format!(
-                                    "unknown resource template `{}`",
-                                    r.uri
-                                )));
-                            }
+        // Looked up before the future: it holds the completer's future only, not the params
+        // (whose `_meta` is hundreds of bytes).
+        let complete = (|| {
+            let registry = call.server.registry();
+            let completer = match &p.r#ref {
+                CompletionReference::PromptReference(r) => match registry.prompt(&r.name) {
+                    Some(prompt) => prompt.completer(&p.argument.name),
+                    None => return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", r.name))),
+                },
+                CompletionReference::ResourceTemplateReference(r) => {
+                    match registry.templates.iter().find(|t| t.template.uri_template == r.uri) {
+                        Some(t) => t.completer(&p.argument.name),
+                        None => {
+                            return Err(ErrorObject::invalid_params(format!("unknown resource template `{}`", r.uri)));
                         }
                     }
                 }
             };
-            let completion = match completer {
-                Some(c) => {
-                    let request = CompletionRequest {
-                        name: p.argument.name,
-                        value: p.argument.value,
-                        context: p.context.and_then(|c| c.arguments).unwrap_or_default(),
-                    };
-                    let progress = p.meta.and_then(|m| m.progress_token);
-                    c.complete(request, call.context(progress)).await?
-                }
+            Ok(completer.map(|c| {
+                let request = CompletionRequest {
+                    name: p.argument.name,
+                    value: p.argument.value,
+                    context: p.context.and_then(|c| c.arguments).unwrap_or_default(),
+                };
+                let progress = p.meta.and_then(|m| m.progress_token);
+                c.complete(request, call.context(progress))
+            }))
+        })();
+        async move {
+            let completion = match complete? {
+                Some(complete) => complete.await?,
                 None => Completion::default(),
             };
             call.respond::<Self>(&CompleteResult::new(completion.into_wire()))
