@@ -26,9 +26,10 @@ fn main() -> Result<()> {
         Some("codegen") => codegen::run(&root),
         Some("ci") => ci::run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
+        Some("features") => ci::features(&root),
         Some("interop") => interop::run(&root),
         Some("conformance") => conformance::run(&root),
-        _ => bail!("usage: cargo xtask <codegen|ci|bench|interop|conformance>"),
+        _ => bail!("usage: cargo xtask <codegen|ci|features|bench|interop|conformance>"),
     }
 }
 

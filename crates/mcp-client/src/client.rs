@@ -394,13 +394,16 @@ impl ClientBuilder {
     }
 
     /// Checks tool arguments against the tool's input schema before sending (the schemas are
-    /// those of the last `list_tools`).
+    /// those of the last `list_tools`). Feature `jsonschema`.
+    #[cfg(feature = "jsonschema")]
     pub fn validate_arguments(mut self) -> Self {
         self.validate_arguments = true;
         self
     }
 
-    /// Checks `structuredContent` of tool results against the tool's output schema.
+    /// Checks `structuredContent` of tool results against the tool's output schema. Feature
+    /// `jsonschema`.
+    #[cfg(feature = "jsonschema")]
     pub fn validate_structured_content(mut self) -> Self {
         self.validate_structured = true;
         self
@@ -842,8 +845,26 @@ async fn handshake(peer: &Peer, params: &InitializeRequestParams) -> Result<Init
 /// Compiled schemas of one tool.
 #[derive(Clone, Default)]
 struct ToolSchemas {
-    input: Option<Arc<jsonschema::Validator>>,
-    output: Option<Arc<jsonschema::Validator>>,
+    input: Option<Arc<Validator>>,
+    output: Option<Arc<Validator>>,
+}
+
+/// A compiled JSON Schema (feature `jsonschema`; without it none is ever built, and the
+/// validation options do not exist).
+#[cfg(feature = "jsonschema")]
+type Validator = jsonschema::Validator;
+#[cfg(not(feature = "jsonschema"))]
+enum Validator {}
+
+/// Compiles a tool's schema; `None` if it does not compile (it is then not checked).
+fn compile_schema(schema: &mcp_types::JsonObject) -> Option<Arc<Validator>> {
+    #[cfg(feature = "jsonschema")]
+    return jsonschema::validator_for(&serde_json::Value::Object(schema.clone())).ok().map(Arc::new);
+    #[cfg(not(feature = "jsonschema"))]
+    {
+        let _ = schema;
+        None
+    }
 }
 
 /// Who the server is, from `initialize` or `server/discover`.
@@ -911,9 +932,17 @@ impl std::fmt::Debug for Client {
     }
 }
 
-fn violations(validator: &jsonschema::Validator, value: &serde_json::Value) -> Option<String> {
-    let errors: Vec<String> = validator.iter_errors(value).take(8).map(|e| e.to_string()).collect();
-    (!errors.is_empty()).then(|| errors.join("; "))
+fn violations(validator: &Validator, value: &serde_json::Value) -> Option<String> {
+    #[cfg(feature = "jsonschema")]
+    {
+        let errors: Vec<String> = validator.iter_errors(value).take(8).map(|e| e.to_string()).collect();
+        (!errors.is_empty()).then(|| errors.join("; "))
+    }
+    #[cfg(not(feature = "jsonschema"))]
+    {
+        let _ = value;
+        match *validator {}
+    }
 }
 
 /// Follows `nextCursor` from page to page and collects every item.
@@ -1134,9 +1163,7 @@ impl Client {
     fn remember_schemas(&self, tools: &[Tool]) {
         let mut schemas = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
         for tool in tools {
-            let compile = |s: &mcp_types::JsonObject| {
-                jsonschema::validator_for(&serde_json::Value::Object(s.clone())).ok().map(Arc::new)
-            };
+            let compile = compile_schema;
             schemas.insert(
                 tool.name.clone(),
                 ToolSchemas {

@@ -31,6 +31,9 @@
 
 pub mod message;
 pub mod peer;
+// Internal to the SDK: `mcp-server` and `mcp-transport-http` read request params through it.
+// Not part of the public API; it may change in any release.
+#[doc(hidden)]
 pub mod raw;
 pub mod router;
 pub mod transport;
@@ -38,8 +41,11 @@ pub mod transport;
 pub use mcp_types::{ErrorCode, ErrorObject, RequestId};
 pub use peer::{
     BoxFuture, CallError, CallOptions, Dispatcher, FrameSink, NoService, Peer, PeerConfig, Reply, RequestContext,
-    Service, panic_message,
+    Service,
 };
+// Internal to the SDK (`mcp-server` reports a handler's panic with it); not public API.
+#[doc(hidden)]
+pub use peer::panic_message;
 pub use router::Router;
 pub use tokio_util::sync::CancellationToken;
 pub use transport::{

@@ -719,6 +719,7 @@ impl Peer {
 }
 
 /// The message of a caught panic (`panic!("...")` payloads are `&str` or `String`).
+#[doc(hidden)]
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()

@@ -55,6 +55,37 @@ pub mod autoref {
     };
 }
 
+/// One ladder of autoref specialization. For a `Probe<T>` (`&&&probe.$method()` in generated
+/// code), method resolution picks the first rung whose bound `T` meets: the trait implemented
+/// for `&&Probe<T>`, then the one for `&Probe<T>`, then the bound-less one for `Probe<T>`
+/// (whose marker's methods carry the `#[diagnostic::on_unimplemented]` bound that names the
+/// user's type in the error). Each rung is a marker type, whose inherent methods (written below
+/// each ladder) do the work, and a trait with `$method`, implemented for its receiver.
+macro_rules! ladder {
+    ($method:ident<$g:ident>:
+        $first:ident via $first_trait:ident where ($($first_bound:tt)+),
+        $second:ident via $second_trait:ident where ($($second_bound:tt)+),
+        $last:ident via $last_trait:ident $(,)?
+    ) => {
+        pub struct $first<$g>(Probe<$g>);
+        pub struct $second<$g>(Probe<$g>);
+        pub struct $last<$g>(Probe<$g>);
+        ladder!(@rung $method, $g, $first, $first_trait, &&Probe<$g>, $($first_bound)+);
+        ladder!(@rung $method, $g, $second, $second_trait, &Probe<$g>, $($second_bound)+);
+        ladder!(@rung $method, $g, $last, $last_trait, Probe<$g>, Sized);
+    };
+    (@rung $method:ident, $g:ident, $out:ident, $trait:ident, $recv:ty, $($bound:tt)+) => {
+        pub trait $trait<$g> {
+            fn $method(&self) -> $out<$g>;
+        }
+        impl<$g: $($bound)+> $trait<$g> for $recv {
+            fn $method(&self) -> $out<$g> {
+                $out(Probe::new())
+            }
+        }
+    };
+}
+
 /// Stands for the type `T` in method lookup.
 pub struct Probe<T: ?Sized>(PhantomData<fn() -> PhantomData<T>>);
 
@@ -214,33 +245,10 @@ impl<'de> serde::Deserializer<'de> for Missing {
 // ---------------------------------------------------------------------------------------------
 // Tool parameters: context parameter, argument, or neither.
 
-pub struct ContextParam<T>(Probe<T>);
-pub struct ArgumentParam<T>(Probe<T>);
-pub struct NoParam<T>(Probe<T>);
-
-pub trait ToolParamViaContext<T> {
-    fn __mcp_tool_param(&self) -> ContextParam<T>;
-}
-impl<T: FromContext> ToolParamViaContext<T> for &&Probe<T> {
-    fn __mcp_tool_param(&self) -> ContextParam<T> {
-        ContextParam(Probe::new())
-    }
-}
-pub trait ToolParamViaArgument<T> {
-    fn __mcp_tool_param(&self) -> ArgumentParam<T>;
-}
-impl<T: DeserializeOwned + JsonSchema> ToolParamViaArgument<T> for &Probe<T> {
-    fn __mcp_tool_param(&self) -> ArgumentParam<T> {
-        ArgumentParam(Probe::new())
-    }
-}
-pub trait ToolParamViaNothing<T> {
-    fn __mcp_tool_param(&self) -> NoParam<T>;
-}
-impl<T> ToolParamViaNothing<T> for Probe<T> {
-    fn __mcp_tool_param(&self) -> NoParam<T> {
-        NoParam(Probe::new())
-    }
+ladder! { __mcp_tool_param<T>:
+    ContextParam via ToolParamViaContext where (FromContext),
+    ArgumentParam via ToolParamViaArgument where (DeserializeOwned + JsonSchema),
+    NoParam via ToolParamViaNothing,
 }
 
 impl<T: FromContext> ContextParam<T> {
@@ -327,33 +335,10 @@ impl<T> NoParam<T> {
 // ---------------------------------------------------------------------------------------------
 // Prompt parameters: context parameter, string argument, or neither.
 
-pub struct PromptContextParam<T>(Probe<T>);
-pub struct PromptStringParam<T>(Probe<T>);
-pub struct PromptNoParam<T>(Probe<T>);
-
-pub trait PromptParamViaContext<T> {
-    fn __mcp_prompt_param(&self) -> PromptContextParam<T>;
-}
-impl<T: FromContext> PromptParamViaContext<T> for &&Probe<T> {
-    fn __mcp_prompt_param(&self) -> PromptContextParam<T> {
-        PromptContextParam(Probe::new())
-    }
-}
-pub trait PromptParamViaString<T> {
-    fn __mcp_prompt_param(&self) -> PromptStringParam<T>;
-}
-impl<T: StringArgument> PromptParamViaString<T> for &Probe<T> {
-    fn __mcp_prompt_param(&self) -> PromptStringParam<T> {
-        PromptStringParam(Probe::new())
-    }
-}
-pub trait PromptParamViaNothing<T> {
-    fn __mcp_prompt_param(&self) -> PromptNoParam<T>;
-}
-impl<T> PromptParamViaNothing<T> for Probe<T> {
-    fn __mcp_prompt_param(&self) -> PromptNoParam<T> {
-        PromptNoParam(Probe::new())
-    }
+ladder! { __mcp_prompt_param<T>:
+    PromptContextParam via PromptParamViaContext where (FromContext),
+    PromptStringParam via PromptParamViaString where (StringArgument),
+    PromptNoParam via PromptParamViaNothing,
 }
 
 impl<T: FromContext> PromptContextParam<T> {
@@ -442,33 +427,10 @@ impl<T> PlainOutcome<T> {
 // ---------------------------------------------------------------------------------------------
 // Tool outputs: content, structured, or neither.
 
-pub struct ContentOutput<T>(Probe<T>);
-pub struct StructuredOutput<T>(Probe<T>);
-pub struct NoOutput<T>(Probe<T>);
-
-pub trait OutputViaContent<T> {
-    fn __mcp_tool_output(&self) -> ContentOutput<T>;
-}
-impl<T: IntoToolResult> OutputViaContent<T> for &&Probe<T> {
-    fn __mcp_tool_output(&self) -> ContentOutput<T> {
-        ContentOutput(Probe::new())
-    }
-}
-pub trait OutputViaStructured<T> {
-    fn __mcp_tool_output(&self) -> StructuredOutput<T>;
-}
-impl<T: serde::Serialize + JsonSchema> OutputViaStructured<T> for &Probe<T> {
-    fn __mcp_tool_output(&self) -> StructuredOutput<T> {
-        StructuredOutput(Probe::new())
-    }
-}
-pub trait OutputViaNothing<T> {
-    fn __mcp_tool_output(&self) -> NoOutput<T>;
-}
-impl<T> OutputViaNothing<T> for Probe<T> {
-    fn __mcp_tool_output(&self) -> NoOutput<T> {
-        NoOutput(Probe::new())
-    }
+ladder! { __mcp_tool_output<T>:
+    ContentOutput via OutputViaContent where (IntoToolResult),
+    StructuredOutput via OutputViaStructured where (serde::Serialize + JsonSchema),
+    NoOutput via OutputViaNothing,
 }
 
 impl<T: IntoToolResult> ContentOutput<T> {
@@ -529,33 +491,10 @@ impl<T> NoOutput<T> {
 // Errors of tools (`Into<ToolError>`, else `Display`) and of other handlers (`Into<ErrorObject>`,
 // else `Display`).
 
-pub struct ErrorInto<E>(Probe<E>);
-pub struct ErrorDisplay<E>(Probe<E>);
-pub struct ErrorNothing<E>(Probe<E>);
-
-pub trait ErrorViaInto<E> {
-    fn __mcp_tool_error(&self) -> ErrorInto<E>;
-}
-impl<E: Into<ToolError>> ErrorViaInto<E> for &&Probe<E> {
-    fn __mcp_tool_error(&self) -> ErrorInto<E> {
-        ErrorInto(Probe::new())
-    }
-}
-pub trait ErrorViaDisplay<E> {
-    fn __mcp_tool_error(&self) -> ErrorDisplay<E>;
-}
-impl<E: Display> ErrorViaDisplay<E> for &Probe<E> {
-    fn __mcp_tool_error(&self) -> ErrorDisplay<E> {
-        ErrorDisplay(Probe::new())
-    }
-}
-pub trait ErrorViaNothing<E> {
-    fn __mcp_tool_error(&self) -> ErrorNothing<E>;
-}
-impl<E> ErrorViaNothing<E> for Probe<E> {
-    fn __mcp_tool_error(&self) -> ErrorNothing<E> {
-        ErrorNothing(Probe::new())
-    }
+ladder! { __mcp_tool_error<E>:
+    ErrorInto via ErrorViaInto where (Into<ToolError>),
+    ErrorDisplay via ErrorViaDisplay where (Display),
+    ErrorNothing via ErrorViaNothing,
 }
 
 impl<E: Into<ToolError>> ErrorInto<E> {
@@ -577,33 +516,10 @@ impl<E> ErrorNothing<E> {
     }
 }
 
-pub struct RpcErrorInto<E>(Probe<E>);
-pub struct RpcErrorDisplay<E>(Probe<E>);
-pub struct RpcErrorNothing<E>(Probe<E>);
-
-pub trait RpcErrorViaInto<E> {
-    fn __mcp_rpc_error(&self) -> RpcErrorInto<E>;
-}
-impl<E: Into<ErrorObject>> RpcErrorViaInto<E> for &&Probe<E> {
-    fn __mcp_rpc_error(&self) -> RpcErrorInto<E> {
-        RpcErrorInto(Probe::new())
-    }
-}
-pub trait RpcErrorViaDisplay<E> {
-    fn __mcp_rpc_error(&self) -> RpcErrorDisplay<E>;
-}
-impl<E: Display> RpcErrorViaDisplay<E> for &Probe<E> {
-    fn __mcp_rpc_error(&self) -> RpcErrorDisplay<E> {
-        RpcErrorDisplay(Probe::new())
-    }
-}
-pub trait RpcErrorViaNothing<E> {
-    fn __mcp_rpc_error(&self) -> RpcErrorNothing<E>;
-}
-impl<E> RpcErrorViaNothing<E> for Probe<E> {
-    fn __mcp_rpc_error(&self) -> RpcErrorNothing<E> {
-        RpcErrorNothing(Probe::new())
-    }
+ladder! { __mcp_rpc_error<E>:
+    RpcErrorInto via RpcErrorViaInto where (Into<ErrorObject>),
+    RpcErrorDisplay via RpcErrorViaDisplay where (Display),
+    RpcErrorNothing via RpcErrorViaNothing,
 }
 
 impl<E: Into<ErrorObject>> RpcErrorInto<E> {

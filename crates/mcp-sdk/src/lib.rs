@@ -12,6 +12,23 @@
 //! | [`client`] | `mcp-client` | client runtime |
 //! | [`macros`] | `mcp-macros` | `#[tool]`, `#[prompt]`, `#[resource]`, `#[handlers]` |
 //!
+//! ## Features
+//!
+//! Additive; the default, `full`, is everything. Pick fewer to compile less: a stdio-only
+//! server with macros (`default-features = false, features = ["server", "macros", "stdio"]`)
+//! compiles no HTTP stack (hyper, axum, reqwest, rustls) and no `jsonschema`.
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `server` | [`server`]: the server runtime |
+//! | `client` | [`client`]: the client runtime (it can always spawn a server as a child process) |
+//! | `macros` | `#[tool]`, `#[prompt]`, `#[resource]`, `#[handlers]` (implies `server`) |
+//! | `stdio` | [`transport::stdio`], `Server::serve_stdio` |
+//! | `http-server` | serving over Streamable HTTP and HTTP+SSE (`Server::serve_http`; implies `server`) |
+//! | `http-client` | connecting over Streamable HTTP and HTTP+SSE, with HTTPS (`ClientBuilder::connect_http`; implies `client`) |
+//! | `jsonschema` | the server checks tool arguments against any input schema (without it, schemas outside a built-in subset are not checked); the client gets `validate_arguments` and `validate_structured_content` |
+//! | `full` | all of the above (default) |
+//!
 //! The macros are also at the root: `#[mcp_sdk::tool]`, `#[mcp_sdk::prompt]`,
 //! `#[mcp_sdk::resource]`, `#[mcp_sdk::handlers]` (see [`macros`] and `docs/server.md`).
 //!
@@ -34,19 +51,26 @@
 //! assert_eq!(json["content"][0]["text"], "hello");
 //! ```
 
+#[cfg(feature = "client")]
 pub use mcp_client as client;
 pub use mcp_jsonrpc as jsonrpc;
+#[cfg(feature = "macros")]
 pub use mcp_macros as macros;
+#[cfg(feature = "server")]
 pub use mcp_server as server;
 pub use mcp_types as types;
 
+#[cfg(feature = "macros")]
 pub use mcp_macros::{handlers, prompt, resource, tool};
 
+#[cfg(feature = "macros")]
 #[doc(hidden)]
 pub mod __private;
 
 /// Transports.
 pub mod transport {
+    #[cfg(any(feature = "http-server", feature = "http-client"))]
     pub use mcp_transport_http as http;
+    #[cfg(any(feature = "stdio", feature = "client"))]
     pub use mcp_transport_stdio as stdio;
 }

@@ -410,7 +410,8 @@ impl Server {
         self.connect(transport).closed().await;
     }
 
-    /// Serves this process's stdin and stdout until stdin closes.
+    /// Serves this process's stdin and stdout until stdin closes (feature `stdio`).
+    #[cfg(feature = "stdio")]
     pub async fn serve_stdio(&self) {
         self.serve(mcp_transport_stdio::StdioTransport::new()).await;
     }

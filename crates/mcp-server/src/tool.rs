@@ -164,11 +164,41 @@ pub struct ToolDef {
 }
 
 /// The compiled input schema: by [`schema_check`] when the schema lies within its subset (the
-/// usual case, and much cheaper to build), by jsonschema otherwise. Both give the same verdicts.
+/// usual case, and much cheaper to build), by jsonschema otherwise (feature `jsonschema`). Both
+/// give the same verdicts. Without the feature, a schema outside the subset is not checked:
+/// the tool is registered with a warning, and its handler sees the arguments as sent.
 #[derive(Clone)]
 pub(crate) enum ArgsCheck {
     Subset(Arc<schema_check::Schema>),
+    #[cfg(feature = "jsonschema")]
     Full(Arc<jsonschema::Validator>),
+    #[cfg(not(feature = "jsonschema"))]
+    Unchecked,
+}
+
+impl ArgsCheck {
+    /// Compiles the input schema of tool `name`.
+    fn compile(name: &str, schema: &JsonObject) -> Result<ArgsCheck, DefinitionError> {
+        if let Some(schema) = schema_check::Schema::compile_object(schema) {
+            return Ok(ArgsCheck::Subset(Arc::new(schema)));
+        }
+        #[cfg(feature = "jsonschema")]
+        {
+            let validator = jsonschema::validator_for(&serde_json::Value::Object(schema.clone())).map_err(|e| {
+                DefinitionError::InvalidSchema { name: name.to_owned(), which: "inputSchema", reason: e.to_string() }
+            })?;
+            Ok(ArgsCheck::Full(Arc::new(validator)))
+        }
+        #[cfg(not(feature = "jsonschema"))]
+        {
+            tracing::warn!(
+                tool = name,
+                "the input schema uses JSON Schema beyond the built-in checker's subset: arguments are not \
+                 checked (enable the `jsonschema` feature of mcp-server to check them)"
+            );
+            Ok(ArgsCheck::Unchecked)
+        }
+    }
 }
 
 /// At most this many problems are reported for a call's arguments.
@@ -212,18 +242,7 @@ impl ToolDef {
     /// [`ToolHandler`].
     pub fn from_tool(tool: Tool, handler: impl ToolHandler) -> Result<Self, DefinitionError> {
         check_tool_name(&tool.name)?;
-        let args_check = match schema_check::Schema::compile_object(&tool.input_schema) {
-            Some(schema) => ArgsCheck::Subset(Arc::new(schema)),
-            None => {
-                let validator = jsonschema::validator_for(&serde_json::Value::Object(tool.input_schema.clone()))
-                    .map_err(|e| DefinitionError::InvalidSchema {
-                        name: tool.name.clone(),
-                        which: "inputSchema",
-                        reason: e.to_string(),
-                    })?;
-                ArgsCheck::Full(Arc::new(validator))
-            }
-        };
+        let args_check = ArgsCheck::compile(&tool.name, &tool.input_schema)?;
         Ok(ToolDef {
             #[cfg(feature = "http")]
             header_params: crate::param_headers::HeaderParam::from_schema_object(&tool.input_schema),
@@ -280,6 +299,7 @@ impl ToolDef {
         let value = serde_json::Value::Object(arguments);
         let problems = match &self.args_check {
             ArgsCheck::Subset(schema) => (!schema.is_valid(&value)).then(|| schema.problems(&value, MAX_PROBLEMS)),
+            #[cfg(feature = "jsonschema")]
             ArgsCheck::Full(validator) => (!validator.is_valid(&value)).then(|| {
                 validator
                     .iter_errors(&value)
@@ -290,6 +310,8 @@ impl ToolDef {
                     })
                     .collect()
             }),
+            #[cfg(not(feature = "jsonschema"))]
+            ArgsCheck::Unchecked => None,
         };
         let problems =
             problems.map(|lines| format!("invalid arguments for tool `{}`: {}", self.tool.name, lines.join("; ")));
@@ -348,6 +370,20 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(feature = "jsonschema"))]
+    fn without_jsonschema_other_schemas_are_not_checked() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"point": {"$ref": "#/$defs/point"}},
+            "$defs": {"point": {"type": "object", "required": ["x"]}}
+        });
+        let t = tool(schema).unwrap();
+        assert!(matches!(t.args_check, ArgsCheck::Unchecked));
+        assert_eq!(problems(&t, serde_json::json!({"point": {}})), None);
+    }
+
+    #[test]
+    #[cfg(feature = "jsonschema")]
     fn other_schemas_still_go_to_jsonschema() {
         let schema = serde_json::json!({
             "type": "object",
