@@ -3,9 +3,9 @@
 //!
 //! What every method shares is written once, in [`serve`]: a method the stateless revision
 //! removed, or whose capability the server did not declare, is -32601 (as if unknown); params
-//! that do not decode are -32602; the result is encoded for the request's revision (and, for
-//! the stateless revision, decorated). The four list methods share one paging function
-//! ([`Listing`]).
+//! that do not decode are -32602. Each method answers through [`Call::respond`], which encodes
+//! its result for the request's revision (and, for the stateless revision, decorates it). The
+//! four list methods share one paging function ([`Listing`]).
 //!
 //! Dispatch is a `match` on the method string, whose arms are the markers' `METHOD`s: no table,
 //! no allocation and no boxing per request; each arm awaits its method's future in place.
@@ -28,7 +28,7 @@ use mcp_jsonrpc::message::{self, decode_params};
 use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
 use mcp_types::{
     CallToolRequest, CallToolResult, CompleteRequest, CompleteRequestParams, CompleteResult, CompletionReference,
-    EmptyResult, ErrorCode, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject, ListPromptsRequest,
+    EmptyResult, ErrorCode, GetPromptRequest, GetPromptRequestParams, JsonObject, ListPromptsRequest,
     ListPromptsResult, ListResourceTemplatesRequest, ListResourceTemplatesResult, ListResourcesRequest,
     ListResourcesResult, ListToolsRequest, ListToolsResult, LoggingLevel, PaginatedRequestParams, ProgressToken,
     ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Request, ServerCapabilities, SetLevelRequest,
@@ -40,7 +40,7 @@ use crate::completion::{Completion, CompletionRequest};
 use crate::context::Context;
 use crate::server::{Registry, ServerShared};
 use crate::session::{Era, SessionState, downgrade_content, respond};
-use crate::tool::{ToolDef, ToolError};
+use crate::tool::ToolError;
 
 /// One request being served: what its method may need, borrowed from the caller.
 #[derive(Clone, Copy)]
@@ -67,6 +67,13 @@ impl Call<'_> {
             attachment: self.rctx.attachment().cloned(),
         }
     }
+
+    /// Encodes the result of a method of marker `R` for the request's revision (decorated for
+    /// the stateless revision): what every method answers with.
+    #[inline]
+    fn respond<R: Serve>(&self, result: &R::Result) -> Reply {
+        respond(self.rctx, result, self.era)
+    }
 }
 
 /// Serves a request of an initialized session, or a request of the stateless revision, by the
@@ -90,7 +97,8 @@ pub(crate) fn dispatch(call: Call<'_>) -> impl Future<Output = Reply> + Send {
     }
 }
 
-/// What every method shares: the gate, the decoding of its params, the encoding of its result.
+/// What every method shares: the gate and the decoding of its params (the method encodes its
+/// own result, [`Serve::serve`]).
 ///
 /// The gate: a method the stateless revision removed (`logging/setLevel`, `resources/subscribe`,
 /// ...), asked for in a request of that revision, or a method whose capability the server did
@@ -103,8 +111,7 @@ fn serve<R: Serve>(call: &Call<'_>) -> impl Future<Output = Reply> + Send {
             return Err(ErrorObject::method_not_found(R::METHOD));
         }
         let input = <R::Input<'_> as FromParams<'_>>::read(call)?;
-        let result = R::serve(call, input).await?;
-        respond(call.rctx, &result, call.era)
+        R::serve(call, input).await
     }
 }
 
@@ -115,11 +122,10 @@ trait Serve: Request {
     /// Whether the server offers the method: it declared the capability the method belongs to.
     /// A method it does not offer is -32601, as if unknown.
     fn offered(capabilities: &ServerCapabilities) -> bool;
-    /// Serves the decoded params.
-    fn serve<'a>(
-        call: &Call<'a>,
-        input: Self::Input<'a>,
-    ) -> impl Future<Output = Result<Self::Result, ErrorObject>> + Send;
+    /// Serves the decoded params, and answers with the result encoded by [`Call::respond`]:
+    /// encoded where it is built, the result (hundreds of bytes) is not moved out of the
+    /// method's future and through the ones around it; only the encoded reply is.
+    fn serve<'a>(call: &Call<'a>, input: Self::Input<'a>) -> impl Future<Output = Reply> + Send;
 }
 
 /// What a method reads of its request's params (-32602 if they do not decode).
@@ -154,14 +160,16 @@ impl<R: Listing> Serve for R {
     fn offered(capabilities: &ServerCapabilities) -> bool {
         <R as Listing>::offered(capabilities)
     }
-    fn serve(
-        call: &Call<'_>,
-        params: PaginatedRequestParams,
-    ) -> impl Future<Output = Result<R::Result, ErrorObject>> + Send {
-        let registry = call.server.registry();
-        let page = page(R::items(&registry), params.cursor.as_deref(), call.server.page_size);
-        ready(page.map(|(items, next)| R::page(items, next)))
+    fn serve(call: &Call<'_>, params: PaginatedRequestParams) -> impl Future<Output = Reply> + Send {
+        ready(list::<R>(call, &params))
     }
+}
+
+/// One page of the list of a list method, encoded.
+fn list<R: Listing>(call: &Call<'_>, params: &PaginatedRequestParams) -> Reply {
+    let registry = call.server.registry();
+    let (items, next) = page(R::items(&registry), params.cursor.as_deref(), call.server.page_size)?;
+    call.respond::<R>(&R::page(items, next))
 }
 
 /// Opaque, stable cursors: the offset of the next page, base64url-encoded.
@@ -277,10 +285,7 @@ impl Serve for CallToolRequest {
     fn offered(capabilities: &ServerCapabilities) -> bool {
         capabilities.tools.is_some()
     }
-    fn serve<'a>(
-        call: &Call<'a>,
-        input: ToolCall<'a>,
-    ) -> impl Future<Output = Result<CallToolResult, ErrorObject>> + Send {
+    fn serve<'a>(call: &Call<'a>, input: ToolCall<'a>) -> impl Future<Output = Reply> + Send {
         async move {
             // Only what the call needs was decoded, and is kept across its await.
             let ToolCall { name, arguments, progress } = input;
@@ -291,33 +296,29 @@ impl Serve for CallToolRequest {
             let (arguments, problem) = tool.check_arguments(arguments.unwrap_or_default());
             let mut result = match problem {
                 Some(problem) => CallToolResult::error(problem),
-                None => run_tool(tool, &name, arguments, call.context(progress)).await?,
+                // The handler's failure (or panic) is a result with `isError`, a protocol
+                // error the request's error.
+                None => {
+                    match AssertUnwindSafe(tool.handler.call(arguments, call.context(progress))).catch_unwind().await {
+                        Ok(Ok(result)) => result,
+                        Ok(Err(ToolError::Tool(message))) => CallToolResult::error(message),
+                        Ok(Err(ToolError::Protocol(e))) => return Err(e),
+                        Err(panic) => tool_panicked(&name, panic.as_ref()),
+                    }
+                }
             };
             downgrade_content(&mut result.content, call.era.version);
-            Ok(result)
+            call.respond::<Self>(&result)
         }
     }
 }
 
-/// Runs a tool's handler: its failure (or panic) is a result with `isError`, a protocol error
-/// the request's error.
-async fn run_tool(
-    tool: &ToolDef,
-    name: &str,
-    arguments: JsonObject,
-    ctx: Context,
-) -> Result<CallToolResult, ErrorObject> {
-    let call = tool.handler.call(arguments, ctx);
-    match AssertUnwindSafe(call).catch_unwind().await {
-        Ok(Ok(result)) => Ok(result),
-        Ok(Err(ToolError::Tool(message))) => Ok(CallToolResult::error(message)),
-        Ok(Err(ToolError::Protocol(e))) => Err(e),
-        Err(panic) => {
-            let msg = mcp_jsonrpc::panic_message(panic.as_ref());
-            tracing::warn!(tool = %name, panic = %msg, "tool panicked");
-            Ok(CallToolResult::error(format!("tool `{name}` failed: {msg}")))
-        }
-    }
+/// The result of a tool whose handler panicked (with `isError`).
+#[cold]
+fn tool_panicked(name: &str, panic: &(dyn std::any::Any + Send)) -> CallToolResult {
+    let msg = mcp_jsonrpc::panic_message(panic);
+    tracing::warn!(tool = %name, panic = %msg, "tool panicked");
+    CallToolResult::error(format!("tool `{name}` failed: {msg}"))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -328,11 +329,10 @@ impl Serve for GetPromptRequest {
     fn offered(capabilities: &ServerCapabilities) -> bool {
         capabilities.prompts.is_some()
     }
-    fn serve(
-        call: &Call<'_>,
-        p: GetPromptRequestParams,
-    ) -> impl Future<Output = Result<GetPromptResult, ErrorObject>> + Send {
-        async move {
+    fn serve(call: &Call<'_>, p: GetPromptRequestParams) -> impl Future<Output = Reply> + Send {
+        // Looked up before the future: it holds the handler's future only, not the params
+        // (whose `_meta` is hundreds of bytes) nor the registry.
+        let get = (|| {
             let registry = call.server.registry();
             let Some(prompt) = registry.prompt(&p.name) else {
                 return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", p.name)));
@@ -347,11 +347,14 @@ impl Serve for GetPromptRequest {
                 )));
             }
             let progress = p.meta.and_then(|m| m.progress_token);
-            let mut result = prompt.handler.get(arguments, call.context(progress)).await?;
+            Ok(prompt.handler.get(arguments, call.context(progress)))
+        })();
+        async move {
+            let mut result = get?.await?;
             for m in &mut result.messages {
                 downgrade_content(std::slice::from_mut(&mut m.content), call.era.version);
             }
-            Ok(result)
+            call.respond::<Self>(&result)
         }
     }
 }
@@ -364,36 +367,36 @@ impl Serve for ReadResourceRequest {
     fn offered(capabilities: &ServerCapabilities) -> bool {
         capabilities.resources.is_some()
     }
-    fn serve(
-        call: &Call<'_>,
-        p: ReadResourceRequestParams,
-    ) -> impl Future<Output = Result<ReadResourceResult, ErrorObject>> + Send {
-        async move {
+    fn serve(call: &Call<'_>, p: ReadResourceRequestParams) -> impl Future<Output = Reply> + Send {
+        // Looked up before the future: it holds the handler's future only, not the params
+        // (whose `_meta` is hundreds of bytes).
+        let read = (|| {
             let progress = p.meta.and_then(|m| m.progress_token);
-            let (handler, variables, cache) = {
-                let registry = call.server.registry();
-                match registry.resource(&p.uri) {
-                    Some(r) => (r.handler.clone(), BTreeMap::new(), r.cache.clone()),
-                    None => match registry.templates.iter().find_map(|t| t.pattern.matches(&p.uri).map(|v| (t, v))) {
-                        Some((t, vars)) => (t.handler.clone(), vars, t.cache.clone()),
-                        None => {
-                            return Err(ErrorObject::with_data(
-                                ErrorCode::resource_not_found(call.era.version),
-                                format!("resource not found: {}", p.uri),
-                                serde_json::json!({"uri": p.uri}),
-                            ));
-                        }
-                    },
-                }
+            let registry = call.server.registry();
+            let (handler, variables, cache) = match registry.resource(&p.uri) {
+                Some(r) => (&r.handler, BTreeMap::new(), r.cache.clone()),
+                None => match registry.templates.iter().find_map(|t| t.pattern.matches(&p.uri).map(|v| (t, v))) {
+                    Some((t, vars)) => (&t.handler, vars, t.cache.clone()),
+                    None => {
+                        return Err(ErrorObject::with_data(
+                            ErrorCode::resource_not_found(call.era.version),
+                            format!("resource not found: {}", p.uri),
+                            serde_json::json!({"uri": p.uri}),
+                        ));
+                    }
+                },
             };
-            let contents = handler.read(p.uri, variables, call.context(progress)).await?;
-            let mut result = ReadResourceResult::new(contents);
+            Ok((handler.read(p.uri, variables, call.context(progress)), cache))
+        })();
+        async move {
+            let (read, cache) = read?;
+            let mut result = ReadResourceResult::new(read.await?);
             if let Some(hints) = cache {
                 // The resource's own hints win over the server's (2026-07-28 only on the wire).
                 result.ttl_ms = Some(hints.ttl_ms);
                 result.cache_scope = Some(hints.scope);
             }
-            Ok(result)
+            call.respond::<Self>(&result)
         }
     }
 }
@@ -408,11 +411,8 @@ impl Serve for SubscribeRequest {
     fn offered(capabilities: &ServerCapabilities) -> bool {
         capabilities.resources.is_some()
     }
-    fn serve(
-        call: &Call<'_>,
-        p: SubscribeRequestParams,
-    ) -> impl Future<Output = Result<EmptyResult, ErrorObject>> + Send {
-        ready(call.state.subscribe(p.uri).map(|()| EmptyResult::default()))
+    fn serve(call: &Call<'_>, p: SubscribeRequestParams) -> impl Future<Output = Reply> + Send {
+        ready(call.state.subscribe(p.uri).and_then(|()| call.respond::<Self>(&EmptyResult::default())))
     }
 }
 
@@ -421,12 +421,9 @@ impl Serve for UnsubscribeRequest {
     fn offered(capabilities: &ServerCapabilities) -> bool {
         capabilities.resources.is_some()
     }
-    fn serve(
-        call: &Call<'_>,
-        p: UnsubscribeRequestParams,
-    ) -> impl Future<Output = Result<EmptyResult, ErrorObject>> + Send {
+    fn serve(call: &Call<'_>, p: UnsubscribeRequestParams) -> impl Future<Output = Reply> + Send {
         call.state.unsubscribe(&p.uri);
-        ready(Ok(EmptyResult::default()))
+        ready(call.respond::<Self>(&EmptyResult::default()))
     }
 }
 
@@ -438,44 +435,41 @@ impl Serve for CompleteRequest {
     fn offered(capabilities: &ServerCapabilities) -> bool {
         capabilities.completions.is_some()
     }
-    fn serve(
-        call: &Call<'_>,
-        p: CompleteRequestParams,
-    ) -> impl Future<Output = Result<CompleteResult, ErrorObject>> + Send {
-        async move {
-            let completer = {
-                let registry = call.server.registry();
-                match &p.r#ref {
-                    CompletionReference::PromptReference(r) => match registry.prompt(&r.name) {
-                        Some(prompt) => prompt.completer(&p.argument.name).cloned(),
-                        None => return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", r.name))),
-                    },
-                    CompletionReference::ResourceTemplateReference(r) => {
-                        match registry.templates.iter().find(|t| t.template.uri_template == r.uri) {
-                            Some(t) => t.completer(&p.argument.name).cloned(),
-                            None => {
-                                return Err(ErrorObject::invalid_params(format!(
-                                    "unknown resource template `{}`",
-                                    r.uri
-                                )));
-                            }
+    fn serve(call: &Call<'_>, p: CompleteRequestParams) -> impl Future<Output = Reply> + Send {
+        // Looked up before the future: it holds the completer's future only, not the params
+        // (whose `_meta` is hundreds of bytes).
+        let complete = (|| {
+            let registry = call.server.registry();
+            let completer = match &p.r#ref {
+                CompletionReference::PromptReference(r) => match registry.prompt(&r.name) {
+                    Some(prompt) => prompt.completer(&p.argument.name),
+                    None => return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", r.name))),
+                },
+                CompletionReference::ResourceTemplateReference(r) => {
+                    match registry.templates.iter().find(|t| t.template.uri_template == r.uri) {
+                        Some(t) => t.completer(&p.argument.name),
+                        None => {
+                            return Err(ErrorObject::invalid_params(format!("unknown resource template `{}`", r.uri)));
                         }
                     }
                 }
             };
-            let completion = match completer {
-                Some(c) => {
-                    let request = CompletionRequest {
-                        name: p.argument.name,
-                        value: p.argument.value,
-                        context: p.context.and_then(|c| c.arguments).unwrap_or_default(),
-                    };
-                    let progress = p.meta.and_then(|m| m.progress_token);
-                    c.complete(request, call.context(progress)).await?
-                }
+            Ok(completer.map(|c| {
+                let request = CompletionRequest {
+                    name: p.argument.name,
+                    value: p.argument.value,
+                    context: p.context.and_then(|c| c.arguments).unwrap_or_default(),
+                };
+                let progress = p.meta.and_then(|m| m.progress_token);
+                c.complete(request, call.context(progress))
+            }))
+        })();
+        async move {
+            let completion = match complete? {
+                Some(complete) => complete.await?,
                 None => Completion::default(),
             };
-            Ok(CompleteResult::new(completion.into_wire()))
+            call.respond::<Self>(&CompleteResult::new(completion.into_wire()))
         }
     }
 }
@@ -486,16 +480,13 @@ impl Serve for SetLevelRequest {
     fn offered(_: &ServerCapabilities) -> bool {
         true
     }
-    fn serve(
-        call: &Call<'_>,
-        p: SetLevelRequestParams,
-    ) -> impl Future<Output = Result<EmptyResult, ErrorObject>> + Send {
+    fn serve(call: &Call<'_>, p: SetLevelRequestParams) -> impl Future<Output = Reply> + Send {
         // The level is one of the eight of RFC 5424; anything else is invalid params.
         ready(match p.level {
             LoggingLevel::Other(level) => Err(ErrorObject::invalid_params(format!("unknown logging level `{level}`"))),
             level => {
                 call.state.set_log_level(level);
-                Ok(EmptyResult::default())
+                call.respond::<Self>(&EmptyResult::default())
             }
         })
     }

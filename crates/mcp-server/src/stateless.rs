@@ -59,22 +59,11 @@ pub(crate) fn decode_raw<T: DeserializeOwned>(raw: &str) -> Result<T, serde_json
 
 /// The envelope of a request of the stateless revision, if it has one (`None`: a request of
 /// a session revision). `server/discover` exists only in the stateless revision, so it needs
-/// the envelope.
+/// the envelope. Asked only of a request that [`may_have_envelope`].
 ///
 /// Only `_meta` is read, and of it only the envelope's keys: the rest of the params (a tool's
 /// arguments, say) is the handler's to decode.
 pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope<'_>>, ErrorObject> {
-    // Without the version key anywhere in its params a request is not of the stateless
-    // revision (the test the engine and the HTTP transport make too): a session revision's
-    // request reads nothing here.
-    // (A request whose params were indexed already, by the HTTP transport's checks, is read
-    // through the index at once.)
-    if req.method != DiscoverRequest::METHOD
-        && !req.is_indexed()
-        && !req.params.as_deref().is_some_and(|p| mcp_jsonrpc::raw::names_protocol_version(p.get()))
-    {
-        return Ok(None);
-    }
     // Read through the request's index: the transport may have built it already.
     let meta = req.meta_object();
     let Some(version) = meta.and_then(|m| m.get(PROTOCOL_VERSION)) else {
@@ -97,6 +86,21 @@ pub(crate) fn envelope(req: &message::Request) -> Result<Option<Envelope<'_>>, E
     let client_info = get(CLIENT_INFO).filter(|v| *v != "null");
     let log_level = get(LOG_LEVEL).and_then(|v| decode_raw(v).ok());
     Ok(Some(Envelope { version, capabilities, client_info, log_level }))
+}
+
+/// Whether a request may be of the stateless revision, tested before [`envelope`] is asked
+/// (whose answer, the client's capabilities in it, is large: a request of a session revision
+/// does not build it nor move it).
+///
+/// Without the version key anywhere in its params a request is not of the stateless revision
+/// (the test the engine and the HTTP transport make too): a session revision's request reads
+/// nothing more. (A request whose params were indexed already, by the HTTP transport's checks,
+/// is read through the index at once.)
+#[inline]
+pub(crate) fn may_have_envelope(req: &message::Request) -> bool {
+    req.method == DiscoverRequest::METHOD
+        || req.is_indexed()
+        || req.params.as_deref().is_some_and(|p| mcp_jsonrpc::raw::names_protocol_version(p.get()))
 }
 
 /// The results that carry cache hints (`ttlMs`, `cacheScope`) in 2026-07-28, each with hints
