@@ -297,10 +297,12 @@ fn prompt(f: &Function, o: &PromptOptions) -> TokenStream {
     let arguments = f.params.iter().map(|param| {
         let (ty, wire) = (&param.ty, &param.name);
         let description = f.docs.argument(&unraw(&param.ident)).or_else(|| f.docs.argument(&param.name));
-        let description = option_str(&p, description);
+        let description = description.map(|d| quote!(.with_description(#d)));
         quote_spanned! {ty.span()=>
             if let #p::Some(__mcp_required) = (&&&#p::Probe::<#ty>::new()).__mcp_prompt_param().argument() {
-                __mcp_def = __mcp_def.argument(#wire, #description, __mcp_required);
+                __mcp_def = __mcp_def.argument(
+                    #p::mcp_types::PromptArgument::new(#wire) #description .with_required(__mcp_required),
+                );
             }
         }
     });
@@ -360,9 +362,9 @@ fn resource(f: &Function, o: &ResourceOptions) -> TokenStream {
     );
     let uri = &o.uri;
     let new = if o.variables.is_empty() {
-        quote!(#p::ResourceDef::new(#uri, #name, __mcp_handler))
+        quote!(#p::ResourceDef::new(#name, #uri, __mcp_handler))
     } else {
-        quote!(#p::template(#uri, #name, __mcp_handler))
+        quote!(#p::template(#name, #uri, __mcp_handler))
     };
     let mime_setter = o.mime_type.as_ref().map(|m| quote!(__mcp_def = __mcp_def.mime_type(#m);));
     let completions = completions(f, &o.complete);

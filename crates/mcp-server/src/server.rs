@@ -302,6 +302,7 @@ impl ServerBuilder {
         };
         check_unique("tool", registry.tools.iter().map(|t| t.tool.name.as_str()))?;
         check_unique("prompt", registry.prompts.iter().map(|p| p.prompt.name.as_str()))?;
+        registry.resources.iter().try_for_each(ResourceDef::check_uri)?;
         check_unique("resource", registry.resources.iter().map(|r| r.resource.uri.as_str()))?;
         check_unique("resource template", registry.templates.iter().map(|t| t.template.uri_template.as_str()))?;
         registry.rebuild();
@@ -543,6 +544,7 @@ impl Server {
     /// with [`ServerBuilder::enable_resources`].
     pub async fn add_resource(&self, resource: ResourceDef) -> Result<(), DefinitionError> {
         declared("resources", self.shared.capabilities.resources.is_some())?;
+        resource.check_uri()?;
         self.update(|r| upsert(&mut r.resources, resource, |a, b| a.resource.uri == b.resource.uri));
         self.broadcast::<ResourceListChangedNotification>().await;
         Ok(())

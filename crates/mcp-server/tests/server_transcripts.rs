@@ -13,7 +13,8 @@ use mcp_server::{
 };
 use mcp_types::{
     AnyResourceContents, CallToolResult, ContentBlock, CreateMessageRequestParams, ErrorObject, GetPromptResult,
-    LoggingLevel, PromptMessage, Role, SamplingContent, SamplingMessage, TextContent, TextResourceContents,
+    LoggingLevel, PromptArgument, PromptMessage, Role, SamplingContent, SamplingMessage, TextContent,
+    TextResourceContents,
 };
 use serde_json::{Value, json};
 
@@ -138,18 +139,18 @@ fn server() -> Server {
         )]))
     })
     .description("Asks for a review")
-    .argument("code", Some("the code"), true)
-    .argument("language", None, false)
+    .argument(PromptArgument::new("code").with_description("the code").with_required(true))
+    .argument(PromptArgument::new("language").with_required(false))
     .complete("language", |req: CompletionRequest, _ctx| async move {
         Ok::<_, ErrorObject>(Completion::matching(&req.value, ["python", "perl", "php", "rust"]))
     });
-    let readme = ResourceDef::new("test://readme", "readme", |uri: String, _vars, _ctx| async move {
+    let readme = ResourceDef::new("readme", "test://readme", |uri: String, _vars, _ctx| async move {
         Ok::<_, ErrorObject>(vec![AnyResourceContents::TextResourceContents(TextResourceContents::new(
             uri, "# Readme",
         ))])
     })
     .mime_type("text/markdown");
-    let item = TemplateDef::new("test://items/{id}", "item", |uri: String, vars: UriVariables, _ctx| async move {
+    let item = TemplateDef::new("item", "test://items/{id}", |uri: String, vars: UriVariables, _ctx| async move {
         Ok::<_, ErrorObject>(vec![AnyResourceContents::TextResourceContents(TextResourceContents::new(
             uri,
             format!("item {}", vars["id"]),

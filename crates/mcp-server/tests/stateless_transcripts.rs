@@ -358,7 +358,7 @@ async fn the_official_example_requests_get_valid_answers() {
     let server = builder()
         .tool(weather)
         .resource(
-            ResourceDef::new("file:///project/src/main.rs", "main.rs", |uri: String, _vars, _ctx| async move {
+            ResourceDef::new("main.rs", "file:///project/src/main.rs", |uri: String, _vars, _ctx| async move {
                 Ok::<_, mcp_types::ErrorObject>(vec![mcp_types::AnyResourceContents::TextResourceContents(
                     mcp_types::TextResourceContents::new(uri, "fn main() {}"),
                 )])
@@ -582,7 +582,7 @@ fn asking_completer() -> Server {
     let prompt = PromptDef::new("review", |_args, _ctx| async {
         Ok::<_, mcp_types::ErrorObject>(mcp_types::GetPromptResult::new(vec![]))
     })
-    .argument("language", None, false)
+    .argument(mcp_types::PromptArgument::new("language").with_required(false))
     .complete("language", |_req, ctx: Context| async move {
         let answer = ctx.elicit(elicit_name()).await?;
         Ok(Completion { values: vec![format!("{:?}", answer.action)] })
@@ -638,15 +638,15 @@ async fn cache_hints_per_list_for_discover_and_per_resource_or_template() {
         .cache_hints_for(CacheTarget::ToolsList, secs(60), CacheScope::Public)
         .cache_hints_for(CacheTarget::ResourceTemplatesList, secs(120), CacheScope::Public)
         .cache_hints_for(CacheTarget::ResourcesRead, secs(1), CacheScope::Private)
-        .resource(ResourceDef::new("mem://plain", "plain", |uri: String, _vars, _ctx| async move {
+        .resource(ResourceDef::new("plain", "mem://plain", |uri: String, _vars, _ctx| async move {
             text_contents(uri, "plain")
         }))
         .resource(
-            ResourceDef::new("mem://own", "own", |uri: String, _vars, _ctx| async move { text_contents(uri, "own") })
+            ResourceDef::new("own", "mem://own", |uri: String, _vars, _ctx| async move { text_contents(uri, "own") })
                 .cache_hints(secs(7), CacheScope::Public),
         )
         .resource_template(
-            TemplateDef::new("mem://notes/{id}", "notes", |uri: String, _vars, _ctx| async move {
+            TemplateDef::new("notes", "mem://notes/{id}", |uri: String, _vars, _ctx| async move {
                 text_contents(uri, "note")
             })
             .unwrap()
@@ -654,8 +654,8 @@ async fn cache_hints_per_list_for_discover_and_per_resource_or_template() {
         )
         .resource_template(
             TemplateDef::new(
-                "mem://logs/{id}",
                 "logs",
+                "mem://logs/{id}",
                 |uri: String, _vars, _ctx| async move { text_contents(uri, "log") },
             )
             .unwrap(),
@@ -698,7 +698,7 @@ async fn cache_hints_per_list_for_discover_and_per_resource_or_template() {
 #[tokio::test]
 async fn an_unknown_resource_is_invalid_params_in_2026_and_resource_not_found_in_a_session() {
     let server = builder()
-        .resource(ResourceDef::new("mem://here", "here", |uri: String, _vars, _ctx| async move {
+        .resource(ResourceDef::new("here", "mem://here", |uri: String, _vars, _ctx| async move {
             text_contents(uri, "here")
         }))
         .build()
