@@ -503,19 +503,12 @@ impl Server {
     /// The server must declare the tools capability: built with a tool, or with
     /// [`ServerBuilder::enable_tools`].
     pub async fn add_tool(&self, tool: ToolDef) -> Result<(), DefinitionError> {
-        declared("tools", self.shared.capabilities.tools.is_some())?;
-        self.update(|r| upsert(&mut r.tools, tool, |a, b| a.tool.name == b.tool.name));
-        self.broadcast::<ToolListChangedNotification>().await;
-        Ok(())
+        self.add(tool).await
     }
 
     /// Removes a tool and tells connected clients; whether it existed.
     pub async fn remove_tool(&self, name: &str) -> bool {
-        let found = self.update(|r| remove_where(&mut r.tools, |t| t.tool.name == name));
-        if found {
-            self.broadcast::<ToolListChangedNotification>().await;
-        }
-        found
+        self.remove::<ToolDef>(name).await
     }
 
     /// Adds a prompt (or replaces the one of the same name) and tells connected clients.
@@ -523,19 +516,12 @@ impl Server {
     /// The server must declare the prompts capability: built with a prompt, or with
     /// [`ServerBuilder::enable_prompts`].
     pub async fn add_prompt(&self, prompt: PromptDef) -> Result<(), DefinitionError> {
-        declared("prompts", self.shared.capabilities.prompts.is_some())?;
-        self.update(|r| upsert(&mut r.prompts, prompt, |a, b| a.prompt.name == b.prompt.name));
-        self.broadcast::<PromptListChangedNotification>().await;
-        Ok(())
+        self.add(prompt).await
     }
 
     /// Removes a prompt and tells connected clients; whether it existed.
     pub async fn remove_prompt(&self, name: &str) -> bool {
-        let found = self.update(|r| remove_where(&mut r.prompts, |p| p.prompt.name == name));
-        if found {
-            self.broadcast::<PromptListChangedNotification>().await;
-        }
-        found
+        self.remove::<PromptDef>(name).await
     }
 
     /// Adds a resource (or replaces the one at the same URI) and tells connected clients.
@@ -543,18 +529,28 @@ impl Server {
     /// The server must declare the resources capability: built with a resource or template, or
     /// with [`ServerBuilder::enable_resources`].
     pub async fn add_resource(&self, resource: ResourceDef) -> Result<(), DefinitionError> {
-        declared("resources", self.shared.capabilities.resources.is_some())?;
         resource.check_uri()?;
-        self.update(|r| upsert(&mut r.resources, resource, |a, b| a.resource.uri == b.resource.uri));
-        self.broadcast::<ResourceListChangedNotification>().await;
-        Ok(())
+        self.add(resource).await
     }
 
     /// Removes a resource and tells connected clients; whether it existed.
     pub async fn remove_resource(&self, uri: &str) -> bool {
-        let found = self.update(|r| remove_where(&mut r.resources, |x| x.resource.uri == uri));
+        self.remove::<ResourceDef>(uri).await
+    }
+
+    /// Adds `item` (or replaces the one of the same key) and tells connected clients.
+    async fn add<T: Item>(&self, item: T) -> Result<(), DefinitionError> {
+        declared(T::CAPABILITY, T::declared(&self.shared.capabilities))?;
+        self.update(|r| upsert(T::items(r), item, |a, b| a.key() == b.key()));
+        self.broadcast::<T::Changed>().await;
+        Ok(())
+    }
+
+    /// Removes the item of `key` and tells connected clients; whether it existed.
+    async fn remove<T: Item>(&self, key: &str) -> bool {
+        let found = self.update(|r| remove_where(T::items(r), |x| x.key() == key));
         if found {
-            self.broadcast::<ResourceListChangedNotification>().await;
+            self.broadcast::<T::Changed>().await;
         }
         found
     }
@@ -568,6 +564,63 @@ impl Server {
                 Some(notify_within::<ResourceUpdatedNotification>(peer, ResourceUpdatedNotificationParams::new(uri)))
             });
         futures_util::future::join_all(sends).await;
+    }
+}
+
+/// A kind of item added and removed at runtime: where the registry keeps it, what identifies
+/// it, the capability that declares its kind, and the notification of its list's changes.
+trait Item: Sized {
+    /// `tools`, `prompts` or `resources`.
+    const CAPABILITY: &'static str;
+    /// The notification that its list changed.
+    type Changed: crate::subscriptions::ListChanged;
+    /// Whether `capabilities` declare its kind.
+    fn declared(capabilities: &ServerCapabilities) -> bool;
+    /// Its list in `registry`.
+    fn items(registry: &mut Registry) -> &mut Vec<Self>;
+    /// Its name (or URI), unique in its list.
+    fn key(&self) -> &str;
+}
+
+impl Item for ToolDef {
+    const CAPABILITY: &'static str = "tools";
+    type Changed = ToolListChangedNotification;
+    fn declared(capabilities: &ServerCapabilities) -> bool {
+        capabilities.tools.is_some()
+    }
+    fn items(registry: &mut Registry) -> &mut Vec<Self> {
+        &mut registry.tools
+    }
+    fn key(&self) -> &str {
+        &self.tool.name
+    }
+}
+
+impl Item for PromptDef {
+    const CAPABILITY: &'static str = "prompts";
+    type Changed = PromptListChangedNotification;
+    fn declared(capabilities: &ServerCapabilities) -> bool {
+        capabilities.prompts.is_some()
+    }
+    fn items(registry: &mut Registry) -> &mut Vec<Self> {
+        &mut registry.prompts
+    }
+    fn key(&self) -> &str {
+        &self.prompt.name
+    }
+}
+
+impl Item for ResourceDef {
+    const CAPABILITY: &'static str = "resources";
+    type Changed = ResourceListChangedNotification;
+    fn declared(capabilities: &ServerCapabilities) -> bool {
+        capabilities.resources.is_some()
+    }
+    fn items(registry: &mut Registry) -> &mut Vec<Self> {
+        &mut registry.resources
+    }
+    fn key(&self) -> &str {
+        &self.resource.uri
     }
 }
 
