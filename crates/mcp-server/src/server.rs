@@ -582,47 +582,28 @@ trait Item: Sized {
     fn key(&self) -> &str;
 }
 
-impl Item for ToolDef {
-    const CAPABILITY: &'static str = "tools";
-    type Changed = ToolListChangedNotification;
-    fn declared(capabilities: &ServerCapabilities) -> bool {
-        capabilities.tools.is_some()
-    }
-    fn items(registry: &mut Registry) -> &mut Vec<Self> {
-        &mut registry.tools
-    }
-    fn key(&self) -> &str {
-        &self.tool.name
-    }
+/// `impl Item for $def`: its capability, notification, list in the registry and key.
+macro_rules! item {
+    ($def:ty, $capability:ident, $changed:ty, $list:ident, $($key:ident).+) => {
+        impl Item for $def {
+            const CAPABILITY: &'static str = stringify!($capability);
+            type Changed = $changed;
+            fn declared(capabilities: &ServerCapabilities) -> bool {
+                capabilities.$capability.is_some()
+            }
+            fn items(registry: &mut Registry) -> &mut Vec<Self> {
+                &mut registry.$list
+            }
+            fn key(&self) -> &str {
+                &self.$($key).+
+            }
+        }
+    };
 }
 
-impl Item for PromptDef {
-    const CAPABILITY: &'static str = "prompts";
-    type Changed = PromptListChangedNotification;
-    fn declared(capabilities: &ServerCapabilities) -> bool {
-        capabilities.prompts.is_some()
-    }
-    fn items(registry: &mut Registry) -> &mut Vec<Self> {
-        &mut registry.prompts
-    }
-    fn key(&self) -> &str {
-        &self.prompt.name
-    }
-}
-
-impl Item for ResourceDef {
-    const CAPABILITY: &'static str = "resources";
-    type Changed = ResourceListChangedNotification;
-    fn declared(capabilities: &ServerCapabilities) -> bool {
-        capabilities.resources.is_some()
-    }
-    fn items(registry: &mut Registry) -> &mut Vec<Self> {
-        &mut registry.resources
-    }
-    fn key(&self) -> &str {
-        &self.resource.uri
-    }
-}
+item!(ToolDef, tools, ToolListChangedNotification, tools, tool.name);
+item!(PromptDef, prompts, PromptListChangedNotification, prompts, prompt.name);
+item!(ResourceDef, resources, ResourceListChangedNotification, resources, resource.uri);
 
 /// Clients were told at connection what the server has: an item of a kind it did not declare
 /// could be neither listed nor called.
