@@ -37,7 +37,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::FutureExt as _;
 use mcp_types::{
-    CancelledNotificationParams, ErrorObject, ProgressNotificationParams, ProgressToken, ProtocolVersion, RequestId,
+    CancelledNotification, CancelledNotificationParams, ErrorObject, InitializeRequest, Notification as _, PingRequest,
+    ProgressNotification, ProgressNotificationParams, ProgressToken, ProtocolVersion, Request as _, RequestId,
 };
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
@@ -809,7 +810,7 @@ impl Drop for CallGuard {
             reason: Some(self.reason.to_owned()),
             ..Default::default()
         };
-        let Ok(frame) = message::encode_notification("notifications/cancelled", Some(&params)) else {
+        let Ok(frame) = message::encode_notification(CancelledNotification::METHOD, Some(&params)) else {
             return;
         };
         let kind = match self.id {
@@ -1103,7 +1104,7 @@ async fn handle_message(
     match m {
         Message::Request(req) => start_request(peer, service, req, batch, attachment).await,
         Message::Notification(n) => match n.method.as_str() {
-            "notifications/cancelled" => {
+            CancelledNotification::METHOD => {
                 match message::decode_params::<CancelledNotificationParams>(n.params.as_deref()) {
                     Ok(CancelledNotificationParams { request_id: Some(id), .. }) => {
                         let running = lock(&shared.running);
@@ -1122,7 +1123,7 @@ async fn handle_message(
                     Err(e) => debug!(error = %e, "malformed cancellation"),
                 }
             }
-            "notifications/progress" => {
+            ProgressNotification::METHOD => {
                 match message::decode_params::<ProgressNotificationParams>(n.params.as_deref()) {
                     Ok(p) => {
                         let route = lock(&shared.progress)
@@ -1170,39 +1171,15 @@ async fn start_request(
     let id = req.id.clone();
     // 2026-07-28 has no ping: a request carrying that revision's `_meta` goes to the service,
     // which answers it as that revision says.
-    if req.method == "ping" && !req.carries_protocol_version() {
+    if req.method == PingRequest::METHOD && !req.carries_protocol_version() {
         let frame = message::encode_result(&id, &serde_json::json!({})).ok();
         deliver(shared, batch, &id, frame).await;
         return;
     }
-    enum Admit {
-        Yes,
-        Duplicate,
-        Busy(usize),
-    }
     let cancel = shared.handlers.child_token();
-    let mut running = Some(Running { cancel: cancel.clone(), method_is_initialize: req.method == "initialize" });
-    // The request enters the running table before its handler first runs when the handler is
-    // spawned, or when messages are dispatched from several tasks at once (a driven peer): a
-    // cancellation or a duplicate id arriving meanwhile on another task must find it. Only a
-    // handler polled on the one reader task may run without an entry (nothing else is read
-    // until it answers or is spawned).
-    let enter_first = !shared.inline || matches!(shared.out, Out::Sink(_));
-    let admit = {
-        let mut table = lock(&shared.running);
-        let limit = shared.config.max_concurrent_requests;
-        if table.contains_key(&id) {
-            Admit::Duplicate
-        } else if table.len() >= limit {
-            Admit::Busy(limit)
-        } else {
-            if enter_first {
-                table.extend(running.take().map(|r| (id.clone(), r)));
-            }
-            Admit::Yes
-        }
-    };
-    match admit {
+    let mut running =
+        Some(Running { cancel: cancel.clone(), method_is_initialize: req.method == InitializeRequest::METHOD });
+    match admit(shared, &id, &mut running) {
         Admit::Yes => {}
         Admit::Duplicate => {
             warn!(%id, method = %req.method, "ignoring a request whose id is already in use");
@@ -1255,6 +1232,34 @@ async fn start_request(
     }
     if let Some(frame) = response_frame(&id, &method, outcome) {
         deliver(shared, batch, &id, Some(frame)).await;
+    }
+}
+
+/// Whether a request may run: its id is not in use and the running table has room.
+enum Admit {
+    Yes,
+    Duplicate,
+    Busy(usize),
+}
+
+/// Admits request `id`. The request enters the running table (`running` is taken) before its
+/// handler first runs when the handler is spawned, or when messages are dispatched from several
+/// tasks at once (a driven peer): a cancellation or a duplicate id arriving meanwhile on another
+/// task must find it. Only a handler polled on the one reader task may run without an entry
+/// (nothing else is read until it answers or is spawned).
+fn admit(shared: &Shared, id: &RequestId, running: &mut Option<Running>) -> Admit {
+    let enter_first = !shared.inline || matches!(shared.out, Out::Sink(_));
+    let mut table = lock(&shared.running);
+    let limit = shared.config.max_concurrent_requests;
+    if table.contains_key(id) {
+        Admit::Duplicate
+    } else if table.len() >= limit {
+        Admit::Busy(limit)
+    } else {
+        if enter_first {
+            table.extend(running.take().map(|r| (id.clone(), r)));
+        }
+        Admit::Yes
     }
 }
 
