@@ -1,5 +1,6 @@
 //! The optional cache of list results (2026-07-28 caching hints).
 
+use mcp_jsonrpc::sync::MutexExt as _;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -23,7 +24,7 @@ pub(crate) struct ListCache {
 impl ListCache {
     /// A fresh page, if one is kept.
     pub(crate) fn get(&self, method: &'static str, cursor: &Option<String>) -> Option<Value> {
-        let mut pages = self.pages.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pages = self.pages.lock_unpoisoned();
         let key = (method, cursor.clone());
         match pages.get(&key) {
             Some((expires, value)) if Instant::now() < *expires => Some(value.clone()),
@@ -39,7 +40,7 @@ impl ListCache {
     pub(crate) fn put(&self, method: &'static str, cursor: Option<String>, value: &Value) {
         let Some(ttl) = value.get("ttlMs").and_then(Value::as_i64).filter(|t| *t > 0) else { return };
         let expires = Instant::now() + Duration::from_millis(ttl.unsigned_abs());
-        let mut pages = self.pages.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pages = self.pages.lock_unpoisoned();
         if pages.len() >= MAX_PAGES {
             pages.clear();
         }
@@ -48,12 +49,12 @@ impl ListCache {
 
     /// Drops every page of these methods (their list changed).
     pub(crate) fn invalidate(&self, methods: &[&str]) {
-        let mut pages = self.pages.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pages = self.pages.lock_unpoisoned();
         pages.retain(|(m, _), _| !methods.contains(m));
     }
 
     /// Drops every page.
     pub(crate) fn clear(&self) {
-        self.pages.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.pages.lock_unpoisoned().clear();
     }
 }

@@ -1,5 +1,6 @@
 //! The client: the handshake, typed calls, handlers for the server's requests, notifications.
 
+use mcp_jsonrpc::sync::MutexExt as _;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -1153,7 +1154,7 @@ impl Client {
         }
         if self.validate_arguments || self.validate_structured {
             if fresh {
-                self.schemas.lock().unwrap_or_else(|e| e.into_inner()).clear();
+                self.schemas.lock_unpoisoned().clear();
             }
             self.remember_schemas(&result.tools);
         }
@@ -1161,7 +1162,7 @@ impl Client {
     }
 
     fn remember_schemas(&self, tools: &[Tool]) {
-        let mut schemas = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
+        let mut schemas = self.schemas.lock_unpoisoned();
         for tool in tools {
             let compile = compile_schema;
             schemas.insert(
@@ -1217,7 +1218,7 @@ impl Client {
         if let Some(reason) = rejected {
             return Err(ClientError::RejectedTool { tool: params.name, reason });
         }
-        let schemas = self.schemas.lock().unwrap_or_else(|e| e.into_inner()).get(&params.name).cloned();
+        let schemas = self.schemas.lock_unpoisoned().get(&params.name).cloned();
         let schemas = schemas.unwrap_or_default();
         if self.validate_arguments
             && let Some(v) = &schemas.input
@@ -1434,7 +1435,7 @@ impl Client {
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), ClientError> {
         self.need(self.server.capabilities.logging.is_some(), "logging")?;
         if let Some(m) = &self.modern {
-            *m.meta.log_level.lock().unwrap_or_else(|e| e.into_inner()) = Some(level);
+            *m.meta.log_level.lock_unpoisoned() = Some(level);
             return Ok(());
         }
         self.request::<SetLevelRequest>(SetLevelRequestParams::new(level), CallOptions::default()).await?;

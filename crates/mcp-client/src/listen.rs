@@ -1,6 +1,7 @@
 //! `subscriptions/listen` (2026-07-28): long-lived streams of change notifications, and the
 //! routing of the server's notifications to them.
 
+use mcp_jsonrpc::sync::MutexExt as _;
 use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,10 +20,6 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::modern::{self, Json, META_SUBSCRIPTION_ID, RequestMeta};
 use crate::{ClientError, ServerEvent};
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// The event a notification is, if it is one the client reports.
 pub(crate) fn event_of(n: &Notification) -> Option<ServerEvent> {
@@ -113,13 +110,13 @@ impl Registry {
     /// Handles a notification of subscription `id`; `false` if there is no such subscription.
     pub(crate) fn deliver(&self, id: &RequestId, n: &Notification, emit: &dyn Fn(ServerEvent)) -> bool {
         let (sink, opening) = {
-            let entries = lock(&self.entries);
+            let entries = self.entries.lock_unpoisoned();
             let Some(entry) = entries.get(id) else { return false };
             (entry.sink.clone(), entry.opening.clone())
         };
         if n.method == "notifications/subscriptions/acknowledged" {
             if let Some(ack) = decode::<SubscriptionsAcknowledgedNotificationParams>(n)
-                && let Some(tx) = lock(&opening).take()
+                && let Some(tx) = opening.lock_unpoisoned().take()
             {
                 let _ = tx.send(Ok(ack.notifications));
             }
@@ -148,19 +145,19 @@ impl Registry {
         else {
             return false;
         };
-        let entries = lock(&self.entries);
+        let entries = self.entries.lock_unpoisoned();
         let Some(entry) = entries.get(&id) else { return false };
-        lock(&entry.end).get_or_insert(SubscriptionEnd::Cancelled);
+        entry.end.lock_unpoisoned().get_or_insert(SubscriptionEnd::Cancelled);
         entry.cancel.cancel();
         true
     }
 
     fn insert(&self, id: RequestId, entry: Entry) {
-        lock(&self.entries).insert(id, entry);
+        self.entries.lock_unpoisoned().insert(id, entry);
     }
 
     fn remove(&self, id: &RequestId) {
-        lock(&self.entries).remove(id);
+        self.entries.lock_unpoisoned().remove(id);
     }
 }
 
@@ -185,7 +182,7 @@ pub(crate) struct Opened {
 impl Opened {
     /// Why it ended, if it did.
     pub(crate) fn ended(&self) -> Option<SubscriptionEnd> {
-        lock(&self.end).clone()
+        self.end.lock_unpoisoned().clone()
     }
 }
 
@@ -220,7 +217,7 @@ pub(crate) async fn open(
                 end: entry_end.clone(),
             };
             registry.insert(id.clone(), entry);
-            *lock(&id_slot) = Some(id.clone());
+            *id_slot.lock_unpoisoned() = Some(id.clone());
         })
     };
     options.hints = meta.hints("subscriptions/listen", &params);
@@ -245,12 +242,12 @@ pub(crate) async fn open(
             };
             // The reason first: removing the entry drops the sender, which ends the stream,
             // and whoever sees it end may ask why at once.
-            lock(&end).get_or_insert(reason);
-            let id = lock(&id_slot).clone();
+            end.lock_unpoisoned().get_or_insert(reason);
+            let id = id_slot.lock_unpoisoned().clone();
             if let Some(id) = id {
                 registry.remove(&id);
             }
-            if let Some(tx) = lock(&opening).take() {
+            if let Some(tx) = opening.lock_unpoisoned().take() {
                 let _ = tx.send(Err(error));
             }
         }
@@ -258,7 +255,7 @@ pub(crate) async fn open(
     tokio::spawn(task);
     match tokio::time::timeout(ack_timeout, open_rx).await {
         Ok(Ok(Ok(acknowledged))) => {
-            let id = lock(&id_cell).clone().unwrap_or(RequestId::Integer(-1));
+            let id = id_cell.lock_unpoisoned().clone().unwrap_or(RequestId::Integer(-1));
             Ok(Opened { id, acknowledged, _guard: guard, end })
         }
         Ok(Ok(Err(e))) => Err(e),

@@ -1,6 +1,7 @@
 //! The stateless revision (2026-07-28): the per-request `_meta`, era negotiation with
 //! `server/discover`, result types and multi round-trip requests (MRTR).
 
+use mcp_jsonrpc::sync::MutexExt as _;
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
@@ -80,7 +81,7 @@ impl RequestMeta {
         meta.insert(META_PROTOCOL_VERSION.to_owned(), Value::from(version));
         meta.insert(META_CLIENT_INFO.to_owned(), encode(&self.info));
         meta.insert(META_CLIENT_CAPABILITIES.to_owned(), encode(&self.capabilities));
-        let level = self.log_level.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let level = self.log_level.lock_unpoisoned().clone();
         if let Some(level) = level {
             meta.insert(META_LOG_LEVEL.to_owned(), encode(&level));
         }

@@ -8,6 +8,7 @@
 //! [`ToolHeaders::headers`] makes the headers of one call; [`HeaderRules`] keeps them per tool
 //! (and the tools rejected for invalid ones) for a connection over HTTP.
 
+use mcp_jsonrpc::sync::MutexExt as _;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -61,17 +62,13 @@ pub(crate) struct HeaderRules {
     rejected: Mutex<HashMap<String, String>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl HeaderRules {
     /// Reads the declarations of a page of tools, leaving out (with a warning in the log) the
     /// tools whose declarations break the rules. A listing from its first page (`fresh`)
     /// starts afresh: tools the server dropped are forgotten.
     pub(crate) fn learn(&self, tools: &mut Vec<Tool>, fresh: bool) {
-        let mut declared = lock(&self.declared);
-        let mut rejected = lock(&self.rejected);
+        let mut declared = self.declared.lock_unpoisoned();
+        let mut rejected = self.rejected.lock_unpoisoned();
         if fresh || declared.len() + tools.len() > MAX_TOOLS {
             declared.clear();
         }
@@ -99,7 +96,7 @@ impl HeaderRules {
 
     /// Why `tool` was left out of `tools/list`, if it was.
     pub(crate) fn rejected(&self, tool: &str) -> Option<String> {
-        lock(&self.rejected).get(tool).cloned()
+        self.rejected.lock_unpoisoned().get(tool).cloned()
     }
 
     /// The hints of a stateless request of `method` with these (already encoded) params:
@@ -117,7 +114,7 @@ impl HeaderRules {
         if let Some(name) = name.and_then(Value::as_str) {
             headers = headers.name(name);
             if method == "tools/call"
-                && let Some(tool) = lock(&self.declared).get(name)
+                && let Some(tool) = self.declared.lock_unpoisoned().get(name)
             {
                 for (header, value) in tool.headers(params.get("arguments").and_then(Value::as_object)) {
                     headers = headers.param(header, &value);

@@ -36,6 +36,9 @@ pub mod peer;
 #[doc(hidden)]
 pub mod raw;
 pub mod router;
+// Internal to the SDK: the poison-tolerant lock every crate of it uses. Not public API.
+#[doc(hidden)]
+pub mod sync;
 pub mod transport;
 
 pub use mcp_types::{ErrorCode, ErrorObject, RequestId};

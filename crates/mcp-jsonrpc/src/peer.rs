@@ -26,12 +26,13 @@
 //! - when the connection ends, pending calls fail with [`CallError::Closed`] and running
 //!   handlers get [`PeerConfig::shutdown_grace`] to finish before they are cancelled.
 
+use crate::sync::MutexExt as _;
 use hashbrown::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -415,11 +416,6 @@ impl Shared {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding one of these locks leaves consistent maps; keep going.
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// A handle on a connection: make calls, send notifications, close. Cheap to clone.
 #[derive(Clone)]
 pub struct Peer {
@@ -502,7 +498,7 @@ impl Peer {
             // handlers' grace in a task, if any are running).
             let shared = self.shared.clone();
             end_connection(&shared);
-            if lock(&shared.running).is_empty() {
+            if shared.running.lock_unpoisoned().is_empty() {
                 shared.done.cancel();
             } else if let Ok(handle) = tokio::runtime::Handle::try_current() {
                 handle.spawn(async move {
@@ -520,7 +516,7 @@ impl Peer {
     /// transports where the client going away cancels, such as a 2026-07-28 POST). Whether
     /// it was running.
     pub fn cancel_incoming(&self, id: &RequestId) -> bool {
-        match lock(&self.shared.running).get(id) {
+        match self.shared.running.lock_unpoisoned().get(id) {
             Some(r) if !r.method_is_initialize => {
                 r.cancel.cancel();
                 true
@@ -586,11 +582,11 @@ impl Peer {
             f(&rid);
         }
         let (tx, mut rx) = oneshot::channel();
-        lock(&shared.pending).insert(rid.clone(), Pending { tx });
+        shared.pending.lock_unpoisoned().insert(rid.clone(), Pending { tx });
         // The connection may have ended between the check above and the insert, after its
         // pending calls were cleared: nothing would ever complete this one.
         if self.is_closed() {
-            lock(&shared.pending).remove(&rid);
+            shared.pending.lock_unpoisoned().remove(&rid);
             return Err(CallError::Closed);
         }
         let started = Instant::now();
@@ -598,7 +594,7 @@ impl Peer {
         let token = options.progress.as_ref().map(|callback| {
             let token = ProgressToken::Integer(id);
             let route = ProgressRoute { callback: callback.clone(), activity: activity.clone() };
-            lock(&shared.progress).insert(token.clone(), route);
+            shared.progress.lock_unpoisoned().insert(token.clone(), route);
             token
         });
         let mut guard = CallGuard {
@@ -709,12 +705,12 @@ impl Peer {
 
     /// The number of incoming requests running now.
     pub fn running_requests(&self) -> usize {
-        lock(&self.shared.running).len() + self.shared.inline_running.load(Ordering::Relaxed)
+        self.shared.running.lock_unpoisoned().len() + self.shared.inline_running.load(Ordering::Relaxed)
     }
 
     /// The number of outgoing calls waiting for an answer.
     pub fn pending_calls(&self) -> usize {
-        lock(&self.shared.pending).len()
+        self.shared.pending.lock_unpoisoned().len()
     }
 }
 
@@ -751,7 +747,7 @@ async fn await_answer(
 ) -> Result<Box<RawValue>, CallError> {
     let Deadlines { started, activity, timeout, hard } = deadlines;
     loop {
-        let last = *lock(activity);
+        let last = *activity.lock_unpoisoned();
         let deadline = timeout.map_or(hard, |t| (last + t).min(hard));
         tokio::select! {
             outcome = &mut *rx => {
@@ -763,7 +759,7 @@ async fn await_answer(
             }
             _ = tokio::time::sleep_until(deadline) => {
                 let now = Instant::now();
-                if now < hard && *lock(activity) > last {
+                if now < hard && *activity.lock_unpoisoned() > last {
                     continue; // progress came in meanwhile: the timeout starts again
                 }
                 guard.reason = "timeout";
@@ -791,7 +787,7 @@ impl CallGuard {
     fn disarm(&mut self) {
         self.cancel_on_drop = false;
         if let Some(t) = self.progress.take() {
-            lock(&self.shared.progress).remove(&t);
+            self.shared.progress.lock_unpoisoned().remove(&t);
         }
     }
 }
@@ -799,10 +795,10 @@ impl CallGuard {
 impl Drop for CallGuard {
     fn drop(&mut self) {
         if let Some(t) = self.progress.take() {
-            lock(&self.shared.progress).remove(&t);
+            self.shared.progress.lock_unpoisoned().remove(&t);
         }
         // Still pending: the answer never came. Forget it, and tell the other side.
-        let was_pending = lock(&self.shared.pending).remove(&self.id).is_some();
+        let was_pending = self.shared.pending.lock_unpoisoned().remove(&self.id).is_some();
         if !self.cancel_on_drop || !was_pending || self.shared.closed.load(Ordering::Acquire) {
             return;
         }
@@ -919,7 +915,7 @@ async fn read_loop<R: TransportRead>(mut reader: R, peer: &Peer, service: Arc<dy
 
 /// The transport failed our request `id`: its call fails with the transport's error.
 fn fail_call(shared: &Shared, id: &RequestId, error: TransportError) {
-    match lock(&shared.pending).remove(id) {
+    match shared.pending.lock_unpoisoned().remove(id) {
         Some(p) => {
             debug!(%id, %error, "request failed in the transport");
             let _ = p.tx.send(Err(CallError::Transport(error)));
@@ -931,8 +927,8 @@ fn fail_call(shared: &Shared, id: &RequestId, error: TransportError) {
 /// The connection is over: calls fail fast, pending calls fail (their senders dropped).
 fn end_connection(shared: &Shared) {
     shared.closed.store(true, Ordering::Release);
-    lock(&shared.pending).clear();
-    lock(&shared.progress).clear();
+    shared.pending.lock_unpoisoned().clear();
+    shared.progress.lock_unpoisoned().clear();
 }
 
 /// Lets running handlers finish within the grace period, then cancels the rest.
@@ -943,7 +939,7 @@ async fn wind_down(shared: &Shared) {
         let idle = shared.idle.notified();
         tokio::pin!(idle);
         idle.as_mut().enable();
-        if lock(&shared.running).is_empty() && shared.answering.load(Ordering::Acquire) == 0 {
+        if shared.running.lock_unpoisoned().is_empty() && shared.answering.load(Ordering::Acquire) == 0 {
             break;
         }
         tokio::select! {
@@ -1065,11 +1061,11 @@ struct BatchCollector {
 impl BatchCollector {
     async fn finish(&self, shared: &Shared, frame: Option<Bytes>) {
         let frames = {
-            let mut frames = lock(&self.frames);
+            let mut frames = self.frames.lock_unpoisoned();
             if let Some(f) = frame {
                 frames.push(f);
             }
-            let mut remaining = lock(&self.remaining);
+            let mut remaining = self.remaining.lock_unpoisoned();
             *remaining = remaining.saturating_sub(1);
             if *remaining > 0 {
                 return;
@@ -1108,7 +1104,7 @@ async fn handle_message(
             CancelledNotification::METHOD => {
                 match message::decode_params::<CancelledNotificationParams>(n.params.as_deref()) {
                     Ok(CancelledNotificationParams { request_id: Some(id), .. }) => {
-                        let running = lock(&shared.running);
+                        let running = shared.running.lock_unpoisoned();
                         match running.get(&id) {
                             Some(r) if !r.method_is_initialize => r.cancel.cancel(),
                             Some(_) => debug!(%id, "ignoring cancellation of initialize"),
@@ -1127,12 +1123,14 @@ async fn handle_message(
             ProgressNotification::METHOD => {
                 match message::decode_params::<ProgressNotificationParams>(n.params.as_deref()) {
                     Ok(p) => {
-                        let route = lock(&shared.progress)
+                        let route = shared
+                            .progress
+                            .lock_unpoisoned()
                             .get(&p.progress_token)
                             .map(|r| (r.callback.clone(), r.activity.clone()));
                         match route {
                             Some((callback, activity)) => {
-                                *lock(&activity) = Instant::now();
+                                *activity.lock_unpoisoned() = Instant::now();
                                 guarded("a progress callback", || callback(p));
                             }
                             None => {
@@ -1150,7 +1148,7 @@ async fn handle_message(
                 warn!("the other side could not read one of our messages: {:?}", resp.outcome.err());
                 return;
             };
-            match lock(&shared.pending).remove(&id) {
+            match shared.pending.lock_unpoisoned().remove(&id) {
                 Some(p) => {
                     let _ = p.tx.send(resp.outcome.map_err(CallError::Remote));
                 }
@@ -1219,7 +1217,7 @@ async fn start_request(
     let outcome = match polled {
         Ok(std::task::Poll::Pending) => {
             if let Some(running) = running {
-                lock(&shared.running).insert(id.clone(), running);
+                shared.running.lock_unpoisoned().insert(id.clone(), running);
             }
             spawn_request(shared.clone(), batch.cloned(), id, method, cancel, fut);
             return;
@@ -1250,7 +1248,7 @@ enum Admit {
 /// (nothing else is read until it answers or is spawned).
 fn admit(shared: &Shared, id: &RequestId, running: &mut Option<Running>) -> Admit {
     let enter_first = !shared.inline || matches!(shared.out, Out::Sink(_));
-    let mut table = lock(&shared.running);
+    let mut table = shared.running.lock_unpoisoned();
     let limit = shared.config.max_concurrent_requests;
     if table.contains_key(id) {
         Admit::Duplicate
@@ -1267,7 +1265,7 @@ fn admit(shared: &Shared, id: &RequestId, running: &mut Option<Running>) -> Admi
 /// Takes a request out of the running table (waking [`wind_down`] when it was the last).
 fn leave_running(shared: &Shared, id: &RequestId) {
     let now_idle = {
-        let mut running = lock(&shared.running);
+        let mut running = shared.running.lock_unpoisoned();
         running.remove(id);
         running.is_empty()
     };

@@ -2,6 +2,7 @@
 //! of connections. Items can be added and removed at runtime; connected clients are told.
 
 use hashbrown::HashMap;
+use mcp_jsonrpc::sync::{MutexExt as _, RwLockExt as _};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use mcp_jsonrpc::{Peer, PeerConfig, Transport};
@@ -74,7 +75,7 @@ pub(crate) struct ServerShared {
 
 impl ServerShared {
     pub(crate) fn registry(&self) -> Arc<Registry> {
-        self.registry.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.registry.read_unpoisoned().clone()
     }
 }
 
@@ -464,7 +465,7 @@ impl Server {
         if !live {
             return;
         }
-        let mut sessions = self.shared.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        let mut sessions = self.shared.sessions.lock_unpoisoned();
         // Forget the ended ones before the list would grow: amortized, not on every connect.
         if sessions.len() == sessions.capacity() {
             sessions.retain(|s| s.upgrade().is_some_and(|s| s.peer.get().is_some_and(|p| !p.is_closed())));
@@ -474,14 +475,14 @@ impl Server {
 
     /// Connected, initialized sessions.
     fn live_sessions(&self) -> Vec<Arc<SessionState>> {
-        let sessions = self.shared.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        let sessions = self.shared.sessions.lock_unpoisoned();
         sessions.iter().filter_map(Weak::upgrade).filter(|s| s.is_initialized()).collect()
     }
 
     /// Applies `change` to a copy of the registry and swaps it in (requests in flight keep the
     /// snapshot they took).
     fn update<R>(&self, change: impl FnOnce(&mut Registry) -> R) -> R {
-        let mut guard = self.shared.registry.write().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.shared.registry.write_unpoisoned();
         let mut next = Registry::clone(&guard);
         let out = change(&mut next);
         next.rebuild();

@@ -2,6 +2,7 @@
 //! its log level and subscriptions, and the entry of its requests (handed to
 //! [`dispatch`](crate::dispatch) once the revision they are served in is known).
 
+use mcp_jsonrpc::sync::MutexExt as _;
 use std::collections::HashSet;
 use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -53,7 +54,7 @@ impl SessionState {
         SessionState { peer: OnceLock::new(), inner: Mutex::new(inner) }
     }
     fn inner(&self) -> std::sync::MutexGuard<'_, SessionInner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        self.inner.lock_unpoisoned()
     }
     pub(crate) fn is_initialized(&self) -> bool {
         self.inner().initialized

@@ -6,6 +6,7 @@
 //! A request of the stateless revision is served on any connection, beside sessions of the
 //! session revisions: its `_meta` decides, per request.
 
+use mcp_jsonrpc::sync::MutexExt as _;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -484,7 +485,7 @@ impl InputRounds {
 
     /// The next automatic key of a kind: `elicitation-1`, `sampling-1`, `roots-1`, ...
     pub(crate) fn next_key(&self, kind: &'static str) -> String {
-        let mut counters = self.counters.lock().unwrap_or_else(|e| e.into_inner());
+        let mut counters = self.counters.lock_unpoisoned();
         let n = counters.entry(kind).or_default();
         *n += 1;
         format!("{kind}-{n}")
@@ -506,7 +507,7 @@ impl InputRounds {
             _ => None,
         };
         if let Some(missing) = missing {
-            *self.missing.lock().unwrap_or_else(|e| e.into_inner()) = Some(missing);
+            *self.missing.lock_unpoisoned() = Some(missing);
             return Asked::Missing;
         }
         if let Some(answer) = self.answers.get(key) {
@@ -516,7 +517,7 @@ impl InputRounds {
         if !params.as_object().is_some_and(Map::is_empty) {
             request["params"] = params;
         }
-        self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(key.to_owned(), request);
+        self.pending.lock_unpoisoned().insert(key.to_owned(), request);
         Asked::Pending
     }
 
@@ -528,10 +529,10 @@ impl InputRounds {
         rctx: &RequestContext,
         req: &message::Request,
     ) -> Option<Reply> {
-        if let Some(capability) = *self.missing.lock().unwrap_or_else(|e| e.into_inner()) {
+        if let Some(capability) = *self.missing.lock_unpoisoned() {
             return Some(Err(ErrorObject::missing_required_client_capability(capability)));
         }
-        let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
+        let pending = std::mem::take(&mut *self.pending.lock_unpoisoned());
         if pending.is_empty() {
             return None;
         }

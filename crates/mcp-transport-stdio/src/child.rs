@@ -7,6 +7,7 @@
 //! dropped) and its last lines are kept, so that a child that dies early can be reported with
 //! its exit status and what it said.
 
+use mcp_jsonrpc::sync::MutexExt as _;
 use std::collections::{BTreeMap, VecDeque};
 use std::ffi::OsString;
 use std::io;
@@ -215,7 +216,7 @@ impl ChildProcess {
                         }
                         StderrMode::Capture | StderrMode::Inherit => {}
                     }
-                    let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut tail = tail.lock_unpoisoned();
                     if tail.len() == keep {
                         tail.pop_front();
                     }
@@ -243,7 +244,7 @@ impl ChildProcess {
 
     /// The last lines the child wrote to stderr.
     pub fn stderr_tail(&self) -> Vec<String> {
-        self.tail.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
+        self.tail.lock_unpoisoned().iter().cloned().collect()
     }
 
     /// The exit status, if the child has exited (it is reaped then).

@@ -5,6 +5,7 @@
 
 #![allow(dead_code)] // each test file uses part of it
 
+use mcp_jsonrpc::sync::MutexExt as _;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -239,7 +240,7 @@ impl Fixture {
 
 impl Shared {
     fn inner(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        self.inner.lock_unpoisoned()
     }
 
     fn touch(&self) {

@@ -1,9 +1,10 @@
 //! What both client transports share: the session state, the HTTP exchanges, SSE streams and
 //! their resumption, and the queue of incoming frames.
 
+use mcp_jsonrpc::sync::MutexExt as _;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -44,10 +45,6 @@ fn falls_back_to_sse(status: StatusCode) -> bool {
 
 /// The read half's end of the queue of incoming frames.
 pub(crate) type InboundQueue = mpsc::Receiver<Result<Inbound, ReadError>>;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Which transport the connection speaks.
 #[derive(Debug, Clone)]
@@ -284,7 +281,10 @@ pub(crate) struct Core {
 
 impl std::fmt::Debug for Core {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Core").field("url", &self.config.url.as_str()).field("state", &*lock(&self.state)).finish()
+        f.debug_struct("Core")
+            .field("url", &self.config.url.as_str())
+            .field("state", &*self.state.lock_unpoisoned())
+            .finish()
     }
 }
 
@@ -319,32 +319,32 @@ impl Core {
     // ---- state -------------------------------------------------------------------------
 
     pub(crate) fn session_id(&self) -> Option<String> {
-        lock(&self.state).session_id.as_ref().and_then(|v| v.to_str().ok()).map(str::to_owned)
+        self.state.lock_unpoisoned().session_id.as_ref().and_then(|v| v.to_str().ok()).map(str::to_owned)
     }
 
     pub(crate) fn protocol_version(&self) -> Option<String> {
-        let st = lock(&self.state);
+        let st = self.state.lock_unpoisoned();
         st.stateless.as_ref().or(st.protocol_version.as_ref()).and_then(|v| v.to_str().ok()).map(str::to_owned)
     }
 
     pub(crate) fn is_stateless(&self) -> bool {
-        lock(&self.state).stateless.is_some()
+        self.state.lock_unpoisoned().stateless.is_some()
     }
 
     pub(crate) fn is_sse(&self) -> bool {
-        matches!(lock(&self.state).mode, Mode::Sse { .. })
+        matches!(self.state.lock_unpoisoned().mode, Mode::Sse { .. })
     }
 
     pub(crate) fn is_expired(&self) -> bool {
-        lock(&self.state).expired
+        self.state.lock_unpoisoned().expired
     }
 
     pub(crate) fn set_mode(&self, mode: Mode) {
-        lock(&self.state).mode = mode;
+        self.state.lock_unpoisoned().mode = mode;
     }
 
     fn snapshot(&self) -> Snapshot {
-        let st = lock(&self.state);
+        let st = self.state.lock_unpoisoned();
         Snapshot {
             session_id: st.session_id.clone(),
             protocol_version: st.stateless.clone().or_else(|| st.protocol_version.clone()),
@@ -360,7 +360,7 @@ impl Core {
     /// `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`; no session id.
     fn stateless_snapshot(&self, headers: &RequestHeaders) -> Snapshot {
         let generation = {
-            let mut st = lock(&self.state);
+            let mut st = self.state.lock_unpoisoned();
             if headers.version.is_some() {
                 st.stateless = headers.version.clone();
             }
@@ -379,7 +379,7 @@ impl Core {
 
     /// Where messages are POSTed.
     fn target(&self) -> Url {
-        match &lock(&self.state).mode {
+        match &self.state.lock_unpoisoned().mode {
             Mode::Sse { endpoint } => endpoint.clone(),
             _ => self.config.url.clone(),
         }
@@ -387,7 +387,7 @@ impl Core {
 
     /// A new `initialize` goes out: a new session begins, without a session id.
     fn begin_initialize(&self, id: Option<RequestId>) {
-        let mut st = lock(&self.state);
+        let mut st = self.state.lock_unpoisoned();
         st.init_id = id;
         st.generation += 1;
         st.session_id = None;
@@ -400,7 +400,7 @@ impl Core {
     }
 
     fn set_session_id(&self, value: HeaderValue, generation: u64) {
-        let mut st = lock(&self.state);
+        let mut st = self.state.lock_unpoisoned();
         if st.generation == generation {
             debug!(session = ?value, "session started");
             st.session_id = Some(value);
@@ -409,7 +409,7 @@ impl Core {
 
     /// The server answered 404 to the session id of `generation`.
     fn expire(&self, generation: u64) {
-        let mut st = lock(&self.state);
+        let mut st = self.state.lock_unpoisoned();
         if st.generation != generation || st.expired {
             return;
         }
@@ -453,7 +453,7 @@ impl Core {
             return None;
         }
         let id = probe.id?;
-        let mut st = lock(&self.state);
+        let mut st = self.state.lock_unpoisoned();
         if st.init_id.as_ref() == Some(&id) {
             st.init_id = None;
             let version = probe.result.and_then(|r| serde_json::from_str::<InitProbe>(r.get()).ok());
@@ -468,7 +468,7 @@ impl Core {
     fn register(&self, ids: &[RequestId]) -> Arc<Awaited> {
         let awaited =
             Arc::new(Awaited { pending: Mutex::new(ids.iter().cloned().collect()), done: self.closing.child_token() });
-        let mut map = lock(&self.awaited);
+        let mut map = self.awaited.lock_unpoisoned();
         for id in ids {
             map.insert(id.clone(), awaited.clone());
         }
@@ -477,8 +477,8 @@ impl Core {
 
     /// Request `id` was answered or cancelled: whoever waits for it stops.
     fn settle(&self, id: &RequestId) {
-        let Some(awaited) = lock(&self.awaited).remove(id) else { return };
-        let mut pending = lock(&awaited.pending);
+        let Some(awaited) = self.awaited.lock_unpoisoned().remove(id) else { return };
+        let mut pending = awaited.pending.lock_unpoisoned();
         pending.remove(id);
         if pending.is_empty() {
             awaited.done.cancel();
@@ -489,9 +489,9 @@ impl Core {
     /// each as a response, HTTP's as the transport's error.
     async fn fail(&self, awaited: &Awaited, failure: impl Into<Failure>) {
         let failure = failure.into();
-        let ids: Vec<RequestId> = lock(&awaited.pending).drain().collect();
+        let ids: Vec<RequestId> = awaited.pending.lock_unpoisoned().drain().collect();
         {
-            let mut map = lock(&self.awaited);
+            let mut map = self.awaited.lock_unpoisoned();
             for id in &ids {
                 if map.get(id).is_some_and(|a| std::ptr::eq(Arc::as_ptr(a), awaited)) {
                     map.remove(id);
@@ -714,7 +714,7 @@ impl Core {
         initialize: bool,
         final_errors: &'static [i64],
     ) {
-        let mode = lock(&self.state).mode.clone();
+        let mode = self.state.lock_unpoisoned().mode.clone();
         let post = Post::Session { initialize, final_errors };
         match mode {
             Mode::Detect if initialize => self.initialize_detecting(frame, awaited, final_errors).await,
@@ -865,7 +865,7 @@ impl Core {
             self.set_session_id(id.clone(), snap.generation);
         }
         if status == StatusCode::ACCEPTED {
-            if !snap.stateless && lock(&self.state).get_stream.is_some() {
+            if !snap.stateless && self.state.lock_unpoisoned().get_stream.is_some() {
                 debug!("a request was answered 202; its response may come on the GET stream");
                 return;
             }
@@ -925,7 +925,7 @@ impl Core {
             ),
             Err(e) => HttpRequestError::connection(Some(status), format!("reading the response failed: {e}"), e),
         };
-        if !lock(&awaited.pending).is_empty() {
+        if !awaited.pending.lock_unpoisoned().is_empty() {
             self.fail(awaited, error).await;
         }
     }
@@ -937,7 +937,7 @@ impl Core {
         }
         if let Some(retry) = event.retry {
             cursor.retry = Some(retry);
-            *lock(&self.server_retry) = Some(retry);
+            *self.server_retry.lock_unpoisoned() = Some(retry);
         }
         if event.oversized {
             warn!(limit = self.config.max_message_size, "skipped an SSE event over the size limit");
@@ -956,7 +956,11 @@ impl Core {
     /// backoff; never less than the policy's `min_delay`.
     fn reconnect_delay(&self, cursor: &Cursor, attempt: u32) -> Duration {
         let policy = &self.config.reconnect;
-        cursor.retry.or(*lock(&self.server_retry)).unwrap_or_else(|| policy.backoff(attempt)).max(policy.min_delay)
+        cursor
+            .retry
+            .or(*self.server_retry.lock_unpoisoned())
+            .unwrap_or_else(|| policy.backoff(attempt))
+            .max(policy.min_delay)
     }
 
     /// Reads a request's SSE stream until its answers came; resumes it with GET and
@@ -1067,7 +1071,7 @@ impl Core {
     fn start_get_stream(self: &Arc<Self>) {
         let token = self.closing.child_token();
         let number = {
-            let mut st = lock(&self.state);
+            let mut st = self.state.lock_unpoisoned();
             if st.get_stream.is_some() || st.expired || !matches!(st.mode, Mode::Streamable | Mode::Detect) {
                 return;
             }
@@ -1169,7 +1173,7 @@ impl Core {
 
     /// GET stream `number` gave up: the next `notifications/initialized` may open another.
     fn end_get_stream(&self, number: u64) {
-        let mut st = lock(&self.state);
+        let mut st = self.state.lock_unpoisoned();
         if st.get_stream.as_ref().is_some_and(|(n, _)| *n == number) {
             st.get_stream = None;
         }

@@ -3,6 +3,7 @@
 // A failed check's `Response` is returned at once (see `checks`): boxing it would only allocate.
 #![allow(clippy::result_large_err)]
 
+use mcp_jsonrpc::sync::MutexExt as _;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -82,7 +83,7 @@ impl App {
 
     /// The live session `id`, marked active.
     pub(super) fn lookup(&self, id: &str) -> Option<Arc<Session>> {
-        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        let mut sessions = self.sessions.lock_unpoisoned();
         let session = sessions.get(id)?.clone();
         if session.peer().is_closed() {
             // Its peer was closed (by a handler, say): the session's streams end with it.
@@ -97,13 +98,13 @@ impl App {
 
     /// Forgets session `id` (the caller ends it).
     pub(super) fn remove(&self, id: &str) -> Option<Arc<Session>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(id)
+        self.sessions.lock_unpoisoned().remove(id)
     }
 
     /// Starts a session; 503 when at the cap even after expiring idle ones.
     pub(super) async fn create_session(self: &Arc<Self>, mode: Mode) -> Result<Arc<Session>, Response> {
         self.start_reaper();
-        if self.sessions.lock().unwrap_or_else(|e| e.into_inner()).len() >= self.config.max_sessions {
+        if self.sessions.lock_unpoisoned().len() >= self.config.max_sessions {
             self.reap().await;
         }
         let id: Arc<str> = new_session_id().into();
@@ -115,7 +116,7 @@ impl App {
             self.config.retry,
         );
         router.touch();
-        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        let mut sessions = self.sessions.lock_unpoisoned();
         if sessions.len() >= self.config.max_sessions {
             return Err(super::checks::error_response(
                 axum::http::StatusCode::SERVICE_UNAVAILABLE,
@@ -139,7 +140,7 @@ impl App {
     async fn reap(&self) {
         let timeout = self.config.session_idle_timeout;
         let expired: Vec<Arc<Session>> = {
-            let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            let mut sessions = self.sessions.lock_unpoisoned();
             let ids: Vec<Arc<str>> = sessions
                 .iter()
                 .filter(|(_, s)| {

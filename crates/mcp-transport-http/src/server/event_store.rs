@@ -5,6 +5,7 @@
 //! a client comes back with `Last-Event-ID`, the server replays from the store what that
 //! stream sent after the id, and only that stream's events.
 
+use mcp_jsonrpc::sync::MutexExt as _;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
@@ -96,7 +97,7 @@ impl InMemoryEventStore {
     }
 
     fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionEvents>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+        self.sessions.lock_unpoisoned()
     }
 
     /// The number of events held, over all sessions.
