@@ -16,14 +16,11 @@ use mcp_sdk::jsonrpc::Peer;
 use mcp_sdk::server::{Context, Server, ToolDef, ToolError};
 use mcp_sdk::transport::stdio::{DEFAULT_MAX_LINE, StreamTransport};
 use mcp_sdk::types::CallToolResult;
+use mcp_test_support::validate;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, Lines};
 use tokio::net::unix::pipe;
 use tokio::sync::Notify;
-
-#[path = "../../crates/mcp-types/tests/support/schema.rs"]
-mod schema;
-use schema::validate;
 
 fn server_bin() -> PathBuf {
     let exe = std::env::current_exe().unwrap();

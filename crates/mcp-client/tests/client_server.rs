@@ -13,8 +13,8 @@ use mcp_types::{
     AnyResourceContents, CallToolRequestParams, CallToolResult, CompletionReference, ContentBlock,
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult,
     ElicitResultContentValue, ErrorObject, GetPromptResult, Implementation, InitializeRequest, InitializeResult,
-    LoggingLevel, PromptMessage, PromptReference, ProtocolVersion, ResourceTemplateReference, Role, Root,
-    SamplingContent, SamplingMessage, ServerCapabilities, TextContent, TextResourceContents,
+    LoggingLevel, PromptArgument, PromptMessage, PromptReference, ProtocolVersion, ResourceTemplateReference, Role,
+    Root, SamplingContent, SamplingMessage, ServerCapabilities, TextContent, TextResourceContents,
 };
 use serde_json::json;
 
@@ -81,14 +81,14 @@ fn server(page_size: usize) -> Server {
             ContentBlock::text(format!("Hi {}", args["name"])),
         )]))
     })
-    .argument("name", None, true)
+    .argument(PromptArgument::new("name").with_required(true))
     .complete("name", |req, _ctx| async move {
         Ok::<_, ErrorObject>(Completion::matching(&req.value, ["ann", "bob"]))
     });
-    let readme = ResourceDef::new("mem://readme", "readme", |uri, _v, _c| async move {
+    let readme = ResourceDef::new("readme", "mem://readme", |uri, _v, _c| async move {
         Ok::<_, ErrorObject>(vec![AnyResourceContents::TextResourceContents(TextResourceContents::new(uri, "read me"))])
     });
-    let item = TemplateDef::new("mem://items/{id}", "item", |uri, v, _c| async move {
+    let item = TemplateDef::new("item", "mem://items/{id}", |uri, v, _c| async move {
         Ok::<_, ErrorObject>(vec![AnyResourceContents::TextResourceContents(TextResourceContents::new(
             uri,
             v["id"].clone(),

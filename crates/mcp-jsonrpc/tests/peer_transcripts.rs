@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use mcp_jsonrpc::transport::{MemoryRead, MemoryWrite, Transport, TransportRead, TransportWrite, memory};
+use mcp_jsonrpc::transport::{MemoryTransport, Transport, TransportRead, TransportWrite, memory};
 use mcp_jsonrpc::{CallError, CallOptions, ErrorObject, Peer, PeerConfig, Router};
+use mcp_test_support::Wire;
 use mcp_types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ContentBlock, EmptyResult, InitializeRequest,
     ProtocolVersion, SetLevelRequest,
@@ -18,32 +19,12 @@ use mcp_types::{
 use serde_json::{Value, json};
 use tokio::sync::{Notify, oneshot};
 
-/// The test's end of the connection.
-struct Raw {
-    read: MemoryRead,
-    write: MemoryWrite,
-}
+/// The test's end of the connection. Time is paused, so its wait of an hour elapses only when
+/// every timer of the peer before it has fired.
+type Raw = Wire;
 
-impl Raw {
-    async fn send(&mut self, frame: &str) {
-        self.write.write(&[Bytes::copy_from_slice(frame.as_bytes()).into()]).await.unwrap();
-    }
-    async fn send_json(&mut self, v: Value) {
-        self.send(&v.to_string()).await;
-    }
-    async fn recv(&mut self) -> Value {
-        let frame = tokio::time::timeout(Duration::from_secs(3600), self.read.read())
-            .await
-            .expect("no frame came")
-            .expect("connection closed")
-            .unwrap();
-        serde_json::from_slice(&frame.frame).unwrap()
-    }
-    /// Pings and expects the pong to be the very next frame: nothing else was sent before it.
-    async fn expect_silence(&mut self, marker: i64) {
-        self.send_json(json!({"jsonrpc": "2.0", "id": marker, "method": "ping"})).await;
-        assert_eq!(self.recv().await, json!({"jsonrpc": "2.0", "id": marker, "result": {}}));
-    }
+fn raw(end: MemoryTransport) -> Raw {
+    Wire::new(end).with_timeout(Duration::from_secs(3600))
 }
 
 fn router() -> Router {
@@ -68,17 +49,18 @@ fn router() -> Router {
 fn serve(router: Router, config: PeerConfig) -> (Peer, Raw) {
     let (a, b) = memory(64);
     let peer = Peer::spawn(a, Arc::new(router), config);
-    let (read, write) = b.split();
-    (peer, Raw { read, write })
+    (peer, raw(b))
 }
 
 #[tokio::test(start_paused = true)]
 async fn answers_ping_and_typed_requests() {
     let (_peer, mut raw) = serve(router(), PeerConfig::default());
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).await;
     assert_eq!(raw.recv().await, json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
-    raw.send(r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#)
-        .await;
+    raw.send_text(
+        r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#,
+    )
+    .await;
     assert_eq!(
         raw.recv().await,
         json!({"jsonrpc": "2.0", "id": "a", "result": {"content": [{"type": "text", "text": "hi"}]}})
@@ -103,7 +85,7 @@ async fn bad_input_gets_the_right_error_and_the_connection_keeps_serving() {
     ];
     let codes = [-32700, -32700, -32600, -32600, -32600, -32601, -32602, -32602, -32602];
     for ((frame, id), code) in cases.iter().zip(codes) {
-        raw.send(frame).await;
+        raw.send_text(frame).await;
         let answer = raw.recv().await;
         assert_eq!(answer["id"], *id, "{frame}: {answer}");
         assert_eq!(answer["error"]["code"], code, "{frame}: {answer}");
@@ -115,7 +97,7 @@ async fn bad_input_gets_the_right_error_and_the_connection_keeps_serving() {
 #[tokio::test(start_paused = true)]
 async fn a_panicking_handler_becomes_an_error_and_the_server_lives_on() {
     let (_peer, mut raw) = serve(router(), PeerConfig::default());
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"panic"}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"panic"}}"#).await;
     let answer = raw.recv().await;
     assert_eq!(answer["error"]["code"], -32603);
     assert!(answer["error"]["message"].as_str().unwrap().contains("boom"), "{answer}");
@@ -140,28 +122,31 @@ async fn cancellation_stops_the_handler_and_sends_no_response() {
         }
     });
     let (peer, mut raw) = serve(router, PeerConfig::default());
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#).await;
     raw.expect_silence(50).await; // the call is running
     assert_eq!(peer.running_requests(), 1);
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}"#)
+        .await;
     tokio::time::timeout(Duration::from_secs(60), observed.notified()).await.expect("the token fired");
     raw.expect_silence(51).await;
     assert_eq!(peer.running_requests(), 0);
     // Cancelling it again, or cancelling what never existed, is ignored.
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"zzz"}}"#).await;
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"oops":true}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"zzz"}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"oops":true}}"#).await;
     raw.expect_silence(52).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_cancellation_crossing_the_response_is_ignored() {
     let (_peer, mut raw) = serve(router(), PeerConfig::default());
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}"#)
-        .await;
+    raw.send_text(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}"#,
+    )
+    .await;
     let answer = raw.recv().await;
     assert_eq!(answer["id"], 1);
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
     raw.expect_silence(2).await;
 }
 
@@ -178,8 +163,8 @@ async fn initialize_is_never_cancelled() {
     });
     let (_peer, mut raw) = serve(router, PeerConfig::default());
     // Valid params, so that the handler runs (and waits) rather than failing to decode them.
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
     raw.expect_silence(9).await;
     release.notify_one();
     assert_eq!(raw.recv().await["id"], 1);
@@ -188,8 +173,8 @@ async fn initialize_is_never_cancelled() {
 #[tokio::test(start_paused = true)]
 async fn duplicate_request_ids_are_ignored_while_the_first_runs() {
     let (peer, mut raw) = serve(router(), PeerConfig::default());
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}"#).await;
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#).await;
     raw.expect_silence(2).await;
     assert_eq!(peer.running_requests(), 1);
 }
@@ -199,18 +184,18 @@ async fn requests_beyond_the_concurrency_limit_are_refused() {
     let config = PeerConfig { max_concurrent_requests: 2, ..PeerConfig::default() };
     let (peer, mut raw) = serve(router(), config);
     for id in 1..=2 {
-        raw.send_json(json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"wait"}})).await;
+        raw.send(json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"wait"}})).await;
     }
-    raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}"#).await;
     let answer = raw.recv().await;
     assert_eq!(answer["id"], 3);
     assert_eq!(answer["error"]["code"], -32603);
     assert!(answer["error"]["message"].as_str().unwrap().contains("limit 2"));
     assert_eq!(peer.running_requests(), 2);
     // Cancelling one frees a slot.
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
     raw.expect_silence(4).await;
-    raw.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo"}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo"}}"#).await;
     assert_eq!(raw.recv().await["result"]["content"][0]["text"], "");
 }
 
@@ -219,14 +204,14 @@ async fn batches_are_answered_only_in_2025_03_26() {
     let (peer, mut raw) = serve(router(), PeerConfig::default());
     let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},
         {"jsonrpc":"2.0","id":2,"method":"no/such"},7]"#;
-    raw.send(batch).await;
+    raw.send_text(batch).await;
     let answer = raw.recv().await;
     assert_eq!(answer["id"], Value::Null);
     assert_eq!(answer["error"]["code"], -32600);
     assert!(answer["error"]["message"].as_str().unwrap().contains("2025-11-25"));
 
     peer.set_protocol_version(ProtocolVersion::V2025_03_26);
-    raw.send(batch).await;
+    raw.send_text(batch).await;
     let answer = raw.recv().await;
     let items = answer.as_array().expect("a batch response");
     assert_eq!(items.len(), 3, "{answer}");
@@ -234,15 +219,15 @@ async fn batches_are_answered_only_in_2025_03_26() {
     assert!(items.iter().any(|i| i["id"] == 2 && i["error"]["code"] == -32601));
     assert!(items.iter().any(|i| i["id"].is_null() && i["error"]["code"] == -32600));
     // A batch of notifications only gets no response at all.
-    raw.send(r#"[{"jsonrpc":"2.0","method":"notifications/x"}]"#).await;
+    raw.send_text(r#"[{"jsonrpc":"2.0","method":"notifications/x"}]"#).await;
     raw.expect_silence(3).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn unreadable_and_unknown_responses_are_ignored() {
     let (_peer, mut raw) = serve(router(), PeerConfig::default());
-    raw.send(r#"{"jsonrpc":"2.0","id":999,"result":{}}"#).await;
-    raw.send(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","id":999,"result":{}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#).await;
     raw.expect_silence(1).await;
 }
 
@@ -273,7 +258,7 @@ async fn calls_are_correlated_by_id_and_ids_are_never_reused() {
     // Answer in reverse order.
     for req in [&second, &first] {
         let name = req["params"]["name"].as_str().unwrap();
-        raw.send_json(json!({"jsonrpc":"2.0","id":req["id"],"result":{"content":[{"type":"text","text":name}]}})).await;
+        raw.send(json!({"jsonrpc":"2.0","id":req["id"],"result":{"content":[{"type":"text","text":name}]}})).await;
     }
     assert_eq!(a.await.unwrap().unwrap().content[0].as_text(), Some("a"));
     assert_eq!(b.await.unwrap().unwrap().content[0].as_text(), Some("b"));
@@ -283,7 +268,7 @@ async fn calls_are_correlated_by_id_and_ids_are_never_reused() {
     });
     let req = raw.recv().await;
     assert!(req["id"] != first["id"] && req["id"] != second["id"]);
-    raw.send_json(json!({"jsonrpc":"2.0","id":req["id"],"error":{"code":-32602,"message":"no"}})).await;
+    raw.send(json!({"jsonrpc":"2.0","id":req["id"],"error":{"code":-32602,"message":"no"}})).await;
     match third.await.unwrap() {
         Err(CallError::Remote(e)) => assert_eq!((e.code, e.message.as_str()), (-32602, "no")),
         other => panic!("{other:?}"),
@@ -308,20 +293,18 @@ async fn progress_reaches_the_callback_resets_the_timeout_and_stops_after_comple
     // Twenty progress notifications, 8 s apart: 160 s in all, far past the 10 s timeout.
     for i in 0..20 {
         tokio::time::sleep(Duration::from_secs(8)).await;
-        raw.send_json(
+        raw.send(
             json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":i}}),
         )
         .await;
         raw.expect_silence(1000 + i).await;
     }
-    raw.send_json(json!({"jsonrpc":"2.0","id":req["id"],"result":{"content":[]}})).await;
+    raw.send(json!({"jsonrpc":"2.0","id":req["id"],"result":{"content":[]}})).await;
     call.await.unwrap().unwrap();
     assert_eq!(count.load(Ordering::SeqCst), 20);
     // Progress after completion is dropped.
-    raw.send_json(
-        json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":99}}),
-    )
-    .await;
+    raw.send(json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":99}}))
+        .await;
     raw.expect_silence(2000).await;
     assert_eq!(count.load(Ordering::SeqCst), 20);
 }
@@ -346,7 +329,7 @@ async fn a_timeout_fails_the_call_and_sends_a_cancellation_and_the_late_answer_i
         other => panic!("{other:?}"),
     }
     assert_eq!(peer.pending_calls(), 0);
-    raw.send_json(json!({"jsonrpc":"2.0","id":req["id"],"result":{"content":[]}})).await;
+    raw.send(json!({"jsonrpc":"2.0","id":req["id"],"result":{"content":[]}})).await;
     raw.expect_silence(1).await;
 }
 
@@ -355,8 +338,7 @@ async fn the_hard_maximum_holds_even_with_progress() {
     let (a, b) = memory(64);
     let config = PeerConfig { max_request_timeout: Duration::from_secs(30), ..PeerConfig::default() };
     let peer = Peer::spawn(a, Arc::new(Router::new()), config);
-    let (read, write) = b.split();
-    let mut raw = Raw { read, write };
+    let mut raw = raw(b);
     let call = tokio::spawn({
         let peer = peer.clone();
         let options = CallOptions::default().timeout(Duration::from_secs(10)).on_progress(|_| {});
@@ -370,7 +352,7 @@ async fn the_hard_maximum_holds_even_with_progress() {
         if call.is_finished() {
             break;
         }
-        raw.send_json(
+        raw.send(
             json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":1}}),
         )
         .await;
@@ -413,7 +395,7 @@ async fn dropping_a_call_sends_a_cancellation_except_for_initialize() {
     assert_eq!(req["method"], "initialize");
     init.abort();
     let _ = init.await;
-    raw.send_json(json!({"jsonrpc":"2.0","id":"probe","method":"ping"})).await;
+    raw.send(json!({"jsonrpc":"2.0","id":"probe","method":"ping"})).await;
     assert_eq!(raw.recv().await["id"], "probe", "no cancellation may precede the pong");
 }
 
@@ -453,9 +435,9 @@ async fn closing_fails_pending_calls_and_nothing_hangs() {
 async fn shutdown_lets_running_handlers_finish_within_the_grace_then_cancels_them() {
     let config = PeerConfig { shutdown_grace: Duration::from_secs(2), ..PeerConfig::default() };
     let (peer, mut raw) = serve(router(), config);
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}"#).await;
     raw.expect_silence(2).await;
-    let Raw { read, mut write } = raw;
+    let Wire { read, mut write, .. } = raw;
     write.close().await.unwrap();
     drop(read);
     // The waiting handler is cancelled after the grace and the connection ends.
@@ -711,13 +693,13 @@ async fn panics_in_code_the_reader_runs_do_not_end_the_connection() {
             async { Ok(CallToolResult::success(vec![ContentBlock::text("fine")])) }
         });
     let (_peer, mut raw) = serve(router, PeerConfig::default());
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
     raw.expect_silence(1).await;
-    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sync-panic"}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sync-panic"}}"#).await;
     let answer = raw.recv().await;
     assert_eq!(answer["id"], 2);
     assert_eq!(answer["error"]["code"], -32603, "{answer}");
-    raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"other"}}"#).await;
+    raw.send_text(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"other"}}"#).await;
     assert_eq!(raw.recv().await["result"]["content"][0]["text"], "fine");
 
     // A progress callback of an outgoing call.
@@ -729,9 +711,9 @@ async fn panics_in_code_the_reader_runs_do_not_end_the_connection() {
     });
     let req = raw.recv().await;
     let token = req["params"]["_meta"]["progressToken"].clone();
-    raw.send_json(json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": 1}}))
+    raw.send(json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": 1}}))
         .await;
-    raw.send_json(json!({"jsonrpc": "2.0", "id": req["id"], "result": {"content": []}})).await;
+    raw.send(json!({"jsonrpc": "2.0", "id": req["id"], "result": {"content": []}})).await;
     assert!(call.await.unwrap().is_ok());
     assert!(!peer.is_closed());
 }

@@ -121,6 +121,9 @@ pub(crate) fn uri_variables(template: &str) -> Result<Vec<String>, &'static str>
         Path,
         Query,
     }
+    if !template.starts_with('{') && !starts_with_scheme(template) {
+        return Err("it starts with no scheme such as `file:`");
+    }
     let mut variables = Vec::new();
     let mut last = Part::Literal;
     let mut rest = template;
@@ -162,6 +165,14 @@ pub(crate) fn uri_variables(template: &str) -> Result<Vec<String>, &'static str>
     Ok(variables)
 }
 
+/// Whether `uri` starts with a scheme and `:` (RFC 3986, section 3.1), as
+/// `mcp_server::ResourceDef` and `TemplateDef` require.
+fn starts_with_scheme(uri: &str) -> bool {
+    let scheme = uri.find(':').map_or(&b""[..], |colon| &uri.as_bytes()[..colon]);
+    scheme.first().is_some_and(u8::is_ascii_alphabetic)
+        && scheme.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,7 +183,8 @@ mod tests {
         assert_eq!(uri_variables("users://{user}/posts/{post}").unwrap(), ["user", "post"]);
         assert_eq!(uri_variables("file:///{+path}").unwrap(), ["path"]);
         assert_eq!(uri_variables("repo://x{/branch}{?a,b}").unwrap(), ["branch", "a", "b"]);
-        for bad in ["x://{a", "x://{}", "x://{a}{b}", "x://{a,b}", "x://a}", "x://{a}/{a}"] {
+        assert_eq!(uri_variables("{+uri}").unwrap(), ["uri"]);
+        for bad in ["readme", "notes/{id}", "x://{a", "x://{}", "x://{a}{b}", "x://{a,b}", "x://a}", "x://{a}/{a}"] {
             assert!(uri_variables(bad).is_err(), "{bad}");
         }
     }

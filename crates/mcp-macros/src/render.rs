@@ -160,6 +160,35 @@ fn call(f: &Function) -> TokenStream {
     if f.is_async { quote!(#call.await) } else { call }
 }
 
+/// `let __mcp_handler = move |#params| ...;`: the closure a definition is built from, which
+/// takes the parameters out (`extractions`), calls the user's function and converts what it
+/// returns (`convert`), inside `#p::#future(async move { .. })`; for a method, preceded by the
+/// handlers' `Arc` it clones. The probe traits (`autoref`) must be in scope.
+fn handler(
+    f: &Function,
+    params: TokenStream,
+    future: &str,
+    extractions: impl Iterator<Item = TokenStream>,
+    convert: TokenStream,
+) -> TokenStream {
+    let p = private(f);
+    let (this_def, this_clone) = this(f);
+    let future = format_ident!("{future}");
+    let call = call(f);
+    quote! {
+        #this_def
+        #[allow(unused_mut, unused_variables)]
+        let __mcp_handler = move |#params| {
+            #this_clone
+            #p::#future(async move {
+                #(#extractions)*
+                let __mcp_ret = #call;
+                #convert
+            })
+        };
+    }
+}
+
 fn option_str(p: &TokenStream, value: Option<&str>) -> TokenStream {
     match value {
         Some(v) => quote!(#p::Some(#v)),
@@ -194,7 +223,6 @@ fn split_result(
 fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
     let p = private(f);
     let (name, _) = f.name();
-    let (this_def, this_clone) = this(f);
     let schema_steps = f.params.iter().map(|param| {
         let ty = &param.ty;
         let wire = &param.name;
@@ -226,7 +254,6 @@ fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
     let spec = quote_spanned! {output.span()=>
         (&&&(&&#p::Probe::<#output>::new()).__mcp_outcome().ok()).__mcp_tool_output().spec()
     };
-    let call = call(f);
     let convert = split_result(
         f,
         output.span(),
@@ -255,22 +282,15 @@ fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
         quote!(__mcp_def = __mcp_def.icons(#p::vec![#(#icons),*]);)
     });
     let setters = common_setters(f);
+    let handler =
+        handler(f, quote!(mut __mcp_args: #p::JsonObject, __mcp_ctx: #p::Context), "tool_future", extractions, convert);
     quote! {{
         use #p::autoref::*;
-        #this_def
         let mut __mcp_schema = #p::InputSchema::new();
         #(#schema_steps)*
         let __mcp_out = #spec;
         let __mcp_wrap = __mcp_out.wrap;
-        #[allow(unused_mut, unused_variables)]
-        let __mcp_handler = move |mut __mcp_args: #p::JsonObject, __mcp_ctx: #p::Context| {
-            #this_clone
-            #p::tool_future(async move {
-                #(#extractions)*
-                let __mcp_ret = #call;
-                #convert
-            })
-        };
+        #handler
         #[allow(unused_mut)]
         let mut __mcp_def = #p::tool(#name, __mcp_schema.finish(), #output_schema, __mcp_handler);
         #setters
@@ -285,7 +305,6 @@ fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
 fn prompt(f: &Function, o: &PromptOptions) -> TokenStream {
     let p = private(f);
     let (name, _) = f.name();
-    let (this_def, this_clone) = this(f);
     let extractions = f.params.iter().map(|param| {
         let (ty, wire, binding) = (&param.ty, &param.name, &param.binding);
         quote_spanned! {ty.span()=>
@@ -297,14 +316,15 @@ fn prompt(f: &Function, o: &PromptOptions) -> TokenStream {
     let arguments = f.params.iter().map(|param| {
         let (ty, wire) = (&param.ty, &param.name);
         let description = f.docs.argument(&unraw(&param.ident)).or_else(|| f.docs.argument(&param.name));
-        let description = option_str(&p, description);
+        let description = description.map(|d| quote!(.with_description(#d)));
         quote_spanned! {ty.span()=>
             if let #p::Some(__mcp_required) = (&&&#p::Probe::<#ty>::new()).__mcp_prompt_param().argument() {
-                __mcp_def = __mcp_def.argument(#wire, #description, __mcp_required);
+                __mcp_def = __mcp_def.argument(
+                    #p::mcp_types::PromptArgument::new(#wire) #description .with_required(__mcp_required),
+                );
             }
         }
     });
-    let call = call(f);
     let output_span = f.output.span();
     let convert = split_result(
         f,
@@ -315,18 +335,16 @@ fn prompt(f: &Function, o: &PromptOptions) -> TokenStream {
     );
     let completions = completions(f, &o.complete);
     let setters = common_setters(f);
+    let handler = handler(
+        f,
+        quote!(mut __mcp_args: #p::PromptArguments, __mcp_ctx: #p::Context),
+        "prompt_future",
+        extractions,
+        convert,
+    );
     quote! {{
         use #p::autoref::*;
-        #this_def
-        #[allow(unused_mut, unused_variables)]
-        let __mcp_handler = move |mut __mcp_args: #p::PromptArguments, __mcp_ctx: #p::Context| {
-            #this_clone
-            #p::prompt_future(async move {
-                #(#extractions)*
-                let __mcp_ret = #call;
-                #convert
-            })
-        };
+        #handler
         #[allow(unused_mut)]
         let mut __mcp_def = #p::PromptDef::new(#name, __mcp_handler);
         #(#arguments)*
@@ -339,7 +357,6 @@ fn prompt(f: &Function, o: &PromptOptions) -> TokenStream {
 fn resource(f: &Function, o: &ResourceOptions) -> TokenStream {
     let p = private(f);
     let (name, _) = f.name();
-    let (this_def, this_clone) = this(f);
     let extractions = f.params.iter().map(|param| {
         let (ty, wire, binding) = (&param.ty, &param.name, &param.binding);
         if o.variables.contains(&param.name) {
@@ -348,7 +365,6 @@ fn resource(f: &Function, o: &ResourceOptions) -> TokenStream {
             quote_spanned!(ty.span()=> let #binding = #p::context_param::<#ty>(&__mcp_ctx)?;)
         }
     });
-    let call = call(f);
     let output_span = f.output.span();
     let mime_type = option_str(&p, o.mime_type.as_ref().map(|m| m.value()).as_deref());
     let convert = split_result(
@@ -360,25 +376,23 @@ fn resource(f: &Function, o: &ResourceOptions) -> TokenStream {
     );
     let uri = &o.uri;
     let new = if o.variables.is_empty() {
-        quote!(#p::ResourceDef::new(#uri, #name, __mcp_handler))
+        quote!(#p::ResourceDef::new(#name, #uri, __mcp_handler))
     } else {
-        quote!(#p::template(#uri, #name, __mcp_handler))
+        quote!(#p::template(#name, #uri, __mcp_handler))
     };
     let mime_setter = o.mime_type.as_ref().map(|m| quote!(__mcp_def = __mcp_def.mime_type(#m);));
     let completions = completions(f, &o.complete);
     let setters = common_setters(f);
+    let handler = handler(
+        f,
+        quote!(__mcp_uri: #p::String, mut __mcp_vars: #p::UriVariables, __mcp_ctx: #p::Context),
+        "resource_future",
+        extractions,
+        convert,
+    );
     quote! {{
         use #p::autoref::*;
-        #this_def
-        #[allow(unused_mut, unused_variables)]
-        let __mcp_handler = move |__mcp_uri: #p::String, mut __mcp_vars: #p::UriVariables, __mcp_ctx: #p::Context| {
-            #this_clone
-            #p::resource_future(async move {
-                #(#extractions)*
-                let __mcp_ret = #call;
-                #convert
-            })
-        };
+        #handler
         #[allow(unused_mut)]
         let mut __mcp_def = #new;
         #setters

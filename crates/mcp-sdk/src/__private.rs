@@ -625,12 +625,12 @@ where
 /// # Panics
 ///
 /// If the template does not parse; the macro parses it with the same rules first.
-pub fn template<F, Fut>(uri_template: &str, name: &str, handler: F) -> TemplateDef
+pub fn template<F, Fut>(name: &str, uri_template: &str, handler: F) -> TemplateDef
 where
     F: Fn(String, UriVariables, Context) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Vec<mcp_types::AnyResourceContents>, ErrorObject>> + Send + 'static,
 {
-    match TemplateDef::new(uri_template, name, handler) {
+    match TemplateDef::new(name, uri_template, handler) {
         Ok(def) => def,
         Err(e) => panic!("{e}"),
     }

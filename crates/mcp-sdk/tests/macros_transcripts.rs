@@ -6,11 +6,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use bytes::Bytes;
 use mcp_sdk::jsonrpc::CancellationToken;
-use mcp_sdk::jsonrpc::transport::{MemoryRead, MemoryWrite, Transport, TransportRead, TransportWrite, memory};
+use mcp_sdk::jsonrpc::transport::memory;
 use mcp_sdk::server::{Completion, CompletionRequest, Progress, Server, State, ToolError};
 use mcp_sdk::types::{CallToolResult, ContentBlock, ErrorObject, GetPromptResult, PromptMessage, Role};
 use mcp_sdk::{handlers, prompt, resource, tool};
@@ -19,9 +17,7 @@ use serde_json::{Value, json};
 // The context type under another name, twice: the macros decide by the type's traits.
 use mcp_sdk::server::Context as Ctx;
 
-#[path = "../../mcp-types/tests/support/schema.rs"]
-mod schema;
-use schema::validate;
+use mcp_test_support::{Session, Wire};
 
 type RequestContext = mcp_sdk::server::Context;
 
@@ -379,67 +375,37 @@ fn server() -> (Server, Arc<Notes>) {
     (server, notes)
 }
 
-fn result_def(method: &str) -> &'static str {
-    match method {
-        "initialize" => "InitializeResult",
-        "tools/list" => "ListToolsResult",
-        "tools/call" => "CallToolResult",
-        "prompts/list" => "ListPromptsResult",
-        "prompts/get" => "GetPromptResult",
-        "resources/list" => "ListResourcesResult",
-        "resources/templates/list" => "ListResourceTemplatesResult",
-        "resources/read" => "ReadResourceResult",
-        "completion/complete" => "CompleteResult",
-        _ => "EmptyResult",
-    }
-}
-
+/// A session of revision [`REV`], with the tools the server listed.
 struct Client {
-    read: MemoryRead,
-    write: MemoryWrite,
-    next: i64,
+    session: Session,
     tools: Vec<Value>,
 }
 
 const REV: &str = "2025-11-25";
 
+impl std::ops::Deref for Client {
+    type Target = Session;
+    fn deref(&self) -> &Session {
+        &self.session
+    }
+}
+
+impl std::ops::DerefMut for Client {
+    fn deref_mut(&mut self) -> &mut Session {
+        &mut self.session
+    }
+}
+
 impl Client {
     async fn connect(server: &Server) -> Client {
         let (a, b) = memory(64);
         server.connect(a);
-        let (read, write) = b.split();
-        let mut client = Client { read, write, next: 0, tools: Vec::new() };
+        let mut client = Client { session: Session::new(Wire::new(b), REV), tools: Vec::new() };
         let info = json!({"name": "macro-tests", "version": "1"});
         client.result("initialize", json!({"protocolVersion": REV, "capabilities": {}, "clientInfo": info})).await;
         client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
         client.tools = client.result("tools/list", json!({})).await["tools"].as_array().unwrap().clone();
         client
-    }
-    async fn send(&mut self, v: Value) {
-        self.write.write(&[Bytes::from(v.to_string()).into()]).await.unwrap();
-    }
-    async fn recv(&mut self) -> Value {
-        let frame = tokio::time::timeout(Duration::from_secs(60), self.read.read()).await.unwrap().unwrap().unwrap();
-        serde_json::from_slice(&frame.frame).unwrap()
-    }
-    async fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next += 1;
-        let id = self.next;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
-        let answer = self.recv().await;
-        assert_eq!(answer["id"], id, "{answer}");
-        if let Some(result) = answer.get("result") {
-            validate(REV, result_def(method), result);
-        }
-        answer
-    }
-    async fn result(&mut self, method: &str, params: Value) -> Value {
-        let answer = self.call(method, params).await;
-        answer.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {answer}"))
-    }
-    async fn error(&mut self, method: &str, params: Value) -> Value {
-        let answer = self.call(method, params).await;
-        answer.get("error").cloned().unwrap_or_else(|| panic!("{method} should fail: {answer}"))
     }
     fn tool(&self, name: &str) -> &Value {
         self.tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("no tool {name}"))

@@ -76,12 +76,19 @@ impl PromptDef {
         self
     }
 
-    /// Adds an argument.
-    pub fn argument(mut self, name: impl Into<String>, description: Option<&str>, required: bool) -> Self {
-        let mut arg = PromptArgument::new(name);
-        arg.description = description.map(str::to_owned);
-        arg.required = Some(required);
-        self.prompt.arguments.get_or_insert_with(Vec::new).push(arg);
+    /// Adds an argument, described by its own builder:
+    ///
+    /// ```
+    /// use mcp_server::PromptDef;
+    /// use mcp_types::{ErrorObject, GetPromptResult, PromptArgument};
+    ///
+    /// let review = PromptDef::new("review", |_args, _ctx| async { Ok::<_, ErrorObject>(GetPromptResult::new(vec![])) })
+    ///     .argument(PromptArgument::new("code").with_description("the code").with_required(true))
+    ///     .argument(PromptArgument::new("language"));
+    /// assert_eq!(review.definition().arguments.as_ref().map(Vec::len), Some(2));
+    /// ```
+    pub fn argument(mut self, argument: PromptArgument) -> Self {
+        self.prompt.arguments.get_or_insert_with(Vec::new).push(argument);
         self
     }
 

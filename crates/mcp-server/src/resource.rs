@@ -55,8 +55,28 @@ impl std::fmt::Debug for ResourceDef {
 }
 
 impl ResourceDef {
-    /// A resource at `uri` named `name`.
-    pub fn new<F, Fut>(uri: impl Into<String>, name: impl Into<String>, handler: F) -> Self
+    /// A resource named `name` at `uri`: name first, as in [`Resource::new`].
+    ///
+    /// The URI must start with a scheme (`file:`, `https:`, ...);
+    /// [`ServerBuilder::build`](crate::ServerBuilder::build) and
+    /// [`Server::add_resource`](crate::Server::add_resource) refuse one without, which is also
+    /// how a name and URI given the wrong way round show up.
+    ///
+    /// ```
+    /// use mcp_server::{ResourceDef, Server};
+    /// use mcp_types::{ErrorObject, TextResourceContents};
+    ///
+    /// let readme = ResourceDef::new("readme", "file:///README.md", |uri, _vars, _ctx| async move {
+    ///     Ok::<_, ErrorObject>(vec![TextResourceContents::new(uri, "# Hello").into()])
+    /// });
+    /// assert!(Server::builder("demo", "1.0").resource(readme).build().is_ok());
+    ///
+    /// let swapped = ResourceDef::new("file:///README.md", "readme", |uri, _vars, _ctx| async move {
+    ///     Ok::<_, ErrorObject>(vec![TextResourceContents::new(uri, "# Hello").into()])
+    /// });
+    /// assert!(Server::builder("demo", "1.0").resource(swapped).build().is_err());
+    /// ```
+    pub fn new<F, Fut>(name: impl Into<String>, uri: impl Into<String>, handler: F) -> Self
     where
         F: Fn(String, UriVariables, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<AnyResourceContents>, ErrorObject>> + Send + 'static,
@@ -66,6 +86,16 @@ impl ResourceDef {
     /// A resource from a complete definition.
     pub fn from_resource(resource: Resource, handler: impl ResourceHandler) -> Self {
         ResourceDef { resource, handler: Arc::new(handler), cache: None }
+    }
+    /// Refuses a URI without a scheme.
+    pub(crate) fn check_uri(&self) -> Result<(), crate::DefinitionError> {
+        match uri_scheme_len(&self.resource.uri) {
+            Some(_) => Ok(()),
+            None => Err(crate::DefinitionError::InvalidUri {
+                name: self.resource.name.clone(),
+                uri: self.resource.uri.clone(),
+            }),
+        }
     }
     /// The definition as listed.
     pub fn definition(&self) -> &Resource {
@@ -111,10 +141,13 @@ impl std::fmt::Debug for TemplateDef {
 }
 
 impl TemplateDef {
-    /// A template such as `file:///{path}` named `name`.
+    /// A template named `name` such as `file:///{path}`: name first, as in
+    /// [`ResourceTemplate::new`]. Refused if it does not parse, or if it starts with neither a
+    /// scheme (`file:`) nor an expression (so a name and template given the wrong way round
+    /// are refused here).
     pub fn new<F, Fut>(
-        uri_template: impl Into<String>,
         name: impl Into<String>,
+        uri_template: impl Into<String>,
         handler: F,
     ) -> Result<Self, TemplateError>
     where
@@ -123,6 +156,17 @@ impl TemplateDef {
     {
         let uri_template = uri_template.into();
         let pattern = UriTemplate::parse(&uri_template)?;
+        let starts_well = match pattern.parts.first() {
+            Some(Part::Literal(lit)) => uri_scheme_len(lit).is_some(),
+            Some(_) => true,
+            None => false,
+        };
+        if !starts_well {
+            return Err(TemplateError {
+                template: uri_template,
+                reason: "it starts with no scheme such as `file:` (are the name and template swapped?)",
+            });
+        }
         Ok(TemplateDef {
             template: ResourceTemplate::new(name, uri_template),
             pattern,
@@ -168,6 +212,16 @@ impl TemplateDef {
     pub(crate) fn completer(&self, variable: &str) -> Option<&Arc<dyn Completer>> {
         self.completers.get(variable)
     }
+}
+
+/// The length of the scheme `uri` starts with (`file` of `file:///a`), if it has one:
+/// a letter, then letters, digits, `+`, `-` or `.`, then `:` (RFC 3986, section 3.1).
+pub(crate) fn uri_scheme_len(uri: &str) -> Option<usize> {
+    let colon = uri.find(':')?;
+    let scheme = &uri.as_bytes()[..colon];
+    let valid = scheme.first().is_some_and(u8::is_ascii_alphabetic)
+        && scheme.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+    valid.then_some(colon)
 }
 
 /// A URI template that cannot be used.
@@ -433,6 +487,21 @@ mod tests {
         assert_eq!(m("search://q{?term}", "search://q"), kv(&[]));
         assert_eq!(m("file:///{+path}{?rev}", "file:///a/b.txt?rev=3"), kv(&[("path", "a/b.txt"), ("rev", "3")]));
         assert_eq!(m("file:///{+path}{?rev}", "file:///a/b.txt"), kv(&[("path", "a/b.txt")]));
+    }
+
+    #[test]
+    fn a_scheme_or_an_expression_starts_a_template() {
+        let handler = |_uri: String, _vars: UriVariables, _ctx: Context| async { Ok(vec![]) };
+        assert!(TemplateDef::new("item", "test://items/{id}", handler).is_ok());
+        assert!(TemplateDef::new("any", "{+uri}", handler).is_ok());
+        let swapped = TemplateDef::new("test://items/{id}", "item", handler).unwrap_err();
+        assert!(swapped.to_string().contains("swapped"), "{swapped}");
+        assert!(TemplateDef::new("item", "items/{id}", handler).is_err());
+        assert_eq!(uri_scheme_len("file:///a"), Some(4));
+        assert_eq!(uri_scheme_len("urn:x"), Some(3));
+        for no_scheme in ["readme", "1x:y", ":x", "a b:c"] {
+            assert_eq!(uri_scheme_len(no_scheme), None, "{no_scheme}");
+        }
     }
 
     #[test]

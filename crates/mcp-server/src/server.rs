@@ -302,6 +302,7 @@ impl ServerBuilder {
         };
         check_unique("tool", registry.tools.iter().map(|t| t.tool.name.as_str()))?;
         check_unique("prompt", registry.prompts.iter().map(|p| p.prompt.name.as_str()))?;
+        registry.resources.iter().try_for_each(ResourceDef::check_uri)?;
         check_unique("resource", registry.resources.iter().map(|r| r.resource.uri.as_str()))?;
         check_unique("resource template", registry.templates.iter().map(|t| t.template.uri_template.as_str()))?;
         registry.rebuild();
@@ -503,19 +504,12 @@ impl Server {
     /// The server must declare the tools capability: built with a tool, or with
     /// [`ServerBuilder::enable_tools`].
     pub async fn add_tool(&self, tool: ToolDef) -> Result<(), DefinitionError> {
-        declared("tools", self.shared.capabilities.tools.is_some())?;
-        self.update(|r| upsert(&mut r.tools, tool, |a, b| a.tool.name == b.tool.name));
-        self.broadcast::<ToolListChangedNotification>().await;
-        Ok(())
+        self.add(tool).await
     }
 
     /// Removes a tool and tells connected clients; whether it existed.
     pub async fn remove_tool(&self, name: &str) -> bool {
-        let found = self.update(|r| remove_where(&mut r.tools, |t| t.tool.name == name));
-        if found {
-            self.broadcast::<ToolListChangedNotification>().await;
-        }
-        found
+        self.remove::<ToolDef>(name).await
     }
 
     /// Adds a prompt (or replaces the one of the same name) and tells connected clients.
@@ -523,19 +517,12 @@ impl Server {
     /// The server must declare the prompts capability: built with a prompt, or with
     /// [`ServerBuilder::enable_prompts`].
     pub async fn add_prompt(&self, prompt: PromptDef) -> Result<(), DefinitionError> {
-        declared("prompts", self.shared.capabilities.prompts.is_some())?;
-        self.update(|r| upsert(&mut r.prompts, prompt, |a, b| a.prompt.name == b.prompt.name));
-        self.broadcast::<PromptListChangedNotification>().await;
-        Ok(())
+        self.add(prompt).await
     }
 
     /// Removes a prompt and tells connected clients; whether it existed.
     pub async fn remove_prompt(&self, name: &str) -> bool {
-        let found = self.update(|r| remove_where(&mut r.prompts, |p| p.prompt.name == name));
-        if found {
-            self.broadcast::<PromptListChangedNotification>().await;
-        }
-        found
+        self.remove::<PromptDef>(name).await
     }
 
     /// Adds a resource (or replaces the one at the same URI) and tells connected clients.
@@ -543,17 +530,28 @@ impl Server {
     /// The server must declare the resources capability: built with a resource or template, or
     /// with [`ServerBuilder::enable_resources`].
     pub async fn add_resource(&self, resource: ResourceDef) -> Result<(), DefinitionError> {
-        declared("resources", self.shared.capabilities.resources.is_some())?;
-        self.update(|r| upsert(&mut r.resources, resource, |a, b| a.resource.uri == b.resource.uri));
-        self.broadcast::<ResourceListChangedNotification>().await;
-        Ok(())
+        resource.check_uri()?;
+        self.add(resource).await
     }
 
     /// Removes a resource and tells connected clients; whether it existed.
     pub async fn remove_resource(&self, uri: &str) -> bool {
-        let found = self.update(|r| remove_where(&mut r.resources, |x| x.resource.uri == uri));
+        self.remove::<ResourceDef>(uri).await
+    }
+
+    /// Adds `item` (or replaces the one of the same key) and tells connected clients.
+    async fn add<T: Item>(&self, item: T) -> Result<(), DefinitionError> {
+        declared(T::CAPABILITY, T::declared(&self.shared.capabilities))?;
+        self.update(|r| upsert(T::items(r), item, |a, b| a.key() == b.key()));
+        self.broadcast::<T::Changed>().await;
+        Ok(())
+    }
+
+    /// Removes the item of `key` and tells connected clients; whether it existed.
+    async fn remove<T: Item>(&self, key: &str) -> bool {
+        let found = self.update(|r| remove_where(T::items(r), |x| x.key() == key));
         if found {
-            self.broadcast::<ResourceListChangedNotification>().await;
+            self.broadcast::<T::Changed>().await;
         }
         found
     }
@@ -569,6 +567,44 @@ impl Server {
         futures_util::future::join_all(sends).await;
     }
 }
+
+/// A kind of item added and removed at runtime: where the registry keeps it, what identifies
+/// it, the capability that declares its kind, and the notification of its list's changes.
+trait Item: Sized {
+    /// `tools`, `prompts` or `resources`.
+    const CAPABILITY: &'static str;
+    /// The notification that its list changed.
+    type Changed: crate::subscriptions::ListChanged;
+    /// Whether `capabilities` declare its kind.
+    fn declared(capabilities: &ServerCapabilities) -> bool;
+    /// Its list in `registry`.
+    fn items(registry: &mut Registry) -> &mut Vec<Self>;
+    /// Its name (or URI), unique in its list.
+    fn key(&self) -> &str;
+}
+
+/// `impl Item for $def`: its capability, notification, list in the registry and key.
+macro_rules! item {
+    ($def:ty, $capability:ident, $changed:ty, $list:ident, $($key:ident).+) => {
+        impl Item for $def {
+            const CAPABILITY: &'static str = stringify!($capability);
+            type Changed = $changed;
+            fn declared(capabilities: &ServerCapabilities) -> bool {
+                capabilities.$capability.is_some()
+            }
+            fn items(registry: &mut Registry) -> &mut Vec<Self> {
+                &mut registry.$list
+            }
+            fn key(&self) -> &str {
+                &self.$($key).+
+            }
+        }
+    };
+}
+
+item!(ToolDef, tools, ToolListChangedNotification, tools, tool.name);
+item!(PromptDef, prompts, PromptListChangedNotification, prompts, prompt.name);
+item!(ResourceDef, resources, ResourceListChangedNotification, resources, resource.uri);
 
 /// Clients were told at connection what the server has: an item of a kind it did not declare
 /// could be neither listed nor called.

@@ -115,6 +115,17 @@ pub enum DefinitionError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A resource's URI starts with no scheme such as `file:` (often: its name and URI were
+    /// given the wrong way round).
+    #[error(
+        "invalid URI `{uri}` of resource `{name}`: it starts with no scheme such as `file:` (are the name and URI swapped?)"
+    )]
+    InvalidUri {
+        /// The resource's name.
+        name: String,
+        /// The URI.
+        uri: String,
+    },
     /// An item added at runtime to a server that did not declare its kind's capability.
     #[error(
         "the server does not declare the `{capability}` capability: enable it on its builder to add {capability} at runtime"

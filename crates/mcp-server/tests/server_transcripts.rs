@@ -5,77 +5,25 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use mcp_jsonrpc::transport::{MemoryRead, MemoryWrite, Transport, TransportRead, TransportWrite, memory};
+use mcp_jsonrpc::transport::{MemoryTransport, memory};
 use mcp_server::{
     Completion, CompletionRequest, Context, PromptArguments, PromptDef, ResourceDef, Server, TemplateDef, ToolDef,
     ToolError, UriVariables,
 };
+use mcp_test_support::{Session, Wire};
 use mcp_types::{
     AnyResourceContents, CallToolResult, ContentBlock, CreateMessageRequestParams, ErrorObject, GetPromptResult,
-    LoggingLevel, PromptMessage, Role, SamplingContent, SamplingMessage, TextContent, TextResourceContents,
+    LoggingLevel, PromptArgument, PromptMessage, Role, SamplingContent, SamplingMessage, TextContent,
+    TextResourceContents,
 };
 use serde_json::{Value, json};
 
-#[path = "../../mcp-types/tests/support/schema.rs"]
-mod schema;
-use schema::validate;
+/// The test's end of a session (answers wait up to 600 s).
+type Client = Session;
 
-struct Client {
-    read: MemoryRead,
-    write: MemoryWrite,
-    rev: String,
-    next: i64,
-}
-
-impl Client {
-    async fn send(&mut self, v: Value) {
-        self.write.write(&[Bytes::from(v.to_string()).into()]).await.unwrap();
-    }
-    async fn recv(&mut self) -> Value {
-        let frame = tokio::time::timeout(Duration::from_secs(600), self.read.read())
-            .await
-            .expect("an answer")
-            .expect("open")
-            .unwrap();
-        serde_json::from_slice(&frame.frame).unwrap()
-    }
-    /// Sends a request and returns its response, checking a result against the schema.
-    async fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next += 1;
-        let id = self.next;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
-        let answer = self.recv().await;
-        assert_eq!(answer["id"], id, "{answer}");
-        if let Some(result) = answer.get("result") {
-            let def = result_def(method);
-            validate(&self.rev.clone(), def, result);
-        }
-        answer
-    }
-    async fn result(&mut self, method: &str, params: Value) -> Value {
-        let answer = self.call(method, params).await;
-        answer.get("result").cloned().unwrap_or_else(|| panic!("{method} failed: {answer}"))
-    }
-    async fn error(&mut self, method: &str, params: Value) -> Value {
-        let answer = self.call(method, params).await;
-        answer.get("error").cloned().unwrap_or_else(|| panic!("{method} should fail: {answer}"))
-    }
-}
-
-fn result_def(method: &str) -> &'static str {
-    match method {
-        "initialize" => "InitializeResult",
-        "tools/list" => "ListToolsResult",
-        "tools/call" => "CallToolResult",
-        "prompts/list" => "ListPromptsResult",
-        "prompts/get" => "GetPromptResult",
-        "resources/list" => "ListResourcesResult",
-        "resources/templates/list" => "ListResourceTemplatesResult",
-        "resources/read" => "ReadResourceResult",
-        "completion/complete" => "CompleteResult",
-        _ => "EmptyResult",
-    }
+/// The test's end of `end`.
+fn wire(end: MemoryTransport) -> Wire {
+    Wire::new(end).with_timeout(Duration::from_secs(600))
 }
 
 fn text_tool(
@@ -138,18 +86,18 @@ fn server() -> Server {
         )]))
     })
     .description("Asks for a review")
-    .argument("code", Some("the code"), true)
-    .argument("language", None, false)
+    .argument(PromptArgument::new("code").with_description("the code").with_required(true))
+    .argument(PromptArgument::new("language").with_required(false))
     .complete("language", |req: CompletionRequest, _ctx| async move {
         Ok::<_, ErrorObject>(Completion::matching(&req.value, ["python", "perl", "php", "rust"]))
     });
-    let readme = ResourceDef::new("test://readme", "readme", |uri: String, _vars, _ctx| async move {
+    let readme = ResourceDef::new("readme", "test://readme", |uri: String, _vars, _ctx| async move {
         Ok::<_, ErrorObject>(vec![AnyResourceContents::TextResourceContents(TextResourceContents::new(
             uri, "# Readme",
         ))])
     })
     .mime_type("text/markdown");
-    let item = TemplateDef::new("test://items/{id}", "item", |uri: String, vars: UriVariables, _ctx| async move {
+    let item = TemplateDef::new("item", "test://items/{id}", |uri: String, vars: UriVariables, _ctx| async move {
         Ok::<_, ErrorObject>(vec![AnyResourceContents::TextResourceContents(TextResourceContents::new(
             uri,
             format!("item {}", vars["id"]),
@@ -179,8 +127,7 @@ async fn connect(server: &Server, rev: &str, capabilities: Value) -> Client {
 async fn connect_over(server: &Server, rev: &str, capabilities: Value, capacity: usize) -> Client {
     let (a, b) = memory(capacity);
     server.connect(a);
-    let (read, write) = b.split();
-    let mut client = Client { read, write, rev: rev.to_owned(), next: 0 };
+    let mut client = Session::new(wire(b), rev);
     let init = client
         .result(
             "initialize",
@@ -197,8 +144,7 @@ async fn lifecycle_and_version_negotiation() {
     let server = server();
     let (a, b) = memory(16);
     server.connect(a);
-    let (read, write) = b.split();
-    let mut c = Client { read, write, rev: "2025-11-25".into(), next: 0 };
+    let mut c = Session::new(wire(b), "2025-11-25");
     // Only ping before initialize.
     let e = c.error("tools/list", json!({})).await;
     assert_eq!(e["code"], -32600);

@@ -6,22 +6,18 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
-use mcp_jsonrpc::transport::{MemoryRead, MemoryWrite, Transport, TransportRead, TransportWrite, memory};
+use mcp_jsonrpc::transport::memory;
 use mcp_server::{
     CacheTarget, ChangeEvent, Completion, Context, InMemoryBus, PromptDef, ResourceDef, Server, SubscriptionBus,
     TemplateDef, ToolDef, ToolError,
 };
+use mcp_test_support::{Wire, validate};
 use mcp_types::{
     AnyResourceContents, CacheScope, CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestFormParams,
     ElicitRequestParams, LoggingLevel, Role, SamplingContent, SamplingMessage, TextContent, TextResourceContents,
 };
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
-
-#[path = "../../mcp-types/tests/support/schema.rs"]
-mod schema;
-use schema::validate;
 
 fn meta(caps: Value) -> Value {
     json!({
@@ -35,20 +31,26 @@ fn full_caps() -> Value {
     json!({"sampling": {}, "elicitation": {}, "roots": {}})
 }
 
+/// The test's end of a connection, with the requests numbered.
 struct Raw {
-    read: MemoryRead,
-    write: MemoryWrite,
+    wire: Wire,
     next: i64,
 }
 
+impl std::ops::Deref for Raw {
+    type Target = Wire;
+    fn deref(&self) -> &Wire {
+        &self.wire
+    }
+}
+
+impl std::ops::DerefMut for Raw {
+    fn deref_mut(&mut self) -> &mut Wire {
+        &mut self.wire
+    }
+}
+
 impl Raw {
-    async fn send(&mut self, v: Value) {
-        self.write.write(&[Bytes::from(v.to_string()).into()]).await.unwrap();
-    }
-    async fn recv(&mut self) -> Value {
-        let frame = tokio::time::timeout(Duration::from_secs(60), self.read.read()).await.unwrap().unwrap().unwrap();
-        serde_json::from_slice(&frame.frame).unwrap()
-    }
     /// Sends a request and returns its response (skipping notifications before it).
     async fn call(&mut self, method: &str, params: Value) -> Value {
         self.next += 1;
@@ -130,8 +132,7 @@ fn builder_named(name: &str) -> mcp_server::ServerBuilder {
 fn connect(server: &Server) -> Raw {
     let (ours, theirs) = memory(64);
     server.connect(theirs);
-    let (read, write) = ours.split();
-    Raw { read, write, next: 0 }
+    Raw { wire: Wire::new(ours), next: 0 }
 }
 
 #[tokio::test]
@@ -358,7 +359,7 @@ async fn the_official_example_requests_get_valid_answers() {
     let server = builder()
         .tool(weather)
         .resource(
-            ResourceDef::new("file:///project/src/main.rs", "main.rs", |uri: String, _vars, _ctx| async move {
+            ResourceDef::new("main.rs", "file:///project/src/main.rs", |uri: String, _vars, _ctx| async move {
                 Ok::<_, mcp_types::ErrorObject>(vec![mcp_types::AnyResourceContents::TextResourceContents(
                     mcp_types::TextResourceContents::new(uri, "fn main() {}"),
                 )])
@@ -582,7 +583,7 @@ fn asking_completer() -> Server {
     let prompt = PromptDef::new("review", |_args, _ctx| async {
         Ok::<_, mcp_types::ErrorObject>(mcp_types::GetPromptResult::new(vec![]))
     })
-    .argument("language", None, false)
+    .argument(mcp_types::PromptArgument::new("language").with_required(false))
     .complete("language", |_req, ctx: Context| async move {
         let answer = ctx.elicit(elicit_name()).await?;
         Ok(Completion { values: vec![format!("{:?}", answer.action)] })
@@ -638,15 +639,15 @@ async fn cache_hints_per_list_for_discover_and_per_resource_or_template() {
         .cache_hints_for(CacheTarget::ToolsList, secs(60), CacheScope::Public)
         .cache_hints_for(CacheTarget::ResourceTemplatesList, secs(120), CacheScope::Public)
         .cache_hints_for(CacheTarget::ResourcesRead, secs(1), CacheScope::Private)
-        .resource(ResourceDef::new("mem://plain", "plain", |uri: String, _vars, _ctx| async move {
+        .resource(ResourceDef::new("plain", "mem://plain", |uri: String, _vars, _ctx| async move {
             text_contents(uri, "plain")
         }))
         .resource(
-            ResourceDef::new("mem://own", "own", |uri: String, _vars, _ctx| async move { text_contents(uri, "own") })
+            ResourceDef::new("own", "mem://own", |uri: String, _vars, _ctx| async move { text_contents(uri, "own") })
                 .cache_hints(secs(7), CacheScope::Public),
         )
         .resource_template(
-            TemplateDef::new("mem://notes/{id}", "notes", |uri: String, _vars, _ctx| async move {
+            TemplateDef::new("notes", "mem://notes/{id}", |uri: String, _vars, _ctx| async move {
                 text_contents(uri, "note")
             })
             .unwrap()
@@ -654,8 +655,8 @@ async fn cache_hints_per_list_for_discover_and_per_resource_or_template() {
         )
         .resource_template(
             TemplateDef::new(
-                "mem://logs/{id}",
                 "logs",
+                "mem://logs/{id}",
                 |uri: String, _vars, _ctx| async move { text_contents(uri, "log") },
             )
             .unwrap(),
@@ -698,7 +699,7 @@ async fn cache_hints_per_list_for_discover_and_per_resource_or_template() {
 #[tokio::test]
 async fn an_unknown_resource_is_invalid_params_in_2026_and_resource_not_found_in_a_session() {
     let server = builder()
-        .resource(ResourceDef::new("mem://here", "here", |uri: String, _vars, _ctx| async move {
+        .resource(ResourceDef::new("here", "mem://here", |uri: String, _vars, _ctx| async move {
             text_contents(uri, "here")
         }))
         .build()
@@ -738,7 +739,7 @@ async fn a_handler_sees_the_envelope_of_its_request() {
     assert_eq!(result["content"][0]["text"], "caf\u{e9} \"client\" 2.0: hi\nthere", "{result}");
     // The name and a `_meta` key with escapes, as a client may write them.
     let frame = r#"{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"who\u0061mi","arguments":{"say":"esc"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/client\u0049nfo":{"name":"e","version":"3"}}}}"#;
-    c.write.write(&[Bytes::from(frame).into()]).await.unwrap();
+    c.send_text(frame).await;
     let answer = c.recv().await;
     assert_eq!(answer["result"]["content"][0]["text"], "e 3: esc", "{answer}");
     // Without clientInfo, none.
