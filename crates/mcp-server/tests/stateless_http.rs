@@ -37,7 +37,7 @@ fn server(hang: ToolDef) -> Server {
     Server::builder("modern-http", "1.0.0")
         .tool(hang)
         .prompt(PromptDef::new("greet", |_args, _ctx| async { Ok::<_, ErrorObject>(GetPromptResult::new(vec![])) }))
-        .resource(ResourceDef::new("mem://notes/a b", "note", |uri: String, _vars, _ctx| async move {
+        .resource(ResourceDef::new("note", "mem://notes/a b", |uri: String, _vars, _ctx| async move {
             Ok::<_, ErrorObject>(vec![AnyResourceContents::TextResourceContents(TextResourceContents::new(uri, "hi"))])
         }))
         .build()
