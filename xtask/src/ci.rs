@@ -43,17 +43,18 @@ const STEPS: &[Step] = &[
     Step { name: "conformance", action: Action::Xtask { command: "conformance", run: crate::conformance::run } },
 ];
 
-/// The feature sets the docs name (crate docs of `mcp-sdk`, `docs/server.md`,
-/// `docs/client.md`), each checked alone with `--no-default-features`.
+/// The feature sets the docs name (the crate docs of `mcp-sdk`, `mcp-server`, `mcp-client`;
+/// `docs/server.md`, `docs/client.md`), each checked alone with `--no-default-features`.
 const FEATURE_SETS: &[(&str, &str)] = &[
     ("mcp-sdk", ""),
     ("mcp-sdk", "server"),
     ("mcp-sdk", "client"),
+    ("mcp-sdk", "server,stdio"),
     ("mcp-sdk", "server,macros"),
     ("mcp-sdk", "server,macros,stdio"),
     ("mcp-sdk", "server,macros,http-server"),
+    ("mcp-sdk", "server,macros,stdio,http-server,jsonschema"),
     ("mcp-sdk", "client,http-client"),
-    ("mcp-sdk", "server,jsonschema"),
     ("mcp-sdk", "client,jsonschema"),
     ("mcp-server", ""),
     ("mcp-server", "stdio"),
@@ -66,21 +67,40 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("mcp-transport-http", "client"),
 ];
 
-/// What a stdio-only server with macros must not compile.
+/// Test runs with features off, each the only run of code that `--all-features` never builds.
+const FEATURE_TESTS: &[(&str, &str)] = &[
+    // The server without `jsonschema`: schemas outside the built-in checker's subset are
+    // accepted unchecked (a unit test of `tool.rs`), and every transcript still passes.
+    ("mcp-server", "stdio"),
+    // The macros' generated code, which names only `mcp_sdk::__private`, with nothing but the
+    // features a macro user needs.
+    ("mcp-sdk", "server,macros"),
+];
+
+/// What a stdio-only server with macros must not compile: any package whose name contains one
+/// of these (`hyper-util`, `tokio-rustls`, ... included).
 const NOT_IN_STDIO_SERVER: &[&str] = &["reqwest", "hyper", "axum", "jsonschema", "rustls"];
 
-/// Every feature set the docs name builds without warnings, and a stdio-only server compiles no
-/// HTTP stack and no jsonschema.
+/// Runs `cargo <args>` in `root`; fails with `what` if it fails.
+fn cargo(root: &Path, args: &[&str], what: impl FnOnce() -> String) -> Result<()> {
+    println!("--> cargo {}", args.join(" "));
+    let status = Command::new(env!("CARGO")).args(args).current_dir(root).status()?;
+    if !status.success() {
+        bail!("{} ({status})", what());
+    }
+    Ok(())
+}
+
+/// Every feature set the docs name builds without warnings, the code only reduced sets compile
+/// passes its tests, and a stdio-only server compiles no HTTP stack and no jsonschema.
 pub fn features(root: &Path) -> Result<()> {
     for (package, features) in FEATURE_SETS {
-        println!("--> cargo clippy -p {package} --no-default-features --features '{features}'");
-        let status = Command::new(env!("CARGO"))
-            .args(["clippy", "-p", package, "--no-default-features", "--features", features, "--", "-D", "warnings"])
-            .current_dir(root)
-            .status()?;
-        if !status.success() {
-            bail!("{package} with features '{features}' does not build cleanly ({status})");
-        }
+        let args = ["clippy", "-p", package, "--no-default-features", "--features", features, "--", "-D", "warnings"];
+        cargo(root, &args, || format!("{package} with features '{features}' does not build cleanly"))?;
+    }
+    for (package, features) in FEATURE_TESTS {
+        let args = ["test", "-p", package, "--no-default-features", "--features", features];
+        cargo(root, &args, || format!("the tests of {package} with features '{features}' fail"))?;
     }
     let tree = Command::new(env!("CARGO"))
         .args(["tree", "-p", "mcp-sdk", "--no-default-features", "--features", "server,macros,stdio", "-e", "normal"])
@@ -91,10 +111,13 @@ pub fn features(root: &Path) -> Result<()> {
         bail!("cargo tree failed: {}", String::from_utf8_lossy(&tree.stderr));
     }
     let tree = String::from_utf8(tree.stdout)?;
-    let found: Vec<&str> = tree
+    let mut found: Vec<&str> = tree
         .lines()
-        .filter(|line| NOT_IN_STDIO_SERVER.iter().any(|name| line.split_whitespace().next() == Some(*name)))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|package| NOT_IN_STDIO_SERVER.iter().any(|name| package.contains(name)))
         .collect();
+    found.sort_unstable();
+    found.dedup();
     if !found.is_empty() {
         bail!("a stdio-only server (mcp-sdk with server,macros,stdio) compiles {}", found.join(", "));
     }

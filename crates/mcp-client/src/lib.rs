@@ -7,7 +7,7 @@
 //!   [`ClientBuilder::protocol_version`] and [`ClientBuilder::legacy_only`] pin an era.
 //!   [`ClientBuilder::spawn`] runs a server as a child process first.
 //! - [`ClientBuilder::connect_http`] connects to a server's Streamable HTTP endpoint (or a
-//!   legacy HTTP+SSE one); a session the server ends is renewed by itself.
+//!   HTTP+SSE one); a session the server ends is renewed by itself.
 //! - Typed calls: [`Client::list_tools`], [`Client::call_tool`], [`Client::get_prompt`],
 //!   [`Client::read_resource`], ... and `list_all_*` helpers that follow `nextCursor` to the end,
 //!   the same in both eras. A call for a capability the server did not declare fails at once,
@@ -19,6 +19,20 @@
 //!   stream; in 2026-07-28 change notifications come on subscriptions ([`Client::listen`]).
 //! - [`Client::close`] ends the connection gracefully (and stops a child server the way the
 //!   specification asks).
+//!
+//! ## Features
+//!
+//! Additive; the default is both. Without any, a client connects over stdio
+//! ([`ClientBuilder::spawn`], always there: it costs only tokio's process support) or over any
+//! [`Transport`](mcp_jsonrpc::Transport) given to [`ClientBuilder::connect`].
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `http` | [`ClientBuilder::connect_http`] and the [`http`] module: Streamable HTTP and HTTP+SSE, with HTTPS (reqwest, rustls) |
+//! | `jsonschema` | `ClientBuilder::validate_arguments` and `ClientBuilder::validate_structured_content`: tool arguments and structured results checked against the tools' schemas, with the `jsonschema` crate |
+//!
+//! Without `jsonschema` the two validation options do not exist (a call to one does not
+//! compile), so a client never believes it validates when it does not.
 //!
 //! ```no_run
 //! use mcp_client::ClientBuilder;

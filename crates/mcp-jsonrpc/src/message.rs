@@ -58,6 +58,9 @@ impl Request {
 
     /// The params, if they are a JSON object, read through their index (built once, on the
     /// first call).
+    // Internal to the SDK (`mcp-server` reads params through it): it returns a type of the
+    // hidden `raw` module, so it is hidden too.
+    #[doc(hidden)]
     pub fn params_object(&self) -> Option<Object<'_>> {
         self.index().map(|(index, text)| index.object(text))
     }
@@ -69,6 +72,8 @@ impl Request {
 
     /// The params' `_meta`, if it is a JSON object, read through the params' index (built
     /// once, in the same pass).
+    // Internal to the SDK (`mcp-server` reads `_meta` through it), as `params_object`.
+    #[doc(hidden)]
     pub fn meta_object(&self) -> Option<Object<'_>> {
         self.index().and_then(|(index, text)| index.meta(text))
     }

@@ -19,6 +19,27 @@
 //!   [`IntoCompletion`]) and [`Handlers`] for types whose methods are items.
 //!   `docs/server.md` shows both ways side by side.
 //!
+//! ## Features
+//!
+//! Additive; the default is all three. Without any, a server still runs over any
+//! [`Transport`](mcp_jsonrpc::Transport) given to [`Server::serve`] or [`Server::connect`].
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `stdio` | [`Server::serve_stdio`] (`mcp-transport-stdio`) |
+//! | `http` | serving over Streamable HTTP and HTTP+SSE: `Server::serve_http`, `Server::http_router`, the [`mcp_transport_http`] re-export (axum, hyper) |
+//! | `jsonschema` | checking tool arguments against any input schema, with the `jsonschema` crate |
+//!
+//! Tool arguments are checked against the tool's input schema before its handler runs. A
+//! built-in checker covers the schemas `#[tool]` derives and most hand-written ones (`type`,
+//! `properties`, `required`, `items`, `enum`, `const`, numeric and length bounds, `allOf`,
+//! `anyOf`, `oneOf`, `not`, ...); the `jsonschema` crate handles the rest (`$ref`, `pattern`,
+//! `prefixItems`, `patternProperties`, `if`, unknown keywords, ...). Without the `jsonschema`
+//! feature, a tool whose input schema lies outside the built-in subset is still defined, with a
+//! `tracing` warning when it is, and its arguments reach the handler unchecked (a malformed
+//! schema, which `jsonschema` would refuse with [`DefinitionError::InvalidSchema`], is accepted
+//! the same way).
+//!
 //! ```no_run
 //! use mcp_server::{Server, ToolDef, ToolError};
 //! use mcp_types::{CallToolResult, ContentBlock};

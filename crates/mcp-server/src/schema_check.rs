@@ -11,7 +11,8 @@
 //! keyword is well formed (as the meta-schema would demand); anything else (`$ref`, `pattern`,
 //! `prefixItems`, an unknown keyword, a malformed value, another `$schema`) gives `None`, and
 //! the tool keeps using jsonschema exactly as before, including its error for a schema that
-//! does not compile. For the schemas it accepts, the verdict is jsonschema's for every instance:
+//! does not compile (feature `jsonschema`; without it, such a tool's arguments are not checked
+//! at all, with a warning when it is defined: see the crate docs). For the schemas it accepts, the verdict is jsonschema's for every instance:
 //! numbers compare by exact value across `u64`, `i64` and `f64` (as jsonschema's `num-cmp`),
 //! `1.0` is an integer, string lengths count code points, `format` is an annotation (its
 //! default in 2020-12). Error messages follow jsonschema's wording.
