@@ -130,8 +130,6 @@ impl HeaderRules {
     }
 }
 
-/// The schema keyword that designates a mirrored argument.
-const X_MCP_HEADER: &str = "x-mcp-header";
 /// The largest integer JavaScript represents exactly; larger ones are not mirrored.
 #[cfg_attr(not(feature = "http"), allow(dead_code))] // the headers go to the HTTP transport
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
@@ -226,7 +224,7 @@ fn visit(
     seen: &mut Vec<String>,
 ) -> Result<(), InvalidToolHeaders> {
     let at = || if path.is_empty() { "<root>".to_owned() } else { path.join(".") };
-    if let Some(raw) = schema.get(X_MCP_HEADER) {
+    if let Some(raw) = schema.get(mcp_types::X_MCP_HEADER) {
         if !reachable || path.is_empty() {
             return Err(InvalidToolHeaders(format!(
                 "{}: x-mcp-header is only allowed on properties reached from the root through `properties`",

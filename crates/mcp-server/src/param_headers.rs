@@ -45,7 +45,7 @@ impl HeaderParam {
             let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) else { return };
             for (key, property) in properties {
                 let Some(property) = property.as_object() else { continue };
-                let header = property.get("x-mcp-header").and_then(|h| h.as_str());
+                let header = property.get(mcp_types::X_MCP_HEADER).and_then(|h| h.as_str());
                 if header.is_none() && !property.contains_key("properties") {
                     continue;
                 }

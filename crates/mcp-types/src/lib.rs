@@ -53,6 +53,12 @@ mod error_code;
 mod generated;
 mod jsonrpc_ext;
 pub mod meta;
+
+/// `x-mcp-header`: the annotation on a property of a tool's input schema that mirrors the
+/// argument into an `Mcp-Param-<name>` HTTP header (2026-07-28, Streamable HTTP). Not a
+/// `_meta` key: a schema keyword, read by the client (to send the header) and the server (to
+/// check it).
+pub const X_MCP_HEADER: &str = "x-mcp-header";
 mod method;
 mod sampling_ext;
 mod version;
