@@ -105,10 +105,10 @@ async fn handle(req: Request<Incoming>, sse: bool) -> Result<Response<Full<Bytes
         }
         _ => Err(json!({"code": -32601, "message": format!("method not found: {method}")})),
     };
-    let modern = params["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28";
+    let stateless = params["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28";
     let answer = match outcome {
         Ok(mut result) => {
-            if modern {
+            if stateless {
                 result["resultType"] = json!("complete");
             }
             json!({"jsonrpc": "2.0", "id": id, "result": result})

@@ -68,7 +68,7 @@ async fn run() -> anyhow::Result<()> {
     let builder = match version.as_deref().map(str::parse::<ProtocolVersion>) {
         Some(Ok(v)) => builder.protocol_version(v),
         Some(Err(e)) => bail!("MCP_CONFORMANCE_PROTOCOL_VERSION: {e}"),
-        None => builder.legacy_only(),
+        None => builder.session_revisions_only(),
     };
     if builder_is_stateless(version.as_deref()) {
         return stateless(&scenario, &url, builder).await;

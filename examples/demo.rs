@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use mcp_sdk::client::{CallOptions, ClientBuilder, ServerEvent};
 use mcp_sdk::transport::stdio::ChildCommand;
 use mcp_sdk::types::{
-    AnyResourceContents, CallToolRequestParams, CallToolResult, CompletionReference, CreateMessageRequestParams,
-    CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, ElicitResultContentValue, LoggingLevel,
-    PromptReference, Role, Root, SamplingContent, TextContent,
+    AnyResourceContents, CallToolRequestParams, CallToolResult, CompleteRequestParamsArgument,
+    CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult,
+    ElicitResultContentValue, LoggingLevel, PromptReference, Role, Root, SamplingContent, TextContent,
 };
 
 fn show(result: &CallToolResult) -> String {
@@ -95,8 +95,8 @@ async fn main() -> anyhow::Result<()> {
             println!("read {uri}: {:?}", t.text);
         }
     }
-    let reference = CompletionReference::PromptReference(PromptReference::new("review"));
-    let done = client.complete(reference, "language", "r", BTreeMap::new()).await?;
+    let argument = CompleteRequestParamsArgument::new("language", "r");
+    let done = client.complete(PromptReference::new("review"), argument).await?;
     println!("complete review.language 'r' = {:?}", done.completion.values);
 
     client.close().await?;

@@ -1,6 +1,6 @@
 //! `http_server`: `stdio_server`'s features (tools with progress, logging, sampling,
 //! elicitation and roots; prompts with completions; resources and templates) served over
-//! Streamable HTTP at `/mcp` (and legacy HTTP+SSE at `/sse`), mounted in an axum app beside a
+//! Streamable HTTP at `/mcp` (and HTTP+SSE at `/sse`), mounted in an axum app beside a
 //! `/health` route. Logs go to stderr.
 //!
 //! `cargo run --example http_server -- [ADDR]` (default `127.0.0.1:8080`; port 0 picks one).

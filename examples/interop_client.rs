@@ -10,7 +10,7 @@
 //!
 //! With `--server-everything-http` and `--server-everything-sse` the server is started with
 //! `PORT` set to a free port, and the client connects once the server says it listens there:
-//! Streamable HTTP at `/mcp`, or legacy HTTP+SSE at `/sse` (through the client's fallback from
+//! Streamable HTTP at `/mcp`, or HTTP+SSE at `/sse` (through the client's fallback from
 //! Streamable HTTP, as the specification's backwards-compatibility procedure says).
 //!
 //! The first form drives `@modelcontextprotocol/server-everything` (the TypeScript SDK's
@@ -36,11 +36,12 @@ use mcp_sdk::client::{CallOptions, Client, ClientBuilder, ClientError, ServerEve
 use mcp_sdk::jsonrpc::CancellationToken;
 use mcp_sdk::transport::stdio::ChildCommand;
 use mcp_sdk::types::{
-    AnyResourceContents, CallToolRequestParams, CallToolResult, CompletionReference, ContentBlock,
-    CreateMessageRequestParams, CreateMessageResult, CreateTaskResult, ElicitAction, ElicitRequestParams, ElicitResult,
-    ElicitResultContentValue, ErrorObject, GetPromptResult, GetTaskPayloadRequest, GetTaskPayloadRequestParams,
-    GetTaskRequest, GetTaskRequestParams, ListTasksRequest, LoggingLevel, ProgressNotificationParams, PromptReference,
-    ProtocolVersion, ResourceTemplateReference, Role, Root, SamplingContent, TaskStatus, TextContent,
+    AnyResourceContents, CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteRequestParamsArgument,
+    CompleteRequestParamsContext, CompletionReference, ContentBlock, CreateMessageRequestParams, CreateMessageResult,
+    CreateTaskResult, ElicitAction, ElicitRequestParams, ElicitResult, ElicitResultContentValue, ErrorObject,
+    GetPromptResult, GetTaskPayloadRequest, GetTaskPayloadRequestParams, GetTaskRequest, GetTaskRequestParams,
+    ListTasksRequest, LoggingLevel, ProgressNotificationParams, PromptReference, ProtocolVersion,
+    ResourceTemplateReference, Role, Root, SamplingContent, TaskStatus, TextContent,
 };
 use serde_json::{Value, json};
 
@@ -166,7 +167,7 @@ enum Connection {
     Stdio,
     /// A child process serving HTTP on a port we choose (`PORT`): Streamable HTTP at `/mcp`.
     StreamableHttp,
-    /// The same, legacy HTTP+SSE at `/sse`, reached through the client's fallback.
+    /// The same, HTTP+SSE at `/sse`, reached through the client's fallback.
     Sse,
 }
 
@@ -293,14 +294,14 @@ impl HttpServer {
 /// The client, with every handler the servers may need, recording what they are asked. These
 /// checks are about the session revisions (`initialize`; server-initiated requests), so the
 /// client speaks only those, even to a server that also speaks 2026-07-28 (the Python SDK 2.x
-/// does): 2026-07-28 is checked by `interop_client_modern`.
+/// does): 2026-07-28 is checked by `interop_client_stateless`.
 fn builder(recorder: &Arc<Recorder>) -> ClientBuilder {
     let on_event = Arc::clone(recorder);
     let on_sampling = Arc::clone(recorder);
     let on_elicitation = Arc::clone(recorder);
     let on_roots = Arc::clone(recorder);
     ClientBuilder::new("mcp-rust-sdk-interop", env!("CARGO_PKG_VERSION"))
-        .legacy_only()
+        .session_revisions_only()
         .on_event(move |event| on_event.push(event))
         .on_sampling(move |params: CreateMessageRequestParams| {
             let rec = Arc::clone(&on_sampling);
@@ -387,8 +388,14 @@ impl Ctx {
         value: &str,
         context: &[(&str, &str)],
     ) -> anyhow::Result<Vec<String>> {
-        let context = context.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-        Ok(self.client.complete(reference.into(), argument, value, context).await?.completion.values)
+        let context: BTreeMap<String, String> =
+            context.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let mut params =
+            CompleteRequestParams::new(CompleteRequestParamsArgument::new(argument, value), reference.into());
+        if !context.is_empty() {
+            params = params.with_context(CompleteRequestParamsContext::default().with_arguments(context));
+        }
+        Ok(self.client.complete_with(params, CallOptions::default()).await?.completion.values)
     }
 
     async fn prompt(&self, name: &str, arguments: &[(&str, &str)]) -> anyhow::Result<GetPromptResult> {

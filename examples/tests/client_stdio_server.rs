@@ -10,9 +10,9 @@ use std::time::Duration;
 use mcp_sdk::client::{CallOptions, ClientBuilder, ServerEvent};
 use mcp_sdk::transport::stdio::ChildCommand;
 use mcp_sdk::types::{
-    AnyResourceContents, CallToolRequestParams, CompletionReference, CreateMessageRequestParams, CreateMessageResult,
-    ElicitAction, ElicitRequestParams, ElicitResult, ElicitResultContentValue, LoggingLevel, PromptReference,
-    ProtocolVersion, ResourceTemplateReference, Role, Root, SamplingContent, TextContent,
+    AnyResourceContents, CallToolRequestParams, CompleteRequestParamsArgument, CreateMessageRequestParams,
+    CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, ElicitResultContentValue, LoggingLevel,
+    PromptReference, ProtocolVersion, ResourceTemplateReference, Role, Root, SamplingContent, TextContent,
 };
 use serde_json::json;
 use tokio::io::AsyncBufReadExt as _;
@@ -33,7 +33,7 @@ async fn every_feature_of_stdio_server_over_a_pipe() {
 }
 
 /// The same server over Streamable HTTP (2026-07-28 by default, and 2025-11-25 with a session,
-/// per-request SSE streams and the GET stream), and over legacy HTTP+SSE (through the client's
+/// per-request SSE streams and the GET stream), and over HTTP+SSE (through the client's
 /// fallback), as the `http_server` example in its own process.
 #[tokio::test]
 async fn every_feature_of_http_server_over_http_and_legacy_sse() {
@@ -135,22 +135,12 @@ async fn every_feature(client: mcp_sdk::client::Client, events: Arc<Mutex<Vec<Se
     assert!(matches!(&note.contents[0], AnyResourceContents::TextResourceContents(t) if t.text == "write the docs"));
     assert!(client.read_resource("notes://missing").await.is_err());
     let languages = client
-        .complete(
-            CompletionReference::PromptReference(PromptReference::new("review")),
-            "language",
-            "t",
-            BTreeMap::new(),
-        )
+        .complete(PromptReference::new("review"), CompleteRequestParamsArgument::new("language", "t"))
         .await
         .unwrap();
     assert_eq!(languages.completion.values, ["typescript"]);
     let ids = client
-        .complete(
-            CompletionReference::ResourceTemplateReference(ResourceTemplateReference::new("notes://{id}")),
-            "id",
-            "g",
-            BTreeMap::new(),
-        )
+        .complete(ResourceTemplateReference::new("notes://{id}"), CompleteRequestParamsArgument::new("id", "g"))
         .await
         .unwrap();
     assert_eq!(ids.completion.values, ["groceries"]);

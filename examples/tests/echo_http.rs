@@ -45,7 +45,7 @@ async fn echo_over_http_with_sessions_and_stateless() {
         if let Some(version) = pinned {
             builders.push(ClientBuilder::new("bench", "1").protocol_version(version));
         } else {
-            builders.push(ClientBuilder::new("bench", "1").legacy_only());
+            builders.push(ClientBuilder::new("bench", "1").session_revisions_only());
         }
         for builder in builders {
             let client = builder.connect_http(&url).await.unwrap();

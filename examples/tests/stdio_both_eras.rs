@@ -145,9 +145,9 @@ impl PipeClient {
 
 const SESSION_REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
-fn modern_meta() -> Value {
+fn stateless_meta() -> Value {
     json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "modern", "version": "1"},
+        "io.modelcontextprotocol/clientInfo": {"name": "stateless", "version": "1"},
         "io.modelcontextprotocol/clientCapabilities": {}})
 }
 
@@ -156,7 +156,7 @@ async fn one_running_server_answers_clients_of_all_five_revisions_at_once() {
     let server = mcp_examples::showcase::server().unwrap();
     let mut sessions: Vec<(&str, PipeClient)> =
         SESSION_REVISIONS.iter().map(|v| (*v, PipeClient::connect(&server))).collect();
-    let mut modern = PipeClient::connect(&server);
+    let mut stateless = PipeClient::connect(&server);
 
     // Every client opens before any answer is read: five live connections at once.
     for (version, c) in &mut sessions {
@@ -164,8 +164,8 @@ async fn one_running_server_answers_clients_of_all_five_revisions_at_once() {
             "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
             .await;
     }
-    modern
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": modern_meta()}}))
+    stateless
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": stateless_meta()}}))
         .await;
     for (version, c) in &mut sessions {
         let init = c.answer(1).await;
@@ -173,7 +173,7 @@ async fn one_running_server_answers_clients_of_all_five_revisions_at_once() {
         validate(version, "InitializeResult", &init["result"]);
         c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
     }
-    let discover = modern.answer(1).await;
+    let discover = stateless.answer(1).await;
     validate("2026-07-28", "DiscoverResult", &discover["result"]);
     assert_eq!(discover["result"]["supportedVersions"][0], "2026-07-28");
 
@@ -184,28 +184,34 @@ async fn one_running_server_answers_clients_of_all_five_revisions_at_once() {
             "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}))
             .await;
     }
-    modern.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": modern_meta()}})).await;
-    modern
+    stateless
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": stateless_meta()}}))
+        .await;
+    stateless
         .send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-            "params": {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": modern_meta()}}))
+            "params": {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": stateless_meta()}}))
         .await;
     let mut answers = Vec::new();
     for (version, c) in &mut sessions {
         answers.push((*version, c.answer(2).await["result"].clone(), c.answer(3).await["result"].clone()));
     }
-    answers.push(("2026-07-28", modern.answer(2).await["result"].clone(), modern.answer(3).await["result"].clone()));
+    answers.push((
+        "2026-07-28",
+        stateless.answer(2).await["result"].clone(),
+        stateless.answer(3).await["result"].clone(),
+    ));
     for (version, list, call) in &answers {
         validate(version, "ListToolsResult", list);
         validate(version, "CallToolResult", call);
         let add = list["tools"].as_array().unwrap().iter().find(|t| t["name"] == "add").unwrap();
-        let modern = *version == "2026-07-28";
+        let stateless = *version == "2026-07-28";
         // Each answer has what its revision has, and nothing newer.
-        assert_eq!(list.get("resultType").is_some(), modern, "{version}: {list}");
-        assert_eq!(call.get("resultType").is_some(), modern, "{version}: {call}");
-        assert_eq!(list.get("ttlMs").is_some(), modern, "{version}: {list}");
+        assert_eq!(list.get("resultType").is_some(), stateless, "{version}: {list}");
+        assert_eq!(call.get("resultType").is_some(), stateless, "{version}: {call}");
+        assert_eq!(list.get("ttlMs").is_some(), stateless, "{version}: {list}");
         assert_eq!(
             call["_meta"]["io.modelcontextprotocol/serverInfo"]["name"].as_str(),
-            modern.then_some("showcase"),
+            stateless.then_some("showcase"),
             "{version}: {call}"
         );
         assert_eq!(add.get("annotations").is_some(), *version >= "2025-03-26", "{version}: {add}");
@@ -219,8 +225,8 @@ async fn one_running_server_answers_clients_of_all_five_revisions_at_once() {
         c.send(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"})).await;
         assert_eq!(c.answer(4).await["result"], json!({}));
     }
-    modern.send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"})).await;
-    assert_eq!(modern.answer(4).await["error"]["code"], -32600, "no session on this connection");
+    stateless.send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"})).await;
+    assert_eq!(stateless.answer(4).await["error"]["code"], -32600, "no session on this connection");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -248,7 +254,7 @@ async fn a_2026_tools_call_is_cancelled_by_notifications_cancelled() {
     let server = Server::builder("cancel", "1").tool(hang).build().unwrap();
     let mut c = PipeClient::connect(&server);
     c.send(
-        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "hang", "_meta": modern_meta()}}),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "hang", "_meta": stateless_meta()}}),
     )
     .await;
     tokio::time::timeout(Duration::from_secs(30), started.notified()).await.expect("the handler started");
@@ -256,7 +262,7 @@ async fn a_2026_tools_call_is_cancelled_by_notifications_cancelled() {
         .await;
     tokio::time::timeout(Duration::from_secs(30), cancelled.notified()).await.expect("the handler was cancelled");
     // No answer to the cancelled request: the next message answers the next request.
-    c.send(json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"_meta": modern_meta()}})).await;
+    c.send(json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"_meta": stateless_meta()}})).await;
     let next = c.next().await;
     assert_eq!(next["id"], 8, "{next}");
     assert_eq!(next["result"]["tools"][0]["name"], "hang");

@@ -2,7 +2,7 @@
 
     python client.py <server command> [server args...]   (stdio: spawns the server)
     python client.py --http <url>                          (Streamable HTTP)
-    python client.py --sse <url>                           (legacy HTTP+SSE)
+    python client.py --sse <url>                           (HTTP+SSE)
 
 Runs the checks of checks.py, printing one `ok - ...` / `not ok - ...` line each, then
 `N passed, M failed`; exit code 0 only if every check passed. Run by `cargo xtask interop`,

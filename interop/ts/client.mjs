@@ -3,7 +3,7 @@
 //
 //   node client.mjs <server command> [server args...]   (stdio: spawns the server)
 //   node client.mjs --http <url>                          (Streamable HTTP)
-//   node client.mjs --sse <url>                           (legacy HTTP+SSE)
+//   node client.mjs --sse <url>                           (HTTP+SSE)
 //
 // Exit code 0 only if every check passed. Run by `cargo xtask interop`, which installs the SDK
 // next to a copy of this file (see ../README.md).

@@ -1,4 +1,4 @@
-// The TypeScript SDK 2.x "everything" server that `interop_client_modern` drives (revision
+// The TypeScript SDK 2.x "everything" server that `interop_client_stateless` drives (revision
 // 2026-07-28): @modelcontextprotocol/server 2.4.0 and @modelcontextprotocol/node 2.1.2, as pinned
 // in interop/ts2/package.json. It must sit next to those node_modules (ESM imports resolve from
 // the script's directory): `cargo xtask interop` copies it to target/interop/ts2/server.mjs.

@@ -4,8 +4,8 @@
 //! The clients, servers and their pinned versions live in `interop/` (see `interop/README.md`);
 //! this installs them under `target/interop/`, once per set of pins, builds the examples, runs
 //! every official client against `stdio_server` (stdio) and `http_server` (Streamable HTTP and
-//! legacy HTTP+SSE), the TypeScript SDK 2.x client speaking 2026-07-28 against both, then our client (the `interop_client` example) against
-//! `@modelcontextprotocol/server-everything` (stdio, Streamable HTTP, and legacy HTTP+SSE through
+//! HTTP+SSE), the TypeScript SDK 2.x client speaking 2026-07-28 against both, then our client (the `interop_client` example) against
+//! `@modelcontextprotocol/server-everything` (stdio, Streamable HTTP, and HTTP+SSE through
 //! the client's fallback) and against
 //! `interop/python/server.py`, each run under a time limit. It fails if any check of any run
 //! fails.
@@ -63,8 +63,8 @@ pub fn run(root: &Path) -> Result<()> {
     let python = install_python(root, &work)?;
     println!("==> clients ready ({:.1} s)", started.elapsed().as_secs_f64());
 
-    let [stdio_server, http_server, interop_client, interop_client_modern] =
-        build_examples(root, ["stdio_server", "http_server", "interop_client", "interop_client_modern"])?;
+    let [stdio_server, http_server, interop_client, interop_client_stateless] =
+        build_examples(root, ["stdio_server", "http_server", "interop_client", "interop_client_stateless"])?;
     let servers = [vec![stdio_server.display().to_string()]];
     // No `__pycache__` in the source tree; UTF-8 whatever the locale.
     let python_env: &[(&str, &str)] = &[("PYTHONDONTWRITEBYTECODE", "1"), ("PYTHONUTF8", "1")];
@@ -93,7 +93,7 @@ pub fn run(root: &Path) -> Result<()> {
         }
     }
 
-    // The same clients against `http_server`, over Streamable HTTP and legacy HTTP+SSE.
+    // The same clients against `http_server`, over Streamable HTTP and HTTP+SSE.
     {
         let addr = std::net::SocketAddr::from(([127, 0, 0, 1], free_port()?));
         let mut command = Command::new(&http_server);
@@ -157,7 +157,7 @@ pub fn run(root: &Path) -> Result<()> {
     // Our client speaking 2026-07-28: against the TypeScript SDK 2.x server (stdio and HTTP)
     // and the Python SDK server, and falling back to `initialize` with server-everything.
     let ts2_server = ts2.join("server.mjs").display().to_string();
-    let modern_servers = [
+    let stateless_servers = [
         ("--ts2-stdio", vec![node.display().to_string(), ts2_server.clone(), "--stdio".to_owned()]),
         ("--ts2-http", vec![node.display().to_string(), ts2_server]),
         ("--python", vec![python.display().to_string(), root.join("interop/python/server.py").display().to_string()]),
@@ -167,10 +167,10 @@ pub fn run(root: &Path) -> Result<()> {
         ),
         ("--fallback-sse", vec![node.display().to_string(), everything.display().to_string(), "sse".to_owned()]),
     ];
-    for (flag, server) in &modern_servers {
+    for (flag, server) in &stateless_servers {
         let client = Client {
             name: "our (2026-07-28)",
-            program: interop_client_modern.clone(),
+            program: interop_client_stateless.clone(),
             args: vec![(*flag).to_owned()],
             env: python_env,
         };

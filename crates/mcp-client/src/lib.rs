@@ -4,7 +4,7 @@
 //!   with `server/discover` and speaks the stateless revision 2026-07-28 to a server that
 //!   lists it, and performs the `initialize` handshake with the others (offering the newest
 //!   session revision and accepting an older one the server answers with);
-//!   [`ClientBuilder::protocol_version`] and [`ClientBuilder::legacy_only`] pin an era.
+//!   [`ClientBuilder::protocol_version`] and [`ClientBuilder::session_revisions_only`] pin an era.
 //!   [`ClientBuilder::spawn`] runs a server as a child process first.
 //! - [`ClientBuilder::connect_http`] connects to a server's Streamable HTTP endpoint (or a
 //!   HTTP+SSE one); a session the server ends is renewed by itself.
@@ -50,19 +50,29 @@
 //! # Ok(()) }
 //! ```
 
+mod builder;
 mod cache;
+mod calls;
 mod client;
+mod connect;
+mod error;
 mod handlers;
 mod listen;
-mod modern;
+mod service;
+mod stateless;
 mod tool_headers;
+mod validate;
 
 /// The HTTP client transport's configuration and types (`mcp-transport-http`'s `client`
 /// module): [`http::HttpClientConfig`] for [`ClientBuilder::connect_http_with`],
-/// [`http::AuthProvider`], [`http::StreamableHttpTransport`], [`http::LegacySseTransport`].
+/// [`http::AuthProvider`], [`http::StreamableHttpTransport`], [`http::HttpSseTransport`].
 #[cfg(feature = "http")]
 pub use mcp_transport_http::client as http;
 
-pub use client::{CallOptions, Client, ClientBuilder, ClientError, ServerEvent};
+pub use builder::ClientBuilder;
+pub use client::Client;
+pub use error::{ClientError, Violation};
 pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elicitation_defaults};
 pub use listen::{Subscription, SubscriptionEnd};
+pub use mcp_jsonrpc::CallOptions;
+pub use service::ServerEvent;

@@ -18,7 +18,8 @@ use mcp_types::{
 };
 use tokio::sync::{mpsc, oneshot};
 
-use crate::modern::{self, Json, META_SUBSCRIPTION_ID, RequestMeta};
+use crate::error::Violation;
+use crate::stateless::{self, Json, META_SUBSCRIPTION_ID, RequestMeta};
 use crate::{ClientError, ServerEvent};
 
 /// The event a notification is, if it is one the client reports.
@@ -195,8 +196,8 @@ pub(crate) async fn open(
     sink: Sink,
     ack_timeout: Duration,
 ) -> Result<Opened, ClientError> {
-    let mut params = modern::listen_params(filter);
-    meta.apply(&mut params, modern::MODERN.as_str());
+    let mut params = stateless::listen_params(filter);
+    meta.apply(&mut params, stateless::STATELESS.as_str());
     let (open_tx, open_rx) = oneshot::channel();
     let opening: Opening = Arc::new(Mutex::new(Some(open_tx)));
     let cancel = CancellationToken::new();
@@ -232,7 +233,7 @@ pub(crate) async fn open(
             let (reason, error) = match outcome {
                 Ok(_) => (
                     SubscriptionEnd::Completed,
-                    ClientError::Local("the server ended the subscription before acknowledging it".to_owned()),
+                    ClientError::protocol("subscriptions/listen", Violation::UnacknowledgedSubscription),
                 ),
                 Err(CallError::Cancelled) => (SubscriptionEnd::Closed, ClientError::Cancelled),
                 Err(e) => {

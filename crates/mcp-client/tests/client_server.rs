@@ -10,7 +10,7 @@ use mcp_jsonrpc::transport::memory;
 use mcp_jsonrpc::{Peer, PeerConfig, Router};
 use mcp_server::{Completion, Context, PromptDef, ResourceDef, Server, TemplateDef, ToolDef, ToolError};
 use mcp_types::{
-    AnyResourceContents, CallToolRequestParams, CallToolResult, CompletionReference, ContentBlock,
+    AnyResourceContents, CallToolRequestParams, CallToolResult, CompleteRequestParamsArgument, ContentBlock,
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult,
     ElicitResultContentValue, ErrorObject, GetPromptResult, Implementation, InitializeRequest, InitializeResult,
     LoggingLevel, PromptArgument, PromptMessage, PromptReference, ProtocolVersion, ResourceTemplateReference, Role,
@@ -109,11 +109,11 @@ fn server(page_size: usize) -> Server {
 }
 
 /// Connects in a session (`initialize`): these tests are about the revisions up to
-/// 2025-11-25 (2026-07-28 is in `modern_memory.rs` and `modern_http.rs`).
+/// 2025-11-25 (2026-07-28 is in `stateless_memory.rs` and `stateless_http.rs`).
 async fn connect(server: &Server, builder: ClientBuilder) -> mcp_client::Client {
     let (a, b) = memory(256);
     server.connect(a);
-    builder.legacy_only().connect(b).await.unwrap()
+    builder.session_revisions_only().connect(b).await.unwrap()
 }
 
 #[tokio::test]
@@ -146,18 +146,11 @@ async fn handshake_lists_and_calls() {
         Err(ClientError::Remote(e)) => assert!(e.code == -32002 && e.message.contains("mem://nothing"), "{e}"),
         other => panic!("{other:?}"),
     }
-    let done = client
-        .complete(CompletionReference::PromptReference(PromptReference::new("greet")), "name", "a", BTreeMap::new())
-        .await
-        .unwrap();
+    let done =
+        client.complete(PromptReference::new("greet"), CompleteRequestParamsArgument::new("name", "a")).await.unwrap();
     assert_eq!(done.completion.values, ["ann"]);
     let done = client
-        .complete(
-            CompletionReference::ResourceTemplateReference(ResourceTemplateReference::new("mem://items/{id}")),
-            "id",
-            "",
-            BTreeMap::new(),
-        )
+        .complete(ResourceTemplateReference::new("mem://items/{id}"), CompleteRequestParamsArgument::new("id", ""))
         .await
         .unwrap();
     assert!(done.completion.values.is_empty());
@@ -374,9 +367,9 @@ async fn an_unknown_resource_is_an_error_of_its_revision() {
     let server = server(3);
     let (a, b) = memory(256);
     server.connect(a);
-    let modern = ClientBuilder::new("cli", "1").connect(b).await.unwrap();
-    assert!(modern.protocol_version().is_stateless());
-    match modern.read_resource("mem://nowhere").await {
+    let stateless = ClientBuilder::new("cli", "1").connect(b).await.unwrap();
+    assert!(stateless.protocol_version().is_stateless());
+    match stateless.read_resource("mem://nowhere").await {
         Err(ClientError::Remote(e)) => {
             assert_eq!(e.code, -32602, "{e:?}");
             assert_eq!(e.data, Some(json!({"uri": "mem://nowhere"})));

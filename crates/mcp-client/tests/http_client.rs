@@ -1,6 +1,6 @@
 //! The client over HTTP, against a scripted MCP server on a local port (`http_fixture`):
 //! Streamable HTTP (JSON and SSE answers, sessions, headers, the GET stream, resumption,
-//! errors, expiry, authorization, bounds) and legacy HTTP+SSE (explicit, and the fallback).
+//! errors, expiry, authorization, bounds) and HTTP+SSE (explicit, and the fallback).
 
 #![cfg(feature = "http")]
 
@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use http_fixture::{Fixture, Options, Seen};
 use mcp_client::http::{
-    AuthProvider, HeaderName, HeaderValue, HttpClientConfig, HttpErrorKind, HttpRequestError, LegacySseTransport,
+    AuthProvider, HeaderName, HeaderValue, HttpClientConfig, HttpErrorKind, HttpRequestError, HttpSseTransport,
     StreamableHttpTransport, Unauthorized,
 };
 use mcp_client::{Client, ClientBuilder, ClientError, ServerEvent};
@@ -52,7 +52,7 @@ async fn the_session_headers_go_with_every_request() {
     assert_eq!(client.protocol_version().as_str(), "2025-06-18");
     assert_eq!(handle.session_id().as_deref(), Some("session-1"));
     assert_eq!(handle.protocol_version().as_deref(), Some("2025-06-18"));
-    assert!(!handle.is_legacy());
+    assert!(!handle.is_http_sse());
 
     let result = client.call_tool("add", json!({"a": 2, "b": 40})).await.unwrap();
     assert_eq!(text(&result), "sum: 42");
@@ -369,27 +369,27 @@ async fn requests_run_concurrently_up_to_the_bound() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_legacy_transport() {
+async fn the_http_sse_transport() {
     let fx = Fixture::start(Options::default()).await;
-    let transport = LegacySseTransport::connect(HttpClientConfig::parse(&fx.sse_url()).unwrap()).await.unwrap();
+    let transport = HttpSseTransport::connect(HttpClientConfig::parse(&fx.sse_url()).unwrap()).await.unwrap();
     assert_eq!(transport.endpoint().path(), "/messages");
     let handle = transport.handle();
     let client = builder().connect(transport).await.unwrap();
-    assert!(handle.is_legacy());
+    assert!(handle.is_http_sse());
     assert_eq!(handle.session_id(), None);
     assert_eq!(text(&client.call_tool("add", json!({"a": 20, "b": 22})).await.unwrap()), "sum: 42");
     let log = fx.log();
-    assert!(posts(&log, "tools/call").iter().all(|s| s.path == "/messages?sessionId=legacy-1"));
+    assert!(posts(&log, "tools/call").iter().all(|s| s.path == "/messages?sessionId=sse-1"));
     // The end of the SSE stream is the end of the connection.
-    fx.end_legacy_streams();
+    fx.end_sse_streams();
     tokio::time::timeout(Duration::from_secs(10), client.peer().closed()).await.unwrap();
     assert!(matches!(client.ping().await, Err(ClientError::Closed(_))));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_legacy_server_is_reached_through_the_fallback() {
+async fn an_http_sse_server_is_reached_through_the_fallback() {
     let fx = Fixture::start(Options::default()).await;
-    // POST to /sse gets 405: the client opens the SSE stream there and goes on in legacy mode.
+    // POST to /sse gets 405: the client opens the SSE stream there and goes on over HTTP+SSE.
     let client = builder().connect_http(&fx.sse_url()).await.unwrap();
     assert_eq!(client.server_info().name, "fixture");
     assert_eq!(text(&client.call_tool("add", json!({"a": 1, "b": 2})).await.unwrap()), "sum: 3");
@@ -398,7 +398,7 @@ async fn a_legacy_server_is_reached_through_the_fallback() {
     assert_eq!(order[0], ("GET".to_owned(), "/sse".to_owned()), "{order:?}");
     let inits = posts(&log, "initialize");
     assert_eq!(inits.len(), 1, "the refused POST is not recorded by /sse; {order:?}");
-    assert_eq!(inits[0].path, "/messages?sessionId=legacy-1");
+    assert_eq!(inits[0].path, "/messages?sessionId=sse-1");
     client.close().await.unwrap();
 }
 
@@ -408,7 +408,8 @@ async fn any_4xx_to_initialize_but_401_and_403_leads_to_the_fallback() {
         let fx = Fixture::start(Options::default()).await;
         let url = fx.refusing_sse_url(code);
         // Pinned to the session revisions: the POST of `initialize` is the first thing sent.
-        let client = builder().legacy_only().connect_http(&url).await.unwrap_or_else(|e| panic!("{code}: {e}"));
+        let client =
+            builder().session_revisions_only().connect_http(&url).await.unwrap_or_else(|e| panic!("{code}: {e}"));
         assert_eq!(text(&client.call_tool("add", json!({"a": 1, "b": 2})).await.unwrap()), "sum: 3", "{code}");
         let log = fx.log();
         let order: Vec<(String, String)> = log.iter().map(|s| (s.method.to_string(), s.path.clone())).collect();
@@ -418,7 +419,7 @@ async fn any_4xx_to_initialize_but_401_and_403_leads_to_the_fallback() {
         assert_eq!(order[1], ("GET".to_owned(), path), "{code}: the fallback; {order:?}");
         let inits = posts(&log, "initialize");
         assert_eq!(inits.len(), 2, "{code}: {order:?}");
-        assert_eq!(inits[1].path, "/messages?sessionId=legacy-1", "{code}");
+        assert_eq!(inits[1].path, "/messages?sessionId=sse-1", "{code}");
         client.close().await.unwrap();
     }
     // With the default builder, the `server/discover` probe is refused first, by the same rule.
@@ -431,10 +432,10 @@ async fn any_4xx_to_initialize_but_401_and_403_leads_to_the_fallback() {
     // 401 and 403 are about credentials: reported as they are, no fallback.
     for code in [401, 403] {
         let fx = Fixture::start(Options::default()).await;
-        let e = builder().legacy_only().connect_http(&fx.refusing_sse_url(code)).await.unwrap_err();
+        let e = builder().session_revisions_only().connect_http(&fx.refusing_sse_url(code)).await.unwrap_err();
         let error = http(&e);
         assert_eq!(error.status().map(|s| s.as_u16()), Some(code), "{e}");
-        assert!(!error.to_string().contains("legacy"), "{e}");
+        assert!(!error.to_string().contains("HTTP+SSE"), "{e}");
         let log = fx.log();
         assert!(log.iter().all(|s| s.method == "POST"), "{code}: no GET for the fallback: {log:#?}");
     }
@@ -443,7 +444,7 @@ async fn any_4xx_to_initialize_but_401_and_403_leads_to_the_fallback() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_fallback_when_disabled_and_a_clear_error_when_nothing_listens() {
     let fx = Fixture::start(Options::default()).await;
-    let config = HttpClientConfig::parse(&fx.sse_url()).unwrap().legacy_fallback(false);
+    let config = HttpClientConfig::parse(&fx.sse_url()).unwrap().http_sse_fallback(false);
     let e = builder().connect_http_with(config).await.unwrap_err();
     assert_eq!(http(&e).status().map(|s| s.as_u16()), Some(405), "{e}");
 
@@ -451,7 +452,7 @@ async fn no_fallback_when_disabled_and_a_clear_error_when_nothing_listens() {
     let e = builder().connect_http(&format!("http://{}/nothing", fx.addr)).await.unwrap_err();
     let error = http(&e);
     assert_eq!(error.status().map(|s| s.as_u16()), Some(404), "{e}");
-    assert!(error.to_string().contains("legacy HTTP+SSE"), "{e}");
+    assert!(error.to_string().contains("HTTP+SSE"), "{e}");
 
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());

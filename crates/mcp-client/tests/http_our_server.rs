@@ -1,7 +1,7 @@
 //! Our client against our server over real HTTP (`mcp-server`'s Streamable HTTP endpoint on a
 //! local port): SSE and JSON answers, the server's requests and notifications on a request's
 //! stream, a stream the handler closes (resumed after the server's `retry`), sessions ended
-//! by DELETE (renewed), the stateless mode, legacy HTTP+SSE through the fallback, and a
+//! by DELETE (renewed), the stateless mode, HTTP+SSE through the fallback, and a
 //! cancelled call, whose handler the server stops.
 
 #![cfg(feature = "http")]
@@ -116,7 +116,7 @@ async fn serve_full(config: HttpServerConfig, closed: Arc<Notify>, hang: Hang) -
 }
 
 fn builder() -> ClientBuilder {
-    ClientBuilder::new("our-client", "1.0").legacy_only().on_sampling(
+    ClientBuilder::new("our-client", "1.0").session_revisions_only().on_sampling(
         |_params: CreateMessageRequestParams| async move {
             Ok::<_, ErrorObject>(CreateMessageResult::new(Role::Assistant, TextContent::new("42"), "test-model"))
         },
@@ -219,7 +219,7 @@ async fn a_stateless_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn legacy_sse_through_the_fallback() {
+async fn http_sse_through_the_fallback() {
     let base = serve(HttpServerConfig::default()).await;
     let (b, mut events) = event_sink(builder());
     let client = b.connect_http(&format!("{base}/sse")).await.unwrap();

@@ -212,8 +212,8 @@ pub enum CallError {
     /// The transport could not deliver the request or its answer (over HTTP: an error
     /// status, a broken connection, an expired session); [`CallError::transport_error`]
     /// reaches the transport's own error.
-    #[error("{0}")]
-    Transport(#[source] TransportError),
+    #[error(transparent)]
+    Transport(TransportError),
     /// The method is not part of the connection's protocol revision.
     #[error("`{method}` is not part of protocol revision {version}")]
     NotInRevision {
@@ -223,10 +223,10 @@ pub enum CallError {
         version: ProtocolVersion,
     },
     /// The params could not be encoded.
-    #[error("cannot encode request: {0}")]
+    #[error("cannot encode the request's params")]
     Encode(#[source] serde_json::Error),
     /// The answer did not decode into the expected result type.
-    #[error("cannot decode result of `{method}`: {source}")]
+    #[error("cannot decode the result of `{method}`")]
     Decode {
         /// The method called.
         method: String,

@@ -34,7 +34,7 @@ impl Drop for Signal {
 }
 
 fn server(hang: ToolDef) -> Server {
-    Server::builder("modern-http", "1.0.0")
+    Server::builder("stateless-http", "1.0.0")
         .tool(hang)
         .prompt(PromptDef::new("greet", |_args, _ctx| async { Ok::<_, ErrorObject>(GetPromptResult::new(vec![])) }))
         .resource(ResourceDef::new("note", "mem://notes/a b", |uri: String, _vars, _ctx| async move {

@@ -74,7 +74,7 @@ impl Raw {
         let answer = self.call(method, params).await;
         let result = answer.get("result").cloned().unwrap_or_else(|| panic!("{method}: {answer}"));
         validate("2026-07-28", def, &result);
-        assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "modern-test", "{result}");
+        assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "stateless-test", "{result}");
         result
     }
     async fn stateless_error(&mut self, method: &str, params: Value) -> Value {
@@ -98,7 +98,7 @@ fn server_with_keys(keys: Vec<Vec<u8>>) -> Server {
 }
 
 fn builder() -> mcp_server::ServerBuilder {
-    builder_named("modern-test")
+    builder_named("stateless-test")
 }
 
 fn builder_named(name: &str) -> mcp_server::ServerBuilder {
@@ -730,7 +730,7 @@ async fn a_handler_sees_the_envelope_of_its_request() {
         Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(format!("{info}: {said}"))]))
     })
     .unwrap();
-    let server = Server::builder("modern-test", "1").tool(whoami).build().unwrap();
+    let server = Server::builder("stateless-test", "1").tool(whoami).build().unwrap();
     let mut c = connect(&server);
     let mut envelope = meta(json!({}));
     envelope["io.modelcontextprotocol/clientInfo"] = json!({"name": "caf\u{e9} \"client\"", "version": "2.0"});

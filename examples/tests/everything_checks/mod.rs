@@ -12,9 +12,10 @@ use std::time::Duration;
 
 use mcp_sdk::client::{CallOptions, Client, ClientBuilder, ServerEvent};
 use mcp_sdk::types::{
-    CallToolRequestParams, CallToolResult, CompletionReference, ContentBlock, CreateMessageRequestParams,
-    CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, ElicitResultContentValue, ErrorObject,
-    LoggingLevel, PromptReference, ResourceTemplateReference, Role, SamplingContent, TextContent,
+    CallToolRequestParams, CallToolResult, CompleteRequestParamsArgument, CompletionReference, ContentBlock,
+    CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult,
+    ElicitResultContentValue, ErrorObject, LoggingLevel, PromptReference, ResourceTemplateReference, Role,
+    SamplingContent, TextContent,
 };
 use serde_json::{Value, json};
 use tokio::sync::Notify;
@@ -490,7 +491,8 @@ pub async fn prompts(client: &Client) {
 
 pub async fn completions(client: &Client) {
     let complete = |reference: CompletionReference, argument: &'static str, value: &'static str| async move {
-        client.complete(reference, argument, value, BTreeMap::new()).await.unwrap().completion.values
+        let argument = CompleteRequestParamsArgument::new(argument, value);
+        client.complete(reference, argument).await.unwrap().completion.values
     };
     let prompt = || CompletionReference::PromptReference(PromptReference::new("test_prompt_with_arguments"));
     // What `completion-complete` asks: no candidate, but an answer.

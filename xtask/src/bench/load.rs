@@ -59,7 +59,7 @@ impl Target {
 
 /// The session-era revision the benchmark speaks: every SDK under test serves it.
 const VERSION: &str = "2025-06-18";
-const MODERN: &str = "2026-07-28";
+const STATELESS: &str = "2026-07-28";
 const TEXT: &str = "hello world";
 
 fn initialize(id: u64) -> String {
@@ -70,10 +70,10 @@ fn initialize(id: u64) -> String {
 
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
-fn call(id: u64, modern: bool) -> String {
-    let meta = if modern {
+fn call(id: u64, stateless: bool) -> String {
+    let meta = if stateless {
         format!(
-            r#","_meta":{{"io.modelcontextprotocol/protocolVersion":"{MODERN}","io.modelcontextprotocol/clientInfo":{{"name":"bench","version":"1"}},"io.modelcontextprotocol/clientCapabilities":{{}}}}"#
+            r#","_meta":{{"io.modelcontextprotocol/protocolVersion":"{STATELESS}","io.modelcontextprotocol/clientInfo":{{"name":"bench","version":"1"}},"io.modelcontextprotocol/clientCapabilities":{{}}}}"#
         )
     } else {
         String::new()

@@ -1,6 +1,6 @@
 //! A scripted MCP server over real HTTP (axum on a local port), for testing the HTTP client
 //! transport: it behaves the way the specification lets servers behave (JSON or SSE answers,
-//! streams closed early with a `retry`, sessions that expire, 401s, legacy HTTP+SSE), records
+//! streams closed early with a `retry`, sessions that expire, 401s, HTTP+SSE), records
 //! every HTTP request it gets, and lets a test wait for what it expects without sleeping.
 
 #![allow(dead_code)] // each test file uses part of it
@@ -92,7 +92,7 @@ struct Inner {
     holding: usize,
     max_holding: usize,
     conflicts_given: u32,
-    legacy: HashMap<String, mpsc::Sender<Bytes>>,
+    sse_streams: HashMap<String, mpsc::Sender<Bytes>>,
 }
 
 struct Shared {
@@ -118,9 +118,9 @@ impl Fixture {
         });
         let app = Router::new()
             .route("/mcp", any(mcp))
-            .route("/sse", get(legacy_sse))
-            .route("/messages", post(legacy_message))
-            .route("/refusing/{status}", get(legacy_sse).post(refuse))
+            .route("/sse", get(sse_stream))
+            .route("/messages", post(sse_message))
+            .route("/refusing/{status}", get(sse_stream).post(refuse))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -133,12 +133,12 @@ impl Fixture {
         format!("http://{}/mcp", self.addr)
     }
 
-    /// The legacy SSE endpoint.
+    /// The HTTP+SSE endpoint.
     pub fn sse_url(&self) -> String {
         format!("http://{}/sse", self.addr)
     }
 
-    /// A legacy SSE endpoint that answers POSTs with `status` (as old servers answer a POST
+    /// An HTTP+SSE endpoint that answers POSTs with `status` (as old servers answer a POST
     /// on their SSE URL, each the way its framework does).
     pub fn refusing_sse_url(&self, status: u16) -> String {
         format!("http://{}/refusing/{status}", self.addr)
@@ -232,9 +232,9 @@ impl Fixture {
         self.inner().get_streams.clear();
     }
 
-    /// Ends every legacy SSE stream.
-    pub fn end_legacy_streams(&self) {
-        self.inner().legacy.clear();
+    /// Ends every HTTP+SSE stream.
+    pub fn end_sse_streams(&self) {
+        self.inner().sse_streams.clear();
     }
 }
 
@@ -551,16 +551,16 @@ fn get_stream(shared: &Arc<Shared>, headers: &HeaderMap, session: Option<&str>) 
     sse_response(rx, session)
 }
 
-async fn legacy_sse(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap) -> Response {
+async fn sse_stream(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap) -> Response {
     shared.record(&Method::GET, &uri, &headers, b"");
     let (tx, rx) = mpsc::channel(16);
-    let id = format!("legacy-{}", shared.inner().legacy.len() + 1);
+    let id = format!("sse-{}", shared.inner().sse_streams.len() + 1);
     let _ = tx.send(Bytes::from(format!("event: endpoint\ndata: /messages?sessionId={id}\n\n"))).await;
-    shared.inner().legacy.insert(id, tx);
+    shared.inner().sse_streams.insert(id, tx);
     sse_response(rx, None)
 }
 
-/// A POST to a legacy SSE endpoint: refused with the status in the path.
+/// A POST to an HTTP+SSE endpoint: refused with the status in the path.
 async fn refuse(
     State(shared): State<Arc<Shared>>,
     Path(code): Path<u16>,
@@ -572,10 +572,10 @@ async fn refuse(
     status(StatusCode::from_u16(code).unwrap(), "not here")
 }
 
-async fn legacy_message(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn sse_message(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
     shared.record(&Method::POST, &uri, &headers, &body);
     let id = uri.query().and_then(|q| q.strip_prefix("sessionId=")).unwrap_or_default().to_owned();
-    let Some(stream) = shared.inner().legacy.get(&id).cloned() else {
+    let Some(stream) = shared.inner().sse_streams.get(&id).cloned() else {
         return status(StatusCode::NOT_FOUND, "no such session");
     };
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {

@@ -49,10 +49,10 @@ impl ReconnectPolicy {
 }
 
 /// Configuration of the HTTP client transports ([`StreamableHttpTransport`],
-/// [`LegacySseTransport`]).
+/// [`HttpSseTransport`]).
 ///
 /// [`StreamableHttpTransport`]: super::StreamableHttpTransport
-/// [`LegacySseTransport`]: super::LegacySseTransport
+/// [`HttpSseTransport`]: super::HttpSseTransport
 ///
 /// ```
 /// use std::time::Duration;
@@ -77,7 +77,7 @@ pub struct HttpClientConfig {
     pub(crate) inbound_capacity: usize,
     pub(crate) max_message_size: usize,
     pub(crate) reconnect: ReconnectPolicy,
-    pub(crate) legacy_fallback: bool,
+    pub(crate) http_sse_fallback: bool,
 }
 
 impl std::fmt::Debug for HttpClientConfig {
@@ -92,7 +92,7 @@ impl std::fmt::Debug for HttpClientConfig {
             .field("inbound_capacity", &self.inbound_capacity)
             .field("max_message_size", &self.max_message_size)
             .field("reconnect", &self.reconnect)
-            .field("legacy_fallback", &self.legacy_fallback)
+            .field("http_sse_fallback", &self.http_sse_fallback)
             .finish_non_exhaustive()
     }
 }
@@ -112,7 +112,7 @@ impl HttpClientConfig {
             inbound_capacity: 256,
             max_message_size: 16 * 1024 * 1024,
             reconnect: ReconnectPolicy::default(),
-            legacy_fallback: true,
+            http_sse_fallback: true,
         }
     }
 
@@ -205,9 +205,15 @@ impl HttpClientConfig {
     /// Whether [`StreamableHttpTransport`](super::StreamableHttpTransport) falls back to the
     /// HTTP+SSE transport when the POST of `initialize` gets a 4xx other than 401 and
     /// 403, which are about credentials rather than the transport (default: yes).
-    pub fn legacy_fallback(mut self, enabled: bool) -> Self {
-        self.legacy_fallback = enabled;
+    pub fn http_sse_fallback(mut self, enabled: bool) -> Self {
+        self.http_sse_fallback = enabled;
         self
+    }
+
+    /// The former name of [`HttpClientConfig::http_sse_fallback`].
+    #[deprecated(note = "renamed `http_sse_fallback`")]
+    pub fn legacy_fallback(self, enabled: bool) -> Self {
+        self.http_sse_fallback(enabled)
     }
 
     pub(crate) fn build_client(&self) -> Result<reqwest::Client, HttpClientError> {

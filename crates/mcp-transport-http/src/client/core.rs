@@ -767,7 +767,7 @@ impl Core {
         let response = match response {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => {
-                let error = HttpRequestError::connection(None, format!("HTTP request failed: {e}"), e);
+                let error = HttpRequestError::connection(None, "HTTP request failed".to_owned(), e);
                 return self.fail(&awaited, error).await;
             }
             Err(_) => {
@@ -776,7 +776,7 @@ impl Core {
             }
         };
         let status = response.status();
-        if !(self.config.legacy_fallback && falls_back_to_sse(status)) {
+        if !(self.config.http_sse_fallback && falls_back_to_sse(status)) {
             self.set_mode(Mode::Streamable);
             tokio::spawn({
                 let core = self.clone();
@@ -815,7 +815,7 @@ impl Core {
             }
             Err(e) => {
                 let msg = format!(
-                    "HTTP {status} for initialize{refusal}, and the fallback to the legacy HTTP+SSE transport \
+                    "HTTP {status} for initialize{refusal}, and the fallback to the HTTP+SSE transport \
                      failed: {e}"
                 );
                 self.fail(&awaited, HttpRequestError::new(HttpErrorKind::Status, Some(status), msg)).await;
@@ -845,7 +845,7 @@ impl Core {
         match response {
             Ok(response) => self.handle_response(response, snap, &awaited, initialize).await,
             Err(e) => {
-                let error = HttpRequestError::connection(None, format!("HTTP request failed: {e}"), e);
+                let error = HttpRequestError::connection(None, "HTTP request failed".to_owned(), e);
                 self.fail(&awaited, error).await;
             }
         }
@@ -923,7 +923,7 @@ impl Core {
                 Some(status),
                 format!("the response is larger than {limit} bytes"),
             ),
-            Err(e) => HttpRequestError::connection(Some(status), format!("reading the response failed: {e}"), e),
+            Err(e) => HttpRequestError::connection(Some(status), "reading the response failed".to_owned(), e),
         };
         if !awaited.pending.lock_unpoisoned().is_empty() {
             self.fail(awaited, error).await;

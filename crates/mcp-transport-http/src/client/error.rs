@@ -8,10 +8,10 @@ pub enum HttpClientError {
     #[error("invalid URL {0}")]
     InvalidUrl(String),
     /// The HTTP client could not be built (TLS backend).
-    #[error("cannot build the HTTP client: {0}")]
+    #[error("cannot build the HTTP client")]
     Client(#[source] reqwest::Error),
     /// An HTTP request failed (connection refused, timeout, broken stream).
-    #[error("HTTP request failed: {0}")]
+    #[error("HTTP request failed")]
     Request(#[source] reqwest::Error),
     /// The server answered with an error status.
     #[error("HTTP {status}{}", if .body.is_empty() { String::new() } else { format!(": {}", .body) })]
@@ -22,7 +22,7 @@ pub enum HttpClientError {
         body: String,
     },
     /// The HTTP+SSE stream did not announce where to POST messages.
-    #[error("legacy HTTP+SSE: {0}")]
+    #[error("HTTP+SSE: {0}")]
     Endpoint(String),
     /// No answer in time.
     #[error("timed out: {0}")]

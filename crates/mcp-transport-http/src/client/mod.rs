@@ -16,7 +16,7 @@
 //!   `initialize` is refused with a 4xx other than 401 and 403, it falls back to HTTP+SSE on
 //!   the same URL, as the specification's backwards-compatibility procedure says, and
 //!   re-sends `initialize` there: the connection above sees nothing of it.
-//! - [`LegacySseTransport`]: the HTTP+SSE transport, explicitly.
+//! - [`HttpSseTransport`]: the HTTP+SSE transport, explicitly.
 //! - [`RequestHeaders`], [`encode_header_value`]: what the client tells the transport about a
 //!   message (`initialize`, `notifications/initialized`, a stateless request's headers), and
 //!   the encoding of 2026-07-28 header values.
@@ -101,5 +101,7 @@ pub use error::{HttpClientError, HttpErrorKind, HttpRequestError};
 pub use hints::{RequestHeaders, encode_header_value};
 pub use http::{HeaderMap, HeaderName, HeaderValue};
 pub use reqwest;
-pub use transport::{HttpClientHandle, HttpClientRead, HttpClientWrite, LegacySseTransport, StreamableHttpTransport};
+#[allow(deprecated)]
+pub use transport::LegacySseTransport;
+pub use transport::{HttpClientHandle, HttpClientRead, HttpClientWrite, HttpSseTransport, StreamableHttpTransport};
 pub use url::Url;

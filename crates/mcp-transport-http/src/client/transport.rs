@@ -12,7 +12,7 @@ use super::error::HttpClientError;
 
 /// The Streamable HTTP client transport (2025-03-26 and later), falling back to
 /// HTTP+SSE (2024-11-05) when the server refuses the POST of `initialize` with a 4xx other
-/// than 401 and 403 (see [`HttpClientConfig::legacy_fallback`]).
+/// than 401 and 403 (see [`HttpClientConfig::http_sse_fallback`]).
 ///
 /// Nothing is sent before the first frame is written: creating the transport does no I/O.
 /// See the [module documentation](super) for what it does with each message.
@@ -25,7 +25,7 @@ pub struct StreamableHttpTransport {
 impl StreamableHttpTransport {
     /// A transport for the endpoint of `config`.
     pub fn new(config: HttpClientConfig) -> Result<Self, HttpClientError> {
-        let mode = if config.legacy_fallback { Mode::Detect } else { Mode::Streamable };
+        let mode = if config.http_sse_fallback { Mode::Detect } else { Mode::Streamable };
         let (core, rx) = Core::new(config, mode)?;
         Ok(StreamableHttpTransport { core, rx })
     }
@@ -51,13 +51,17 @@ impl Transport for StreamableHttpTransport {
 /// first event, `endpoint`, says where to POST messages; every answer comes on the stream.
 /// The connection ends with the stream.
 #[derive(Debug)]
-pub struct LegacySseTransport {
-    core: Arc<Core>,
-    rx: InboundQueue,
+pub struct HttpSseTransport {
+    /// The connection, in HTTP+SSE mode from the start.
+    inner: StreamableHttpTransport,
     endpoint: Url,
 }
 
-impl LegacySseTransport {
+/// The former name of [`HttpSseTransport`].
+#[deprecated(note = "renamed `HttpSseTransport`")]
+pub type LegacySseTransport = HttpSseTransport;
+
+impl HttpSseTransport {
     /// Opens the SSE stream at the URL of `config` and waits (at most
     /// [`HttpClientConfig::http_timeout`]) for the `endpoint` event; the endpoint must be on
     /// the same origin.
@@ -71,7 +75,7 @@ impl LegacySseTransport {
             }
         };
         core.set_mode(Mode::Sse { endpoint: endpoint.clone() });
-        Ok(LegacySseTransport { core, rx, endpoint })
+        Ok(HttpSseTransport { inner: StreamableHttpTransport { core, rx }, endpoint })
     }
 
     /// Where messages are POSTed (from the `endpoint` event).
@@ -81,17 +85,17 @@ impl LegacySseTransport {
 
     /// A handle on the connection's state.
     pub fn handle(&self) -> HttpClientHandle {
-        HttpClientHandle(self.core.clone())
+        self.inner.handle()
     }
 }
 
-impl Transport for LegacySseTransport {
+impl Transport for HttpSseTransport {
     type Read = HttpClientRead;
     type Write = HttpClientWrite;
     const KIND: TransportKind = TransportKind::HttpClient;
 
     fn split(self) -> (HttpClientRead, HttpClientWrite) {
-        (HttpClientRead { rx: self.rx, core: self.core.clone() }, HttpClientWrite { core: self.core })
+        self.inner.split()
     }
 }
 
@@ -134,7 +138,7 @@ impl TransportWrite for HttpClientWrite {
 }
 
 /// A view of an HTTP client connection's state, from
-/// [`StreamableHttpTransport::handle`] or [`LegacySseTransport::handle`].
+/// [`StreamableHttpTransport::handle`] or [`HttpSseTransport::handle`].
 #[derive(Debug, Clone)]
 pub struct HttpClientHandle(Arc<Core>);
 
@@ -157,8 +161,14 @@ impl HttpClientHandle {
     }
 
     /// Whether the connection speaks HTTP+SSE (explicitly, or after the fallback).
-    pub fn is_legacy(&self) -> bool {
+    pub fn is_http_sse(&self) -> bool {
         self.0.is_sse()
+    }
+
+    /// The former name of [`HttpClientHandle::is_http_sse`].
+    #[deprecated(note = "renamed `is_http_sse`")]
+    pub fn is_legacy(&self) -> bool {
+        self.is_http_sse()
     }
 
     /// Whether the server ended the session (HTTP 404) and no new `initialize` was sent yet.

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mcp_client::{Client, ClientBuilder, ClientError, ServerEvent, SubscriptionEnd};
+use mcp_client::{Client, ClientBuilder, ClientError, ServerEvent, SubscriptionEnd, Violation};
 use mcp_jsonrpc::transport::{MemoryRead, MemoryTransport, MemoryWrite, memory};
 use mcp_jsonrpc::{PeerConfig, Transport, TransportRead, TransportWrite};
 use mcp_types::{
@@ -97,7 +97,7 @@ fn connecting(builder: ClientBuilder) -> (JoinHandle<Result<Client, ClientError>
 }
 
 /// A client connected to a 2026-07-28 server with tools, prompts, resources, logging.
-async fn modern(builder: ClientBuilder) -> (Client, Script) {
+async fn stateless(builder: ClientBuilder) -> (Client, Script) {
     let (client, mut server) = connecting(builder);
     server
         .discover(json!({"tools": {"listChanged": true}, "prompts": {}, "resources": {"subscribe": true},
@@ -116,7 +116,7 @@ fn text(result: &mcp_types::CallToolResult) -> &str {
 
 #[tokio::test]
 async fn discover_makes_a_stateless_connection_and_every_request_carries_meta() {
-    let (client, mut server) = modern(builder()).await;
+    let (client, mut server) = stateless(builder()).await;
     assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
     assert_eq!(client.server_info().name, "hand");
     assert_eq!(client.instructions(), Some("be kind"));
@@ -247,7 +247,7 @@ async fn input_required_is_answered_and_the_call_sent_again() {
 
 #[tokio::test]
 async fn input_rounds_are_bounded_and_results_checked() {
-    let (client, mut server) = modern(builder().max_input_rounds(2)).await;
+    let (client, mut server) = stateless(builder().max_input_rounds(2)).await;
     let call = tokio::spawn(async move {
         let r = client.call_tool("forever", json!({})).await;
         (client, r)
@@ -286,7 +286,7 @@ async fn input_rounds_are_bounded_and_results_checked() {
     let req = server.request("tools/list").await;
     server.reply(&req, json!({"resultType": "input_required", "requestState": "x"})).await;
     let (client, r) = call.await.unwrap();
-    assert!(matches!(r, Err(ClientError::Decode { .. })), "{r:?}");
+    assert!(matches!(r, Err(ClientError::Protocol { violation: Violation::UnknownResultType(_), .. })), "{r:?}");
     let call = tokio::spawn(async move {
         let r = client.call_tool("t", json!({})).await;
         (client, r)
@@ -294,12 +294,12 @@ async fn input_rounds_are_bounded_and_results_checked() {
     let req = server.request("tools/call").await;
     server.reply(&req, json!({"resultType": "task", "content": []})).await;
     let (_client, r) = call.await.unwrap();
-    assert!(matches!(r, Err(ClientError::Decode { .. })), "{r:?}");
+    assert!(matches!(r, Err(ClientError::Protocol { violation: Violation::UnknownResultType(_), .. })), "{r:?}");
 }
 
 #[tokio::test]
 async fn the_calls_2026_removed_are_mapped_or_refused() {
-    let (client, mut server) = modern(builder()).await;
+    let (client, mut server) = stateless(builder()).await;
     let call = tokio::spawn(async move {
         client.ping().await.unwrap();
         client.set_logging_level(LoggingLevel::Debug).await.unwrap();
@@ -453,8 +453,8 @@ async fn a_server_listing_only_earlier_revisions_gets_initialize_unless_pinned()
         other => panic!("{other:?}"),
     }
 
-    // Legacy only: no probe at all.
-    let (client, mut server) = connecting(builder().legacy_only());
+    // Session revisions only: no probe at all.
+    let (client, mut server) = connecting(builder().session_revisions_only());
     let init = server.recv().await;
     assert_eq!(init["method"], "initialize");
     drop(client);
@@ -593,8 +593,8 @@ async fn a_refused_initialize_is_the_error_when_the_server_is_not_a_2026_one_eit
         other => panic!("{other:?}"),
     }
 
-    // Legacy only: never a probe, before `initialize` or after.
-    let (client, mut server) = connecting(builder().legacy_only());
+    // Session revisions only: never a probe, before `initialize` or after.
+    let (client, mut server) = connecting(builder().session_revisions_only());
     let init = expect_initialize(&mut server).await;
     server.fail(&init, json!({"code": -32601, "message": "Method not found"})).await;
     assert!(matches!(client.await.unwrap(), Err(ClientError::Remote(e)) if e.code == -32601));
@@ -603,7 +603,7 @@ async fn a_refused_initialize_is_the_error_when_the_server_is_not_a_2026_one_eit
 
 #[tokio::test]
 async fn subscriptions_listen_streams_notifications_until_dropped() {
-    let (client, mut server) = modern(builder()).await;
+    let (client, mut server) = stateless(builder()).await;
     let filter = SubscriptionFilter {
         tools_list_changed: Some(true),
         prompts_list_changed: Some(true),
@@ -696,7 +696,7 @@ async fn subscriptions_listen_streams_notifications_until_dropped() {
 
 #[tokio::test]
 async fn a_refused_subscription_is_an_error() {
-    let (client, mut server) = modern(builder()).await;
+    let (client, mut server) = stateless(builder()).await;
     let opening = tokio::spawn(async move { client.listen(SubscriptionFilter::default()).await.map(|_| ()) });
     let req = server.request("subscriptions/listen").await;
     server.fail(&req, json!({"code": -32602, "message": "empty filter"})).await;
@@ -808,7 +808,7 @@ async fn a_subscription_outlives_every_request_timeout() {
         max_request_timeout: Duration::from_secs(2),
         ..PeerConfig::default()
     };
-    let (client, mut server) = modern(builder().peer_config(config)).await;
+    let (client, mut server) = stateless(builder().peer_config(config)).await;
     let opening = tokio::spawn(async move {
         let s = client.listen(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }).await;
         (client, s)
@@ -836,7 +836,7 @@ async fn a_2026_server_cannot_call_the_client_outside_its_results() {
     let builder = builder()
         .on_roots(|| async { panic!("the roots handler must not run") })
         .on_elicitation(|_params: ElicitRequestParams| async { panic!("the elicitation handler must not run") });
-    let (client, mut server) = modern(builder).await;
+    let (client, mut server) = stateless(builder).await;
     for (id, method) in [(9, "roots/list"), (10, "elicitation/create")] {
         let params = json!({"message": "Name?", "requestedSchema": {"type": "object", "properties": {}}});
         server.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
@@ -852,7 +852,7 @@ async fn input_handlers_that_panic_or_are_not_declared_refuse_and_rounds_are_bou
     let builder = builder()
         .on_roots(|| async { panic!("no roots today") })
         .on_elicitation(|_params: ElicitRequestParams| async { Ok(ElicitResult::new(ElicitAction::Decline)) });
-    let (client, mut server) = modern(builder).await;
+    let (client, mut server) = stateless(builder).await;
     let ask = |requests: Value| json!({"resultType": "input_required", "inputRequests": requests});
     // A panicking handler refuses its input request (-32603); the caller gets an error.
     let call = tokio::spawn(async move { (client.call_tool("t", json!({})).await, client) });
@@ -882,12 +882,19 @@ async fn input_handlers_that_panic_or_are_not_declared_refuse_and_rounds_are_bou
         (0..17).map(|i| (format!("k{i}"), json!({"method": "elicitation/create", "params": {}}))).collect();
     server.reply(&req, ask(Value::Object(many))).await;
     let (r, _client) = call.await.unwrap();
-    assert!(matches!(r, Err(ClientError::Decode { .. })), "{r:?}");
+    assert!(
+        matches!(
+            r,
+            Err(ClientError::Protocol { violation: Violation::TooManyInputRequests { count: 17, limit: 16 }, .. })
+        ),
+        "{r:?}"
+    );
 }
 
 #[tokio::test]
 async fn a_pinned_client_takes_no_newer_revision_than_it_offered() {
-    let (client, mut server) = connecting(builder().protocol_version(ProtocolVersion::V2025_03_26).legacy_only());
+    let (client, mut server) =
+        connecting(builder().protocol_version(ProtocolVersion::V2025_03_26).session_revisions_only());
     let init = expect_initialize(&mut server).await;
     assert_eq!(init["params"]["protocolVersion"], "2025-03-26");
     let result =
@@ -904,7 +911,7 @@ async fn session_servers_are_answered_only_what_their_revision_and_our_capabilit
     let elicit = |_params: ElicitRequestParams| async { Ok(ElicitResult::new(ElicitAction::Decline)) };
     let url = json!({"mode": "url", "message": "Sign in", "url": "https://example.com", "elicitationId": "e1"});
     // 2025-03-26 has no elicitation.
-    let (client, mut server) = connecting(builder().legacy_only().on_elicitation(elicit));
+    let (client, mut server) = connecting(builder().session_revisions_only().on_elicitation(elicit));
     let init = expect_initialize(&mut server).await;
     server.accept_initialize(&init, "2025-03-26", json!({})).await;
     let client = client.await.unwrap().unwrap();
@@ -913,7 +920,7 @@ async fn session_servers_are_answered_only_what_their_revision_and_our_capabilit
     assert_eq!(server.recv().await["error"]["code"], -32601);
     drop(client);
     // 2025-11-25 has it, in form mode only unless URL mode was declared.
-    let (client, mut server) = connecting(builder().legacy_only().on_elicitation(elicit));
+    let (client, mut server) = connecting(builder().session_revisions_only().on_elicitation(elicit));
     let init = expect_initialize(&mut server).await;
     server.accept_initialize(&init, "2025-11-25", json!({})).await;
     let client = client.await.unwrap().unwrap();

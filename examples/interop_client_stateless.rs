@@ -1,18 +1,18 @@
-//! `interop_client_modern`: our client (`mcp-client`) speaking protocol revision 2026-07-28
+//! `interop_client_stateless`: our client (`mcp-client`) speaking protocol revision 2026-07-28
 //! (stateless MCP) to official servers, and falling back to `initialize` for servers of earlier
 //! revisions.
 //!
 //! ```sh
 //! # The TypeScript SDK 2.x server of interop/ts2 (server.mjs), over stdio and over HTTP:
-//! interop_client_modern --ts2-stdio node target/interop/ts2/server.mjs --stdio
-//! interop_client_modern --ts2-http node target/interop/ts2/server.mjs
-//! interop_client_modern --ts2-url http://localhost:3100/mcp          # a server already running
+//! interop_client_stateless --ts2-stdio node target/interop/ts2/server.mjs --stdio
+//! interop_client_stateless --ts2-http node target/interop/ts2/server.mjs
+//! interop_client_stateless --ts2-url http://localhost:3100/mcp          # a server already running
 //! # The Python SDK 2.x server of interop/python, which also speaks 2026-07-28:
-//! interop_client_modern --python target/interop/venv/bin/python interop/python/server.py
+//! interop_client_stateless --python target/interop/venv/bin/python interop/python/server.py
 //! # A server of an earlier revision over HTTP: the probe fails, `initialize` follows
-//! # (`streamableHttp`), and for a 2024-11-05 server legacy HTTP+SSE (`sse`):
-//! interop_client_modern --fallback-http node .../server-everything/dist/index.js streamableHttp
-//! interop_client_modern --fallback-sse node .../server-everything/dist/index.js sse
+//! # (`streamableHttp`), and for a 2024-11-05 server HTTP+SSE (`sse`):
+//! interop_client_stateless --fallback-http node .../server-everything/dist/index.js streamableHttp
+//! interop_client_stateless --fallback-sse node .../server-everything/dist/index.js sse
 //! ```
 //!
 //! With `--ts2-http`, `--fallback-http` and `--fallback-sse` the server is started with `PORT`
@@ -37,8 +37,8 @@ use anyhow::{Context as _, anyhow, bail, ensure};
 use mcp_sdk::client::{CallOptions, Client, ClientBuilder, ServerEvent};
 use mcp_sdk::transport::stdio::ChildCommand;
 use mcp_sdk::types::{
-    AnyResourceContents, CallToolRequestParams, CallToolResult, CompletionReference, ContentBlock,
-    CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult,
+    AnyResourceContents, CallToolRequestParams, CallToolResult, CompleteRequestParamsArgument, CompletionReference,
+    ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult,
     ElicitResultContentValue, ErrorObject, LoggingLevel, PromptReference, ProtocolVersion, Role, Root, SamplingContent,
     SubscriptionFilter, TextContent,
 };
@@ -107,7 +107,7 @@ async fn main() -> anyhow::Result<std::process::ExitCode> {
         Some("--fallback-http") => Mode::FallbackHttp,
         Some("--fallback-sse") => Mode::FallbackSse,
         _ => bail!(
-            "usage: interop_client_modern (--ts2-stdio | --ts2-http | --python | --fallback-http | --fallback-sse) \
+            "usage: interop_client_stateless (--ts2-stdio | --ts2-http | --python | --fallback-http | --fallback-sse) \
              <server command> [args...] | --ts2-url <url>"
         ),
     };
@@ -172,7 +172,7 @@ async fn main() -> anyhow::Result<std::process::ExitCode> {
 /// roots with [`ROOT_URI`].
 fn builder(events: &Arc<Mutex<Vec<ServerEvent>>>) -> ClientBuilder {
     let events = events.clone();
-    ClientBuilder::new("mcp-rust-sdk-interop-modern", env!("CARGO_PKG_VERSION"))
+    ClientBuilder::new("mcp-rust-sdk-interop-stateless", env!("CARGO_PKG_VERSION"))
         .on_event(move |e| events.lock().unwrap_or_else(|e| e.into_inner()).push(e))
         .on_elicitation(|params: ElicitRequestParams| async move {
             let ElicitRequestParams::ElicitRequestForm(form) = params else {
@@ -357,7 +357,7 @@ async fn ts2(client: &Client, events: &Arc<Mutex<Vec<ServerEvent>>>, r: &mut Rep
     .await;
     r.check(&format!("{p}: completions"), async {
         let reference = CompletionReference::PromptReference(PromptReference::new("test_prompt_with_arguments"));
-        let done = client.complete(reference, "arg1", "pa", BTreeMap::new()).await?;
+        let done = client.complete(reference, CompleteRequestParamsArgument::new("arg1", "pa")).await?;
         ensure!(done.completion.values == ["paris", "park", "party"], "{:?}", done.completion.values);
         Ok(format!("{:?}", done.completion.values))
     })

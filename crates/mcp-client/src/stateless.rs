@@ -1,24 +1,30 @@
-//! The stateless revision (2026-07-28): the per-request `_meta`, era negotiation with
-//! `server/discover`, result types and multi round-trip requests (MRTR).
+//! The stateless revision (2026-07-28): the per-request `_meta`, the `server/discover` probe,
+//! result types and input-required round trips.
 
 use mcp_jsonrpc::sync::MutexExt as _;
+use std::collections::BTreeSet;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use mcp_jsonrpc::{CallError, CallOptions, FrameHints, Peer};
 use mcp_types::{
     ClientCapabilities, CreateMessageRequestParams, Direction, DiscoverResult, ElicitRequestParams, ErrorObject,
-    Implementation, JsonObject, ListRootsResult, LoggingLevel, ProtocolVersion, Request, Revisions,
+    Implementation, JsonObject, ListRootsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion, Request,
+    Revisions, ServerCapabilities, SubscriptionFilter,
 };
 use serde_json::Value;
 
-use crate::ClientError;
+use crate::cache::ListCache;
+use crate::listen::{self, Registry, Subscription};
+
+use crate::error::{ClientError, Violation};
 use crate::handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elicitation_defaults};
 use crate::tool_headers::HeaderRules;
 
 /// The stateless revision this client speaks.
-pub(crate) const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
+pub(crate) const STATELESS: ProtocolVersion = ProtocolVersion::V2026_07_28;
 
 /// `_meta` keys of the per-request protocol fields.
 pub(crate) const META_PROTOCOL_VERSION: &str = mcp_types::meta::PROTOCOL_VERSION;
@@ -31,7 +37,7 @@ pub(crate) const META_SUBSCRIPTION_ID: &str = mcp_types::meta::SUBSCRIPTION_ID;
 pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = mcp_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.code();
 
 /// The requests a server may answer with `input_required`.
-const MRTR_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
+const INPUT_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
 
 /// A request sent as JSON: the params encoded for 2026-07-28 with the `_meta` filled in, the
 /// result read as JSON to look at its `resultType` before decoding it.
@@ -71,6 +77,11 @@ pub(crate) struct RequestMeta {
 }
 
 impl RequestMeta {
+    /// Sets the level every later request asks the server to log at.
+    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
+        *self.log_level.lock_unpoisoned() = Some(level);
+    }
+
     /// The `_meta` protocol fields, merged into `params`.
     pub(crate) fn apply(&self, params: &mut JsonObject, version: &str) {
         let meta = params.entry("_meta").or_insert_with(|| Value::Object(JsonObject::new()));
@@ -90,22 +101,24 @@ impl RequestMeta {
     /// The transport's hints for a stateless request of `method` with `params` (over HTTP:
     /// its headers; `None` over other transports).
     pub(crate) fn hints(&self, method: &str, params: &JsonObject) -> Option<FrameHints> {
-        self.header_rules.as_ref()?.hints(MODERN.as_str(), method, params)
+        self.header_rules.as_ref()?.hints(STATELESS.as_str(), method, params)
     }
 }
 
 /// A value encoded for 2026-07-28 (`null` if it cannot be, which the generated types never do).
 pub(crate) fn encode<T: mcp_types::WireSerialize + ?Sized>(value: &T) -> Value {
-    mcp_types::to_value_for(value, MODERN).unwrap_or(Value::Null)
+    mcp_types::to_value_for(value, STATELESS).unwrap_or(Value::Null)
 }
 
 /// Params encoded for 2026-07-28, as an object.
 pub(crate) fn params_object<T: mcp_types::WireSerialize>(params: &T) -> Result<JsonObject, ClientError> {
-    match mcp_types::to_value_for(params, MODERN) {
+    match mcp_types::to_value_for(params, STATELESS) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(Value::Null) => Ok(JsonObject::new()),
-        Ok(other) => Err(ClientError::Local(format!("params must be a JSON object, not {other}"))),
-        Err(e) => Err(ClientError::Local(format!("cannot encode the params: {e}"))),
+        Ok(other) => {
+            Err(ClientError::Encode(serde::ser::Error::custom(format!("params must be a JSON object, not {other}"))))
+        }
+        Err(e) => Err(ClientError::Encode(e)),
     }
 }
 
@@ -136,7 +149,7 @@ pub(crate) async fn call<R: Request>(
     mut options: CallOptions,
 ) -> Result<Value, ClientError> {
     let mut base = params_object(params)?;
-    meta.apply(&mut base, MODERN.as_str());
+    meta.apply(&mut base, STATELESS.as_str());
     options.hints = meta.hints(R::METHOD, &base);
     let mut params = base.clone();
     let mut rounds = 0usize;
@@ -146,7 +159,7 @@ pub(crate) async fn call<R: Request>(
             Ok(result) => result,
             Err(CallError::Remote(e))
                 if !version_retried
-                    && supported_versions(&e).is_some_and(|v| v.iter().any(|v| v == MODERN.as_str())) =>
+                    && supported_versions(&e).is_some_and(|v| v.iter().any(|v| v == STATELESS.as_str())) =>
             {
                 // The server says it speaks our revision after all (a stale or overeager
                 // check): once more, as the specification asks.
@@ -158,19 +171,16 @@ pub(crate) async fn call<R: Request>(
         };
         match result_type(&result) {
             None | Some("complete") => return Ok(result),
-            Some("input_required") if MRTR_METHODS.contains(&R::METHOD) => {
+            Some("input_required") if INPUT_METHODS.contains(&R::METHOD) => {
                 if rounds >= max_rounds {
                     return Err(ClientError::TooManyRounds { method: R::METHOD.to_owned(), rounds });
                 }
                 rounds += 1;
                 params = base.clone();
-                fulfil(&result, handlers, &mut params).await?;
+                fulfil(R::METHOD, &result, handlers, &mut params).await?;
             }
             Some(other) => {
-                return Err(ClientError::Decode {
-                    method: R::METHOD.to_owned(),
-                    detail: format!("result type `{other}` is not one this client knows for `{}`", R::METHOD),
-                });
+                return Err(ClientError::protocol(R::METHOD, Violation::UnknownResultType(other.to_owned())));
             }
         }
     }
@@ -178,25 +188,21 @@ pub(crate) async fn call<R: Request>(
 
 /// Answers the input requests of an `input_required` result; puts `inputResponses` and the
 /// exact `requestState` (if any) into the params of the retry.
-async fn fulfil(result: &Value, handlers: &InputHandlers, params: &mut JsonObject) -> Result<(), ClientError> {
+async fn fulfil(
+    method: &str,
+    result: &Value,
+    handlers: &InputHandlers,
+    params: &mut JsonObject,
+) -> Result<(), ClientError> {
+    let malformed = |field| ClientError::protocol(method, Violation::MalformedInputRequired(field));
     let requests = match result.get("inputRequests") {
         Some(Value::Object(m)) => m.clone(),
         Some(Value::Null) | None => JsonObject::new(),
-        Some(other) => {
-            return Err(ClientError::Decode {
-                method: "input_required".to_owned(),
-                detail: format!("`inputRequests` is not an object: {other}"),
-            });
-        }
+        Some(_) => return Err(malformed("inputRequests")),
     };
     if requests.len() > MAX_INPUT_REQUESTS {
-        return Err(ClientError::Decode {
-            method: "input_required".to_owned(),
-            detail: format!(
-                "{} input requests in one result; at most {MAX_INPUT_REQUESTS} are answered",
-                requests.len()
-            ),
-        });
+        let violation = Violation::TooManyInputRequests { count: requests.len(), limit: MAX_INPUT_REQUESTS };
+        return Err(ClientError::protocol(method, violation));
     }
     let mut responses = JsonObject::new();
     for (key, request) in requests {
@@ -213,12 +219,7 @@ async fn fulfil(result: &Value, handlers: &InputHandlers, params: &mut JsonObjec
             params.insert("requestState".to_owned(), Value::String(state.clone()));
         }
         Some(Value::Null) | None => {}
-        Some(other) => {
-            return Err(ClientError::Decode {
-                method: "input_required".to_owned(),
-                detail: format!("`requestState` is not a string: {other}"),
-            });
-        }
+        Some(_) => return Err(malformed("requestState")),
     }
     Ok(())
 }
@@ -237,14 +238,14 @@ async fn answer(method: &str, params: Value, handlers: &InputHandlers) -> Result
 }
 
 async fn run_handler(method: &str, params: Value, handlers: &InputHandlers) -> Result<Value, ClientError> {
-    let bad = |e: serde_json::Error| ClientError::Decode { method: method.to_owned(), detail: e.to_string() };
+    let bad = |e: serde_json::Error| ClientError::decode(method, e);
     let refused = |error: ErrorObject| ClientError::Input { method: method.to_owned(), error };
     let missing = || ClientError::Input { method: method.to_owned(), error: ErrorObject::method_not_found(method) };
     match method {
         "elicitation/create" => {
             let h = handlers.elicitation.as_ref().ok_or_else(missing)?;
             let params: ElicitRequestParams = serde_json::from_value(params).map_err(bad)?;
-            crate::client::check_elicitation_mode(&params, handlers.elicitation_url).map_err(refused)?;
+            crate::service::check_elicitation_mode(&params, handlers.elicitation_url).map_err(refused)?;
             let mut result = h.elicit(params.clone()).await.map_err(refused)?;
             if handlers.apply_defaults {
                 apply_elicitation_defaults(&params, &mut result);
@@ -271,12 +272,12 @@ pub(crate) struct Discovered {
     pub(crate) server_info: Implementation,
 }
 
-/// How the probe ended.
-pub(crate) enum Probe {
+/// What the `server/discover` probe found.
+pub(crate) enum DiscoverOutcome {
     /// A 2026-07-28 server.
-    Modern(Box<Discovered>),
+    Stateless(Box<Discovered>),
     /// Not a 2026-07-28 server: use `initialize`.
-    Legacy {
+    SessionRevisions {
         /// What the probe got.
         why: String,
         /// Whether the server said it speaks only earlier revisions (a `DiscoverResult` or an
@@ -333,33 +334,37 @@ pub(crate) async fn probe(
     timeout: Option<Duration>,
     over_http: bool,
     fallback: bool,
-) -> Result<Probe, ClientError> {
+) -> Result<DiscoverOutcome, ClientError> {
     let mut corrected = false;
-    let outcome = |why: String, conclusive: bool| -> Result<Probe, ClientError> {
-        if fallback { Ok(Probe::Legacy { why, conclusive }) } else { Err(ClientError::UnsupportedVersion(why)) }
+    let outcome = |why: String, conclusive: bool| -> Result<DiscoverOutcome, ClientError> {
+        if fallback {
+            Ok(DiscoverOutcome::SessionRevisions { why, conclusive })
+        } else {
+            Err(ClientError::UnsupportedVersion(why))
+        }
     };
-    let legacy = |why: String| outcome(why, false);
+    let earlier = |why: String| outcome(why, false);
     let only_earlier = |why: String| outcome(why, true);
     loop {
         let mut params = JsonObject::new();
-        meta.apply(&mut params, MODERN.as_str());
+        meta.apply(&mut params, STATELESS.as_str());
         let options = CallOptions { timeout, hints: meta.hints("server/discover", &params), ..Default::default() };
         let outcome = peer.request::<Json<mcp_types::DiscoverRequest>>(params, options).await;
         match outcome {
             Ok(value) => {
                 let Some(discovered) = read_discover(value) else {
-                    return legacy("the answer to server/discover is not a DiscoverResult".to_owned());
+                    return earlier("the answer to server/discover is not a DiscoverResult".to_owned());
                 };
                 let versions = &discovered.result.supported_versions;
-                if versions.iter().any(|v| v == MODERN.as_str()) {
-                    return Ok(Probe::Modern(Box::new(discovered)));
+                if versions.iter().any(|v| v == STATELESS.as_str()) {
+                    return Ok(DiscoverOutcome::Stateless(Box::new(discovered)));
                 }
                 return only_earlier(format!("the server supports {}", versions.join(", ")));
             }
-            Err(CallError::Transport(e)) if refused_by_earlier_server(&e) => return legacy(e.to_string()),
+            Err(CallError::Transport(e)) if refused_by_earlier_server(&e) => return earlier(e.to_string()),
             Err(CallError::Remote(e)) => {
                 if let Some(versions) = supported_versions(&e) {
-                    if versions.iter().any(|v| v == MODERN.as_str()) {
+                    if versions.iter().any(|v| v == STATELESS.as_str()) {
                         if corrected {
                             return Err(ClientError::Remote(e));
                         }
@@ -373,10 +378,10 @@ pub(crate) async fn probe(
                     }
                     return Err(ClientError::UnsupportedVersion(versions.join(", ")));
                 }
-                return legacy(format!("server/discover failed: {e}"));
+                return earlier(format!("server/discover failed: {e}"));
             }
             Err(CallError::Timeout { elapsed, .. }) if !over_http => {
-                return legacy(format!("no answer to server/discover within {elapsed:?}"));
+                return earlier(format!("no answer to server/discover within {elapsed:?}"));
             }
             Err(e) => return Err(e.into()),
         }
@@ -388,4 +393,144 @@ pub(crate) fn listen_params(filter: &mcp_types::SubscriptionFilter) -> JsonObjec
     let mut params = JsonObject::new();
     params.insert("notifications".to_owned(), encode(filter));
     params
+}
+
+/// The params of a list page.
+pub(crate) fn page_params(cursor: Option<String>) -> PaginatedRequestParams {
+    PaginatedRequestParams { cursor, ..Default::default() }
+}
+
+/// A result decoded from JSON.
+fn decode_result<R: Request>(value: Value) -> Result<R::Result, ClientError> {
+    serde_json::from_value(value).map_err(|e| ClientError::decode(R::METHOD, e))
+}
+
+/// The subscription the client keeps: the resources subscribed with `Client::subscribe` and
+/// the list changes, delivered as events.
+#[derive(Default)]
+pub(crate) struct Background {
+    uris: BTreeSet<String>,
+    pub(crate) subscription: Option<listen::Opened>,
+}
+
+/// A connection of the stateless revision.
+pub(crate) struct StatelessConnection {
+    /// The server's answer to `server/discover`.
+    pub(crate) discovered: DiscoverResult,
+    pub(crate) meta: RequestMeta,
+    pub(crate) handlers: InputHandlers,
+    pub(crate) max_rounds: usize,
+    /// List pages, while their `ttlMs` says they are fresh (`ClientBuilder::cache_lists`).
+    pub(crate) cache: Option<Arc<ListCache>>,
+    /// The open subscriptions, to which the server's notifications are routed.
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) background: tokio::sync::Mutex<Background>,
+    /// Whether the background subscription asks for list changes (`on_event` was set).
+    pub(crate) watch_list_changes: bool,
+    /// How long the server may take to acknowledge a subscription.
+    pub(crate) ack_timeout: Duration,
+    /// The bound of a subscription's queue.
+    pub(crate) events_capacity: usize,
+}
+
+impl StatelessConnection {
+    /// Sends a typed request (see [`call`]) and decodes its result.
+    pub(crate) async fn call<R: Request>(
+        &self,
+        peer: &Peer,
+        params: &R::Params,
+        options: CallOptions,
+    ) -> Result<R::Result, ClientError> {
+        let value = call::<R>(peer, &self.meta, &self.handlers, self.max_rounds, params, options).await?;
+        decode_result::<R>(value)
+    }
+
+    /// A list page, from the cache when it is fresh there.
+    pub(crate) async fn list_page<R>(&self, peer: &Peer, cursor: Option<String>) -> Result<R::Result, ClientError>
+    where
+        R: Request<Params = PaginatedRequestParams>,
+    {
+        let Some(cache) = &self.cache else {
+            return self.call::<R>(peer, &page_params(cursor), CallOptions::default()).await;
+        };
+        if let Some(page) = cache.get(R::METHOD, &cursor) {
+            return decode_result::<R>(page);
+        }
+        let params = page_params(cursor.clone());
+        let page =
+            call::<R>(peer, &self.meta, &self.handlers, self.max_rounds, &params, CallOptions::default()).await?;
+        cache.put(R::METHOD, cursor, &page);
+        decode_result::<R>(page)
+    }
+
+    /// Opens the background subscription for the list changes the server declares, when
+    /// `on_event` was set (at connection; a failure is only logged).
+    pub(crate) async fn watch_list_changes(&self, peer: &Peer, caps: &ServerCapabilities) {
+        if self.watch_list_changes {
+            let mut background = self.background.lock().await;
+            if let Err(e) = self.reopen_background(peer, caps, &mut background).await {
+                tracing::warn!(error = %e, "cannot subscribe to the server's list changes");
+            }
+        }
+    }
+
+    /// Adds a resource to the background subscription (`subscribe`) or removes it, and opens
+    /// the subscription anew if that changed it (a resource not added when that fails).
+    pub(crate) async fn watch_resource(
+        &self,
+        peer: &Peer,
+        caps: &ServerCapabilities,
+        uri: &str,
+        subscribe: bool,
+    ) -> Result<(), ClientError> {
+        let mut background = self.background.lock().await;
+        let changed = if subscribe { background.uris.insert(uri.to_owned()) } else { background.uris.remove(uri) };
+        if !changed {
+            return Ok(());
+        }
+        let reopened = self.reopen_background(peer, caps, &mut background).await;
+        if reopened.is_err() && subscribe {
+            background.uris.remove(uri);
+        }
+        reopened
+    }
+
+    /// Replaces the background subscription by one for the current resources (and the list
+    /// changes the server declares, when `on_event` was set); none when there is nothing to
+    /// listen to.
+    async fn reopen_background(
+        &self,
+        peer: &Peer,
+        caps: &ServerCapabilities,
+        background: &mut Background,
+    ) -> Result<(), ClientError> {
+        let mut filter = SubscriptionFilter::default();
+        if self.watch_list_changes {
+            let declared = |flag: Option<bool>| (flag == Some(true)).then_some(true);
+            filter.tools_list_changed = caps.tools.as_ref().and_then(|t| declared(t.list_changed));
+            filter.prompts_list_changed = caps.prompts.as_ref().and_then(|p| declared(p.list_changed));
+            filter.resources_list_changed = caps.resources.as_ref().and_then(|r| declared(r.list_changed));
+        }
+        if !background.uris.is_empty() {
+            filter.resource_subscriptions = Some(background.uris.iter().cloned().collect());
+        }
+        if filter == SubscriptionFilter::default() {
+            background.subscription = None;
+            return Ok(());
+        }
+        let opened =
+            listen::open(peer, &self.meta, &self.registry, &filter, listen::Sink::Events, self.ack_timeout).await?;
+        // The new one is acknowledged: the old one can go (dropping it closes it).
+        background.subscription = Some(opened);
+        Ok(())
+    }
+
+    /// Opens a `subscriptions/listen` stream of its own for `filter`.
+    pub(crate) async fn listen(&self, peer: &Peer, filter: &SubscriptionFilter) -> Result<Subscription, ClientError> {
+        let (tx, rx) = tokio::sync::mpsc::channel(self.events_capacity);
+        let missed = Arc::new(AtomicU64::new(0));
+        let sink = listen::Sink::Channel { tx, missed: missed.clone() };
+        let opened = listen::open(peer, &self.meta, &self.registry, filter, sink, self.ack_timeout).await?;
+        Ok(Subscription::new(opened, rx, missed))
+    }
 }

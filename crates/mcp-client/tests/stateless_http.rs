@@ -314,7 +314,7 @@ async fn errors_in_4xx_bodies_reach_the_caller() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_server_refusing_initialize_is_asked_with_discover() {
     // `initialize` first: a 2026-07-28-only server refuses its POST with 400 and a 2026-07-28
-    // error naming what it speaks. No fallback to legacy HTTP+SSE: `server/discover` instead.
+    // error naming what it speaks. No fallback to HTTP+SSE: `server/discover` instead.
     let fx = Fixture::start().await;
     let url = fx.url.clone();
     let connecting = tokio::spawn(async move { builder().initialize_first().connect_http(&url).await });

@@ -1,0 +1,299 @@
+//! [`ClientBuilder`]: what the client declares and which revisions it may speak.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_jsonrpc::{PeerConfig, Transport};
+use mcp_transport_stdio::{ChildCommand, ChildProcess};
+use mcp_types::{
+    ClientCapabilities, ClientCapabilitiesElicitation, ClientCapabilitiesRoots, ClientCapabilitiesSampling,
+    Implementation, ProtocolVersion,
+};
+
+use crate::connect::ConnectError;
+use crate::handlers::{ElicitationHandler, RootsHandler, SamplingHandler};
+use crate::service::EventCallback;
+use crate::stateless::InputHandlers;
+use crate::{Client, ClientError, ServerEvent};
+
+/// Which protocol eras the client may speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EraChoice {
+    /// Probe with `server/discover`; fall back to `initialize` for earlier servers.
+    Auto,
+    /// Only the `initialize` handshake (the session revisions).
+    Sessions,
+    /// `initialize` first; `server/discover` if the server refuses it.
+    InitializeFirst,
+    /// Only 2026-07-28; no fallback.
+    Stateless,
+}
+
+/// Configures and connects a [`Client`].
+#[derive(Clone)]
+pub struct ClientBuilder {
+    pub(crate) info: Implementation,
+    /// The session revision offered in `initialize`.
+    pub(crate) version: ProtocolVersion,
+    pub(crate) era: EraChoice,
+    pub(crate) peer_config: PeerConfig,
+    pub(crate) handlers: InputHandlers,
+    pub(crate) on_event: Option<EventCallback>,
+    pub(crate) events_capacity: usize,
+    pub(crate) validate_arguments: bool,
+    pub(crate) validate_structured: bool,
+    pub(crate) reinitialize: bool,
+    pub(crate) discover_timeout: Duration,
+    pub(crate) max_input_rounds: usize,
+    pub(crate) cache_lists: bool,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("info", &self.info)
+            .field("version", &self.version)
+            .field("era", &self.era)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientBuilder {
+    /// A client that introduces itself as `name` at `version`.
+    ///
+    /// It speaks 2026-07-28 to servers that do (found with `server/discover`), and the newest
+    /// session revision (2025-11-25, with `initialize`) to the others.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        ClientBuilder {
+            info: Implementation::new(name, version),
+            version: ProtocolVersion::LATEST_SESSION,
+            era: EraChoice::Auto,
+            peer_config: PeerConfig::default(),
+            handlers: InputHandlers::default(),
+            on_event: None,
+            events_capacity: 256,
+            validate_arguments: false,
+            validate_structured: false,
+            reinitialize: true,
+            discover_timeout: Duration::from_secs(10),
+            max_input_rounds: 10,
+            cache_lists: false,
+        }
+    }
+
+    /// Speaks only this revision: 2026-07-28 (the server must list it in its answer to
+    /// `server/discover`; no fallback to `initialize`), or a session revision, offered in
+    /// `initialize` (no `server/discover` probe; the server may answer with an older revision,
+    /// which the client then speaks).
+    pub fn protocol_version(mut self, version: ProtocolVersion) -> Self {
+        if version.is_stateless() {
+            self.era = EraChoice::Stateless;
+        } else {
+            self.era = EraChoice::Sessions;
+            self.version = version;
+        }
+        self
+    }
+
+    /// Speaks only the session revisions (2025-11-25 and earlier, with the `initialize`
+    /// handshake): no `server/discover` probe, before `initialize` or after it failed.
+    pub fn session_revisions_only(mut self) -> Self {
+        self.era = EraChoice::Sessions;
+        self
+    }
+
+    /// The former name of [`ClientBuilder::session_revisions_only`].
+    #[deprecated(note = "renamed `session_revisions_only`")]
+    pub fn legacy_only(self) -> Self {
+        self.session_revisions_only()
+    }
+
+    /// Starts with the `initialize` handshake instead of the `server/discover` probe (one round
+    /// trip less with servers of the session revisions), and speaks 2026-07-28 with a server
+    /// that refuses `initialize` with a JSON-RPC error and answers `server/discover`.
+    pub fn initialize_first(mut self) -> Self {
+        self.era = EraChoice::InitializeFirst;
+        self
+    }
+
+    /// How long a stdio server may take to answer the `server/discover` probe (default 10 s)
+    /// before it is taken for a server of a session revision (over HTTP, where a server
+    /// always answers, the connection's request timeout applies and silence is an error).
+    pub fn discover_timeout(mut self, timeout: Duration) -> Self {
+        self.discover_timeout = timeout;
+        self
+    }
+
+    /// How many times a call is sent again with the input a 2026-07-28 server asked for
+    /// (`input_required`) before it fails with [`ClientError::TooManyRounds`] (default 10).
+    pub fn max_input_rounds(mut self, rounds: usize) -> Self {
+        self.max_input_rounds = rounds;
+        self
+    }
+
+    /// Keeps list pages (`tools/list`, `prompts/list`, `resources/list`,
+    /// `resources/templates/list`) while the server's `ttlMs` says they are fresh, and serves
+    /// them from memory; a list-changed notification drops the pages of its list. Off by
+    /// default; only 2026-07-28 results carry a `ttlMs`.
+    pub fn cache_lists(mut self) -> Self {
+        self.cache_lists = true;
+        self
+    }
+
+    /// Sets the title the client reports.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// Sets timeouts and limits of the connection.
+    pub fn peer_config(mut self, config: PeerConfig) -> Self {
+        self.peer_config = config;
+        self
+    }
+
+    /// Answers sampling requests (declares the `sampling` capability).
+    pub fn on_sampling(mut self, handler: impl SamplingHandler) -> Self {
+        self.handlers.sampling = Some(Arc::new(handler));
+        self
+    }
+
+    /// Answers elicitation requests (declares the `elicitation` capability, form mode; call
+    /// [`ClientBuilder::elicitation_url_mode`] to declare URL mode too).
+    pub fn on_elicitation(mut self, handler: impl ElicitationHandler) -> Self {
+        self.handlers.elicitation = Some(Arc::new(handler));
+        self
+    }
+
+    /// Declares URL-mode elicitation as well.
+    pub fn elicitation_url_mode(mut self) -> Self {
+        self.handlers.elicitation_url = true;
+        self
+    }
+
+    /// Fills in schema defaults the user left out of accepted forms (SEP-1034).
+    pub fn apply_elicitation_defaults(mut self) -> Self {
+        self.handlers.apply_defaults = true;
+        self
+    }
+
+    /// Answers `roots/list` (declares the `roots` capability with `listChanged`).
+    pub fn on_roots(mut self, handler: impl RootsHandler) -> Self {
+        self.handlers.roots = Some(Arc::new(handler));
+        self
+    }
+
+    /// Calls `f` for every notification from the server (on the reader task: keep it short).
+    ///
+    /// With a 2026-07-28 server, change notifications come only on a subscription: the client
+    /// opens one at connection for the list changes the server declares (see
+    /// [`Client::subscribe`] for resource updates).
+    pub fn on_event(mut self, f: impl Fn(ServerEvent) + Send + Sync + 'static) -> Self {
+        self.on_event = Some(Arc::new(f));
+        self
+    }
+
+    /// Checks tool arguments against the tool's input schema before sending (the schemas are
+    /// those of the last `list_tools`). Feature `jsonschema`.
+    #[cfg(feature = "jsonschema")]
+    pub fn validate_arguments(mut self) -> Self {
+        self.validate_arguments = true;
+        self
+    }
+
+    /// Checks `structuredContent` of tool results against the tool's output schema. Feature
+    /// `jsonschema`.
+    #[cfg(feature = "jsonschema")]
+    pub fn validate_structured_content(mut self) -> Self {
+        self.validate_structured = true;
+        self
+    }
+
+    /// Whether a call that fails because the server ended the HTTP session (404) starts a new
+    /// session (a new `initialize` and `notifications/initialized`) and is sent once more
+    /// (default: yes, as the specification asks). The new session starts afresh on the
+    /// server: subscriptions and the log level are not restored.
+    pub fn reinitialize_on_session_expiry(mut self, enabled: bool) -> Self {
+        self.reinitialize = enabled;
+        self
+    }
+
+    /// The capabilities declared to a server of `version`.
+    pub(crate) fn capabilities(&self, version: ProtocolVersion) -> ClientCapabilities {
+        let mut caps = ClientCapabilities::default();
+        if self.handlers.sampling.is_some() {
+            caps.sampling = Some(ClientCapabilitiesSampling::default());
+        }
+        if self.handlers.elicitation.is_some() {
+            let mut e = ClientCapabilitiesElicitation::default();
+            if version >= ProtocolVersion::V2025_11_25 {
+                e.form = Some(Default::default());
+                if self.handlers.elicitation_url {
+                    e.url = Some(Default::default());
+                }
+            }
+            caps.elicitation = Some(e);
+        }
+        if self.handlers.roots.is_some() {
+            caps.roots = Some(ClientCapabilitiesRoots { list_changed: Some(true), ..Default::default() });
+        }
+        caps
+    }
+
+    /// Connects over `transport` and negotiates the protocol revision: `server/discover`
+    /// first (a 2026-07-28 server), else the `initialize` handshake. If a server refuses
+    /// `initialize` with a JSON-RPC error after a probe that failed without saying that it
+    /// speaks only session revisions (an error, no answer in time; or no probe, with
+    /// [`initialize_first`](Self::initialize_first)), it is asked with `server/discover` once
+    /// more, and spoken to in 2026-07-28 if it answers as a 2026-07-28 server.
+    pub async fn connect<T: Transport>(self, transport: T) -> Result<Client, ClientError> {
+        self.establish(transport, None, false).await.map_err(ConnectError::into_error)
+    }
+
+    /// Connects to the MCP endpoint at `url` over Streamable HTTP (falling back to HTTP+SSE
+    /// for a 2024-11-05 server) and negotiates the protocol revision.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), mcp_client::ClientError> {
+    /// let client = mcp_client::ClientBuilder::new("my-app", "1.0").connect_http("http://127.0.0.1:8080/mcp").await?;
+    /// println!("{} speaks {}", client.server_info().name, client.protocol_version());
+    /// client.close().await?; // DELETE ends the session
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "http")]
+    pub async fn connect_http(self, url: &str) -> Result<Client, ClientError> {
+        let config = crate::http::HttpClientConfig::parse(url).map_err(|e| ClientError::Transport(Arc::new(e)))?;
+        self.connect_http_with(config).await
+    }
+
+    /// Connects over Streamable HTTP with a full configuration (headers, authorization,
+    /// timeouts, a reqwest client of your own; see [`crate::http::HttpClientConfig`]) and
+    /// negotiates the protocol revision.
+    #[cfg(feature = "http")]
+    pub async fn connect_http_with(self, config: crate::http::HttpClientConfig) -> Result<Client, ClientError> {
+        let transport =
+            crate::http::StreamableHttpTransport::new(config).map_err(|e| ClientError::Transport(Arc::new(e)))?;
+        self.connect(transport).await
+    }
+
+    /// Runs a server as a child process, connects to it over its stdio, and negotiates the
+    /// protocol revision. If the child dies during the handshake, the error carries its exit
+    /// status and the tail of its stderr. A server that exits on the `server/discover` probe
+    /// (some servers of the session revisions end on any request before `initialize`) is
+    /// started once more and spoken to with `initialize`.
+    pub async fn spawn(self, command: ChildCommand) -> Result<Client, ClientError> {
+        let (transport, child) = ChildProcess::spawn(command.clone())?;
+        let respawnable = self.era == EraChoice::Auto;
+        let retry = self.clone();
+        match self.establish(transport, Some(child), respawnable).await {
+            Ok(client) => Ok(client),
+            Err(ConnectError::ProbeClosed) => {
+                tracing::info!("the server exited on server/discover; starting it again for `initialize`");
+                let (transport, child) = ChildProcess::spawn(command)?;
+                let retry = retry.session_revisions_only();
+                retry.establish(transport, Some(child), false).await.map_err(ConnectError::into_error)
+            }
+            Err(ConnectError::Error(e)) => Err(e),
+        }
+    }
+}
