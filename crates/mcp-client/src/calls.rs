@@ -50,9 +50,7 @@ impl Listing for ListToolsRequest {
     /// A listing from its first page starts what is remembered of the tools afresh: tools the
     /// server dropped are forgotten, and what is kept stays bounded by one listing.
     fn received(client: &Client, page: &mut ListToolsResult, fresh: bool) {
-        if let Connection::Stateless(s) = &client.connection
-            && let Some(rules) = &s.meta.header_rules
-        {
+        if let Some(rules) = client.stateless().and_then(|s| s.meta.header_rules.as_ref()) {
             rules.learn(&mut page.tools, fresh);
         }
         client.checks.remember(&page.tools, fresh);
@@ -199,9 +197,8 @@ impl Client {
         options: CallOptions,
     ) -> Result<CallToolResult, ClientError> {
         self.need(self.server.capabilities.tools.is_some(), "tools")?;
-        if let Connection::Stateless(s) = &self.connection
-            && let Some(reason) = s.meta.header_rules.as_ref().and_then(|rules| rules.rejected(&params.name))
-        {
+        let header_rules = self.stateless().and_then(|s| s.meta.header_rules.as_ref());
+        if let Some(reason) = header_rules.and_then(|rules| rules.rejected(&params.name)) {
             return Err(ClientError::RejectedTool { tool: params.name, reason });
         }
         let schemas = self.checks.check_arguments(&params)?;

@@ -158,10 +158,7 @@ impl Client {
     /// The server's answer to `server/discover` (2026-07-28: its supported revisions and
     /// caching hints), `None` for a session opened with `initialize`.
     pub fn discover_result(&self) -> Option<&DiscoverResult> {
-        match &self.connection {
-            Connection::Stateless(s) => Some(&s.discovered),
-            Connection::Session(_) => None,
-        }
+        self.stateless().map(|s| &s.discovered)
     }
 
     /// The server's answer to `initialize`, `None` for a 2026-07-28 connection.
@@ -169,6 +166,14 @@ impl Client {
         match &self.connection {
             Connection::Session(s) => Some(&s.init),
             Connection::Stateless(_) => None,
+        }
+    }
+
+    /// The stateless connection, `None` in a session.
+    pub(crate) fn stateless(&self) -> Option<&StatelessConnection> {
+        match &self.connection {
+            Connection::Stateless(s) => Some(s),
+            Connection::Session(_) => None,
         }
     }
 
@@ -217,9 +222,7 @@ impl Client {
     /// Drops every cached list page (see
     /// [`ClientBuilder::cache_lists`](crate::ClientBuilder::cache_lists)).
     pub fn clear_cache(&self) {
-        if let Connection::Stateless(s) = &self.connection
-            && let Some(cache) = &s.cache
-        {
+        if let Some(cache) = self.stateless().and_then(|s| s.cache.as_ref()) {
             cache.clear();
         }
     }
@@ -245,7 +248,7 @@ impl Client {
     /// stdin closed, then SIGTERM, then SIGKILL) while its stdout is still read, so a server
     /// that is still writing is not cut off mid-message; it is always reaped.
     pub async fn close(&self) -> Result<(), ClientError> {
-        if let Connection::Stateless(s) = &self.connection {
+        if let Some(s) = self.stateless() {
             s.background.lock().await.subscription = None;
         }
         let child = self.child.lock().await.take();

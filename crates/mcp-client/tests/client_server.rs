@@ -168,10 +168,10 @@ async fn an_older_revision_is_negotiated_and_shapes_results() {
     assert_eq!(r.content[0].as_text(), Some(r#"{"sum":3}"#));
 }
 
-#[tokio::test]
-async fn the_servers_requests_reach_the_handlers() {
-    let server = server(100);
-    let builder = ClientBuilder::new("cli", "1")
+/// A client that answers the server's requests: sampling ("4", checking the server asked for
+/// 10 tokens), elicitation (accepting with the name "Ann"), roots (`file:///work`).
+fn answering_client() -> ClientBuilder {
+    ClientBuilder::new("cli", "1")
         .on_sampling(|params: CreateMessageRequestParams| async move {
             assert_eq!(params.max_tokens, 10);
             Ok(CreateMessageResult::new(Role::Assistant, SamplingContent::Text(TextContent::new("4")), "m"))
@@ -182,7 +182,13 @@ async fn the_servers_requests_reach_the_handlers() {
             Ok(r)
         })
         .apply_elicitation_defaults()
-        .on_roots(|| async { Ok(vec![Root::new("file:///work")]) });
+        .on_roots(|| async { Ok(vec![Root::new("file:///work")]) })
+}
+
+#[tokio::test]
+async fn the_servers_requests_reach_the_handlers() {
+    let server = server(100);
+    let builder = answering_client();
     let client = connect(&server, builder).await;
     let r = client.call_tool("ask", json!({})).await.unwrap();
     assert!(!r.is_error(), "{r:?}");
@@ -324,18 +330,7 @@ async fn the_same_calls_in_2026_07_28() {
     let (a, b) = memory(256);
     server.connect(a);
     let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
-    let builder = ClientBuilder::new("cli", "1")
-        .on_sampling(|_params: CreateMessageRequestParams| async move {
-            Ok(CreateMessageResult::new(Role::Assistant, SamplingContent::Text(TextContent::new("4")), "m"))
-        })
-        .on_elicitation(|_params: ElicitRequestParams| async move {
-            let mut r = ElicitResult::new(ElicitAction::Accept);
-            r.content = Some(BTreeMap::from([("name".to_owned(), ElicitResultContentValue::String("Ann".into()))]));
-            Ok(r)
-        })
-        .apply_elicitation_defaults()
-        .on_roots(|| async { Ok(vec![Root::new("file:///work")]) })
-        .on_event(move |e| drop(events_tx.send(e)));
+    let builder = answering_client().on_event(move |e| drop(events_tx.send(e)));
     let client = builder.connect(b).await.unwrap();
     assert!(client.protocol_version().is_stateless(), "{}", client.protocol_version());
     assert_eq!(client.server_info().name, "srv");

@@ -150,9 +150,10 @@ async fn discover_makes_a_stateless_connection_and_every_request_carries_meta() 
     client.close().await.unwrap();
 }
 
-#[tokio::test]
-async fn input_required_is_answered_and_the_call_sent_again() {
-    let builder = builder()
+/// A client that answers input requests: elicitation ("Name?" gets "Ann", with the schema's
+/// defaults filled in), sampling (5 tokens asked, "4" answered), roots (`file:///work`).
+fn answering_builder() -> ClientBuilder {
+    builder()
         .on_elicitation(|params: ElicitRequestParams| async move {
             let ElicitRequestParams::ElicitRequestForm(form) = params else { panic!("not a form") };
             assert_eq!(form.message, "Name?");
@@ -169,8 +170,12 @@ async fn input_required_is_answered_and_the_call_sent_again() {
                 "m",
             ))
         })
-        .on_roots(|| async { Ok::<_, ErrorObject>(vec![Root::new("file:///work")]) });
-    let (client, mut server) = connecting(builder);
+        .on_roots(|| async { Ok::<_, ErrorObject>(vec![Root::new("file:///work")]) })
+}
+
+#[tokio::test]
+async fn input_required_is_answered_and_the_call_sent_again() {
+    let (client, mut server) = connecting(answering_builder());
     let probe = server.discover(json!({"tools": {}, "prompts": {}, "resources": {}})).await;
     let caps = &probe["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];
     assert!(caps["elicitation"].is_object() && caps["sampling"].is_object() && caps["roots"].is_object(), "{caps}");
@@ -218,7 +223,12 @@ async fn input_required_is_answered_and_the_call_sent_again() {
     server.reply(&third, text_result("done")).await;
     let (client, r) = call.await.unwrap();
     assert_eq!(text(&r.unwrap()), "done");
+    client.close().await.unwrap();
+}
 
+#[tokio::test]
+async fn untyped_results_are_complete_and_prompts_take_input_rounds_too() {
+    let (client, mut server) = stateless(builder()).await;
     // A result without `resultType` (a server of an earlier revision) is complete.
     let call = tokio::spawn(async move {
         let r = client.call_tool("old", json!({})).await;
@@ -654,8 +664,13 @@ async fn subscriptions_listen_streams_notifications_until_dropped() {
     let cancelled = server.recv().await;
     assert_eq!(cancelled["method"], "notifications/cancelled");
     assert_eq!(cancelled["params"]["requestId"], id);
+    client.close().await.unwrap();
+}
 
-    // The server may end one: gracefully (its answer), or by cancelling it.
+#[tokio::test]
+async fn the_server_may_end_a_subscription() {
+    let (client, mut server) = stateless(builder()).await;
+    // Gracefully (its answer), or by cancelling it.
     for graceful in [true, false] {
         let opening = {
             let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };

@@ -365,7 +365,7 @@ async fn mcp(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, header
     let session = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
     let known = session.as_ref().is_some_and(|s| shared.inner().sessions.contains(s));
     match method {
-        Method::POST => {}
+        Method::POST => post_message(shared, session, known, &body).await,
         Method::GET | Method::DELETE => {
             match (&session, known) {
                 (None, _) => return status(StatusCode::BAD_REQUEST, "no session id"),
@@ -377,11 +377,15 @@ async fn mcp(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, header
                 shared.inner().sessions.retain(|x| *x != s);
                 return status(StatusCode::OK, "");
             }
-            return get_stream(&shared, &headers, session.as_deref());
+            get_stream(&shared, &headers, session.as_deref())
         }
-        _ => return status(StatusCode::METHOD_NOT_ALLOWED, ""),
+        _ => status(StatusCode::METHOD_NOT_ALLOWED, ""),
     }
-    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+}
+
+/// A POST: `initialize` opens a session; anything else needs one.
+async fn post_message(shared: Arc<Shared>, session: Option<String>, known: bool, body: &Bytes) -> Response {
+    let Ok(request) = serde_json::from_slice::<Value>(body) else {
         return status(StatusCode::BAD_REQUEST, "not JSON");
     };
     if request["method"] == "initialize" {
@@ -412,18 +416,37 @@ async fn mcp(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, header
     if request.get("id").is_none() {
         return status(StatusCode::ACCEPTED, "");
     }
-    let id = request["id"].clone();
     let tool = request["params"]["name"].as_str().unwrap_or_default().to_owned();
     match (request["method"].as_str().unwrap_or_default(), tool.as_str()) {
-        ("tools/call", "fail500") => status(StatusCode::INTERNAL_SERVER_ERROR, "boom"),
+        ("tools/call", tool) if TOOLS.contains(&tool) => call_tool(&shared, tool, request["id"].clone(), session).await,
+        _ => match simple_answer(&shared.options, &request) {
+            Some(a) => answer(&shared, &a, session),
+            None => {
+                let id = &request["id"];
+                let error =
+                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "method not found"}});
+                answer(&shared, &error, session)
+            }
+        },
+    }
+}
+
+/// The tools [`call_tool`] answers (the others are [`simple_answer`]'s).
+const TOOLS: [&str; 8] = ["fail500", "accepted", "batch", "drop_stream", "drop_no_id", "elicit", "hold", "notify_get"];
+
+/// A call of one of [`TOOLS`]: each answers in its own way (an error status, a batch, a stream
+/// that drops, a request of the server's, ...).
+async fn call_tool(shared: &Arc<Shared>, tool: &str, id: Value, session: Option<&str>) -> Response {
+    match tool {
+        "fail500" => status(StatusCode::INTERNAL_SERVER_ERROR, "boom"),
         // Wrong: a request is never answered 202.
-        ("tools/call", "accepted") => status(StatusCode::ACCEPTED, ""),
-        ("tools/call", "batch") => {
+        "accepted" => status(StatusCode::ACCEPTED, ""),
+        "batch" => {
             let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
                 "params": {"level": "info", "data": "from a batch"}});
             json_response(&json!([log, text_result(&id, "batched")]), session)
         }
-        ("tools/call", "drop_stream") => {
+        "drop_stream" => {
             let (tx, rx) = mpsc::channel(4);
             let event_id = shared.next_event_id();
             shared.inner().resumable.insert(event_id.clone(), text_result(&id, "resumed"));
@@ -438,14 +461,14 @@ async fn mcp(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, header
             });
             sse_response(rx, session)
         }
-        ("tools/call", "drop_no_id") => {
+        "drop_no_id" => {
             let (tx, rx) = mpsc::channel(4);
             tokio::spawn(async move {
                 let _ = tx.send(Bytes::from_static(b": nothing to resume from\n\n")).await;
             });
             sse_response(rx, session)
         }
-        ("tools/call", "elicit") => {
+        "elicit" => {
             let (tx, rx) = mpsc::channel(4);
             let (answer_tx, answer_rx) = oneshot::channel();
             let ask_id = json!("ask-1");
@@ -465,7 +488,7 @@ async fn mcp(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, header
             });
             sse_response(rx, session)
         }
-        ("tools/call", "hold") => {
+        "hold" => {
             {
                 let mut inner = shared.inner();
                 inner.holding += 1;
@@ -476,9 +499,9 @@ async fn mcp(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, header
             permit.forget();
             shared.inner().holding -= 1;
             shared.touch();
-            answer(&shared, &text_result(&id, "released"), session)
+            answer(shared, &text_result(&id, "released"), session)
         }
-        ("tools/call", "notify_get") => {
+        "notify_get" => {
             let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
                 "params": {"level": "info", "data": "on the GET stream"}});
             let streams = shared.inner().get_streams.clone();
@@ -488,16 +511,9 @@ async fn mcp(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, header
                     sent += 1;
                 }
             }
-            answer(&shared, &text_result(&id, &format!("sent on {sent} streams")), session)
+            answer(shared, &text_result(&id, &format!("sent on {sent} streams")), session)
         }
-        _ => match simple_answer(&shared.options, &request) {
-            Some(a) => answer(&shared, &a, session),
-            None => answer(
-                &shared,
-                &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "method not found"}}),
-                session,
-            ),
-        },
+        _ => status(StatusCode::INTERNAL_SERVER_ERROR, "not one of TOOLS"),
     }
 }
 
