@@ -175,9 +175,14 @@ fn builder() -> ClientBuilder {
     ClientBuilder::new("cli", "1")
 }
 
-async fn connect(fx: &Fixture, builder: ClientBuilder, capabilities: Value) -> Client {
+/// Connects `builder` to the fixture in a task, for the test to play the server's part.
+fn connect_in_task(fx: &Fixture, builder: ClientBuilder) -> tokio::task::JoinHandle<Result<Client, ClientError>> {
     let url = fx.url.clone();
-    let client = tokio::spawn(async move { builder.connect_http(&url).await });
+    tokio::spawn(async move { builder.connect_http(&url).await })
+}
+
+async fn connect(fx: &Fixture, builder: ClientBuilder, capabilities: Value) -> Client {
+    let client = connect_in_task(fx, builder);
     fx.discover(capabilities).await;
     client.await.unwrap().unwrap()
 }
@@ -267,8 +272,7 @@ async fn requests_carry_the_metadata_headers_and_no_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_in_4xx_bodies_reach_the_caller() {
     let fx = Fixture::start().await;
-    let url = fx.url.clone();
-    let connecting = tokio::spawn(async move { builder().connect_http(&url).await });
+    let connecting = connect_in_task(&fx, builder());
     // The first request is refused with 400 and UnsupportedProtocolVersion listing our
     // revision: the client asks again (and does not fall back to `initialize`).
     let ex = fx.request("server/discover").await;
@@ -316,8 +320,7 @@ async fn a_2026_server_refusing_initialize_is_asked_with_discover() {
     // `initialize` first: a 2026-07-28-only server refuses its POST with 400 and a 2026-07-28
     // error naming what it speaks. No fallback to HTTP+SSE: `server/discover` instead.
     let fx = Fixture::start().await;
-    let url = fx.url.clone();
-    let connecting = tokio::spawn(async move { builder().initialize_first().connect_http(&url).await });
+    let connecting = connect_in_task(&fx, builder().initialize_first());
     let ex = fx.next().await;
     assert_eq!((ex.method.clone(), ex.rpc_method()), (Method::POST, "initialize"));
     ex.error(
@@ -336,8 +339,7 @@ async fn a_2026_server_refusing_initialize_is_asked_with_discover() {
     // The default order: a probe refused by something that is not a 2026-07-28 server's
     // error (a proxy's 400), then `initialize` refused by the 2026-07-28 server itself.
     let fx = Fixture::start().await;
-    let url = fx.url.clone();
-    let connecting = tokio::spawn(async move { builder().connect_http(&url).await });
+    let connecting = connect_in_task(&fx, builder());
     let ex = fx.request("server/discover").await;
     let _ = ex.respond.send(Response::builder().status(StatusCode::BAD_REQUEST).body(Body::from("busy")).unwrap());
     let ex = fx.next().await;
@@ -353,8 +355,7 @@ async fn a_2026_server_refusing_initialize_is_asked_with_discover() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_authorization_refusal_of_the_probe_is_an_error_not_a_fallback() {
     let fx = Fixture::start().await;
-    let url = fx.url.clone();
-    let connecting = tokio::spawn(async move { builder().connect_http(&url).await });
+    let connecting = connect_in_task(&fx, builder());
     let ex = fx.request("server/discover").await;
     let _ = ex.respond.send(Response::builder().status(StatusCode::FORBIDDEN).body(Body::from("go away")).unwrap());
     match connecting.await.unwrap() {
