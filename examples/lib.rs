@@ -93,7 +93,7 @@ pub mod showcase {
         let from = from.min(10);
         for (done, n) in (0..from).rev().enumerate() {
             progress.report(done as f64 + 1.0, Some(f64::from(from)), Some(format!("{n}"))).await;
-            ctx.log(LoggingLevel::Info, Some("count_down"), serde_json::json!({ "remaining": n })).await;
+            ctx.logger("count_down").log(LoggingLevel::Info, serde_json::json!({ "remaining": n })).await;
         }
         format!("counted down from {from}")
     }
@@ -322,11 +322,11 @@ pub mod everything {
     /// (`tools-call-with-logging`).
     #[tool(read_only)]
     pub async fn test_tool_with_logging(ctx: Context) -> &'static str {
-        ctx.log(LoggingLevel::Info, None, json!("Tool execution started")).await;
+        ctx.log(LoggingLevel::Info, json!("Tool execution started")).await;
         tokio::time::sleep(Duration::from_millis(50)).await;
-        ctx.log(LoggingLevel::Info, None, json!("Tool processing data")).await;
+        ctx.log(LoggingLevel::Info, json!("Tool processing data")).await;
         tokio::time::sleep(Duration::from_millis(50)).await;
-        ctx.log(LoggingLevel::Info, None, json!("Tool execution completed")).await;
+        ctx.log(LoggingLevel::Info, json!("Tool execution completed")).await;
         "Tool with logging executed successfully"
     }
 
@@ -580,7 +580,7 @@ pub mod everything {
     /// for a log level (`server-stateless`), to a 2025 session by its `logging/setLevel`.
     #[tool(read_only)]
     pub async fn test_logging_tool(ctx: Context) -> &'static str {
-        ctx.log(LoggingLevel::Info, Some("test_logging_tool"), json!("hello from test_logging_tool")).await;
+        ctx.logger("test_logging_tool").log(LoggingLevel::Info, json!("hello from test_logging_tool")).await;
         "logged"
     }
 

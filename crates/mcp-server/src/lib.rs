@@ -79,7 +79,7 @@ mod subscriptions;
 mod tool;
 
 pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
-pub use context::{ClientRequestError, Context};
+pub use context::{ClientRequestError, Context, Logger};
 pub use extract::{FromContext, Progress, State};
 pub use handlers::Handlers;
 pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, StringArgument};

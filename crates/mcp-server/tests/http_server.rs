@@ -48,7 +48,7 @@ fn test_server(release: Arc<Notify>, cancelled: Arc<Notify>) -> Server {
         }))
         .tool(tool("ask", |_, ctx| {
             Box::pin(async move {
-                ctx.log(LoggingLevel::Info, None, json!("asking the model")).await;
+                ctx.log(LoggingLevel::Info, json!("asking the model")).await;
                 let params = CreateMessageRequestParams::new(
                     16,
                     vec![SamplingMessage::new(Role::User, SamplingContent::Text(TextContent::new("hi")))],
@@ -92,15 +92,15 @@ fn test_server(release: Arc<Notify>, cancelled: Arc<Notify>) -> Server {
             Box::pin(async move {
                 let big = "x".repeat(64 << 10);
                 for _ in 0..400 {
-                    ctx.log(LoggingLevel::Info, None, json!(big)).await;
+                    ctx.log(LoggingLevel::Info, json!(big)).await;
                 }
                 Ok(CallToolResult::success(vec![ContentBlock::text("flooded")]))
             })
         }))
         .tool(tool("steps", |_, ctx| {
             Box::pin(async move {
-                ctx.log(LoggingLevel::Info, None, json!("step 1")).await;
-                ctx.log(LoggingLevel::Info, None, json!("step 2")).await;
+                ctx.log(LoggingLevel::Info, json!("step 1")).await;
+                ctx.log(LoggingLevel::Info, json!("step 2")).await;
                 Ok(CallToolResult::success(vec![ContentBlock::text("stepped")]))
             })
         }))
@@ -115,7 +115,7 @@ fn test_server(release: Arc<Notify>, cancelled: Arc<Notify>) -> Server {
                     }
                 }
                 let _signal = Signal(cancelled);
-                ctx.log(LoggingLevel::Info, None, json!("started")).await;
+                ctx.log(LoggingLevel::Info, json!("started")).await;
                 std::future::pending::<()>().await;
                 Ok(CallToolResult::success(vec![]))
             })

@@ -61,8 +61,8 @@ fn tools() -> Vec<ToolDef> {
         for i in 1..=3 {
             ctx.progress(i as f64, Some(3.0), Some(format!("step {i}"))).await;
         }
-        ctx.log(LoggingLevel::Info, Some("tool"), json!("info line")).await;
-        ctx.log(LoggingLevel::Error, Some("tool"), json!("error line")).await;
+        ctx.logger("tool").log(LoggingLevel::Info, json!("info line")).await;
+        ctx.logger("tool").log(LoggingLevel::Error, json!("error line")).await;
         Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("done")]))
     })
     .unwrap();
