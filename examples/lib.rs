@@ -92,7 +92,7 @@ pub mod showcase {
     pub async fn count_down(from: u32, progress: Progress, ctx: Context) -> String {
         let from = from.min(10);
         for (done, n) in (0..from).rev().enumerate() {
-            progress.report(done as f64 + 1.0, Some(f64::from(from)), Some(format!("{n}"))).await;
+            progress.report(done as f64 + 1.0).total(f64::from(from)).message(format!("{n}")).await;
             ctx.logger("count_down").log(LoggingLevel::Info, serde_json::json!({ "remaining": n })).await;
         }
         format!("counted down from {from}")
@@ -338,7 +338,7 @@ pub mod everything {
             if step > 0 {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            progress.report(done, Some(100.0), Some(format!("Completed step {done} of 100"))).await;
+            progress.report(done).total(100.0).message(format!("Completed step {done} of 100")).await;
         }
         format!("Progress reported: {}", if progress.is_requested() { "0, 50, 100 of 100" } else { "not requested" })
     }

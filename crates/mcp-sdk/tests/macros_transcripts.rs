@@ -100,7 +100,7 @@ async fn temperature(place: Place, unit: Unit, progress: Progress, cancel: Cance
     let mut steps = Vec::new();
     for i in 1..=3 {
         assert!(!cancel.is_cancelled());
-        progress.report(f64::from(i), Some(3.0), Some(format!("step {i}"))).await;
+        progress.report(f64::from(i)).total(3.0).message(format!("step {i}")).await;
         steps.push(i);
     }
     let celsius = if place.city == "Oslo" { 4.0 } else { 21.0 } + if place.country.is_some() { 0.5 } else { 0.0 };

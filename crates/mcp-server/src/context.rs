@@ -2,6 +2,7 @@
 //! notice cancellation, and ask the client for a completion (sampling), for input
 //! (elicitation) or for its roots.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use mcp_jsonrpc::{CallError, CallOptions, CancellationToken, Peer};
@@ -12,7 +13,7 @@ use mcp_types::{
     RequestId,
 };
 
-use crate::extract::{Progress, StateMap};
+use crate::extract::{Progress, ProgressReport, StateMap};
 use crate::session::SessionState;
 
 /// Why a request to the client failed.
@@ -153,9 +154,17 @@ impl Context {
         Progress::new(self.peer.clone(), self.progress_token.clone())
     }
 
-    /// Reports progress, if the client asked for it (otherwise does nothing).
-    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        self.progress_reporter().report(progress, total, message).await;
+    /// Reports progress, if the client asked for it (otherwise does nothing): `progress` so
+    /// far, with an optional total and message, sent when awaited (as
+    /// [`Progress::report`] does).
+    ///
+    /// ```
+    /// async fn copy(ctx: mcp_server::Context) {
+    ///     ctx.progress(3.0).total(10.0).message("copying").await;
+    /// }
+    /// ```
+    pub fn progress(&self, progress: f64) -> ProgressReport<'_, impl Future<Output = ()> + Send + '_> {
+        crate::extract::progress_report(&self.peer, self.progress_token.as_ref(), progress)
     }
 
     /// Sends a log message to the client, if its level passes the level the client set (with
