@@ -92,8 +92,8 @@ pub mod showcase {
     pub async fn count_down(from: u32, progress: Progress, ctx: Context) -> String {
         let from = from.min(10);
         for (done, n) in (0..from).rev().enumerate() {
-            progress.report(done as f64 + 1.0, Some(f64::from(from)), Some(format!("{n}"))).await;
-            ctx.log(LoggingLevel::Info, Some("count_down"), serde_json::json!({ "remaining": n })).await;
+            progress.report(done as f64 + 1.0).total(f64::from(from)).message(format!("{n}")).await;
+            ctx.logger("count_down").log(LoggingLevel::Info, serde_json::json!({ "remaining": n })).await;
         }
         format!("counted down from {from}")
     }
@@ -322,11 +322,11 @@ pub mod everything {
     /// (`tools-call-with-logging`).
     #[tool(read_only)]
     pub async fn test_tool_with_logging(ctx: Context) -> &'static str {
-        ctx.log(LoggingLevel::Info, None, json!("Tool execution started")).await;
+        ctx.log(LoggingLevel::Info, json!("Tool execution started")).await;
         tokio::time::sleep(Duration::from_millis(50)).await;
-        ctx.log(LoggingLevel::Info, None, json!("Tool processing data")).await;
+        ctx.log(LoggingLevel::Info, json!("Tool processing data")).await;
         tokio::time::sleep(Duration::from_millis(50)).await;
-        ctx.log(LoggingLevel::Info, None, json!("Tool execution completed")).await;
+        ctx.log(LoggingLevel::Info, json!("Tool execution completed")).await;
         "Tool with logging executed successfully"
     }
 
@@ -338,7 +338,7 @@ pub mod everything {
             if step > 0 {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            progress.report(done, Some(100.0), Some(format!("Completed step {done} of 100"))).await;
+            progress.report(done).total(100.0).message(format!("Completed step {done} of 100")).await;
         }
         format!("Progress reported: {}", if progress.is_requested() { "0, 50, 100 of 100" } else { "not requested" })
     }
@@ -580,7 +580,7 @@ pub mod everything {
     /// for a log level (`server-stateless`), to a 2025 session by its `logging/setLevel`.
     #[tool(read_only)]
     pub async fn test_logging_tool(ctx: Context) -> &'static str {
-        ctx.log(LoggingLevel::Info, Some("test_logging_tool"), json!("hello from test_logging_tool")).await;
+        ctx.logger("test_logging_tool").log(LoggingLevel::Info, json!("hello from test_logging_tool")).await;
         "logged"
     }
 

@@ -68,9 +68,9 @@ fn server(page_size: usize) -> Server {
     .unwrap();
     let slow = ToolDef::new("slow", json!({"type": "object"}), |_a, ctx: Context| async move {
         for i in 1..=2 {
-            ctx.progress(i as f64, Some(2.0), None).await;
+            ctx.progress(i as f64).total(2.0).await;
         }
-        ctx.log(LoggingLevel::Warning, None, json!("careful")).await;
+        ctx.log(LoggingLevel::Warning, json!("careful")).await;
         tokio::time::sleep(Duration::from_secs(3600)).await;
         Ok::<_, ToolError>(CallToolResult::success(vec![]))
     })

@@ -52,8 +52,8 @@ fn test_server(release: Arc<Notify>, closed: Arc<Notify>, hang: Hang) -> Server 
         }))
         .tool(tool("ask", |_, ctx| {
             Box::pin(async move {
-                ctx.progress(1.0, Some(2.0), Some("asking".to_owned())).await;
-                ctx.log(LoggingLevel::Info, None, json!("asking the model")).await;
+                ctx.progress(1.0).total(2.0).message("asking").await;
+                ctx.log(LoggingLevel::Info, json!("asking the model")).await;
                 let params = CreateMessageRequestParams::new(
                     16,
                     vec![SamplingMessage::new(Role::User, SamplingContent::Text(TextContent::new("hi")))],

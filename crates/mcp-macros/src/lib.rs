@@ -142,7 +142,7 @@ use crate::model::{Function, Kind};
 /// /// * `city` - the city's name
 /// #[mcp_sdk::tool(read_only, open_world, title = "Weather")]
 /// async fn weather(city: String, #[serde(default)] metric: bool, progress: Progress) -> Result<Weather, String> {
-///     progress.report(1.0, Some(1.0), None).await;
+///     progress.report(1.0).total(1.0).await;
 ///     if city.is_empty() { Err("no city".into()) } else { Ok(Weather { temperature: if metric { 21.5 } else { 70.7 } }) }
 /// }
 ///

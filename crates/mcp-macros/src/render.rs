@@ -6,7 +6,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::attr::DefaultValue;
+use crate::attr::{DefaultValue, Icon};
 use crate::model::{Function, Handlers, Kind, Options, PromptOptions, Receiver, ResourceOptions, ToolOptions, unraw};
 
 /// Next to a free function: a braced unit struct of the same name (types and functions live in
@@ -223,33 +223,7 @@ fn split_result(
 fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
     let p = private(f);
     let (name, _) = f.name();
-    let schema_steps = f.params.iter().map(|param| {
-        let ty = &param.ty;
-        let wire = &param.name;
-        let description = f.docs.argument(&unraw(&param.ident)).or_else(|| f.docs.argument(&param.name));
-        let description = option_str(&p, description);
-        let optional = match &param.default {
-            Some(_) => quote!(true),
-            None => quote_spanned!(ty.span()=> (&&&#p::Probe::<#ty>::new()).__mcp_tool_param().optional()),
-        };
-        quote_spanned! {ty.span()=>
-            let __mcp_s = (&&&#p::Probe::<#ty>::new()).__mcp_tool_param().schema(&mut __mcp_schema);
-            __mcp_schema.add(#wire, #description, __mcp_s, #optional);
-        }
-    });
-    let extractions = f.params.iter().map(|param| {
-        let (ty, wire, binding) = (&param.ty, &param.name, &param.binding);
-        let default = match &param.default {
-            None => quote!(#p::None),
-            Some(DefaultValue::Trait(_)) => quote!(#p::Some(<#ty as #p::Default>::default)),
-            Some(DefaultValue::Path(path)) => quote!(#p::Some(#path)),
-        };
-        quote_spanned! {ty.span()=>
-            let #binding = (&&&#p::Probe::<#ty>::new())
-                .__mcp_tool_param()
-                .take(&mut __mcp_args, #wire, &__mcp_ctx, #default)?;
-        }
-    });
+    let schema_steps = tool_schema_steps(f, &p);
     let output = &f.output;
     let spec = quote_spanned! {output.span()=>
         (&&&(&&#p::Probe::<#output>::new()).__mcp_outcome().ok()).__mcp_tool_output().spec()
@@ -265,25 +239,11 @@ fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
         Some(false) => quote!(#p::None),
         _ => quote!(__mcp_out.schema),
     };
-    let flag = |v: Option<bool>| match v {
-        Some(b) => quote!(#p::Some(#b)),
-        None => quote!(#p::None),
-    };
-    let (read_only, destructive, idempotent, open_world) =
-        (flag(o.read_only), flag(o.destructive), flag(o.idempotent), flag(o.open_world));
-    let icons = (!o.icons.is_empty()).then(|| {
-        let icons = o.icons.iter().map(|i| {
-            let src = &i.src;
-            let mime_type = option_str(&p, i.mime_type.as_ref().map(|m| m.value()).as_deref());
-            let theme = option_str(&p, i.theme.as_ref().map(|t| t.value()).as_deref());
-            let sizes = &i.sizes;
-            quote!(#p::icon(#src, #mime_type, &[#(#sizes),*], #theme))
-        });
-        quote!(__mcp_def = __mcp_def.icons(#p::vec![#(#icons),*]);)
-    });
+    let annotations = tool_annotations(&p, o);
+    let icons = icons(&p, &o.icons);
     let setters = common_setters(f);
-    let handler =
-        handler(f, quote!(mut __mcp_args: #p::JsonObject, __mcp_ctx: #p::Context), "tool_future", extractions, convert);
+    let params = quote!(mut __mcp_args: #p::JsonObject, __mcp_ctx: #p::Context);
+    let handler = handler(f, params, "tool_future", tool_extractions(f, &p), convert);
     quote! {{
         use #p::autoref::*;
         let mut __mcp_schema = #p::InputSchema::new();
@@ -294,12 +254,76 @@ fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
         #[allow(unused_mut)]
         let mut __mcp_def = #p::tool(#name, __mcp_schema.finish(), #output_schema, __mcp_handler);
         #setters
-        if let #p::Some(__mcp_a) = #p::annotations(#read_only, #destructive, #idempotent, #open_world) {
-            __mcp_def = __mcp_def.annotations(__mcp_a);
-        }
+        #annotations
         #icons
         __mcp_def
     }}
+}
+
+/// For each parameter of a tool, the statements that add it to the input schema (nothing for a
+/// context parameter).
+fn tool_schema_steps<'a>(f: &'a Function, p: &'a TokenStream) -> impl Iterator<Item = TokenStream> + 'a {
+    f.params.iter().map(move |param| {
+        let ty = &param.ty;
+        let wire = &param.name;
+        let description = f.docs.argument(&unraw(&param.ident)).or_else(|| f.docs.argument(&param.name));
+        let description = option_str(p, description);
+        let optional = match &param.default {
+            Some(_) => quote!(true),
+            None => quote_spanned!(ty.span()=> (&&&#p::Probe::<#ty>::new()).__mcp_tool_param().optional()),
+        };
+        quote_spanned! {ty.span()=>
+            let __mcp_s = (&&&#p::Probe::<#ty>::new()).__mcp_tool_param().schema(&mut __mcp_schema);
+            __mcp_schema.add(#wire, #description, __mcp_s, #optional);
+        }
+    })
+}
+
+/// For each parameter of a tool, the statement that binds it: taken from the arguments (or its
+/// default) or from the context.
+fn tool_extractions<'a>(f: &'a Function, p: &'a TokenStream) -> impl Iterator<Item = TokenStream> + 'a {
+    f.params.iter().map(move |param| {
+        let (ty, wire, binding) = (&param.ty, &param.name, &param.binding);
+        let default = match &param.default {
+            None => quote!(#p::None),
+            Some(DefaultValue::Trait(_)) => quote!(#p::Some(<#ty as #p::Default>::default)),
+            Some(DefaultValue::Path(path)) => quote!(#p::Some(#path)),
+        };
+        quote_spanned! {ty.span()=>
+            let #binding = (&&&#p::Probe::<#ty>::new())
+                .__mcp_tool_param()
+                .take(&mut __mcp_args, #wire, &__mcp_ctx, #default)?;
+        }
+    })
+}
+
+/// Sets the tool's annotations, if any hint was given.
+fn tool_annotations(p: &TokenStream, o: &ToolOptions) -> TokenStream {
+    let flag = |v: Option<bool>| match v {
+        Some(b) => quote!(#p::Some(#b)),
+        None => quote!(#p::None),
+    };
+    let (read_only, destructive, idempotent, open_world) =
+        (flag(o.read_only), flag(o.destructive), flag(o.idempotent), flag(o.open_world));
+    quote! {
+        if let #p::Some(__mcp_a) = #p::annotations(#read_only, #destructive, #idempotent, #open_world) {
+            __mcp_def = __mcp_def.annotations(__mcp_a);
+        }
+    }
+}
+
+/// Sets the tool's icons, if it has any.
+fn icons(p: &TokenStream, icons: &[Icon]) -> Option<TokenStream> {
+    (!icons.is_empty()).then(|| {
+        let icons = icons.iter().map(|i| {
+            let src = &i.src;
+            let mime_type = option_str(p, i.mime_type.as_ref().map(|m| m.value()).as_deref());
+            let theme = option_str(p, i.theme.as_ref().map(|t| t.value()).as_deref());
+            let sizes = &i.sizes;
+            quote!(#p::icon(#src, #mime_type, &[#(#sizes),*], #theme))
+        });
+        quote!(__mcp_def = __mcp_def.icons(#p::vec![#(#icons),*]);)
+    })
 }
 
 fn prompt(f: &Function, o: &PromptOptions) -> TokenStream {

@@ -60,7 +60,8 @@ pub mod autoref {
 /// for `&&Probe<T>`, then the one for `&Probe<T>`, then the bound-less one for `Probe<T>`
 /// (whose marker's methods carry the `#[diagnostic::on_unimplemented]` bound that names the
 /// user's type in the error). Each rung is a marker type, whose inherent methods (written below
-/// each ladder) do the work, and a trait with `$method`, implemented for its receiver.
+/// each ladder) do the work, and a trait with `$method`, implemented for its receiver. A
+/// two-rung ladder has no middle rung: the trait for `&Probe<T>`, then the one for `Probe<T>`.
 macro_rules! ladder {
     ($method:ident<$g:ident>:
         $first:ident via $first_trait:ident where ($($first_bound:tt)+),
@@ -72,6 +73,15 @@ macro_rules! ladder {
         pub struct $last<$g>(Probe<$g>);
         ladder!(@rung $method, $g, $first, $first_trait, &&Probe<$g>, $($first_bound)+);
         ladder!(@rung $method, $g, $second, $second_trait, &Probe<$g>, $($second_bound)+);
+        ladder!(@rung $method, $g, $last, $last_trait, Probe<$g>, Sized);
+    };
+    ($method:ident<$g:ident>:
+        $first:ident via $first_trait:ident where ($($first_bound:tt)+),
+        $last:ident via $last_trait:ident $(,)?
+    ) => {
+        pub struct $first<$g>(Probe<$g>);
+        pub struct $last<$g>(Probe<$g>);
+        ladder!(@rung $method, $g, $first, $first_trait, &Probe<$g>, $($first_bound)+);
         ladder!(@rung $method, $g, $last, $last_trait, Probe<$g>, Sized);
     };
     (@rung $method:ident, $g:ident, $out:ident, $trait:ident, $recv:ty, $($bound:tt)+) => {
@@ -544,24 +554,9 @@ impl<E> RpcErrorNothing<E> {
 // ---------------------------------------------------------------------------------------------
 // Completion functions, sync or async.
 
-pub struct AsyncValue<F>(Probe<F>);
-pub struct SyncValue<T>(Probe<T>);
-
-pub trait AsyncViaFuture<F> {
-    fn __mcp_maybe_async(&self) -> AsyncValue<F>;
-}
-impl<F: Future> AsyncViaFuture<F> for &Probe<F> {
-    fn __mcp_maybe_async(&self) -> AsyncValue<F> {
-        AsyncValue(Probe::new())
-    }
-}
-pub trait AsyncViaValue<T> {
-    fn __mcp_maybe_async(&self) -> SyncValue<T>;
-}
-impl<T> AsyncViaValue<T> for Probe<T> {
-    fn __mcp_maybe_async(&self) -> SyncValue<T> {
-        SyncValue(Probe::new())
-    }
+ladder! { __mcp_maybe_async<T>:
+    AsyncValue via AsyncViaFuture where (Future),
+    SyncValue via AsyncViaValue,
 }
 
 impl<F: Future> AsyncValue<F> {

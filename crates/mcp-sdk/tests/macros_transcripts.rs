@@ -100,7 +100,7 @@ async fn temperature(place: Place, unit: Unit, progress: Progress, cancel: Cance
     let mut steps = Vec::new();
     for i in 1..=3 {
         assert!(!cancel.is_cancelled());
-        progress.report(f64::from(i), Some(3.0), Some(format!("step {i}"))).await;
+        progress.report(f64::from(i)).total(3.0).message(format!("step {i}")).await;
         steps.push(i);
     }
     let celsius = if place.city == "Oslo" { 4.0 } else { 21.0 } + if place.country.is_some() { 0.5 } else { 0.0 };
@@ -434,10 +434,16 @@ fn has_ref(v: &Value) -> bool {
 // ---------------------------------------------------------------------------------------------
 // Tools.
 
-#[tokio::test]
-async fn schemas_are_derived_from_parameters_and_docs() {
+/// A session's view of the tools the macros defined (the server is not needed after listing).
+async fn listed_tools() -> Client {
     let (server, _) = server();
-    let c = Client::connect(&server).await;
+    Client::connect(&server).await
+}
+
+/// Every macro-defined tool is listed, in the order of registration.
+#[tokio::test]
+async fn tools_are_listed_in_registration_order() {
+    let c = listed_tools().await;
     let names: Vec<&str> = c.tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
@@ -463,6 +469,12 @@ async fn schemas_are_derived_from_parameters_and_docs() {
             "double"
         ]
     );
+}
+
+/// Parameters with docs, a `result`-wrapped output schema, and annotations: the whole tool.
+#[tokio::test]
+async fn a_number_result_is_wrapped_in_an_object_schema() {
+    let c = listed_tools().await;
     let number = |d: &str| json!({"type": "number", "format": "double", "description": d});
     assert_eq!(
         *c.tool("add"),
@@ -482,7 +494,12 @@ async fn schemas_are_derived_from_parameters_and_docs() {
             "annotations": {"readOnlyHint": true, "idempotentHint": true}
         })
     );
-    // Renamed, defaulted and optional parameters; the `# Arguments` section leaves the description.
+}
+
+/// Renamed, defaulted and optional parameters; the `# Arguments` section leaves the description.
+#[tokio::test]
+async fn parameters_are_renamed_defaulted_or_optional() {
+    let c = listed_tools().await;
     assert_eq!(c.tool("greet")["description"], "Greets someone.");
     assert_eq!(
         c.tool("greet")["inputSchema"],
@@ -498,7 +515,12 @@ async fn schemas_are_derived_from_parameters_and_docs() {
         })
     );
     assert!(c.tool("greet").get("outputSchema").is_none());
-    // Nested types are inlined; context parameters are not in the schema.
+}
+
+/// Nested types are inlined; context parameters are not in the schema.
+#[tokio::test]
+async fn nested_types_are_inlined_and_context_parameters_left_out() {
+    let c = listed_tools().await;
     assert_eq!(
         c.tool("temperature")["inputSchema"],
         json!({
@@ -518,7 +540,12 @@ async fn schemas_are_derived_from_parameters_and_docs() {
             "required": ["place", "unit"]
         })
     );
-    // An object result keeps its own schema.
+}
+
+/// An object result keeps its own schema.
+#[tokio::test]
+async fn an_object_result_keeps_its_own_schema() {
+    let c = listed_tools().await;
     assert_eq!(
         c.tool("temperature")["outputSchema"],
         json!({
@@ -537,11 +564,23 @@ async fn schemas_are_derived_from_parameters_and_docs() {
         })
     );
     assert_eq!(c.tool("temperature")["annotations"], json!({"openWorldHint": true}));
+}
+
+/// Tools whose parameters are all context parameters take an empty object; a renamed argument
+/// is required by its wire name.
+#[tokio::test]
+async fn tools_without_arguments_take_an_empty_object() {
+    let c = listed_tools().await;
     for name in ["whoami", "hit", "nothing", "raw", "count_notes", "list_notes"] {
         assert_eq!(c.tool(name)["inputSchema"], json!({"type": "object", "properties": {}}), "{name}");
     }
     assert_eq!(c.tool("request_id")["inputSchema"]["required"], json!(["echo"]));
-    // No `$ref` anywhere, except in the one recursive type, whose definition comes along.
+}
+
+/// No `$ref` anywhere, except in the one recursive type, whose definition comes along.
+#[tokio::test]
+async fn only_a_recursive_type_leaves_a_ref_with_its_definition() {
+    let c = listed_tools().await;
     for t in c.tools.iter().filter(|t| t["name"] != "count_nodes") {
         assert!(!has_ref(t), "{t}");
     }

@@ -2,6 +2,7 @@
 //! notice cancellation, and ask the client for a completion (sampling), for input
 //! (elicitation) or for its roots.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use mcp_jsonrpc::{CallError, CallOptions, CancellationToken, Peer};
@@ -12,7 +13,7 @@ use mcp_types::{
     RequestId,
 };
 
-use crate::extract::{Progress, StateMap};
+use crate::extract::{Progress, ProgressReport, StateMap};
 use crate::session::SessionState;
 
 /// Why a request to the client failed.
@@ -153,15 +154,55 @@ impl Context {
         Progress::new(self.peer.clone(), self.progress_token.clone())
     }
 
-    /// Reports progress, if the client asked for it (otherwise does nothing).
-    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        self.progress_reporter().report(progress, total, message).await;
+    /// Reports progress, if the client asked for it (otherwise does nothing): `progress` so
+    /// far, with an optional total and message, sent when awaited (as
+    /// [`Progress::report`] does).
+    ///
+    /// ```
+    /// async fn copy(ctx: mcp_server::Context) {
+    ///     ctx.progress(3.0).total(10.0).message("copying").await;
+    /// }
+    /// ```
+    pub fn progress(&self, progress: f64) -> ProgressReport<'_, impl Future<Output = ()> + Send + '_> {
+        crate::extract::progress_report(&self.peer, self.progress_token.as_ref(), progress)
     }
 
     /// Sends a log message to the client, if its level passes the level the client set (with
     /// `logging/setLevel`; a request of the stateless revision gets messages only if its `_meta`
-    /// names a level).
-    pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: serde_json::Value) {
+    /// names a level). The message names no logger; [`logger`](Self::logger) gives one that
+    /// does.
+    ///
+    /// ```
+    /// use mcp_server::Context;
+    /// use mcp_types::LoggingLevel;
+    ///
+    /// async fn copy(ctx: Context) {
+    ///     ctx.log(LoggingLevel::Info, serde_json::json!("copying")).await;
+    /// }
+    /// ```
+    pub async fn log(&self, level: LoggingLevel, data: serde_json::Value) {
+        self.send_log(level, None, data).await;
+    }
+
+    /// A view of this context that sends log messages named `name` (the `logger` member of
+    /// each message), with the same level filter as [`log`](Self::log).
+    ///
+    /// ```
+    /// use mcp_server::Context;
+    /// use mcp_types::LoggingLevel;
+    ///
+    /// async fn copy(ctx: Context) {
+    ///     let log = ctx.logger("copy");
+    ///     log.log(LoggingLevel::Info, serde_json::json!("started")).await;
+    ///     log.log(LoggingLevel::Info, serde_json::json!("done")).await;
+    /// }
+    /// ```
+    pub fn logger<'a>(&'a self, name: &'a str) -> Logger<'a> {
+        Logger { ctx: self, name }
+    }
+
+    /// A `notifications/message` to the client, if `level` passes its filter.
+    async fn send_log(&self, level: LoggingLevel, logger: Option<&str>, data: serde_json::Value) {
         if !self.session.log_enabled(&level) {
             return;
         }
@@ -291,6 +332,26 @@ impl Context {
     /// Requests to the client made on behalf of this request end when it is cancelled.
     fn options(&self) -> CallOptions {
         CallOptions::default().cancel_on(self.cancel.clone())
+    }
+}
+
+/// A [`Context`] that sends log messages under a logger name: made by [`Context::logger`].
+#[derive(Clone, Copy, Debug)]
+pub struct Logger<'a> {
+    ctx: &'a Context,
+    name: &'a str,
+}
+
+impl Logger<'_> {
+    /// The logger name the messages carry.
+    pub fn name(&self) -> &str {
+        self.name
+    }
+
+    /// Sends a log message named after this logger, if its level passes the level the client
+    /// set (as [`Context::log`] does).
+    pub async fn log(&self, level: LoggingLevel, data: serde_json::Value) {
+        self.ctx.send_log(level, Some(self.name), data).await;
     }
 }
 

@@ -79,8 +79,8 @@ mod subscriptions;
 mod tool;
 
 pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
-pub use context::{ClientRequestError, Context};
-pub use extract::{FromContext, Progress, State};
+pub use context::{ClientRequestError, Context, Logger};
+pub use extract::{FromContext, Progress, ProgressReport, State};
 pub use handlers::Handlers;
 pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, StringArgument};
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};

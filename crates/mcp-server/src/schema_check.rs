@@ -1020,46 +1020,12 @@ mod tests {
     /// inlined, no `$schema`; and a root schema as `schema_for!` writes it), whole tool schemas,
     /// and edge cases for each keyword.
     fn schemas() -> Vec<Value> {
-        let schemars_all = json!({
-            "additionalProperties": false,
-            "description": "Doc comment.",
-            "properties": {
-                "arr": {"items": {"format": "uint8", "maximum": 255, "minimum": 0, "type": "integer"},
-                        "maxItems": 3, "minItems": 3, "type": "array"},
-                "b": {"type": "boolean"},
-                "c": {"maxLength": 1, "minLength": 1, "type": "string"},
-                "d": {"default": 0, "format": "uint16", "maximum": 65535, "minimum": 0, "type": "integer"},
-                "e": {"enum": ["celsius", "fahrenheit"], "type": "string"},
-                "f": {"format": "double", "type": "number"},
-                "i": {"format": "int64", "type": "integer"},
-                "m": {"additionalProperties": {"format": "int32", "type": "integer"}, "type": "object"},
-                "n": {"properties": {"city": {"type": "string"}, "country": {"type": ["string", "null"]}},
-                      "required": ["city"], "type": "object"},
-                "o": {"type": ["string", "null"]},
-                "ou": {"format": "uint64", "minimum": 0, "type": ["integer", "null"]},
-                "s": {"description": "the text", "type": "string"},
-                "u": {"format": "uint32", "minimum": 0, "type": "integer"},
-                "v": {"items": {"type": "string"}, "type": "array"}
-            },
-            "required": ["s", "u", "i", "f", "b", "v", "n", "m", "e", "arr", "c"],
-            "type": "object"
-        });
-        let tagged = json!({"oneOf": [
-            {"properties": {"kind": {"const": "Circle", "type": "string"}, "radius": {"format": "double", "type": "number"}},
-             "required": ["kind", "radius"], "type": "object"},
-            {"properties": {"kind": {"const": "Square", "type": "string"}, "side": {"format": "double", "type": "number"}},
-             "required": ["kind", "side"], "type": "object"},
-            {"properties": {"kind": {"const": "Dot", "type": "string"}}, "required": ["kind"], "type": "object"}
-        ]});
-        let external = json!({"oneOf": [
-            {"enum": ["C"], "type": "string"},
-            {"additionalProperties": false, "properties": {"A": {"type": "string"}}, "required": ["A"], "type": "object"},
-            {"additionalProperties": false,
-             "properties": {"B": {"properties": {"x": {"format": "int32", "type": "integer"}}, "required": ["x"], "type": "object"}},
-             "required": ["B"], "type": "object"}
-        ]});
+        [schemars_schemas(), tool_schemas(), edge_cases_of_values(), edge_cases_of_structure()].concat()
+    }
+
+    /// What schemars derives, one type at a time.
+    fn schemars_schemas() -> Vec<Value> {
         vec![
-            // schemars, one type at a time
             json!({"type": "string"}),
             json!({"type": ["string", "null"]}),
             json!({"format": "uint32", "minimum": 0, "type": "integer"}),
@@ -1072,23 +1038,33 @@ mod tests {
             json!({"additionalProperties": {"format": "int32", "type": "integer"}, "type": "object"}),
             json!({"enum": ["celsius", "fahrenheit"], "type": "string"}),
             json!({"enum": ["celsius", "fahrenheit", null], "type": ["string", "null"]}),
-            tagged.clone(),
-            external,
+            tagged_enum(),
+            externally_tagged_enum(),
             json!({"anyOf": [{"format": "int64", "type": "integer"}, {"type": "string"}]}),
             json!({"format": "int8", "maximum": 127, "minimum": -128, "type": "integer"}),
             json!({"maxLength": 1, "minLength": 1, "type": "string"}),
             json!({"format": "uint64", "minimum": 0, "type": ["integer", "null"]}),
-            schemars_all,
+            schemars_struct(),
             json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "Inner", "type": "object",
                    "properties": {"city": {"type": "string"}, "country": {"type": ["string", "null"]}}, "required": ["city"]}),
-            // tool schemas as the macros and hand-written tools build them
+        ]
+    }
+
+    /// Tool schemas as the macros and hand-written tools build them.
+    fn tool_schemas() -> Vec<Value> {
+        vec![
             json!({"type": "object", "properties": {"text": {"type": "string", "description": "the note"}}, "required": ["text"]}),
             json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}),
             json!({"type": "object", "properties": {"place": {"properties": {"city": {"type": "string"}}, "required": ["city"],
-                   "type": "object"}, "unit": {"enum": ["celsius", "fahrenheit"], "type": "string"}, "shape": tagged},
+                   "type": "object"}, "unit": {"enum": ["celsius", "fahrenheit"], "type": "string"}, "shape": tagged_enum()},
                    "required": ["place", "unit"]}),
             json!({"type": "object", "properties": {}}),
-            // edge cases, keyword by keyword
+        ]
+    }
+
+    /// Edge cases of the keywords on values: `type`, the bounds of numbers, `const` and `enum`.
+    fn edge_cases_of_values() -> Vec<Value> {
+        vec![
             json!(true),
             json!(false),
             json!({}),
@@ -1114,6 +1090,12 @@ mod tests {
             json!({"enum": [u64::MAX, 9_007_199_254_740_993_u64, 0.1]}),
             json!({"enum": []}),
             json!({"enum": ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "celsius"]}),
+        ]
+    }
+
+    /// Edge cases of the other keywords: sizes, arrays, objects, combinators, annotations.
+    fn edge_cases_of_structure() -> Vec<Value> {
+        vec![
             json!({"minLength": 2, "maxLength": 3}),
             json!({"maxLength": 0}),
             json!({"minLength": 4, "maxLength": 2}),
@@ -1140,6 +1122,56 @@ mod tests {
             json!({"format": "date-time"}),
             json!({"format": "no-such-format", "type": ["string", "integer"]}),
         ]
+    }
+
+    /// schemars' schema of a struct with a field of each kind.
+    fn schemars_struct() -> Value {
+        json!({
+            "additionalProperties": false,
+            "description": "Doc comment.",
+            "properties": {
+                "arr": {"items": {"format": "uint8", "maximum": 255, "minimum": 0, "type": "integer"},
+                        "maxItems": 3, "minItems": 3, "type": "array"},
+                "b": {"type": "boolean"},
+                "c": {"maxLength": 1, "minLength": 1, "type": "string"},
+                "d": {"default": 0, "format": "uint16", "maximum": 65535, "minimum": 0, "type": "integer"},
+                "e": {"enum": ["celsius", "fahrenheit"], "type": "string"},
+                "f": {"format": "double", "type": "number"},
+                "i": {"format": "int64", "type": "integer"},
+                "m": {"additionalProperties": {"format": "int32", "type": "integer"}, "type": "object"},
+                "n": {"properties": {"city": {"type": "string"}, "country": {"type": ["string", "null"]}},
+                      "required": ["city"], "type": "object"},
+                "o": {"type": ["string", "null"]},
+                "ou": {"format": "uint64", "minimum": 0, "type": ["integer", "null"]},
+                "s": {"description": "the text", "type": "string"},
+                "u": {"format": "uint32", "minimum": 0, "type": "integer"},
+                "v": {"items": {"type": "string"}, "type": "array"}
+            },
+            "required": ["s", "u", "i", "f", "b", "v", "n", "m", "e", "arr", "c"],
+            "type": "object"
+        })
+    }
+
+    /// schemars' schema of an internally tagged enum.
+    fn tagged_enum() -> Value {
+        json!({"oneOf": [
+            {"properties": {"kind": {"const": "Circle", "type": "string"}, "radius": {"format": "double", "type": "number"}},
+             "required": ["kind", "radius"], "type": "object"},
+            {"properties": {"kind": {"const": "Square", "type": "string"}, "side": {"format": "double", "type": "number"}},
+             "required": ["kind", "side"], "type": "object"},
+            {"properties": {"kind": {"const": "Dot", "type": "string"}}, "required": ["kind"], "type": "object"}
+        ]})
+    }
+
+    /// schemars' schema of an externally tagged enum.
+    fn externally_tagged_enum() -> Value {
+        json!({"oneOf": [
+            {"enum": ["C"], "type": "string"},
+            {"additionalProperties": false, "properties": {"A": {"type": "string"}}, "required": ["A"], "type": "object"},
+            {"additionalProperties": false,
+             "properties": {"B": {"properties": {"x": {"format": "int32", "type": "integer"}}, "required": ["x"], "type": "object"}},
+             "required": ["B"], "type": "object"}
+        ]})
     }
 
     fn their_lines(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
@@ -1192,8 +1224,23 @@ mod tests {
 
     #[test]
     fn schemas_outside_the_subset_go_to_jsonschema() {
-        let draft = DRAFT_2020_12;
-        let outside = [
+        for schema in outside_the_subset() {
+            assert!(Schema::compile(&schema).is_none(), "{schema}");
+        }
+    }
+
+    /// Malformed: jsonschema says what is wrong with them.
+    #[test]
+    fn malformed_schemas_go_to_jsonschema_which_refuses_them() {
+        for schema in malformed() {
+            assert!(Schema::compile(&schema).is_none(), "{schema}");
+            assert!(jsonschema::validator_for(&schema).is_err(), "jsonschema accepts {schema}");
+        }
+    }
+
+    /// Well-formed schemas with keywords (anywhere) that the subset does not have.
+    fn outside_the_subset() -> Vec<Value> {
+        vec![
             json!({"$ref": "#"}),
             json!({"$defs": {"a": {}}}),
             json!({"definitions": {"a": {}}}),
@@ -1228,19 +1275,19 @@ mod tests {
             json!({"$schema": "https://json-schema.org/draft/2020-12/schema#"}),
             // anywhere below the root, too
             json!({"properties": {"a": {"$ref": "#"}}}),
-            json!({"properties": {"a": {"$schema": draft}}}),
+            json!({"properties": {"a": {"$schema": DRAFT_2020_12}}}),
             json!({"items": {"pattern": "a"}}),
             json!({"anyOf": [{"type": "string"}, {"uniqueItems": true}]}),
             json!({"not": {"if": true}}),
             json!({"additionalProperties": {"propertyNames": {}}}),
             // well formed, but not how we take them (jsonschema reads 1.0 as a size)
             json!({"minLength": 1.0}),
-        ];
-        for schema in outside {
-            assert!(Schema::compile(&schema).is_none(), "{schema}");
-        }
-        // Malformed: jsonschema says what is wrong with them.
-        let malformed = [
+        ]
+    }
+
+    /// Schemas that are not valid JSON Schema.
+    fn malformed() -> Vec<Value> {
+        vec![
             json!({"required": "x"}),
             json!({"required": [1]}),
             json!({"required": ["a", "a"]}),
@@ -1274,11 +1321,7 @@ mod tests {
             json!({"properties": {"a": {"type": "strin"}}}),
             json!([1]),
             json!(1),
-        ];
-        for schema in malformed {
-            assert!(Schema::compile(&schema).is_none(), "{schema}");
-            assert!(jsonschema::validator_for(&schema).is_err(), "jsonschema accepts {schema}");
-        }
+        ]
     }
 
     #[test]

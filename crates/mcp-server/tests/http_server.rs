@@ -37,18 +37,27 @@ fn tool(
 /// `release` lets `poll` and `wait` answer; `cancelled` is signalled when a `hang` call ends
 /// without answering (its future dropped).
 fn test_server(release: Arc<Notify>, cancelled: Arc<Notify>) -> Server {
-    let release2 = release.clone();
-    let release3 = release.clone();
     Server::builder("http-test", "1.0.0")
-        .tool(tool("echo", |args, _| {
+        .tools(answering_tools())
+        .tools(waiting_tools(release, cancelled))
+        .tools(http_tools())
+        .build()
+        .unwrap()
+}
+
+/// Tools that answer without waiting for the test: `echo`, `ask` (logs, then asks the client's
+/// model), `end_session`, `flood` (400 large log messages) and `steps` (two log messages).
+fn answering_tools() -> Vec<ToolDef> {
+    vec![
+        tool("echo", |args, _| {
             Box::pin(async move {
                 let text = args.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
                 Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
             })
-        }))
-        .tool(tool("ask", |_, ctx| {
+        }),
+        tool("ask", |_, ctx| {
             Box::pin(async move {
-                ctx.log(LoggingLevel::Info, None, json!("asking the model")).await;
+                ctx.log(LoggingLevel::Info, json!("asking the model")).await;
                 let params = CreateMessageRequestParams::new(
                     16,
                     vec![SamplingMessage::new(Role::User, SamplingContent::Text(TextContent::new("hi")))],
@@ -56,55 +65,61 @@ fn test_server(release: Arc<Notify>, cancelled: Arc<Notify>) -> Server {
                 let answer = ctx.create_message(params).await.map_err(ToolError::new)?;
                 Ok(CallToolResult::success(vec![ContentBlock::text(format!("model said {:?}", answer.model))]))
             })
-        }))
-        .tool(tool("poll", move |_, ctx| {
-            let release = release.clone();
+        }),
+        tool("end_session", |_, ctx| {
+            Box::pin(async move {
+                ctx.peer().close();
+                Ok(CallToolResult::success(vec![]))
+            })
+        }),
+        tool("flood", |_, ctx| {
+            Box::pin(async move {
+                let big = "x".repeat(64 << 10);
+                for _ in 0..400 {
+                    ctx.log(LoggingLevel::Info, json!(big)).await;
+                }
+                Ok(CallToolResult::success(vec![ContentBlock::text("flooded")]))
+            })
+        }),
+        tool("steps", |_, ctx| {
+            Box::pin(async move {
+                ctx.log(LoggingLevel::Info, json!("step 1")).await;
+                ctx.log(LoggingLevel::Info, json!("step 2")).await;
+                Ok(CallToolResult::success(vec![ContentBlock::text("stepped")]))
+            })
+        }),
+    ]
+}
+
+/// Tools that wait for the test: `poll` (closes its SSE stream, then waits for `release`),
+/// `wait` (waits for `release`), `release` (releases them) and `hang` (never answers, and
+/// signals `cancelled` when its future is dropped).
+fn waiting_tools(release: Arc<Notify>, cancelled: Arc<Notify>) -> Vec<ToolDef> {
+    let (poll_release, wait_release, releaser) = (release.clone(), release.clone(), release);
+    vec![
+        tool("poll", move |_, ctx| {
+            let release = poll_release.clone();
             Box::pin(async move {
                 let closed = ctx.close_sse_stream().await;
                 release.notified().await;
                 Ok(CallToolResult::success(vec![ContentBlock::text(format!("closed: {closed}"))]))
             })
-        }))
-        .tool(tool("wait", {
-            let release = release3;
-            move |_, _| {
-                let release = release.clone();
-                Box::pin(async move {
-                    release.notified().await;
-                    Ok(CallToolResult::success(vec![ContentBlock::text("released")]))
-                })
-            }
-        }))
-        .tool(tool("end_session", |_, ctx| {
+        }),
+        tool("wait", move |_, _| {
+            let release = wait_release.clone();
             Box::pin(async move {
-                ctx.peer().close();
-                Ok(CallToolResult::success(vec![]))
+                release.notified().await;
+                Ok(CallToolResult::success(vec![ContentBlock::text("released")]))
             })
-        }))
-        .tool(tool("release", move |_, _| {
-            let release = release2.clone();
+        }),
+        tool("release", move |_, _| {
+            let release = releaser.clone();
             Box::pin(async move {
                 release.notify_waiters();
                 Ok(CallToolResult::success(vec![]))
             })
-        }))
-        .tool(tool("flood", |_, ctx| {
-            Box::pin(async move {
-                let big = "x".repeat(64 << 10);
-                for _ in 0..400 {
-                    ctx.log(LoggingLevel::Info, None, json!(big)).await;
-                }
-                Ok(CallToolResult::success(vec![ContentBlock::text("flooded")]))
-            })
-        }))
-        .tool(tool("steps", |_, ctx| {
-            Box::pin(async move {
-                ctx.log(LoggingLevel::Info, None, json!("step 1")).await;
-                ctx.log(LoggingLevel::Info, None, json!("step 2")).await;
-                Ok(CallToolResult::success(vec![ContentBlock::text("stepped")]))
-            })
-        }))
-        .tool(tool("hang", move |_, ctx| {
+        }),
+        tool("hang", move |_, ctx| {
             let cancelled = cancelled.clone();
             Box::pin(async move {
                 // A cancelled handler's future is dropped: the guard tells.
@@ -115,23 +130,29 @@ fn test_server(release: Arc<Notify>, cancelled: Arc<Notify>) -> Server {
                     }
                 }
                 let _signal = Signal(cancelled);
-                ctx.log(LoggingLevel::Info, None, json!("started")).await;
+                ctx.log(LoggingLevel::Info, json!("started")).await;
                 std::future::pending::<()>().await;
                 Ok(CallToolResult::success(vec![]))
             })
-        }))
-        .tool(
-            ToolDef::new(
-                "regional",
-                json!({"type": "object", "properties": {
-                    "region": {"type": "string", "x-mcp-header": "Region"},
-                    "limits": {"type": "object", "properties": {"max": {"type": "integer", "x-mcp-header": "Max"}}}
-                }}),
-                |_, _| async { Ok(CallToolResult::success(vec![ContentBlock::text("ok")])) },
-            )
-            .unwrap(),
-        )
-        .tool(tool("whoami", |_, ctx| {
+        }),
+    ]
+}
+
+/// Tools about HTTP: `regional` (arguments mirrored into `Mcp-Param-*` headers), `whoami` (the
+/// `x-user` header) and `extension` (the `User` a middleware put in the request's extensions).
+fn http_tools() -> Vec<ToolDef> {
+    let regional = ToolDef::new(
+        "regional",
+        json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "limits": {"type": "object", "properties": {"max": {"type": "integer", "x-mcp-header": "Max"}}}
+        }}),
+        |_, _| async { Ok(CallToolResult::success(vec![ContentBlock::text("ok")])) },
+    )
+    .unwrap();
+    vec![
+        regional,
+        tool("whoami", |_, ctx| {
             Box::pin(async move {
                 let agent = ctx
                     .http_request()
@@ -141,15 +162,14 @@ fn test_server(release: Arc<Notify>, cancelled: Arc<Notify>) -> Server {
                     .to_owned();
                 Ok(CallToolResult::success(vec![ContentBlock::text(agent)]))
             })
-        }))
-        .tool(tool("extension", |_, ctx| {
+        }),
+        tool("extension", |_, ctx| {
             Box::pin(async move {
                 let user = ctx.http_request().and_then(|r| r.extensions().get::<User>()).map(|u| u.0.clone());
                 Ok(CallToolResult::success(vec![ContentBlock::text(user.unwrap_or_else(|| "no extension".to_owned()))]))
             })
-        }))
-        .build()
-        .unwrap()
+        }),
+    ]
 }
 
 struct Harness {

@@ -59,10 +59,10 @@ fn tools() -> Vec<ToolDef> {
     let link = text_tool("link", |_| Ok(CallToolResult::success(vec![ContentBlock::resource_link("test://a", "a")])));
     let progress = ToolDef::new("progress", json!({"type": "object"}), |_args, ctx: Context| async move {
         for i in 1..=3 {
-            ctx.progress(i as f64, Some(3.0), Some(format!("step {i}"))).await;
+            ctx.progress(i as f64).total(3.0).message(format!("step {i}")).await;
         }
-        ctx.log(LoggingLevel::Info, Some("tool"), json!("info line")).await;
-        ctx.log(LoggingLevel::Error, Some("tool"), json!("error line")).await;
+        ctx.logger("tool").log(LoggingLevel::Info, json!("info line")).await;
+        ctx.logger("tool").log(LoggingLevel::Error, json!("error line")).await;
         Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("done")]))
     })
     .unwrap();

@@ -122,7 +122,7 @@ fn builder_named(name: &str) -> mcp_server::ServerBuilder {
     })
     .unwrap();
     let chatty = ToolDef::new("chatty", json!({"type": "object"}), |_args, ctx: Context| async move {
-        ctx.log(LoggingLevel::Info, None, json!("hello")).await;
+        ctx.log(LoggingLevel::Info, json!("hello")).await;
         Ok::<_, ToolError>(CallToolResult::success(vec![]))
     })
     .unwrap();

@@ -29,7 +29,8 @@ impl ErrorCode {
     /// Internal error.
     pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
     /// The request timed out (as the official SDKs use it, for a timeout they raise locally;
-    /// in the range -32000 to -32019 that 2026-07-28 leaves to implementations).
+    /// in the range -32000 to -32019 that 2026-07-28 leaves to implementations). The same
+    /// number as [`ErrorCode::SESSION_NOT_FOUND`]: a code alone cannot tell the two apart.
     pub const REQUEST_TIMEOUT: ErrorCode = ErrorCode(-32001);
     /// No session has the `Mcp-Session-Id` a Streamable HTTP request names (answered with
     /// `404 Not Found`). Not a code of the specification: the one the official TypeScript
@@ -62,7 +63,8 @@ impl ErrorCode {
         (Self::METHOD_NOT_FOUND, "method not found"),
         (Self::INVALID_PARAMS, "invalid params"),
         (Self::INTERNAL_ERROR, "internal error"),
-        (Self::REQUEST_TIMEOUT, "request timeout"),
+        // REQUEST_TIMEOUT and SESSION_NOT_FOUND are both -32001: the name says both.
+        (Self::REQUEST_TIMEOUT, "request timeout or session not found"),
         (Self::RESOURCE_NOT_FOUND, "resource not found"),
         (Self::URL_ELICITATION_REQUIRED, "URL elicitation required"),
         (Self::HEADER_MISMATCH, "header mismatch"),
@@ -76,6 +78,18 @@ impl ErrorCode {
     }
 
     /// A short name for a known code.
+    ///
+    /// -32001 has two meanings ([`REQUEST_TIMEOUT`](Self::REQUEST_TIMEOUT) and
+    /// [`SESSION_NOT_FOUND`](Self::SESSION_NOT_FOUND)), and its name says both: "request
+    /// timeout or session not found". Which one it is depends on where it came from (an HTTP
+    /// `404` answer to a request naming a session is the second).
+    ///
+    /// ```
+    /// use mcp_types::ErrorCode;
+    ///
+    /// assert_eq!(ErrorCode::METHOD_NOT_FOUND.name(), Some("method not found"));
+    /// assert_eq!(ErrorCode::SESSION_NOT_FOUND.name(), Some("request timeout or session not found"));
+    /// ```
     pub fn name(self) -> Option<&'static str> {
         Self::NAMED.iter().find(|(c, _)| *c == self).map(|(_, n)| *n)
     }
@@ -105,5 +119,27 @@ impl fmt::Debug for ErrorCode {
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shared_code_names_both_meanings() {
+        assert_eq!(ErrorCode::REQUEST_TIMEOUT, ErrorCode::SESSION_NOT_FOUND);
+        let name = ErrorCode::SESSION_NOT_FOUND.name().unwrap_or_default();
+        assert!(name.contains("request timeout") && name.contains("session not found"), "{name}");
+        assert_eq!(ErrorCode::REQUEST_TIMEOUT.name(), ErrorCode::SESSION_NOT_FOUND.name());
+        assert_eq!(ErrorCode::from(-32001).to_string(), "-32001 (request timeout or session not found)");
+    }
+
+    #[test]
+    fn each_code_is_named_once() {
+        for (i, (code, _)) in ErrorCode::NAMED.iter().enumerate() {
+            let same = ErrorCode::NAMED.iter().skip(i + 1).filter(|(c, _)| c == code).count();
+            assert_eq!(same, 0, "{code:?} is named twice: one name must say all its meanings");
+        }
     }
 }

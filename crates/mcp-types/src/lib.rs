@@ -74,8 +74,5 @@ pub use method::{Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Re
 pub use version::{ProtocolVersion, Revisions, UnsupportedVersion};
 pub use wire::{ForRevision, WireSerialize, to_string_for, to_value_for};
 
-#[doc(hidden)]
-pub use wire::{Probe, StrVisitor, best};
-
 /// A free-form JSON object.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;

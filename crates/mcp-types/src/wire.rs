@@ -172,8 +172,7 @@ impl<T: WireSerialize, H: std::hash::BuildHasher> WireSerialize for HashMap<Stri
 /// Scores how well a JSON value fits a type, for decoding unions whose variants carry no
 /// distinguishing tag: `None` when it cannot be that type (a required field or a constant is
 /// missing or wrong), else the number of the value's keys the type knows.
-#[doc(hidden)]
-pub trait Probe {
+pub(crate) trait Probe {
     /// The score of `v` for this type.
     fn probe(v: &serde_json::Value) -> Option<u32>;
 }
@@ -220,8 +219,7 @@ impl<T: Probe> Probe for BTreeMap<String, T> {
 }
 
 /// The index of the highest score; the first one wins a tie.
-#[doc(hidden)]
-pub fn best(scores: &[Option<u32>]) -> Option<usize> {
+pub(crate) fn best(scores: &[Option<u32>]) -> Option<usize> {
     let mut best: Option<(u32, usize)> = None;
     for (i, s) in scores.iter().enumerate() {
         if let Some(s) = *s
@@ -234,8 +232,7 @@ pub fn best(scores: &[Option<u32>]) -> Option<usize> {
 }
 
 /// Deserializes a string through a parsing function, borrowing where the input allows.
-#[doc(hidden)]
-pub struct StrVisitor<F>(pub F);
+pub(crate) struct StrVisitor<F>(pub(crate) F);
 
 impl<T, F: FnOnce(&str) -> T> serde::de::Visitor<'_> for StrVisitor<F> {
     type Value = T;

@@ -722,102 +722,125 @@ struct Tally {
     skipped: BTreeMap<&'static str, usize>,
 }
 
+/// What checking the examples of one revision found.
+#[derive(Default)]
+struct Run {
+    blocks: usize,
+    tally: Tally,
+    /// One line per skipped block, with the reason.
+    skipped_list: String,
+    /// One line per checked block (when verbose).
+    checked_list: String,
+    failures: Vec<String>,
+}
+
 #[test]
 fn spec_examples_round_trip() {
     sync_vendored();
+    let verbose = std::env::var(VERBOSE_ENV).is_ok_and(|v| v == "1");
+    let runs: Vec<(ProtocolVersion, Run)> =
+        ProtocolVersion::ALL.into_iter().map(|rev| (rev, check_revision(rev, verbose))).collect();
 
     let mut report = String::new();
-    let mut skipped_list = String::new();
-    let mut checked_list = String::new();
-    let verbose = std::env::var(VERBOSE_ENV).is_ok_and(|v| v == "1");
-    let mut failures = Vec::new();
-    let mut tallies = Vec::new();
-
-    for rev in ProtocolVersion::ALL {
-        let vendored = load_vendored(rev);
-        let mut schema = Schema::load(rev);
-        let mut tally = Tally::default();
-        let mut seen: Vec<SeenRequest> = Vec::new();
-        let mut page = String::new();
-
-        for block in &vendored.blocks {
-            if block.file != page {
-                page.clone_from(&block.file);
-                seen.clear();
-            }
-            let at = format!("{rev} {}#{} (line {}, \"{}\")", block.file, block.index, block.line, block.section);
-            let check = classify(&mut schema, block, &mut seen).and_then(|c| match schema.validate(&c.def, &c.value) {
-                Ok(()) => Ok(c),
-                Err(e) => Err(skip(VIOLATES_SCHEMA, format!("as {} ({}): {e}", c.def, c.kind))),
-            });
-            let check = match check {
-                Ok(check) => check,
-                Err(s) => {
-                    *tally.skipped.entry(s.reason).or_default() += 1;
-                    let _ = writeln!(skipped_list, "  {at}: {}: {}", s.reason, s.detail);
-                    continue;
-                }
-            };
-            tally.checked += 1;
-            let what = format!("{at}: {} as {}", check.kind, check.def);
-            if verbose {
-                let _ = writeln!(checked_list, "  {what}");
-            }
-            let Some(ty) = __registry::lookup(&check.def, rev) else {
-                failures.push(format!("{what}: no registry entry for `{}`", check.def));
-                continue;
-            };
-            // Members the schema does not declare are dropped by design.
-            let expected = support::schema(rev.as_str()).declared(&check.def, &check.value);
-            match (ty.roundtrip)(check.value.clone(), rev.only()) {
-                Err(e) => failures.push(format!("{what} ({}): does not deserialize: {e}", ty.rust_type)),
-                Ok(out) if out == expected => tally.passed += 1,
-                Ok(out) => {
-                    let mut lines = Vec::new();
-                    diff("", &expected, &out, &mut lines);
-                    failures.push(format!(
-                        "{what} ({}): round trip differs:\n      {}",
-                        ty.rust_type,
-                        lines.join("\n      ")
-                    ));
-                }
-            }
-        }
-        let skipped: usize = tally.skipped.values().sum();
-        let _ = writeln!(
-            report,
-            "{rev}: {} blocks, {} checked ({} passed, {} failed), {skipped} skipped",
-            vendored.blocks.len(),
-            tally.checked,
-            tally.passed,
-            tally.checked - tally.passed,
-        );
-        for (reason, n) in &tally.skipped {
-            let _ = writeln!(report, "    skipped {n:3}: {reason}");
-        }
-        tallies.push((rev, tally));
+    for (rev, run) in &runs {
+        summarize(&mut report, *rev, run);
     }
-
     println!("spec examples:\n{report}");
-    println!("skipped blocks:\n{skipped_list}");
+    println!("skipped blocks:\n{}", runs.iter().map(|(_, run)| run.skipped_list.as_str()).collect::<String>());
     if verbose {
-        println!("checked blocks:\n{checked_list}");
+        println!("checked blocks:\n{}", runs.iter().map(|(_, run)| run.checked_list.as_str()).collect::<String>());
     }
 
     let mut below = Vec::new();
-    for ((rev, tally), (floor_rev, floor)) in tallies.iter().zip(FLOORS) {
+    for ((rev, run), (floor_rev, floor)) in runs.iter().zip(FLOORS) {
         assert_eq!(*rev, floor_rev);
-        if tally.checked < floor {
-            below.push(format!("{rev}: {} checked, floor {floor}", tally.checked));
+        if run.tally.checked < floor {
+            below.push(format!("{rev}: {} checked, floor {floor}", run.tally.checked));
         }
     }
     assert!(below.is_empty(), "fewer spec examples checked than the floor:\n{}", below.join("\n"));
+    let failures: Vec<&String> = runs.iter().flat_map(|(_, run)| &run.failures).collect();
     assert!(
         failures.is_empty(),
         "{} spec examples do not round-trip:\n  {}\n\n{report}",
         failures.len(),
-        failures.join("\n  ")
+        failures.iter().map(|f| f.as_str()).collect::<Vec<_>>().join("\n  ")
     );
+}
+
+/// Classifies every example block of `rev`, validates it against the schema and round-trips
+/// it through its Rust type.
+fn check_revision(rev: ProtocolVersion, verbose: bool) -> Run {
+    let vendored = load_vendored(rev);
+    let mut schema = Schema::load(rev);
+    let mut run = Run { blocks: vendored.blocks.len(), ..Run::default() };
+    let mut seen: Vec<SeenRequest> = Vec::new();
+    let mut page = String::new();
+
+    for block in &vendored.blocks {
+        if block.file != page {
+            page.clone_from(&block.file);
+            seen.clear();
+        }
+        let at = format!("{rev} {}#{} (line {}, \"{}\")", block.file, block.index, block.line, block.section);
+        let check = classify(&mut schema, block, &mut seen).and_then(|c| match schema.validate(&c.def, &c.value) {
+            Ok(()) => Ok(c),
+            Err(e) => Err(skip(VIOLATES_SCHEMA, format!("as {} ({}): {e}", c.def, c.kind))),
+        });
+        let check = match check {
+            Ok(check) => check,
+            Err(s) => {
+                *run.tally.skipped.entry(s.reason).or_default() += 1;
+                let _ = writeln!(run.skipped_list, "  {at}: {}: {}", s.reason, s.detail);
+                continue;
+            }
+        };
+        run.tally.checked += 1;
+        let what = format!("{at}: {} as {}", check.kind, check.def);
+        if verbose {
+            let _ = writeln!(run.checked_list, "  {what}");
+        }
+        match round_trip(rev, &check, &what) {
+            Ok(()) => run.tally.passed += 1,
+            Err(failure) => run.failures.push(failure),
+        }
+    }
+    run
+}
+
+/// Decodes a checked example as its Rust type and encodes it again for `rev`: the result must
+/// be the example, less the members the schema does not declare (dropped by design).
+fn round_trip(rev: ProtocolVersion, check: &Check, what: &str) -> Result<(), String> {
+    let Some(ty) = __registry::lookup(&check.def, rev) else {
+        return Err(format!("{what}: no registry entry for `{}`", check.def));
+    };
+    let expected = support::schema(rev.as_str()).declared(&check.def, &check.value);
+    match (ty.roundtrip)(check.value.clone(), rev.only()) {
+        Err(e) => Err(format!("{what} ({}): does not deserialize: {e}", ty.rust_type)),
+        Ok(out) if out == expected => Ok(()),
+        Ok(out) => {
+            let mut lines = Vec::new();
+            diff("", &expected, &out, &mut lines);
+            Err(format!("{what} ({}): round trip differs:\n      {}", ty.rust_type, lines.join("\n      ")))
+        }
+    }
+}
+
+/// The report's lines for one revision: blocks, checked, passed, failed, skipped by reason.
+fn summarize(report: &mut String, rev: ProtocolVersion, run: &Run) {
+    let tally = &run.tally;
+    let skipped: usize = tally.skipped.values().sum();
+    let _ = writeln!(
+        report,
+        "{rev}: {} blocks, {} checked ({} passed, {} failed), {skipped} skipped",
+        run.blocks,
+        tally.checked,
+        tally.passed,
+        tally.checked - tally.passed,
+    );
+    for (reason, n) in &tally.skipped {
+        let _ = writeln!(report, "    skipped {n:3}: {reason}");
+    }
 }
 
 #[test]

@@ -33,7 +33,7 @@ async fn everything(
     text: String,
 ) -> String {
     let _ = (a, b, cancel, peer);
-    progress.report(1.0, None, None).await;
+    progress.report(1.0).await;
     format!("{} {} {text}", config.greeting, name.0)
 }
 
