@@ -26,26 +26,9 @@ fn tool(
     ToolDef::new(name, schema, move |args, _ctx| async move { Ok::<_, ToolError>(f(args)) }).unwrap()
 }
 
-fn server(page_size: usize) -> Server {
-    let mut builder = Server::builder("srv", "2.0").instructions("hello").page_size(page_size);
-    for i in 0..5 {
-        builder = builder.tool(tool(&format!("t{i}"), json!({"type": "object"}), |_| CallToolResult::success(vec![])));
-    }
-    let echo = tool(
-        "echo",
-        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-        |a| CallToolResult::success(vec![ContentBlock::text(a["text"].as_str().unwrap_or_default())]),
-    );
-    let sum = tool("sum", json!({"type": "object"}), |a| {
-        CallToolResult::structured(json!({"sum": a.get("bad").map_or(json!(3), |_| json!("three"))}))
-    })
-    .output_schema(json!({"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]}))
-    .unwrap();
-    let fails = ToolDef::new("fails", json!({"type": "object"}), |_a, _c| async {
-        Err::<CallToolResult, _>(ToolError::new("nope"))
-    })
-    .unwrap();
-    let ask = ToolDef::new("ask", json!({"type": "object"}), |_a, ctx: Context| async move {
+/// `ask` asks the client for a sampling, an elicitation and its roots, and returns what it got.
+fn ask_tool() -> ToolDef {
+    ToolDef::new("ask", json!({"type": "object"}), |_a, ctx: Context| async move {
         let sampled = ctx
             .create_message(CreateMessageRequestParams::new(
                 10,
@@ -65,7 +48,29 @@ fn server(page_size: usize) -> Server {
             "roots": roots.roots.iter().map(|r| r.uri.clone()).collect::<Vec<_>>(),
         })))
     })
+    .unwrap()
+}
+
+fn server(page_size: usize) -> Server {
+    let mut builder = Server::builder("srv", "2.0").instructions("hello").page_size(page_size);
+    for i in 0..5 {
+        builder = builder.tool(tool(&format!("t{i}"), json!({"type": "object"}), |_| CallToolResult::success(vec![])));
+    }
+    let echo = tool(
+        "echo",
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        |a| CallToolResult::success(vec![ContentBlock::text(a["text"].as_str().unwrap_or_default())]),
+    );
+    let sum = tool("sum", json!({"type": "object"}), |a| {
+        CallToolResult::structured(json!({"sum": a.get("bad").map_or(json!(3), |_| json!("three"))}))
+    })
+    .output_schema(json!({"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]}))
     .unwrap();
+    let fails = ToolDef::new("fails", json!({"type": "object"}), |_a, _c| async {
+        Err::<CallToolResult, _>(ToolError::new("nope"))
+    })
+    .unwrap();
+    let ask = ask_tool();
     let slow = ToolDef::new("slow", json!({"type": "object"}), |_a, ctx: Context| async move {
         for i in 1..=2 {
             ctx.progress(i as f64).total(2.0).await;
