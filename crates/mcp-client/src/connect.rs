@@ -95,7 +95,7 @@ impl ClientBuilder {
             child: tokio::sync::Mutex::new(child),
             checks: SchemaChecks::new(self.validate_arguments, self.validate_structured),
         };
-        if let Connection::Stateless(s) = &client.connection {
+        if let Some(s) = client.stateless() {
             s.watch_list_changes(&client.peer, &client.server.capabilities).await;
         }
         Ok(client)
