@@ -127,7 +127,7 @@ impl Client {
         let fresh = cursor.is_none();
         let mut page = match &self.connection {
             Connection::Stateless(s) => s.list_page::<L>(&self.peer, cursor).await?,
-            Connection::Session(_) => self.request::<L>(page_params(cursor), CallOptions::default()).await?,
+            Connection::Session(_) => self.send_request::<L>(page_params(cursor), CallOptions::default()).await?,
         };
         L::received(self, &mut page, fresh);
         Ok(page)
@@ -143,10 +143,10 @@ impl Client {
     pub async fn ping(&self) -> Result<(), ClientError> {
         match &self.connection {
             Connection::Stateless(_) => {
-                self.request::<DiscoverRequest>(Default::default(), CallOptions::default()).await?;
+                self.send_request::<DiscoverRequest>(Default::default(), CallOptions::default()).await?;
             }
             Connection::Session(_) => {
-                self.request::<PingRequest>(Default::default(), CallOptions::default()).await?;
+                self.send_request::<PingRequest>(Default::default(), CallOptions::default()).await?;
             }
         }
         Ok(())
@@ -203,7 +203,7 @@ impl Client {
         }
         let schemas = self.checks.check_arguments(&params)?;
         let name = params.name.clone();
-        let result = self.request::<CallToolRequest>(params, options).await?;
+        let result = self.send_request::<CallToolRequest>(params, options).await?;
         self.checks.check_result(&name, &schemas, &result)?;
         Ok(result)
     }
@@ -228,7 +228,7 @@ impl Client {
         self.need(self.server.capabilities.prompts.is_some(), "prompts")?;
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = (!arguments.is_empty()).then_some(arguments);
-        self.request::<GetPromptRequest>(params, CallOptions::default()).await
+        self.send_request::<GetPromptRequest>(params, CallOptions::default()).await
     }
 
     /// One page of the server's resources.
@@ -259,7 +259,7 @@ impl Client {
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
         self.need(self.server.capabilities.resources.is_some(), "resources")?;
         let params = ReadResourceRequestParams::new(uri);
-        self.request::<ReadResourceRequest>(params, CallOptions::default()).await
+        self.send_request::<ReadResourceRequest>(params, CallOptions::default()).await
     }
 
     /// Fails with [`ClientError::NotSupported`] unless the server declared resource
@@ -281,7 +281,7 @@ impl Client {
             Connection::Stateless(s) => s.watch_resource(&self.peer, &self.server.capabilities, uri, true).await,
             Connection::Session(_) => {
                 let params = SubscribeRequestParams::new(uri);
-                self.request::<SubscribeRequest>(params, CallOptions::default()).await?;
+                self.send_request::<SubscribeRequest>(params, CallOptions::default()).await?;
                 Ok(())
             }
         }
@@ -294,7 +294,7 @@ impl Client {
             Connection::Stateless(s) => s.watch_resource(&self.peer, &self.server.capabilities, uri, false).await,
             Connection::Session(_) => {
                 let params = UnsubscribeRequestParams::new(uri);
-                self.request::<UnsubscribeRequest>(params, CallOptions::default()).await?;
+                self.send_request::<UnsubscribeRequest>(params, CallOptions::default()).await?;
                 Ok(())
             }
         }
@@ -350,7 +350,7 @@ impl Client {
         options: CallOptions,
     ) -> Result<CompleteResult, ClientError> {
         self.need(self.server.capabilities.completions.is_some(), "completions")?;
-        self.request::<CompleteRequest>(params, options).await
+        self.send_request::<CompleteRequest>(params, options).await
     }
 
     /// Sets the level of the log messages the server sends.
@@ -364,7 +364,7 @@ impl Client {
         match &self.connection {
             Connection::Stateless(s) => s.meta.set_log_level(level),
             Connection::Session(_) => {
-                self.request::<SetLevelRequest>(SetLevelRequestParams::new(level), CallOptions::default()).await?;
+                self.send_request::<SetLevelRequest>(SetLevelRequestParams::new(level), CallOptions::default()).await?;
             }
         }
         Ok(())

@@ -201,18 +201,6 @@ impl Client {
     where
         R::Params: Clone,
     {
-        self.request::<R>(params, options).await
-    }
-
-    /// Calls a typed method in the connection's revision (see [`Client::send_request`]).
-    pub(crate) async fn request<R: mcp_types::Request>(
-        &self,
-        params: R::Params,
-        options: CallOptions,
-    ) -> Result<R::Result, ClientError>
-    where
-        R::Params: Clone,
-    {
         match &self.connection {
             Connection::Session(s) => s.request::<R>(&self.peer, params, options).await,
             Connection::Stateless(s) => s.call::<R>(&self.peer, &params, options).await,

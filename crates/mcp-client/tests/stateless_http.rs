@@ -14,7 +14,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
-use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, ServerEvent, SubscriptionEnd};
+use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, ServerEvent, Subscription, SubscriptionEnd};
 use mcp_jsonrpc::CancellationToken;
 use mcp_types::{
     CallToolRequestParams, ElicitAction, ElicitRequestParams, ElicitResult, ErrorObject, SubscriptionFilter,
@@ -394,10 +394,9 @@ async fn input_required_over_http() {
     assert_eq!(call.await.unwrap().unwrap().content[0].as_text(), Some("declined"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_listen_stream_is_closed_to_end_the_subscription() {
-    let fx = Fixture::start().await;
-    let client = Arc::new(connect(&fx, builder(), json!({"tools": {"listChanged": true}})).await);
+/// Opens a subscription to tool list changes, the server acknowledging `acknowledged`:
+/// the request's id, the response stream, the subscription.
+async fn listening(fx: &Fixture, client: &Arc<Client>, acknowledged: Value) -> (Value, Sse, Subscription) {
     let c = client.clone();
     let opening = tokio::spawn(async move {
         c.listen(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }).await
@@ -406,9 +405,16 @@ async fn a_listen_stream_is_closed_to_end_the_subscription() {
     let id = ex.body["id"].clone();
     let sse = ex.sse();
     sse.send(json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-        "params": {"notifications": {"toolsListChanged": true}, "_meta": {"io.modelcontextprotocol/subscriptionId": id}}}))
-    .await;
-    let mut subscription = opening.await.unwrap().unwrap();
+        "params": {"notifications": acknowledged, "_meta": {"io.modelcontextprotocol/subscriptionId": id}}}))
+        .await;
+    (id, sse, opening.await.unwrap().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_stream_is_closed_to_end_the_subscription() {
+    let fx = Fixture::start().await;
+    let client = Arc::new(connect(&fx, builder(), json!({"tools": {"listChanged": true}})).await);
+    let (id, sse, mut subscription) = listening(&fx, &client, json!({"toolsListChanged": true})).await;
     sse.send(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
         "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": id}}}))
         .await;
@@ -424,17 +430,7 @@ async fn a_listen_stream_is_closed_to_end_the_subscription() {
     fx.quiet().await;
 
     // A stream the server ends without an answer ends the subscription (no resumption).
-    let c = client.clone();
-    let opening = tokio::spawn(async move {
-        c.listen(SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() }).await
-    });
-    let ex = fx.request("subscriptions/listen").await;
-    let id = ex.body["id"].clone();
-    let sse = ex.sse();
-    sse.send(json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-        "params": {"notifications": {}, "_meta": {"io.modelcontextprotocol/subscriptionId": id}}}))
-        .await;
-    let mut subscription = opening.await.unwrap().unwrap();
+    let (_, sse, mut subscription) = listening(&fx, &client, json!({})).await;
     drop(sse);
     assert_eq!(subscription.next().await, None);
     assert!(matches!(subscription.ended(), Some(SubscriptionEnd::Failed(_))), "{:?}", subscription.ended());
