@@ -33,12 +33,20 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
+use mcp_sdk::client::http::oauth::{AuthorizationAgent, ClientCredentials, OAuthConfig, OAuthError};
+use mcp_sdk::client::http::{HttpClientConfig, reqwest};
 use mcp_sdk::client::{CallOptions, Client, ClientBuilder};
 use mcp_sdk::types::{
     ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult,
     ElicitResultContentValue, ErrorObject, ListToolsRequest, ProtocolVersion, Role, Root, SamplingContent, TextContent,
 };
+use reqwest::Url;
 use serde_json::{Value, json};
+use std::future::Future;
+use std::pin::Pin;
+
+/// What [`AuthorizationAgent::authorize`] returns.
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The longest the whole scenario may take.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(30);
@@ -60,6 +68,9 @@ async fn main() -> ExitCode {
 }
 
 async fn run() -> anyhow::Result<()> {
+    // The SDK's warnings (a failed authorization says why there) go to stderr, which the
+    // suite saves with the scenario's results.
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(tracing::Level::WARN).init();
     let url = std::env::args().skip(1).last().context("usage: conformance_client <server URL>")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").context("MCP_CONFORMANCE_SCENARIO is not set")?;
     let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").ok();
@@ -70,6 +81,9 @@ async fn run() -> anyhow::Result<()> {
         Some(Err(e)) => bail!("MCP_CONFORMANCE_PROTOCOL_VERSION: {e}"),
         None => builder.session_revisions_only(),
     };
+    if scenario.starts_with("auth/") {
+        return auth(&scenario, &url, builder).await;
+    }
     if builder_is_stateless(version.as_deref()) {
         return stateless(&scenario, &url, builder).await;
     }
@@ -121,6 +135,87 @@ async fn run() -> anyhow::Result<()> {
             close(client).await
         }
         other => bail!("unknown scenario {other:?}"),
+    }
+}
+
+/// The Client ID Metadata Document URL the `auth/basic-cimd` scenario expects as client id.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The `auth/` scenarios: connect through OAuth, list the tools, call `test-tool`. The
+/// `client-credentials-*` ones take the client's secret or private key from
+/// `MCP_CONFORMANCE_CONTEXT`; the others run the authorization code flow (with the
+/// pre-registered credentials of the context, when it has them).
+async fn auth(scenario: &str, url: &str, builder: ClientBuilder) -> anyhow::Result<()> {
+    let context: Value = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+        Ok(text) => serde_json::from_str(&text).context("MCP_CONFORMANCE_CONTEXT is not JSON")?,
+        Err(_) => Value::Null,
+    };
+    let id = context["client_id"].as_str();
+    let oauth = match (scenario, id) {
+        ("auth/client-credentials-basic", Some(id)) => {
+            OAuthConfig::client_credentials(id, context["client_secret"].as_str().unwrap_or_default())
+        }
+        ("auth/client-credentials-jwt", Some(id)) => {
+            let pem = context["private_key_pem"].as_str().context("no private_key_pem in the context")?;
+            let algorithm = context["signing_algorithm"].as_str().unwrap_or("ES256");
+            OAuthConfig::client_credentials_jwt(id, pem, algorithm)?
+        }
+        (_, id) => {
+            let mut oauth = OAuthConfig::new("mcp-rust-sdk-conformance", FollowRedirect::new()?)
+                .client_metadata_url(CLIENT_METADATA_URL);
+            if let Some(id) = id {
+                let secret = context["client_secret"].as_str().map(str::to_owned);
+                oauth = oauth.credentials(ClientCredentials::new(id, secret));
+            }
+            oauth
+        }
+    };
+    let config = HttpClientConfig::parse(url)?.oauth(oauth);
+    let client = builder.connect_http_with(config).await.context("connect")?;
+    let tools = client.list_all_tools().await.context("tools/list")?;
+    log(&format!("{} tools", tools.len()));
+    if tools.iter().any(|t| t.name == "test-tool") {
+        let result = client.call_tool("test-tool", json!({})).await.context("tools/call")?;
+        log(&format!("test-tool: {}", text_of(&result.content)));
+    }
+    close(client).await
+}
+
+/// The user agent of the `auth/` scenarios: the suite's authorization server consents at
+/// once, so following its redirect (without going there) is the whole of the user's part.
+struct FollowRedirect {
+    http: reqwest::Client,
+    redirect_uri: Url,
+}
+
+impl FollowRedirect {
+    fn new() -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build()?;
+        Ok(FollowRedirect { http, redirect_uri: Url::parse("http://127.0.0.1:9/callback")? })
+    }
+}
+
+impl AuthorizationAgent for FollowRedirect {
+    fn redirect_uri(&self) -> &Url {
+        &self.redirect_uri
+    }
+
+    fn authorize(&self, url: Url) -> BoxFuture<'_, Result<Url, OAuthError>> {
+        Box::pin(async move {
+            log(&format!("authorizing at {url}"));
+            let response = self
+                .http
+                .get(url.clone())
+                .send()
+                .await
+                .map_err(|e| OAuthError::Http { url: url.to_string(), source: e })?;
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .ok_or(OAuthError::InvalidResponse("the authorization endpoint did not redirect"))?;
+            url.join(location).map_err(|_| OAuthError::InvalidUrl(location.to_owned()))
+        })
     }
 }
 

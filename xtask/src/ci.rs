@@ -55,6 +55,7 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("mcp-sdk", "server,macros,http-server"),
     ("mcp-sdk", "server,macros,stdio,http-server,jsonschema"),
     ("mcp-sdk", "client,http-client"),
+    ("mcp-sdk", "oauth"),
     ("mcp-sdk", "client,jsonschema"),
     ("mcp-server", ""),
     ("mcp-server", "stdio"),
@@ -62,9 +63,11 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("mcp-server", "jsonschema"),
     ("mcp-client", ""),
     ("mcp-client", "http"),
+    ("mcp-client", "oauth"),
     ("mcp-client", "jsonschema"),
     ("mcp-transport-http", "server"),
     ("mcp-transport-http", "client"),
+    ("mcp-transport-http", "oauth"),
 ];
 
 /// Test runs with features off, each the only run of code that `--all-features` never builds.

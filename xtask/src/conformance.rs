@@ -15,12 +15,15 @@
 //!   requires count, and so do the ones the suite runs but reports as `pending` (we pass
 //!   them); the `extension` ones (tasks, which our server does not implement) are printed,
 //!   not counted.
-//! - **Client scenarios**: 0.1.16 runs every scenario `conformance list --client` names, except
-//!   the `auth/` ones, as `conformance client --scenario <name>` with the `conformance_client`
-//!   example as the client command; 0.2.0 runs, the same way at `--spec-version 2026-07-28`,
-//!   the client scenarios `conformance list --requirements 2026-07-28` says the revision
-//!   requires and the `added-after-release` and `pending` ones it lists beside them, except the
-//!   `auth/` ones (which belong to the authorization issue).
+//! - **Client scenarios**: 0.1.16 runs every scenario `conformance list --client` names (the
+//!   `auth/` ones included) but the `extension` ones the client does not implement, as
+//!   `conformance client --scenario <name>` with the `conformance_client` example as the
+//!   client command; 0.2.0 runs, the same way at `--spec-version 2026-07-28`, the client
+//!   scenarios `conformance list --requirements 2026-07-28` says the revision requires and the
+//!   `added-after-release` and `pending` ones it lists beside them. Of the `extension`
+//!   scenarios, both run the client credentials ones ([`CLIENT_EXTENSIONS`]); the others
+//!   (cross-app access, enterprise-managed authorization, DPoP, workload identity federation)
+//!   are printed as not run.
 //!
 //! The 0.2.0 suite also has a `draft` suite (`--suite draft`; `--spec-version draft` is an
 //! alias of 2026-07-28): in 0.2.0-alpha.12 it is the scenarios introduced in 2026-07-28 (19
@@ -85,13 +88,18 @@ enum ServerRun {
     Requirements { revision: &'static str, also: &'static [&'static str] },
 }
 
+/// The scenarios of extensions the client implements: they run with the others (the
+/// `io.modelcontextprotocol/oauth-client-credentials` extension).
+const CLIENT_EXTENSIONS: &[&str] = &["auth/client-credentials-basic", "auth/client-credentials-jwt"];
+
 /// Which client scenarios run against `conformance_client`.
 enum ClientRun {
-    /// Every scenario `list --client` names, except the `auth/` ones.
-    AllButAuth,
+    /// Every scenario `list --client` names, except the `extension` ones other than
+    /// [`CLIENT_EXTENSIONS`].
+    All,
     /// `client <args> --scenario <name>` for each client scenario that `list --requirements
-    /// <revision>` says the revision requires, or lists in one of the unscored categories of
-    /// `also`, except the `auth/` ones.
+    /// <revision>` says the revision requires, lists in one of the unscored categories of
+    /// `also`, or lists as an extension of [`CLIENT_EXTENSIONS`].
     Requirements { revision: &'static str, also: &'static [&'static str], args: &'static [&'static str] },
 }
 
@@ -100,7 +108,7 @@ const NEWEST_REVISION: &str = "2026-07-28";
 
 /// The suites we run, oldest first.
 const PINS: [Pin; 2] = [
-    Pin { project: "conformance", server: ServerRun::All, client: ClientRun::AllButAuth },
+    Pin { project: "conformance", server: ServerRun::All, client: ClientRun::All },
     Pin {
         project: "conformance-next",
         // `pending`: json-schema-2020-12, http-header-validation and
@@ -110,7 +118,8 @@ const PINS: [Pin; 2] = [
         // 0.2.0-alpha.12: tools_call, request-metadata, sep-2322-client-request-state,
         // http-standard-headers, http-custom-headers, http-invalid-tool-headers,
         // json-schema-ref-no-deref (required) and json-schema-2020-12-preservation
-        // (`added-after-release`); `pending` names none. Not `extension`: all `auth/`.
+        // (`added-after-release`), and the 25 `auth/` ones of the revision; `pending` names
+        // none. Of `extension`, the client credentials ones ([`CLIENT_EXTENSIONS`]).
         client: ClientRun::Requirements {
             revision: "2026-07-28",
             also: &["added-after-release", "pending"],
@@ -190,28 +199,43 @@ impl Suite {
         }
     }
 
-    /// The client scenarios `run` runs, none of them `auth/`.
+    /// The client scenarios `run` runs.
     fn client_scenarios(&self, root: &Path, run: &ClientRun) -> Result<Vec<String>> {
-        let scenarios = match run {
-            ClientRun::AllButAuth => self.list(root, "client")?,
-            ClientRun::Requirements { revision, also, .. } => {
-                let (counted, other) = self.requirement_scenarios(root, "client", revision, also)?;
-                for l in other.iter().filter(|l| !l.name.starts_with("auth/")) {
-                    let category = l.category.as_deref().unwrap_or("?");
-                    println!("    client scenario not run ({category}): {}", l.name);
+        match run {
+            ClientRun::All => {
+                let text = self.list_output(root, &["--client"])?;
+                let extensions = tagged(&text, "extension");
+                let mut scenarios = self.list(root, "client")?;
+                scenarios.retain(|s| !extensions.contains(s) || CLIENT_EXTENSIONS.contains(&s.as_str()));
+                for s in extensions.iter().filter(|s| !CLIENT_EXTENSIONS.contains(&s.as_str())) {
+                    println!("    client scenario not run (extension): {s}");
                 }
-                counted
+                Ok(scenarios)
             }
-        };
-        Ok(scenarios.into_iter().filter(|s| !s.starts_with("auth/")).collect())
+            ClientRun::Requirements { revision, also, .. } => {
+                let (mut counted, other) = self.requirement_scenarios(root, "client", revision, also)?;
+                for l in &other {
+                    if CLIENT_EXTENSIONS.contains(&l.name.as_str()) {
+                        counted.push(l.name.clone());
+                    } else {
+                        let category = l.category.as_deref().unwrap_or("?");
+                        println!("    client scenario not run ({category}): {}", l.name);
+                    }
+                }
+                Ok(counted)
+            }
+        }
     }
 
-    /// Fails if `conformance list` names a scenario (other than `auth/`, which no run
-    /// includes) for a revision newer than [`NEWEST_REVISION`] or for the draft by that name:
-    /// none of our runs would include it. (0.1.16 tags three `auth/` scenarios `draft`.)
-    fn check_nothing_beyond(&self, root: &Path) -> Result<()> {
-        let mut beyond = beyond_revision(&self.list_output(root, &[])?, NEWEST_REVISION);
-        beyond.retain(|s| !s.starts_with("auth/"));
+    /// Fails if `conformance list` names a scenario for a revision newer than
+    /// [`NEWEST_REVISION`] or for the draft by that name that the pin's runs would leave out
+    /// (a pin that runs every scenario leaves none out: 0.1.16 tags three `auth/` scenarios
+    /// `draft`, and runs them).
+    fn check_nothing_beyond(&self, root: &Path, pin: &Pin) -> Result<()> {
+        if matches!((&pin.server, &pin.client), (ServerRun::All, ClientRun::All)) {
+            return Ok(());
+        }
+        let beyond = beyond_revision(&self.list_output(root, &[])?, NEWEST_REVISION);
         if !beyond.is_empty() {
             bail!(
                 "the conformance suite has scenarios beyond {NEWEST_REVISION}, which no run includes: {}; \
@@ -233,7 +257,7 @@ pub fn run(root: &Path) -> Result<()> {
         let project = interop::install_npm_project(root, &work, pin.project)?;
         let cli = interop::package_bin(&project, "@modelcontextprotocol/conformance")?;
         let suite = Suite { node: node.clone(), cli };
-        suite.check_nothing_beyond(root)?;
+        suite.check_nothing_beyond(root, pin)?;
         suites.push((pin, suite));
     }
     let results = work.join("conformance-results");
@@ -251,7 +275,7 @@ pub fn run(root: &Path) -> Result<()> {
         failed
             .extend(server_scenarios(root, suite, &pin.server, &everything, &out.join("server"))?.into_iter().map(tag));
         let args: &[&str] = match &pin.client {
-            ClientRun::AllButAuth => &[],
+            ClientRun::All => &[],
             ClientRun::Requirements { args, .. } => args,
         };
         let scenarios = suite.client_scenarios(root, &pin.client)?;
@@ -338,12 +362,18 @@ fn client_scenarios(
         println!("==> conformance client scenario {scenario}");
         let dir = out.join(scenario.replace('/', "_"));
         let mut command = suite.command(root);
-        command
-            .args(["client", "--command", client])
-            .args(args)
-            .args(["--scenario", scenario, "--timeout", CLIENT_TIMEOUT_MS])
-            .arg("--output-dir")
-            .arg(&dir);
+        command.args(["client", "--command", client]).args(args).args([
+            "--scenario",
+            scenario,
+            "--timeout",
+            CLIENT_TIMEOUT_MS,
+        ]);
+        // At a pinned `--spec-version` the suite skips extension scenarios (they are on no
+        // revision's timeline) unless forced.
+        if !args.is_empty() && CLIENT_EXTENSIONS.contains(&scenario.as_str()) {
+            command.arg("--force");
+        }
+        command.arg("--output-dir").arg(&dir);
         let run = interop::run_with_limit(command, CLIENT_SCENARIO_TIMEOUT)?;
         let mut verdict = Verdict::new(scenario, find_checks(&dir)?);
         verdict.process = exit_problem(&run, CLIENT_SCENARIO_TIMEOUT);
@@ -454,6 +484,18 @@ fn report(side: &str, verdicts: &[Verdict]) {
     println!("==> conformance {side}: {passed} of {} scenarios passed", verdicts.len());
 }
 
+/// The scenarios of the output of `conformance list` tagged `tag` (lines `  - <name> [<tags>]`).
+fn tagged(text: &str, tag: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| line.trim_start().strip_prefix("- "))
+        .filter_map(|rest| {
+            let (name, tags) = rest.split_once(' ')?;
+            let tags = tags.trim().strip_prefix('[')?.strip_suffix(']')?;
+            tags.split(',').map(str::trim).any(|t| t == tag).then(|| name.to_owned())
+        })
+        .collect()
+}
+
 /// Scenario names from the output of `conformance list`: lines `  - <name> [<versions>]`.
 fn parse_list(text: &str) -> Vec<String> {
     text.lines()
@@ -553,11 +595,22 @@ fn read_server_results(out: &Path) -> Result<BTreeMap<String, Vec<Check>>> {
 }
 
 /// The checks of the one scenario run with `--output-dir dir`, if it wrote any (the suite puts
-/// them in `dir/<scenario>-<timestamp>/checks.json`).
+/// them in `dir/<scenario>-<timestamp>/checks.json`, where a `/` of the scenario's name, as in
+/// `auth/metadata-default`, makes a directory level).
 fn find_checks(dir: &Path) -> Result<Option<Vec<Check>>> {
-    let Ok(entries) = fs::read_dir(dir) else { return Ok(None) };
-    let mut files: Vec<PathBuf> =
-        entries.filter_map(|e| e.ok()).map(|e| e.path().join("checks.json")).filter(|f| f.is_file()).collect();
+    let mut files = Vec::new();
+    let mut dirs = vec![(dir.to_path_buf(), 0)];
+    while let Some((dir, depth)) = dirs.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else { continue };
+        for path in entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_dir()) {
+            let file = path.join("checks.json");
+            if file.is_file() {
+                files.push(file);
+            } else if depth < 2 {
+                dirs.push((path, depth + 1));
+            }
+        }
+    }
     files.sort();
     files.last().map(|f| read_checks(f)).transpose()
 }

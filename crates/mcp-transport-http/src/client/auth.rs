@@ -6,13 +6,15 @@ use futures_util::future::BoxFuture;
 use http::{HeaderValue, StatusCode};
 use url::Url;
 
-/// A `401 Unauthorized` answer, as the transport hands it to [`AuthProvider::on_unauthorized`].
+/// A `401 Unauthorized` answer, or a `403 Forbidden` whose `WWW-Authenticate` asks for more
+/// scopes (`error="insufficient_scope"`, step-up), as the transport hands it to
+/// [`AuthProvider::on_unauthorized`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Unauthorized {
     /// The URL that was requested.
     pub url: Url,
-    /// The status (401).
+    /// The status (401, or 403 for a step-up).
     pub status: StatusCode,
     /// The `WWW-Authenticate` challenge, if the server sent one (it names the resource
     /// metadata and scopes an OAuth flow starts from).
@@ -36,9 +38,10 @@ pub trait AuthProvider: Send + Sync + 'static {
     /// The `Authorization` value for the next request; `None` sends none.
     fn authorization(&self) -> BoxFuture<'_, Option<HeaderValue>>;
 
-    /// The server answered 401. Return `true` to send the request once more with a fresh
-    /// [`AuthProvider::authorization`]; `false` (the default) fails it with an error that
-    /// says authorization is required.
+    /// The server answered 401, or 403 `insufficient_scope`. Return `true` to send the
+    /// request once more with a fresh [`AuthProvider::authorization`] (at most twice for one
+    /// request); `false` (the default) fails it with an error that says authorization is
+    /// required (or, for a 403, that the token lacks scopes).
     fn on_unauthorized(&self, challenge: Unauthorized) -> BoxFuture<'_, bool> {
         let _ = challenge;
         Box::pin(std::future::ready(false))

@@ -154,6 +154,20 @@ impl HttpClientConfig {
         self
     }
 
+    /// Authorizes with OAuth 2.1 as the MCP specification says (feature `oauth`): on a 401
+    /// the client discovers the authorization server, registers, lets the user authorize
+    /// through the config's agent and sends the request again with the token (see
+    /// [`oauth`](super::oauth)). Replaces an [`auth`](Self::auth) provider.
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, mut config: super::oauth::OAuthConfig) -> Self {
+        if config.http.is_none() {
+            config.http = self.client.clone();
+        }
+        let client = super::oauth::OAuthClient::new(self.url.clone(), config);
+        self.auth = Some(Arc::new(client));
+        self
+    }
+
     /// Uses this reqwest client (its proxy, TLS and pool settings) instead of building one;
     /// [`HttpClientConfig::connect_timeout`] then does not apply. Do not give it a total
     /// request timeout: SSE streams last as long as their requests.

@@ -21,6 +21,15 @@ use tracing::{debug, warn};
 use url::Url;
 
 use super::auth::Unauthorized;
+
+/// How many times one request is sent again after the auth provider answered a challenge:
+/// a 401, then a step-up 403, and once more.
+const MAX_AUTH_TRIES: usize = 2;
+
+/// Whether a `WWW-Authenticate` value is a `Bearer` challenge for more scopes.
+fn is_insufficient_scope(value: &HeaderValue) -> bool {
+    value.to_str().is_ok_and(|v| v.to_ascii_lowercase().contains("insufficient_scope"))
+}
 use super::config::HttpClientConfig;
 use super::error::{HttpClientError, HttpErrorKind, HttpRequestError};
 use super::hints::{RequestHeaders, Role};
@@ -544,10 +553,11 @@ impl Core {
         rb
     }
 
-    /// Sends a request with the auth provider's `Authorization`; on 401, the provider may ask
-    /// for one more try.
+    /// Sends a request with the auth provider's `Authorization`; on a 401, or a 403 that asks
+    /// for more scopes (`insufficient_scope`), the provider may ask for another try, at most
+    /// [`MAX_AUTH_TRIES`] times.
     async fn send(&self, build: impl Fn() -> reqwest::RequestBuilder) -> Result<reqwest::Response, reqwest::Error> {
-        let mut retried = false;
+        let mut tries = 0;
         loop {
             let mut rb = build();
             if let Some(auth) = &self.config.auth
@@ -556,17 +566,17 @@ impl Core {
                 rb = rb.header(AUTHORIZATION, value);
             }
             let response = rb.send().await?;
-            if response.status() == StatusCode::UNAUTHORIZED
-                && !retried
+            let status = response.status();
+            let challenge = response.headers().get(WWW_AUTHENTICATE).cloned();
+            let asks = status == StatusCode::UNAUTHORIZED
+                || (status == StatusCode::FORBIDDEN && challenge.as_ref().is_some_and(is_insufficient_scope));
+            if asks
+                && tries < MAX_AUTH_TRIES
                 && let Some(auth) = &self.config.auth
             {
-                let challenge = Unauthorized {
-                    url: response.url().clone(),
-                    status: response.status(),
-                    www_authenticate: response.headers().get(WWW_AUTHENTICATE).cloned(),
-                };
+                let challenge = Unauthorized { url: response.url().clone(), status, www_authenticate: challenge };
                 if auth.on_unauthorized(challenge).await {
-                    retried = true;
+                    tries += 1;
                     continue;
                 }
             }

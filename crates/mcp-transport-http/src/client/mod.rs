@@ -92,6 +92,8 @@ mod config;
 mod core;
 mod error;
 mod hints;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod sse;
 mod transport;
 

@@ -1,0 +1,126 @@
+//! The user's part of the authorization code flow: showing the authorization URL and
+//! receiving the redirect. [`AuthorizationAgent`] is the hook; [`LoopbackRedirect`] is the
+//! ready one for desktop apps and command-line tools.
+
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpListener;
+use url::Url;
+
+use super::OAuthError;
+
+/// Shows the user the authorization URL and hands back where the authorization server
+/// redirected the user agent (the redirect URI with `code`, `state` and maybe `iss`).
+pub trait AuthorizationAgent: Send + Sync + 'static {
+    /// The redirect URI registered for the client.
+    fn redirect_uri(&self) -> &Url;
+
+    /// Lets the user authorize at `url` and returns the URL the authorization server
+    /// redirected to.
+    fn authorize(&self, url: Url) -> BoxFuture<'_, Result<Url, OAuthError>>;
+}
+
+/// The most bytes of the redirect's request head read.
+const MAX_REQUEST_HEAD: usize = 16 * 1024;
+
+/// Receives the redirect on `http://127.0.0.1:<port>/callback` (RFC 8252 §7.3): prints the
+/// authorization URL to stderr and, with [`LoopbackRedirect::open_browser`], opens it in the
+/// system browser; waits for one request on the callback path.
+#[derive(Debug)]
+pub struct LoopbackRedirect {
+    listener: tokio::sync::Mutex<TcpListener>,
+    redirect_uri: Url,
+    open_browser: bool,
+    timeout: Duration,
+}
+
+impl LoopbackRedirect {
+    /// Listens on `127.0.0.1:port` (0: a free port).
+    pub async fn bind(port: u16) -> Result<Self, OAuthError> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await.map_err(OAuthError::Io)?;
+        let port = listener.local_addr().map_err(OAuthError::Io)?.port();
+        let redirect_uri = Url::parse(&format!("http://127.0.0.1:{port}/callback"))
+            .map_err(|_| OAuthError::InvalidUrl(format!("http://127.0.0.1:{port}/callback")))?;
+        Ok(LoopbackRedirect {
+            listener: tokio::sync::Mutex::new(listener),
+            redirect_uri,
+            open_browser: false,
+            timeout: Duration::from_secs(300),
+        })
+    }
+
+    /// Opens the authorization URL in the system browser as well (`xdg-open`, `open` or
+    /// `start`); a failure to open it is only logged.
+    pub fn open_browser(mut self) -> Self {
+        self.open_browser = true;
+        self
+    }
+
+    /// How long the user may take (default 5 minutes).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    async fn receive(&self) -> Result<Url, OAuthError> {
+        let listener = self.listener.lock().await;
+        loop {
+            let (mut stream, _) = listener.accept().await.map_err(OAuthError::Io)?;
+            let mut head = Vec::new();
+            let mut buf = [0u8; 2048];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_REQUEST_HEAD {
+                let n = stream.read(&mut buf).await.map_err(OAuthError::Io)?;
+                if n == 0 {
+                    break;
+                }
+                head.extend_from_slice(&buf[..n]);
+            }
+            let line = String::from_utf8_lossy(&head);
+            let target = line.split_whitespace().nth(1).unwrap_or_default();
+            let Ok(url) = self.redirect_uri.join(target) else { continue };
+            if url.path() != self.redirect_uri.path() {
+                let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n").await;
+                continue;
+            }
+            let body = "<!doctype html><title>Authorized</title><p>You can close this window.</p>";
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(response.as_bytes()).await;
+            return Ok(url);
+        }
+    }
+}
+
+impl AuthorizationAgent for LoopbackRedirect {
+    fn redirect_uri(&self) -> &Url {
+        &self.redirect_uri
+    }
+
+    fn authorize(&self, url: Url) -> BoxFuture<'_, Result<Url, OAuthError>> {
+        Box::pin(async move {
+            eprintln!("Open this URL to authorize: {url}");
+            if self.open_browser {
+                open_in_browser(url.as_str());
+            }
+            tokio::time::timeout(self.timeout, self.receive()).await.map_err(|_| OAuthError::AuthorizationTimedOut)?
+        })
+    }
+}
+
+/// Starts the system's browser on `url`.
+fn open_in_browser(url: &str) {
+    let (program, args): (&str, Vec<&str>) = if cfg!(target_os = "macos") {
+        ("open", vec![url])
+    } else if cfg!(windows) {
+        ("cmd", vec!["/C", "start", "", url])
+    } else {
+        ("xdg-open", vec![url])
+    };
+    if let Err(e) = std::process::Command::new(program).args(args).spawn() {
+        tracing::warn!(error = %e, "cannot open the browser");
+    }
+}

@@ -1,0 +1,708 @@
+//! [`OAuthClient`]: discovery, registration, the authorization code flow, refresh and
+//! step-up, behind the transport's [`AuthProvider`] hook.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use futures_util::future::BoxFuture;
+use http::{HeaderValue, StatusCode};
+use mcp_jsonrpc::sync::MutexExt as _;
+use serde::Deserialize;
+use url::Url;
+
+use super::agent::AuthorizationAgent;
+use super::challenge::{BearerChallenge, split_scopes};
+use super::metadata::{
+    AuthorizationServerMetadata, ProtectedResourceMetadata, discover_authorization_server, discover_resource,
+    read_limited,
+};
+use super::pkce::{Pkce, random_token};
+use super::{
+    AssertionKey, ClientCredentials, Grant, OAuthConfig, OAuthError, StoredTokens, TokenEndpointAuthMethod, TokenKey,
+};
+use crate::client::{AuthProvider, Unauthorized};
+
+/// A token this close to its expiry is refreshed before it is used.
+const REFRESH_MARGIN: Duration = Duration::from_secs(30);
+
+/// The OAuth client of one MCP server: made by
+/// [`HttpClientConfig::oauth`](crate::client::HttpClientConfig::oauth), or by hand for
+/// [`HttpClientConfig::auth`](crate::client::HttpClientConfig::auth). Cloning shares it.
+#[derive(Clone)]
+pub struct OAuthClient {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClient").field("server", &self.inner.server.as_str()).finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    config: OAuthConfig,
+    /// The MCP endpoint.
+    server: Url,
+    http: reqwest::Client,
+    /// The tokens in use, read by every request.
+    current: Mutex<Option<(TokenKey, StoredTokens)>>,
+    /// Held while a flow, a refresh or a discovery runs.
+    flow: tokio::sync::Mutex<FlowState>,
+}
+
+/// What the flows learned.
+#[derive(Default)]
+struct FlowState {
+    discovered: Option<Discovered>,
+    /// Clients registered, by issuer.
+    clients: HashMap<String, ClientCredentials>,
+    /// The scopes asked so far (a step-up asks for their union with the challenge's).
+    requested: BTreeSet<String>,
+    /// When the recent flows began.
+    recent: VecDeque<Instant>,
+    /// The error of the last failed flow.
+    last_error: Option<String>,
+}
+
+/// The resource and its authorization server.
+#[derive(Clone)]
+struct Discovered {
+    /// Where the resource metadata came from (a challenge naming another starts afresh).
+    metadata_url: Option<String>,
+    resource: Option<ProtectedResourceMetadata>,
+    server: AuthorizationServerMetadata,
+    key: TokenKey,
+}
+
+impl OAuthClient {
+    /// The OAuth client of the MCP endpoint `server`.
+    pub fn new(server: Url, config: OAuthConfig) -> Self {
+        let http = config.http.clone().unwrap_or_default();
+        OAuthClient {
+            inner: Arc::new(Inner {
+                config,
+                server,
+                http,
+                current: Mutex::new(None),
+                flow: tokio::sync::Mutex::new(FlowState::default()),
+            }),
+        }
+    }
+
+    /// The error of the last authorization attempt that failed (the transport only learns
+    /// that it did).
+    pub async fn last_error(&self) -> Option<String> {
+        self.inner.flow.lock().await.last_error.clone()
+    }
+
+    /// The tokens in use.
+    pub fn tokens(&self) -> Option<StoredTokens> {
+        self.inner.current.lock_unpoisoned().as_ref().map(|(_, t)| t.clone())
+    }
+
+    /// Forgets the tokens (and removes them from the store).
+    pub async fn logout(&self) {
+        let current = self.inner.current.lock_unpoisoned().take();
+        if let Some((key, _)) = current {
+            self.inner.config.store.save(&key, None).await;
+        }
+    }
+
+    /// The access token of the current tokens, refreshed first if it is about to expire.
+    async fn access_token(&self) -> Option<String> {
+        let (key, tokens) = self.inner.current.lock_unpoisoned().clone()?;
+        if tokens.expires_within(REFRESH_MARGIN) && tokens.refresh_token.is_some() {
+            let _flow = self.inner.flow.lock().await;
+            // Someone else may have refreshed meanwhile.
+            let now = self.inner.current.lock_unpoisoned().clone();
+            if let Some((_, fresh)) = &now
+                && fresh.access_token != tokens.access_token
+            {
+                return Some(fresh.access_token.clone());
+            }
+            let discovered = _flow.discovered.clone();
+            if let Some(d) = discovered {
+                match self.refresh(&d, &tokens).await {
+                    Ok(refreshed) => {
+                        self.keep(&key, refreshed.clone()).await;
+                        return Some(refreshed.access_token);
+                    }
+                    Err(e) => tracing::debug!(error = %e, "refreshing the access token failed"),
+                }
+            }
+        }
+        Some(tokens.access_token)
+    }
+
+    /// Answers a challenge: `true` when a new token is there to try.
+    async fn challenged(&self, challenge: Unauthorized) -> bool {
+        let sent = self.inner.current.lock_unpoisoned().as_ref().map(|(_, t)| t.access_token.clone());
+        let mut flow = self.inner.flow.lock().await;
+        let now = self.inner.current.lock_unpoisoned().as_ref().map(|(_, t)| t.access_token.clone());
+        if now.is_some() && now != sent {
+            // Another request's flow got a new token while this one waited.
+            return true;
+        }
+        match self.answer(&mut flow, challenge).await {
+            Ok(retry) => retry,
+            Err(e) => {
+                tracing::warn!(error = %e, "authorization failed");
+                flow.last_error = Some(error_chain(&e));
+                false
+            }
+        }
+    }
+
+    async fn answer(&self, flow: &mut FlowState, challenge: Unauthorized) -> Result<bool, OAuthError> {
+        let bearer = challenge
+            .www_authenticate
+            .as_ref()
+            .and_then(|v| v.to_str().ok())
+            .and_then(BearerChallenge::parse)
+            .unwrap_or_default();
+        let step_up = challenge.status == StatusCode::FORBIDDEN;
+        if step_up && !bearer.is_insufficient_scope() {
+            return Ok(false);
+        }
+        let current = self.inner.current.lock_unpoisoned().clone();
+        // A token refused outright may be from an authorization server the resource no longer
+        // trusts (SEP-2352): the metadata is read anew.
+        let fresh = !step_up && current.is_some();
+        let discovered = self.discover(flow, bearer.resource_metadata.as_deref(), fresh).await?;
+        if step_up {
+            let granted: BTreeSet<String> = current.map(|(_, t)| t.scopes.into_iter().collect()).unwrap_or_default();
+            if bearer.scopes().iter().all(|s| granted.contains(s)) {
+                // Asking again for what the token has will not satisfy the server.
+                return Ok(false);
+            }
+        } else if let Some(tokens) = self.stored(&discovered, current).await {
+            if Some(&tokens.access_token) != self.current_token().as_ref() && !tokens.expires_within(REFRESH_MARGIN) {
+                self.keep(&discovered.key, tokens).await;
+                return Ok(true);
+            }
+            if tokens.refresh_token.is_some() {
+                match self.refresh(&discovered, &tokens).await {
+                    Ok(refreshed) => {
+                        self.keep(&discovered.key, refreshed).await;
+                        return Ok(true);
+                    }
+                    Err(e) => tracing::debug!(error = %e, "refreshing failed; authorizing anew"),
+                }
+            }
+        }
+        self.count_flow(flow)?;
+        let scopes = self.scopes(flow, &bearer, &discovered, step_up);
+        let tokens = match self.inner.config.grant {
+            Grant::AuthorizationCode(_) => self.authorize(flow, &discovered, &scopes).await?,
+            Grant::ClientCredentials => self.client_credentials(&discovered, &scopes).await?,
+        };
+        self.keep(&discovered.key, tokens).await;
+        Ok(true)
+    }
+
+    fn current_token(&self) -> Option<String> {
+        self.inner.current.lock_unpoisoned().as_ref().map(|(_, t)| t.access_token.clone())
+    }
+
+    /// The tokens for the discovered key: those in use, else the store's.
+    async fn stored(&self, d: &Discovered, current: Option<(TokenKey, StoredTokens)>) -> Option<StoredTokens> {
+        match current {
+            Some((key, tokens)) if key == d.key => Some(tokens),
+            _ => self.inner.config.store.load(&d.key).await,
+        }
+    }
+
+    /// Puts `tokens` in use and in the store.
+    async fn keep(&self, key: &TokenKey, tokens: StoredTokens) {
+        *self.inner.current.lock_unpoisoned() = Some((key.clone(), tokens.clone()));
+        self.inner.config.store.save(key, Some(tokens)).await;
+    }
+
+    /// Refuses a flow beyond the configured number within a minute.
+    fn count_flow(&self, flow: &mut FlowState) -> Result<(), OAuthError> {
+        let now = Instant::now();
+        while flow.recent.front().is_some_and(|t| now.duration_since(*t) > Duration::from_secs(60)) {
+            flow.recent.pop_front();
+        }
+        if flow.recent.len() >= self.inner.config.max_flows_per_minute {
+            return Err(OAuthError::TooManyAttempts);
+        }
+        flow.recent.push_back(now);
+        Ok(())
+    }
+
+    /// The scopes to ask for: the challenge's, else the resource's `scopes_supported`, else
+    /// none; a step-up adds those asked before.
+    fn scopes(&self, flow: &mut FlowState, bearer: &BearerChallenge, d: &Discovered, step_up: bool) -> Vec<String> {
+        let mut scopes: BTreeSet<String> = if bearer.scope.is_some() {
+            bearer.scopes().into_iter().collect()
+        } else if let Some(supported) = d.resource.as_ref().and_then(|r| r.scopes_supported.clone()) {
+            supported.into_iter().collect()
+        } else {
+            BTreeSet::new()
+        };
+        if step_up {
+            scopes.extend(flow.requested.iter().cloned());
+        }
+        flow.requested = scopes.clone();
+        scopes.into_iter().collect()
+    }
+
+    /// Finds (once; anew when `fresh` or when a challenge names other metadata) the resource
+    /// and its authorization server.
+    async fn discover(
+        &self,
+        flow: &mut FlowState,
+        metadata_url: Option<&str>,
+        fresh: bool,
+    ) -> Result<Discovered, OAuthError> {
+        if let Some(d) = &flow.discovered
+            && !fresh
+            && (metadata_url.is_none() || d.metadata_url.as_deref() == metadata_url)
+        {
+            return Ok(d.clone());
+        }
+        let http = &self.inner.http;
+        let server = &self.inner.server;
+        let resource = discover_resource(http, server, metadata_url).await?;
+        let issuer = match resource.as_ref().and_then(|r| r.authorization_servers.first()) {
+            Some(issuer) => Url::parse(issuer).map_err(|_| OAuthError::InvalidUrl(issuer.clone()))?,
+            // 2025-03-26: the MCP server's origin is the authorization server.
+            None => origin(server),
+        };
+        if let Some(r) = &resource {
+            check_resource(&r.resource, server)?;
+        }
+        let metadata = match discover_authorization_server(http, &issuer, resource.is_some()).await? {
+            Some(m) => m,
+            None if resource.is_none() => AuthorizationServerMetadata::default_endpoints(&issuer),
+            None => return Err(OAuthError::Status { url: issuer.to_string(), status: 404 }),
+        };
+        let resource_id = match &resource {
+            Some(r) => r.resource.clone(),
+            None => canonical(server),
+        };
+        let key = TokenKey { issuer: metadata.issuer.clone(), resource: resource_id };
+        let d = Discovered { metadata_url: metadata_url.map(str::to_owned), resource, server: metadata, key };
+        flow.discovered = Some(d.clone());
+        Ok(d)
+    }
+
+    /// The client to use with the authorization server: registered before, pre-registered,
+    /// a Client ID Metadata Document, or registered now.
+    async fn client(&self, flow: &mut FlowState, d: &Discovered) -> Result<ClientCredentials, OAuthError> {
+        if let Some(c) = flow.clients.get(&d.server.issuer) {
+            return Ok(c.clone());
+        }
+        let config = &self.inner.config;
+        let client = if let Some(c) = self.inner.config.store.load(&d.key).await.map(|t| t.client) {
+            c
+        } else if let Some(c) = &config.credentials {
+            c.clone()
+        } else if let (Some(true), Some(url)) =
+            (d.server.client_id_metadata_document_supported, &config.client_metadata_url)
+        {
+            ClientCredentials::new(url.clone(), None).auth_method(TokenEndpointAuthMethod::None)
+        } else if let Some(endpoint) = &d.server.registration_endpoint {
+            self.register(endpoint, &d.server).await?
+        } else {
+            return Err(OAuthError::NoRegistration(d.server.issuer.clone()));
+        };
+        flow.clients.insert(d.server.issuer.clone(), client.clone());
+        Ok(client)
+    }
+
+    /// Dynamic Client Registration (RFC 7591).
+    async fn register(
+        &self,
+        endpoint: &str,
+        server: &AuthorizationServerMetadata,
+    ) -> Result<ClientCredentials, OAuthError> {
+        let url = Url::parse(endpoint).map_err(|_| OAuthError::InvalidUrl(endpoint.to_owned()))?;
+        let supported = server.token_endpoint_auth_methods_supported.clone().unwrap_or_default();
+        let method = ["none", "client_secret_basic", "client_secret_post"]
+            .into_iter()
+            .find(|m| supported.iter().any(|s| s == m))
+            .unwrap_or("none");
+        let agent = self.agent()?;
+        let redirect_uri = agent.redirect_uri();
+        let body = serde_json::json!({
+            "client_name": self.inner.config.client_name,
+            "application_type": application_type(redirect_uri),
+            "redirect_uris": [redirect_uri.as_str()],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": method,
+        });
+        let response = self
+            .inner
+            .http
+            .post(url.clone())
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| OAuthError::Http { url: url.to_string(), source: e })?;
+        let registered: Registered = read_answer(response, &url).await?;
+        let auth_method = registered
+            .token_endpoint_auth_method
+            .as_deref()
+            .and_then(TokenEndpointAuthMethod::from_name)
+            .or_else(|| TokenEndpointAuthMethod::from_name(method));
+        Ok(ClientCredentials { client_id: registered.client_id, client_secret: registered.client_secret, auth_method })
+    }
+
+    /// The authorization code flow: PKCE, the user's authorization through the agent, the
+    /// code exchanged for tokens.
+    async fn authorize(
+        &self,
+        flow: &mut FlowState,
+        d: &Discovered,
+        scopes: &[String],
+    ) -> Result<StoredTokens, OAuthError> {
+        if !d.server.supports_s256() {
+            return Err(OAuthError::NoPkce(d.server.issuer.clone()));
+        }
+        let agent = self.agent()?;
+        let client = self.client(flow, d).await?;
+        let pkce = Pkce::new();
+        let state = random_token();
+        let redirect_uri = agent.redirect_uri().clone();
+        let mut url = Url::parse(&d.server.authorization_endpoint)
+            .map_err(|_| OAuthError::InvalidUrl(d.server.authorization_endpoint.clone()))?;
+        {
+            let mut q = url.query_pairs_mut();
+            q.append_pair("response_type", "code")
+                .append_pair("client_id", &client.client_id)
+                .append_pair("redirect_uri", redirect_uri.as_str())
+                .append_pair("code_challenge", &pkce.challenge)
+                .append_pair("code_challenge_method", "S256")
+                .append_pair("state", &state)
+                .append_pair("resource", &d.key.resource);
+            if !scopes.is_empty() {
+                q.append_pair("scope", &scopes.join(" "));
+            }
+        }
+        let callback = agent.authorize(url).await?;
+        let code = check_callback(&callback, &state, &d.server)?;
+        let form = vec![
+            ("grant_type", "authorization_code".to_owned()),
+            ("code", code),
+            ("redirect_uri", redirect_uri.to_string()),
+            ("code_verifier", pkce.verifier),
+            ("resource", d.key.resource.clone()),
+        ];
+        self.token_request(d, client, form, scopes, None).await
+    }
+
+    /// The agent of the authorization code flow.
+    fn agent(&self) -> Result<&Arc<dyn AuthorizationAgent>, OAuthError> {
+        match &self.inner.config.grant {
+            Grant::AuthorizationCode(agent) => Ok(agent),
+            Grant::ClientCredentials => Err(OAuthError::Configuration("no agent for the authorization code flow")),
+        }
+    }
+
+    /// The client credentials grant: the client's own credentials for tokens.
+    async fn client_credentials(&self, d: &Discovered, scopes: &[String]) -> Result<StoredTokens, OAuthError> {
+        let client = self
+            .inner
+            .config
+            .credentials
+            .clone()
+            .ok_or(OAuthError::Configuration("the client credentials grant needs credentials"))?;
+        let mut form = vec![("grant_type", "client_credentials".to_owned()), ("resource", d.key.resource.clone())];
+        if !scopes.is_empty() {
+            form.push(("scope", scopes.join(" ")));
+        }
+        self.token_request(d, client, form, scopes, None).await
+    }
+
+    /// A refresh token exchanged for new tokens.
+    async fn refresh(&self, d: &Discovered, tokens: &StoredTokens) -> Result<StoredTokens, OAuthError> {
+        let refresh_token = tokens.refresh_token.clone().unwrap_or_default();
+        let form = vec![
+            ("grant_type", "refresh_token".to_owned()),
+            ("refresh_token", refresh_token.clone()),
+            ("resource", d.key.resource.clone()),
+        ];
+        self.token_request(d, tokens.client.clone(), form, &tokens.scopes, Some(refresh_token)).await
+    }
+
+    /// A request to the token endpoint, with the client's authentication.
+    async fn token_request(
+        &self,
+        d: &Discovered,
+        client: ClientCredentials,
+        mut form: Vec<(&'static str, String)>,
+        scopes: &[String],
+        old_refresh: Option<String>,
+    ) -> Result<StoredTokens, OAuthError> {
+        let url = Url::parse(&d.server.token_endpoint)
+            .map_err(|_| OAuthError::InvalidUrl(d.server.token_endpoint.clone()))?;
+        let mut request = self.inner.http.post(url.clone());
+        if let Some(key) = &self.inner.config.assertion {
+            form.push(("client_id", client.client_id.clone()));
+            form.push(("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned()));
+            form.push(("client_assertion", assertion(key, &client.client_id, &d.server.issuer)?));
+        } else {
+            request = authenticate(request, &mut form, &client, &d.server);
+        }
+        let response =
+            request.form(&form).send().await.map_err(|e| OAuthError::Http { url: url.to_string(), source: e })?;
+        let answer: TokenAnswer = read_answer(response, &url).await?;
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+        Ok(StoredTokens {
+            client,
+            access_token: answer.access_token,
+            refresh_token: answer.refresh_token.or(old_refresh),
+            expires_at: answer.expires_in.map(|s| now.saturating_add(s)),
+            scopes: answer.scope.as_deref().map(split_scopes).unwrap_or_else(|| scopes.to_vec()),
+        })
+    }
+}
+
+/// Adds the client's authentication at the token endpoint to a request.
+fn authenticate(
+    mut request: reqwest::RequestBuilder,
+    form: &mut Vec<(&'static str, String)>,
+    client: &ClientCredentials,
+    server: &AuthorizationServerMetadata,
+) -> reqwest::RequestBuilder {
+    match auth_method(client, server) {
+        TokenEndpointAuthMethod::ClientSecretBasic => {
+            // RFC 6749 §2.3.1: each part form-urlencoded before the Basic encoding.
+            let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+            let secret = client.client_secret.as_deref().unwrap_or_default();
+            let pair = format!("{}:{}", encode(&client.client_id), encode(secret));
+            let basic = base64::engine::general_purpose::STANDARD.encode(pair);
+            request = request.header(http::header::AUTHORIZATION, format!("Basic {basic}"));
+        }
+        TokenEndpointAuthMethod::ClientSecretPost => {
+            form.push(("client_id", client.client_id.clone()));
+            form.push(("client_secret", client.client_secret.clone().unwrap_or_default()));
+        }
+        _ => form.push(("client_id", client.client_id.clone())),
+    }
+    request
+}
+
+/// A JWT assertion of the client (RFC 7523 §3): issued by and about the client, for the
+/// authorization server, valid five minutes, with a random id.
+fn assertion(key: &AssertionKey, client_id: &str, issuer: &str) -> Result<String, OAuthError> {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    let claims = serde_json::json!({
+        "iss": client_id,
+        "sub": client_id,
+        "aud": issuer,
+        "iat": now,
+        "exp": now + 300,
+        "jti": random_token(),
+    });
+    let header = jsonwebtoken::Header::new(key.algorithm);
+    jsonwebtoken::encode(&header, &claims, &key.key).map_err(OAuthError::Assertion)
+}
+
+impl AuthProvider for OAuthClient {
+    fn authorization(&self) -> BoxFuture<'_, Option<HeaderValue>> {
+        Box::pin(async move {
+            let token = self.access_token().await?;
+            HeaderValue::from_str(&format!("Bearer {token}")).ok()
+        })
+    }
+
+    fn on_unauthorized(&self, challenge: Unauthorized) -> BoxFuture<'_, bool> {
+        Box::pin(self.challenged(challenge))
+    }
+}
+
+/// A registration response (RFC 7591 §3.2.1).
+#[derive(Deserialize)]
+struct Registered {
+    client_id: String,
+    #[serde(default)]
+    client_secret: Option<String>,
+    #[serde(default)]
+    token_endpoint_auth_method: Option<String>,
+}
+
+/// A token response (RFC 6749 §5.1).
+#[derive(Deserialize)]
+struct TokenAnswer {
+    access_token: String,
+    #[serde(default)]
+    expires_in: Option<u64>,
+    #[serde(default)]
+    refresh_token: Option<String>,
+    #[serde(default)]
+    scope: Option<String>,
+}
+
+/// An OAuth error response (RFC 6749 §5.2).
+#[derive(Deserialize)]
+struct ErrorAnswer {
+    error: String,
+    #[serde(default)]
+    error_description: Option<String>,
+}
+
+/// The JSON of a success, or the OAuth error of a failure.
+async fn read_answer<T: serde::de::DeserializeOwned>(response: reqwest::Response, url: &Url) -> Result<T, OAuthError> {
+    let status = response.status();
+    let body = read_limited(response, url).await?;
+    if !status.is_success() {
+        if let Ok(e) = serde_json::from_slice::<ErrorAnswer>(&body) {
+            return Err(OAuthError::Refused { error: e.error, description: e.error_description });
+        }
+        return Err(OAuthError::Status { url: url.to_string(), status: status.as_u16() });
+    }
+    serde_json::from_slice(&body).map_err(|e| OAuthError::Metadata { url: url.to_string(), source: e })
+}
+
+/// How the client authenticates at the token endpoint: as registered, else as the server
+/// supports (Basic by default, RFC 8414), or not at all without a secret.
+fn auth_method(client: &ClientCredentials, server: &AuthorizationServerMetadata) -> TokenEndpointAuthMethod {
+    if let Some(m) = client.auth_method {
+        return m;
+    }
+    if client.client_secret.is_none() {
+        return TokenEndpointAuthMethod::None;
+    }
+    let supported = server.token_endpoint_auth_methods_supported.as_deref().unwrap_or_default();
+    if supported.iter().any(|m| m == "client_secret_post") && !supported.iter().any(|m| m == "client_secret_basic") {
+        TokenEndpointAuthMethod::ClientSecretPost
+    } else {
+        TokenEndpointAuthMethod::ClientSecretBasic
+    }
+}
+
+/// The code of the redirect, once its `error`, `state` and `iss` are checked.
+fn check_callback(callback: &Url, state: &str, server: &AuthorizationServerMetadata) -> Result<String, OAuthError> {
+    let params: HashMap<String, String> = callback.query_pairs().into_owned().collect();
+    if let Some(error) = params.get("error") {
+        return Err(OAuthError::Refused {
+            error: error.clone(),
+            description: params.get("error_description").cloned(),
+        });
+    }
+    if params.get("state").map(String::as_str) != Some(state) {
+        return Err(OAuthError::InvalidResponse("its state is not the one sent"));
+    }
+    // RFC 9207: where the server says it sends `iss`, it must be there and be the issuer.
+    match (params.get("iss"), server.authorization_response_iss_parameter_supported) {
+        (Some(iss), _) if iss != &server.issuer => {
+            return Err(OAuthError::InvalidResponse("its iss is another issuer"));
+        }
+        (None, Some(true)) => return Err(OAuthError::InvalidResponse("it has no iss")),
+        _ => {}
+    }
+    params.get("code").cloned().ok_or(OAuthError::InvalidResponse("it has no code"))
+}
+
+/// SEP-837: `native` for a client whose redirect goes to the loopback interface or a custom
+/// scheme (a desktop app, a command-line tool), `web` for one served from a web origin.
+fn application_type(redirect_uri: &Url) -> &'static str {
+    let loopback = matches!(redirect_uri.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+    if loopback || !matches!(redirect_uri.scheme(), "http" | "https") { "native" } else { "web" }
+}
+
+/// The origin of a URL, as a URL with the path `/`.
+fn origin(url: &Url) -> Url {
+    let mut origin = url.clone();
+    origin.set_path("/");
+    origin.set_query(None);
+    origin.set_fragment(None);
+    origin
+}
+
+/// The canonical URI of the MCP server (RFC 8707): without query and fragment.
+fn canonical(url: &Url) -> String {
+    let mut c = url.clone();
+    c.set_query(None);
+    c.set_fragment(None);
+    c.to_string()
+}
+
+/// The resource metadata must be for this server: the same origin, and a path the server's
+/// path is under.
+fn check_resource(resource: &str, server: &Url) -> Result<(), OAuthError> {
+    let mismatch = || OAuthError::ResourceMismatch { resource: resource.to_owned(), server: server.to_string() };
+    let r = Url::parse(resource).map_err(|_| mismatch())?;
+    if r.origin() != server.origin() {
+        return Err(mismatch());
+    }
+    let prefix = r.path().trim_end_matches('/');
+    let path = server.path();
+    if path == prefix || path.starts_with(&format!("{prefix}/")) || prefix.is_empty() {
+        Ok(())
+    } else {
+        Err(mismatch())
+    }
+}
+
+/// An error with its causes, for the log and [`OAuthClient::last_error`].
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resource_must_be_this_server() {
+        let server = Url::parse("https://x.example/api/mcp").unwrap();
+        assert!(check_resource("https://x.example/api/mcp", &server).is_ok());
+        assert!(check_resource("https://x.example/api", &server).is_ok());
+        assert!(check_resource("https://x.example", &server).is_ok());
+        assert!(check_resource("https://x.example/other", &server).is_err());
+        assert!(check_resource("https://x.example/ap", &server).is_err());
+        assert!(check_resource("https://evil.example/api/mcp", &server).is_err());
+        assert!(check_resource("not a url", &server).is_err());
+    }
+
+    #[test]
+    fn callbacks_are_checked() {
+        let server = AuthorizationServerMetadata {
+            issuer: "https://as.example".into(),
+            authorization_response_iss_parameter_supported: Some(true),
+            ..Default::default()
+        };
+        let cb = |q: &str| Url::parse(&format!("http://127.0.0.1/callback?{q}")).unwrap();
+        assert_eq!(check_callback(&cb("code=c&state=s&iss=https%3A%2F%2Fas.example"), "s", &server).unwrap(), "c");
+        assert!(check_callback(&cb("code=c&state=x&iss=https%3A%2F%2Fas.example"), "s", &server).is_err());
+        assert!(check_callback(&cb("code=c&state=s"), "s", &server).is_err(), "iss advertised but missing");
+        assert!(check_callback(&cb("code=c&state=s&iss=https%3A%2F%2Fevil"), "s", &server).is_err());
+        assert!(matches!(
+            check_callback(&cb("error=access_denied&state=s"), "s", &server),
+            Err(OAuthError::Refused { .. })
+        ));
+        let quiet = AuthorizationServerMetadata { issuer: "https://as.example".into(), ..Default::default() };
+        assert_eq!(check_callback(&cb("code=c&state=s"), "s", &quiet).unwrap(), "c");
+    }
+
+    #[test]
+    fn the_token_endpoint_authentication_follows_the_registration_and_the_server() {
+        let server = |m: &[&str]| AuthorizationServerMetadata {
+            token_endpoint_auth_methods_supported: Some(m.iter().map(|s| (*s).to_owned()).collect()),
+            ..Default::default()
+        };
+        let secret = ClientCredentials::new("c", Some("s".into()));
+        assert_eq!(auth_method(&secret, &server(&["client_secret_post"])), TokenEndpointAuthMethod::ClientSecretPost);
+        assert_eq!(auth_method(&secret, &server(&[])), TokenEndpointAuthMethod::ClientSecretBasic);
+        assert_eq!(auth_method(&ClientCredentials::new("c", None), &server(&[])), TokenEndpointAuthMethod::None);
+        let registered = secret.clone().auth_method(TokenEndpointAuthMethod::ClientSecretPost);
+        assert_eq!(
+            auth_method(&registered, &server(&["client_secret_basic"])),
+            TokenEndpointAuthMethod::ClientSecretPost
+        );
+    }
+}

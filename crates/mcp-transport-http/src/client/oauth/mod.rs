@@ -1,0 +1,287 @@
+//! OAuth 2.1 for the client (feature `oauth`): the MCP authorization specification's client
+//! side, as an [`AuthProvider`](super::AuthProvider) the HTTP transport asks on every 401 and
+//! on a 403 `insufficient_scope`.
+//!
+//! A tour:
+//! - [`OAuthConfig`]: who the client is (its name; pre-registered [`ClientCredentials`] or a
+//!   Client ID Metadata Document URL), the [`AuthorizationAgent`] that shows the user the
+//!   authorization page ([`LoopbackRedirect`] for desktop apps and command-line tools), the
+//!   [`TokenStore`] ([`MemoryTokenStore`] by default, [`FileTokenStore`]).
+//!   [`HttpClientConfig::oauth`](super::HttpClientConfig::oauth) turns it on.
+//! - On a 401 the client finds the protected resource metadata (the challenge's
+//!   `resource_metadata`, else the well-known URLs, path form first), then the authorization
+//!   server's metadata (RFC 8414, then OpenID Connect discovery, in the specification's
+//!   order); a server without either (2025-03-26) is its own authorization server, with the
+//!   default endpoints when it has no metadata.
+//! - It registers (pre-registered credentials, else a Client ID Metadata Document when the
+//!   server supports them, else Dynamic Client Registration), runs the authorization code flow
+//!   with PKCE S256 (a server that does not list S256 is refused), `state` and RFC 9207 `iss`
+//!   checked, the RFC 8707 `resource` on both requests, and authenticates at the token endpoint
+//!   as the registration says (`client_secret_basic`, `client_secret_post`, `none`).
+//! - Scopes: the challenge's `scope`, else the resource's `scopes_supported`, else none; a 403
+//!   `insufficient_scope` re-authorizes with the union of the scopes asked so far and the
+//!   challenge's (step-up), unless the token already has them; at most three flows a minute.
+//! - Tokens are refreshed before they expire and on a 401, and kept in the store keyed by the
+//!   authorization server and the resource.
+//!
+//! Why no OAuth crate: `oauth2` covers PKCE and the token requests, which are a few lines
+//! here, and brings its own HTTP client abstraction; what MCP adds (RFC 9728 discovery, the
+//! discovery order, Client ID Metadata Documents, `iss`, step-up, the 2025-03-26 fallbacks) is
+//! most of this module either way. Requests go through the transport's `reqwest`.
+//!
+//! ```no_run
+//! use mcp_transport_http::client::HttpClientConfig;
+//! use mcp_transport_http::client::oauth::{LoopbackRedirect, OAuthConfig};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let agent = LoopbackRedirect::bind(0).await?.open_browser();
+//! let config = HttpClientConfig::parse("https://example.com/mcp")?.oauth(OAuthConfig::new("my-app", agent));
+//! # let _ = config;
+//! # Ok(()) }
+//! ```
+
+mod agent;
+mod challenge;
+mod flow;
+mod metadata;
+mod pkce;
+mod store;
+
+use std::sync::Arc;
+
+pub use agent::{AuthorizationAgent, LoopbackRedirect};
+pub use challenge::BearerChallenge;
+pub use flow::OAuthClient;
+pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
+pub use store::{
+    ClientCredentials, FileTokenStore, MemoryTokenStore, StoredTokens, TokenEndpointAuthMethod, TokenKey, TokenStore,
+};
+
+/// Why an authorization flow failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OAuthError {
+    /// A request to the authorization server or for metadata failed.
+    #[error("request to {url} failed")]
+    Http {
+        /// The URL.
+        url: String,
+        /// Why.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// An error status where a document or a token was expected.
+    #[error("{url} answered HTTP {status}")]
+    Status {
+        /// The URL.
+        url: String,
+        /// The status.
+        status: u16,
+    },
+    /// A metadata document or a token response is not what the specification says.
+    #[error("invalid answer from {url}")]
+    Metadata {
+        /// The URL.
+        url: String,
+        /// Why it does not decode.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A document was larger than the client reads.
+    #[error("the answer of {url} is too large")]
+    TooLarge {
+        /// The URL.
+        url: String,
+    },
+    /// A URL in metadata or configuration does not parse.
+    #[error("invalid URL `{0}`")]
+    InvalidUrl(String),
+    /// The authorization server's metadata names another issuer than the one it was
+    /// discovered for (RFC 8414 §3.3).
+    #[error("the authorization server metadata names issuer `{found}`, expected `{expected}`")]
+    IssuerMismatch {
+        /// The issuer the metadata was fetched for.
+        expected: String,
+        /// The issuer it names.
+        found: String,
+    },
+    /// The protected resource metadata is for another resource than the server.
+    #[error("the protected resource metadata is for `{resource}`, not for `{server}`")]
+    ResourceMismatch {
+        /// The resource it names.
+        resource: String,
+        /// The MCP server.
+        server: String,
+    },
+    /// The authorization server does not support PKCE with S256.
+    #[error("the authorization server {0} does not support PKCE with S256")]
+    NoPkce(String),
+    /// The client cannot register: no pre-registered credentials, no Client ID Metadata
+    /// Document support, no registration endpoint.
+    #[error("no way to register with the authorization server {0}")]
+    NoRegistration(String),
+    /// The authorization server answered with an OAuth error (`error`, `error_description`).
+    #[error("the authorization server refused: {error}{}", .description.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    Refused {
+        /// The OAuth error code.
+        error: String,
+        /// Its description.
+        description: Option<String>,
+    },
+    /// The redirect does not belong to this flow: its `state` or `iss` is wrong or missing.
+    #[error("the authorization response is not valid: {0}")]
+    InvalidResponse(&'static str),
+    /// The user took longer than the agent waits.
+    #[error("the authorization was not completed in time")]
+    AuthorizationTimedOut,
+    /// Too many authorization flows in a short time: the server keeps refusing the tokens.
+    #[error("too many authorization attempts")]
+    TooManyAttempts,
+    /// A private key for JWT assertions that cannot be used.
+    #[error("invalid private key: {0}")]
+    InvalidKey(String),
+    /// The client cannot sign its JWT assertion.
+    #[error("cannot sign the client assertion")]
+    Assertion(#[source] jsonwebtoken::errors::Error),
+    /// The grant needs an agent it was not given (the authorization code flow of a client
+    /// made with [`OAuthConfig::client_credentials`]), or credentials.
+    #[error("the configuration cannot run this flow: {0}")]
+    Configuration(&'static str),
+    /// A local I/O error (the loopback listener).
+    #[error("I/O error")]
+    Io(#[source] std::io::Error),
+}
+
+/// What the client asks and how.
+#[derive(Clone)]
+pub struct OAuthConfig {
+    pub(crate) client_name: String,
+    pub(crate) grant: Grant,
+    pub(crate) assertion: Option<AssertionKey>,
+    pub(crate) credentials: Option<ClientCredentials>,
+    pub(crate) client_metadata_url: Option<String>,
+    pub(crate) store: Arc<dyn TokenStore>,
+    pub(crate) http: Option<reqwest::Client>,
+    pub(crate) max_flows_per_minute: usize,
+}
+
+impl std::fmt::Debug for OAuthConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthConfig")
+            .field("client_name", &self.client_name)
+            .field("client_id", &self.credentials.as_ref().map(|c| &c.client_id))
+            .field("client_metadata_url", &self.client_metadata_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How the client gets its tokens.
+#[derive(Clone)]
+pub(crate) enum Grant {
+    /// The authorization code flow, the user authorizing through the agent.
+    AuthorizationCode(Arc<dyn AuthorizationAgent>),
+    /// Client credentials (machine to machine, the `io.modelcontextprotocol/oauth-client-credentials`
+    /// extension): no user.
+    ClientCredentials,
+}
+
+/// The key a client signs its JWT assertions with (`private_key_jwt`, RFC 7523).
+#[derive(Clone)]
+pub(crate) struct AssertionKey {
+    pub(crate) key: Arc<jsonwebtoken::EncodingKey>,
+    pub(crate) algorithm: jsonwebtoken::Algorithm,
+}
+
+impl OAuthConfig {
+    /// A client named `client_name` (in dynamic registration) whose user authorizes through
+    /// `agent`.
+    pub fn new(client_name: impl Into<String>, agent: impl AuthorizationAgent) -> Self {
+        Self::with_grant(client_name.into(), Grant::AuthorizationCode(Arc::new(agent)))
+    }
+
+    /// A machine client that gets its tokens with its own credentials (the client
+    /// credentials grant of the `io.modelcontextprotocol/oauth-client-credentials`
+    /// extension), authenticating with its secret (`client_secret_basic`, or
+    /// `client_secret_post` when the server supports only that).
+    pub fn client_credentials(client_id: impl Into<String>, client_secret: impl Into<String>) -> Self {
+        let client_id = client_id.into();
+        let mut config = Self::with_grant(client_id.clone(), Grant::ClientCredentials);
+        config.credentials = Some(ClientCredentials::new(client_id, Some(client_secret.into())));
+        config
+    }
+
+    /// A machine client that authenticates with a JWT it signs with its private key
+    /// (`private_key_jwt`, RFC 7523): `private_key_pem` is a PKCS#8 PEM key, `algorithm` one of
+    /// `ES256`, `ES384`, `RS256`, `PS256`, `EdDSA`, ...
+    pub fn client_credentials_jwt(
+        client_id: impl Into<String>,
+        private_key_pem: &str,
+        algorithm: &str,
+    ) -> Result<Self, OAuthError> {
+        let algorithm: jsonwebtoken::Algorithm =
+            algorithm.parse().map_err(|_| OAuthError::InvalidKey(format!("unknown algorithm `{algorithm}`")))?;
+        let pem = private_key_pem.as_bytes();
+        let key = match algorithm {
+            jsonwebtoken::Algorithm::ES256 | jsonwebtoken::Algorithm::ES384 => {
+                jsonwebtoken::EncodingKey::from_ec_pem(pem)
+            }
+            jsonwebtoken::Algorithm::EdDSA => jsonwebtoken::EncodingKey::from_ed_pem(pem),
+            jsonwebtoken::Algorithm::HS256 | jsonwebtoken::Algorithm::HS384 | jsonwebtoken::Algorithm::HS512 => {
+                return Err(OAuthError::InvalidKey("a private key JWT is signed with an asymmetric key".to_owned()));
+            }
+            _ => jsonwebtoken::EncodingKey::from_rsa_pem(pem),
+        }
+        .map_err(|e| OAuthError::InvalidKey(e.to_string()))?;
+        let client_id = client_id.into();
+        let mut config = Self::with_grant(client_id.clone(), Grant::ClientCredentials);
+        config.credentials = Some(ClientCredentials::new(client_id, None));
+        config.assertion = Some(AssertionKey { key: Arc::new(key), algorithm });
+        Ok(config)
+    }
+
+    fn with_grant(client_name: String, grant: Grant) -> Self {
+        OAuthConfig {
+            client_name,
+            grant,
+            assertion: None,
+            credentials: None,
+            client_metadata_url: None,
+            store: Arc::new(MemoryTokenStore::default()),
+            http: None,
+            max_flows_per_minute: 3,
+        }
+    }
+
+    /// Pre-registered credentials (used first, with any authorization server).
+    pub fn credentials(mut self, credentials: ClientCredentials) -> Self {
+        self.credentials = Some(credentials);
+        self
+    }
+
+    /// The URL of the client's Client ID Metadata Document, used as its client id with an
+    /// authorization server that supports them (`client_id_metadata_document_supported`).
+    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// Where tokens are kept (default: in memory).
+    pub fn store(mut self, store: impl TokenStore) -> Self {
+        self.store = Arc::new(store);
+        self
+    }
+
+    /// The HTTP client for the authorization server (default: the transport's).
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.http = Some(client);
+        self
+    }
+
+    /// How many authorization flows may run within a minute before a challenge is answered
+    /// with an error instead (default 3), so that a server that refuses every token does not
+    /// loop the client.
+    pub fn max_flows_per_minute(mut self, flows: usize) -> Self {
+        self.max_flows_per_minute = flows.max(1);
+        self
+    }
+}
