@@ -124,3 +124,43 @@ fn open_in_browser(url: &str) {
         tracing::warn!(error = %e, "cannot open the browser");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Plays the browser: sends `request` to the agent's port, returns the answer.
+    async fn browse(port: u16, request: &str) -> String {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.unwrap();
+        answer
+    }
+
+    #[tokio::test]
+    async fn the_loopback_agent_returns_the_redirect_it_receives() {
+        let agent = LoopbackRedirect::bind(0).await.unwrap();
+        let uri = agent.redirect_uri().clone();
+        assert_eq!(uri.host_str(), Some("127.0.0.1"));
+        assert_eq!(uri.path(), "/callback");
+        let port = uri.port().unwrap();
+        let authorizing = tokio::spawn(async move {
+            agent.authorize(Url::parse("https://as.example/authorize?x=1").unwrap()).await.map(|u| u.to_string())
+        });
+        // A stray request (a favicon) is answered 404 and does not end the wait.
+        let stray = browse(port, "GET /favicon.ico HTTP/1.1\r\nhost: x\r\n\r\n").await;
+        assert!(stray.starts_with("HTTP/1.1 404"), "{stray}");
+        let page = browse(port, "GET /callback?code=c&state=s HTTP/1.1\r\nhost: x\r\n\r\n").await;
+        assert!(page.starts_with("HTTP/1.1 200") && page.contains("close this window"), "{page}");
+        let returned = authorizing.await.unwrap().unwrap();
+        assert_eq!(returned, format!("http://127.0.0.1:{port}/callback?code=c&state=s"));
+    }
+
+    #[tokio::test]
+    async fn the_loopback_agent_gives_up_after_its_timeout() {
+        let agent = LoopbackRedirect::bind(0).await.unwrap().timeout(Duration::from_millis(50));
+        let r = agent.authorize(Url::parse("https://as.example/authorize").unwrap()).await;
+        assert!(matches!(r, Err(OAuthError::AuthorizationTimedOut)), "{r:?}");
+    }
+}
