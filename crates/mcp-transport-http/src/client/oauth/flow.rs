@@ -24,6 +24,9 @@ use super::{
 };
 use crate::client::{AuthProvider, Unauthorized};
 
+/// The scope that asks for a refresh token (OpenID Connect; SEP-2207).
+const OFFLINE_ACCESS: &str = "offline_access";
+
 /// A token this close to its expiry is refreshed before it is used.
 const REFRESH_MARGIN: Duration = Duration::from_secs(30);
 
@@ -234,7 +237,8 @@ impl OAuthClient {
     }
 
     /// The scopes to ask for: the challenge's, else the resource's `scopes_supported`, else
-    /// none; a step-up adds those asked before.
+    /// none; a step-up adds those asked before; `offline_access` when the authorization server
+    /// lists it.
     fn scopes(&self, flow: &mut FlowState, bearer: &BearerChallenge, d: &Discovered, step_up: bool) -> Vec<String> {
         let mut scopes: BTreeSet<String> = if bearer.scope.is_some() {
             bearer.scopes().into_iter().collect()
@@ -245,6 +249,12 @@ impl OAuthClient {
         };
         if step_up {
             scopes.extend(flow.requested.iter().cloned());
+        }
+        // A refresh token, where the authorization server offers them by scope (SEP-2207): not
+        // for a client with its own credentials, which can always ask again.
+        let offers_refresh = d.server.scopes_supported.as_ref().is_some_and(|s| s.iter().any(|s| s == OFFLINE_ACCESS));
+        if offers_refresh && matches!(self.inner.config.grant, Grant::AuthorizationCode(_)) {
+            scopes.insert(OFFLINE_ACCESS.to_owned());
         }
         flow.requested = scopes.clone();
         scopes.into_iter().collect()
