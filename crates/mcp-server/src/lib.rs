@@ -59,6 +59,8 @@
 //! }
 //! ```
 
+#[cfg(feature = "auth")]
+mod auth;
 mod completion;
 mod context;
 mod dispatch;
