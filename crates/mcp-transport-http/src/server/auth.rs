@@ -15,6 +15,10 @@
 //! | the verifier's backend failed ([`TokenError::Unavailable`]) | 503, no challenge |
 //! | a session used with a token of another subject or client | 404, as for an unknown session |
 //!
+//! Verifiers: [`JwtVerifier`] (JWTs, keys from a [`JwksSource`]: [`StaticJwks`], or with the
+//! `client` feature `HttpJwks`, fetched and cached) and, with the `client` feature,
+//! `IntrospectionVerifier` (RFC 7662); or a [`TokenVerifier`] of your own.
+//!
 //! The verified [`Principal`] goes into the request's [`http::Extensions`], where handlers find
 //! it (`Context::principal` in `mcp-server`). The metadata is served without a token at
 //! `/.well-known/oauth-protected-resource` and at the same followed by the endpoint's path
@@ -438,6 +442,11 @@ impl Owner {
         extensions.get::<Principal>().is_some_and(|p| p.subject == self.subject && p.client_id == self.client_id)
     }
 }
+
+#[cfg(feature = "client")]
+mod remote;
+#[cfg(feature = "client")]
+pub use remote::{HttpJwks, IntrospectionVerifier};
 
 /// A set of JSON Web Keys (RFC 7517), as [`JwtVerifier`] reads them.
 pub use jsonwebtoken::jwk::JwkSet;
