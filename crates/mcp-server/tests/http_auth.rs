@@ -252,3 +252,24 @@ async fn a_tool_with_scopes_is_refused_without_them_and_runs_with_them() {
     assert_eq!(challenge(&refused), expected);
     assert_eq!(text_of(h.call("alice-write", &session, "write").await).await, "written");
 }
+
+#[tokio::test]
+async fn an_http_sse_session_of_one_principal_is_unknown_to_another() {
+    let h = start().await;
+    let sse = h.http.get(format!("{}/sse", h.base)).header("accept", "text/event-stream").bearer_auth("alice-read");
+    let mut stream = sse.send().await.unwrap();
+    assert_eq!(stream.status(), 200);
+    let mut events = String::new();
+    while !events.contains("\n\n") {
+        let chunk = stream.chunk().await.unwrap().expect("the endpoint event");
+        events.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    let endpoint = events.lines().find_map(|l| l.strip_prefix("data: ")).expect("the endpoint event").to_owned();
+    let post = |token: &'static str| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+        let request = h.http.post(format!("{}{endpoint}", h.base)).header("content-type", "application/json");
+        request.bearer_auth(token).body(body).send()
+    };
+    assert_eq!(post("bob-read").await.unwrap().status(), 404);
+    assert_eq!(post("alice-read").await.unwrap().status(), 202);
+}
