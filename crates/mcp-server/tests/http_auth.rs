@@ -52,7 +52,8 @@ fn test_server() -> Server {
     });
     let write =
         tool("write", |_| Ok(CallToolResult::success(vec![ContentBlock::text("written")]))).scopes(["mcp:write"]);
-    Server::builder("auth-test", "1.0.0").tool(whoami).tool(write).build().unwrap()
+    let admin = tool("admin", |_| Ok(CallToolResult::success(vec![]))).scopes(["mcp:admin", "mcp:write"]);
+    Server::builder("auth-test", "1.0.0").tool(whoami).tool(write).tool(admin).build().unwrap()
 }
 
 struct Harness {
@@ -97,8 +98,12 @@ impl Harness {
     }
     /// A session initialized with `token`.
     async fn initialize(&self, token: &str) -> String {
+        self.initialize_at(token, "2025-11-25").await
+    }
+    /// A session initialized with `token` at `version`.
+    async fn initialize_at(&self, token: &str, version: &str) -> String {
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
         let response = self.post(Some(token), None, init).await;
         assert_eq!(response.status(), 200);
         let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
@@ -272,4 +277,21 @@ async fn an_http_sse_session_of_one_principal_is_unknown_to_another() {
     };
     assert_eq!(post("bob-read").await.unwrap().status(), 404);
     assert_eq!(post("alice-read").await.unwrap().status(), 202);
+}
+
+#[tokio::test]
+async fn a_batch_is_refused_with_every_scope_it_needs_in_one_challenge() {
+    let h = start().await;
+    // Batches exist in 2025-03-26 only.
+    let session = h.initialize_at("alice-read", "2025-03-26").await;
+    let call =
+        |id: i64, tool: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool}});
+    let batch = json!([call(1, "whoami"), call(2, "write"), call(3, "admin")]);
+    let response = h.post(Some("alice-read"), Some(&session), batch).await;
+    assert_eq!(response.status(), 403);
+    let expected = format!(
+        r#"Bearer error="insufficient_scope", scope="mcp:read mcp:write mcp:admin", resource_metadata="{}", error_description="the access token lacks a scope this request needs""#,
+        h.metadata_url()
+    );
+    assert_eq!(challenge(&response), expected);
 }

@@ -400,7 +400,8 @@ fn bearer_token(headers: &HeaderMap) -> Result<Option<&str>, &'static str> {
 }
 
 /// Asks the factory whether the principal of the request may make each request of a POST:
-/// 403 `insufficient_scope` for the first it may not.
+/// 403 `insufficient_scope` otherwise, naming in one challenge every scope the POST needs (the
+/// endpoint's, and those of each request refused).
 pub(crate) fn authorize(
     auth: &AuthConfig,
     factory: &dyn SessionFactory,
@@ -408,18 +409,27 @@ pub(crate) fn authorize(
     extensions: &http::Extensions,
 ) -> Result<(), Response> {
     let Some(principal) = extensions.get::<Principal>() else { return Ok(()) };
-    let check = |message: &Message| match message {
-        Message::Request(request) => factory.authorize(request, principal).map_err(|insufficient| {
-            let mut scopes = auth.required_scopes.clone();
-            scopes.extend(insufficient.scopes.into_iter().filter(|s| !auth.required_scopes.contains(s)));
-            auth.insufficient_scope(&scopes)
-        }),
-        _ => Ok(()),
+    let mut needed: Option<Vec<String>> = None;
+    let mut check = |message: &Message| {
+        if let Message::Request(request) = message
+            && let Err(insufficient) = factory.authorize(request, principal)
+        {
+            let scopes = needed.get_or_insert_with(|| auth.required_scopes.clone());
+            for scope in insufficient.scopes {
+                if !scopes.contains(&scope) {
+                    scopes.push(scope);
+                }
+            }
+        }
     };
     match parsed {
         Parsed::Single(message) => check(message),
-        Parsed::Batch(items) => items.iter().filter_map(|item| item.as_ref().ok()).try_for_each(check),
-        Parsed::Invalid { .. } => Ok(()),
+        Parsed::Batch(items) => items.iter().filter_map(|item| item.as_ref().ok()).for_each(check),
+        Parsed::Invalid { .. } => {}
+    }
+    match needed {
+        Some(scopes) => Err(auth.insufficient_scope(&scopes)),
+        None => Ok(()),
     }
 }
 
