@@ -54,6 +54,7 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("mcp-sdk", "server,macros,stdio"),
     ("mcp-sdk", "server,macros,http-server"),
     ("mcp-sdk", "server,macros,stdio,http-server,jsonschema"),
+    ("mcp-sdk", "server,macros,stdio,auth"),
     ("mcp-sdk", "client,http-client"),
     ("mcp-sdk", "oauth"),
     ("mcp-sdk", "client,jsonschema"),
@@ -61,6 +62,7 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("mcp-server", "stdio"),
     ("mcp-server", "http"),
     ("mcp-server", "jsonschema"),
+    ("mcp-server", "auth"),
     ("mcp-client", ""),
     ("mcp-client", "http"),
     ("mcp-client", "oauth"),
@@ -68,6 +70,7 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("mcp-transport-http", "server"),
     ("mcp-transport-http", "client"),
     ("mcp-transport-http", "oauth"),
+    ("mcp-transport-http", "auth"),
 ];
 
 /// Test runs with features off, each the only run of code that `--all-features` never builds.
@@ -83,6 +86,10 @@ const FEATURE_TESTS: &[(&str, &str)] = &[
 /// What a stdio-only server with macros must not compile: any package whose name contains one
 /// of these (`hyper-util`, `tokio-rustls`, ... included).
 const NOT_IN_STDIO_SERVER: &[&str] = &["reqwest", "hyper", "axum", "jsonschema", "rustls"];
+
+/// What a server protected by `auth` must not compile: the HTTP client stack (its token checks
+/// take their keys through `JwksSource`, not over reqwest), and no jsonschema.
+const NOT_IN_AUTH_SERVER: &[&str] = &["reqwest", "jsonschema", "rustls"];
 
 /// Runs `cargo <args>` in `root`; fails with `what` if it fails.
 fn cargo(root: &Path, args: &[&str], what: impl FnOnce() -> String) -> Result<()> {
@@ -105,8 +112,23 @@ pub fn features(root: &Path) -> Result<()> {
         let args = ["test", "-p", package, "--no-default-features", "--features", features];
         cargo(root, &args, || format!("the tests of {package} with features '{features}' fail"))?;
     }
+    let found = compiled(root, "server,macros,stdio", NOT_IN_STDIO_SERVER)?;
+    if !found.is_empty() {
+        bail!("a stdio-only server (mcp-sdk with server,macros,stdio) compiles {}", found.join(", "));
+    }
+    println!("--> a stdio-only server compiles none of {}", NOT_IN_STDIO_SERVER.join(", "));
+    let found = compiled(root, "server,macros,stdio,auth", NOT_IN_AUTH_SERVER)?;
+    if !found.is_empty() {
+        bail!("a server with auth (mcp-sdk with server,macros,stdio,auth) compiles {}", found.join(", "));
+    }
+    println!("--> a server with auth compiles none of {}", NOT_IN_AUTH_SERVER.join(", "));
+    Ok(())
+}
+
+/// The packages among `names` (by part of their name) that mcp-sdk with `features` compiles.
+fn compiled(root: &Path, features: &str, names: &[&str]) -> Result<Vec<String>> {
     let tree = Command::new(env!("CARGO"))
-        .args(["tree", "-p", "mcp-sdk", "--no-default-features", "--features", "server,macros,stdio", "-e", "normal"])
+        .args(["tree", "-p", "mcp-sdk", "--no-default-features", "--features", features, "-e", "normal"])
         .args(["--prefix", "none", "--format", "{p}"])
         .current_dir(root)
         .output()?;
@@ -114,18 +136,15 @@ pub fn features(root: &Path) -> Result<()> {
         bail!("cargo tree failed: {}", String::from_utf8_lossy(&tree.stderr));
     }
     let tree = String::from_utf8(tree.stdout)?;
-    let mut found: Vec<&str> = tree
+    let mut found: Vec<String> = tree
         .lines()
         .filter_map(|line| line.split_whitespace().next())
-        .filter(|package| NOT_IN_STDIO_SERVER.iter().any(|name| package.contains(name)))
+        .filter(|package| names.iter().any(|name| package.contains(name)))
+        .map(str::to_owned)
         .collect();
     found.sort_unstable();
     found.dedup();
-    if !found.is_empty() {
-        bail!("a stdio-only server (mcp-sdk with server,macros,stdio) compiles {}", found.join(", "));
-    }
-    println!("--> a stdio-only server compiles none of {}", NOT_IN_STDIO_SERVER.join(", "));
-    Ok(())
+    Ok(found)
 }
 
 /// Runs every check.

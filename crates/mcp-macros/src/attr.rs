@@ -210,7 +210,7 @@ pub(crate) fn icon(cx: &mut Ctxt, meta: &Meta) -> Option<Icon> {
             }
             "mime_type" => icon.mime_type = string(cx, "mime_type", meta),
             "theme" => icon.theme = string(cx, "theme", meta),
-            _ => icon.sizes = sizes(cx, meta),
+            _ => icon.sizes = strings(cx, "sizes", meta, r#"sizes = ["48x48", "any"]"#),
         }
     }
     if !has_src {
@@ -220,7 +220,8 @@ pub(crate) fn icon(cx: &mut Ctxt, meta: &Meta) -> Option<Icon> {
     Some(icon)
 }
 
-fn sizes(cx: &mut Ctxt, meta: &Meta) -> Vec<LitStr> {
+/// `key = ["a", "b"]`; `example` shows it in the error.
+pub(crate) fn strings(cx: &mut Ctxt, key: &str, meta: &Meta, example: &str) -> Vec<LitStr> {
     if let Meta::NameValue(MetaNameValue { value: Expr::Array(array), .. }) = meta {
         let strings: Vec<LitStr> = array
             .elems
@@ -234,7 +235,7 @@ fn sizes(cx: &mut Ctxt, meta: &Meta) -> Vec<LitStr> {
             return strings;
         }
     }
-    cx.error_at(meta, "`sizes` expects a list of strings, as in `sizes = [\"48x48\", \"any\"]`");
+    cx.error_at(meta, format!("`{key}` expects a list of strings, as in `{example}`"));
     Vec::new()
 }
 

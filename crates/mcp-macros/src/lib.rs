@@ -122,6 +122,7 @@ use crate::model::{Function, Kind};
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | annotation hints (`= false` to say no) |
 /// | `icon = "src"`, `icon(src = "...", mime_type = "...", sizes = ["48x48"], theme = "dark")` | icons (repeatable) |
 /// | `output_schema = false` | no `outputSchema` for a structured result |
+/// | `scopes = ["files:write"]` | the OAuth scopes a call needs (`ToolDef::scopes`: over HTTP with `auth`, a token without them gets 403 `insufficient_scope`) |
 /// | `crate = "path"` | where `mcp_sdk` is, if renamed |
 ///
 /// Arguments are described by the doc comment's `# Arguments` section: `` * `name` - text ``.
@@ -162,7 +163,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// be mixed in. Next to the function the macro defines a struct of the same name whose
 /// `prompt()` returns the `PromptDef`.
 ///
-/// Options: `name`, `title`, `description`, `crate` (as for [`macro@tool`]) and
+/// Options: `name`, `title`, `description`, `scopes`, `crate` (as for [`macro@tool`]) and
 /// `complete(argument = path::to::function)`, where the function takes a
 /// `CompletionRequest` and returns (or, if async, resolves to) `Vec<String>`, `Vec<&str>` or
 /// `Completion`, possibly in a `Result`.
@@ -199,7 +200,7 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
 /// of the same name (`String`, or `Option<String>` for `{?query}` variables), other parameters
 /// are context parameters, and `note::template()` returns the `TemplateDef`.
 ///
-/// Options: `name`, `title`, `description`, `crate` (as for [`macro@tool`]), `mime_type =
+/// Options: `name`, `title`, `description`, `scopes`, `crate` (as for [`macro@tool`]), `mime_type =
 /// "..."`, and `complete(variable = path::to::function)` (as for [`macro@prompt`]).
 ///
 /// ```

@@ -84,6 +84,8 @@ pub(crate) struct Common {
     pub(crate) name: Option<LitStr>,
     pub(crate) title: Option<LitStr>,
     pub(crate) description: Option<LitStr>,
+    /// The OAuth scopes a request needs (`scopes = ["a", "b"]`).
+    pub(crate) scopes: Vec<LitStr>,
 }
 
 /// The attribute's options, by kind.
@@ -125,10 +127,11 @@ const TOOL_KEYS: &[&str] = &[
     "open_world",
     "icon",
     "output_schema",
+    "scopes",
     "crate",
 ];
-const PROMPT_KEYS: &[&str] = &["name", "title", "description", "complete", "crate"];
-const RESOURCE_KEYS: &[&str] = &["name", "title", "description", "mime_type", "complete", "crate"];
+const PROMPT_KEYS: &[&str] = &["name", "title", "description", "complete", "scopes", "crate"];
+const RESOURCE_KEYS: &[&str] = &["name", "title", "description", "mime_type", "complete", "scopes", "crate"];
 
 /// The default path of the facade crate.
 pub(crate) fn default_crate() -> syn::Path {
@@ -237,6 +240,7 @@ fn read_options(
             "title" => common.title = attr::string(cx, &key, meta),
             "description" => common.description = attr::string(cx, &key, meta),
             "mime_type" => mime_type = attr::string(cx, &key, meta),
+            "scopes" => common.scopes = attr::strings(cx, &key, meta, r#"scopes = ["files:read"]"#),
             "complete" => complete.extend(attr::completions(cx, meta)),
             "read_only" => tool.read_only = attr::flag(cx, &key, meta),
             "destructive" => tool.destructive = attr::flag(cx, &key, meta),

@@ -199,7 +199,9 @@ fn option_str(p: &TokenStream, value: Option<&str>) -> TokenStream {
 fn common_setters(f: &Function) -> TokenStream {
     let description = f.description().map(|d| quote!(__mcp_def = __mcp_def.description(#d);));
     let title = f.common.title.as_ref().map(|t| quote!(__mcp_def = __mcp_def.title(#t);));
-    quote!(#description #title)
+    let scopes = &f.common.scopes;
+    let scopes = (!scopes.is_empty()).then(|| quote!(__mcp_def = __mcp_def.scopes([#(#scopes),*]);));
+    quote!(#description #title #scopes)
 }
 
 /// Splits the return value into `Ok` and `Err` whether or not it is a `Result`, then turns the

@@ -27,6 +27,7 @@
 //! | `http-server` | serving over Streamable HTTP and HTTP+SSE (`Server::serve_http`; implies `server`) |
 //! | `http-client` | connecting over Streamable HTTP and HTTP+SSE, with HTTPS (`ClientBuilder::connect_http`; implies `client`) |
 //! | `oauth` | OAuth 2.1 for the HTTP client: `mcp_sdk::client::http::oauth`, `HttpClientConfig::oauth` |
+//! | `auth` | the HTTP server as an OAuth 2.1 resource server: `HttpServerConfig::auth`, [`transport::http::server::auth`], `Context::principal`, `ToolDef::scopes` (implies `http-server`; no reqwest) |
 //! | `jsonschema` | the server checks tool arguments against any input schema (without it, schemas outside a built-in subset are not checked); the client gets `validate_arguments` and `validate_structured_content` |
 //! | `full` | all of the above (default) |
 //!

@@ -190,6 +190,29 @@ fn options_tool() -> Sum {
     Sum { sum: 3 }
 }
 
+/// Needs OAuth scopes (checked over HTTP with `auth`; the definition carries them).
+#[tool(scopes = ["notes:write", "notes:admin"])]
+fn scoped_tool() {}
+
+/// Scopes on a prompt and a resource template.
+#[prompt(scopes = ["notes:read"])]
+fn scoped_prompt() -> String {
+    String::new()
+}
+
+#[resource("notes://{id}", scopes = ["notes:read"])]
+fn scoped_note(id: String) -> String {
+    id
+}
+
+#[test]
+fn scopes_reach_the_definitions() {
+    assert_eq!(scoped_tool::tool().required_scopes(), ["notes:write", "notes:admin"]);
+    assert_eq!(scoped_prompt::prompt().required_scopes(), ["notes:read"]);
+    assert_eq!(scoped_note::template().required_scopes(), ["notes:read"]);
+    assert!(count_nodes::tool().required_scopes().is_empty());
+}
+
 /// A tree, to show what recursive types do.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Tree {

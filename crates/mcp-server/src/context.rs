@@ -133,6 +133,15 @@ impl Context {
         self.attachment.as_ref()?.downcast_ref()
     }
 
+    /// Who the request's access token speaks for, when the HTTP endpoint checks tokens
+    /// (feature `auth`, [`HttpServerConfig::auth`](mcp_transport_http::server::HttpServerConfig::auth));
+    /// `None` over stdio and over HTTP without `auth`. Never pass the token itself on to
+    /// other services: it was issued for this server only.
+    #[cfg(feature = "auth")]
+    pub fn principal(&self) -> Option<&mcp_transport_http::server::auth::Principal> {
+        self.http_request()?.extensions().get()
+    }
+
     /// Over HTTP, closes the SSE connection carrying this request's response while the handler
     /// goes on (SSE polling): the client reconnects and resumes. Whether there was one.
     pub async fn close_sse_stream(&self) -> bool {

@@ -34,6 +34,16 @@ impl SessionFactory for Server {
     fn check_request(&self, request: &message::Request, headers: &http::HeaderMap) -> Result<(), server::Rejection> {
         crate::param_headers::check(&self.shared, request, headers)
     }
+    /// The scopes of the tool, prompt or resource a request names (`ToolDef::scopes`) against
+    /// the token's (see `auth`).
+    #[cfg(feature = "auth")]
+    fn authorize(
+        &self,
+        request: &message::Request,
+        principal: &server::auth::Principal,
+    ) -> Result<(), server::auth::InsufficientScope> {
+        crate::auth::authorize(&self.shared, request, principal)
+    }
 }
 
 impl Server {

@@ -28,6 +28,7 @@
 //! |---|---|
 //! | `stdio` | [`Server::serve_stdio`] (`mcp-transport-stdio`) |
 //! | `http` | serving over Streamable HTTP and HTTP+SSE: `Server::serve_http`, `Server::http_router`, the [`mcp_transport_http`] re-export (axum, hyper) |
+//! | `auth` | OAuth 2.1 bearer tokens on the HTTP endpoint: `Context::principal`, and the `scopes` of tools, prompts and resources answered with 403 `insufficient_scope` (implies `http`; see `docs/auth.md`) |
 //! | `jsonschema` | checking tool arguments against any input schema, with the `jsonschema` crate |
 //!
 //! Tool arguments are checked against the tool's input schema before its handler runs. A
@@ -59,6 +60,8 @@
 //! }
 //! ```
 
+#[cfg(feature = "auth")]
+mod auth;
 mod completion;
 mod context;
 mod dispatch;

@@ -36,6 +36,8 @@ pub struct PromptDef {
     pub(crate) prompt: Prompt,
     pub(crate) handler: Arc<dyn PromptHandler>,
     pub(crate) completers: BTreeMap<String, Arc<dyn Completer>>,
+    /// The OAuth scopes a `prompts/get` needs (see [`PromptDef::scopes`]).
+    pub(crate) scopes: Vec<String>,
 }
 
 impl std::fmt::Debug for PromptDef {
@@ -51,12 +53,30 @@ impl PromptDef {
         F: Fn(PromptArguments, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<GetPromptResult, ErrorObject>> + Send + 'static,
     {
-        PromptDef { prompt: Prompt::new(name), handler: Arc::new(handler), completers: BTreeMap::new() }
+        PromptDef {
+            prompt: Prompt::new(name),
+            handler: Arc::new(handler),
+            completers: BTreeMap::new(),
+            scopes: Vec::new(),
+        }
     }
 
     /// A prompt from a complete definition.
     pub fn from_prompt(prompt: Prompt, handler: impl PromptHandler) -> Self {
-        PromptDef { prompt, handler: Arc::new(handler), completers: BTreeMap::new() }
+        PromptDef { prompt, handler: Arc::new(handler), completers: BTreeMap::new(), scopes: Vec::new() }
+    }
+
+    /// The OAuth scopes a `prompts/get` needs (feature `auth` of the HTTP endpoint): a request whose
+    /// token lacks one is refused with 403 `insufficient_scope` naming them, before the
+    /// handler runs. Requests without a token (stdio, HTTP without `auth`) are not checked.
+    pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The OAuth scopes a `prompts/get` needs (see [`Self::scopes`]).
+    pub fn required_scopes(&self) -> &[String] {
+        &self.scopes
     }
 
     /// The definition as listed.

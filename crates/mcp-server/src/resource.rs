@@ -46,6 +46,8 @@ pub struct ResourceDef {
     pub(crate) resource: Resource,
     pub(crate) handler: Arc<dyn ResourceHandler>,
     pub(crate) cache: Option<crate::stateless::CacheHints>,
+    /// The OAuth scopes a `resources/read` needs (see [`ResourceDef::scopes`]).
+    pub(crate) scopes: Vec<String>,
 }
 
 impl std::fmt::Debug for ResourceDef {
@@ -81,12 +83,25 @@ impl ResourceDef {
         F: Fn(String, UriVariables, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<AnyResourceContents>, ErrorObject>> + Send + 'static,
     {
-        ResourceDef { resource: Resource::new(name, uri), handler: Arc::new(handler), cache: None }
+        ResourceDef { resource: Resource::new(name, uri), handler: Arc::new(handler), cache: None, scopes: Vec::new() }
     }
     /// A resource from a complete definition.
     pub fn from_resource(resource: Resource, handler: impl ResourceHandler) -> Self {
-        ResourceDef { resource, handler: Arc::new(handler), cache: None }
+        ResourceDef { resource, handler: Arc::new(handler), cache: None, scopes: Vec::new() }
     }
+    /// The OAuth scopes a `resources/read` of it needs (feature `auth` of the HTTP endpoint): a request whose
+    /// token lacks one is refused with 403 `insufficient_scope` naming them, before the
+    /// handler runs. Requests without a token (stdio, HTTP without `auth`) are not checked.
+    pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The OAuth scopes a `resources/read` of it needs (see [`Self::scopes`]).
+    pub fn required_scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
     /// Refuses a URI without a scheme.
     pub(crate) fn check_uri(&self) -> Result<(), crate::DefinitionError> {
         match uri_scheme_len(&self.resource.uri) {
@@ -132,6 +147,8 @@ pub struct TemplateDef {
     pub(crate) handler: Arc<dyn ResourceHandler>,
     pub(crate) completers: BTreeMap<String, Arc<dyn Completer>>,
     pub(crate) cache: Option<crate::stateless::CacheHints>,
+    /// The OAuth scopes a `resources/read` needs (see [`ResourceDef::scopes`]).
+    pub(crate) scopes: Vec<String>,
 }
 
 impl std::fmt::Debug for TemplateDef {
@@ -173,7 +190,19 @@ impl TemplateDef {
             handler: Arc::new(handler),
             completers: BTreeMap::new(),
             cache: None,
+            scopes: Vec::new(),
         })
+    }
+    /// The OAuth scopes a `resources/read` of its resources needs (feature `auth` of the HTTP
+    /// endpoint): a request whose token lacks one is refused with 403 `insufficient_scope`
+    /// naming them, before the handler runs. Requests without a token are not checked.
+    pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+    /// The OAuth scopes a `resources/read` of its resources needs (see [`Self::scopes`]).
+    pub fn required_scopes(&self) -> &[String] {
+        &self.scopes
     }
     /// The definition as listed.
     pub fn definition(&self) -> &ResourceTemplate {

@@ -168,6 +168,8 @@ pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) handler: Arc<dyn ToolHandler>,
     pub(crate) args_check: ArgsCheck,
+    /// The OAuth scopes a call needs (see [`ToolDef::scopes`]).
+    pub(crate) scopes: Vec<String>,
     /// The arguments its input schema mirrors into `Mcp-Param-*` headers (2026-07-28), read
     /// from the schema once, here, rather than on every call (most tools have none).
     #[cfg(feature = "http")]
@@ -260,6 +262,7 @@ impl ToolDef {
             tool,
             handler: Arc::new(handler),
             args_check,
+            scopes: Vec::new(),
         })
     }
 
@@ -302,6 +305,19 @@ impl ToolDef {
     pub fn meta(mut self, meta: JsonObject) -> Self {
         self.tool.meta = Some(mcp_types::MetaObject { extra: meta });
         self
+    }
+
+    /// The OAuth scopes a call needs (feature `auth` of the HTTP endpoint): a request whose
+    /// token lacks one is refused with 403 `insufficient_scope` naming them, before the
+    /// handler runs. Requests without a token (stdio, HTTP without `auth`) are not checked.
+    pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The OAuth scopes a call needs (see [`Self::scopes`]).
+    pub fn required_scopes(&self) -> &[String] {
+        &self.scopes
     }
 
     /// Checks `arguments` against the input schema: they come back, with the problems if any.

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{Extensions, HeaderMap, HeaderValue, header};
 use axum::response::Response;
 use axum::routing::{get, post};
 use bytes::Bytes;
@@ -47,6 +47,8 @@ impl Drop for InFlight {
 pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig) -> axum::Router {
     let path = config.path.clone();
     let http_sse = config.http_sse.clone();
+    #[cfg(feature = "auth")]
+    let auth = config.auth.clone();
     let app = Arc::new(App {
         factory,
         config,
@@ -59,6 +61,14 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
     if let Some((sse, messages)) = http_sse {
         router = router.route(&sse, get(http_sse::open_stream)).route(&messages, post(http_sse::post_message));
     }
+    // The protected resource metadata, served without a token.
+    #[cfg(feature = "auth")]
+    if let Some(auth) = auth {
+        for metadata_path in auth.metadata_paths(&path) {
+            let auth = auth.clone();
+            router = router.route(&metadata_path, get(move || async move { auth.metadata_response() }));
+        }
+    }
     router.with_state(app)
 }
 
@@ -68,9 +78,10 @@ impl App {
         &self.config
     }
 
-    /// The session a request names: 400 without `Mcp-Session-Id`, 404 for an unknown one.
-    pub(super) fn session(&self, headers: &HeaderMap) -> Result<Arc<Session>, Response> {
-        self.lookup(session_id(headers)?).ok_or_else(session_not_found)
+    /// The session a request names: 400 without `Mcp-Session-Id`, 404 for an unknown one (or
+    /// one of another principal).
+    pub(super) fn session(&self, headers: &HeaderMap, extensions: &Extensions) -> Result<Arc<Session>, Response> {
+        self.lookup(session_id(headers)?, extensions).ok_or_else(session_not_found)
     }
 
     /// A place for a POST that carries requests, or the 503 that says there is none.
@@ -81,10 +92,19 @@ impl App {
         admitted.map(|_| InFlight(self.in_flight.clone())).map_err(|_| busy(limit, id))
     }
 
-    /// The live session `id`, marked active.
-    pub(super) fn lookup(&self, id: &str) -> Option<Arc<Session>> {
+    /// The live session `id`, marked active, if the request (whose `extensions` hold its
+    /// principal, with feature `auth`) may use it.
+    pub(super) fn lookup(&self, id: &str, extensions: &Extensions) -> Option<Arc<Session>> {
         let mut sessions = self.sessions.lock_unpoisoned();
-        let session = sessions.get(id)?.clone();
+        let session = sessions.get(id)?;
+        #[cfg(feature = "auth")]
+        if session.owner.as_ref().is_some_and(|owner| !owner.admits(extensions)) {
+            tracing::debug!(session = %id, "a session used by another principal");
+            return None;
+        }
+        #[cfg(not(feature = "auth"))]
+        let _ = extensions;
+        let session = session.clone();
         if session.peer().is_closed() {
             // Its peer was closed (by a handler, say): the session's streams end with it.
             if let Some(gone) = sessions.remove(id) {
@@ -101,8 +121,15 @@ impl App {
         self.sessions.lock_unpoisoned().remove(id)
     }
 
-    /// Starts a session; 503 when at the cap even after expiring idle ones.
-    pub(super) async fn create_session(self: &Arc<Self>, mode: Mode) -> Result<Arc<Session>, Response> {
+    /// Starts a session, owned by the principal in `extensions` (feature `auth`); 503 when at
+    /// the cap even after expiring idle ones.
+    pub(super) async fn create_session(
+        self: &Arc<Self>,
+        mode: Mode,
+        extensions: &Extensions,
+    ) -> Result<Arc<Session>, Response> {
+        #[cfg(not(feature = "auth"))]
+        let _ = extensions;
         self.start_reaper();
         if self.sessions.lock_unpoisoned().len() >= self.config.max_sessions {
             self.reap().await;
@@ -125,7 +152,12 @@ impl App {
             ));
         }
         let dispatcher = self.factory.connect(router.clone());
-        let session = Arc::new(Session { router, dispatcher });
+        let session = Arc::new(Session {
+            router,
+            dispatcher,
+            #[cfg(feature = "auth")]
+            owner: super::auth::Owner::of(extensions),
+        });
         sessions.insert(id, session.clone());
         Ok(session)
     }

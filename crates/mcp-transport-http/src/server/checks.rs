@@ -124,6 +124,39 @@ fn check_origin(app: &App, headers: &HeaderMap) -> Result<(), Response> {
     Ok(())
 }
 
+/// The request's bearer token passed the checks of the endpoint's [`AuthConfig`] (feature
+/// `auth`), and its principal is in the request's extensions: 401, 403, 400 or 503 otherwise
+/// (see [`super::auth`]). Without an `AuthConfig`, every request passes at no cost. Every
+/// handler takes it after [`AllowedOrigin`].
+///
+/// [`AuthConfig`]: super::HttpServerConfig
+pub(super) struct Authenticated;
+
+impl FromRequestParts<Arc<App>> for Authenticated {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, Response> {
+        #[cfg(feature = "auth")]
+        if let Some(auth) = app.config().auth.as_deref() {
+            super::auth::authenticate(auth, parts).await?;
+        }
+        #[cfg(not(feature = "auth"))]
+        let _ = (parts, app);
+        Ok(Authenticated)
+    }
+}
+
+/// The principal of the request may make the requests of the POST body `parsed` (feature
+/// `auth`: asked of the session factory): 403 `insufficient_scope` otherwise.
+pub(super) fn authorized(app: &App, parsed: &Parsed, extensions: &axum::http::Extensions) -> Result<(), Response> {
+    #[cfg(feature = "auth")]
+    if let Some(auth) = app.config().auth.as_deref() {
+        return super::auth::authorize(auth, app.factory.as_ref(), parsed, extensions);
+    }
+    let _ = (app, parsed, extensions);
+    Ok(())
+}
+
 /// A POST to the MCP endpoint accepts what it may be answered with (406 otherwise) and
 /// carries JSON (415 otherwise).
 pub(super) struct PostMediaTypes;

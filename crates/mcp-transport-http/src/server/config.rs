@@ -41,12 +41,14 @@ pub struct HttpServerConfig {
     pub(crate) event_store: Option<Arc<dyn EventStore>>,
     pub(crate) hosts: Policy,
     pub(crate) origins: Policy,
+    #[cfg(feature = "auth")]
+    pub(crate) auth: Option<Arc<super::auth::AuthConfig>>,
 }
 
 impl std::fmt::Debug for HttpServerConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpServerConfig")
-            .field("path", &self.path)
+        let mut f = f.debug_struct("HttpServerConfig");
+        f.field("path", &self.path)
             .field("stateless", &self.stateless)
             .field("json_response", &self.json_response)
             .field("get_stream", &self.get_stream)
@@ -57,8 +59,10 @@ impl std::fmt::Debug for HttpServerConfig {
             .field("max_body", &self.max_body)
             .field("resumable", &self.event_store.is_some())
             .field("hosts", &self.hosts)
-            .field("origins", &self.origins)
-            .finish_non_exhaustive()
+            .field("origins", &self.origins);
+        #[cfg(feature = "auth")]
+        f.field("auth", &self.auth);
+        f.finish_non_exhaustive()
     }
 }
 
@@ -83,6 +87,8 @@ impl Default for HttpServerConfig {
             event_store: Some(Arc::new(InMemoryEventStore::default())),
             hosts: Policy::Auto,
             origins: Policy::Auto,
+            #[cfg(feature = "auth")]
+            auth: None,
         }
     }
 }
@@ -196,6 +202,15 @@ impl HttpServerConfig {
     /// browser) are served.
     pub fn allowed_origins(mut self, policy: Policy) -> Self {
         self.origins = policy;
+        self
+    }
+
+    /// Protects the endpoint with OAuth 2.1 bearer tokens (feature `auth`): every request of
+    /// the MCP and HTTP+SSE endpoints needs a token `auth`'s verifier accepts, and the
+    /// protected resource metadata is served (see [`auth`](super::auth)).
+    #[cfg(feature = "auth")]
+    pub fn auth(mut self, auth: super::auth::AuthConfig) -> Self {
+        self.auth = Some(Arc::new(auth));
         self
     }
 

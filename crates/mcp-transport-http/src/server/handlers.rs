@@ -2,13 +2,14 @@
 
 use std::sync::Arc;
 
+use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mcp_types::ProtocolVersion;
 
 use super::app::App;
-use super::checks::{AllowedOrigin, accepts_sse, header_str, invalid_request, protocol_version};
+use super::checks::{AllowedOrigin, Authenticated, accepts_sse, header_str, invalid_request, protocol_version};
 use super::session::STANDALONE;
 use super::sse_body::ConnGuard;
 use crate::headers::LAST_EVENT_ID;
@@ -17,18 +18,21 @@ use crate::headers::LAST_EVENT_ID;
 pub(super) async fn get_mcp(
     State(app): State<Arc<App>>,
     _: AllowedOrigin,
-    headers: HeaderMap,
+    _: Authenticated,
+    request: Request<Body>,
 ) -> Result<Response, Response> {
+    let (parts, _) = request.into_parts();
+    let headers = &parts.headers;
     let config = app.config();
     if config.stateless || !config.get_stream {
         let allow = if config.stateless { "POST" } else { "POST, DELETE" };
         return Ok((StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, allow)]).into_response());
     }
-    accepts_sse(&headers)?;
-    protocol_version(&headers, None)?;
-    let session = app.session(&headers)?;
+    accepts_sse(headers)?;
+    protocol_version(headers, None)?;
+    let session = app.session(headers, &parts.extensions)?;
     let router = &session.router;
-    if let Some(last) = header_str(&headers, LAST_EVENT_ID) {
+    if let Some(last) = header_str(headers, LAST_EVENT_ID) {
         let Some(resumed) = router.resume(last).await else {
             return Err(invalid_request(StatusCode::BAD_REQUEST, format!("unknown Last-Event-ID {last:?}")));
         };
@@ -46,12 +50,15 @@ pub(super) async fn get_mcp(
 pub(super) async fn delete_mcp(
     State(app): State<Arc<App>>,
     _: AllowedOrigin,
-    headers: HeaderMap,
+    _: Authenticated,
+    request: Request<Body>,
 ) -> Result<Response, Response> {
+    let (parts, _) = request.into_parts();
+    let headers = &parts.headers;
     if app.config().stateless {
         return Ok((StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST")]).into_response());
     }
-    let session = app.session(&headers)?;
+    let session = app.session(headers, &parts.extensions)?;
     if let Some(s) = app.remove(&session.router.session_id) {
         s.end().await;
     }

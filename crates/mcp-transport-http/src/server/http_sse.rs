@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, Request, StatusCode};
+use axum::http::{Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use mcp_jsonrpc::message;
 
 use super::RequestInfo;
 use super::app::App;
-use super::checks::{AllowedOrigin, accepts_sse, invalid_request, read_body, session_ended};
+use super::checks::{AllowedOrigin, Authenticated, accepts_sse, authorized, invalid_request, read_body, session_ended};
 use super::session::Mode;
 use super::sse_body::ConnGuard;
 
@@ -21,13 +21,15 @@ use super::sse_body::ConnGuard;
 pub(super) async fn open_stream(
     State(app): State<Arc<App>>,
     _: AllowedOrigin,
-    headers: HeaderMap,
+    _: Authenticated,
+    request: Request<Body>,
 ) -> Result<Response, Response> {
-    accepts_sse(&headers)?;
+    let (parts, _) = request.into_parts();
+    accepts_sse(&parts.headers)?;
     let Some((_, messages)) = &app.config().http_sse else {
         return Ok(StatusCode::NOT_FOUND.into_response());
     };
-    let session = app.create_session(Mode::HttpSse).await?;
+    let session = app.create_session(Mode::HttpSse, &parts.extensions).await?;
     let Some(rx) = session.router.open_standalone().await else {
         return Ok(StatusCode::INTERNAL_SERVER_ERROR.into_response());
     };
@@ -57,6 +59,7 @@ pub(super) struct MessagesQuery {
 pub(super) async fn post_message(
     State(app): State<Arc<App>>,
     _: AllowedOrigin,
+    _: Authenticated,
     Query(query): Query<MessagesQuery>,
     request: Request<Body>,
 ) -> Result<Response, Response> {
@@ -64,15 +67,17 @@ pub(super) async fn post_message(
     let Some(id) = query.session_id else {
         return Err(invalid_request(StatusCode::BAD_REQUEST, "missing sessionId"));
     };
-    let Some(session) = app.lookup(&id) else {
+    let Some(session) = app.lookup(&id, &parts.extensions) else {
         return Err(invalid_request(StatusCode::NOT_FOUND, "session not found"));
     };
     let body = read_body(&app, body).await?;
+    let parsed = message::parse(&body);
+    authorized(&app, &parsed, &parts.extensions)?;
     let info =
         RequestInfo { parts, session_id: Some(session.router.session_id.clone()), stream: None, _in_flight: None };
     if session.peer().is_closed() {
         return Err(session_ended());
     }
-    session.dispatcher.dispatch(message::parse(&body), Some(Arc::new(info))).await;
+    session.dispatcher.dispatch(parsed, Some(Arc::new(info))).await;
     Ok((StatusCode::ACCEPTED, "Accepted").into_response())
 }

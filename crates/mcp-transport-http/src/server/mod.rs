@@ -31,6 +31,9 @@
 //! otherwise); the headers whose meaning the endpoint does not know (`Mcp-Name`,
 //! `Mcp-Param-*`) are the factory's to check ([`SessionFactory::check_request`]).
 //!
+//! With the feature `auth`, [`HttpServerConfig::auth`] makes the endpoint an OAuth 2.1
+//! resource server (see [`auth`]).
+//!
 //! ```no_run
 //! use std::sync::Arc;
 //! use mcp_transport_http::server::{HttpServerConfig, SessionFactory, router};
@@ -44,6 +47,8 @@
 //! ```
 
 mod app;
+#[cfg(feature = "auth")]
+pub mod auth;
 mod checks;
 mod config;
 mod event_store;
@@ -82,6 +87,20 @@ pub trait SessionFactory: Send + Sync + 'static {
     /// Default: every request passes.
     fn check_request(&self, request: &message::Request, headers: &http::HeaderMap) -> Result<(), Rejection> {
         let _ = (request, headers);
+        Ok(())
+    }
+    /// Whether `principal` (the verified token of the POST, feature `auth`) may make
+    /// `request`: the scopes it needs otherwise, answered with 403 `insufficient_scope` before
+    /// the request is served (the endpoint's required scopes are checked already). Asked of
+    /// every request of an endpoint with an [`AuthConfig`](auth::AuthConfig). Default: every
+    /// request passes.
+    #[cfg(feature = "auth")]
+    fn authorize(
+        &self,
+        request: &message::Request,
+        principal: &auth::Principal,
+    ) -> Result<(), auth::InsufficientScope> {
+        let _ = (request, principal);
         Ok(())
     }
 }

@@ -16,8 +16,8 @@ use tokio::sync::oneshot;
 use super::RequestInfo;
 use super::app::App;
 use super::checks::{
-    AllowedOrigin, Classified, PostMediaTypes, batch_allowed, classify, error_response, protocol_version, read_body,
-    session_ended,
+    AllowedOrigin, Authenticated, Classified, PostMediaTypes, authorized, batch_allowed, classify, error_response,
+    protocol_version, read_body, session_ended,
 };
 use super::session::{Answer, Answered, Mode, OpenError, Session};
 use super::sse_body::ConnGuard;
@@ -43,12 +43,14 @@ enum Exchange {
 pub(super) async fn post_mcp(
     State(app): State<Arc<App>>,
     _: AllowedOrigin,
+    _: Authenticated,
     _: PostMediaTypes,
     request: Request<Body>,
 ) -> Result<Response, Response> {
     let (parts, body) = request.into_parts();
     let body = read_body(&app, body).await?;
     let what = classify(&body)?;
+    authorized(&app, &what.parsed, &parts.extensions)?;
     let header_version = protocol_version(&parts.headers, what.requests.first())?;
     if header_version.is_some_and(ProtocolVersion::is_stateless) || what.stateless_envelope {
         return stateless_revision::post(&app, parts, what.parsed, header_version).await;
@@ -61,8 +63,11 @@ pub(super) async fn post_mcp(
 
 /// Serves a POST of a session (a new one for initialize, whose id the answer carries).
 async fn post_in_session(app: &Arc<App>, parts: Parts, what: Classified) -> Result<Response, Response> {
-    let session =
-        if what.initialize { app.create_session(Mode::Streamable).await? } else { app.session(&parts.headers)? };
+    let session = if what.initialize {
+        app.create_session(Mode::Streamable, &parts.extensions).await?
+    } else {
+        app.session(&parts.headers, &parts.extensions)?
+    };
     let version = session.peer().protocol_version();
     batch_allowed(&what, version)?;
     let initialize = what.initialize;
@@ -97,7 +102,13 @@ async fn post_stateless(
     } else {
         app.factory.connect_stateless(router.clone(), version)
     };
-    dispatch(app, &Session { router, dispatcher }, parts, what, Exchange::Stateless).await
+    let session = Session {
+        router,
+        dispatcher,
+        #[cfg(feature = "auth")]
+        owner: None,
+    };
+    dispatch(app, &session, parts, what, Exchange::Stateless).await
 }
 
 /// Hands a POSTed message to the peer of `session` (in this task) and answers with 202, its

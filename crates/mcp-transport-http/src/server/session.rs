@@ -404,6 +404,10 @@ impl FrameSink for SessionRouter {
 pub(crate) struct Session {
     pub(crate) router: Arc<SessionRouter>,
     pub(crate) dispatcher: Dispatcher,
+    /// Who the session belongs to (the principal of the request that created it): requests
+    /// of anyone else find no such session.
+    #[cfg(feature = "auth")]
+    pub(crate) owner: Option<super::auth::Owner>,
 }
 
 impl Session {

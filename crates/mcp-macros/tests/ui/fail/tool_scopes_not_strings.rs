@@ -1,0 +1,4 @@
+#[mcp_sdk::tool(scopes = "files:read")]
+fn add() {}
+
+fn main() {}

@@ -1,0 +1,297 @@
+//! The HTTP endpoint as an OAuth 2.1 resource server, over real sockets: the challenges of
+//! each refusal, the protected resource metadata, sessions bound to their principal, the
+//! scopes of tools, and the principal as handlers see it.
+#![cfg(feature = "auth")]
+
+use futures_util::future::BoxFuture;
+use mcp_server::mcp_transport_http::server::auth::{AuthConfig, Principal, TokenError, TokenVerifier};
+use mcp_server::mcp_transport_http::server::{self, HttpServerConfig};
+use mcp_server::{Context, Server, ToolDef, ToolError};
+use mcp_types::{CallToolResult, ContentBlock};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+/// Tokens by their text: who they speak for and what they grant.
+struct TokenTable;
+
+impl TokenVerifier for TokenTable {
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenError>> {
+        Box::pin(async move {
+            let (subject, scopes): (&str, &[&str]) = match token {
+                "alice-read" => ("alice", &["mcp:read"]),
+                "alice-write" => ("alice", &["mcp:read", "mcp:write"]),
+                "alice-none" => ("alice", &[]),
+                "bob-read" => ("bob", &["mcp:read"]),
+                "backend-down" => return Err(TokenError::Unavailable("the introspection endpoint is down".into())),
+                _ => return Err(TokenError::Invalid("unknown token".into())),
+            };
+            Ok(Principal {
+                subject: Some(subject.to_owned()),
+                client_id: Some("client-1".to_owned()),
+                scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
+                ..Principal::default()
+            })
+        })
+    }
+}
+
+fn tool(name: &str, f: impl Fn(Context) -> Result<CallToolResult, ToolError> + Send + Sync + 'static) -> ToolDef {
+    ToolDef::new(name, json!({"type": "object"}), move |_, ctx| {
+        let result = f(ctx);
+        async move { result }
+    })
+    .unwrap()
+}
+
+/// A server whose `whoami` tool tells the principal, and whose `write` tool needs `mcp:write`.
+fn test_server() -> Server {
+    let whoami = tool("whoami", |ctx| {
+        let principal = ctx.principal().expect("a principal over HTTP with auth");
+        let text = format!("{} {:?}", principal.subject.as_deref().unwrap_or("-"), principal.scopes);
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+    });
+    let write =
+        tool("write", |_| Ok(CallToolResult::success(vec![ContentBlock::text("written")]))).scopes(["mcp:write"]);
+    let admin = tool("admin", |_| Ok(CallToolResult::success(vec![]))).scopes(["mcp:admin", "mcp:write"]);
+    Server::builder("auth-test", "1.0.0").tool(whoami).tool(write).tool(admin).build().unwrap()
+}
+
+struct Harness {
+    base: String,
+    http: reqwest::Client,
+}
+
+async fn start() -> Harness {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let auth = AuthConfig::new(format!("{base}/mcp"), TokenTable)
+        .unwrap()
+        .authorization_server("https://auth.example.com")
+        .scopes_supported(["mcp:read", "mcp:write"])
+        .required_scopes(["mcp:read"])
+        .resource_name("auth test");
+    let config = HttpServerConfig::new().json_response(true).auth(auth);
+    let factory = std::sync::Arc::new(test_server());
+    tokio::spawn(async move { server::serve_listener(factory, config, listener).await });
+    Harness { base, http: reqwest::Client::new() }
+}
+
+impl Harness {
+    fn metadata_url(&self) -> String {
+        format!("{}/.well-known/oauth-protected-resource/mcp", self.base)
+    }
+    /// A POST of `body` to the endpoint, with `token` if any, in `session` if any.
+    async fn post(&self, token: Option<&str>, session: Option<&str>, body: Value) -> reqwest::Response {
+        let mut post = self
+            .http
+            .post(format!("{}/mcp", self.base))
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        if let Some(token) = token {
+            post = post.bearer_auth(token);
+        }
+        if let Some(session) = session {
+            post = post.header("mcp-session-id", session).header("mcp-protocol-version", "2025-11-25");
+        }
+        post.send().await.unwrap()
+    }
+    /// A session initialized with `token`.
+    async fn initialize(&self, token: &str) -> String {
+        self.initialize_at(token, "2025-11-25").await
+    }
+    /// A session initialized with `token` at `version`.
+    async fn initialize_at(&self, token: &str, version: &str) -> String {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+        let response = self.post(Some(token), None, init).await;
+        assert_eq!(response.status(), 200);
+        let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(self.post(Some(token), Some(&session), note).await.status(), 202);
+        session
+    }
+    async fn call(&self, token: &str, session: &str, tool: &str) -> reqwest::Response {
+        let body =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
+        self.post(Some(token), Some(session), body).await
+    }
+}
+
+fn challenge(response: &reqwest::Response) -> &str {
+    response.headers()["www-authenticate"].to_str().unwrap()
+}
+
+async fn text_of(response: reqwest::Response) -> String {
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    body["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{body}")).to_owned()
+}
+
+fn ping() -> Value {
+    json!({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+}
+
+#[tokio::test]
+async fn a_request_without_a_token_is_challenged() {
+    let h = start().await;
+    let response = h.post(None, None, ping()).await;
+    assert_eq!(response.status(), 401);
+    let expected = format!(r#"Bearer scope="mcp:read", resource_metadata="{}""#, h.metadata_url());
+    assert_eq!(challenge(&response), expected);
+    // Another scheme is no bearer token either.
+    let basic = h.http.get(format!("{}/mcp", h.base)).header("authorization", "Basic YTpi").send().await.unwrap();
+    assert_eq!(basic.status(), 401);
+    assert_eq!(challenge(&basic), expected);
+    // Nor do the HTTP+SSE endpoints serve without one.
+    let sse = h.http.get(format!("{}/sse", h.base)).header("accept", "text/event-stream").send().await.unwrap();
+    assert_eq!(sse.status(), 401);
+}
+
+#[tokio::test]
+async fn a_token_the_verifier_refuses_is_an_invalid_token() {
+    let h = start().await;
+    let response = h.post(Some("forged"), None, ping()).await;
+    assert_eq!(response.status(), 401);
+    let expected = format!(
+        r#"Bearer error="invalid_token", scope="mcp:read", resource_metadata="{}", error_description="the access token is invalid""#,
+        h.metadata_url()
+    );
+    assert_eq!(challenge(&response), expected);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"], "invalid_token");
+}
+
+#[tokio::test]
+async fn a_token_in_the_query_string_is_refused_and_never_used() {
+    let h = start().await;
+    let url = format!("{}/mcp?access_token=alice-read", h.base);
+    let post = |token: Option<&str>| {
+        let request = h
+            .http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(ping().to_string());
+        match token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    };
+    for token in [None, Some("alice-read")] {
+        let response = post(token).send().await.unwrap();
+        assert_eq!(response.status(), 400, "{token:?}");
+        assert!(challenge(&response).starts_with(r#"Bearer error="invalid_request""#), "{}", challenge(&response));
+    }
+}
+
+#[tokio::test]
+async fn a_token_without_the_required_scopes_gets_403() {
+    let h = start().await;
+    let response = h.post(Some("alice-none"), None, ping()).await;
+    assert_eq!(response.status(), 403);
+    let expected = format!(
+        r#"Bearer error="insufficient_scope", scope="mcp:read", resource_metadata="{}", error_description="the access token lacks a scope this request needs""#,
+        h.metadata_url()
+    );
+    assert_eq!(challenge(&response), expected);
+}
+
+#[tokio::test]
+async fn a_failing_verifier_is_a_503_not_a_401() {
+    let h = start().await;
+    let response = h.post(Some("backend-down"), None, ping()).await;
+    assert_eq!(response.status(), 503);
+    assert!(response.headers().get("www-authenticate").is_none());
+}
+
+#[tokio::test]
+async fn the_metadata_is_served_at_both_paths_without_a_token() {
+    let h = start().await;
+    let expected = json!({
+        "resource": format!("{}/mcp", h.base),
+        "authorization_servers": ["https://auth.example.com"],
+        "scopes_supported": ["mcp:read", "mcp:write"],
+        "bearer_methods_supported": ["header"],
+        "resource_name": "auth test",
+    });
+    for path in ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"] {
+        let response = h.http.get(format!("{}{path}", h.base)).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        assert_eq!(response.headers()["content-type"], "application/json");
+        assert_eq!(response.json::<Value>().await.unwrap(), expected, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn handlers_see_the_principal() {
+    let h = start().await;
+    let session = h.initialize("alice-read").await;
+    assert_eq!(text_of(h.call("alice-read", &session, "whoami").await).await, r#"alice ["mcp:read"]"#);
+}
+
+#[tokio::test]
+async fn a_session_of_one_principal_is_unknown_to_another() {
+    let h = start().await;
+    let session = h.initialize("alice-read").await;
+    assert_eq!(h.call("bob-read", &session, "whoami").await.status(), 404);
+    let get = h.http.get(format!("{}/mcp", h.base)).header("accept", "text/event-stream");
+    let get = get.bearer_auth("bob-read").header("mcp-session-id", &session).send().await.unwrap();
+    assert_eq!(get.status(), 404);
+    let delete = h.http.delete(format!("{}/mcp", h.base)).bearer_auth("bob-read").header("mcp-session-id", &session);
+    assert_eq!(delete.send().await.unwrap().status(), 404);
+    // The owner's session lives on, with another token of the same subject and client.
+    assert_eq!(text_of(h.call("alice-write", &session, "whoami").await).await, r#"alice ["mcp:read", "mcp:write"]"#);
+}
+
+#[tokio::test]
+async fn a_tool_with_scopes_is_refused_without_them_and_runs_with_them() {
+    let h = start().await;
+    let session = h.initialize("alice-read").await;
+    let refused = h.call("alice-read", &session, "write").await;
+    assert_eq!(refused.status(), 403);
+    let expected = format!(
+        r#"Bearer error="insufficient_scope", scope="mcp:read mcp:write", resource_metadata="{}", error_description="the access token lacks a scope this request needs""#,
+        h.metadata_url()
+    );
+    assert_eq!(challenge(&refused), expected);
+    assert_eq!(text_of(h.call("alice-write", &session, "write").await).await, "written");
+}
+
+#[tokio::test]
+async fn an_http_sse_session_of_one_principal_is_unknown_to_another() {
+    let h = start().await;
+    let sse = h.http.get(format!("{}/sse", h.base)).header("accept", "text/event-stream").bearer_auth("alice-read");
+    let mut stream = sse.send().await.unwrap();
+    assert_eq!(stream.status(), 200);
+    let mut events = String::new();
+    while !events.contains("\n\n") {
+        let chunk = stream.chunk().await.unwrap().expect("the endpoint event");
+        events.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    let endpoint = events.lines().find_map(|l| l.strip_prefix("data: ")).expect("the endpoint event").to_owned();
+    let post = |token: &'static str| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+        let request = h.http.post(format!("{}{endpoint}", h.base)).header("content-type", "application/json");
+        request.bearer_auth(token).body(body).send()
+    };
+    assert_eq!(post("bob-read").await.unwrap().status(), 404);
+    assert_eq!(post("alice-read").await.unwrap().status(), 202);
+}
+
+#[tokio::test]
+async fn a_batch_is_refused_with_every_scope_it_needs_in_one_challenge() {
+    let h = start().await;
+    // Batches exist in 2025-03-26 only.
+    let session = h.initialize_at("alice-read", "2025-03-26").await;
+    let call =
+        |id: i64, tool: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool}});
+    let batch = json!([call(1, "whoami"), call(2, "write"), call(3, "admin")]);
+    let response = h.post(Some("alice-read"), Some(&session), batch).await;
+    assert_eq!(response.status(), 403);
+    let expected = format!(
+        r#"Bearer error="insufficient_scope", scope="mcp:read mcp:write mcp:admin", resource_metadata="{}", error_description="the access token lacks a scope this request needs""#,
+        h.metadata_url()
+    );
+    assert_eq!(challenge(&response), expected);
+}

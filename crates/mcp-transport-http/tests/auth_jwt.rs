@@ -1,0 +1,155 @@
+//! `JwtVerifier` against tokens signed here with a fixed P-256 test key: what it accepts, and
+//! each thing it refuses.
+#![cfg(feature = "auth")]
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use mcp_transport_http::server::auth::{JwtVerifier, StaticJwks, TokenError, TokenVerifier};
+use serde_json::{Value, json};
+
+/// A P-256 key made for these tests only (PKCS #8).
+const TEST_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQghUFvbYOhF21dai8c
+ZDUQa2ryO43NZ260Wm61J5j0ZgehRANCAAQ+0Vgh9G2skW6mmkkoJjiMvcL3jsvF
+OHloBujxuf3XPIK/Gw289cdqa3wxYrRvr9hJFOyUl2sx9EqwryJAj/e1
+-----END PRIVATE KEY-----
+";
+
+/// Its public half as a JWKS.
+const TEST_JWKS: &str = r#"{"keys": [{"kty": "EC", "crv": "P-256", "kid": "test-key", "use": "sig",
+    "x": "PtFYIfRtrJFupppJKCY4jL3C947LxTh5aAbo8bn91zw",
+    "y": "gr8bDbz1x2prfDFitG-v2EkU7JSXazH0SrCvIkCP97U"}]}"#;
+
+const ISSUER: &str = "https://auth.example.com";
+const RESOURCE: &str = "https://mcp.example.com/mcp";
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+}
+
+fn verifier() -> JwtVerifier {
+    JwtVerifier::new(ISSUER, RESOURCE, StaticJwks::from_json(TEST_JWKS).unwrap())
+}
+
+/// Claims that pass, changed by `edit`.
+fn claims(edit: impl FnOnce(&mut serde_json::Map<String, Value>)) -> Value {
+    let mut claims = json!({
+        "iss": ISSUER, "aud": RESOURCE, "sub": "alice", "client_id": "client-1",
+        "scope": "mcp:read mcp:write", "exp": now() + 600, "iat": now(),
+    });
+    edit(claims.as_object_mut().unwrap());
+    claims
+}
+
+fn signed(claims: &Value) -> String {
+    let mut header = Header::new(Algorithm::ES256);
+    header.kid = Some("test-key".to_owned());
+    let key = EncodingKey::from_ec_pem(TEST_KEY.as_bytes()).unwrap();
+    jsonwebtoken::encode(&header, claims, &key).unwrap()
+}
+
+async fn verify(token: &str) -> Result<mcp_transport_http::server::auth::Principal, TokenError> {
+    verifier().verify(token).await
+}
+
+#[tokio::test]
+async fn a_valid_token_gives_its_principal() {
+    let principal = verify(&signed(&claims(|_| {}))).await.unwrap();
+    assert_eq!(principal.subject.as_deref(), Some("alice"));
+    assert_eq!(principal.client_id.as_deref(), Some("client-1"));
+    assert_eq!(principal.scopes, ["mcp:read", "mcp:write"]);
+    assert_eq!(principal.audience, [RESOURCE]);
+    assert!(principal.expires_at.unwrap() > SystemTime::now());
+    assert_eq!(principal.claims["iss"], ISSUER);
+    // An audience list that names the resource, and `scp` for the scopes, do too.
+    let listed = claims(|c| {
+        c.insert("aud".into(), json!(["https://other.example.com", RESOURCE]));
+        c.remove("scope");
+        c.insert("scp".into(), json!(["mcp:read"]));
+    });
+    assert_eq!(verify(&signed(&listed)).await.unwrap().scopes, ["mcp:read"]);
+}
+
+#[tokio::test]
+async fn expired_and_not_yet_valid_tokens_are_refused() {
+    let expired = claims(|c| {
+        c.insert("exp".into(), json!(now() - 120));
+    });
+    assert!(matches!(verify(&signed(&expired)).await, Err(TokenError::Expired)));
+    let early = claims(|c| {
+        c.insert("nbf".into(), json!(now() + 120));
+    });
+    assert!(matches!(verify(&signed(&early)).await, Err(TokenError::Expired)));
+    // Within the leeway, a token just past its expiry passes.
+    let skewed = claims(|c| {
+        c.insert("exp".into(), json!(now() - 5));
+    });
+    assert!(verify(&signed(&skewed)).await.is_ok());
+    let strict = verifier().leeway(Duration::ZERO);
+    assert!(strict.verify(&signed(&skewed)).await.is_err());
+}
+
+#[tokio::test]
+async fn a_token_for_another_audience_or_of_another_issuer_is_refused() {
+    let other_audience = claims(|c| {
+        c.insert("aud".into(), json!("https://other.example.com/mcp"));
+    });
+    assert!(matches!(verify(&signed(&other_audience)).await, Err(TokenError::WrongAudience)));
+    let no_audience = claims(|c| {
+        c.remove("aud");
+    });
+    assert!(verify(&signed(&no_audience)).await.is_err());
+    let other_issuer = claims(|c| {
+        c.insert("iss".into(), json!("https://evil.example.com"));
+    });
+    assert!(matches!(verify(&signed(&other_issuer)).await, Err(TokenError::Invalid(_))));
+}
+
+#[tokio::test]
+async fn unsigned_and_hmac_tokens_are_refused() {
+    let claims = claims(|_| {});
+    let part = |v: &Value| URL_SAFE_NO_PAD.encode(v.to_string());
+    let none = format!("{}.{}.", part(&json!({"alg": "none", "typ": "JWT", "kid": "test-key"})), part(&claims));
+    assert!(matches!(verify(&none).await, Err(TokenError::Invalid(_))));
+    // HS256 keyed with the public key's text (the algorithm confusion attack), and with any
+    // other secret.
+    for secret in [TEST_JWKS.as_bytes(), b"secret".as_slice()] {
+        let mut header = Header::new(Algorithm::HS256);
+        header.kid = Some("test-key".to_owned());
+        let token = jsonwebtoken::encode(&header, &claims, &EncodingKey::from_secret(secret)).unwrap();
+        assert!(matches!(verify(&token).await, Err(TokenError::Invalid(_))));
+    }
+}
+
+#[tokio::test]
+async fn a_token_of_an_unknown_key_or_tampered_with_is_refused() {
+    let claims = claims(|_| {});
+    let mut header = Header::new(Algorithm::ES256);
+    header.kid = Some("another-key".to_owned());
+    let key = EncodingKey::from_ec_pem(TEST_KEY.as_bytes()).unwrap();
+    let unknown = jsonwebtoken::encode(&header, &claims, &key).unwrap();
+    assert!(matches!(verify(&unknown).await, Err(TokenError::Invalid(_))));
+    let token = signed(&claims);
+    let (head, signature) = token.rsplit_once('.').unwrap();
+    let (header_part, _) = head.split_once('.').unwrap();
+    let forged = claims.clone().as_object().cloned().map(|mut c| {
+        c.insert("sub".into(), json!("mallory"));
+        c
+    });
+    let tampered = format!("{header_part}.{}.{signature}", URL_SAFE_NO_PAD.encode(Value::from(forged).to_string()));
+    assert!(matches!(verify(&tampered).await, Err(TokenError::Invalid(_))));
+    assert!(matches!(verify("not-a-jwt").await, Err(TokenError::Invalid(_))));
+}
+
+#[tokio::test]
+async fn a_symmetric_key_in_the_set_verifies_nothing() {
+    let jwks = r#"{"keys": [{"kty": "oct", "kid": "test-key", "k": "c2VjcmV0"}]}"#;
+    let verifier = JwtVerifier::new(ISSUER, RESOURCE, StaticJwks::from_json(jwks).unwrap());
+    let mut header = Header::new(Algorithm::HS256);
+    header.kid = Some("test-key".to_owned());
+    let token = jsonwebtoken::encode(&header, &claims(|_| {}), &EncodingKey::from_secret(b"secret")).unwrap();
+    assert!(matches!(verifier.verify(&token).await, Err(TokenError::Invalid(_))));
+}
