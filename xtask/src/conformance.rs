@@ -484,16 +484,19 @@ fn report(side: &str, verdicts: &[Verdict]) {
     println!("==> conformance {side}: {passed} of {} scenarios passed", verdicts.len());
 }
 
-/// The scenarios of the output of `conformance list` tagged `tag` (lines `  - <name> [<tags>]`).
+/// The scenarios of the output of `conformance list` (lines `  - <name> [<tags>]`), each with
+/// its tags.
+fn tagged_scenarios(text: &str) -> impl Iterator<Item = (&str, Vec<&str>)> {
+    text.lines().filter_map(|line| line.trim_start().strip_prefix("- ")).filter_map(|rest| {
+        let (name, tags) = rest.split_once(' ')?;
+        let tags = tags.trim().strip_prefix('[')?.strip_suffix(']')?;
+        Some((name, tags.split(',').map(str::trim).collect()))
+    })
+}
+
+/// The scenarios of the output of `conformance list` tagged `tag`.
 fn tagged(text: &str, tag: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|line| line.trim_start().strip_prefix("- "))
-        .filter_map(|rest| {
-            let (name, tags) = rest.split_once(' ')?;
-            let tags = tags.trim().strip_prefix('[')?.strip_suffix(']')?;
-            tags.split(',').map(str::trim).any(|t| t == tag).then(|| name.to_owned())
-        })
-        .collect()
+    tagged_scenarios(text).filter(|(_, tags)| tags.contains(&tag)).map(|(name, _)| name.to_owned()).collect()
 }
 
 /// Scenario names from the output of `conformance list`: lines `  - <name> [<versions>]`.
@@ -510,15 +513,8 @@ fn parse_list(text: &str) -> Vec<String> {
 /// draft by that name.
 fn beyond_revision(text: &str, newest: &str) -> Vec<String> {
     let dated = |t: &str| t.len() == 10 && t.bytes().all(|b| b.is_ascii_digit() || b == b'-');
-    text.lines()
-        .filter_map(|line| line.trim_start().strip_prefix("- "))
-        .filter_map(|rest| {
-            let (name, tags) = rest.split_once(' ')?;
-            let tags = tags.trim().strip_prefix('[')?.strip_suffix(']')?;
-            let known = tags.split(',').map(str::trim).any(|t| t == "extension" || (dated(t) && t <= newest));
-            (!known).then(|| name.to_owned())
-        })
-        .collect()
+    let known = |t: &&str| *t == "extension" || (dated(t) && *t <= newest);
+    tagged_scenarios(text).filter(|(_, tags)| !tags.iter().any(known)).map(|(name, _)| name.to_owned()).collect()
 }
 
 /// A scenario as `conformance list --requirements <revision>` names it.
@@ -648,6 +644,8 @@ mod tests {
                     Client scenarios (test against a client):\n  - both [2026-07-28,2027-01-01]\n  \
                     - drafty [draft]\n  - untagged\n";
         assert_eq!(beyond_revision(text, "2026-07-28"), ["future", "drafty"]);
+        assert_eq!(tagged(text, "extension"), ["tasks-lifecycle"]);
+        assert_eq!(tagged(text, "2027-01-01"), ["future", "both"]);
     }
 
     #[test]

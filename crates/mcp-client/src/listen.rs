@@ -19,7 +19,7 @@ use mcp_types::{
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::Violation;
-use crate::stateless::{self, Json, META_SUBSCRIPTION_ID, RequestMeta};
+use crate::stateless::{self, Json, RequestMeta};
 use crate::{ClientError, ServerEvent};
 
 /// The event a notification is, if it is one the client reports.
@@ -53,7 +53,7 @@ fn decode<T: serde::de::DeserializeOwned>(n: &Notification) -> Option<T> {
 /// The subscription a notification belongs to (`_meta["io.modelcontextprotocol/subscriptionId"]`).
 pub(crate) fn subscription_of(n: &Notification) -> Option<RequestId> {
     let params = n.params.as_deref()?;
-    if !params.get().contains(META_SUBSCRIPTION_ID) {
+    if !params.get().contains(mcp_types::meta::SUBSCRIPTION_ID) {
         return None;
     }
     #[derive(serde::Deserialize)]

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use mcp_jsonrpc::{CallError, CallOptions, FrameHints, Peer};
 use mcp_types::{
-    ClientCapabilities, CreateMessageRequestParams, Direction, DiscoverResult, ElicitRequestParams, ErrorObject,
-    Implementation, JsonObject, ListRootsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion, Request,
-    Revisions, ServerCapabilities, SubscriptionFilter,
+    ClientCapabilities, CreateMessageRequestParams, Direction, DiscoverResult, ElicitRequestParams, ErrorCode,
+    ErrorObject, Implementation, JsonObject, ListRootsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
+    Request, Revisions, ServerCapabilities, SubscriptionFilter, meta,
 };
 use serde_json::Value;
 
@@ -25,16 +25,6 @@ use crate::tool_headers::HeaderRules;
 
 /// The stateless revision this client speaks.
 pub(crate) const STATELESS: ProtocolVersion = ProtocolVersion::V2026_07_28;
-
-/// `_meta` keys of the per-request protocol fields.
-pub(crate) const META_PROTOCOL_VERSION: &str = mcp_types::meta::PROTOCOL_VERSION;
-pub(crate) const META_CLIENT_INFO: &str = mcp_types::meta::CLIENT_INFO;
-pub(crate) const META_CLIENT_CAPABILITIES: &str = mcp_types::meta::CLIENT_CAPABILITIES;
-pub(crate) const META_LOG_LEVEL: &str = mcp_types::meta::LOG_LEVEL;
-pub(crate) const META_SUBSCRIPTION_ID: &str = mcp_types::meta::SUBSCRIPTION_ID;
-
-/// `UnsupportedProtocolVersion`: the server does not speak the revision of the request.
-pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = mcp_types::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.code();
 
 /// The requests a server may answer with `input_required`.
 const INPUT_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
@@ -89,12 +79,12 @@ impl RequestMeta {
             *meta = Value::Object(JsonObject::new());
         }
         let Value::Object(meta) = meta else { return };
-        meta.insert(META_PROTOCOL_VERSION.to_owned(), Value::from(version));
-        meta.insert(META_CLIENT_INFO.to_owned(), encode(&self.info));
-        meta.insert(META_CLIENT_CAPABILITIES.to_owned(), encode(&self.capabilities));
+        meta.insert(meta::PROTOCOL_VERSION.to_owned(), Value::from(version));
+        meta.insert(meta::CLIENT_INFO.to_owned(), encode(&self.info));
+        meta.insert(meta::CLIENT_CAPABILITIES.to_owned(), encode(&self.capabilities));
         let level = self.log_level.lock_unpoisoned().clone();
         if let Some(level) = level {
-            meta.insert(META_LOG_LEVEL.to_owned(), encode(&level));
+            meta.insert(meta::LOG_LEVEL.to_owned(), encode(&level));
         }
     }
 
@@ -129,7 +119,7 @@ fn result_type(result: &Value) -> Option<&str> {
 
 /// The versions of an `UnsupportedProtocolVersion` error, if it lists any.
 pub(crate) fn supported_versions(error: &ErrorObject) -> Option<Vec<String>> {
-    if error.code != UNSUPPORTED_PROTOCOL_VERSION {
+    if error.code != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.code() {
         return None;
     }
     let list = error.data.as_ref()?.get("supported")?.as_array()?;

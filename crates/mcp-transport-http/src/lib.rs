@@ -15,5 +15,7 @@ pub mod headers;
 
 #[cfg(feature = "client")]
 pub mod client;
+#[cfg(any(feature = "auth", feature = "oauth"))]
+mod protected_resource;
 #[cfg(feature = "server")]
 pub mod server;

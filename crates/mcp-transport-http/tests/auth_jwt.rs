@@ -2,7 +2,7 @@
 //! each thing it refuses.
 #![cfg(feature = "auth")]
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -10,25 +10,8 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_transport_http::server::auth::{JwtVerifier, StaticJwks, TokenError, TokenVerifier};
 use serde_json::{Value, json};
 
-/// A P-256 key made for these tests only (PKCS #8).
-const TEST_KEY: &str = "-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQghUFvbYOhF21dai8c
-ZDUQa2ryO43NZ260Wm61J5j0ZgehRANCAAQ+0Vgh9G2skW6mmkkoJjiMvcL3jsvF
-OHloBujxuf3XPIK/Gw289cdqa3wxYrRvr9hJFOyUl2sx9EqwryJAj/e1
------END PRIVATE KEY-----
-";
-
-/// Its public half as a JWKS.
-const TEST_JWKS: &str = r#"{"keys": [{"kty": "EC", "crv": "P-256", "kid": "test-key", "use": "sig",
-    "x": "PtFYIfRtrJFupppJKCY4jL3C947LxTh5aAbo8bn91zw",
-    "y": "gr8bDbz1x2prfDFitG-v2EkU7JSXazH0SrCvIkCP97U"}]}"#;
-
-const ISSUER: &str = "https://auth.example.com";
-const RESOURCE: &str = "https://mcp.example.com/mcp";
-
-fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
-}
+mod support;
+use support::{ISSUER, RESOURCE, TEST_JWKS, TEST_KEY, now};
 
 fn verifier() -> JwtVerifier {
     JwtVerifier::new(ISSUER, RESOURCE, StaticJwks::from_json(TEST_JWKS).unwrap())

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
@@ -15,21 +15,8 @@ use mcp_transport_http::server::auth::{HttpJwks, IntrospectionVerifier, JwtVerif
 use serde_json::json;
 use tokio::net::TcpListener;
 
-const TEST_KEY: &str = "-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQghUFvbYOhF21dai8c
-ZDUQa2ryO43NZ260Wm61J5j0ZgehRANCAAQ+0Vgh9G2skW6mmkkoJjiMvcL3jsvF
-OHloBujxuf3XPIK/Gw289cdqa3wxYrRvr9hJFOyUl2sx9EqwryJAj/e1
------END PRIVATE KEY-----
-";
-const TEST_JWKS: &str = r#"{"keys": [{"kty": "EC", "crv": "P-256", "kid": "test-key",
-    "x": "PtFYIfRtrJFupppJKCY4jL3C947LxTh5aAbo8bn91zw",
-    "y": "gr8bDbz1x2prfDFitG-v2EkU7JSXazH0SrCvIkCP97U"}]}"#;
-const ISSUER: &str = "https://auth.example.com";
-const RESOURCE: &str = "https://mcp.example.com/mcp";
-
-fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
-}
+mod support;
+use support::{ISSUER, RESOURCE, TEST_JWKS, TEST_KEY, now};
 
 fn signed(kid: &str) -> String {
     let claims = json!({"iss": ISSUER, "aud": RESOURCE, "sub": "alice", "exp": now() + 600});

@@ -7,7 +7,7 @@ use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderName, HeaderValue, Method, StatusCode};
 use mcp_jsonrpc::message;
@@ -21,6 +21,7 @@ use tracing::{debug, warn};
 use url::Url;
 
 use super::auth::Unauthorized;
+use super::request::read_bounded;
 
 /// How many times one request is sent again after the auth provider answered a challenge:
 /// a 401, then a step-up 403, and once more.
@@ -906,16 +907,7 @@ impl Core {
     async fn read_json_answer(&self, mut response: reqwest::Response, awaited: &Awaited) {
         let status = response.status();
         let limit = self.config.max_message_size;
-        let read = async {
-            let mut buf = BytesMut::new();
-            while let Some(chunk) = response.chunk().await? {
-                if buf.len() + chunk.len() > limit {
-                    return Ok(None);
-                }
-                buf.extend_from_slice(&chunk);
-            }
-            Ok::<_, reqwest::Error>(Some(buf.freeze()))
-        };
+        let read = read_bounded(&mut response, limit);
         let body = tokio::select! {
             b = read => b,
             _ = awaited.done.cancelled() => return,

@@ -94,6 +94,7 @@ mod error;
 mod hints;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+pub(crate) mod request;
 mod sse;
 mod transport;
 

@@ -64,9 +64,12 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
     // The protected resource metadata, served without a token.
     #[cfg(feature = "auth")]
     if let Some(auth) = auth {
+        // Encoded once: the metadata does not change while the router serves.
+        let body = auth.metadata_json();
         for metadata_path in auth.metadata_paths(&path) {
-            let auth = auth.clone();
-            router = router.route(&metadata_path, get(move || async move { auth.metadata_response() }));
+            let body = body.clone();
+            let answer = move || async move { ([(header::CONTENT_TYPE, crate::headers::APPLICATION_JSON)], body) };
+            router = router.route(&metadata_path, get(answer));
         }
     }
     router.with_state(app)

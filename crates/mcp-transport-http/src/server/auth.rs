@@ -50,49 +50,14 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 use futures_util::future::BoxFuture;
 use mcp_jsonrpc::message::{Message, Parsed};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::SessionFactory;
 use crate::headers::APPLICATION_JSON;
+pub use crate::protected_resource::ProtectedResourceMetadata;
 
 /// The well-known path of protected resource metadata (RFC 9728, section 3).
 pub const WELL_KNOWN_PATH: &str = "/.well-known/oauth-protected-resource";
-
-/// OAuth 2.0 Protected Resource Metadata (RFC 9728): what a client reads to find the
-/// authorization servers of this server. [`AuthConfig`] builds it; the endpoint serves it.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct ProtectedResourceMetadata {
-    /// The resource identifier: the canonical URI of the MCP server.
-    pub resource: String,
-    /// The issuers of the authorization servers that grant tokens for this resource.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub authorization_servers: Vec<String>,
-    /// Where the resource's own signing keys are, if it has any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub jwks_uri: Option<String>,
-    /// The scopes a token for this resource may carry.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub scopes_supported: Vec<String>,
-    /// How tokens may be sent: `["header"]` (never the query string or the body).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub bearer_methods_supported: Vec<String>,
-    /// A human-readable name of the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_name: Option<String>,
-    /// A page of documentation for developers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_documentation: Option<String>,
-    /// A page about how the data the resource gives may be used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_policy_uri: Option<String>,
-    /// A page of the resource's terms of service.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_tos_uri: Option<String>,
-    /// Other members (RFC 9728 and its extensions define more).
-    #[serde(flatten)]
-    pub other: Map<String, Value>,
-}
 
 /// Who a verified token speaks for: what a [`TokenVerifier`] found, put in the request's
 /// extensions for handlers.
@@ -294,10 +259,9 @@ impl AuthConfig {
         paths
     }
 
-    /// The metadata document's answer.
-    pub(crate) fn metadata_response(&self) -> Response {
-        let body = serde_json::to_vec(&self.metadata).unwrap_or_default();
-        ([(header::CONTENT_TYPE, APPLICATION_JSON)], body).into_response()
+    /// The metadata document, as served.
+    pub(crate) fn metadata_json(&self) -> bytes::Bytes {
+        serde_json::to_vec(&self.metadata).unwrap_or_default().into()
     }
 
     /// A challenge: `status` with `WWW-Authenticate: Bearer` and, for an `error`, an OAuth

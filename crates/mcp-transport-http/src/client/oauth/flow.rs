@@ -5,7 +5,6 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use base64::Engine as _;
 use futures_util::future::BoxFuture;
 use http::{HeaderValue, StatusCode};
 use mcp_jsonrpc::sync::MutexExt as _;
@@ -22,6 +21,7 @@ use super::pkce::{Pkce, random_token};
 use super::{
     AssertionKey, ClientCredentials, Grant, OAuthConfig, OAuthError, StoredTokens, TokenEndpointAuthMethod, TokenKey,
 };
+use crate::client::request::client_secret_basic;
 use crate::client::{AuthProvider, Unauthorized};
 
 /// The scope that asks for a refresh token (OpenID Connect; SEP-2207).
@@ -117,21 +117,14 @@ impl OAuthClient {
     async fn access_token(&self) -> Option<String> {
         let (key, tokens) = self.inner.current.lock_unpoisoned().clone()?;
         if tokens.expires_within(REFRESH_MARGIN) && tokens.refresh_token.is_some() {
-            let _flow = self.inner.flow.lock().await;
+            let flow = self.inner.flow.lock().await;
             // Someone else may have refreshed meanwhile.
-            let now = self.inner.current.lock_unpoisoned().clone();
-            if let Some((_, fresh)) = &now
-                && fresh.access_token != tokens.access_token
-            {
-                return Some(fresh.access_token.clone());
+            if let Some(fresh) = self.current_token().filter(|t| *t != tokens.access_token) {
+                return Some(fresh);
             }
-            let discovered = _flow.discovered.clone();
-            if let Some(d) = discovered {
-                match self.refresh(&d, &tokens).await {
-                    Ok(refreshed) => {
-                        self.keep(&key, refreshed.clone()).await;
-                        return Some(refreshed.access_token);
-                    }
+            if let Some(d) = &flow.discovered {
+                match self.refresh_and_keep(d, &key, &tokens).await {
+                    Ok(access_token) => return Some(access_token),
                     Err(e) => tracing::debug!(error = %e, "refreshing the access token failed"),
                 }
             }
@@ -141,9 +134,9 @@ impl OAuthClient {
 
     /// Answers a challenge: `true` when a new token is there to try.
     async fn challenged(&self, challenge: Unauthorized) -> bool {
-        let sent = self.inner.current.lock_unpoisoned().as_ref().map(|(_, t)| t.access_token.clone());
+        let sent = self.current_token();
         let mut flow = self.inner.flow.lock().await;
-        let now = self.inner.current.lock_unpoisoned().as_ref().map(|(_, t)| t.access_token.clone());
+        let now = self.current_token();
         if now.is_some() && now != sent {
             // Another request's flow got a new token while this one waited.
             return true;
@@ -174,37 +167,51 @@ impl OAuthClient {
         // trusts (SEP-2352): the metadata is read anew.
         let fresh = !step_up && current.is_some();
         let discovered = self.discover(flow, bearer.resource_metadata.as_deref(), fresh).await?;
+        // What is known of this resource (read from the store once per challenge).
+        let stored = self.stored(&discovered, current.clone()).await;
         if step_up {
-            let granted: BTreeSet<String> = current.map(|(_, t)| t.scopes.into_iter().collect()).unwrap_or_default();
+            let granted: BTreeSet<&String> = current.iter().flat_map(|(_, t)| &t.scopes).collect();
             if bearer.scopes().iter().all(|s| granted.contains(s)) {
                 // Asking again for what the token has will not satisfy the server.
                 return Ok(false);
             }
-        } else if let Some(tokens) = self.stored(&discovered, current).await {
+        } else if let Some(tokens) = &stored {
             if Some(&tokens.access_token) != self.current_token().as_ref() && !tokens.expires_within(REFRESH_MARGIN) {
-                self.keep(&discovered.key, tokens).await;
+                self.keep(&discovered.key, tokens.clone()).await;
                 return Ok(true);
             }
             if tokens.refresh_token.is_some() {
-                match self.refresh(&discovered, &tokens).await {
-                    Ok(refreshed) => {
-                        self.keep(&discovered.key, refreshed).await;
-                        return Ok(true);
-                    }
+                match self.refresh_and_keep(&discovered, &discovered.key, tokens).await {
+                    Ok(_) => return Ok(true),
                     Err(e) => tracing::debug!(error = %e, "refreshing failed; authorizing anew"),
                 }
             }
         }
         self.count_flow(flow)?;
         let scopes = self.scopes(flow, &bearer, &discovered, step_up);
+        let known_client = stored.map(|t| t.client);
         let tokens = match self.inner.config.grant {
-            Grant::AuthorizationCode(_) => self.authorize(flow, &discovered, &scopes).await?,
+            Grant::AuthorizationCode(_) => self.authorize(flow, &discovered, &scopes, known_client).await?,
             Grant::ClientCredentials => self.client_credentials(&discovered, &scopes).await?,
         };
         self.keep(&discovered.key, tokens).await;
         Ok(true)
     }
 
+    /// Refreshes `tokens` and puts the new ones in use under `key`; their access token.
+    async fn refresh_and_keep(
+        &self,
+        d: &Discovered,
+        key: &TokenKey,
+        tokens: &StoredTokens,
+    ) -> Result<String, OAuthError> {
+        let refreshed = self.refresh(d, tokens).await?;
+        let access_token = refreshed.access_token.clone();
+        self.keep(key, refreshed).await;
+        Ok(access_token)
+    }
+
+    /// The access token in use.
     fn current_token(&self) -> Option<String> {
         self.inner.current.lock_unpoisoned().as_ref().map(|(_, t)| t.access_token.clone())
     }
@@ -242,8 +249,8 @@ impl OAuthClient {
     fn scopes(&self, flow: &mut FlowState, bearer: &BearerChallenge, d: &Discovered, step_up: bool) -> Vec<String> {
         let mut scopes: BTreeSet<String> = if bearer.scope.is_some() {
             bearer.scopes().into_iter().collect()
-        } else if let Some(supported) = d.resource.as_ref().and_then(|r| r.scopes_supported.clone()) {
-            supported.into_iter().collect()
+        } else if let Some(resource) = &d.resource {
+            resource.scopes_supported.iter().cloned().collect()
         } else {
             BTreeSet::new()
         };
@@ -300,14 +307,20 @@ impl OAuthClient {
         Ok(d)
     }
 
-    /// The client to use with the authorization server: registered before, pre-registered,
-    /// a Client ID Metadata Document, or registered now.
-    async fn client(&self, flow: &mut FlowState, d: &Discovered) -> Result<ClientCredentials, OAuthError> {
+    /// The client to use with the authorization server: registered before (in this process,
+    /// or `known` from the stored tokens), pre-registered, a Client ID Metadata Document, or
+    /// registered now.
+    async fn client(
+        &self,
+        flow: &mut FlowState,
+        d: &Discovered,
+        known: Option<ClientCredentials>,
+    ) -> Result<ClientCredentials, OAuthError> {
         if let Some(c) = flow.clients.get(&d.server.issuer) {
             return Ok(c.clone());
         }
         let config = &self.inner.config;
-        let client = if let Some(c) = self.inner.config.store.load(&d.key).await.map(|t| t.client) {
+        let client = if let Some(c) = known {
             c
         } else if let Some(c) = &config.credentials {
             c.clone()
@@ -370,12 +383,13 @@ impl OAuthClient {
         flow: &mut FlowState,
         d: &Discovered,
         scopes: &[String],
+        known_client: Option<ClientCredentials>,
     ) -> Result<StoredTokens, OAuthError> {
         if !d.server.supports_s256() {
             return Err(OAuthError::NoPkce(d.server.issuer.clone()));
         }
         let agent = self.agent()?;
-        let client = self.client(flow, d).await?;
+        let client = self.client(flow, d, known_client).await?;
         let pkce = Pkce::new();
         let state = random_token();
         let redirect_uri = agent.redirect_uri().clone();
@@ -482,12 +496,8 @@ fn authenticate(
 ) -> reqwest::RequestBuilder {
     match auth_method(client, server) {
         TokenEndpointAuthMethod::ClientSecretBasic => {
-            // RFC 6749 §2.3.1: each part form-urlencoded before the Basic encoding.
-            let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
             let secret = client.client_secret.as_deref().unwrap_or_default();
-            let pair = format!("{}:{}", encode(&client.client_id), encode(secret));
-            let basic = base64::engine::general_purpose::STANDARD.encode(pair);
-            request = request.header(http::header::AUTHORIZATION, format!("Basic {basic}"));
+            request = client_secret_basic(request, &client.client_id, secret);
         }
         TokenEndpointAuthMethod::ClientSecretPost => {
             form.push(("client_id", client.client_id.clone()));

@@ -6,30 +6,12 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::OAuthError;
+use crate::client::request::read_bounded;
+pub use crate::protected_resource::ProtectedResourceMetadata;
+use bytes::Bytes;
 
 /// The most bytes of a metadata document read.
 const MAX_METADATA: usize = 256 * 1024;
-
-/// RFC 9728 protected resource metadata: which authorization servers issue tokens for the
-/// MCP server.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ProtectedResourceMetadata {
-    /// The resource identifier: what tokens are requested for (`resource` parameter).
-    pub resource: String,
-    /// The issuers of the authorization servers.
-    #[serde(default)]
-    pub authorization_servers: Vec<String>,
-    /// The scopes the resource knows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scopes_supported: Option<Vec<String>>,
-    /// How a bearer token may be sent (`header`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bearer_methods_supported: Option<Vec<String>>,
-    /// A human-readable name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_name: Option<String>,
-}
 
 /// RFC 8414 authorization server metadata (the members a client uses).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -153,15 +135,12 @@ pub(crate) async fn fetch_json<T: serde::de::DeserializeOwned>(
 }
 
 /// A response body, at most [`MAX_METADATA`] bytes.
-pub(crate) async fn read_limited(mut response: reqwest::Response, url: &Url) -> Result<Vec<u8>, OAuthError> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| OAuthError::Http { url: url.to_string(), source: e })? {
-        if body.len() + chunk.len() > MAX_METADATA {
-            return Err(OAuthError::TooLarge { url: url.to_string() });
-        }
-        body.extend_from_slice(&chunk);
+pub(crate) async fn read_limited(mut response: reqwest::Response, url: &Url) -> Result<Bytes, OAuthError> {
+    match read_bounded(&mut response, MAX_METADATA).await {
+        Ok(Some(body)) => Ok(body),
+        Ok(None) => Err(OAuthError::TooLarge { url: url.to_string() }),
+        Err(e) => Err(OAuthError::Http { url: url.to_string(), source: e }),
     }
-    Ok(body)
 }
 
 /// Finds the protected resource metadata: at the challenge's `resource_metadata`, else at

@@ -12,17 +12,15 @@ use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
 use super::{JwkSet, JwksSource, Principal, TokenError, TokenVerifier, principal_of};
+use crate::client::request::{client_secret_basic, read_bounded};
+use bytes::Bytes;
 
 /// Reads a response body of at most `max` bytes.
-async fn bounded_body(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, TokenError> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(unavailable)? {
-        if body.len() + chunk.len() > max {
-            return Err(TokenError::Unavailable(format!("the answer is larger than {max} bytes").into()));
-        }
-        body.extend_from_slice(&chunk);
+async fn bounded_body(mut response: reqwest::Response, max: usize) -> Result<Bytes, TokenError> {
+    match read_bounded(&mut response, max).await.map_err(unavailable)? {
+        Some(body) => Ok(body),
+        None => Err(TokenError::Unavailable(format!("the answer is larger than {max} bytes").into())),
     }
-    Ok(body)
 }
 
 fn unavailable(error: impl std::error::Error + Send + Sync + 'static) -> TokenError {
@@ -219,7 +217,7 @@ impl IntrospectionVerifier {
         }
         let form = [("token", token), ("token_type_hint", "access_token")];
         let request = self.client.post(&self.endpoint).header(http::header::ACCEPT, "application/json");
-        let request = request.basic_auth(form_encode(&self.client_id), Some(form_encode(&self.client_secret)));
+        let request = client_secret_basic(request, &self.client_id, &self.client_secret);
         let response = request.form(&form).send().await.map_err(unavailable)?;
         let response = response.error_for_status().map_err(unavailable)?;
         let body = bounded_body(response, self.max_bytes).await?;
@@ -284,18 +282,4 @@ impl TokenVerifier for IntrospectionVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenError>> {
         Box::pin(self.introspect(token))
     }
-}
-
-/// `application/x-www-form-urlencoded` of a client id or secret, as RFC 6749 (2.3.1) asks
-/// before they go into HTTP Basic authentication.
-fn form_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => out.push(byte as char),
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    out
 }
