@@ -408,4 +408,21 @@ mod tests {
         .unwrap();
         assert_eq!(all, [1, 2, 3]);
     }
+
+    #[tokio::test]
+    async fn paging_stops_after_the_most_pages() {
+        let mut pages = 0;
+        let err = collect_pages("tools/list", |_cursor| {
+            pages += 1;
+            let cursor = pages.to_string();
+            async move { Ok::<_, ClientError>((Vec::<u8>::new(), Some(cursor))) }
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(pages, MAX_PAGES);
+        assert!(
+            matches!(&err, ClientError::Protocol { violation: Violation::EndlessPages(n), .. } if *n == MAX_PAGES),
+            "{err}"
+        );
+    }
 }

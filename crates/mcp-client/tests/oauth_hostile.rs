@@ -31,6 +31,9 @@ enum Metadata {
     NoPkce,
     /// An authorization server whose metadata names another issuer.
     WrongIssuer,
+    /// An authorization server without a registration endpoint or Client ID Metadata
+    /// Documents (and the client has no credentials).
+    NoRegistration,
 }
 
 #[derive(Clone)]
@@ -65,7 +68,7 @@ async fn resource_metadata(State(s): State<Stand>) -> Response {
         Metadata::OtherResource => {
             json_body(json!({"resource": "http://evil.example/mcp", "authorization_servers": [issuer]})).into_response()
         }
-        Metadata::NoPkce | Metadata::WrongIssuer => {
+        Metadata::NoPkce | Metadata::WrongIssuer | Metadata::NoRegistration => {
             json_body(json!({"resource": resource, "authorization_servers": [issuer]})).into_response()
         }
     }
@@ -82,14 +85,17 @@ async fn server_metadata(State(s): State<Stand>, uri: Uri) -> Response {
         Metadata::NoPkce => json!(["plain"]),
         _ => json!(["S256"]),
     };
-    json_body(json!({
+    let mut metadata = json!({
         "issuer": issuer,
         "authorization_endpoint": format!("{base}/authorize"),
         "token_endpoint": format!("{base}/token"),
         "registration_endpoint": format!("{base}/register"),
         "code_challenge_methods_supported": pkce,
-    }))
-    .into_response()
+    });
+    if let Metadata::NoRegistration = s.metadata {
+        metadata.as_object_mut().unwrap().remove("registration_endpoint");
+    }
+    json_body(metadata)
 }
 
 async fn register(State(s): State<Stand>) -> Response {
@@ -166,4 +172,11 @@ async fn metadata_naming_another_issuer_is_refused() {
     let (why, seen) = refused(Metadata::WrongIssuer).await;
     assert!(why.contains("issuer"), "{why}");
     assert!(!seen.contains(&"/register".to_owned()), "{seen:?}");
+}
+
+#[tokio::test]
+async fn no_way_to_register_stops_the_flow() {
+    let (why, seen) = refused(Metadata::NoRegistration).await;
+    assert!(why.contains("no way to register"), "{why}");
+    assert!(!seen.iter().any(|p| p == "/register" || p == "/authorize"), "{seen:?}");
 }

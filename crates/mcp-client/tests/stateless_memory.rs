@@ -722,6 +722,41 @@ async fn a_refused_subscription_is_an_error() {
 }
 
 #[tokio::test]
+async fn a_subscription_answered_before_its_acknowledgment_is_a_protocol_error() {
+    let (client, mut server) = stateless(builder()).await;
+    let opening = tokio::spawn(async move { client.listen(SubscriptionFilter::default()).await.map(|_| ()) });
+    let req = server.request("subscriptions/listen").await;
+    server.reply(&req, json!({"resultType": "complete"})).await;
+    match opening.await.unwrap() {
+        Err(ClientError::Protocol { method, violation: Violation::UnacknowledgedSubscription }) => {
+            assert_eq!(method, "subscriptions/listen");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn malformed_input_required_results_are_protocol_errors() {
+    let (mut client, mut server) = stateless(builder()).await;
+    for (result, field) in [
+        (json!({"resultType": "input_required", "inputRequests": ["not", "an", "object"]}), "inputRequests"),
+        (json!({"resultType": "input_required", "requestState": 7}), "requestState"),
+    ] {
+        let call = tokio::spawn(async move { (client.call_tool("t", json!({})).await, client) });
+        let req = server.request("tools/call").await;
+        server.reply(&req, result).await;
+        let (r, back) = call.await.unwrap();
+        client = back;
+        match r {
+            Err(ClientError::Protocol { method, violation: Violation::MalformedInputRequired(f) }) => {
+                assert_eq!((method.as_str(), f), ("tools/call", field));
+            }
+            other => panic!("{field}: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
 async fn subscribe_keeps_a_listen_subscription_whose_notifications_are_events() {
     let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
     let (client, mut server) = connecting(builder().on_event(move |e| drop(events_tx.send(e))));

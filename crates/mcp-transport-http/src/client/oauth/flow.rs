@@ -678,6 +678,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn at_most_the_configured_flows_run_in_a_minute() {
+        let config = OAuthConfig::client_credentials("id", "secret").max_flows_per_minute(2);
+        let client = OAuthClient::new(Url::parse("https://x.example/mcp").unwrap(), config);
+        let mut flow = FlowState::default();
+        assert!(client.count_flow(&mut flow).is_ok());
+        assert!(client.count_flow(&mut flow).is_ok());
+        assert!(matches!(client.count_flow(&mut flow), Err(OAuthError::TooManyAttempts)));
+    }
+
+    #[test]
     fn the_resource_must_be_this_server() {
         let server = Url::parse("https://x.example/api/mcp").unwrap();
         assert!(check_resource("https://x.example/api/mcp", &server).is_ok());

@@ -285,3 +285,20 @@ impl OAuthConfig {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jwt_assertion_key_must_be_an_asymmetric_private_key() {
+        let refused = |pem: &str, alg: &str| match OAuthConfig::client_credentials_jwt("id", pem, alg) {
+            Err(OAuthError::InvalidKey(why)) => why,
+            Err(other) => panic!("{other:?}"),
+            Ok(_) => panic!("accepted {alg}"),
+        };
+        assert!(!refused("-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n", "ES256").is_empty());
+        assert!(refused("secret", "HS256").contains("asymmetric"));
+        assert!(refused("secret", "XX999").contains("unknown algorithm"));
+    }
+}
