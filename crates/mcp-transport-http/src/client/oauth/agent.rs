@@ -27,13 +27,38 @@ const MAX_REQUEST_HEAD: usize = 16 * 1024;
 
 /// Receives the redirect on `http://127.0.0.1:<port>/callback` (RFC 8252 §7.3): prints the
 /// authorization URL to stderr and, with [`LoopbackRedirect::open_browser`], opens it in the
-/// system browser; waits for one request on the callback path.
-#[derive(Debug)]
+/// system browser (or hands it to [`LoopbackRedirect::open_with`]); waits for one request on
+/// the callback path.
 pub struct LoopbackRedirect {
     listener: tokio::sync::Mutex<TcpListener>,
     redirect_uri: Url,
-    open_browser: bool,
+    opener: Opener,
     timeout: Duration,
+}
+
+/// What [`LoopbackRedirect`] does with the authorization URL.
+enum Opener {
+    /// Prints it to stderr.
+    Print,
+    /// Prints it and opens the system browser.
+    Browser,
+    /// Hands it to the application.
+    Custom(Box<dyn Fn(Url) + Send + Sync>),
+}
+
+impl std::fmt::Debug for LoopbackRedirect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let opener = match self.opener {
+            Opener::Print => "print",
+            Opener::Browser => "browser",
+            Opener::Custom(_) => "custom",
+        };
+        f.debug_struct("LoopbackRedirect")
+            .field("redirect_uri", &self.redirect_uri.as_str())
+            .field("opener", &opener)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl LoopbackRedirect {
@@ -46,7 +71,7 @@ impl LoopbackRedirect {
         Ok(LoopbackRedirect {
             listener: tokio::sync::Mutex::new(listener),
             redirect_uri,
-            open_browser: false,
+            opener: Opener::Print,
             timeout: Duration::from_secs(300),
         })
     }
@@ -54,7 +79,16 @@ impl LoopbackRedirect {
     /// Opens the authorization URL in the system browser as well (`xdg-open`, `open` or
     /// `start`); a failure to open it is only logged.
     pub fn open_browser(mut self) -> Self {
-        self.open_browser = true;
+        self.opener = Opener::Browser;
+        self
+    }
+
+    /// Hands the authorization URL to `open` instead of printing it: to show it in the
+    /// application's own window, as a QR code, or to drive a browser in tests. `open` is
+    /// called once per authorization and must not block; the agent then waits for the
+    /// redirect as usual.
+    pub fn open_with(mut self, open: impl Fn(Url) + Send + Sync + 'static) -> Self {
+        self.opener = Opener::Custom(Box::new(open));
         self
     }
 
@@ -102,9 +136,13 @@ impl AuthorizationAgent for LoopbackRedirect {
 
     fn authorize(&self, url: Url) -> BoxFuture<'_, Result<Url, OAuthError>> {
         Box::pin(async move {
-            eprintln!("Open this URL to authorize: {url}");
-            if self.open_browser {
-                open_in_browser(url.as_str());
+            match &self.opener {
+                Opener::Print => eprintln!("Open this URL to authorize: {url}"),
+                Opener::Browser => {
+                    eprintln!("Open this URL to authorize: {url}");
+                    open_in_browser(url.as_str());
+                }
+                Opener::Custom(open) => open(url),
             }
             tokio::time::timeout(self.timeout, self.receive()).await.map_err(|_| OAuthError::AuthorizationTimedOut)?
         })
@@ -155,6 +193,21 @@ mod tests {
         assert!(page.starts_with("HTTP/1.1 200") && page.contains("close this window"), "{page}");
         let returned = authorizing.await.unwrap().unwrap();
         assert_eq!(returned, format!("http://127.0.0.1:{port}/callback?code=c&state=s"));
+    }
+
+    #[tokio::test]
+    async fn the_loopback_agent_hands_the_url_to_its_opener() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let agent = LoopbackRedirect::bind(0).await.unwrap().open_with(move |url| tx.send(url).unwrap());
+        let port = agent.redirect_uri().port().unwrap();
+        let authorizing = tokio::spawn(async move {
+            agent.authorize(Url::parse("https://as.example/authorize?x=1").unwrap()).await.map(|u| u.to_string())
+        });
+        // The opener is the browser: it is given the URL, then the redirect arrives.
+        let opened = tokio::task::spawn_blocking(move || rx.recv().unwrap()).await.unwrap();
+        assert_eq!(opened.as_str(), "https://as.example/authorize?x=1");
+        browse(port, "GET /callback?code=c HTTP/1.1\r\nhost: x\r\n\r\n").await;
+        assert_eq!(authorizing.await.unwrap().unwrap(), format!("http://127.0.0.1:{port}/callback?code=c"));
     }
 
     #[tokio::test]

@@ -407,6 +407,11 @@ impl OAuthClient {
             if !scopes.is_empty() {
                 q.append_pair("scope", &scopes.join(" "));
             }
+            // OpenID Connect grants `offline_access` only with the consent prompt (Core §11);
+            // OpenID providers drop it otherwise, and with it the refresh token.
+            if scopes.iter().any(|s| s == OFFLINE_ACCESS) {
+                q.append_pair("prompt", "consent");
+            }
         }
         let callback = agent.authorize(url).await?;
         let code = check_callback(&callback, &state, &d.server)?;
