@@ -23,6 +23,10 @@ impl TokenVerifier for TokenTable {
                 "alice-none" => ("alice", &[]),
                 "bob-read" => ("bob", &["mcp:read"]),
                 "backend-down" => return Err(TokenError::Unavailable("the introspection endpoint is down".into())),
+                // Tokens that name neither a subject nor a client.
+                "anonymous-1" | "anonymous-2" => {
+                    return Ok(Principal { scopes: vec!["mcp:read".to_owned()], ..Principal::default() });
+                }
                 _ => return Err(TokenError::Invalid("unknown token".into())),
             };
             Ok(Principal {
@@ -202,6 +206,7 @@ async fn a_failing_verifier_is_a_503_not_a_401() {
     let h = start().await;
     let response = h.post(Some("backend-down"), None, ping()).await;
     assert_eq!(response.status(), 503);
+    assert_eq!(response.headers()["retry-after"], "5");
     assert!(response.headers().get("www-authenticate").is_none());
 }
 
@@ -242,6 +247,18 @@ async fn a_session_of_one_principal_is_unknown_to_another() {
     assert_eq!(delete.send().await.unwrap().status(), 404);
     // The owner's session lives on, with another token of the same subject and client.
     assert_eq!(text_of(h.call("alice-write", &session, "whoami").await).await, r#"alice ["mcp:read", "mcp:write"]"#);
+}
+
+#[tokio::test]
+async fn tokens_naming_nobody_do_not_share_sessions() {
+    let h = start().await;
+    let session = h.initialize("anonymous-1").await;
+    assert_eq!(text_of(h.call("anonymous-1", &session, "whoami").await).await, r#"- ["mcp:read"]"#);
+    // Another token that names neither subject nor client is not the same principal.
+    assert_eq!(h.call("anonymous-2", &session, "whoami").await.status(), 404);
+    assert_eq!(h.call("alice-read", &session, "whoami").await.status(), 404);
+    let theirs = h.initialize("alice-read").await;
+    assert_eq!(h.call("anonymous-1", &theirs, "whoami").await.status(), 404);
 }
 
 #[tokio::test]

@@ -12,8 +12,8 @@
 //! | a token the [`TokenVerifier`] refuses (invalid, expired, for another audience) | 401, `error="invalid_token"` |
 //! | a token in the query string (`access_token=`), several `Authorization` headers | 400, `error="invalid_request"` |
 //! | a valid token without the required scopes (the endpoint's, or a tool's) | 403, `error="insufficient_scope", scope="…"` |
-//! | the verifier's backend failed ([`TokenError::Unavailable`]) | 503, no challenge |
-//! | a session used with a token of another subject or client | 404, as for an unknown session |
+//! | the verifier's backend failed ([`TokenError::Unavailable`]) | 503 with `Retry-After: 5`, no challenge |
+//! | a session used with a token of another subject or client (or, for tokens naming neither, another token) | 404, as for an unknown session |
 //!
 //! Verifiers: [`JwtVerifier`] (JWTs, keys from a [`JwksSource`]: [`StaticJwks`], or with the
 //! `client` feature `HttpJwks`, fetched and cached) and, with the `client` feature,
@@ -160,6 +160,8 @@ pub struct AuthConfig {
     resource_path: String,
     required_scopes: Vec<String>,
     verifier: Arc<dyn TokenVerifier>,
+    /// Keys the fingerprints of tokens that name neither a subject nor a client.
+    fingerprints: std::hash::RandomState,
 }
 
 impl std::fmt::Debug for AuthConfig {
@@ -199,6 +201,7 @@ impl AuthConfig {
             resource_path: path,
             required_scopes: Vec::new(),
             verifier: Arc::new(verifier),
+            fingerprints: std::hash::RandomState::new(),
         })
     }
     /// Adds an authorization server (its issuer URL) to the metadata.
@@ -322,7 +325,9 @@ pub(crate) async fn authenticate(auth: &AuthConfig, parts: &mut Parts) -> Result
         Err(TokenError::Unavailable(error)) => {
             tracing::warn!(error = %error, "the token verifier failed");
             let error = mcp_jsonrpc::ErrorObject::internal_error("the access token cannot be verified now");
-            return Err(super::checks::error_response(StatusCode::SERVICE_UNAVAILABLE, None, &error));
+            let mut response = super::checks::error_response(StatusCode::SERVICE_UNAVAILABLE, None, &error);
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(VERIFIER_RETRY_AFTER));
+            return Err(response);
         }
         Err(error) => {
             tracing::debug!(error = %error, "access token refused");
@@ -338,9 +343,21 @@ pub(crate) async fn authenticate(auth: &AuthConfig, parts: &mut Parts) -> Result
     if !principal.missing_scopes(&auth.required_scopes).is_empty() {
         return Err(auth.insufficient_scope(&auth.required_scopes));
     }
+    if principal.subject.is_none() && principal.client_id.is_none() {
+        // Nobody to bind a session to but the token itself.
+        parts.extensions.insert(TokenFingerprint(std::hash::BuildHasher::hash_one(&auth.fingerprints, token)));
+    }
     parts.extensions.insert(principal);
     Ok(())
 }
+
+/// Seconds a client is asked to wait when the token verifier's backend failed (503).
+const VERIFIER_RETRY_AFTER: &str = "5";
+
+/// A keyed hash of a token that names neither a subject nor a client: the owner of the
+/// sessions it creates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TokenFingerprint(u64);
 
 /// The token of the `Authorization: Bearer` header (`None` without one or with another
 /// scheme); what is wrong with the header otherwise.
@@ -397,23 +414,30 @@ pub(crate) fn authorize(
     }
 }
 
-/// Who a session belongs to: the subject and client of the token that created it.
+/// Who a session belongs to: the subject and client of the token that created it, or that
+/// token alone when it names neither (a refreshed token then finds the session unknown, and
+/// the client starts another; two anonymous tokens never share one).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Owner {
     subject: Option<String>,
     client_id: Option<String>,
+    token: Option<TokenFingerprint>,
 }
 
 impl Owner {
     /// The owner of a session created by a request with these extensions.
     pub(crate) fn of(extensions: &http::Extensions) -> Option<Owner> {
         let principal = extensions.get::<Principal>()?;
-        Some(Owner { subject: principal.subject.clone(), client_id: principal.client_id.clone() })
+        Some(Owner {
+            subject: principal.subject.clone(),
+            client_id: principal.client_id.clone(),
+            token: extensions.get::<TokenFingerprint>().copied(),
+        })
     }
 
     /// Whether a request with these extensions comes from the owner.
     pub(crate) fn admits(&self, extensions: &http::Extensions) -> bool {
-        extensions.get::<Principal>().is_some_and(|p| p.subject == self.subject && p.client_id == self.client_id)
+        Owner::of(extensions).is_some_and(|other| other == *self)
     }
 }
 
