@@ -9,8 +9,11 @@
 //! ```
 //!
 //! Options: `--resource URL` (the resource identifier tokens must name as their audience;
-//! default `http://ADDR/mcp`), `--scope SCOPE` (a scope every request needs; repeatable). It
-//! prints `listening on <resource>` once it accepts connections. Logs go to stderr.
+//! default `http://ADDR/mcp`), `--scope SCOPE` (a scope every request needs; repeatable),
+//! `--write-scope SCOPE` (the scope the tools that are not read-only need: `count_down`,
+//! `ask_model`, `order`; a token without it is answered 403 `insufficient_scope`, and the
+//! client steps up). It prints `listening on <resource>` once it accepts connections. Logs go
+//! to stderr.
 
 use std::sync::Arc;
 
@@ -25,11 +28,17 @@ struct Args {
     issuer: String,
     resource: Option<String>,
     scopes: Vec<String>,
+    write_scope: Option<String>,
 }
 
 fn args() -> anyhow::Result<Args> {
-    let mut args =
-        Args { addr: "127.0.0.1:8080".to_owned(), issuer: String::new(), resource: None, scopes: Vec::new() };
+    let mut args = Args {
+        addr: "127.0.0.1:8080".to_owned(),
+        issuer: String::new(),
+        resource: None,
+        scopes: Vec::new(),
+        write_scope: None,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().with_context(|| format!("{flag} needs a value"));
@@ -38,11 +47,12 @@ fn args() -> anyhow::Result<Args> {
             "--issuer" => args.issuer = value()?,
             "--resource" => args.resource = Some(value()?),
             "--scope" => args.scopes.push(value()?),
+            "--write-scope" => args.write_scope = Some(value()?),
             other => bail!("unknown argument {other:?}; usage: auth_server --http ADDR --issuer URL"),
         }
     }
     if args.issuer.is_empty() {
-        bail!("usage: auth_server --http ADDR --issuer URL [--resource URL] [--scope SCOPE]...");
+        bail!("usage: auth_server --http ADDR --issuer URL [--resource URL] [--scope SCOPE]... [--write-scope SCOPE]");
     }
     Ok(args)
 }
@@ -75,10 +85,11 @@ async fn main() -> anyhow::Result<()> {
     let jwks = HttpJwks::new(jwks_uri(&args.issuer).await?);
     let verifier = JwtVerifier::new(args.issuer.clone(), resource.clone(), jwks);
     let mut auth = AuthConfig::new(resource.clone(), verifier)?.authorization_server(args.issuer);
-    if !args.scopes.is_empty() {
-        auth = auth.scopes_supported(args.scopes.clone()).required_scopes(args.scopes);
+    let supported: Vec<String> = args.scopes.iter().chain(&args.write_scope).cloned().collect();
+    if !supported.is_empty() {
+        auth = auth.scopes_supported(supported).required_scopes(args.scopes);
     }
-    let server = mcp_examples::showcase::server()?;
+    let server = mcp_examples::showcase::server_with_write_scope(args.write_scope.as_deref())?;
     eprintln!("listening on {resource}");
     serve_listener(Arc::new(server), HttpServerConfig::new().auth(auth), listener).await?;
     Ok(())

@@ -27,11 +27,11 @@
 //! bounded: a check has [`CHECK_TIMEOUT`], a wait for a notification [`EVENT_WAIT`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use anyhow::{Context as _, anyhow, bail, ensure};
+use anyhow::{Context as _, bail, ensure};
+use mcp_examples::checks::Report;
 use mcp_sdk::client::{CallOptions, Client, ClientBuilder, ClientError, ServerEvent};
 use mcp_sdk::jsonrpc::CancellationToken;
 use mcp_sdk::transport::stdio::ChildCommand;
@@ -124,42 +124,6 @@ impl Recorder {
     }
 }
 
-/// Counts and prints check outcomes.
-#[derive(Default)]
-struct Report {
-    passed: u32,
-    failed: u32,
-}
-
-impl Report {
-    async fn check(&mut self, name: &str, check: impl Future<Output = anyhow::Result<String>>) {
-        let outcome = match tokio::time::timeout(CHECK_TIMEOUT, check).await {
-            Ok(outcome) => outcome,
-            Err(_) => Err(anyhow!("no outcome within {CHECK_TIMEOUT:?}")),
-        };
-        match outcome {
-            Ok(note) => {
-                let note = if note.is_empty() { String::new() } else { format!(" ({note})") };
-                println!("ok - {name}{note}");
-                self.passed += 1;
-            }
-            Err(e) => {
-                println!("not ok - {name}: {}", format!("{e:#}").replace('\n', " | "));
-                self.failed += 1;
-            }
-        }
-    }
-
-    fn finish(&self) -> std::process::ExitCode {
-        println!("{} passed, {} failed", self.passed, self.failed);
-        if self.failed == 0 && self.passed > 0 {
-            std::process::ExitCode::SUCCESS
-        } else {
-            std::process::ExitCode::FAILURE
-        }
-    }
-}
-
 /// How we reach the server.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Connection {
@@ -187,7 +151,7 @@ async fn main() -> anyhow::Result<std::process::ExitCode> {
     let Some(program) = args.next() else { bail!("no server command given") };
     let args: Vec<String> = args.collect();
     let recorder = Arc::new(Recorder::new());
-    let mut report = Report::default();
+    let mut report = Report::new(CHECK_TIMEOUT);
 
     let mut http_server = None;
     let connect = async {
@@ -205,13 +169,11 @@ async fn main() -> anyhow::Result<std::process::ExitCode> {
         Ok(Ok(client)) => client,
         Ok(Err(e)) => {
             let e: anyhow::Error = e;
-            println!("not ok - initialize handshake: {e:#}");
-            report.failed += 1;
+            report.fail("initialize handshake", format!("{e:#}"));
             return Ok(report.finish());
         }
         Err(_) => {
-            println!("not ok - initialize handshake: no answer within {CHECK_TIMEOUT:?}");
-            report.failed += 1;
+            report.fail("initialize handshake", format!("no answer within {CHECK_TIMEOUT:?}"));
             return Ok(report.finish());
         }
     };

@@ -29,11 +29,11 @@
 //! exits with 0 only if none failed. Every check has [`CHECK_TIMEOUT`].
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{Context as _, anyhow, bail, ensure};
+use anyhow::{Context as _, bail, ensure};
+use mcp_examples::checks::Report;
 use mcp_sdk::client::{CallOptions, Client, ClientBuilder, ServerEvent};
 use mcp_sdk::transport::stdio::ChildCommand;
 use mcp_sdk::types::{
@@ -48,42 +48,6 @@ use serde_json::{Value, json};
 const CHECK_TIMEOUT: Duration = Duration::from_secs(30);
 /// The root our roots handler reports.
 const ROOT_URI: &str = "file:///tmp/mcp-interop-root";
-
-/// Counts and prints check outcomes.
-#[derive(Default)]
-struct Report {
-    passed: u32,
-    failed: u32,
-}
-
-impl Report {
-    async fn check(&mut self, name: &str, check: impl Future<Output = anyhow::Result<String>>) {
-        let outcome = match tokio::time::timeout(CHECK_TIMEOUT, check).await {
-            Ok(outcome) => outcome,
-            Err(_) => Err(anyhow!("no outcome within {CHECK_TIMEOUT:?}")),
-        };
-        match outcome {
-            Ok(note) => {
-                let note = if note.is_empty() { String::new() } else { format!(" ({note})") };
-                println!("ok - {name}{note}");
-                self.passed += 1;
-            }
-            Err(e) => {
-                println!("not ok - {name}: {}", format!("{e:#}").replace('\n', " | "));
-                self.failed += 1;
-            }
-        }
-    }
-
-    fn finish(&self) -> std::process::ExitCode {
-        println!("{} passed, {} failed", self.passed, self.failed);
-        if self.failed == 0 && self.passed > 0 {
-            std::process::ExitCode::SUCCESS
-        } else {
-            std::process::ExitCode::FAILURE
-        }
-    }
-}
 
 /// What to drive, and how.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -114,7 +78,7 @@ async fn main() -> anyhow::Result<std::process::ExitCode> {
     let Some(program) = args.next() else { bail!("no server command or URL given") };
     let args: Vec<String> = args.collect();
     let events: Arc<Mutex<Vec<ServerEvent>>> = Arc::default();
-    let mut report = Report::default();
+    let mut report = Report::new(CHECK_TIMEOUT);
 
     let mut http_server = None;
     let connect = async {
@@ -137,13 +101,11 @@ async fn main() -> anyhow::Result<std::process::ExitCode> {
     let client = match tokio::time::timeout(CHECK_TIMEOUT, connect).await {
         Ok(Ok(client)) => client,
         Ok(Err(e)) => {
-            println!("not ok - connect: {e:#}");
-            report.failed += 1;
+            report.fail("connect", format!("{e:#}"));
             return Ok(report.finish());
         }
         Err(_) => {
-            println!("not ok - connect: no answer within {CHECK_TIMEOUT:?}");
-            report.failed += 1;
+            report.fail("connect", format!("no answer within {CHECK_TIMEOUT:?}"));
             return Ok(report.finish());
         }
     };

@@ -43,7 +43,7 @@ pub mod showcase {
 
     use std::collections::BTreeMap;
 
-    use mcp_sdk::server::{CompletionRequest, Context, DefinitionError, Progress, Server};
+    use mcp_sdk::server::{CompletionRequest, Context, DefinitionError, Progress, Server, ToolDef};
     use mcp_sdk::types::{
         CreateMessageRequestParams, ElicitAction, ElicitRequestParams, LoggingLevel, Role, SamplingContent,
         SamplingMessage, TextContent,
@@ -194,14 +194,25 @@ pub mod showcase {
 
     /// The server.
     pub fn server() -> Result<Server, DefinitionError> {
+        server_with_write_scope(None)
+    }
+
+    /// The server, its tools that are not read-only (`count_down`, `ask_model`, `order`)
+    /// needing the OAuth scope `write_scope` when it is served with authorization (the
+    /// `auth_server` example).
+    pub fn server_with_write_scope(write_scope: Option<&str>) -> Result<Server, DefinitionError> {
+        let write = |tool: ToolDef| match write_scope {
+            Some(scope) => tool.scopes([scope]),
+            None => tool,
+        };
         Server::builder("showcase", env!("CARGO_PKG_VERSION"))
             .title("Showcase")
             .instructions("Tools: add, weather, count_down, ask_model, order, roots. Prompt: review.")
             .tool(add::tool())
             .tool(weather::tool())
-            .tool(count_down::tool())
-            .tool(ask_model::tool())
-            .tool(order::tool())
+            .tool(write(count_down::tool()))
+            .tool(write(ask_model::tool()))
+            .tool(write(order::tool()))
             .tool(roots::tool())
             .prompt(review::prompt())
             .resource(readme::resource())
@@ -954,5 +965,61 @@ pub mod everything {
         // Set once, just built: cannot fail.
         let _ = handle.0.set(server.clone());
         Ok(server)
+    }
+}
+
+pub mod checks {
+    //! The report of the check-running clients (`interop_client`, `interop_client_stateless`,
+    //! `oauth_e2e`): `ok - <check>` or `not ok - <check>: <why>` per check, then
+    //! `N passed, M failed`, the line `cargo xtask interop` and `cargo xtask auth-e2e` read.
+
+    use std::future::Future;
+    use std::process::ExitCode;
+    use std::time::Duration;
+
+    /// Counts and prints check outcomes; every check is bounded by the report's time limit.
+    pub struct Report {
+        limit: Duration,
+        passed: u32,
+        failed: u32,
+    }
+
+    impl Report {
+        /// A report whose checks may each take `limit`.
+        pub fn new(limit: Duration) -> Self {
+            Report { limit, passed: 0, failed: 0 }
+        }
+
+        /// Runs one check: its `Ok` is a note printed after its name.
+        pub async fn check(&mut self, name: &str, check: impl Future<Output = anyhow::Result<String>>) {
+            let outcome = match tokio::time::timeout(self.limit, check).await {
+                Ok(outcome) => outcome,
+                Err(_) => Err(anyhow::anyhow!("no outcome within {:?}", self.limit)),
+            };
+            match outcome {
+                Ok(note) => {
+                    let note = if note.is_empty() { String::new() } else { format!(" ({note})") };
+                    println!("ok - {name}{note}");
+                    self.passed += 1;
+                }
+                Err(e) => {
+                    println!("not ok - {name}: {}", format!("{e:#}").replace('\n', " | "));
+                    self.failed += 1;
+                }
+            }
+        }
+
+        /// Counts a check that failed outside [`Report::check`] (a connection that did not
+        /// open, say).
+        pub fn fail(&mut self, name: &str, why: impl std::fmt::Display) {
+            println!("not ok - {name}: {}", why.to_string().replace('\n', " | "));
+            self.failed += 1;
+        }
+
+        /// Prints the summary line; success only if some check ran and none failed.
+        pub fn finish(&self) -> ExitCode {
+            println!("{} passed, {} failed", self.passed, self.failed);
+            if self.failed == 0 && self.passed > 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+        }
     }
 }

@@ -40,6 +40,7 @@ const STEPS: &[Step] = &[
     // Last: the slowest, and the only ones that need the npm and PyPI registries (on a cold
     // cache).
     Step { name: "interop", action: Action::Xtask { command: "interop", run: crate::interop::run } },
+    Step { name: "auth-e2e", action: Action::Xtask { command: "auth-e2e", run: crate::auth_e2e::run } },
     Step { name: "conformance", action: Action::Xtask { command: "conformance", run: crate::conformance::run } },
 ];
 

@@ -43,12 +43,12 @@ const SERVER_START_TIMEOUT: Duration = Duration::from_secs(30);
 const STAMP: &str = ".installed";
 
 /// One client, and how to start it against a server command line.
-struct Client {
-    name: &'static str,
-    program: PathBuf,
+pub(crate) struct Client {
+    pub(crate) name: &'static str,
+    pub(crate) program: PathBuf,
     /// Arguments before the server's command line.
-    args: Vec<String>,
-    env: &'static [(&'static str, &'static str)],
+    pub(crate) args: Vec<String>,
+    pub(crate) env: &'static [(&'static str, &'static str)],
 }
 
 /// Installs what is missing, builds the servers, runs every client against them.
@@ -375,7 +375,6 @@ pub(crate) fn package_bin(project: &Path, package: &str) -> Result<PathBuf> {
     Ok(entry)
 }
 
-/// What one client run came to.
 /// A free TCP port on the loopback interface (free when asked; the server binds it right after).
 pub(crate) fn free_port() -> Result<u16> {
     let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).context("binding a free local port")?;
@@ -425,15 +424,16 @@ impl Drop for ServerProcess {
     }
 }
 
-struct Outcome {
-    passed: bool,
+/// What one client run came to.
+pub(crate) struct Outcome {
+    pub(crate) passed: bool,
     /// The client's `N passed, M failed` line, or why there is none.
-    summary: String,
+    pub(crate) summary: String,
 }
 
 /// Runs one client against one server, streaming its output (stdout and stderr, the server's
 /// stderr included, interleaved as written), and kills it and its server at the time limit.
-fn run_client(root: &Path, client: &Client, server: &[String]) -> Result<Outcome> {
+pub(crate) fn run_client(root: &Path, client: &Client, server: &[String]) -> Result<Outcome> {
     println!("==> {} client against `{}`", client.name, server.join(" "));
     let mut command = Command::new(&client.program);
     command.args(&client.args).args(server).envs(client.env.iter().copied()).current_dir(root);

@@ -1,14 +1,17 @@
 //! Project automation, run as `cargo xtask <command>`.
 //!
 //! - `codegen`: regenerates `crates/mcp-types/src/generated/` from the vendored schemas.
-//! - `ci`: everything CI checks (formatting, clippy, tests, docs, interop, conformance).
+//! - `ci`: everything CI checks (formatting, clippy, tests, docs, interop, auth-e2e, conformance).
 //! - `bench`: our servers against rmcp, the TypeScript and Python SDKs and no-library baselines
 //!   (stdio and HTTP: throughput, latency, CPU, memory, cold start, sessions).
 //! - `interop`: the official TypeScript and Python SDK clients against our example servers, and
 //!   our client against the official `server-everything` and a Python SDK server.
+//! - `auth-e2e`: authorization end to end: our OAuth client, and the TypeScript and Python SDK
+//!   ones, against the `auth_server` example and a real OpenID provider (`oidc-provider`).
 //! - `conformance`: the official conformance suite against the `everything` example server
 //!   (over Streamable HTTP) and the `conformance_client` example.
 
+mod auth_e2e;
 mod bench;
 mod ci;
 mod codegen;
@@ -29,7 +32,8 @@ fn main() -> Result<()> {
         Some("features") => ci::features(&root),
         Some("interop") => interop::run(&root),
         Some("conformance") => conformance::run(&root),
-        _ => bail!("usage: cargo xtask <codegen|ci|features|bench|interop|conformance>"),
+        Some("auth-e2e") => auth_e2e::run(&root),
+        _ => bail!("usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance>"),
     }
 }
 
