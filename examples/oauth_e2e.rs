@@ -17,8 +17,9 @@
 //! discovery), Dynamic Client Registration, the PKCE code flow with `resource` and a refresh
 //! token; calls work; the token is refreshed before it expires; a 403 `insufficient_scope`
 //! steps up through a second authorization; a new client reuses the tokens of the file store
-//! without authorizing; the token is refused by the other resource (its audience) and refused
-//! once tampered with; logout forgets it. Prints `ok - ..`/`not ok - ..` per check and
+//! without authorizing; a stored token the server refuses (401) is refreshed, not authorized
+//! anew; the token is refused by the other resource (its audience) and refused once tampered
+//! with; logout forgets it. Prints `ok - ..`/`not ok - ..` per check and
 //! `N passed, M failed`; exits with 0 only if none failed.
 
 use std::process::ExitCode;
@@ -225,6 +226,33 @@ async fn main() -> anyhow::Result<ExitCode> {
         .await;
 
     report
+        .check("a token the server refuses (401) is refreshed, not authorized anew", async {
+            // A copy of the store whose access token is tampered with and said to live long:
+            // only the server can tell it is bad.
+            let mut entries: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&run.args.store)?)?;
+            let tokens = &mut entries[0]["tokens"];
+            let bad = tampered(tokens["access_token"].as_str().context("no access_token in the store")?)?;
+            tokens["access_token"] = json!(bad);
+            tokens["expires_at"] = json!(u64::MAX / 2);
+            let copy = format!("{}.tampered", run.args.store);
+            std::fs::write(&copy, entries.to_string())?;
+            let browser = Browser::new()?;
+            let config = OAuthConfig::new("mcp-rust-sdk-e2e", browser.agent().await?).store(FileTokenStore::new(&copy));
+            let oauth = OAuthClient::new(run.args.server.clone(), config);
+            let client = builder()
+                .connect_http_with(HttpClientConfig::parse(run.args.server.as_str())?.auth(oauth.clone()))
+                .await?;
+            run.add(&client).await?;
+            client.close().await?;
+            std::fs::remove_file(&copy)?;
+            ensure!(browser.visits() == 0, "it authorized {} times", browser.visits());
+            let now = oauth.tokens().context("no tokens")?;
+            ensure!(now.access_token != bad, "the refused token is still in use");
+            Ok(String::new())
+        })
+        .await;
+
+    report
         .check("the token is refused by another resource of the same provider (audience)", async {
             let token = run.tokens()?.access_token;
             let (status, _) = post_with(&run.args.server, &token).await?;
@@ -237,10 +265,7 @@ async fn main() -> anyhow::Result<ExitCode> {
 
     report
         .check("a tampered token is refused", async {
-            let token = run.tokens()?.access_token;
-            let (head, signature) = token.rsplit_once('.').context("not a JWT")?;
-            let flipped = if signature.starts_with('A') { "B" } else { "A" };
-            let forged = format!("{head}.{flipped}{}", &signature[1..]);
+            let forged = tampered(&run.tokens()?.access_token)?;
             let (status, challenge) = post_with(&run.args.server, &forged).await?;
             ensure!(status == 401 && challenge.contains("invalid_token"), "answered {status} {challenge:?}");
             Ok(String::new())
@@ -268,4 +293,11 @@ async fn main() -> anyhow::Result<ExitCode> {
         let _ = client.close().await;
     }
     Ok(report.finish())
+}
+
+/// A JWT whose signature is changed (its first character).
+fn tampered(token: &str) -> anyhow::Result<String> {
+    let (head, signature) = token.rsplit_once('.').context("not a JWT")?;
+    let flipped = if signature.starts_with('A') { "B" } else { "A" };
+    Ok(format!("{head}.{flipped}{}", &signature[1..]))
 }

@@ -312,3 +312,25 @@ async fn a_batch_is_refused_with_every_scope_it_needs_in_one_challenge() {
     );
     assert_eq!(challenge(&response), expected);
 }
+
+#[tokio::test]
+async fn an_oversized_authorization_header_is_refused_before_any_check_and_the_server_goes_on() {
+    let h = start().await;
+    // Past the 64 KiB the server reads of a request head.
+    let huge = format!("alice-read{}", "a".repeat(128 << 10));
+    let response = h
+        .http
+        .post(format!("{}/mcp", h.base))
+        .bearer_auth(huge)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(ping().to_string())
+        .send()
+        .await;
+    // 431, or the connection closed without an answer: refused either way.
+    if let Ok(response) = response {
+        assert_eq!(response.status(), 431);
+    }
+    let session = h.initialize("alice-read").await;
+    assert_eq!(text_of(h.call("alice-read", &session, "whoami").await).await, r#"alice ["mcp:read"]"#);
+}
