@@ -123,6 +123,7 @@ use crate::model::{Function, Kind};
 /// | `icon = "src"`, `icon(src = "...", mime_type = "...", sizes = ["48x48"], theme = "dark")` | icons (repeatable) |
 /// | `output_schema = false` | no `outputSchema` for a structured result |
 /// | `scopes = ["files:write"]` | the OAuth scopes a call needs (`ToolDef::scopes`: over HTTP with `auth`, a token without them gets 403 `insufficient_scope`) |
+/// | `task = "optional"` (`"required"`, `"forbidden"`) | whether the tool may be called as a task (`ToolDef::task_support`, protocol revision 2025-11-25) |
 /// | `crate = "path"` | where `mcp_sdk` is, if renamed |
 ///
 /// Arguments are described by the doc comment's `# Arguments` section: `` * `name` - text ``.

@@ -103,6 +103,8 @@ pub(crate) struct ToolOptions {
     pub(crate) open_world: Option<bool>,
     pub(crate) icons: Vec<Icon>,
     pub(crate) output_schema: Option<bool>,
+    /// `task = "optional"`: `TaskSupport::Optional` (or `required`, `forbidden`).
+    pub(crate) task: Option<Ident>,
 }
 
 pub(crate) struct PromptOptions {
@@ -127,6 +129,7 @@ const TOOL_KEYS: &[&str] = &[
     "open_world",
     "icon",
     "output_schema",
+    "task",
     "scopes",
     "crate",
 ];
@@ -248,6 +251,20 @@ fn read_options(
             "open_world" => tool.open_world = attr::flag(cx, &key, meta),
             "output_schema" => tool.output_schema = attr::flag(cx, &key, meta),
             "icon" => tool.icons.extend(attr::icon(cx, meta)),
+            "task" => {
+                if let Some(value) = attr::string(cx, &key, meta) {
+                    let variant = match value.value().as_str() {
+                        "forbidden" => Some("Forbidden"),
+                        "optional" => Some("Optional"),
+                        "required" => Some("Required"),
+                        _ => None,
+                    };
+                    match variant {
+                        Some(v) => tool.task = Some(Ident::new(v, value.span())),
+                        None => cx.error_at(&value, r#"`task` is "optional", "required" or "forbidden""#),
+                    }
+                }
+            }
             _ => {}
         }
     }

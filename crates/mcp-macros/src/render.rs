@@ -243,6 +243,7 @@ fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
     };
     let annotations = tool_annotations(&p, o);
     let icons = icons(&p, &o.icons);
+    let task = o.task.as_ref().map(|v| quote!(__mcp_def = __mcp_def.task_support(#p::TaskSupport::#v);));
     let setters = common_setters(f);
     let params = quote!(mut __mcp_args: #p::JsonObject, __mcp_ctx: #p::Context);
     let handler = handler(f, params, "tool_future", tool_extractions(f, &p), convert);
@@ -258,6 +259,7 @@ fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
         #setters
         #annotations
         #icons
+        #task
         __mcp_def
     }}
 }

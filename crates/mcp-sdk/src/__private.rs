@@ -35,8 +35,8 @@ pub use std::{stringify, vec};
 
 pub use mcp_server::{
     Completion, CompletionRequest, Context, FromContext, IntoCompletion, IntoPromptResult, IntoResourceContents,
-    IntoToolResult, PromptArguments, PromptDef, ResourceDef, StringArgument, TemplateDef, ToolDef, ToolError,
-    UriVariables,
+    IntoToolResult, PromptArguments, PromptDef, ResourceDef, StringArgument, TaskSupport, TemplateDef, ToolDef,
+    ToolError, UriVariables,
 };
 pub use mcp_types::{ErrorObject, JsonObject};
 

@@ -213,6 +213,24 @@ fn scopes_reach_the_definitions() {
     assert!(count_nodes::tool().required_scopes().is_empty());
 }
 
+/// May run as a task (2025-11-25).
+#[tool(task = "optional")]
+async fn task_tool() -> String {
+    "built".to_owned()
+}
+
+/// Must run as a task.
+#[tool(task = "required")]
+fn required_task_tool() {}
+
+#[test]
+fn task_support_reaches_the_definitions() {
+    use mcp_sdk::server::TaskSupport;
+    assert_eq!(task_tool::tool().task_support_of(), TaskSupport::Optional);
+    assert_eq!(required_task_tool::tool().task_support_of(), TaskSupport::Required);
+    assert_eq!(count_nodes::tool().task_support_of(), TaskSupport::Forbidden);
+}
+
 /// A tree, to show what recursive types do.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Tree {

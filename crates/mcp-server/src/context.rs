@@ -59,6 +59,8 @@ pub struct Context {
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) state: Arc<StateMap>,
     pub(crate) attachment: Option<mcp_jsonrpc::Attachment>,
+    /// The task this request runs as (a task-augmented `tools/call`, 2025-11-25).
+    pub(crate) task: Option<Arc<crate::tasks::TaskLink>>,
 }
 
 impl std::fmt::Debug for Context {
@@ -96,6 +98,12 @@ impl Context {
     /// Whether the request was cancelled.
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
+    }
+
+    /// The id of the task this request runs as (a `tools/call` the client made a task, see
+    /// [`tasks`](crate::tasks)); `None` for a plain request.
+    pub fn task_id(&self) -> Option<&str> {
+        self.task.as_deref().map(|t| t.id.as_str())
     }
 
     /// The protocol revision this request is served in: the session's, or 2026-07-28 for a
@@ -247,7 +255,12 @@ impl Context {
         if let Some(missing) = sampling_missing(caps.sampling.as_ref(), params.tools.is_some()) {
             return Err(ClientRequestError::NotSupported(missing));
         }
-        Ok(self.peer.request::<CreateMessageRequest>(params, self.options()).await?)
+        let mut params = params;
+        let Some(task) = &self.task else {
+            return Ok(self.peer.request::<CreateMessageRequest>(params, self.options()).await?);
+        };
+        relate(&mut params.meta, &task.id);
+        Ok(task.waiting_for_input(self.peer.request::<CreateMessageRequest>(params, self.options())).await?)
     }
 
     /// [`create_message`](Self::create_message) whose input is named `key` in a 2026-07-28
@@ -277,7 +290,15 @@ impl Context {
         if let Some(missing) = elicitation_missing(caps.elicitation.as_ref(), url) {
             return Err(ClientRequestError::NotSupported(missing));
         }
-        Ok(self.peer.request::<ElicitRequest>(params, self.options()).await?)
+        let mut params = params;
+        let Some(task) = &self.task else {
+            return Ok(self.peer.request::<ElicitRequest>(params, self.options()).await?);
+        };
+        match &mut params {
+            ElicitRequestParams::ElicitRequestForm(p) => relate(&mut p.meta, &task.id),
+            ElicitRequestParams::ElicitRequestURL(p) => relate(&mut p.meta, &task.id),
+        }
+        Ok(task.waiting_for_input(self.peer.request::<ElicitRequest>(params, self.options())).await?)
     }
 
     /// [`elicit`](Self::elicit) whose input is named `key` in a 2026-07-28 round trip.
@@ -421,6 +442,14 @@ impl From<ClientRequestError> for mcp_types::ErrorObject {
     }
 }
 
+/// Adds the `io.modelcontextprotocol/related-task` member naming task `id` to a request's
+/// `_meta`: a request a task needs says so.
+fn relate(meta: &mut Option<mcp_types::RequestMetaObject>, id: &str) {
+    meta.get_or_insert_with(Default::default)
+        .extra
+        .insert(mcp_types::meta::RELATED_TASK.to_owned(), crate::tasks::related_task(id));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -454,3 +483,4 @@ mod tests {
         assert_eq!(required("roots")["requiredCapabilities"], serde_json::json!({"roots": {}}));
     }
 }
+

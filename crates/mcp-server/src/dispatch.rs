@@ -54,7 +54,7 @@ pub(crate) struct Call<'a> {
 
 impl Call<'_> {
     /// The context handed to a handler of this request.
-    fn context(&self, progress_token: Option<ProgressToken>) -> Context {
+    pub(crate) fn context(&self, progress_token: Option<ProgressToken>) -> Context {
         Context {
             version: self.era.version,
             input_rounds: self.era.input_rounds.clone(),
@@ -65,6 +65,7 @@ impl Call<'_> {
             progress_token,
             state: self.server.state.clone(),
             attachment: self.rctx.attachment().cloned(),
+            task: None,
         }
     }
 
@@ -92,6 +93,10 @@ pub(crate) fn dispatch(call: Call<'_>) -> impl Future<Output = Reply> + Send {
             UnsubscribeRequest::METHOD => serve::<UnsubscribeRequest>(&call).await,
             CompleteRequest::METHOD => serve::<CompleteRequest>(&call).await,
             SetLevelRequest::METHOD => serve::<SetLevelRequest>(&call).await,
+            mcp_types::GetTaskRequest::METHOD => serve::<mcp_types::GetTaskRequest>(&call).await,
+            mcp_types::GetTaskPayloadRequest::METHOD => serve::<mcp_types::GetTaskPayloadRequest>(&call).await,
+            mcp_types::ListTasksRequest::METHOD => serve::<mcp_types::ListTasksRequest>(&call).await,
+            mcp_types::CancelTaskRequest::METHOD => serve::<mcp_types::CancelTaskRequest>(&call).await,
             other => Err(ErrorObject::method_not_found(other)),
         }
     }
@@ -116,7 +121,7 @@ fn serve<R: Serve>(call: &Call<'_>) -> impl Future<Output = Reply> + Send {
 }
 
 /// A request the server serves, implemented by its marker type.
-trait Serve: Request {
+pub(crate) trait Serve: Request {
     /// What the method reads of its params: `Self::Params`, or a cheaper view of them.
     type Input<'a>: FromParams<'a>;
     /// Whether the server offers the method: it declared the capability the method belongs to.
@@ -129,7 +134,7 @@ trait Serve: Request {
 }
 
 /// What a method reads of its request's params (-32602 if they do not decode).
-trait FromParams<'a>: Sized {
+pub(crate) trait FromParams<'a>: Sized {
     /// Reads the params of the request `call` serves.
     fn read(call: &Call<'a>) -> Result<Self, ErrorObject>;
 }
@@ -230,6 +235,8 @@ struct ToolCallParams<'a> {
     arguments: Option<JsonObject>,
     #[serde(rename = "_meta", default)]
     meta: Option<CallMeta>,
+    #[serde(default)]
+    task: Option<mcp_types::TaskMetadata>,
 }
 
 #[derive(serde::Deserialize)]
@@ -240,10 +247,12 @@ struct CallMeta {
 
 /// What a `tools/call` needs of its params (the name borrowed from them where it has no
 /// escapes): the input of [`CallToolRequest`], cheaper than its whole params.
-struct ToolCall<'a> {
+pub(crate) struct ToolCall<'a> {
     name: Cow<'a, str>,
     arguments: Option<JsonObject>,
     progress: Option<ProgressToken>,
+    /// `task` (2025-11-25): the call is to run as a task.
+    task: Option<mcp_types::TaskMetadata>,
 }
 
 impl<'a> FromParams<'a> for ToolCall<'a> {
@@ -271,12 +280,13 @@ impl<'a> FromParams<'a> for ToolCall<'a> {
                 name,
                 arguments: member(params.get("arguments"))?,
                 progress: member(req.meta_object().and_then(|m| m.get(mcp_types::meta::PROGRESS_TOKEN)))?,
+                task: None,
             });
         }
         let text = req.params.as_deref().map_or("{}", serde_json::value::RawValue::get);
-        let ToolCallParams { name, arguments, meta } =
+        let ToolCallParams { name, arguments, meta, task } =
             serde_json::from_str(text).map_err(ErrorObject::invalid_params)?;
-        Ok(ToolCall { name, arguments, progress: meta.and_then(|m| m.progress_token) })
+        Ok(ToolCall { name, arguments, progress: meta.and_then(|m| m.progress_token), task })
     }
 }
 
@@ -288,28 +298,73 @@ impl Serve for CallToolRequest {
     fn serve<'a>(call: &Call<'a>, input: ToolCall<'a>) -> impl Future<Output = Reply> + Send {
         async move {
             // Only what the call needs was decoded, and is kept across its await.
-            let ToolCall { name, arguments, progress } = input;
+            let ToolCall { name, arguments, progress, task } = input;
             let registry = call.server.registry();
             let Some(tool) = registry.tool(&name) else {
                 return Err(ErrorObject::invalid_params(format!("unknown tool `{name}`")));
             };
-            let (arguments, problem) = tool.check_arguments(arguments.unwrap_or_default());
-            let mut result = match problem {
-                Some(problem) => CallToolResult::error(problem),
-                // The handler's failure (or panic) is a result with `isError`, a protocol
-                // error the request's error.
-                None => {
-                    match AssertUnwindSafe(tool.handler.call(arguments, call.context(progress))).catch_unwind().await {
-                        Ok(Ok(result)) => result,
-                        Ok(Err(ToolError::Tool(message))) => CallToolResult::error(message),
-                        Ok(Err(ToolError::Protocol(e))) => return Err(e),
-                        Err(panic) => tool_panicked(&name, panic.as_ref()),
+            if let Some(tasks) = crate::tasks_dispatch::offered(call) {
+                match (tool.task_support, task) {
+                    (crate::TaskSupport::Forbidden, Some(_)) => {
+                        return Err(ErrorObject::new(
+                            ErrorCode::METHOD_NOT_FOUND.code(),
+                            format!("tool `{name}` cannot be called as a task"),
+                        ));
                     }
+                    (crate::TaskSupport::Required, None) => {
+                        return Err(ErrorObject::new(
+                            ErrorCode::METHOD_NOT_FOUND.code(),
+                            format!("tool `{name}` must be called as a task"),
+                        ));
+                    }
+                    (_, Some(meta)) => {
+                        let ctx = call.context(progress);
+                        return crate::tasks_dispatch::start(
+                            call,
+                            tasks,
+                            registry.clone(),
+                            name.into_owned(),
+                            arguments,
+                            ctx,
+                            meta,
+                        )
+                        .await;
+                    }
+                    (_, None) => {}
                 }
-            };
+            }
+            let mut result = run_tool(tool, &name, arguments, call.context(progress)).await?;
             downgrade_content(&mut result.content, call.era.version);
             call.respond::<Self>(&result)
         }
+    }
+}
+
+/// Runs a tool's handler on checked arguments: arguments the input schema refuses, the
+/// handler's failure (or panic) are a result with `isError`; a protocol error is the
+/// request's error.
+pub(crate) fn run_tool<'a>(
+    tool: &'a crate::ToolDef,
+    name: &'a str,
+    arguments: Option<JsonObject>,
+    ctx: Context,
+) -> impl Future<Output = Result<CallToolResult, ErrorObject>> + Send + 'a {
+    // The context goes straight into the handler's call, not into this future as well.
+    let (arguments, problem) = tool.check_arguments(arguments.unwrap_or_default());
+    let call = match problem {
+        Some(problem) => Err(problem),
+        None => Ok(AssertUnwindSafe(tool.handler.call(arguments, ctx)).catch_unwind()),
+    };
+    async move {
+        Ok(match call {
+            Err(problem) => CallToolResult::error(problem),
+            Ok(handler) => match handler.await {
+                Ok(Ok(result)) => result,
+                Ok(Err(ToolError::Tool(message))) => CallToolResult::error(message),
+                Ok(Err(ToolError::Protocol(e))) => return Err(e),
+                Err(panic) => tool_panicked(name, panic.as_ref()),
+            },
+        })
     }
 }
 

@@ -79,6 +79,8 @@ mod server;
 mod session;
 mod stateless;
 mod subscriptions;
+pub mod tasks;
+mod tasks_dispatch;
 mod tool;
 
 pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
@@ -91,6 +93,7 @@ pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, Uri
 pub use server::{RootsChangedCallback, Server, ServerBuilder};
 pub use stateless::CacheTarget;
 pub use subscriptions::{ChangeEvent, InMemoryBus, SubscriptionBus};
+pub use tasks::{TaskConfig, TaskSupport};
 pub use tool::{DefinitionError, ToolDef, ToolError, ToolHandler, check_tool_name};
 
 /// The HTTP transport, for its configuration and request types.

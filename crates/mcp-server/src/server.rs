@@ -69,6 +69,8 @@ pub(crate) struct ServerShared {
     pub(crate) cache_hints: crate::stateless::CachePolicy,
     pub(crate) state_keys: crate::stateless::StateKeys,
     pub(crate) bus: Arc<dyn crate::SubscriptionBus>,
+    /// The tasks (2025-11-25): present when the server declares the `tasks` capability.
+    pub(crate) tasks: Option<Arc<crate::tasks::Tasks>>,
     registry: RwLock<Arc<Registry>>,
     sessions: Mutex<Vec<Weak<SessionState>>>,
 }
@@ -115,6 +117,7 @@ pub struct ServerBuilder {
     state_keys: Option<Vec<Vec<u8>>>,
     state_ttl: std::time::Duration,
     bus: Option<Arc<dyn crate::SubscriptionBus>>,
+    tasks: Option<crate::tasks::TaskConfig>,
     enable_tools: bool,
     enable_prompts: bool,
     enable_resources: bool,
@@ -281,6 +284,14 @@ impl ServerBuilder {
         self.enable_tools = true;
         self
     }
+    /// Runs tools called as tasks (protocol revision 2025-11-25) with this configuration: the
+    /// store and ttls (see [`TaskConfig`](crate::TaskConfig)). Without it, a server with a tool
+    /// of [`TaskSupport`](crate::TaskSupport) `Optional` or `Required` uses the defaults
+    /// (an in-memory store). Either way the server declares the `tasks` capability.
+    pub fn tasks(mut self, config: crate::tasks::TaskConfig) -> Self {
+        self.tasks = Some(config);
+        self
+    }
     /// Declares the prompts capability even with no prompt yet.
     pub fn enable_prompts(mut self) -> Self {
         self.enable_prompts = true;
@@ -309,6 +320,14 @@ impl ServerBuilder {
         registry.rebuild();
         let has_resources = self.enable_resources || !registry.resources.is_empty() || !registry.templates.is_empty();
         let has_prompts = self.enable_prompts || !registry.prompts.is_empty();
+        let tasks = match self.tasks {
+            Some(config) => Some(config),
+            None => registry
+                .tools
+                .iter()
+                .any(|t| t.task_support != crate::TaskSupport::Forbidden)
+                .then(crate::tasks::TaskConfig::default),
+        };
         let capabilities = ServerCapabilities {
             tools: (self.enable_tools || !registry.tools.is_empty())
                 .then(|| ServerCapabilitiesTools { list_changed: Some(true), ..Default::default() }),
@@ -320,6 +339,18 @@ impl ServerBuilder {
             }),
             logging: Some(Default::default()),
             completions: (has_prompts || has_resources).then(Default::default),
+            tasks: tasks.is_some().then(|| mcp_types::ServerCapabilitiesTasks {
+                list: Some(Default::default()),
+                cancel: Some(Default::default()),
+                requests: Some(mcp_types::ServerCapabilitiesTasksRequests {
+                    tools: Some(mcp_types::ServerCapabilitiesTasksRequestsTools {
+                        call: Some(Default::default()),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
             ..Default::default()
         };
         let info_json = serde_json::value::to_raw_value(&self.info).expect("an Implementation serializes");
@@ -339,6 +370,7 @@ impl ServerBuilder {
                     _ => crate::stateless::StateKeys::random(self.state_ttl),
                 },
                 bus: self.bus.unwrap_or_else(crate::subscriptions::default_bus),
+                tasks: tasks.map(|config| Arc::new(crate::tasks::Tasks::new(config))),
                 registry: RwLock::new(Arc::new(registry)),
                 sessions: Mutex::new(Vec::new()),
             }),
@@ -386,6 +418,7 @@ impl Server {
             state_keys: None,
             state_ttl: std::time::Duration::from_secs(600),
             bus: None,
+            tasks: None,
             enable_tools: false,
             enable_prompts: false,
             enable_resources: false,

@@ -30,6 +30,7 @@ use mcp_types::{CallToolResult, ErrorObject, JsonObject, Tool, ToolAnnotations};
 
 use crate::context::Context;
 use crate::schema_check;
+use crate::tasks::TaskSupport;
 
 /// Why a tool call failed.
 ///
@@ -170,6 +171,8 @@ pub struct ToolDef {
     pub(crate) args_check: ArgsCheck,
     /// The OAuth scopes a call needs (see [`ToolDef::scopes`]).
     pub(crate) scopes: Vec<String>,
+    /// Whether it may be called as a task (see [`ToolDef::task_support`]).
+    pub(crate) task_support: TaskSupport,
     /// The arguments its input schema mirrors into `Mcp-Param-*` headers (2026-07-28), read
     /// from the schema once, here, rather than on every call (most tools have none).
     #[cfg(feature = "http")]
@@ -263,6 +266,7 @@ impl ToolDef {
             handler: Arc::new(handler),
             args_check,
             scopes: Vec::new(),
+            task_support: TaskSupport::Forbidden,
         })
     }
 
@@ -318,6 +322,21 @@ impl ToolDef {
     /// The OAuth scopes a call needs (see [`Self::scopes`]).
     pub fn required_scopes(&self) -> &[String] {
         &self.scopes
+    }
+
+    /// Whether the tool may be called as a task (protocol revision 2025-11-25, see
+    /// [`tasks`](crate::tasks)): `execution.taskSupport` of its definition. A server with such a
+    /// tool declares the `tasks` capability. Default [`TaskSupport::Forbidden`].
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        let execution = self.tool.execution.get_or_insert_with(Default::default);
+        execution.task_support = Some(support.wire());
+        self.task_support = support;
+        self
+    }
+
+    /// Whether the tool may be called as a task.
+    pub fn task_support_of(&self) -> TaskSupport {
+        self.task_support
     }
 
     /// Checks `arguments` against the input schema: they come back, with the problems if any.

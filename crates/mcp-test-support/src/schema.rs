@@ -32,6 +32,10 @@ pub fn result_def(method: &str) -> &'static str {
         "resources/templates/list" => "ListResourceTemplatesResult",
         "resources/read" => "ReadResourceResult",
         "completion/complete" => "CompleteResult",
+        "tasks/get" => "GetTaskResult",
+        "tasks/list" => "ListTasksResult",
+        "tasks/cancel" => "CancelTaskResult",
+        "tasks/result" => "GetTaskPayloadResult",
         _ => "EmptyResult",
     }
 }

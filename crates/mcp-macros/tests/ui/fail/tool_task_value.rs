@@ -1,0 +1,7 @@
+/// Runs as a task, maybe.
+#[mcp_sdk::tool(task = "sometimes")]
+fn build() -> String {
+    String::new()
+}
+
+fn main() {}

@@ -1,0 +1,560 @@
+//! Tasks (protocol revision 2025-11-25): a `tools/call` the client augments with `task` is
+//! answered at once with a task (`CreateTaskResult`); the tool runs on, and the client polls it
+//! (`tasks/get`), waits for its result (`tasks/result`), lists (`tasks/list`) or cancels it
+//! (`tasks/cancel`), and hears of its status changes (`notifications/tasks/status`).
+//!
+//! A tool opts in with [`ToolDef::task_support`](crate::ToolDef::task_support) (or
+//! `#[tool(task = "optional")]`); its handler is the same code as for a plain call, and keeps
+//! using [`Context`](crate::Context) for progress, logs, cancellation (`tasks/cancel` fires
+//! it) and input (an elicitation or a sampling request moves the task to `input_required` and
+//! carries the task's id in `_meta`).
+//!
+//! Tasks live in a [`TaskStore`]: [`MemoryTaskStore`] by default (bounded), or one of your own
+//! ([`ServerBuilder::tasks`](crate::ServerBuilder::tasks)). A task belongs to whoever created
+//! it: the HTTP principal when the endpoint checks tokens, else the session; its id (128
+//! random bits) is unknown to anyone else, who gets "unknown task" for it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use futures_util::future::BoxFuture;
+use mcp_jsonrpc::sync::MutexExt as _;
+use mcp_jsonrpc::{CancellationToken, ErrorObject};
+use mcp_types::{Task, TaskStatus};
+use serde_json::Value;
+
+/// Whether a tool may be called as a task (`execution.taskSupport` of its definition).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskSupport {
+    /// Never as a task (the default): a task-augmented call is -32601.
+    #[default]
+    Forbidden,
+    /// As a task or as a plain call.
+    Optional,
+    /// Only as a task: a plain call from a client that can make tasks is -32601.
+    Required,
+}
+
+impl TaskSupport {
+    /// The wire value.
+    pub(crate) fn wire(self) -> mcp_types::ToolExecutionTaskSupport {
+        match self {
+            TaskSupport::Forbidden => mcp_types::ToolExecutionTaskSupport::Forbidden,
+            TaskSupport::Optional => mcp_types::ToolExecutionTaskSupport::Optional,
+            TaskSupport::Required => mcp_types::ToolExecutionTaskSupport::Required,
+        }
+    }
+}
+
+/// How a task ended, as `tasks/result` answers it: the result the request would have had (as
+/// JSON, in the revision of the session that made the task), or its error.
+pub type TaskOutcome = Result<Value, ErrorObject>;
+
+/// A task as stored: its state, and once it is terminal its outcome.
+#[derive(Debug, Clone)]
+pub struct StoredTask {
+    /// The task's state, as `tasks/get` answers it.
+    pub task: Task,
+    /// The outcome, once the task is terminal (a cancelled task has none).
+    pub outcome: Option<TaskOutcome>,
+}
+
+/// Why a task could not be created.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskStoreError {
+    /// The store holds as many live tasks as it may.
+    #[error("too many tasks ({0} live); try again later")]
+    Full(usize),
+    /// The store's backend failed.
+    #[error("the task store failed: {0}")]
+    Backend(String),
+}
+
+/// Where tasks live. Every operation names the owner (an opaque string: the principal or the
+/// session): a task of another owner is as unknown as one that never existed.
+///
+/// Status changes follow the specification's lifecycle: `working` and `input_required` move
+/// to each other or to a terminal status (`completed`, `failed`, `cancelled`); a terminal
+/// status never changes. Implementations enforce it in [`TaskStore::set_status`] and
+/// [`TaskStore::finish`]: a change that would leave a terminal status does nothing and returns
+/// the task as it is.
+pub trait TaskStore: Send + Sync + 'static {
+    /// Creates a `working` task of `owner` with a new unguessable id, kept for `ttl` after its
+    /// creation; `poll_interval` is what clients are told to wait between polls.
+    fn create(
+        &self,
+        owner: &str,
+        ttl: Duration,
+        poll_interval: Duration,
+    ) -> BoxFuture<'_, Result<Task, TaskStoreError>>;
+    /// The task `id` of `owner`, unless unknown or expired.
+    fn get(&self, owner: &str, id: &str) -> BoxFuture<'_, Option<StoredTask>>;
+    /// Moves a non-terminal task to `status` (`working` or `input_required`, or `cancelled`).
+    fn set_status(
+        &self,
+        owner: &str,
+        id: &str,
+        status: TaskStatus,
+        message: Option<String>,
+    ) -> BoxFuture<'_, Option<Task>>;
+    /// Ends a non-terminal task with `status` (`completed` or `failed`) and its outcome.
+    fn finish(&self, owner: &str, id: &str, status: TaskStatus, outcome: TaskOutcome) -> BoxFuture<'_, Option<Task>>;
+    /// A page of `owner`'s tasks, oldest first, after `cursor`; the cursor of the next page.
+    /// An unknown cursor is an error (-32602).
+    fn list(&self, owner: &str, cursor: Option<&str>, limit: usize) -> BoxFuture<'_, Result<TaskPage, ErrorObject>>;
+}
+
+/// A page of tasks, as [`TaskStore::list`] returns it.
+#[derive(Debug, Clone, Default)]
+pub struct TaskPage {
+    /// The tasks, oldest first.
+    pub tasks: Vec<Task>,
+    /// The cursor of the next page, if there is one.
+    pub next_cursor: Option<String>,
+}
+
+/// Tasks in memory, for the life of the process: at most `max_tasks` live ones (default
+/// 1,000), each forgotten when its ttl has passed (expired ones are swept as new ones are
+/// created, so the memory stays bounded by the live tasks).
+pub struct MemoryTaskStore {
+    max_tasks: usize,
+    inner: Mutex<MemoryInner>,
+}
+
+#[derive(Default)]
+struct MemoryInner {
+    tasks: HashMap<String, MemoryEntry>,
+    /// Task ids in creation order (for listing and sweeping), by sequence number.
+    order: BTreeMap<u64, String>,
+    next: u64,
+}
+
+struct MemoryEntry {
+    owner: String,
+    expires: Instant,
+    stored: StoredTask,
+}
+
+impl std::fmt::Debug for MemoryTaskStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let live = self.inner.lock_unpoisoned().tasks.len();
+        f.debug_struct("MemoryTaskStore").field("max_tasks", &self.max_tasks).field("live", &live).finish()
+    }
+}
+
+impl Default for MemoryTaskStore {
+    fn default() -> Self {
+        MemoryTaskStore::new(1000)
+    }
+}
+
+impl MemoryTaskStore {
+    /// A store holding at most `max_tasks` live tasks.
+    pub fn new(max_tasks: usize) -> Self {
+        MemoryTaskStore { max_tasks: max_tasks.max(1), inner: Mutex::new(MemoryInner::default()) }
+    }
+
+    /// How many tasks it holds (expired ones not yet swept included).
+    pub fn len(&self) -> usize {
+        self.inner.lock_unpoisoned().tasks.len()
+    }
+
+    /// Whether it holds no task.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl MemoryInner {
+    /// Forgets the expired tasks.
+    fn sweep(&mut self, now: Instant) {
+        let expired: Vec<(u64, String)> = self
+            .order
+            .iter()
+            .filter(|(_, id)| self.tasks.get(*id).is_none_or(|e| e.expires <= now))
+            .map(|(seq, id)| (*seq, id.clone()))
+            .collect();
+        for (seq, id) in expired {
+            self.order.remove(&seq);
+            self.tasks.remove(&id);
+        }
+    }
+
+    /// The live task `id` of `owner`.
+    fn entry(&mut self, owner: &str, id: &str) -> Option<&mut MemoryEntry> {
+        let now = Instant::now();
+        self.tasks.get_mut(id).filter(|e| e.owner == owner && e.expires > now)
+    }
+}
+
+impl TaskStore for MemoryTaskStore {
+    fn create(
+        &self,
+        owner: &str,
+        ttl: Duration,
+        poll_interval: Duration,
+    ) -> BoxFuture<'_, Result<Task, TaskStoreError>> {
+        let now = Instant::now();
+        let mut inner = self.inner.lock_unpoisoned();
+        if inner.tasks.len() >= self.max_tasks {
+            inner.sweep(now);
+        }
+        let result = if inner.tasks.len() >= self.max_tasks {
+            Err(TaskStoreError::Full(inner.tasks.len()))
+        } else {
+            let id = new_task_id();
+            let stamp = timestamp(SystemTime::now());
+            let mut task = Task::new(stamp.clone(), stamp, TaskStatus::Working, id.clone());
+            task.ttl = Some(millis(ttl));
+            task.poll_interval = Some(millis(poll_interval));
+            let seq = inner.next;
+            inner.next += 1;
+            inner.order.insert(seq, id.clone());
+            let stored = StoredTask { task: task.clone(), outcome: None };
+            inner.tasks.insert(id, MemoryEntry { owner: owner.to_owned(), expires: now + ttl, stored });
+            Ok(task)
+        };
+        Box::pin(std::future::ready(result))
+    }
+
+    fn get(&self, owner: &str, id: &str) -> BoxFuture<'_, Option<StoredTask>> {
+        let found = self.inner.lock_unpoisoned().entry(owner, id).map(|e| e.stored.clone());
+        Box::pin(std::future::ready(found))
+    }
+
+    fn set_status(
+        &self,
+        owner: &str,
+        id: &str,
+        status: TaskStatus,
+        message: Option<String>,
+    ) -> BoxFuture<'_, Option<Task>> {
+        let mut inner = self.inner.lock_unpoisoned();
+        let task = inner.entry(owner, id).map(|e| {
+            if !is_terminal(&e.stored.task.status) {
+                e.stored.task.status = status;
+                e.stored.task.status_message = message;
+                e.stored.task.last_updated_at = timestamp(SystemTime::now());
+            }
+            e.stored.task.clone()
+        });
+        Box::pin(std::future::ready(task))
+    }
+
+    fn finish(&self, owner: &str, id: &str, status: TaskStatus, outcome: TaskOutcome) -> BoxFuture<'_, Option<Task>> {
+        let mut inner = self.inner.lock_unpoisoned();
+        let task = inner.entry(owner, id).map(|e| {
+            if !is_terminal(&e.stored.task.status) {
+                e.stored.task.status = status;
+                e.stored.task.last_updated_at = timestamp(SystemTime::now());
+                e.stored.outcome = Some(outcome);
+            }
+            e.stored.task.clone()
+        });
+        Box::pin(std::future::ready(task))
+    }
+
+    fn list(&self, owner: &str, cursor: Option<&str>, limit: usize) -> BoxFuture<'_, Result<TaskPage, ErrorObject>> {
+        let inner = self.inner.lock_unpoisoned();
+        let start = match cursor {
+            None => 0,
+            Some(c) => match c.parse::<u64>() {
+                Ok(seq) => seq + 1,
+                Err(_) => return Box::pin(std::future::ready(Err(ErrorObject::invalid_params("invalid cursor")))),
+            },
+        };
+        let now = Instant::now();
+        let mut page = Vec::new();
+        let mut next = None;
+        for (seq, id) in inner.order.range(start..) {
+            let Some(e) = inner.tasks.get(id).filter(|e| e.owner == owner && e.expires > now) else { continue };
+            if page.len() == limit {
+                next = Some((seq - 1).to_string());
+                break;
+            }
+            page.push(e.stored.task.clone());
+        }
+        Box::pin(std::future::ready(Ok(TaskPage { tasks: page, next_cursor: next })))
+    }
+}
+
+/// Whether a status is terminal.
+pub(crate) fn is_terminal(status: &TaskStatus) -> bool {
+    matches!(status, TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled)
+}
+
+/// 128 random bits, base64url.
+fn new_task_id() -> String {
+    use base64::Engine as _;
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the OS random number generator failed");
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// An RFC 3339 timestamp in UTC, to the millisecond.
+fn timestamp(at: SystemTime) -> String {
+    humantime::format_rfc3339_millis(at).to_string()
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// How the server runs tasks: where they live and for how long.
+#[derive(Clone)]
+pub struct TaskConfig {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) default_ttl: Duration,
+    pub(crate) max_ttl: Duration,
+    pub(crate) poll_interval: Duration,
+    pub(crate) page_size: usize,
+}
+
+impl std::fmt::Debug for TaskConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskConfig")
+            .field("default_ttl", &self.default_ttl)
+            .field("max_ttl", &self.max_ttl)
+            .field("poll_interval", &self.poll_interval)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for TaskConfig {
+    fn default() -> Self {
+        TaskConfig {
+            store: Arc::new(MemoryTaskStore::default()),
+            default_ttl: Duration::from_secs(300),
+            max_ttl: Duration::from_secs(3600),
+            poll_interval: Duration::from_secs(1),
+            page_size: 100,
+        }
+    }
+}
+
+impl TaskConfig {
+    /// A [`MemoryTaskStore`] of 1,000 tasks; tasks kept 5 minutes unless the client asks for
+    /// another ttl (at most an hour, at least a second); clients told to poll every second.
+    pub fn new() -> Self {
+        TaskConfig::default()
+    }
+    /// Keeps tasks in `store`.
+    pub fn store(mut self, store: impl TaskStore) -> Self {
+        self.store = Arc::new(store);
+        self
+    }
+    /// The ttl of a task whose client names none (default 5 minutes).
+    pub fn default_ttl(mut self, ttl: Duration) -> Self {
+        self.default_ttl = ttl;
+        self
+    }
+    /// The longest ttl granted (default an hour): a longer one asked for is cut to it.
+    pub fn max_ttl(mut self, ttl: Duration) -> Self {
+        self.max_ttl = ttl;
+        self
+    }
+    /// The `pollInterval` clients are told (default 1 s).
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval;
+        self
+    }
+
+    /// The ttl granted for a requested one (milliseconds): at least a second, at most
+    /// [`max_ttl`](Self::max_ttl).
+    pub(crate) fn ttl(&self, requested: Option<i64>) -> Duration {
+        let ttl = match requested {
+            Some(ms) => Duration::from_millis(u64::try_from(ms).unwrap_or(0)),
+            None => self.default_ttl,
+        };
+        ttl.clamp(Duration::from_secs(1), self.max_ttl.max(Duration::from_secs(1)))
+    }
+}
+
+/// The server's tasks: the store, and the tasks running in this process (to cancel them and
+/// to wake those waiting for their result).
+pub(crate) struct Tasks {
+    pub(crate) config: TaskConfig,
+    running: Mutex<HashMap<String, Running>>,
+}
+
+struct Running {
+    cancel: CancellationToken,
+    done: Arc<tokio::sync::Notify>,
+}
+
+impl Tasks {
+    pub(crate) fn new(config: TaskConfig) -> Self {
+        Tasks { config, running: Mutex::new(HashMap::new()) }
+    }
+
+    /// Records a task started here; its cancellation token.
+    pub(crate) fn started(&self, id: &str) -> CancellationToken {
+        let cancel = CancellationToken::new();
+        let running = Running { cancel: cancel.clone(), done: Arc::new(tokio::sync::Notify::new()) };
+        self.running.lock_unpoisoned().insert(id.to_owned(), running);
+        cancel
+    }
+
+    /// A task started here is over: wakes those waiting for it.
+    pub(crate) fn ended(&self, id: &str) {
+        if let Some(running) = self.running.lock_unpoisoned().remove(id) {
+            running.done.notify_waiters();
+        }
+    }
+
+    /// Stops a task running here (its handler sees its cancellation).
+    pub(crate) fn cancel(&self, id: &str) {
+        if let Some(running) = self.running.lock_unpoisoned().get(id) {
+            running.cancel.cancel();
+        }
+    }
+
+    /// Waits until the task is terminal: woken when it ends here, else polling the store at
+    /// the poll interval (a task another process runs). `None` if it is unknown or expired.
+    pub(crate) async fn wait_terminal(&self, owner: &str, id: &str) -> Option<StoredTask> {
+        loop {
+            let done = self.running.lock_unpoisoned().get(id).map(|r| r.done.clone());
+            let notified = done.as_ref().map(|d| d.notified());
+            let stored = self.config.store.get(owner, id).await?;
+            if is_terminal(&stored.task.status) {
+                return Some(stored);
+            }
+            match notified {
+                Some(notified) => {
+                    // Ended between the check and now, or later: either way look again.
+                    tokio::select! {
+                        () = notified => {}
+                        () = tokio::time::sleep(self.config.poll_interval) => {}
+                    }
+                }
+                None => tokio::time::sleep(self.config.poll_interval).await,
+            }
+        }
+    }
+}
+
+/// What the context of a task's handler knows of its task.
+pub(crate) struct TaskLink {
+    pub(crate) id: String,
+    pub(crate) owner: String,
+    pub(crate) tasks: Arc<Tasks>,
+    pub(crate) peer: mcp_jsonrpc::Peer,
+    pub(crate) version: mcp_types::ProtocolVersion,
+}
+
+impl TaskLink {
+    /// Runs `ask` (a request to the client the task needs) with the task in `input_required`,
+    /// then moves it back to `working`; the client hears of both.
+    pub(crate) async fn waiting_for_input<T>(&self, ask: impl std::future::Future<Output = T>) -> T {
+        self.set_status(TaskStatus::InputRequired, Some("waiting for the client's input")).await;
+        let answer = ask.await;
+        self.set_status(TaskStatus::Working, None).await;
+        answer
+    }
+
+    async fn set_status(&self, status: TaskStatus, message: Option<&str>) {
+        let store = &self.tasks.config.store;
+        if let Some(task) = store.set_status(&self.owner, &self.id, status, message.map(str::to_owned)).await {
+            notify_status(&self.peer, &task, self.version).await;
+        }
+    }
+}
+
+/// `notifications/tasks/status` with the task's state.
+pub(crate) async fn notify_status(peer: &mcp_jsonrpc::Peer, task: &Task, version: mcp_types::ProtocolVersion) {
+    let _ = version;
+    let params = mcp_types::TaskStatusNotificationParams {
+        meta: None,
+        created_at: task.created_at.clone(),
+        last_updated_at: task.last_updated_at.clone(),
+        poll_interval: task.poll_interval,
+        status: task.status.clone(),
+        status_message: task.status_message.clone(),
+        task_id: task.task_id.clone(),
+        ttl: task.ttl,
+    };
+    if let Err(e) = peer.notify::<mcp_types::TaskStatusNotification>(params).await {
+        tracing::debug!(error = %e, "task status notification not sent");
+    }
+}
+
+/// The `io.modelcontextprotocol/related-task` member naming task `id`.
+pub(crate) fn related_task(id: &str) -> Value {
+    serde_json::json!({ "taskId": id })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn tasks_belong_to_their_owner_and_keep_a_terminal_status() {
+        let store = MemoryTaskStore::new(10);
+        let task = store.create("alice", Duration::from_secs(60), Duration::from_secs(1)).await.unwrap();
+        assert_eq!(task.status, TaskStatus::Working);
+        assert_eq!(task.ttl, Some(60_000));
+        assert!(task.task_id.len() >= 22, "{}", task.task_id);
+        assert!(store.get("bob", &task.task_id).await.is_none(), "another owner sees it");
+        let done = store.finish("alice", &task.task_id, TaskStatus::Completed, Ok(serde_json::json!({}))).await;
+        assert_eq!(done.unwrap().status, TaskStatus::Completed);
+        let again = store.set_status("alice", &task.task_id, TaskStatus::Cancelled, None).await.unwrap();
+        assert_eq!(again.status, TaskStatus::Completed, "a terminal status changed");
+        assert!(store.finish("bob", &task.task_id, TaskStatus::Failed, Ok(Value::Null)).await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_full_store_refuses_new_tasks_but_sweeps_expired_ones_and_memory_stays_bounded() {
+        // Tasks whose ttl has passed (here: none at all) make room for new ones.
+        let store = MemoryTaskStore::new(3);
+        for _ in 0..3000 {
+            store.create("a", Duration::ZERO, Duration::ZERO).await.unwrap();
+            assert!(store.len() <= 3, "{} tasks held", store.len());
+        }
+        // Live ones do not.
+        let long = Duration::from_secs(60);
+        let store = MemoryTaskStore::new(2);
+        store.create("a", long, long).await.unwrap();
+        store.create("a", long, long).await.unwrap();
+        assert!(matches!(store.create("a", long, long).await, Err(TaskStoreError::Full(2))));
+        assert_eq!(store.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn lists_page_by_creation_and_only_the_owners_tasks() {
+        let store = MemoryTaskStore::new(100);
+        let long = Duration::from_secs(60);
+        let mut mine = Vec::new();
+        for i in 0..5 {
+            mine.push(store.create("a", long, long).await.unwrap().task_id);
+            if i % 2 == 0 {
+                store.create("b", long, long).await.unwrap();
+            }
+        }
+        let TaskPage { tasks: first, next_cursor: next } = store.list("a", None, 2).await.unwrap();
+        assert_eq!(first.iter().map(|t| &t.task_id).collect::<Vec<_>>(), [&mine[0], &mine[1]]);
+        let TaskPage { tasks: second, next_cursor: next } = store.list("a", next.as_deref(), 2).await.unwrap();
+        assert_eq!(second.iter().map(|t| &t.task_id).collect::<Vec<_>>(), [&mine[2], &mine[3]]);
+        let TaskPage { tasks: third, next_cursor: next } = store.list("a", next.as_deref(), 2).await.unwrap();
+        assert_eq!(third.iter().map(|t| &t.task_id).collect::<Vec<_>>(), [&mine[4]]);
+        assert!(next.is_none());
+        assert!(store.list("a", Some("not a cursor"), 2).await.is_err());
+    }
+
+    #[test]
+    fn ttls_are_clamped() {
+        let config = TaskConfig::new();
+        assert_eq!(config.ttl(None), Duration::from_secs(300));
+        assert_eq!(config.ttl(Some(0)), Duration::from_secs(1));
+        assert_eq!(config.ttl(Some(-5)), Duration::from_secs(1));
+        assert_eq!(config.ttl(Some(i64::MAX)), Duration::from_secs(3600));
+        assert_eq!(config.ttl(Some(90_000)), Duration::from_secs(90));
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339() {
+        let t = timestamp(SystemTime::UNIX_EPOCH + Duration::from_millis(1_764_066_600_123));
+        assert_eq!(t, "2025-11-25T10:30:00.123Z");
+    }
+}

@@ -1,0 +1,224 @@
+//! The task methods of protocol revision 2025-11-25 (`tasks/get`, `tasks/result`,
+//! `tasks/list`, `tasks/cancel`) and the start of a task-augmented `tools/call`: the server
+//! side of [`tasks`](crate::tasks).
+
+// As in `dispatch.rs`: futures as async blocks.
+#![allow(clippy::manual_async_fn)]
+
+use std::future::Future;
+use std::sync::Arc;
+
+use mcp_jsonrpc::{ErrorObject, Reply};
+use mcp_types::{
+    CancelTaskRequest, CancelTaskRequestParams, GetTaskPayloadRequest, GetTaskPayloadRequestParams, GetTaskRequest,
+    GetTaskRequestParams, JsonObject, ListTasksRequest, ListTasksResult, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities, TaskMetadata, TaskStatus,
+};
+use serde_json::Value;
+
+use crate::context::Context;
+use crate::dispatch::{Call, Serve, run_tool};
+use crate::server::Registry;
+use crate::session::{downgrade_content, respond};
+use crate::tasks::{TaskLink, TaskOutcome, Tasks, is_terminal, notify_status, related_task};
+
+/// The server's tasks, when this request may use them: the server declared the capability and
+/// the request is of a session of revision 2025-11-25 (before it tasks do not exist; in
+/// 2026-07-28 they are an extension of another shape).
+pub(crate) fn offered<'a>(call: &Call<'a>) -> Option<&'a Arc<Tasks>> {
+    let tasks = call.server.tasks.as_ref()?;
+    (call.era.version == ProtocolVersion::V2025_11_25 && !call.era.is_stateless()).then_some(tasks)
+}
+
+/// Who owns the tasks this request creates or reads: the HTTP principal when the endpoint
+/// checks tokens (so a client keeps its tasks across sessions), else the session.
+fn owner(call: &Call<'_>) -> String {
+    #[cfg(feature = "auth")]
+    if let Some(principal) = call
+        .rctx
+        .attachment()
+        .and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
+        .and_then(|info| info.extensions().get::<mcp_transport_http::server::auth::Principal>())
+        .filter(|p| p.subject.is_some() || p.client_id.is_some())
+    {
+        return format!(
+            "principal:{}\u{0}{}",
+            principal.subject.as_deref().unwrap_or(""),
+            principal.client_id.as_deref().unwrap_or("")
+        );
+    }
+    format!("session:{}", call.state.id)
+}
+
+/// The tasks of a request to a task method: -32601 where tasks are not offered.
+fn tasks_of<'a, R: mcp_types::Request>(call: &Call<'a>) -> Result<&'a Arc<Tasks>, ErrorObject> {
+    offered(call).ok_or_else(|| ErrorObject::method_not_found(R::METHOD))
+}
+
+fn unknown_task(id: &str) -> ErrorObject {
+    ErrorObject::invalid_params(format!("unknown task `{id}`"))
+}
+
+/// Starts a task-augmented `tools/call`: creates the task, runs the tool in the background and
+/// answers with the task at once (`CreateTaskResult`).
+pub(crate) fn start<'a>(
+    call: &Call<'a>,
+    tasks: &'a Arc<Tasks>,
+    registry: Arc<Registry>,
+    name: String,
+    arguments: Option<JsonObject>,
+    mut ctx: Context,
+    meta: TaskMetadata,
+) -> impl Future<Output = Reply> + Send + 'a {
+    let owner = owner(call);
+    let peer = call.rctx.peer().clone();
+    let version = call.era.version;
+    let era = call.era;
+    let rctx = call.rctx;
+    Box::pin(async move {
+        let config = &tasks.config;
+        let task = config
+            .store
+            .create(&owner, config.ttl(meta.ttl), config.poll_interval)
+            .await
+            .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
+        let id = task.task_id.clone();
+        ctx.cancel = tasks.started(&id);
+        let link = TaskLink { id: id.clone(), owner: owner.clone(), tasks: tasks.clone(), peer: peer.clone(), version };
+        ctx.task = Some(Arc::new(link));
+        let tasks = tasks.clone();
+        tokio::spawn(async move {
+            let outcome: TaskOutcome = match registry.tool(&name) {
+                Some(tool) => match run_tool(tool, &name, arguments, ctx).await {
+                    Ok(mut result) => {
+                        downgrade_content(&mut result.content, version);
+                        serde_json::to_value(mcp_types::ForRevision::new(&result, version))
+                            .map_err(ErrorObject::internal_error)
+                    }
+                    Err(e) => Err(e),
+                },
+                None => Err(ErrorObject::invalid_params(format!("unknown tool `{name}`"))),
+            };
+            let status = match &outcome {
+                Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => TaskStatus::Failed,
+                Ok(_) => TaskStatus::Completed,
+                Err(_) => TaskStatus::Failed,
+            };
+            if let Some(task) = tasks.config.store.finish(&owner, &id, status.clone(), outcome).await
+                && task.status == status
+            {
+                notify_status(&peer, &task, version).await;
+            }
+            tasks.ended(&id);
+        });
+        let mut created = serde_json::Map::new();
+        created.insert(
+            "task".to_owned(),
+            serde_json::to_value(mcp_types::ForRevision::new(&task, version)).map_err(ErrorObject::internal_error)?,
+        );
+        respond(rctx, &Value::Object(created), era)
+    })
+}
+
+impl Serve for GetTaskRequest {
+    type Input<'a> = GetTaskRequestParams;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.tasks.is_some()
+    }
+    fn serve<'a>(call: &Call<'a>, input: GetTaskRequestParams) -> impl Future<Output = Reply> + Send {
+        let owner = owner(call);
+        let call = *call;
+        Box::pin(async move {
+            let tasks = tasks_of::<Self>(&call)?;
+            let stored =
+                tasks.config.store.get(&owner, &input.task_id).await.ok_or_else(|| unknown_task(&input.task_id))?;
+            respond(call.rctx, &stored.task, call.era)
+        })
+    }
+}
+
+impl Serve for GetTaskPayloadRequest {
+    type Input<'a> = GetTaskPayloadRequestParams;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.tasks.is_some()
+    }
+    /// Blocks until the task is terminal, then answers what the request would have: its
+    /// result (with the related-task `_meta`) or its error.
+    fn serve<'a>(call: &Call<'a>, input: GetTaskPayloadRequestParams) -> impl Future<Output = Reply> + Send {
+        let owner = owner(call);
+        let call = *call;
+        Box::pin(async move {
+            let tasks = tasks_of::<Self>(&call)?;
+            let id = &input.task_id;
+            let stored = tasks.wait_terminal(&owner, id).await.ok_or_else(|| unknown_task(id))?;
+            match stored.outcome {
+                Some(Ok(mut result)) => {
+                    if let Value::Object(members) = &mut result {
+                        let meta = members.entry("_meta").or_insert_with(|| Value::Object(Default::default()));
+                        if let Value::Object(meta) = meta {
+                            meta.insert(mcp_types::meta::RELATED_TASK.to_owned(), related_task(id));
+                        }
+                    }
+                    call.rctx.encode_result(&result)
+                }
+                Some(Err(error)) => Err(error),
+                None => Err(ErrorObject::new(
+                    mcp_types::ErrorCode::INTERNAL_ERROR.code(),
+                    format!("task `{id}` was cancelled before it finished"),
+                )),
+            }
+        })
+    }
+}
+
+impl Serve for ListTasksRequest {
+    type Input<'a> = Option<PaginatedRequestParams>;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.tasks.is_some()
+    }
+    fn serve<'a>(call: &Call<'a>, input: Option<PaginatedRequestParams>) -> impl Future<Output = Reply> + Send {
+        let owner = owner(call);
+        let call = *call;
+        Box::pin(async move {
+            let tasks = tasks_of::<Self>(&call)?;
+            let cursor = input.and_then(|p| p.cursor);
+            let page = tasks.config.store.list(&owner, cursor.as_deref(), tasks.config.page_size).await?;
+            let mut result = ListTasksResult::new(page.tasks);
+            result.next_cursor = page.next_cursor;
+            respond(call.rctx, &result, call.era)
+        })
+    }
+}
+
+impl Serve for CancelTaskRequest {
+    type Input<'a> = CancelTaskRequestParams;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.tasks.is_some()
+    }
+    /// Moves the task to `cancelled` (a terminal task is -32602) and stops its handler.
+    fn serve<'a>(call: &Call<'a>, input: CancelTaskRequestParams) -> impl Future<Output = Reply> + Send {
+        let owner = owner(call);
+        let call = *call;
+        Box::pin(async move {
+            let tasks = tasks_of::<Self>(&call)?;
+            let id = &input.task_id;
+            let store = &tasks.config.store;
+            let stored = store.get(&owner, id).await.ok_or_else(|| unknown_task(id))?;
+            if is_terminal(&stored.task.status) {
+                return Err(ErrorObject::invalid_params(format!(
+                    "task `{id}` is already {}",
+                    serde_json::to_value(&stored.task.status)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default()
+                )));
+            }
+            let message = Some("The task was cancelled by request.".to_owned());
+            let task =
+                store.set_status(&owner, id, TaskStatus::Cancelled, message).await.ok_or_else(|| unknown_task(id))?;
+            tasks.cancel(id);
+            notify_status(call.rctx.peer(), &task, call.era.version).await;
+            respond(call.rctx, &task, call.era)
+        })
+    }
+}
