@@ -10,7 +10,7 @@
 //!
 //! Options: `--resource URL` (the resource identifier tokens must name as their audience;
 //! default `http://ADDR/mcp`), `--scope SCOPE` (a scope every request needs; repeatable),
-//! `--write-scope SCOPE` (the scope the tools that are not read-only need: `count_down`,
+//! `--write-scope SCOPE` (the scope the tools that are not read-only need: `count_down`, `build`,
 //! `ask_model`, `order`; a token without it is answered 403 `insufficient_scope`, and the
 //! client steps up). It prints `listening on <resource>` once it accepts connections. Logs go
 //! to stderr.

@@ -4,7 +4,9 @@
 //! server (a child process on pipes), performs the handshake, lists everything it offers,
 //! calls its tools (one reporting progress and logging, one asking the client's "model" a
 //! question, one asking the "user" to confirm an order), renders a prompt, reads resources,
-//! asks for completions, and shuts the child down.
+//! asks for completions, and shuts the child down. A second connection, in protocol revision
+//! 2025-11-25, runs a long tool call as a task: answered at once, its progress reported as it
+//! runs, its result awaited.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +15,7 @@ use mcp_sdk::transport::stdio::ChildCommand;
 use mcp_sdk::types::{
     AnyResourceContents, CallToolRequestParams, CallToolResult, CompleteRequestParamsArgument,
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult,
-    ElicitResultContentValue, LoggingLevel, PromptReference, Role, Root, SamplingContent, TextContent,
+    ElicitResultContentValue, LoggingLevel, PromptReference, ProtocolVersion, Role, Root, SamplingContent, TextContent,
 };
 
 fn show(result: &CallToolResult) -> String {
@@ -52,7 +54,7 @@ async fn main() -> anyhow::Result<()> {
                 println!("  [log {}] {}", log.level, log.data);
             }
         })
-        .spawn(ChildCommand::new(me).arg("--serve"))
+        .spawn(ChildCommand::new(&me).arg("--serve"))
         .await?;
     let info = client.server_info();
     println!("connected to {} {} (protocol {})", info.name, info.version, client.protocol_version());
@@ -101,5 +103,21 @@ async fn main() -> anyhow::Result<()> {
 
     client.close().await?;
     println!("server stopped");
+
+    // Tasks (2025-11-25): the call is answered at once with a task; the tool runs on.
+    let sessions = ClientBuilder::new("demo", "1.0")
+        .protocol_version(ProtocolVersion::V2025_11_25)
+        .spawn(ChildCommand::new(&me).arg("--serve"))
+        .await?;
+    let mut build = CallToolRequestParams::new("build");
+    build.arguments = serde_json::from_value(serde_json::json!({"target": "release", "steps": 3}))?;
+    let options = CallOptions::default().on_progress(|p| {
+        println!("  [task progress {}/{}: {}]", p.progress, p.total.unwrap_or(0.0), p.message.unwrap_or_default());
+    });
+    let task = sessions.call_tool_as_task_with(build, options).await?;
+    println!("build(release) as a task: {} is {:?}", task.task_id, task.status);
+    println!("build(release) = {}", show(&sessions.wait_for_task(&task.task_id).await?));
+    sessions.close().await?;
+    println!("second server stopped");
     Ok(())
 }

@@ -98,6 +98,24 @@ pub mod showcase {
         format!("counted down from {from}")
     }
 
+    /// Builds a target: a long job, which a client may run as a task (protocol revision
+    /// 2025-11-25: `tools/call` with `task`), reporting its progress step by step.
+    ///
+    /// # Arguments
+    ///
+    /// * `target` - what to build
+    /// * `steps` - how many steps (at most 10; default 3)
+    #[tool(task = "optional")]
+    pub async fn build(target: String, steps: Option<u32>, progress: Progress) -> String {
+        let steps = steps.unwrap_or(3).min(10);
+        for step in 1..=steps {
+            // The work of one step.
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            progress.report(f64::from(step)).total(f64::from(steps)).message(format!("step {step}")).await;
+        }
+        format!("built {target} in {steps} steps")
+    }
+
     /// Asks the client's model a question (sampling).
     ///
     /// # Arguments
@@ -197,7 +215,7 @@ pub mod showcase {
         server_with_write_scope(None)
     }
 
-    /// The server, its tools that are not read-only (`count_down`, `ask_model`, `order`)
+    /// The server, its tools that are not read-only (`count_down`, `build`, `ask_model`, `order`)
     /// needing the OAuth scope `write_scope` when it is served with authorization (the
     /// `auth_server` example).
     pub fn server_with_write_scope(write_scope: Option<&str>) -> Result<Server, DefinitionError> {
@@ -207,10 +225,11 @@ pub mod showcase {
         };
         Server::builder("showcase", env!("CARGO_PKG_VERSION"))
             .title("Showcase")
-            .instructions("Tools: add, weather, count_down, ask_model, order, roots. Prompt: review.")
+            .instructions("Tools: add, weather, count_down, build, ask_model, order, roots. Prompt: review.")
             .tool(add::tool())
             .tool(weather::tool())
             .tool(write(count_down::tool()))
+            .tool(write(build::tool()))
             .tool(write(ask_model::tool()))
             .tool(write(order::tool()))
             .tool(roots::tool())

@@ -9,7 +9,7 @@
 
 import assert from 'node:assert/strict';
 
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 const text = (content) => content.filter((c) => c.type === 'text').map((c) => c.text).join('');
 
@@ -140,6 +140,43 @@ export const checks = [
     run: async ({ client }) => {
       const result = await client.ping();
       assert.deepEqual(result, {});
+    },
+  },
+  {
+    name: 'tasks (2025-11-25): build runs as a task: created, streamed to its result, then tasks/get and tasks/list',
+    run: async ({ client, negotiatedVersion }) => {
+      assert.equal(negotiatedVersion, '2025-11-25', 'tasks need 2025-11-25');
+      assert.ok(client.getServerCapabilities()?.tasks?.requests?.tools?.call, 'no tasks.requests.tools.call capability');
+      const { tools } = await client.listTools();
+      assert.equal(tools.find((t) => t.name === 'build')?.execution?.taskSupport, 'optional');
+      const messages = [];
+      const stream = client.experimental.tasks.callToolStream(
+        { name: 'build', arguments: { target: 'ts', steps: 2 } },
+        CallToolResultSchema,
+        { task: { ttl: 60000 } },
+      );
+      for await (const message of stream) messages.push(message);
+      const created = messages.find((m) => m.type === 'taskCreated');
+      assert.ok(created, `no taskCreated in ${JSON.stringify(messages)}`);
+      const result = messages.find((m) => m.type === 'result');
+      assert.ok(result, `no result in ${JSON.stringify(messages)}`);
+      assert.equal(result.result.content[0].text, 'built ts in 2 steps');
+      const id = created.task.taskId;
+      const got = await client.experimental.tasks.getTask(id);
+      assert.equal(got.status, 'completed');
+      const { tasks } = await client.experimental.tasks.listTasks();
+      assert.ok(tasks.some((t) => t.taskId === id), JSON.stringify(tasks));
+      return `${messages.length} messages, task ${id}`;
+    },
+  },
+  {
+    name: 'tasks (2025-11-25): cancelling a finished task or reading an unknown one is -32602',
+    run: async ({ client }) => {
+      const { tasks } = await client.experimental.tasks.listTasks();
+      assert.ok(tasks.length > 0, 'no task to cancel');
+      const done = tasks.find((t) => t.status === 'completed');
+      await assert.rejects(client.experimental.tasks.cancelTask(done.taskId), (e) => e instanceof McpError && e.code === -32602);
+      await assert.rejects(client.experimental.tasks.getTask('no-such-task'), (e) => e instanceof McpError && e.code === -32602);
     },
   },
 ];

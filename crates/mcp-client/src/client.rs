@@ -122,6 +122,8 @@ pub struct Client {
     pub(crate) events: broadcast::Sender<ServerEvent>,
     pub(crate) child: tokio::sync::Mutex<Option<ChildProcess>>,
     pub(crate) checks: SchemaChecks,
+    /// The progress routes of the tasks this client started with a progress callback.
+    pub(crate) task_progress: crate::tasks::TaskProgress,
 }
 
 impl std::fmt::Debug for Client {

@@ -94,6 +94,7 @@ impl ClientBuilder {
             events: shared.events,
             child: tokio::sync::Mutex::new(child),
             checks: SchemaChecks::new(self.validate_arguments, self.validate_structured),
+            task_progress: Default::default(),
         };
         if let Some(s) = client.stateless() {
             s.watch_list_changes(&client.peer, &client.server.capabilities).await;

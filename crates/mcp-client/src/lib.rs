@@ -61,6 +61,7 @@ mod handlers;
 mod listen;
 mod service;
 mod stateless;
+pub mod tasks;
 mod tool_headers;
 mod validate;
 

@@ -35,6 +35,7 @@ pub(crate) fn event_of(n: &Notification) -> Option<ServerEvent> {
         "notifications/elicitation/complete" => ServerEvent::ElicitationComplete {
             elicitation_id: decode::<ElicitationCompleteNotificationParams>(n)?.elicitation_id,
         },
+        "notifications/tasks/status" => ServerEvent::TaskStatus(decode::<mcp_types::Task>(n)?),
         _ => return None,
     };
     Some(event)

@@ -38,6 +38,8 @@ pub enum ServerEvent {
         /// The elicitation it completes.
         elicitation_id: String,
     },
+    /// A task's status changed (`notifications/tasks/status`, 2025-11-25): its whole state.
+    TaskStatus(mcp_types::Task),
 }
 
 /// The user's callback for every event.

@@ -43,8 +43,8 @@ pub mod transport;
 
 pub use mcp_types::{ErrorCode, ErrorObject, RequestId};
 pub use peer::{
-    BoxFuture, CallError, CallOptions, Dispatcher, FrameSink, NoService, Peer, PeerConfig, Reply, RequestContext,
-    Service,
+    BoxFuture, CallError, CallOptions, Dispatcher, FrameSink, NoService, Peer, PeerConfig, ProgressCallback,
+    ProgressRegistration, Reply, RequestContext, Service,
 };
 // Internal to the SDK (`mcp-server` reports a handler's panic with it); not public API.
 #[doc(hidden)]

@@ -530,6 +530,16 @@ impl Peer {
         self.shared.done.cancelled().await;
     }
 
+    /// Routes the progress notifications of `token` to `callback` until the registration is
+    /// dropped, whatever request the token was sent with: for progress that outlives its
+    /// request (a task's, which the server reports under the token of the call that created
+    /// it). The caller puts `token` in the request's params itself.
+    pub fn route_progress(&self, token: ProgressToken, callback: ProgressCallback) -> ProgressRegistration {
+        let route = ProgressRoute { callback, activity: Arc::new(Mutex::new(Instant::now())) };
+        self.shared.progress.lock_unpoisoned().insert(token.clone(), route);
+        ProgressRegistration { shared: self.shared.clone(), token }
+    }
+
     /// Calls a typed method of the other side.
     pub async fn request<R: mcp_types::Request>(
         &self,
@@ -770,6 +780,25 @@ async fn await_answer(
                 return Err(CallError::Cancelled);
             }
         }
+    }
+}
+
+/// Progress notifications of one token routed to a callback, for as long as it lives: what
+/// [`Peer::route_progress`] returns.
+pub struct ProgressRegistration {
+    shared: Arc<Shared>,
+    token: ProgressToken,
+}
+
+impl std::fmt::Debug for ProgressRegistration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProgressRegistration").field("token", &self.token).finish()
+    }
+}
+
+impl Drop for ProgressRegistration {
+    fn drop(&mut self) {
+        self.shared.progress.lock_unpoisoned().remove(&self.token);
     }
 }
 

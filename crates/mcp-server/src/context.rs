@@ -483,4 +483,3 @@ mod tests {
         assert_eq!(required("roots")["requiredCapabilities"], serde_json::json!({"roots": {}}));
     }
 }
-

@@ -1,0 +1,158 @@
+//! Our client's task API (protocol revision 2025-11-25) against our server over the in-memory
+//! transport: a tool called as a task, polled, awaited, listed and cancelled; input asked
+//! inside a task answered by the client's handler; status events; servers without tasks.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use mcp_client::{ClientBuilder, ClientError, ServerEvent};
+use mcp_jsonrpc::transport::memory;
+use mcp_server::{Context, Server, TaskSupport, ToolDef, ToolError};
+use mcp_types::{
+    CallToolResult, ContentBlock, ElicitAction, ElicitRequestParams, ElicitResult, ElicitResultContentValue, TaskStatus,
+};
+use serde_json::json;
+use tokio::sync::Notify;
+
+fn server(gate: Arc<Notify>) -> Server {
+    let steps_gate = gate.clone();
+    let slow = ToolDef::new("slow", json!({"type": "object"}), move |_args, ctx: Context| {
+        let gate = gate.clone();
+        async move {
+            tokio::select! {
+                () = gate.notified() => Ok(CallToolResult::success(vec![ContentBlock::text("built")])),
+                () = ctx.cancellation().cancelled() => Err(ToolError::new("cancelled")),
+            }
+        }
+    })
+    .unwrap()
+    .task_support(TaskSupport::Optional);
+    let asks = ToolDef::new("asks", json!({"type": "object"}), |_args, ctx: Context| async move {
+        let form: ElicitRequestParams = serde_json::from_value(json!({"message": "Name?", "requestedSchema":
+            {"type": "object", "properties": {"name": {"type": "string"}}}}))
+        .unwrap();
+        let answer = ctx.elicit(form).await.map_err(ToolError::new)?;
+        let name = match answer.content.unwrap_or_default().remove("name") {
+            Some(ElicitResultContentValue::String(name)) => name,
+            other => format!("{other:?}"),
+        };
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(format!("hello {name}"))]))
+    })
+    .unwrap()
+    .task_support(TaskSupport::Required);
+    // Reports its progress once the gate opens: after the call that created its task was answered.
+    let steps = ToolDef::new("steps", json!({"type": "object"}), move |_args, ctx: Context| {
+        let gate = steps_gate.clone();
+        async move {
+            gate.notified().await;
+            for step in 1..=3 {
+                ctx.progress(f64::from(step)).total(3.0).message(format!("step {step}")).await;
+            }
+            Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("3 steps")]))
+        }
+    })
+    .unwrap()
+    .task_support(TaskSupport::Optional);
+    Server::builder("tasks", "1").tool(slow).tool(asks).tool(steps).build().unwrap()
+}
+
+fn builder() -> ClientBuilder {
+    ClientBuilder::new("cli", "1").on_elicitation(|_params: ElicitRequestParams| async move {
+        let mut r = ElicitResult::new(ElicitAction::Accept);
+        r.content = Some(BTreeMap::from([("name".to_owned(), ElicitResultContentValue::String("Ada".into()))]));
+        Ok(r)
+    })
+}
+
+async fn connect(server: &Server) -> mcp_client::Client {
+    let (a, b) = memory(256);
+    server.connect(a);
+    builder().session_revisions_only().connect(b).await.unwrap()
+}
+
+#[tokio::test]
+async fn a_tool_called_as_a_task_is_polled_listed_and_awaited() {
+    let gate = Arc::new(Notify::new());
+    let client = connect(&server(gate.clone())).await;
+    assert!(client.supports_tool_tasks());
+    let mut events = client.events();
+    let task = client.call_tool_as_task("slow", json!({}), Some(std::time::Duration::from_secs(90))).await.unwrap();
+    assert_eq!(task.status, TaskStatus::Working);
+    assert_eq!(task.ttl, Some(90_000));
+    assert_eq!(client.get_task(&task.task_id).await.unwrap().status, TaskStatus::Working);
+    let listed = client.list_tasks(None).await.unwrap();
+    assert_eq!(listed.tasks.len(), 1);
+    gate.notify_one();
+    let result = client.wait_for_task(&task.task_id).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("built"));
+    // The status notification came as an event.
+    loop {
+        match events.recv().await.unwrap() {
+            ServerEvent::TaskStatus(t) if t.task_id == task.task_id => {
+                assert_eq!(t.status, TaskStatus::Completed);
+                break;
+            }
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_tasks_progress_reaches_the_callback_of_the_call_that_created_it() {
+    let gate = Arc::new(Notify::new());
+    let client = connect(&server(gate.clone())).await;
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let options = mcp_client::CallOptions::default()
+        .on_progress(move |p| sink.lock().unwrap().push((p.progress, p.message.unwrap_or_default())));
+    let task = client.call_tool_as_task_with(mcp_types::CallToolRequestParams::new("steps"), options).await.unwrap();
+    gate.notify_one();
+    let result = client.wait_for_task(&task.task_id).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("3 steps"));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen, [(1.0, "step 1".to_owned()), (2.0, "step 2".to_owned()), (3.0, "step 3".to_owned())]);
+}
+
+#[tokio::test]
+async fn a_cancelled_task_stays_cancelled_and_cancelling_again_fails() {
+    let client = connect(&server(Arc::new(Notify::new()))).await;
+    let task = client.call_tool_as_task("slow", json!({}), None).await.unwrap();
+    let cancelled = client.cancel_task(&task.task_id).await.unwrap();
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    assert_eq!(client.get_task(&task.task_id).await.unwrap().status, TaskStatus::Cancelled);
+    match client.cancel_task(&task.task_id).await {
+        Err(ClientError::Remote(e)) => assert_eq!(e.code, -32602, "{e:?}"),
+        other => panic!("cancelled twice: {other:?}"),
+    }
+    assert!(client.wait_for_task(&task.task_id).await.is_err(), "a cancelled task has no result");
+}
+
+#[tokio::test]
+async fn input_a_task_needs_is_answered_by_the_clients_handler() {
+    let client = connect(&server(Arc::new(Notify::new()))).await;
+    let task = client.call_tool_as_task("asks", json!({}), None).await.unwrap();
+    let result = client.wait_for_task(&task.task_id).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("hello Ada"));
+    // A tool that must run as a task refuses a plain call.
+    match client.call_tool("asks", json!({})).await {
+        Err(ClientError::Remote(e)) => assert_eq!(e.code, -32601, "{e:?}"),
+        other => panic!("a plain call of a task-only tool: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_server_without_tasks_is_told_apart() {
+    let server = Server::builder("plain", "1")
+        .tool(
+            ToolDef::new("t", json!({"type": "object"}), |_a, _c| async {
+                Ok::<_, ToolError>(CallToolResult::success(vec![]))
+            })
+            .unwrap(),
+        )
+        .build()
+        .unwrap();
+    let client = connect(&server).await;
+    assert!(!client.supports_tool_tasks());
+    assert!(matches!(client.call_tool_as_task("t", json!({}), None).await, Err(ClientError::NotSupported("tasks"))));
+    assert!(matches!(client.list_tasks(None).await, Err(ClientError::NotSupported("tasks"))));
+}
