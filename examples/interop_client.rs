@@ -263,6 +263,7 @@ fn builder(recorder: &Arc<Recorder>) -> ClientBuilder {
     let on_roots = Arc::clone(recorder);
     ClientBuilder::new("mcp-rust-sdk-interop", env!("CARGO_PKG_VERSION"))
         .session_revisions_only()
+        .input_tasks()
         .on_event(move |event| on_event.push(event))
         .on_sampling(move |params: CreateMessageRequestParams| {
             let rec = Arc::clone(&on_sampling);
@@ -497,8 +498,10 @@ const EVERYTHING_TOOLS: &[&str] = &[
     "toggle-simulated-logging",
     "toggle-subscriber-updates",
     "trigger-elicitation-request",
+    "trigger-elicitation-request-async",
     "trigger-long-running-operation",
     "trigger-sampling-request",
+    "trigger-sampling-request-async",
     "trigger-url-elicitation",
 ];
 
@@ -1014,6 +1017,27 @@ async fn everything(ctx: &Ctx, r: &mut Report) {
         let result = finish_research_task(ctx, &id).await?;
         let text = texts(&result).concat();
         ensure!(text.contains("# Research Report: rust"), "{text:.200}");
+        Ok(String::new())
+    })
+    .await;
+    // The other direction: the server makes its requests to us tasks, and polls them.
+    r.check("everything: trigger-sampling-request-async: our sampling runs as a task the server polls", async {
+        let before = lock(&ctx.rec.sampling).len();
+        let result =
+            client.call_tool("trigger-sampling-request-async", json!({"prompt": "hi", "maxTokens": 20})).await?;
+        let text = texts(&result).concat();
+        ensure!(text.starts_with("[COMPLETED] Async sampling completed!"), "{text:.300}");
+        ensure!(text.contains(SAMPLING_ANSWER), "our answer is not in {text:.300}");
+        ensure!(lock(&ctx.rec.sampling).len() > before, "our sampling handler was not called");
+        Ok(String::new())
+    })
+    .await;
+    r.check("everything: trigger-elicitation-request-async: our elicitation runs as a task the server polls", async {
+        let before = lock(&ctx.rec.elicitations).len();
+        let result = client.call_tool("trigger-elicitation-request-async", json!({})).await?;
+        let text = texts(&result).concat();
+        ensure!(text.contains("[COMPLETED] User provided the requested information!"), "{text:.300}");
+        ensure!(lock(&ctx.rec.elicitations).len() > before, "our elicitation handler was not called");
         Ok(String::new())
     })
     .await;

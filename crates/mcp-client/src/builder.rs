@@ -177,6 +177,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Lets the server make its sampling and elicitation requests tasks (protocol revision
+    /// 2025-11-25; see [`input_tasks`](crate::input_tasks)): declares
+    /// `tasks.requests.sampling.createMessage` and `tasks.requests.elicitation.create` (for the
+    /// handlers there are), `tasks.list` and `tasks.cancel`. Such a request is answered at once
+    /// with a task, its handler runs in the background, and the server polls it.
+    pub fn input_tasks(mut self) -> Self {
+        self.handlers.tasks = true;
+        self
+    }
+
     /// Answers `roots/list` (declares the `roots` capability with `listChanged`).
     pub fn on_roots(mut self, handler: impl RootsHandler) -> Self {
         self.handlers.roots = Some(Arc::new(handler));
@@ -236,6 +246,25 @@ impl ClientBuilder {
         }
         if self.handlers.roots.is_some() {
             caps.roots = Some(ClientCapabilitiesRoots { list_changed: Some(true), ..Default::default() });
+        }
+        let (sampling, elicitation) = (self.handlers.sampling.is_some(), self.handlers.elicitation.is_some());
+        if self.handlers.tasks && (sampling || elicitation) && version == ProtocolVersion::V2025_11_25 {
+            caps.tasks = Some(mcp_types::ClientCapabilitiesTasks {
+                list: Some(Default::default()),
+                cancel: Some(Default::default()),
+                requests: Some(mcp_types::ClientCapabilitiesTasksRequests {
+                    sampling: sampling.then(|| mcp_types::ClientCapabilitiesTasksRequestsSampling {
+                        create_message: Some(Default::default()),
+                        ..Default::default()
+                    }),
+                    elicitation: elicitation.then(|| mcp_types::ClientCapabilitiesTasksRequestsElicitation {
+                        create: Some(Default::default()),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            });
         }
         caps
     }

@@ -58,6 +58,7 @@ mod client;
 mod connect;
 mod error;
 mod handlers;
+pub mod input_tasks;
 mod listen;
 mod service;
 mod stateless;

@@ -142,12 +142,18 @@ pub(crate) fn router(handlers: &InputHandlers) -> Router {
             }
         });
     }
+    if handlers.tasks {
+        router = crate::input_tasks::routes(router, handlers, Default::default());
+    }
     router
 }
 
 /// A server's request of a session-era kind (sampling, elicitation, roots) is answered only in
 /// a session whose revision has it (from `since`): a 2026-07-28 server asks within its results.
-fn session_era<R: mcp_types::Request>(ctx: &RequestContext, since: ProtocolVersion) -> Result<(), ErrorObject> {
+pub(crate) fn session_era<R: mcp_types::Request>(
+    ctx: &RequestContext,
+    since: ProtocolVersion,
+) -> Result<(), ErrorObject> {
     let version = ctx.peer().protocol_version();
     if version.is_stateless() || version < since {
         return Err(ErrorObject::method_not_found(R::METHOD));

@@ -49,6 +49,8 @@ pub(crate) struct InputHandlers {
     pub(crate) roots: Option<Arc<dyn RootsHandler>>,
     pub(crate) apply_defaults: bool,
     pub(crate) elicitation_url: bool,
+    /// The server may make sampling and elicitation requests tasks (2025-11-25).
+    pub(crate) tasks: bool,
 }
 
 /// The most input requests one `input_required` result may carry: each may prompt the user

@@ -156,3 +156,81 @@ async fn a_server_without_tasks_is_told_apart() {
     assert!(matches!(client.call_tool_as_task("t", json!({}), None).await, Err(ClientError::NotSupported("tasks"))));
     assert!(matches!(client.list_tasks(None).await, Err(ClientError::NotSupported("tasks"))));
 }
+
+/// The client as the receiver of tasks: a raw server makes its sampling request a task, polls
+/// it and reads its result; lists, cancels and misuses it.
+#[tokio::test]
+async fn the_servers_sampling_request_runs_as_a_task_of_the_client() {
+    use mcp_jsonrpc::{CallOptions, Peer, PeerConfig, Router};
+    use mcp_types::{
+        CreateMessageRequestParams, CreateMessageResult, Implementation, InitializeRequest, InitializeResult, Role,
+        SamplingContent, ServerCapabilities, TextContent,
+    };
+    let (a, b) = memory(64);
+    let (init_tx, init_rx) = tokio::sync::oneshot::channel();
+    let init_tx = std::sync::Mutex::new(Some(init_tx));
+    let router = Router::new().request::<InitializeRequest, _, _>(move |params, _ctx| {
+        if let Some(tx) = init_tx.lock().unwrap().take() {
+            let _ = tx.send(params.capabilities.clone());
+        }
+        async {
+            Ok(InitializeResult::new(ServerCapabilities::default(), "2025-11-25", Implementation::new("raw", "0")))
+        }
+    });
+    let server = Peer::spawn(a, Arc::new(router), PeerConfig::default());
+    let gate = Arc::new(Notify::new());
+    let answer_gate = gate.clone();
+    let client = ClientBuilder::new("cli", "1")
+        .session_revisions_only()
+        .input_tasks()
+        .on_sampling(move |_params: CreateMessageRequestParams| {
+            let gate = answer_gate.clone();
+            async move {
+                gate.notified().await;
+                Ok(CreateMessageResult::new(Role::Assistant, SamplingContent::Text(TextContent::new("4")), "m"))
+            }
+        })
+        .connect(b)
+        .await
+        .unwrap();
+    let declared = serde_json::to_value(init_rx.await.unwrap()).unwrap();
+    assert_eq!(declared["tasks"], json!({"list": {}, "cancel": {}, "requests": {"sampling": {"createMessage": {}}}}));
+
+    let request = |method: &'static str, params: serde_json::Value| {
+        let server = server.clone();
+        async move { server.request_raw(method, Some(&params), CallOptions::default()).await }
+    };
+    let params = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
+                        "maxTokens": 5, "task": {"ttl": 60000}});
+    let created: serde_json::Value =
+        serde_json::from_str(request("sampling/createMessage", params).await.unwrap().get()).unwrap();
+    let id = created["task"]["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(created["task"]["status"], "working");
+    let got: serde_json::Value =
+        serde_json::from_str(request("tasks/get", json!({"taskId": id})).await.unwrap().get()).unwrap();
+    assert_eq!(got["status"], "working");
+    let listed: serde_json::Value =
+        serde_json::from_str(request("tasks/list", json!({})).await.unwrap().get()).unwrap();
+    assert_eq!(listed["tasks"][0]["taskId"], id.as_str());
+    gate.notify_one();
+    let result: serde_json::Value =
+        serde_json::from_str(request("tasks/result", json!({"taskId": id})).await.unwrap().get()).unwrap();
+    assert_eq!(result["content"]["text"], "4");
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], id.as_str());
+    let got: serde_json::Value =
+        serde_json::from_str(request("tasks/get", json!({"taskId": id})).await.unwrap().get()).unwrap();
+    assert_eq!(got["status"], "completed");
+    for (method, task) in [("tasks/cancel", id.as_str()), ("tasks/get", "no-such-task")] {
+        match request(method, json!({"taskId": task})).await {
+            Err(mcp_jsonrpc::CallError::Remote(e)) => assert_eq!(e.code, -32602, "{method}: {e:?}"),
+            other => panic!("{method}: {other:?}"),
+        }
+    }
+    // A plain request is answered as before.
+    let params = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}], "maxTokens": 5});
+    gate.notify_one();
+    let plain: serde_json::Value =
+        serde_json::from_str(request("sampling/createMessage", params).await.unwrap().get()).unwrap();
+    assert_eq!(plain["content"]["text"], "4");
+    drop(client);
+}
