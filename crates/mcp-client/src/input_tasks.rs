@@ -198,34 +198,26 @@ macro_rules! task_result {
 
 /// Runs `work` (a handler's answer, encoded for the connection's revision) as the request's
 /// answer, or as a task when the request asked for one.
-fn run<F>(
-    tasks: Arc<InputTasks>,
-    task: Option<TaskMetadata>,
-    peer: Peer,
-    work: F,
-) -> impl Future<Output = Result<Value, ErrorObject>> + Send + 'static
+async fn run<F>(tasks: Arc<InputTasks>, task: Option<TaskMetadata>, peer: Peer, work: F) -> Result<Value, ErrorObject>
 where
     F: Future<Output = Result<Value, ErrorObject>> + Send + 'static,
 {
-    async move {
-        let Some(meta) = task.filter(|_| peer.protocol_version() >= ProtocolVersion::V2025_11_25) else {
-            return work.await;
+    let Some(meta) = task.filter(|_| peer.protocol_version() >= ProtocolVersion::V2025_11_25) else {
+        return work.await;
+    };
+    let (created, cancel) = tasks.create(&meta)?;
+    let id = created.task_id.clone();
+    tokio::spawn(async move {
+        let outcome = tokio::select! {
+            outcome = work => outcome,
+            () = cancel.cancelled() => return,
         };
-        let (created, cancel) = tasks.create(&meta)?;
-        let id = created.task_id.clone();
-        tokio::spawn(async move {
-            let outcome = tokio::select! {
-                outcome = work => outcome,
-                () = cancel.cancelled() => return,
-            };
-            if let Some(task) = tasks.finish(&id, outcome) {
-                notify_status(&peer, &task).await;
-            }
-        });
-        let task =
-            mcp_types::to_value_for(&created, ProtocolVersion::V2025_11_25).map_err(ErrorObject::internal_error)?;
-        Ok(serde_json::json!({ "task": task }))
-    }
+        if let Some(task) = tasks.finish(&id, outcome) {
+            notify_status(&peer, &task).await;
+        }
+    });
+    let task = mcp_types::to_value_for(&created, ProtocolVersion::V2025_11_25).map_err(ErrorObject::internal_error)?;
+    Ok(serde_json::json!({ "task": task }))
 }
 
 async fn notify_status(peer: &Peer, task: &Task) {
