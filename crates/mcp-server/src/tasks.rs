@@ -13,6 +13,65 @@
 //! ([`ServerBuilder::tasks`](crate::ServerBuilder::tasks)). A task belongs to whoever created
 //! it: the HTTP principal when the endpoint checks tokens, else the session; its id (128
 //! random bits) is unknown to anyone else, who gets "unknown task" for it.
+//!
+//! # The 2026-07-28 extension (`io.modelcontextprotocol/tasks`, SEP-2663)
+//!
+//! In revision 2026-07-28 tasks are an extension ([`EXTENSION`]), which a server with a
+//! task-supporting tool declares in `server/discover` (`capabilities.extensions`). The client
+//! does not ask for a task: it declares the extension in the `_meta` client capabilities of a
+//! request, and the server decides. The same definition and handler serve both revisions:
+//!
+//! - a `tools/call` of a tool of [`TaskSupport::Optional`] or [`TaskSupport::Required`] from a
+//!   request that declares the extension is answered with a task at once (flat:
+//!   `resultType: "task"`, `taskId`, `status`, `ttlMs`, `pollIntervalMs`), stored before the
+//!   answer; without the extension an `Optional` tool runs as a plain call and a `Required`
+//!   one is -32021 (`data.requiredCapabilities` naming the extension);
+//! - `tasks/get` answers the task with what it came to inlined: `inputRequests` while it is
+//!   `input_required`, `result` once `completed` (a result with `isError` completes it),
+//!   `error` once `failed` (a protocol error); `tasks/update` delivers answers to its input
+//!   requests (unknown keys ignored, a subset allowed) and `tasks/cancel` stops it, both with
+//!   an empty acknowledgement (a terminal task's cancel too). From a request without the
+//!   extension all three are -32021; an unknown task is -32602. `tasks/result` and
+//!   `tasks/list` do not exist (-32601).
+//! - Inside such a task, [`Context::elicit`](crate::Context::elicit),
+//!   [`Context::elicit_as`](crate::Context::elicit_as) (and the sampling and roots calls) do
+//!   not make round trips: the task moves to `input_required` with the request among its
+//!   `inputRequests` (under the `_as` key, or `elicitation-1`, ...), and the call returns
+//!   once `tasks/update` delivers the answer. Asks made together (`tokio::join!`) are
+//!   outstanding together. The handler runs once.
+//!
+//! **Where the task begins.** By default the task exists before the handler runs. A tool
+//! that must ask for input *synchronously* first (input-required round trips, the request
+//! retried with the answers) and only then become a task is defined with
+//! [`ToolDef::deferred_task`](crate::ToolDef::deferred_task); its handler awaits
+//! [`Context::run_as_task`](crate::Context::run_as_task) where the task begins. Until then
+//! the call is a plain call (a handler that returns before it answers a plain result); the
+//! round that reaches it is answered with the new task, and the rest of the handler runs as
+//! that task. Everywhere else `run_as_task` does nothing, so the handler also serves plain
+//! calls and 2025-11-25 tasks:
+//!
+//! ```
+//! use mcp_server::{Context, TaskSupport, ToolDef, ToolError};
+//! use mcp_types::{CallToolResult, ContentBlock, ElicitRequestParams};
+//!
+//! # fn form() -> ElicitRequestParams { unimplemented!() }
+//! let tool = ToolDef::new("deploy", serde_json::json!({"type": "object"}), |_args, ctx: Context| async move {
+//!     let confirmed = ctx.elicit_as("confirm", form()).await?; // a round trip, before the task
+//!     ctx.run_as_task().await?; // the call is answered with the task here
+//!     // ... the long part, polled with tasks/get ...
+//!     Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(confirmed.action.to_string())]))
+//! })
+//! .unwrap()
+//! .task_support(TaskSupport::Optional)
+//! .deferred_task();
+//! ```
+//!
+//! Extension tasks live in the same [`TaskStore`] (with their outstanding
+//! [`StoredTask::input_requests`] and delivered [`StoredTask::input_responses`]). Without an
+//! HTTP principal they are server-global, not bound to a connection: the extension lets a
+//! client poll or cancel a task from any connection, the unguessable id being the capability.
+//! Status notifications (`notifications/tasks` on `subscriptions/listen`) are optional and not
+//! sent.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
