@@ -181,7 +181,8 @@ pub trait TaskStore: Send + Sync + 'static {
         status: TaskStatus,
         message: Option<String>,
     ) -> BoxFuture<'_, Option<Task>>;
-    /// Ends a non-terminal task with `status` (`completed` or `failed`) and its outcome.
+    /// Ends a non-terminal task with `status` (`completed` or `failed`) and its outcome (an
+    /// error's message becomes the status message; outstanding input is dropped).
     fn finish(&self, owner: &str, id: &str, status: TaskStatus, outcome: TaskOutcome) -> BoxFuture<'_, Option<Task>>;
     /// A page of `owner`'s tasks, oldest first, after `cursor`; the cursor of the next page.
     /// An unknown cursor is an error (-32602).
@@ -358,6 +359,9 @@ impl TaskStore for MemoryTaskStore {
             if !is_terminal(&e.stored.task.status) {
                 e.stored.task.status = status;
                 e.stored.task.last_updated_at = timestamp(SystemTime::now());
+                // A failure's status message describes it; an earlier one (waiting for
+                // input, say) no longer applies.
+                e.stored.task.status_message = outcome.as_ref().err().map(|e| e.message.clone());
                 e.stored.outcome = Some(outcome);
                 e.stored.input_requests.clear();
                 e.stored.input_responses.clear();
@@ -796,6 +800,45 @@ mod tests {
         assert_eq!(third.iter().map(|t| &t.task_id).collect::<Vec<_>>(), [&mine[4]]);
         assert!(next.is_none());
         assert!(store.list("a", Some("not a cursor"), 2).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn input_requests_are_bounded_and_only_outstanding_keys_are_answered() {
+        let store = MemoryTaskStore::new(10);
+        let long = Duration::from_secs(60);
+        let id = store.create("a", long, long).await.unwrap().task_id;
+        let ask = |key: &str| serde_json::json!({"method": "elicitation/create", "params": {"message": key}});
+        let task = store.request_input("a", &id, "k1", ask("k1")).await.unwrap().unwrap();
+        assert_eq!(task.status, TaskStatus::InputRequired);
+        assert!(store.request_input("b", &id, "k1", ask("k1")).await.unwrap().is_none(), "another owner");
+        for i in 2..=MAX_INPUT_REQUESTS {
+            store.request_input("a", &id, &format!("k{i}"), ask("k")).await.unwrap();
+        }
+        assert!(matches!(
+            store.request_input("a", &id, "one-too-many", ask("k")).await,
+            Err(TaskStoreError::TooManyInputs(MAX_INPUT_REQUESTS))
+        ));
+        // Unknown keys are ignored; answered ones stop being outstanding.
+        let mut answers = serde_json::Map::new();
+        answers.insert("k1".into(), serde_json::json!({"action": "accept"}));
+        answers.insert("nope".into(), serde_json::json!(1));
+        let task = store.answer_input("a", &id, answers).await.unwrap();
+        assert_eq!(task.status, TaskStatus::InputRequired, "others are outstanding");
+        let stored = store.get("a", &id).await.unwrap();
+        assert_eq!(stored.input_requests.len(), MAX_INPUT_REQUESTS - 1);
+        assert_eq!(stored.input_responses.keys().collect::<Vec<_>>(), ["k1"]);
+        assert_eq!(store.take_input("a", &id, "k1").await, Some(serde_json::json!({"action": "accept"})));
+        assert_eq!(store.take_input("a", &id, "k1").await, None, "taken once");
+        let rest: serde_json::Map<String, Value> =
+            (2..=MAX_INPUT_REQUESTS).map(|i| (format!("k{i}"), serde_json::json!({}))).collect();
+        assert_eq!(store.answer_input("a", &id, rest).await.unwrap().status, TaskStatus::Working);
+        // Cancelling drops what is outstanding and delivered.
+        store.request_input("a", &id, "late", ask("late")).await.unwrap();
+        store.set_status("a", &id, TaskStatus::Cancelled, None).await;
+        let stored = store.get("a", &id).await.unwrap();
+        assert!(stored.input_requests.is_empty() && stored.input_responses.is_empty());
+        let after = store.request_input("a", &id, "x", ask("x")).await.unwrap().unwrap();
+        assert_eq!(after.status, TaskStatus::Cancelled, "a terminal task asks nothing");
     }
 
     #[test]

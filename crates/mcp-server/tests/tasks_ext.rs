@@ -229,7 +229,8 @@ async fn a_tool_error_completes_the_task_and_a_protocol_error_fails_it() {
     let failed = c.until(&id, "failed").await;
     assert_eq!(failed["status"], "failed", "{failed}");
     assert_eq!(failed["error"]["code"], -32603, "{failed}");
-    assert!(failed["error"]["message"].is_string(), "{failed}");
+    assert_eq!(failed["error"]["message"], "internal error: boom", "{failed}");
+    assert_eq!(failed["statusMessage"], failed["error"]["message"], "{failed}");
     assert!(failed.get("result").is_none(), "{failed}");
 }
 
