@@ -233,7 +233,10 @@ pub mod everything {
     //! `test_streaming_elicitation`, `test_logging_tool`, `test_trigger_tool_change`,
     //! `test_trigger_prompt_change`), the multi round-trip (SEP-2322) tools
     //! `test_input_required_result_*` and prompt `test_input_required_result_prompt`, and
-    //! `test_region_header` (an `x-mcp-header` argument, SEP-2243). They ask the client for
+    //! `test_region_header` (an `x-mcp-header` argument, SEP-2243), and the fixtures of the
+    //! tasks extension (SEP-2663, the `tasks-*` scenarios): `greet`, `slow_compute`,
+    //! `failing_job`, `protocol_error_job`, `confirm_delete`, `multi_input` and
+    //! `test_tool_with_task` (whose task begins after a synchronous round trip). They ask the client for
     //! input the way any handler does (`ctx.elicit_as(..)`, `ctx.create_message_as(..)`,
     //! `ctx.list_roots_as(..)`, propagating [`ClientRequestError::InputRequired`] with `?`):
     //! in a 2025 session that is a request to the client, for a 2026-07-28 request an
