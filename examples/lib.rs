@@ -252,7 +252,10 @@ pub mod everything {
     //! `test_streaming_elicitation`, `test_logging_tool`, `test_trigger_tool_change`,
     //! `test_trigger_prompt_change`), the multi round-trip (SEP-2322) tools
     //! `test_input_required_result_*` and prompt `test_input_required_result_prompt`, and
-    //! `test_region_header` (an `x-mcp-header` argument, SEP-2243). They ask the client for
+    //! `test_region_header` (an `x-mcp-header` argument, SEP-2243), and the fixtures of the
+    //! tasks extension (SEP-2663, the `tasks-*` scenarios): `greet`, `slow_compute`,
+    //! `failing_job`, `protocol_error_job`, `confirm_delete`, `multi_input` and
+    //! `test_tool_with_task` (whose task begins after a synchronous round trip). They ask the client for
     //! input the way any handler does (`ctx.elicit_as(..)`, `ctx.create_message_as(..)`,
     //! `ctx.list_roots_as(..)`, propagating [`ClientRequestError::InputRequired`] with `?`):
     //! in a 2025 session that is a request to the client, for a 2026-07-28 request an
@@ -814,6 +817,87 @@ pub mod everything {
         format!("action={}, content={content}", answer.action)
     }
 
+    // ===== 2026-07-28: the tasks extension (SEP-2663, `tasks-*` scenarios) =====
+    //
+    // Each handler is the same code for a plain call, a 2025-11-25 task and a 2026-07-28 task:
+    // the definition says whether the tool supports tasks (`task = ".."`), the server decides.
+
+    /// Greets `name` (`Hello, {name}!`); never a task, even for a client that declares the
+    /// tasks extension or sends a legacy `task` param (`tasks-lifecycle`,
+    /// `tasks-request-headers`, `tasks-dispatch-and-envelope`).
+    #[tool]
+    pub fn greet(name: String) -> String {
+        format!("Hello, {name}!")
+    }
+
+    /// Sleeps `seconds` (at most 10 minutes), then reports `label`: a task for a client that
+    /// declares the extension, a plain call otherwise (most `tasks-*` scenarios).
+    #[tool(task = "optional")]
+    pub async fn slow_compute(seconds: f64, label: String, ctx: Context) -> Result<String, ToolError> {
+        let pause = Duration::try_from_secs_f64(seconds.clamp(0.0, 600.0)).unwrap_or_default();
+        tokio::select! {
+            () = tokio::time::sleep(pause) => Ok(format!("computed `{label}` in {seconds} s")),
+            () = ctx.cancellation().cancelled() => Err(ToolError::Tool(format!("`{label}` was cancelled"))),
+        }
+    }
+
+    /// A task whose tool fails after a second: the task completes with `isError: true`.
+    /// Task required: a client without the extension gets -32021 (`tasks-lifecycle`,
+    /// `tasks-dispatch-and-envelope`, `tasks-required-task-error`).
+    #[tool(task = "required")]
+    pub async fn failing_job() -> Result<String, ToolError> {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        Err(ToolError::Tool("the job failed".to_owned()))
+    }
+
+    /// A task that ends with a protocol error (-32603): the task is `failed` with `error`
+    /// (`tasks-lifecycle`).
+    #[tool(task = "optional")]
+    pub async fn protocol_error_job() -> Result<String, ToolError> {
+        Err(ToolError::Protocol(ErrorObject::internal_error("the job hit an internal error")))
+    }
+
+    /// Asks for a confirmation (input `confirm`) before "deleting" `filename`: as a task it
+    /// waits in `input_required` until `tasks/update` answers (`tasks-mrtr-input`,
+    /// `tasks-dispatch-and-envelope`).
+    #[tool(task = "optional")]
+    pub async fn confirm_delete(filename: String, ctx: Context) -> Result<String, ToolError> {
+        let schema = object_schema(&[("confirm", "boolean")]);
+        let answer = ctx.elicit_as("confirm", form(&format!("Delete {filename}?"), schema)?).await?;
+        Ok(match accepted(&answer, "confirm").as_deref() {
+            Some("true") => format!("deleted {filename}"),
+            _ => format!("kept {filename} ({})", answer.action),
+        })
+    }
+
+    /// Asks for two inputs at once (`first`, `second`): as a task both are outstanding
+    /// together, and may be answered one `tasks/update` at a time (`tasks-mrtr-input`).
+    #[tool(task = "optional")]
+    pub async fn multi_input(ctx: Context) -> Result<String, ToolError> {
+        let schema = || object_schema(&[("name", "string"), ("confirm", "boolean")]);
+        let (first, second) = tokio::join!(
+            async { ctx.elicit_as("first", form("First input", schema())?).await.map_err(ToolError::from) },
+            async { ctx.elicit_as("second", form("Second input", schema())?).await.map_err(ToolError::from) },
+        );
+        let (first, second) = (first?, second?);
+        Ok(format!(
+            "inputs: {}, {}",
+            accepted(&first, "name").unwrap_or_default(),
+            accepted(&second, "name").unwrap_or_default()
+        ))
+    }
+
+    /// Asks the user's name (input `user_name`) synchronously, in input-required round
+    /// trips, and only then becomes a task ([`Context::run_as_task`]; defined with
+    /// [`ToolDef::deferred_task`] in [`server`]) that greets them (`tasks-mrtr-composition`).
+    #[tool(task = "required")]
+    pub async fn test_tool_with_task(ctx: Context) -> Result<String, ToolError> {
+        let answer = ctx.elicit_as("user_name", form("What is your name?", name_schema())?).await?;
+        let name = accepted(&answer, "name").unwrap_or_else(|| "stranger".to_owned());
+        ctx.run_as_task().await?;
+        Ok(format!("Hello, {name}! (from a task)"))
+    }
+
     // ===== Resources =====
 
     /// A static text resource for testing (`resources-read-text`).
@@ -966,6 +1050,13 @@ pub mod everything {
                 test_input_required_result_tampered_state::tool(),
                 test_input_required_result_capabilities::tool(),
                 test_region_header_tool()?,
+                greet::tool(),
+                slow_compute::tool(),
+                failing_job::tool(),
+                protocol_error_job::tool(),
+                confirm_delete::tool(),
+                multi_input::tool(),
+                test_tool_with_task::tool().deferred_task(),
                 test_trigger_prompt_change::tool(),
                 // Last: it re-registers itself.
                 test_trigger_tool_change::tool(),

@@ -59,8 +59,12 @@ pub struct Context {
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) state: Arc<StateMap>,
     pub(crate) attachment: Option<mcp_jsonrpc::Attachment>,
-    /// The task this request runs as (a task-augmented `tools/call`, 2025-11-25).
+    /// The task this request runs as (a task-augmented `tools/call`, 2025-11-25, or a task
+    /// of the 2026-07-28 extension).
     pub(crate) task: Option<Arc<crate::tasks::TaskLink>>,
+    /// A 2026-07-28 call whose task begins where the handler awaits
+    /// [`run_as_task`](Self::run_as_task).
+    pub(crate) deferred: Option<Arc<crate::tasks_ext::Deferred>>,
 }
 
 impl std::fmt::Debug for Context {
@@ -103,7 +107,68 @@ impl Context {
     /// The id of the task this request runs as (a `tools/call` the client made a task, see
     /// [`tasks`](crate::tasks)); `None` for a plain request.
     pub fn task_id(&self) -> Option<&str> {
-        self.task.as_deref().map(|t| t.id.as_str())
+        self.current_task().map(|t| t.id.as_str())
+    }
+
+    /// The task this request runs as, if any (a deferred one once it began).
+    fn current_task(&self) -> Option<&crate::tasks::TaskLink> {
+        self.task.as_deref().or_else(|| self.deferred.as_ref()?.link.get().map(|l| &**l))
+    }
+
+    /// The task of the 2026-07-28 extension this request runs as, if any: input is asked
+    /// through it.
+    fn extension_task(&self) -> Option<&crate::tasks::TaskLink> {
+        self.current_task().filter(|t| t.extension)
+    }
+
+    /// Where the task begins, for a tool defined with
+    /// [`ToolDef::deferred_task`](crate::ToolDef::deferred_task) called by a 2026-07-28 request
+    /// that declares the tasks extension: the call is answered with the new task
+    /// (`resultType: "task"`) and the rest of the handler runs as that task. What the handler
+    /// did before (input-required round trips included) was synchronous. Everywhere else (a
+    /// call already running as a task, a plain call, a session's call) this does nothing:
+    /// the same handler serves every kind of call. See [`tasks`](crate::tasks).
+    ///
+    /// ```
+    /// use mcp_server::{ClientRequestError, Context, ToolError};
+    ///
+    /// async fn handler(ctx: Context) -> Result<String, ToolError> {
+    ///     // ... synchronous part: validate, ask for input with `ctx.elicit_as(..)` ...
+    ///     ctx.run_as_task().await?;
+    ///     // ... long-running part ...
+    ///     Ok("done".into())
+    /// }
+    /// ```
+    pub async fn run_as_task(&self) -> Result<(), crate::ToolError> {
+        match &self.deferred {
+            Some(deferred) => deferred.begin(self).await.map_err(crate::ToolError::Protocol),
+            None => Ok(()),
+        }
+    }
+
+    /// Asks for input through an extension task: `Some` when this request runs as one.
+    async fn ask_task<P: mcp_types::WireSerialize, R: serde::de::DeserializeOwned>(
+        &self,
+        key: Option<&str>,
+        kind: &'static str,
+        capability: &'static str,
+        method: &str,
+        params: &P,
+    ) -> Option<Result<R, ClientRequestError>> {
+        let task = self.extension_task()?;
+        let key = match key {
+            Some(key) => key.to_owned(),
+            None => task.next_key(kind),
+        };
+        let params = match mcp_types::to_value_for(params, self.version) {
+            Ok(params) => params,
+            Err(e) => {
+                return Some(Err(ClientRequestError::InvalidInput(format!("cannot encode the input request: {e}"))));
+            }
+        };
+        Some(crate::tasks_ext::ask(task, self, &key, capability, method, params).await.and_then(|answer| {
+            serde_json::from_value(answer).map_err(|e| ClientRequestError::InvalidInput(format!("input `{key}`: {e}")))
+        }))
     }
 
     /// The protocol revision this request is served in: the session's, or 2026-07-28 for a
@@ -246,6 +311,9 @@ impl Context {
         &self,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ClientRequestError> {
+        if let Some(answer) = self.ask_task(None, "sampling", "sampling", CreateMessageRequest::METHOD, &params).await {
+            return answer;
+        }
         if let Some(rounds) = &self.input_rounds {
             let key = rounds.next_key("sampling");
             return self.ask(rounds, &key, "sampling", CreateMessageRequest::METHOD, &params);
@@ -256,7 +324,7 @@ impl Context {
             return Err(ClientRequestError::NotSupported(missing));
         }
         let mut params = params;
-        let Some(task) = &self.task else {
+        let Some(task) = self.current_task() else {
             return Ok(self.peer.request::<CreateMessageRequest>(params, self.options()).await?);
         };
         relate(&mut params.meta, &task.id);
@@ -270,6 +338,11 @@ impl Context {
         key: &str,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ClientRequestError> {
+        if let Some(answer) =
+            self.ask_task(Some(key), "sampling", "sampling", CreateMessageRequest::METHOD, &params).await
+        {
+            return answer;
+        }
         match &self.input_rounds {
             Some(rounds) => self.ask(rounds, key, "sampling", CreateMessageRequest::METHOD, &params),
             None => self.create_message(params).await,
@@ -280,6 +353,9 @@ impl Context {
     /// for 2026-07-28 requests, like [`create_message`](Self::create_message) (keys
     /// `elicitation-1`, ...).
     pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ClientRequestError> {
+        if let Some(answer) = self.ask_task(None, "elicitation", "elicitation", ElicitRequest::METHOD, &params).await {
+            return answer;
+        }
         if let Some(rounds) = &self.input_rounds {
             let key = rounds.next_key("elicitation");
             return self.ask(rounds, &key, "elicitation", ElicitRequest::METHOD, &params);
@@ -291,7 +367,7 @@ impl Context {
             return Err(ClientRequestError::NotSupported(missing));
         }
         let mut params = params;
-        let Some(task) = &self.task else {
+        let Some(task) = self.current_task() else {
             return Ok(self.peer.request::<ElicitRequest>(params, self.options()).await?);
         };
         match &mut params {
@@ -303,6 +379,11 @@ impl Context {
 
     /// [`elicit`](Self::elicit) whose input is named `key` in a 2026-07-28 round trip.
     pub async fn elicit_as(&self, key: &str, params: ElicitRequestParams) -> Result<ElicitResult, ClientRequestError> {
+        if let Some(answer) =
+            self.ask_task(Some(key), "elicitation", "elicitation", ElicitRequest::METHOD, &params).await
+        {
+            return answer;
+        }
         match &self.input_rounds {
             Some(rounds) => self.ask(rounds, key, "elicitation", ElicitRequest::METHOD, &params),
             None => self.elicit(params).await,
@@ -312,6 +393,10 @@ impl Context {
     /// Asks the client for its roots (`roots/list`). A round trip for 2026-07-28 requests
     /// (keys `roots-1`, ...).
     pub async fn list_roots(&self) -> Result<ListRootsResult, ClientRequestError> {
+        let empty = serde_json::json!({});
+        if let Some(answer) = self.ask_task(None, "roots", "roots", ListRootsRequest::METHOD, &empty).await {
+            return answer;
+        }
         if let Some(rounds) = &self.input_rounds {
             let key = rounds.next_key("roots");
             return self.ask(rounds, &key, "roots", ListRootsRequest::METHOD, &serde_json::json!({}));
@@ -325,6 +410,10 @@ impl Context {
 
     /// [`list_roots`](Self::list_roots) whose input is named `key` in a 2026-07-28 round trip.
     pub async fn list_roots_as(&self, key: &str) -> Result<ListRootsResult, ClientRequestError> {
+        let empty = serde_json::json!({});
+        if let Some(answer) = self.ask_task(Some(key), "roots", "roots", ListRootsRequest::METHOD, &empty).await {
+            return answer;
+        }
         match &self.input_rounds {
             Some(rounds) => self.ask(rounds, key, "roots", ListRootsRequest::METHOD, &serde_json::json!({})),
             None => self.list_roots().await,

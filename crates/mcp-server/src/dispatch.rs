@@ -66,6 +66,7 @@ impl Call<'_> {
             state: self.server.state.clone(),
             attachment: self.rctx.attachment().cloned(),
             task: None,
+            deferred: None,
         }
     }
 
@@ -303,6 +304,14 @@ impl Serve for CallToolRequest {
             let Some(tool) = registry.tool(&name) else {
                 return Err(ErrorObject::invalid_params(format!("unknown tool `{name}`")));
             };
+            // 2026-07-28: the tasks extension decides (boxed: a rare path).
+            if call.era.is_stateless()
+                && tool.task_support != crate::TaskSupport::Forbidden
+                && let Some(tasks) = &call.server.tasks
+            {
+                let (registry, name) = (registry.clone(), name.into_owned());
+                return Box::pin(crate::tasks_ext::call_tool(*call, tasks, registry, name, arguments, progress)).await;
+            }
             if let Some(tasks) = crate::tasks_dispatch::offered(call) {
                 match (tool.task_support, task) {
                     (crate::TaskSupport::Forbidden, Some(_)) => {

@@ -81,6 +81,7 @@ mod stateless;
 mod subscriptions;
 pub mod tasks;
 mod tasks_dispatch;
+mod tasks_ext;
 mod tool;
 
 pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};

@@ -127,6 +127,8 @@ pub(crate) fn check(shared: &ServerShared, request: &Request, headers: &HeaderMa
         TOOLS_CALL => ("name", true),
         PROMPTS_GET => ("name", false),
         RESOURCES_READ => ("uri", false),
+        // The tasks extension (SEP-2663): the task the request names.
+        crate::tasks_ext::GET | crate::tasks_ext::UPDATE | crate::tasks_ext::CANCEL => ("taskId", false),
         _ => return Ok(()),
     };
     let value = request.param(field).and_then(json::str_text);

@@ -351,6 +351,11 @@ impl ServerBuilder {
                 }),
                 ..Default::default()
             }),
+            // 2026-07-28: tasks are the `io.modelcontextprotocol/tasks` extension (the
+            // `tasks` member above belongs to 2025-11-25 and is not written for 2026-07-28).
+            extensions: tasks.is_some().then(|| {
+                std::iter::once((crate::tasks::EXTENSION.to_owned(), mcp_types::JSONObject::default())).collect()
+            }),
             ..Default::default()
         };
         let info_json = serde_json::value::to_raw_value(&self.info).expect("an Implementation serializes");

@@ -255,6 +255,14 @@ fn handle_stateless<'a>(
             drop(envelope);
             return listen.await;
         }
+        if crate::tasks_ext::is_task_method(method)
+            && let Some(tasks) = &server.tasks
+        {
+            // The tasks extension (boxed: a rare path); the envelope not kept across the await.
+            let declared = crate::tasks_ext::declared(&envelope.capabilities);
+            drop(envelope);
+            return Box::pin(crate::tasks_ext::serve(server, tasks, req, rctx, declared)).await;
+        }
         // The methods that may answer with an input-required result.
         let input_rounds = match method {
             CallToolRequest::METHOD | GetPromptRequest::METHOD | ReadResourceRequest::METHOD => {

@@ -13,6 +13,65 @@
 //! ([`ServerBuilder::tasks`](crate::ServerBuilder::tasks)). A task belongs to whoever created
 //! it: the HTTP principal when the endpoint checks tokens, else the session; its id (128
 //! random bits) is unknown to anyone else, who gets "unknown task" for it.
+//!
+//! # The 2026-07-28 extension (`io.modelcontextprotocol/tasks`, SEP-2663)
+//!
+//! In revision 2026-07-28 tasks are an extension ([`EXTENSION`]), which a server with a
+//! task-supporting tool declares in `server/discover` (`capabilities.extensions`). The client
+//! does not ask for a task: it declares the extension in the `_meta` client capabilities of a
+//! request, and the server decides. The same definition and handler serve both revisions:
+//!
+//! - a `tools/call` of a tool of [`TaskSupport::Optional`] or [`TaskSupport::Required`] from a
+//!   request that declares the extension is answered with a task at once (flat:
+//!   `resultType: "task"`, `taskId`, `status`, `ttlMs`, `pollIntervalMs`), stored before the
+//!   answer; without the extension an `Optional` tool runs as a plain call and a `Required`
+//!   one is -32021 (`data.requiredCapabilities` naming the extension);
+//! - `tasks/get` answers the task with what it came to inlined: `inputRequests` while it is
+//!   `input_required`, `result` once `completed` (a result with `isError` completes it),
+//!   `error` once `failed` (a protocol error); `tasks/update` delivers answers to its input
+//!   requests (unknown keys ignored, a subset allowed) and `tasks/cancel` stops it, both with
+//!   an empty acknowledgement (a terminal task's cancel too). From a request without the
+//!   extension all three are -32021; an unknown task is -32602. `tasks/result` and
+//!   `tasks/list` do not exist (-32601).
+//! - Inside such a task, [`Context::elicit`](crate::Context::elicit),
+//!   [`Context::elicit_as`](crate::Context::elicit_as) (and the sampling and roots calls) do
+//!   not make round trips: the task moves to `input_required` with the request among its
+//!   `inputRequests` (under the `_as` key, or `elicitation-1`, ...), and the call returns
+//!   once `tasks/update` delivers the answer. Asks made together (`tokio::join!`) are
+//!   outstanding together. The handler runs once.
+//!
+//! **Where the task begins.** By default the task exists before the handler runs. A tool
+//! that must ask for input *synchronously* first (input-required round trips, the request
+//! retried with the answers) and only then become a task is defined with
+//! [`ToolDef::deferred_task`](crate::ToolDef::deferred_task); its handler awaits
+//! [`Context::run_as_task`](crate::Context::run_as_task) where the task begins. Until then
+//! the call is a plain call (a handler that returns before it answers a plain result); the
+//! round that reaches it is answered with the new task, and the rest of the handler runs as
+//! that task. Everywhere else `run_as_task` does nothing, so the handler also serves plain
+//! calls and 2025-11-25 tasks:
+//!
+//! ```
+//! use mcp_server::{Context, TaskSupport, ToolDef, ToolError};
+//! use mcp_types::{CallToolResult, ContentBlock, ElicitRequestParams};
+//!
+//! # fn form() -> ElicitRequestParams { unimplemented!() }
+//! let tool = ToolDef::new("deploy", serde_json::json!({"type": "object"}), |_args, ctx: Context| async move {
+//!     let confirmed = ctx.elicit_as("confirm", form()).await?; // a round trip, before the task
+//!     ctx.run_as_task().await?; // the call is answered with the task here
+//!     // ... the long part, polled with tasks/get ...
+//!     Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(confirmed.action.to_string())]))
+//! })
+//! .unwrap()
+//! .task_support(TaskSupport::Optional)
+//! .deferred_task();
+//! ```
+//!
+//! Extension tasks live in the same [`TaskStore`] (with their outstanding
+//! [`StoredTask::input_requests`] and delivered [`StoredTask::input_responses`]). Without an
+//! HTTP principal they are server-global, not bound to a connection: the extension lets a
+//! client poll or cancel a task from any connection, the unguessable id being the capability.
+//! Status notifications (`notifications/tasks` on `subscriptions/listen`) are optional and not
+//! sent.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -23,6 +82,8 @@ use mcp_jsonrpc::sync::MutexExt as _;
 use mcp_jsonrpc::{CancellationToken, ErrorObject};
 use mcp_types::{Task, TaskStatus};
 use serde_json::Value;
+
+pub use crate::tasks_ext::EXTENSION;
 
 /// Whether a tool may be called as a task (`execution.taskSupport` of its definition).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -51,6 +112,9 @@ impl TaskSupport {
 /// JSON, in the revision of the session that made the task), or its error.
 pub type TaskOutcome = Result<Value, ErrorObject>;
 
+/// The most input requests one task may have outstanding at once (2026-07-28 extension).
+pub const MAX_INPUT_REQUESTS: usize = 32;
+
 /// A task as stored: its state, and once it is terminal its outcome.
 #[derive(Debug, Clone)]
 pub struct StoredTask {
@@ -58,6 +122,21 @@ pub struct StoredTask {
     pub task: Task,
     /// The outcome, once the task is terminal (a cancelled task has none).
     pub outcome: Option<TaskOutcome>,
+    /// The 2026-07-28 extension: the input requests the task waits for, by key (what
+    /// `tasks/get` shows as `inputRequests` while the task is `input_required`), each
+    /// `{"method": .., "params": ..}`. At most [`MAX_INPUT_REQUESTS`].
+    pub input_requests: BTreeMap<String, Value>,
+    /// The 2026-07-28 extension: answers delivered by `tasks/update` and not yet taken by the
+    /// task's handler, by key (only keys that were outstanding are accepted, so these are
+    /// bounded as the requests are).
+    pub input_responses: BTreeMap<String, Value>,
+}
+
+impl StoredTask {
+    /// A task without outcome nor input.
+    pub fn new(task: Task) -> Self {
+        StoredTask { task, outcome: None, input_requests: BTreeMap::new(), input_responses: BTreeMap::new() }
+    }
 }
 
 /// Why a task could not be created.
@@ -70,6 +149,9 @@ pub enum TaskStoreError {
     /// The store's backend failed.
     #[error("the task store failed: {0}")]
     Backend(String),
+    /// The task has as many outstanding input requests as it may ([`MAX_INPUT_REQUESTS`]).
+    #[error("too many outstanding input requests ({0})")]
+    TooManyInputs(usize),
 }
 
 /// Where tasks live. Every operation names the owner (an opaque string: the principal or the
@@ -99,11 +181,35 @@ pub trait TaskStore: Send + Sync + 'static {
         status: TaskStatus,
         message: Option<String>,
     ) -> BoxFuture<'_, Option<Task>>;
-    /// Ends a non-terminal task with `status` (`completed` or `failed`) and its outcome.
+    /// Ends a non-terminal task with `status` (`completed` or `failed`) and its outcome (an
+    /// error's message becomes the status message; outstanding input is dropped).
     fn finish(&self, owner: &str, id: &str, status: TaskStatus, outcome: TaskOutcome) -> BoxFuture<'_, Option<Task>>;
     /// A page of `owner`'s tasks, oldest first, after `cursor`; the cursor of the next page.
     /// An unknown cursor is an error (-32602).
     fn list(&self, owner: &str, cursor: Option<&str>, limit: usize) -> BoxFuture<'_, Result<TaskPage, ErrorObject>>;
+    /// The 2026-07-28 extension: records the outstanding input request `key` of a
+    /// non-terminal task (`request` is `{"method": .., "params": ..}`) and moves the task to
+    /// `input_required`. `Ok(None)` for an unknown task; a terminal task is returned as it is.
+    /// At most [`MAX_INPUT_REQUESTS`] may be outstanding ([`TaskStoreError::TooManyInputs`]).
+    fn request_input(
+        &self,
+        owner: &str,
+        id: &str,
+        key: &str,
+        request: Value,
+    ) -> BoxFuture<'_, Result<Option<Task>, TaskStoreError>>;
+    /// The 2026-07-28 extension (`tasks/update`): delivers answers. Only those whose key is
+    /// outstanding are kept (they stop being outstanding); the others are ignored. When none
+    /// is outstanding any more, an `input_required` task goes back to `working`. `None` for
+    /// an unknown task.
+    fn answer_input(
+        &self,
+        owner: &str,
+        id: &str,
+        responses: serde_json::Map<String, Value>,
+    ) -> BoxFuture<'_, Option<Task>>;
+    /// The 2026-07-28 extension: takes (removes) the delivered answer to input `key`, if any.
+    fn take_input(&self, owner: &str, id: &str, key: &str) -> BoxFuture<'_, Option<Value>>;
 }
 
 /// A page of tasks, as [`TaskStore::list`] returns it.
@@ -212,7 +318,7 @@ impl TaskStore for MemoryTaskStore {
             let seq = inner.next;
             inner.next += 1;
             inner.order.insert(seq, id.clone());
-            let stored = StoredTask { task: task.clone(), outcome: None };
+            let stored = StoredTask::new(task.clone());
             inner.tasks.insert(id, MemoryEntry { owner: owner.to_owned(), expires: now + ttl, stored });
             Ok(task)
         };
@@ -234,6 +340,10 @@ impl TaskStore for MemoryTaskStore {
         let mut inner = self.inner.lock_unpoisoned();
         let task = inner.entry(owner, id).map(|e| {
             if !is_terminal(&e.stored.task.status) {
+                if is_terminal(&status) {
+                    e.stored.input_requests.clear();
+                    e.stored.input_responses.clear();
+                }
                 e.stored.task.status = status;
                 e.stored.task.status_message = message;
                 e.stored.task.last_updated_at = timestamp(SystemTime::now());
@@ -249,7 +359,12 @@ impl TaskStore for MemoryTaskStore {
             if !is_terminal(&e.stored.task.status) {
                 e.stored.task.status = status;
                 e.stored.task.last_updated_at = timestamp(SystemTime::now());
+                // A failure's status message describes it; an earlier one (waiting for
+                // input, say) no longer applies.
+                e.stored.task.status_message = outcome.as_ref().err().map(|e| e.message.clone());
                 e.stored.outcome = Some(outcome);
+                e.stored.input_requests.clear();
+                e.stored.input_responses.clear();
             }
             e.stored.task.clone()
         });
@@ -277,6 +392,67 @@ impl TaskStore for MemoryTaskStore {
             page.push(e.stored.task.clone());
         }
         Box::pin(std::future::ready(Ok(TaskPage { tasks: page, next_cursor: next })))
+    }
+
+    fn request_input(
+        &self,
+        owner: &str,
+        id: &str,
+        key: &str,
+        request: Value,
+    ) -> BoxFuture<'_, Result<Option<Task>, TaskStoreError>> {
+        let mut inner = self.inner.lock_unpoisoned();
+        let result = match inner.entry(owner, id) {
+            None => Ok(None),
+            Some(e) if is_terminal(&e.stored.task.status) => Ok(Some(e.stored.task.clone())),
+            Some(e) => {
+                let outstanding = &mut e.stored.input_requests;
+                if outstanding.len() >= MAX_INPUT_REQUESTS && !outstanding.contains_key(key) {
+                    Err(TaskStoreError::TooManyInputs(outstanding.len()))
+                } else {
+                    outstanding.insert(key.to_owned(), request);
+                    let task = &mut e.stored.task;
+                    task.status = TaskStatus::InputRequired;
+                    task.status_message = Some("waiting for the client's input".to_owned());
+                    task.last_updated_at = timestamp(SystemTime::now());
+                    Ok(Some(task.clone()))
+                }
+            }
+        };
+        Box::pin(std::future::ready(result))
+    }
+
+    fn answer_input(
+        &self,
+        owner: &str,
+        id: &str,
+        responses: serde_json::Map<String, Value>,
+    ) -> BoxFuture<'_, Option<Task>> {
+        let mut inner = self.inner.lock_unpoisoned();
+        let task = inner.entry(owner, id).map(|e| {
+            let stored = &mut e.stored;
+            let mut answered = false;
+            for (key, answer) in responses {
+                if stored.input_requests.remove(&key).is_some() {
+                    stored.input_responses.insert(key, answer);
+                    answered = true;
+                }
+            }
+            if answered && stored.input_requests.is_empty() && stored.task.status == TaskStatus::InputRequired {
+                stored.task.status = TaskStatus::Working;
+                stored.task.status_message = None;
+            }
+            if answered {
+                stored.task.last_updated_at = timestamp(SystemTime::now());
+            }
+            stored.task.clone()
+        });
+        Box::pin(std::future::ready(task))
+    }
+
+    fn take_input(&self, owner: &str, id: &str, key: &str) -> BoxFuture<'_, Option<Value>> {
+        let answer = self.inner.lock_unpoisoned().entry(owner, id).and_then(|e| e.stored.input_responses.remove(key));
+        Box::pin(std::future::ready(answer))
     }
 }
 
@@ -382,6 +558,8 @@ pub(crate) struct Tasks {
 struct Running {
     cancel: CancellationToken,
     done: Arc<tokio::sync::Notify>,
+    /// Woken when the client delivers input to the task (2026-07-28 `tasks/update`).
+    input: Arc<tokio::sync::Notify>,
 }
 
 impl Tasks {
@@ -392,9 +570,22 @@ impl Tasks {
     /// Records a task started here; its cancellation token.
     pub(crate) fn started(&self, id: &str) -> CancellationToken {
         let cancel = CancellationToken::new();
-        let running = Running { cancel: cancel.clone(), done: Arc::new(tokio::sync::Notify::new()) };
-        self.running.lock_unpoisoned().insert(id.to_owned(), running);
+        self.started_with(id, cancel.clone());
         cancel
+    }
+
+    /// Records a task started here that `tasks/cancel` stops through `cancel`.
+    pub(crate) fn started_with(&self, id: &str, cancel: CancellationToken) {
+        let running =
+            Running { cancel, done: Arc::new(tokio::sync::Notify::new()), input: Arc::new(tokio::sync::Notify::new()) };
+        self.running.lock_unpoisoned().insert(id.to_owned(), running);
+    }
+
+    /// The client delivered input to a task: wakes its handler if it runs here.
+    pub(crate) fn input_arrived(&self, id: &str) {
+        if let Some(running) = self.running.lock_unpoisoned().get(id) {
+            running.input.notify_waiters();
+        }
     }
 
     /// A task started here is over: wakes those waiting for it.
@@ -442,6 +633,75 @@ pub(crate) struct TaskLink {
     pub(crate) tasks: Arc<Tasks>,
     pub(crate) peer: mcp_jsonrpc::Peer,
     pub(crate) version: mcp_types::ProtocolVersion,
+    /// A task of the 2026-07-28 extension: input is asked through the task's `inputRequests`
+    /// (answered by `tasks/update`), not by requests to the client.
+    pub(crate) extension: bool,
+    /// Counters for automatic input keys, per kind (extension tasks).
+    pub(crate) counters: Mutex<BTreeMap<&'static str, usize>>,
+}
+
+impl TaskLink {
+    /// The link of a new task.
+    pub(crate) fn new(
+        id: String,
+        owner: String,
+        tasks: Arc<Tasks>,
+        peer: mcp_jsonrpc::Peer,
+        version: mcp_types::ProtocolVersion,
+        extension: bool,
+    ) -> Self {
+        TaskLink { id, owner, tasks, peer, version, extension, counters: Mutex::new(BTreeMap::new()) }
+    }
+
+    /// The next automatic input key of a kind: `elicitation-1`, `sampling-1`, ...
+    pub(crate) fn next_key(&self, kind: &'static str) -> String {
+        let mut counters = self.counters.lock_unpoisoned();
+        let n = counters.entry(kind).or_default();
+        *n += 1;
+        format!("{kind}-{n}")
+    }
+
+    /// The 2026-07-28 extension: asks the client for input `key` through the task (it shows
+    /// `request` in `inputRequests` and is `input_required` until the client answers it with
+    /// `tasks/update`), and waits for the answer. Woken by `tasks/update` when it reaches this
+    /// process, else polling the store at the poll interval; `None` when the task is gone,
+    /// terminal (cancelled) or `cancel` fired.
+    pub(crate) async fn ask_input(
+        &self,
+        key: &str,
+        request: Value,
+        cancel: &CancellationToken,
+    ) -> Result<Option<Value>, TaskStoreError> {
+        let store = &self.tasks.config.store;
+        match store.request_input(&self.owner, &self.id, key, request).await? {
+            Some(task) if !is_terminal(&task.status) => {}
+            _ => return Ok(None),
+        }
+        let input = self.tasks.running.lock_unpoisoned().get(&self.id).map(|r| r.input.clone());
+        loop {
+            // Registered before the store is read: an answer delivered in between still wakes.
+            let notified = input.as_ref().map(|n| n.notified());
+            if let Some(answer) = store.take_input(&self.owner, &self.id, key).await {
+                return Ok(Some(answer));
+            }
+            match store.get(&self.owner, &self.id).await {
+                Some(stored) if !is_terminal(&stored.task.status) => {}
+                _ => return Ok(None),
+            }
+            let poll = tokio::time::sleep(self.tasks.config.poll_interval);
+            match notified {
+                Some(notified) => tokio::select! {
+                    () = notified => {}
+                    () = poll => {}
+                    () = cancel.cancelled() => return Ok(None),
+                },
+                None => tokio::select! {
+                    () = poll => {}
+                    () = cancel.cancelled() => return Ok(None),
+                },
+            }
+        }
+    }
 }
 
 impl TaskLink {
@@ -540,6 +800,45 @@ mod tests {
         assert_eq!(third.iter().map(|t| &t.task_id).collect::<Vec<_>>(), [&mine[4]]);
         assert!(next.is_none());
         assert!(store.list("a", Some("not a cursor"), 2).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn input_requests_are_bounded_and_only_outstanding_keys_are_answered() {
+        let store = MemoryTaskStore::new(10);
+        let long = Duration::from_secs(60);
+        let id = store.create("a", long, long).await.unwrap().task_id;
+        let ask = |key: &str| serde_json::json!({"method": "elicitation/create", "params": {"message": key}});
+        let task = store.request_input("a", &id, "k1", ask("k1")).await.unwrap().unwrap();
+        assert_eq!(task.status, TaskStatus::InputRequired);
+        assert!(store.request_input("b", &id, "k1", ask("k1")).await.unwrap().is_none(), "another owner");
+        for i in 2..=MAX_INPUT_REQUESTS {
+            store.request_input("a", &id, &format!("k{i}"), ask("k")).await.unwrap();
+        }
+        assert!(matches!(
+            store.request_input("a", &id, "one-too-many", ask("k")).await,
+            Err(TaskStoreError::TooManyInputs(MAX_INPUT_REQUESTS))
+        ));
+        // Unknown keys are ignored; answered ones stop being outstanding.
+        let mut answers = serde_json::Map::new();
+        answers.insert("k1".into(), serde_json::json!({"action": "accept"}));
+        answers.insert("nope".into(), serde_json::json!(1));
+        let task = store.answer_input("a", &id, answers).await.unwrap();
+        assert_eq!(task.status, TaskStatus::InputRequired, "others are outstanding");
+        let stored = store.get("a", &id).await.unwrap();
+        assert_eq!(stored.input_requests.len(), MAX_INPUT_REQUESTS - 1);
+        assert_eq!(stored.input_responses.keys().collect::<Vec<_>>(), ["k1"]);
+        assert_eq!(store.take_input("a", &id, "k1").await, Some(serde_json::json!({"action": "accept"})));
+        assert_eq!(store.take_input("a", &id, "k1").await, None, "taken once");
+        let rest: serde_json::Map<String, Value> =
+            (2..=MAX_INPUT_REQUESTS).map(|i| (format!("k{i}"), serde_json::json!({}))).collect();
+        assert_eq!(store.answer_input("a", &id, rest).await.unwrap().status, TaskStatus::Working);
+        // Cancelling drops what is outstanding and delivered.
+        store.request_input("a", &id, "late", ask("late")).await.unwrap();
+        store.set_status("a", &id, TaskStatus::Cancelled, None).await;
+        let stored = store.get("a", &id).await.unwrap();
+        assert!(stored.input_requests.is_empty() && stored.input_responses.is_empty());
+        let after = store.request_input("a", &id, "x", ask("x")).await.unwrap().unwrap();
+        assert_eq!(after.status, TaskStatus::Cancelled, "a terminal task asks nothing");
     }
 
     #[test]

@@ -33,21 +33,27 @@ pub(crate) fn offered<'a>(call: &Call<'a>) -> Option<&'a Arc<Tasks>> {
 /// Who owns the tasks this request creates or reads: the HTTP principal when the endpoint
 /// checks tokens (so a client keeps its tasks across sessions), else the session.
 fn owner(call: &Call<'_>) -> String {
+    principal_owner(call.rctx).unwrap_or_else(|| format!("session:{}", call.state.id))
+}
+
+/// The HTTP principal of a request, as a task owner, when the endpoint checks tokens and the
+/// token names someone.
+pub(crate) fn principal_owner(rctx: &mcp_jsonrpc::RequestContext) -> Option<String> {
+    let _ = rctx;
     #[cfg(feature = "auth")]
-    if let Some(principal) = call
-        .rctx
+    if let Some(principal) = rctx
         .attachment()
         .and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
         .and_then(|info| info.extensions().get::<mcp_transport_http::server::auth::Principal>())
         .filter(|p| p.subject.is_some() || p.client_id.is_some())
     {
-        return format!(
+        return Some(format!(
             "principal:{}\u{0}{}",
             principal.subject.as_deref().unwrap_or(""),
             principal.client_id.as_deref().unwrap_or("")
-        );
+        ));
     }
-    format!("session:{}", call.state.id)
+    None
 }
 
 /// The tasks of a request to a task method: -32601 where tasks are not offered.
@@ -84,7 +90,7 @@ pub(crate) fn start<'a>(
             .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
         let id = task.task_id.clone();
         ctx.cancel = tasks.started(&id);
-        let link = TaskLink { id: id.clone(), owner: owner.clone(), tasks: tasks.clone(), peer: peer.clone(), version };
+        let link = TaskLink::new(id.clone(), owner.clone(), tasks.clone(), peer.clone(), version, false);
         ctx.task = Some(Arc::new(link));
         let tasks = tasks.clone();
         tokio::spawn(async move {

@@ -173,6 +173,9 @@ pub struct ToolDef {
     pub(crate) scopes: Vec<String>,
     /// Whether it may be called as a task (see [`ToolDef::task_support`]).
     pub(crate) task_support: TaskSupport,
+    /// Whether, as a task of the 2026-07-28 extension, its task begins where the handler
+    /// awaits [`Context::run_as_task`](crate::Context::run_as_task) (see [`ToolDef::deferred_task`]).
+    pub(crate) deferred_task: bool,
     /// The arguments its input schema mirrors into `Mcp-Param-*` headers (2026-07-28), read
     /// from the schema once, here, rather than on every call (most tools have none).
     #[cfg(feature = "http")]
@@ -267,6 +270,7 @@ impl ToolDef {
             args_check,
             scopes: Vec::new(),
             task_support: TaskSupport::Forbidden,
+            deferred_task: false,
         })
     }
 
@@ -324,9 +328,22 @@ impl ToolDef {
         &self.scopes
     }
 
+    /// For the 2026-07-28 tasks extension: the call runs synchronously (its input-required
+    /// round trips included) until the handler awaits
+    /// [`Context::run_as_task`](crate::Context::run_as_task); only then is the task created
+    /// and the call answered with it. Without this, a task-supporting tool's call from a
+    /// request that declares the extension is a task from the start. Has effect only with
+    /// [`task_support`](Self::task_support) `Optional` or `Required`; see
+    /// [`tasks`](crate::tasks).
+    pub fn deferred_task(mut self) -> Self {
+        self.deferred_task = true;
+        self
+    }
+
     /// Whether the tool may be called as a task (protocol revision 2025-11-25, see
     /// [`tasks`](crate::tasks)): `execution.taskSupport` of its definition. A server with such a
-    /// tool declares the `tasks` capability. Default [`TaskSupport::Forbidden`].
+    /// tool declares the `tasks` capability (and, for 2026-07-28,
+    /// the `io.modelcontextprotocol/tasks` extension). Default [`TaskSupport::Forbidden`].
     pub fn task_support(mut self, support: TaskSupport) -> Self {
         let execution = self.tool.execution.get_or_insert_with(Default::default);
         execution.task_support = Some(support.wire());

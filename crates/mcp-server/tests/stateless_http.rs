@@ -1,5 +1,6 @@
 //! Revision 2026-07-28 over Streamable HTTP, against a real socket with raw HTTP requests: the
-//! server's `Mcp-Name` checks for `prompts/get` (the name) and `resources/read` (the URI), and
+//! server's `Mcp-Name` checks for `prompts/get` (the name), `resources/read` (the URI) and the
+//! task methods of the tasks extension (the task id), and
 //! the cancellation of a handler whose client closed the POST before anything was answered,
 //! and a session factory's own request checks.
 #![cfg(feature = "http")]
@@ -118,6 +119,24 @@ async fn mcp_name_must_name_the_prompt_and_the_resource() {
     assert_eq!(h.outcome("resources/read", Some("mem://notes/b"), read.clone()).await, (400, -32020), "another URI");
     assert_eq!(h.outcome("resources/read", Some("greet"), read.clone()).await, (400, -32020), "a name, not the URI");
     assert_eq!(h.outcome("resources/read", None, read).await, (400, -32020), "no Mcp-Name");
+}
+
+/// The tasks extension (SEP-2663): `tasks/get`, `tasks/update` and `tasks/cancel` name their
+/// task in `Mcp-Name`; the removed `tasks/result` and `tasks/list` need none (and are -32601).
+#[tokio::test]
+async fn mcp_name_must_name_the_task_of_a_task_method() {
+    let h = start().await;
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let params = json!({"taskId": "task-1", "inputResponses": {}});
+        let (_, code) = h.outcome(method, Some("task-1"), params.clone()).await;
+        assert_ne!(code, -32020, "{method}: the right task");
+        assert_eq!(h.outcome(method, Some("task-2"), params.clone()).await, (400, -32020), "{method}: another task");
+        assert_eq!(h.outcome(method, None, params).await, (400, -32020), "{method}: no Mcp-Name");
+    }
+    for removed in ["tasks/result", "tasks/list"] {
+        let (_, code) = h.outcome(removed, None, json!({"taskId": "task-1"})).await;
+        assert_eq!(code, -32601, "{removed}");
+    }
 }
 
 #[tokio::test]

@@ -146,6 +146,14 @@ pub async fn tools(client: &Client, seen: &Arc<Mutex<Seen>>) {
             "test_input_required_result_tampered_state",
             "test_input_required_result_capabilities",
             "test_region_header",
+            // The tasks extension fixtures (SEP-2663, the `tasks-*` scenarios).
+            "greet",
+            "slow_compute",
+            "failing_job",
+            "protocol_error_job",
+            "confirm_delete",
+            "multi_input",
+            "test_tool_with_task",
             "test_trigger_prompt_change",
             "test_trigger_tool_change",
         ]

@@ -1,0 +1,374 @@
+//! The tasks extension of revision 2026-07-28 (`io.modelcontextprotocol/tasks`, SEP-2663), as
+//! transcripts over the in-memory transport: a `tools/call` from a request that declares the
+//! extension answered with a flat task, `tasks/get` in each status (with `inputRequests`,
+//! `result`, `error`), `tasks/update` with partial answers, idempotent `tasks/cancel`, the
+//! -32021 gate, unknown tasks, the removed methods, and calls without the extension served
+//! synchronously. Every result is validated against the revision's schema.
+
+use std::sync::Arc;
+
+use mcp_jsonrpc::transport::memory;
+use mcp_server::{Context, Server, TaskSupport, ToolDef, ToolError};
+use mcp_test_support::{Wire, validate};
+use mcp_types::{CallToolResult, ContentBlock, ElicitRequestFormParams, ElicitRequestParams, ErrorObject};
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+const EXT: &str = "io.modelcontextprotocol/tasks";
+
+fn meta(caps: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": caps,
+    })
+}
+
+fn with_ext() -> Value {
+    json!({"elicitation": {}, "extensions": {EXT: {}}})
+}
+
+fn without_ext() -> Value {
+    json!({"elicitation": {}})
+}
+
+struct Client {
+    wire: Wire,
+    next: i64,
+}
+
+impl Client {
+    /// Sends a request of the stateless revision declaring `caps`; its whole response.
+    async fn send(&mut self, method: &str, mut params: Value, caps: Value) -> Value {
+        params["_meta"] = meta(caps);
+        self.next += 1;
+        let id = self.next;
+        self.wire.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+        loop {
+            let answer = self.wire.recv().await;
+            if answer.get("id") == Some(&json!(id)) {
+                return answer;
+            }
+        }
+    }
+    /// The result of a request declaring the extension (schema-checked as `def`).
+    async fn ok(&mut self, method: &str, params: Value, def: &str) -> Value {
+        let answer = self.send(method, params, with_ext()).await;
+        let result = answer.get("result").cloned().unwrap_or_else(|| panic!("{method}: {answer}"));
+        validate("2026-07-28", def, &result);
+        result
+    }
+    /// The error of a request declaring `caps`.
+    async fn error(&mut self, method: &str, params: Value, caps: Value) -> Value {
+        let answer = self.send(method, params, caps).await;
+        answer.get("error").cloned().unwrap_or_else(|| panic!("{method} should fail: {answer}"))
+    }
+    async fn get(&mut self, id: &str) -> Value {
+        let task = self.ok("tasks/get", json!({"taskId": id}), "Result").await;
+        assert_eq!(task["resultType"], "complete", "{task}");
+        assert_eq!(task["taskId"], id, "{task}");
+        assert!(task.get("requestState").is_none(), "{task}");
+        task
+    }
+    /// Polls `tasks/get` until the task is in `status` (or terminal), yielding to the handler
+    /// between polls.
+    async fn until(&mut self, id: &str, status: &str) -> Value {
+        for _ in 0..10_000 {
+            let task = self.get(id).await;
+            let now = task["status"].as_str().unwrap_or_default().to_owned();
+            if now == status || ["completed", "failed", "cancelled"].contains(&now.as_str()) {
+                return task;
+            }
+            tokio::task::yield_now().await;
+        }
+        panic!("task {id} never reached {status}");
+    }
+    /// Calls `tool` declaring the extension, expects a task; its id.
+    async fn start(&mut self, tool: &str, arguments: Value) -> String {
+        let created = self.ok("tools/call", json!({"name": tool, "arguments": arguments}), "Result").await;
+        assert_eq!(created["resultType"], "task", "{created}");
+        created["taskId"].as_str().unwrap().to_owned()
+    }
+}
+
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+fn form(message: &str, properties: Value) -> ElicitRequestParams {
+    let schema: mcp_types::ElicitRequestFormParamsRequestedSchema =
+        serde_json::from_value(json!({"type": "object", "properties": properties})).unwrap();
+    ElicitRequestParams::ElicitRequestForm(ElicitRequestFormParams::new(message, schema))
+}
+
+fn name_of(answer: &mcp_types::ElicitResult) -> String {
+    answer
+        .content
+        .as_ref()
+        .and_then(|c| serde_json::to_value(c.get("name")?).ok())
+        .map_or(String::new(), |v| v.as_str().map(str::to_owned).unwrap_or_default())
+}
+
+fn ok(text: impl Into<String>) -> Result<CallToolResult, ToolError> {
+    Ok(CallToolResult::success(vec![ContentBlock::text(text.into())]))
+}
+
+/// The test server; `gate` holds `slow` until a permit is added.
+fn server(gate: Arc<Semaphore>) -> Server {
+    let object = || json!({"type": "object"});
+    let slow = ToolDef::new("slow", object(), move |_args, _ctx: Context| {
+        let gate = gate.clone();
+        async move {
+            gate.acquire().await.map_err(|e| ToolError::Tool(e.to_string()))?.forget();
+            ok("slow done")
+        }
+    })
+    .unwrap()
+    .task_support(TaskSupport::Optional);
+    let forever = ToolDef::new("forever", object(), |_args, ctx: Context| async move {
+        ctx.cancellation().cancelled().await;
+        Err::<CallToolResult, _>(ToolError::Tool("cancelled".into()))
+    })
+    .unwrap()
+    .task_support(TaskSupport::Optional);
+    let instant = ToolDef::new("instant", object(), |_args, _ctx: Context| async move { ok("now") })
+        .unwrap()
+        .task_support(TaskSupport::Optional);
+    let required = ToolDef::new("required", object(), |_args, _ctx: Context| async move { ok("required done") })
+        .unwrap()
+        .task_support(TaskSupport::Required);
+    let tool_error = ToolDef::new("tool_error", object(), |_args, _ctx: Context| async move {
+        Err::<CallToolResult, _>(ToolError::Tool("it broke".into()))
+    })
+    .unwrap()
+    .task_support(TaskSupport::Optional);
+    let protocol_error = ToolDef::new("protocol_error", object(), |_args, _ctx: Context| async move {
+        Err::<CallToolResult, _>(ToolError::Protocol(ErrorObject::internal_error("boom")))
+    })
+    .unwrap()
+    .task_support(TaskSupport::Optional);
+    let ask_two = ToolDef::new("ask_two", object(), |_args, ctx: Context| async move {
+        let name = json!({"name": {"type": "string"}});
+        let (a, b) = tokio::join!(ctx.elicit_as("a", form("A?", name.clone())), ctx.elicit_as("b", form("B?", name)));
+        let (a, b) = (a?, b?);
+        ok(format!("{} and {}", name_of(&a), name_of(&b)))
+    })
+    .unwrap()
+    .task_support(TaskSupport::Optional);
+    let plain = ToolDef::new("plain", object(), |_args, _ctx: Context| async move { ok("plain") }).unwrap();
+    let deferred = ToolDef::new("deferred", object(), |_args, ctx: Context| async move {
+        let answer = ctx.elicit_as("user_name", form("Name?", json!({"name": {"type": "string"}}))).await?;
+        ctx.run_as_task().await?;
+        assert!(ctx.task_id().is_some(), "the rest runs as a task");
+        ok(format!("hello {}", name_of(&answer)))
+    })
+    .unwrap()
+    .task_support(TaskSupport::Required)
+    .deferred_task();
+    Server::builder("tasks-ext-test", "1.0.0")
+        .tools([slow, forever, instant, required, tool_error, protocol_error, ask_two, plain, deferred])
+        .build()
+        .unwrap()
+}
+
+fn connect(server: &Server) -> Client {
+    let (ours, theirs) = memory(64);
+    server.connect(theirs);
+    Client { wire: Wire::new(ours), next: 0 }
+}
+
+#[tokio::test]
+async fn discover_declares_the_extension_and_a_task_is_created_flat_and_completes() {
+    let gate = Arc::new(Semaphore::new(0));
+    let server = server(gate.clone());
+    let mut c = connect(&server);
+    let discover = c.ok("server/discover", json!({}), "DiscoverResult").await;
+    assert_eq!(discover["capabilities"]["extensions"][EXT], json!({}), "{discover}");
+    assert!(discover["capabilities"].get("tasks").is_none(), "{discover}");
+
+    let created = c.ok("tools/call", json!({"name": "slow", "arguments": {}}), "Result").await;
+    assert_eq!(created["resultType"], "task");
+    assert_eq!(created["status"], "working");
+    for absent in ["task", "result", "error", "inputRequests", "requestState", "ttl", "pollInterval", "content"] {
+        assert!(created.get(absent).is_none(), "`{absent}` in {created}");
+    }
+    assert!(created["ttlMs"].as_i64().is_some_and(|t| t > 0), "{created}");
+    assert!(created["pollIntervalMs"].as_i64().is_some_and(|t| t > 0), "{created}");
+    for stamp in ["createdAt", "lastUpdatedAt"] {
+        let at = created[stamp].as_str().unwrap();
+        assert!(humantime::parse_rfc3339(at).is_ok(), "{stamp}: {at}");
+    }
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    assert!(id.len() >= 22, "{id}");
+
+    // Stored before the answer: visible at once, working, with the task's fields only.
+    let working = c.get(&id).await;
+    assert_eq!(working["status"], "working");
+    for absent in ["result", "error", "inputRequests"] {
+        assert!(working.get(absent).is_none(), "`{absent}` in {working}");
+    }
+    gate.add_permits(1);
+    let done = c.until(&id, "completed").await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(text(&done["result"]), "slow done");
+    assert!(done.get("error").is_none());
+    let related = done["result"].get("_meta").and_then(|m| m.get("io.modelcontextprotocol/related-task"));
+    assert!(related.is_none(), "{done}");
+}
+
+#[tokio::test]
+async fn a_tool_error_completes_the_task_and_a_protocol_error_fails_it() {
+    let server = server(Arc::new(Semaphore::new(0)));
+    let mut c = connect(&server);
+    let id = c.start("tool_error", json!({})).await;
+    let done = c.until(&id, "completed").await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["isError"], true, "{done}");
+
+    let id = c.start("protocol_error", json!({})).await;
+    let failed = c.until(&id, "failed").await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    assert_eq!(failed["error"]["message"], "internal error: boom", "{failed}");
+    assert_eq!(failed["statusMessage"], failed["error"]["message"], "{failed}");
+    assert!(failed.get("result").is_none(), "{failed}");
+}
+
+#[tokio::test]
+async fn input_inside_a_task_is_asked_in_input_requests_and_answered_in_parts() {
+    let server = server(Arc::new(Semaphore::new(0)));
+    let mut c = connect(&server);
+    let id = c.start("ask_two", json!({})).await;
+    let mut waiting = c.until(&id, "input_required").await;
+    // Both asks run together: wait until both are outstanding.
+    for _ in 0..10_000 {
+        if waiting["inputRequests"].as_object().is_some_and(|r| r.len() == 2) {
+            break;
+        }
+        tokio::task::yield_now().await;
+        waiting = c.get(&id).await;
+    }
+    assert_eq!(waiting["status"], "input_required", "{waiting}");
+    let requests = waiting["inputRequests"].as_object().unwrap();
+    assert_eq!(requests.keys().collect::<Vec<_>>(), ["a", "b"], "{waiting}");
+    assert_eq!(requests["a"]["method"], "elicitation/create");
+    assert_eq!(requests["a"]["params"]["message"], "A?");
+
+    // One answer (and an unknown key, ignored): acknowledged with an empty result, and the
+    // other stays outstanding.
+    let answers = json!({
+        "a": {"action": "accept", "content": {"name": "Ann"}},
+        "unknown-key": {"ignored": true},
+    });
+    let ack = c.ok("tasks/update", json!({"taskId": id, "inputResponses": answers}), "Result").await;
+    assert_eq!(ack["resultType"], "complete");
+    for absent in ["taskId", "status", "result", "error", "inputRequests"] {
+        assert!(ack.get(absent).is_none(), "`{absent}` in {ack}");
+    }
+    let still = c.get(&id).await;
+    assert_eq!(still["status"], "input_required", "{still}");
+    assert_eq!(still["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["b"], "{still}");
+
+    let answers = json!({"b": {"action": "accept", "content": {"name": "Bob"}}});
+    c.ok("tasks/update", json!({"taskId": id, "inputResponses": answers}), "Result").await;
+    let done = c.until(&id, "completed").await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(text(&done["result"]), "Ann and Bob");
+}
+
+#[tokio::test]
+async fn cancel_acknowledges_even_a_terminal_task_and_unknown_tasks_are_invalid_params() {
+    let server = server(Arc::new(Semaphore::new(1)));
+    let mut c = connect(&server);
+    let id = c.start("forever", json!({})).await;
+    let ack = c.ok("tasks/cancel", json!({"taskId": id}), "Result").await;
+    assert_eq!(ack["resultType"], "complete");
+    for absent in ["taskId", "status", "result", "error", "inputRequests"] {
+        assert!(ack.get(absent).is_none(), "`{absent}` in {ack}");
+    }
+    let cancelled = c.get(&id).await;
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    assert!(cancelled.get("result").is_none() && cancelled.get("error").is_none(), "{cancelled}");
+    // Again, and on a completed task: the same acknowledgement, the status unchanged.
+    let again = c.ok("tasks/cancel", json!({"taskId": id}), "Result").await;
+    assert_eq!(again["resultType"], "complete");
+    let id2 = c.start("slow", json!({})).await;
+    assert_eq!(c.until(&id2, "completed").await["status"], "completed");
+    c.ok("tasks/cancel", json!({"taskId": id2}), "Result").await;
+    assert_eq!(c.get(&id2).await["status"], "completed");
+
+    // A task waiting for input is cancelled too.
+    let id3 = c.start("ask_two", json!({})).await;
+    assert_eq!(c.until(&id3, "input_required").await["status"], "input_required");
+    c.ok("tasks/cancel", json!({"taskId": id3}), "Result").await;
+    let cancelled = c.get(&id3).await;
+    assert_eq!(cancelled["status"], "cancelled");
+    assert!(cancelled.get("inputRequests").is_none(), "{cancelled}");
+
+    for method in ["tasks/get", "tasks/cancel", "tasks/update"] {
+        let e = c.error(method, json!({"taskId": "no-such-task", "inputResponses": {}}), with_ext()).await;
+        assert_eq!(e["code"], -32602, "{method}: {e}");
+    }
+    let e = c.error("tasks/get", json!({}), with_ext()).await;
+    assert_eq!(e["code"], -32602, "no taskId: {e}");
+    let e = c.error("tasks/update", json!({"taskId": id3, "inputResponses": [1]}), with_ext()).await;
+    assert_eq!(e["code"], -32602, "inputResponses not an object: {e}");
+}
+
+#[tokio::test]
+async fn without_the_extension_tasks_are_gated_and_calls_run_synchronously() {
+    let server = server(Arc::new(Semaphore::new(1)));
+    let mut c = connect(&server);
+    let required = json!({"extensions": {EXT: {}}});
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let e = c.error(method, json!({"taskId": "gate-test", "inputResponses": {}}), without_ext()).await;
+        assert_eq!(e["code"], -32021, "{method}: {e}");
+        assert_eq!(e["data"]["requiredCapabilities"], required, "{method}: {e}");
+        validate("2026-07-28", "MissingRequiredClientCapabilityError", &json!({"jsonrpc": "2.0", "id": 1, "error": e}));
+    }
+    let e = c.error("tools/call", json!({"name": "required", "arguments": {}}), without_ext()).await;
+    assert_eq!(e["code"], -32021, "{e}");
+    assert_eq!(e["data"]["requiredCapabilities"], required, "{e}");
+
+    // An optional tool without the extension: a plain call.
+    let answer = c.send("tools/call", json!({"name": "instant", "arguments": {}}), without_ext()).await;
+    let result = &answer["result"];
+    validate("2026-07-28", "CallToolResult", result);
+    assert_eq!(result["resultType"], "complete", "{answer}");
+    assert_eq!(text(result), "now");
+    assert!(result.get("taskId").is_none(), "{answer}");
+
+    // A tool without task support stays a plain call, even with the extension and a legacy
+    // `task` param.
+    let params = json!({"name": "plain", "arguments": {}, "task": {"ttl": 60000, "pollInterval": 100}});
+    let plain = c.ok("tools/call", params, "CallToolResult").await;
+    assert_eq!(plain["resultType"], "complete");
+    assert_eq!(text(&plain), "plain");
+    assert!(plain.get("taskId").is_none());
+
+    // The 2025-11-25 methods the extension removed.
+    for removed in ["tasks/result", "tasks/list"] {
+        let e = c.error(removed, json!({"taskId": "x"}), with_ext()).await;
+        assert_eq!(e["code"], -32601, "{removed}: {e}");
+    }
+}
+
+#[tokio::test]
+async fn a_deferred_task_runs_its_input_rounds_synchronously_then_becomes_a_task() {
+    let server = server(Arc::new(Semaphore::new(0)));
+    let mut c = connect(&server);
+    let first = c.ok("tools/call", json!({"name": "deferred", "arguments": {}}), "InputRequiredResult").await;
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    assert!(first.get("taskId").is_none(), "{first}");
+    assert_eq!(first["inputRequests"]["user_name"]["method"], "elicitation/create");
+    let state = first["requestState"].clone();
+    let answers = json!({"user_name": {"action": "accept", "content": {"name": "Alice"}}});
+    let params = json!({"name": "deferred", "arguments": {}, "inputResponses": answers, "requestState": state});
+    let created = c.ok("tools/call", params, "Result").await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert!(created.get("requestState").is_none() && created.get("inputRequests").is_none(), "{created}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let done = c.until(&id, "completed").await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(text(&done["result"]), "hello Alice");
+}
