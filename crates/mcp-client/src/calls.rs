@@ -172,16 +172,7 @@ impl Client {
     /// [`CallToolResult::is_error`]); protocol failures are errors.
     pub async fn call_tool(&self, name: &str, arguments: serde_json::Value) -> Result<CallToolResult, ClientError> {
         let mut params = CallToolRequestParams::new(name);
-        params.arguments = match arguments {
-            serde_json::Value::Object(m) => Some(m),
-            serde_json::Value::Null => None,
-            other => {
-                return Err(ClientError::InvalidArguments {
-                    tool: name.to_owned(),
-                    detail: format!("arguments must be a JSON object, not {other}"),
-                });
-            }
-        };
+        params.arguments = arguments_object(name, arguments)?;
         self.call_tool_with(params, CallOptions::default()).await
     }
 
@@ -377,6 +368,21 @@ impl Client {
             self.peer.notify::<RootsListChangedNotification>(Default::default()).await?;
         }
         Ok(())
+    }
+}
+
+/// A tool's JSON arguments as the object `tools/call` carries: an object, or `null` for none.
+pub(crate) fn arguments_object(
+    tool: &str,
+    arguments: serde_json::Value,
+) -> Result<Option<mcp_types::JsonObject>, ClientError> {
+    match arguments {
+        serde_json::Value::Object(m) => Ok(Some(m)),
+        serde_json::Value::Null => Ok(None),
+        other => Err(ClientError::InvalidArguments {
+            tool: tool.to_owned(),
+            detail: format!("arguments must be a JSON object, not {other}"),
+        }),
     }
 }
 

@@ -19,9 +19,11 @@ use mcp_jsonrpc::{CancellationToken, ErrorObject, Peer, RequestContext, Router};
 use mcp_types::{
     CancelTaskRequest, CancelTaskRequestParams, CancelTaskResult, CreateMessageRequestParams, ElicitRequestParams,
     GetTaskPayloadRequestParams, GetTaskRequest, GetTaskRequestParams, GetTaskResult, ListTasksRequest,
-    ListTasksResult, PaginatedRequestParams, ProtocolVersion, Revisions, Task, TaskMetadata, TaskStatus,
+    ListTasksResult, PaginatedRequestParams, ProtocolVersion, Task, TaskMetadata, TaskStatus,
 };
 use serde_json::Value;
+
+use crate::tasks::AnsweredWith;
 
 /// The most tasks the client keeps at once.
 pub const MAX_TASKS: usize = 64;
@@ -163,38 +165,10 @@ impl InputTasks {
 }
 
 /// A server request that may be a task: answered with its result, or with the task.
-struct MaybeTask<R>(std::marker::PhantomData<R>);
+type MaybeTask<R> = AnsweredWith<R, Value>;
 
-impl<R: mcp_types::Request> mcp_types::Request for MaybeTask<R> {
-    const METHOD: &'static str = R::METHOD;
-    const DIRECTION: mcp_types::Direction = R::DIRECTION;
-    const REVISIONS: Revisions = R::REVISIONS;
-    type Params = R::Params;
-    type Result = Value;
-}
-
-/// `tasks/result` answered with the request's own result.
-struct TaskPayload;
-
-impl mcp_types::Request for TaskPayload {
-    const METHOD: &'static str = "tasks/result";
-    const DIRECTION: mcp_types::Direction = mcp_types::Direction::Both;
-    const REVISIONS: Revisions = Revisions::from_bits(8);
-    type Params = GetTaskPayloadRequestParams;
-    type Result = Value;
-}
-
-/// The task members of a `tasks/get` or `tasks/cancel` result.
-macro_rules! task_result {
-    ($ty:ident, $task:expr) => {{
-        let t: Task = $task;
-        let mut r = $ty::new(t.created_at, t.last_updated_at, t.status, t.task_id);
-        r.poll_interval = t.poll_interval;
-        r.status_message = t.status_message;
-        r.ttl = t.ttl;
-        r
-    }};
-}
+/// `tasks/result` answered with the result of the request that made the task.
+type TaskPayload = AnsweredWith<mcp_types::GetTaskPayloadRequest, Value>;
 
 /// Runs `work` (a handler's answer, encoded for the connection's revision) as the request's
 /// answer, or as a task when the request asked for one.
@@ -221,16 +195,7 @@ where
 }
 
 async fn notify_status(peer: &Peer, task: &Task) {
-    let params = mcp_types::TaskStatusNotificationParams {
-        meta: None,
-        created_at: task.created_at.clone(),
-        last_updated_at: task.last_updated_at.clone(),
-        poll_interval: task.poll_interval,
-        status: task.status.clone(),
-        status_message: task.status_message.clone(),
-        task_id: task.task_id.clone(),
-        ttl: task.ttl,
-    };
+    let params = mcp_types::TaskStatusNotificationParams::from(task.clone());
     if let Err(e) = peer.notify::<mcp_types::TaskStatusNotification>(params).await {
         tracing::debug!(error = %e, "task status notification not sent");
     }
@@ -289,7 +254,7 @@ pub(crate) fn routes(mut router: Router, handlers: &crate::stateless::InputHandl
     router
         .request::<GetTaskRequest, _, _>(move |params: GetTaskRequestParams, _ctx| {
             let task = get.get(&params.task_id);
-            async move { Ok::<GetTaskResult, _>(task_result!(GetTaskResult, task?)) }
+            async move { Ok::<GetTaskResult, _>(task?.into()) }
         })
         .request::<TaskPayload, _, _>(move |params: GetTaskPayloadRequestParams, _ctx| {
             let tasks = payload.clone();
@@ -318,7 +283,7 @@ pub(crate) fn routes(mut router: Router, handlers: &crate::stateless::InputHandl
             async move {
                 let task = cancelled?;
                 notify_status(&peer, &task).await;
-                Ok::<CancelTaskResult, _>(task_result!(CancelTaskResult, task))
+                Ok::<CancelTaskResult, _>(task.into())
             }
         })
 }

@@ -28,43 +28,27 @@ use mcp_types::{
 
 use crate::{Client, ClientError};
 
-/// The task of a `tasks/get` or `tasks/cancel` result (the same members as a task).
-macro_rules! task_of {
-    ($result:expr) => {{
-        let r = $result;
-        Task {
-            created_at: r.created_at,
-            last_updated_at: r.last_updated_at,
-            poll_interval: r.poll_interval,
-            status: r.status,
-            status_message: r.status_message,
-            task_id: r.task_id,
-            ttl: r.ttl,
-        }
-    }};
+/// Request `R` answered with `T` instead of its own result: a task-augmented request is
+/// answered with the task, `tasks/result` with the result of the request that made the task.
+pub(crate) struct AnsweredWith<R, T>(std::marker::PhantomData<(R, T)>);
+
+impl<R, T> mcp_types::Request for AnsweredWith<R, T>
+where
+    R: mcp_types::Request,
+    T: serde::Serialize + mcp_types::WireSerialize + serde::de::DeserializeOwned + Send + 'static,
+{
+    const METHOD: &'static str = R::METHOD;
+    const DIRECTION: mcp_types::Direction = R::DIRECTION;
+    const REVISIONS: Revisions = R::REVISIONS;
+    type Params = R::Params;
+    type Result = T;
 }
 
 /// `tools/call` augmented with `task`: answered with the task.
-struct TaskToolCall;
-
-impl mcp_types::Request for TaskToolCall {
-    const METHOD: &'static str = "tools/call";
-    const DIRECTION: mcp_types::Direction = mcp_types::Direction::ClientToServer;
-    const REVISIONS: Revisions = Revisions::from_bits(8);
-    type Params = CallToolRequestParams;
-    type Result = CreateTaskResult;
-}
+type TaskToolCall = AnsweredWith<mcp_types::CallToolRequest, CreateTaskResult>;
 
 /// `tasks/result` of a task made by a `tools/call`: its `CallToolResult`.
-struct ToolTaskResult;
-
-impl mcp_types::Request for ToolTaskResult {
-    const METHOD: &'static str = "tasks/result";
-    const DIRECTION: mcp_types::Direction = mcp_types::Direction::Both;
-    const REVISIONS: Revisions = Revisions::from_bits(8);
-    type Params = GetTaskPayloadRequestParams;
-    type Result = CallToolResult;
-}
+type ToolTaskResult = AnsweredWith<mcp_types::GetTaskPayloadRequest, CallToolResult>;
 
 /// The longest wait between two polls of [`Client::wait_for_task`], whatever the server says.
 const MAX_POLL_INTERVAL: Duration = Duration::from_secs(30);
@@ -98,16 +82,7 @@ impl Client {
         ttl: Option<Duration>,
     ) -> Result<Task, ClientError> {
         let mut params = CallToolRequestParams::new(name);
-        params.arguments = match arguments {
-            serde_json::Value::Object(m) => Some(m),
-            serde_json::Value::Null => None,
-            other => {
-                return Err(ClientError::InvalidArguments {
-                    tool: name.to_owned(),
-                    detail: format!("arguments must be a JSON object, not {other}"),
-                });
-            }
-        };
+        params.arguments = crate::calls::arguments_object(name, arguments)?;
         let ttl = ttl.map(|t| i64::try_from(t.as_millis()).unwrap_or(i64::MAX));
         params.task = Some(TaskMetadata { ttl });
         self.call_tool_as_task_with(params, CallOptions::default()).await
@@ -155,7 +130,7 @@ impl Client {
     pub async fn get_task(&self, task_id: &str) -> Result<Task, ClientError> {
         self.tasks_supported(self.server_capabilities().tasks.is_some())?;
         let result = self.send_request::<GetTaskRequest>(GetTaskRequestParams::new(task_id), CallOptions::default());
-        let task = task_of!(result.await?);
+        let task = Task::from(result.await?);
         self.seen(&task);
         Ok(task)
     }
@@ -205,7 +180,7 @@ impl Client {
         let cancellable = self.server_capabilities().tasks.as_ref().is_some_and(|t| t.cancel.is_some());
         self.tasks_supported(cancellable)?;
         let params = CancelTaskRequestParams::new(task_id);
-        let task = task_of!(self.send_request::<CancelTaskRequest>(params, CallOptions::default()).await?);
+        let task = Task::from(self.send_request::<CancelTaskRequest>(params, CallOptions::default()).await?);
         self.seen(&task);
         Ok(task)
     }

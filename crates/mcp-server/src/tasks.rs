@@ -632,7 +632,6 @@ pub(crate) struct TaskLink {
     pub(crate) owner: String,
     pub(crate) tasks: Arc<Tasks>,
     pub(crate) peer: mcp_jsonrpc::Peer,
-    pub(crate) version: mcp_types::ProtocolVersion,
     /// A task of the 2026-07-28 extension: input is asked through the task's `inputRequests`
     /// (answered by `tasks/update`), not by requests to the client.
     pub(crate) extension: bool,
@@ -642,15 +641,8 @@ pub(crate) struct TaskLink {
 
 impl TaskLink {
     /// The link of a new task.
-    pub(crate) fn new(
-        id: String,
-        owner: String,
-        tasks: Arc<Tasks>,
-        peer: mcp_jsonrpc::Peer,
-        version: mcp_types::ProtocolVersion,
-        extension: bool,
-    ) -> Self {
-        TaskLink { id, owner, tasks, peer, version, extension, counters: Mutex::new(BTreeMap::new()) }
+    pub(crate) fn new(id: String, owner: String, tasks: Arc<Tasks>, peer: mcp_jsonrpc::Peer, extension: bool) -> Self {
+        TaskLink { id, owner, tasks, peer, extension, counters: Mutex::new(BTreeMap::new()) }
     }
 
     /// The next automatic input key of a kind: `elicitation-1`, `sampling-1`, ...
@@ -717,24 +709,14 @@ impl TaskLink {
     async fn set_status(&self, status: TaskStatus, message: Option<&str>) {
         let store = &self.tasks.config.store;
         if let Some(task) = store.set_status(&self.owner, &self.id, status, message.map(str::to_owned)).await {
-            notify_status(&self.peer, &task, self.version).await;
+            notify_status(&self.peer, &task).await;
         }
     }
 }
 
 /// `notifications/tasks/status` with the task's state.
-pub(crate) async fn notify_status(peer: &mcp_jsonrpc::Peer, task: &Task, version: mcp_types::ProtocolVersion) {
-    let _ = version;
-    let params = mcp_types::TaskStatusNotificationParams {
-        meta: None,
-        created_at: task.created_at.clone(),
-        last_updated_at: task.last_updated_at.clone(),
-        poll_interval: task.poll_interval,
-        status: task.status.clone(),
-        status_message: task.status_message.clone(),
-        task_id: task.task_id.clone(),
-        ttl: task.ttl,
-    };
+pub(crate) async fn notify_status(peer: &mcp_jsonrpc::Peer, task: &Task) {
+    let params = mcp_types::TaskStatusNotificationParams::from(task.clone());
     if let Err(e) = peer.notify::<mcp_types::TaskStatusNotification>(params).await {
         tracing::debug!(error = %e, "task status notification not sent");
     }
@@ -762,6 +744,10 @@ mod tests {
         let again = store.set_status("alice", &task.task_id, TaskStatus::Cancelled, None).await.unwrap();
         assert_eq!(again.status, TaskStatus::Completed, "a terminal status changed");
         assert!(store.finish("bob", &task.task_id, TaskStatus::Failed, Ok(Value::Null)).await.is_none());
+        // A task past its ttl is unknown, even before it is swept.
+        let gone = store.create("alice", Duration::ZERO, Duration::ZERO).await.unwrap();
+        assert!(store.get("alice", &gone.task_id).await.is_none());
+        assert!(store.set_status("alice", &gone.task_id, TaskStatus::Cancelled, None).await.is_none());
     }
 
     #[tokio::test]

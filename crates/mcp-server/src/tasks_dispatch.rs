@@ -90,7 +90,7 @@ pub(crate) fn start<'a>(
             .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
         let id = task.task_id.clone();
         ctx.cancel = tasks.started(&id);
-        let link = TaskLink::new(id.clone(), owner.clone(), tasks.clone(), peer.clone(), version, false);
+        let link = TaskLink::new(id.clone(), owner.clone(), tasks.clone(), peer.clone(), false);
         ctx.task = Some(Arc::new(link));
         let tasks = tasks.clone();
         tokio::spawn(async move {
@@ -113,7 +113,7 @@ pub(crate) fn start<'a>(
             if let Some(task) = tasks.config.store.finish(&owner, &id, status.clone(), outcome).await
                 && task.status == status
             {
-                notify_status(&peer, &task, version).await;
+                notify_status(&peer, &task).await;
             }
             tasks.ended(&id);
         });
@@ -223,7 +223,7 @@ impl Serve for CancelTaskRequest {
             let task =
                 store.set_status(&owner, id, TaskStatus::Cancelled, message).await.ok_or_else(|| unknown_task(id))?;
             tasks.cancel(id);
-            notify_status(call.rctx.peer(), &task, call.era.version).await;
+            notify_status(call.rctx.peer(), &task).await;
             respond(call.rctx, &task, call.era)
         })
     }

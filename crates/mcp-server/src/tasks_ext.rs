@@ -129,7 +129,7 @@ pub(crate) async fn call_tool(
         tasks.started_with(&task.task_id, cancel.clone());
         ctx.cancel = cancel.clone();
         ctx.input_rounds = None;
-        let link = TaskLink::new(task.task_id.clone(), owner, tasks.clone(), ctx.peer.clone(), ctx.version, true);
+        let link = TaskLink::new(task.task_id.clone(), owner, tasks.clone(), ctx.peer.clone(), true);
         let link = Arc::new(link);
         ctx.task = Some(link.clone());
         tokio::spawn(run(registry, name, arguments, ctx, tasks.clone(), cancel, Arc::new(OnceLock::from(link)), None));
@@ -204,14 +204,7 @@ impl Deferred {
             .await
             .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
         self.tasks.started_with(&task.task_id, self.cancel.clone());
-        let link = TaskLink::new(
-            task.task_id.clone(),
-            self.owner.clone(),
-            self.tasks.clone(),
-            ctx.peer.clone(),
-            ctx.version,
-            true,
-        );
+        let link = TaskLink::new(task.task_id.clone(), self.owner.clone(), self.tasks.clone(), ctx.peer.clone(), true);
         let _ = self.link.set(Arc::new(link));
         if let Some(tx) = self.escalate.lock_unpoisoned().take() {
             let _ = tx.send(Ran::Task(task));

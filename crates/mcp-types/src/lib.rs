@@ -61,6 +61,7 @@ pub mod meta;
 pub const X_MCP_HEADER: &str = "x-mcp-header";
 mod method;
 mod sampling_ext;
+mod task_ext;
 mod version;
 mod wire;
 
