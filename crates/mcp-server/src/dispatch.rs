@@ -42,6 +42,26 @@ use crate::server::{Registry, ServerShared};
 use crate::session::{Era, SessionState, downgrade_content, respond};
 use crate::tool::ToolError;
 
+/// The outcome of a tool's handler on checked arguments, inside an async block: arguments the
+/// input schema refuses, the handler's failure (or panic) are a result with `isError`; a
+/// protocol error is the request's error. A macro, so that a plain call's future holds the
+/// handler's future in place (a function's future around it costs a move and a state more on
+/// every call).
+macro_rules! tool_outcome {
+    ($tool:expr, $name:expr, $arguments:expr, $ctx:expr) => {{
+        let (arguments, problem) = $tool.check_arguments($arguments.unwrap_or_default());
+        match problem {
+            Some(problem) => Ok(CallToolResult::error(problem)),
+            None => match AssertUnwindSafe($tool.handler.call(arguments, $ctx)).catch_unwind().await {
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err(ToolError::Tool(message))) => Ok(CallToolResult::error(message)),
+                Ok(Err(ToolError::Protocol(e))) => Err(e),
+                Err(panic) => Ok(tool_panicked($name, panic.as_ref())),
+            },
+        }
+    }};
+}
+
 /// One request being served: what its method may need, borrowed from the caller.
 #[derive(Clone, Copy)]
 pub(crate) struct Call<'a> {
@@ -236,8 +256,6 @@ struct ToolCallParams<'a> {
     arguments: Option<JsonObject>,
     #[serde(rename = "_meta", default)]
     meta: Option<CallMeta>,
-    #[serde(default)]
-    task: Option<mcp_types::TaskMetadata>,
 }
 
 #[derive(serde::Deserialize)]
@@ -249,14 +267,14 @@ struct CallMeta {
 /// What a `tools/call` needs of its params (the name borrowed from them where it has no
 /// escapes): the input of [`CallToolRequest`], cheaper than its whole params.
 pub(crate) struct ToolCall<'a> {
-    name: Cow<'a, str>,
-    arguments: Option<JsonObject>,
-    progress: Option<ProgressToken>,
-    /// `task` (2025-11-25): the call is to run as a task.
-    task: Option<mcp_types::TaskMetadata>,
+    pub(crate) name: Cow<'a, str>,
+    pub(crate) arguments: Option<JsonObject>,
+    pub(crate) progress: Option<ProgressToken>,
 }
 
 impl<'a> FromParams<'a> for ToolCall<'a> {
+    // In the request's future, as before tasks moved `serve`'s body behind a branch.
+    #[inline(always)]
     fn read(call: &Call<'a>) -> Result<ToolCall<'a>, ErrorObject> {
         let req = call.req;
         // A request of the stateless revision had its params indexed for its envelope: its
@@ -281,13 +299,12 @@ impl<'a> FromParams<'a> for ToolCall<'a> {
                 name,
                 arguments: member(params.get("arguments"))?,
                 progress: member(req.meta_object().and_then(|m| m.get(mcp_types::meta::PROGRESS_TOKEN)))?,
-                task: None,
             });
         }
         let text = req.params.as_deref().map_or("{}", serde_json::value::RawValue::get);
-        let ToolCallParams { name, arguments, meta, task } =
+        let ToolCallParams { name, arguments, meta } =
             serde_json::from_str(text).map_err(ErrorObject::invalid_params)?;
-        Ok(ToolCall { name, arguments, progress: meta.and_then(|m| m.progress_token), task })
+        Ok(ToolCall { name, arguments, progress: meta.and_then(|m| m.progress_token) })
     }
 }
 
@@ -297,84 +314,38 @@ impl Serve for CallToolRequest {
         capabilities.tools.is_some()
     }
     fn serve<'a>(call: &Call<'a>, input: ToolCall<'a>) -> impl Future<Output = Reply> + Send {
+        let call = *call;
         async move {
+            // A server with task tools decides first whether the call is (or must be) a task:
+            // that path is boxed, out of this future.
+            let input = match &call.server.tasks {
+                None => input,
+                Some(tasks) => match crate::tasks_dispatch::route(&call, tasks, input) {
+                    Ok(task_path) => return task_path.await,
+                    Err(plain) => plain,
+                },
+            };
             // Only what the call needs was decoded, and is kept across its await.
-            let ToolCall { name, arguments, progress, task } = input;
+            let ToolCall { name, arguments, progress } = input;
             let registry = call.server.registry();
             let Some(tool) = registry.tool(&name) else {
                 return Err(ErrorObject::invalid_params(format!("unknown tool `{name}`")));
             };
-            // 2026-07-28: the tasks extension decides (boxed: a rare path).
-            if call.era.is_stateless()
-                && tool.task_support != crate::TaskSupport::Forbidden
-                && let Some(tasks) = &call.server.tasks
-            {
-                let (registry, name) = (registry.clone(), name.into_owned());
-                return Box::pin(crate::tasks_ext::call_tool(*call, tasks, registry, name, arguments, progress)).await;
-            }
-            if let Some(tasks) = crate::tasks_dispatch::offered(call) {
-                match (tool.task_support, task) {
-                    (crate::TaskSupport::Forbidden, Some(_)) => {
-                        return Err(ErrorObject::new(
-                            ErrorCode::METHOD_NOT_FOUND.code(),
-                            format!("tool `{name}` cannot be called as a task"),
-                        ));
-                    }
-                    (crate::TaskSupport::Required, None) => {
-                        return Err(ErrorObject::new(
-                            ErrorCode::METHOD_NOT_FOUND.code(),
-                            format!("tool `{name}` must be called as a task"),
-                        ));
-                    }
-                    (_, Some(meta)) => {
-                        let ctx = call.context(progress);
-                        return crate::tasks_dispatch::start(
-                            call,
-                            tasks,
-                            registry.clone(),
-                            name.into_owned(),
-                            arguments,
-                            ctx,
-                            meta,
-                        )
-                        .await;
-                    }
-                    (_, None) => {}
-                }
-            }
-            let mut result = run_tool(tool, &name, arguments, call.context(progress)).await?;
+            let mut result: CallToolResult = tool_outcome!(tool, &name, arguments, call.context(progress))?;
             downgrade_content(&mut result.content, call.era.version);
             call.respond::<Self>(&result)
         }
     }
 }
 
-/// Runs a tool's handler on checked arguments: arguments the input schema refuses, the
-/// handler's failure (or panic) are a result with `isError`; a protocol error is the
-/// request's error.
+/// [`tool_outcome!`] as a future of its own, for the task paths.
 pub(crate) fn run_tool<'a>(
     tool: &'a crate::ToolDef,
     name: &'a str,
     arguments: Option<JsonObject>,
     ctx: Context,
 ) -> impl Future<Output = Result<CallToolResult, ErrorObject>> + Send + 'a {
-    // The context goes straight into the handler's call, not into this future as well.
-    let (arguments, problem) = tool.check_arguments(arguments.unwrap_or_default());
-    let call = match problem {
-        Some(problem) => Err(problem),
-        None => Ok(AssertUnwindSafe(tool.handler.call(arguments, ctx)).catch_unwind()),
-    };
-    async move {
-        Ok(match call {
-            Err(problem) => CallToolResult::error(problem),
-            Ok(handler) => match handler.await {
-                Ok(Ok(result)) => result,
-                Ok(Err(ToolError::Tool(message))) => CallToolResult::error(message),
-                Ok(Err(ToolError::Protocol(e))) => return Err(e),
-                Err(panic) => tool_panicked(name, panic.as_ref()),
-            },
-        })
-    }
+    async move { tool_outcome!(tool, name, arguments, ctx) }
 }
 
 /// The result of a tool whose handler panicked (with `isError`).

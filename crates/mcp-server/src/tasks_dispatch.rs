@@ -16,6 +16,7 @@ use mcp_types::{
 };
 use serde_json::Value;
 
+use crate::TaskSupport;
 use crate::context::Context;
 use crate::dispatch::{Call, Serve, run_tool};
 use crate::server::Registry;
@@ -63,6 +64,62 @@ fn tasks_of<'a, R: mcp_types::Request>(call: &Call<'a>) -> Result<&'a Arc<Tasks>
 
 fn unknown_task(id: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!("unknown task `{id}`"))
+}
+
+/// Where a `tools/call` goes on a server with task tools: `Ok` with the (boxed) answer of a
+/// call that is a task or is refused for not being one, `Err` with the input of a plain call.
+///
+/// - 2026-07-28 (the extension): a task-supporting tool is served by `tasks_ext`, which
+///   decides by the request's declared capabilities;
+/// - 2025-11-25: a task of a `forbidden` tool, or a plain call of a `required` one, is -32601;
+///   a `task` member starts a task;
+/// - otherwise (an unknown tool included) the plain call.
+pub(crate) fn route<'a>(
+    call: &Call<'a>,
+    tasks: &'a Arc<Tasks>,
+    input: crate::dispatch::ToolCall<'a>,
+) -> Result<futures_util::future::BoxFuture<'a, Reply>, crate::dispatch::ToolCall<'a>> {
+    use futures_util::FutureExt as _;
+    let registry = call.server.registry();
+    let Some(tool) = registry.tool(&input.name) else { return Err(input) };
+    let support = tool.task_support;
+    if call.era.is_stateless() {
+        if support == TaskSupport::Forbidden {
+            return Err(input);
+        }
+        let crate::dispatch::ToolCall { name, arguments, progress, .. } = input;
+        let future =
+            crate::tasks_ext::call_tool(*call, tasks, registry.clone(), name.into_owned(), arguments, progress);
+        return Ok(future.boxed());
+    }
+    if offered(call).is_none() {
+        return Err(input);
+    }
+    // The `task` member, read only here: a plain call's params decoding does not look for it.
+    #[derive(serde::Deserialize)]
+    struct TaskMember {
+        #[serde(default)]
+        task: Option<TaskMetadata>,
+    }
+    let text = call.req.params.as_deref().map_or("{}", serde_json::value::RawValue::get);
+    let task = match serde_json::from_str::<TaskMember>(text) {
+        Ok(member) => member.task,
+        Err(e) => return Ok(std::future::ready(Err(ErrorObject::invalid_params(e))).boxed()),
+    };
+    let refuse = |message: String| {
+        let error = ErrorObject::new(mcp_types::ErrorCode::METHOD_NOT_FOUND.code(), message);
+        Ok(std::future::ready(Err(error)).boxed())
+    };
+    match (support, task) {
+        (TaskSupport::Forbidden, Some(_)) => refuse(format!("tool `{}` cannot be called as a task", input.name)),
+        (TaskSupport::Required, None) => refuse(format!("tool `{}` must be called as a task", input.name)),
+        (_, Some(meta)) => {
+            let crate::dispatch::ToolCall { name, arguments, progress } = input;
+            let ctx = call.context(progress);
+            Ok(start(call, tasks, registry.clone(), name.into_owned(), arguments, ctx, meta).boxed())
+        }
+        (_, None) => Err(input),
+    }
 }
 
 /// Starts a task-augmented `tools/call`: creates the task, runs the tool in the background and
