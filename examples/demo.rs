@@ -4,12 +4,16 @@
 //! server (a child process on pipes), performs the handshake, lists everything it offers,
 //! calls its tools (one reporting progress and logging, one asking the client's "model" a
 //! question, one asking the "user" to confirm an order), renders a prompt, reads resources,
-//! asks for completions, and shuts the child down. A second connection, in protocol revision
-//! 2025-11-25, runs a long tool call as a task: answered at once, its progress reported as it
-//! runs, its result awaited.
+//! asks for completions, runs a long tool call as a task (the 2026-07-28 tasks extension), and
+//! shuts the child down. A second connection, in protocol revision 2025-11-25, runs the same
+//! call as a task of that revision: answered at once, its progress reported as it runs, its
+//! result awaited.
 
 use std::collections::BTreeMap;
 
+use anyhow::Context as _;
+
+use mcp_sdk::client::tasks::ToolTask;
 use mcp_sdk::client::{CallOptions, ClientBuilder, ServerEvent};
 use mcp_sdk::transport::stdio::ChildCommand;
 use mcp_sdk::types::{
@@ -101,6 +105,17 @@ async fn main() -> anyhow::Result<()> {
     let done = client.complete(PromptReference::new("review"), argument).await?;
     println!("complete review.language 'r' = {:?}", done.completion.values);
 
+    // Tasks in 2026-07-28: the call declares the tasks extension, and the server makes it a
+    // task (or answers at once); the client polls it to its result.
+    match client.call_tool_as_task("build", serde_json::json!({"target": "debug", "steps": 2}), None).await? {
+        ToolTask::Running(task) => {
+            println!("build(debug) as a task: {} is {:?}", task.task_id, task.status);
+            println!("build(debug) = {}", show(&client.wait_for_task(&task.task_id).await?));
+        }
+        ToolTask::Done(result) => println!("build(debug) = {} (answered at once)", show(&result)),
+        other => println!("build(debug): {other:?}"),
+    }
+
     client.close().await?;
     println!("server stopped");
 
@@ -114,7 +129,7 @@ async fn main() -> anyhow::Result<()> {
     let options = CallOptions::default().on_progress(|p| {
         println!("  [task progress {}/{}: {}]", p.progress, p.total.unwrap_or(0.0), p.message.unwrap_or_default());
     });
-    let task = sessions.call_tool_as_task_with(build, options).await?;
+    let task = sessions.call_tool_as_task_with(build, options).await?.task().cloned().context("no task")?;
     println!("build(release) as a task: {} is {:?}", task.task_id, task.status);
     println!("build(release) = {}", show(&sessions.wait_for_task(&task.task_id).await?));
     sessions.close().await?;

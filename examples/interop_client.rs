@@ -1056,7 +1056,8 @@ async fn everything(ctx: &Ctx, r: &mut Report) {
 async fn start_research_task(ctx: &Ctx, arguments: Value) -> anyhow::Result<String> {
     let client = &ctx.client;
     ensure!(client.supports_tool_tasks(), "the server declares no task support for tools");
-    let task = client.call_tool_as_task("simulate-research-query", arguments, Some(Duration::from_secs(60))).await?;
+    let answer = client.call_tool_as_task("simulate-research-query", arguments, Some(Duration::from_secs(60))).await?;
+    let task = answer.task().cloned().context("a 2025-11-25 server answers with a task")?;
     let id = task.task_id;
     ensure!(
         matches!(task.status, TaskStatus::Working | TaskStatus::InputRequired),

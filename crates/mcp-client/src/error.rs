@@ -157,6 +157,9 @@ pub enum Violation {
     /// The server ended a `subscriptions/listen` request before acknowledging it.
     #[error("the subscription ended before it was acknowledged")]
     UnacknowledgedSubscription,
+    /// A task of the 2026-07-28 tasks extension lacks a member or has it of the wrong type.
+    #[error("the task's `{0}` is missing or malformed")]
+    MalformedTask(&'static str),
 }
 
 impl ClientError {

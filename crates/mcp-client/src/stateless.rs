@@ -26,6 +26,9 @@ use crate::tool_headers::HeaderRules;
 /// The stateless revision this client speaks.
 pub(crate) const STATELESS: ProtocolVersion = ProtocolVersion::V2026_07_28;
 
+/// The tasks extension of 2026-07-28 (SEP-2663).
+pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// The requests a server may answer with `input_required`.
 const INPUT_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
 
@@ -132,6 +135,9 @@ pub(crate) fn supported_versions(error: &ErrorObject) -> Option<Vec<String>> {
 /// Sends a stateless request: `_meta` filled in, a rejected revision retried once when the
 /// server lists ours, `input_required` answered (up to `max_rounds` retries). Returns the
 /// complete result, as JSON.
+///
+/// With `tasks`, the request declares the tasks extension in its client capabilities, and a
+/// task (`resultType: "task"`) is a result too.
 pub(crate) async fn call<R: Request>(
     peer: &Peer,
     meta: &RequestMeta,
@@ -139,9 +145,13 @@ pub(crate) async fn call<R: Request>(
     max_rounds: usize,
     params: &R::Params,
     mut options: CallOptions,
+    tasks: bool,
 ) -> Result<Value, ClientError> {
     let mut base = params_object(params)?;
     meta.apply(&mut base, STATELESS.as_str());
+    if tasks {
+        declare_tasks(&mut base);
+    }
     options.hints = meta.hints(R::METHOD, &base);
     let mut params = base.clone();
     let mut rounds = 0usize;
@@ -163,6 +173,7 @@ pub(crate) async fn call<R: Request>(
         };
         match result_type(&result) {
             None | Some("complete") => return Ok(result),
+            Some("task") if tasks => return Ok(result),
             Some("input_required") if INPUT_METHODS.contains(&R::METHOD) => {
                 if rounds >= max_rounds {
                     return Err(ClientError::TooManyRounds { method: R::METHOD.to_owned(), rounds });
@@ -178,14 +189,25 @@ pub(crate) async fn call<R: Request>(
     }
 }
 
-/// Answers the input requests of an `input_required` result; puts `inputResponses` and the
-/// exact `requestState` (if any) into the params of the retry.
-async fn fulfil(
+/// Declares the tasks extension in the client capabilities of a request's `_meta`.
+fn declare_tasks(params: &mut JsonObject) {
+    let Some(Value::Object(meta)) = params.get_mut("_meta") else { return };
+    let caps = meta.entry(meta::CLIENT_CAPABILITIES.to_owned()).or_insert_with(|| Value::Object(JsonObject::new()));
+    if let Value::Object(caps) = caps {
+        let extensions = caps.entry("extensions").or_insert_with(|| Value::Object(JsonObject::new()));
+        if let Value::Object(extensions) = extensions {
+            extensions.insert(TASKS_EXTENSION.to_owned(), Value::Object(JsonObject::new()));
+        }
+    }
+}
+
+/// The answers to the `inputRequests` of `result` (an `input_required` result, or a task
+/// waiting for input), by key, from the builder's handlers.
+pub(crate) async fn input_responses(
     method: &str,
     result: &Value,
     handlers: &InputHandlers,
-    params: &mut JsonObject,
-) -> Result<(), ClientError> {
+) -> Result<JsonObject, ClientError> {
     let malformed = |field| ClientError::protocol(method, Violation::MalformedInputRequired(field));
     let requests = match result.get("inputRequests") {
         Some(Value::Object(m)) => m.clone(),
@@ -203,6 +225,19 @@ async fn fulfil(
         let response = answer(&method, raw_params, handlers).await?;
         responses.insert(key, response);
     }
+    Ok(responses)
+}
+
+/// Answers the input requests of an `input_required` result; puts `inputResponses` and the
+/// exact `requestState` (if any) into the params of the retry.
+async fn fulfil(
+    method: &str,
+    result: &Value,
+    handlers: &InputHandlers,
+    params: &mut JsonObject,
+) -> Result<(), ClientError> {
+    let malformed = |field| ClientError::protocol(method, Violation::MalformedInputRequired(field));
+    let responses = input_responses(method, result, handlers).await?;
     if !responses.is_empty() {
         params.insert("inputResponses".to_owned(), Value::Object(responses));
     }
@@ -433,8 +468,19 @@ impl StatelessConnection {
         params: &R::Params,
         options: CallOptions,
     ) -> Result<R::Result, ClientError> {
-        let value = call::<R>(peer, &self.meta, &self.handlers, self.max_rounds, params, options).await?;
+        let value = call::<R>(peer, &self.meta, &self.handlers, self.max_rounds, params, options, false).await?;
         decode_result::<R>(value)
+    }
+
+    /// Sends a request that declares the tasks extension; its result as JSON (a task, or the
+    /// request's own result).
+    pub(crate) async fn call_with_tasks<R: Request>(
+        &self,
+        peer: &Peer,
+        params: &R::Params,
+        options: CallOptions,
+    ) -> Result<Value, ClientError> {
+        call::<R>(peer, &self.meta, &self.handlers, self.max_rounds, params, options, true).await
     }
 
     /// A list page, from the cache when it is fresh there.
@@ -449,8 +495,8 @@ impl StatelessConnection {
             return decode_result::<R>(page);
         }
         let params = page_params(cursor.clone());
-        let page =
-            call::<R>(peer, &self.meta, &self.handlers, self.max_rounds, &params, CallOptions::default()).await?;
+        let page = call::<R>(peer, &self.meta, &self.handlers, self.max_rounds, &params, CallOptions::default(), false)
+            .await?;
         cache.put(R::METHOD, cursor, &page);
         decode_result::<R>(page)
     }

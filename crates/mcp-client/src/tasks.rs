@@ -1,20 +1,33 @@
-//! Tasks of protocol revision 2025-11-25, from the client: a tool called as a task answers at
-//! once with the task; the client polls it, waits for its result, lists or cancels it, and
-//! hears of its status changes ([`ServerEvent::TaskStatus`](crate::ServerEvent::TaskStatus)).
+//! Tools called as tasks, from the client, in both forms: the tasks of protocol revision
+//! 2025-11-25 (a `tools/call` with `task`; `tasks/get`, `tasks/result`, `tasks/list`,
+//! `tasks/cancel`; status notifications as [`ServerEvent::TaskStatus`](crate::ServerEvent::TaskStatus))
+//! and the tasks extension of 2026-07-28 (`io.modelcontextprotocol/tasks`: the call declares
+//! the extension and the server decides; `tasks/get` carries the result, or the input the
+//! task waits for, which the client answers with `tasks/update`; `tasks/cancel`). The same
+//! calls serve both.
 //!
 //! ```no_run
 //! # async fn run(client: mcp_client::Client) -> Result<(), mcp_client::ClientError> {
-//! let task = client.call_tool_as_task("build", serde_json::json!({"target": "release"}), None).await?;
-//! // ... the tool runs on the server; meanwhile:
-//! let now = client.get_task(&task.task_id).await?;
-//! println!("{:?}", now.status);
-//! let result = client.wait_for_task(&task.task_id).await?;
-//! # let _ = result; Ok(()) }
+//! use mcp_client::tasks::ToolTask;
+//! match client.call_tool_as_task("build", serde_json::json!({"target": "release"}), None).await? {
+//!     ToolTask::Running(task) => {
+//!         // ... the tool runs on the server; meanwhile:
+//!         println!("{:?}", client.get_task(&task.task_id).await?.status);
+//!         let result = client.wait_for_task(&task.task_id).await?;
+//! #       let _ = result;
+//!     }
+//!     // A 2026-07-28 server may answer at once.
+//!     ToolTask::Done(result) => println!("{result:?}"),
+//!     _ => {}
+//! }
+//! # Ok(()) }
 //! ```
 //!
-//! Input the server needs while the task runs (an elicitation, a sampling request) comes as a
-//! request to the client's handlers, as for a plain call; [`Client::wait_for_task`] calls
-//! `tasks/result` when the task says `input_required`, which is where a server may send it.
+//! Input the server needs while the task runs (an elicitation, a sampling request) is answered
+//! by the builder's handlers: in 2025-11-25 it comes as a request to the client
+//! ([`Client::wait_for_task`] calls `tasks/result` when the task says `input_required`, where a
+//! server may send it); in 2026-07-28 `wait_for_task` finds it in the task's `inputRequests`
+//! and sends the answers with `tasks/update`.
 
 use std::time::Duration;
 
@@ -26,7 +39,69 @@ use mcp_types::{
     PaginatedRequestParams, Revisions, Task, TaskMetadata, TaskStatus,
 };
 
+use serde_json::Value;
+
+use crate::stateless::{StatelessConnection, TASKS_EXTENSION, input_responses};
 use crate::{Client, ClientError};
+
+/// What a tool called as a task answered.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ToolTask {
+    /// The task the call became (always, in 2025-11-25).
+    Running(Task),
+    /// The call's result: a 2026-07-28 server may answer at once rather than make a task.
+    Done(CallToolResult),
+}
+
+impl ToolTask {
+    /// The task, if the call became one.
+    pub fn task(&self) -> Option<&Task> {
+        match self {
+            ToolTask::Running(task) => Some(task),
+            ToolTask::Done(_) => None,
+        }
+    }
+}
+
+/// A task method of the 2026-07-28 extension: its params and result as JSON (the core schema
+/// of 2026-07-28 has no task types, so the generated ones would drop their members).
+macro_rules! extension_method {
+    ($($marker:ident = $method:literal),* $(,)?) => {$(
+        struct $marker;
+        impl mcp_types::Request for $marker {
+            const METHOD: &'static str = $method;
+            const DIRECTION: mcp_types::Direction = mcp_types::Direction::ClientToServer;
+            const REVISIONS: Revisions = Revisions::ALL;
+            type Params = mcp_types::JsonObject;
+            type Result = Value;
+        }
+    )*};
+}
+
+extension_method!(ExtensionGet = "tasks/get", ExtensionUpdate = "tasks/update", ExtensionCancel = "tasks/cancel");
+
+/// `{"taskId": id}`.
+fn task_params(task_id: &str) -> mcp_types::JsonObject {
+    let mut params = mcp_types::JsonObject::new();
+    params.insert("taskId".to_owned(), Value::from(task_id));
+    params
+}
+
+/// The task of an extension's task (`resultType: "task"`) or detailed task (`tasks/get`).
+fn extension_task(method: &str, value: &Value) -> Result<Task, ClientError> {
+    let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+    let malformed = || ClientError::protocol(method, crate::Violation::MalformedTask("taskId"));
+    let task_id = text("taskId").ok_or_else(malformed)?;
+    let status: TaskStatus = serde_json::from_value(value.get("status").cloned().unwrap_or_default())
+        .map_err(|e| ClientError::decode(method, e))?;
+    let mut task =
+        Task::new(text("createdAt").unwrap_or_default(), text("lastUpdatedAt").unwrap_or_default(), status, task_id);
+    task.status_message = text("statusMessage");
+    task.ttl = value.get("ttlMs").and_then(Value::as_i64);
+    task.poll_interval = value.get("pollIntervalMs").and_then(Value::as_i64);
+    Ok(task)
+}
 
 /// Request `R` answered with `T` instead of its own result: a task-augmented request is
 /// answered with the task, `tasks/result` with the result of the request that made the task.
@@ -61,26 +136,32 @@ const MAX_TASK_PROGRESS: usize = 256;
 pub(crate) type TaskProgress = std::sync::Mutex<std::collections::VecDeque<(String, ProgressRegistration)>>;
 
 impl Client {
-    /// Whether the server runs tools as tasks (it declared `tasks.requests.tools.call`).
+    /// Whether the server runs tools as tasks: it declared `tasks.requests.tools.call`
+    /// (2025-11-25), or the tasks extension (2026-07-28).
     pub fn supports_tool_tasks(&self) -> bool {
-        self.server_capabilities()
-            .tasks
-            .as_ref()
-            .and_then(|t| t.requests.as_ref())
-            .and_then(|r| r.tools.as_ref())
-            .is_some_and(|t| t.call.is_some())
+        let caps = self.server_capabilities();
+        match self.stateless() {
+            Some(_) => caps.extensions.as_ref().is_some_and(|e| e.contains_key(TASKS_EXTENSION)),
+            None => caps
+                .tasks
+                .as_ref()
+                .and_then(|t| t.requests.as_ref())
+                .and_then(|r| r.tools.as_ref())
+                .is_some_and(|t| t.call.is_some()),
+        }
     }
 
-    /// Calls a tool as a task (2025-11-25): the server answers at once with the task, and
-    /// runs the tool on. `ttl` asks how long the server keeps it (the server may grant
-    /// another). Fails with [`ClientError::NotSupported`] if the server declared no task
-    /// support for tools.
+    /// Calls a tool as a task: in 2025-11-25 the server answers at once with the task and runs
+    /// the tool on; in 2026-07-28 the call declares the tasks extension and the server decides
+    /// (a task, or the result at once). `ttl` asks how long the server keeps the task
+    /// (2025-11-25; the server may grant another). Fails with [`ClientError::NotSupported`] if
+    /// the server declared no task support for tools.
     pub async fn call_tool_as_task(
         &self,
         name: &str,
         arguments: serde_json::Value,
         ttl: Option<Duration>,
-    ) -> Result<Task, ClientError> {
+    ) -> Result<ToolTask, ClientError> {
         let mut params = CallToolRequestParams::new(name);
         params.arguments = crate::calls::arguments_object(name, arguments)?;
         let ttl = ttl.map(|t| i64::try_from(t.as_millis()).unwrap_or(i64::MAX));
@@ -97,7 +178,7 @@ impl Client {
         &self,
         mut params: CallToolRequestParams,
         mut options: CallOptions,
-    ) -> Result<Task, ClientError> {
+    ) -> Result<ToolTask, ClientError> {
         use mcp_types::ParamsMeta as _;
         self.tasks_supported(self.supports_tool_tasks())?;
         params.task.get_or_insert_with(TaskMetadata::default);
@@ -108,15 +189,26 @@ impl Client {
             params.set_progress_token(token.clone());
             self.peer.route_progress(token, callback)
         });
-        let task = self.send_request::<TaskToolCall>(params, options).await?.task;
-        if let Some(route) = route {
+        let answer = match self.stateless() {
+            None => ToolTask::Running(self.send_request::<TaskToolCall>(params, options).await?.task),
+            Some(s) => {
+                let method = "tools/call";
+                let value = s.call_with_tasks::<mcp_types::CallToolRequest>(&self.peer, &params, options).await?;
+                if value.get("resultType").and_then(Value::as_str) == Some("task") {
+                    ToolTask::Running(extension_task(method, &value)?)
+                } else {
+                    ToolTask::Done(serde_json::from_value(value).map_err(|e| ClientError::decode(method, e))?)
+                }
+            }
+        };
+        if let (Some(route), ToolTask::Running(task)) = (route, &answer) {
             let mut routes = self.task_progress.lock_unpoisoned();
             if routes.len() == MAX_TASK_PROGRESS {
                 routes.pop_front();
             }
             routes.push_back((task.task_id.clone(), route));
         }
-        Ok(task)
+        Ok(answer)
     }
 
     /// Forgets the progress route of a task that is over.
@@ -128,34 +220,51 @@ impl Client {
 
     /// The task's state now (`tasks/get`).
     pub async fn get_task(&self, task_id: &str) -> Result<Task, ClientError> {
-        self.tasks_supported(self.server_capabilities().tasks.is_some())?;
-        let result = self.send_request::<GetTaskRequest>(GetTaskRequestParams::new(task_id), CallOptions::default());
-        let task = Task::from(result.await?);
+        let task = match self.stateless() {
+            None => {
+                self.tasks_supported(self.server_capabilities().tasks.is_some())?;
+                let params = GetTaskRequestParams::new(task_id);
+                Task::from(self.send_request::<GetTaskRequest>(params, CallOptions::default()).await?)
+            }
+            Some(s) => extension_task("tasks/get", &self.extension_get(s, task_id).await?)?,
+        };
         self.seen(&task);
         Ok(task)
     }
 
+    /// `tasks/get` of the extension: the detailed task, as JSON.
+    async fn extension_get(&self, s: &StatelessConnection, task_id: &str) -> Result<Value, ClientError> {
+        self.tasks_supported(self.supports_tool_tasks())?;
+        s.call_with_tasks::<ExtensionGet>(&self.peer, &task_params(task_id), CallOptions::default()).await
+    }
+
     /// The result of a task made by [`call_tool_as_task`](Self::call_tool_as_task)
-    /// (`tasks/result`): the server answers once the task is over, with what the call would
-    /// have answered (a tool's failure is a result with `isError`; a protocol error is an
-    /// error). Waits as long as the task runs: give `options` a timeout, or use
-    /// [`wait_for_task`](Self::wait_for_task), which polls first.
+    /// (`tasks/result`, 2025-11-25): the server answers once the task is over, with what the
+    /// call would have answered (a tool's failure is a result with `isError`; a protocol error
+    /// is an error). Waits as long as the task runs: give `options` a timeout, or use
+    /// [`wait_for_task`](Self::wait_for_task), which polls first. The 2026-07-28 extension has
+    /// no such method ([`ClientError::NotSupported`]): use `wait_for_task`.
     pub async fn task_result(&self, task_id: &str, options: CallOptions) -> Result<CallToolResult, ClientError> {
-        self.tasks_supported(self.server_capabilities().tasks.is_some())?;
+        self.tasks_supported(self.stateless().is_none() && self.server_capabilities().tasks.is_some())?;
         self.send_request::<ToolTaskResult>(GetTaskPayloadRequestParams::new(task_id), options).await
     }
 
-    /// Waits until the task is over and returns its result: polls `tasks/get` at the
-    /// interval the server asks for (at most every 30 s), then asks `tasks/result`; when the
-    /// task needs input, asks `tasks/result` at once (the server sends its requests then).
+    /// Waits until the task is over and returns its result, polling `tasks/get` at the
+    /// interval the server asks for (at most every 30 s). In 2025-11-25 it then asks
+    /// `tasks/result` (and at once when the task needs input: the server sends its requests
+    /// then). In 2026-07-28 the result comes with the task; input the task waits for is
+    /// answered by the builder's handlers and sent with `tasks/update`; a task that failed
+    /// is its error ([`ClientError::Remote`]).
     pub async fn wait_for_task(&self, task_id: &str) -> Result<CallToolResult, ClientError> {
+        if let Some(s) = self.stateless() {
+            let result = self.wait_for_extension_task(s, task_id).await;
+            self.task_progress.lock_unpoisoned().retain(|(id, _)| id != task_id);
+            return result;
+        }
         loop {
             let task = self.get_task(task_id).await?;
             match task.status {
-                TaskStatus::Working => {
-                    let interval = task.poll_interval.and_then(|ms| u64::try_from(ms).ok()).unwrap_or(1000);
-                    tokio::time::sleep(Duration::from_millis(interval).min(MAX_POLL_INTERVAL)).await;
-                }
+                TaskStatus::Working => sleep_poll(task.poll_interval).await,
                 _ => {
                     let unbounded = CallOptions { unbounded: true, ..CallOptions::default() };
                     let result = self.task_result(task_id, unbounded).await;
@@ -166,21 +275,76 @@ impl Client {
         }
     }
 
-    /// One page of the tasks the server keeps for this client (`tasks/list`).
+    async fn wait_for_extension_task(
+        &self,
+        s: &StatelessConnection,
+        task_id: &str,
+    ) -> Result<CallToolResult, ClientError> {
+        const METHOD: &str = "tasks/get";
+        loop {
+            let detailed = self.extension_get(s, task_id).await?;
+            let task = extension_task(METHOD, &detailed)?;
+            match task.status {
+                TaskStatus::Working => sleep_poll(task.poll_interval).await,
+                TaskStatus::InputRequired => {
+                    let responses = input_responses(METHOD, &detailed, &s.handlers).await?;
+                    if responses.is_empty() {
+                        sleep_poll(task.poll_interval).await;
+                        continue;
+                    }
+                    let mut params = task_params(task_id);
+                    params.insert("inputResponses".to_owned(), Value::Object(responses));
+                    s.call_with_tasks::<ExtensionUpdate>(&self.peer, &params, CallOptions::default()).await?;
+                }
+                TaskStatus::Completed => {
+                    let result = detailed
+                        .get("result")
+                        .cloned()
+                        .ok_or_else(|| ClientError::protocol(METHOD, crate::Violation::MalformedTask("result")))?;
+                    return serde_json::from_value(result).map_err(|e| ClientError::decode(METHOD, e));
+                }
+                TaskStatus::Failed => {
+                    let error = detailed.get("error").cloned().unwrap_or_default();
+                    let error = serde_json::from_value(error)
+                        .map_err(|_| ClientError::protocol(METHOD, crate::Violation::MalformedTask("error")))?;
+                    return Err(ClientError::Remote(error));
+                }
+                TaskStatus::Cancelled => {
+                    let message = format!("task `{task_id}` was cancelled");
+                    return Err(ClientError::Remote(mcp_types::ErrorObject::internal_error(message)));
+                }
+                // A status of a later revision: poll on.
+                _ => sleep_poll(task.poll_interval).await,
+            }
+        }
+    }
+
+    /// One page of the tasks the server keeps for this client (`tasks/list`, 2025-11-25; the
+    /// 2026-07-28 extension has no such method: [`ClientError::NotSupported`]).
     pub async fn list_tasks(&self, cursor: Option<String>) -> Result<ListTasksResult, ClientError> {
         let listed = self.server_capabilities().tasks.as_ref().is_some_and(|t| t.list.is_some());
-        self.tasks_supported(listed)?;
+        self.tasks_supported(self.stateless().is_none() && listed)?;
         let params = PaginatedRequestParams { cursor, ..Default::default() };
         self.send_request::<ListTasksRequest>(params, CallOptions::default()).await
     }
 
-    /// Cancels a task (`tasks/cancel`): the task as it now is (`cancelled`). A task already
-    /// over is an error (-32602).
+    /// Cancels a task (`tasks/cancel`): the task as it now is. In 2025-11-25 it is
+    /// `cancelled`, and a task already over is an error (-32602); in 2026-07-28 cancelling is
+    /// acknowledged whatever the task's state, and the task is read again after it.
     pub async fn cancel_task(&self, task_id: &str) -> Result<Task, ClientError> {
-        let cancellable = self.server_capabilities().tasks.as_ref().is_some_and(|t| t.cancel.is_some());
-        self.tasks_supported(cancellable)?;
-        let params = CancelTaskRequestParams::new(task_id);
-        let task = Task::from(self.send_request::<CancelTaskRequest>(params, CallOptions::default()).await?);
+        let task = match self.stateless() {
+            None => {
+                let cancellable = self.server_capabilities().tasks.as_ref().is_some_and(|t| t.cancel.is_some());
+                self.tasks_supported(cancellable)?;
+                let params = CancelTaskRequestParams::new(task_id);
+                Task::from(self.send_request::<CancelTaskRequest>(params, CallOptions::default()).await?)
+            }
+            Some(s) => {
+                self.tasks_supported(self.supports_tool_tasks())?;
+                s.call_with_tasks::<ExtensionCancel>(&self.peer, &task_params(task_id), CallOptions::default()).await?;
+                return self.get_task(task_id).await;
+            }
+        };
         self.seen(&task);
         Ok(task)
     }
@@ -188,4 +352,10 @@ impl Client {
     fn tasks_supported(&self, present: bool) -> Result<(), ClientError> {
         if present { Ok(()) } else { Err(ClientError::NotSupported("tasks")) }
     }
+}
+
+/// Waits the poll interval the server asked for (1 s if none, at most 30 s).
+async fn sleep_poll(interval_ms: Option<i64>) {
+    let interval = interval_ms.and_then(|ms| u64::try_from(ms).ok()).unwrap_or(1000);
+    tokio::time::sleep(Duration::from_millis(interval).min(MAX_POLL_INTERVAL)).await;
 }

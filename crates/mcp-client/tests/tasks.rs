@@ -76,7 +76,13 @@ async fn a_tool_called_as_a_task_is_polled_listed_and_awaited() {
     let client = connect(&server(gate.clone())).await;
     assert!(client.supports_tool_tasks());
     let mut events = client.events();
-    let task = client.call_tool_as_task("slow", json!({}), Some(std::time::Duration::from_secs(90))).await.unwrap();
+    let task = client
+        .call_tool_as_task("slow", json!({}), Some(std::time::Duration::from_secs(90)))
+        .await
+        .unwrap()
+        .task()
+        .cloned()
+        .expect("a task");
     assert_eq!(task.status, TaskStatus::Working);
     assert_eq!(task.ttl, Some(90_000));
     assert_eq!(client.get_task(&task.task_id).await.unwrap().status, TaskStatus::Working);
@@ -105,7 +111,13 @@ async fn a_tasks_progress_reaches_the_callback_of_the_call_that_created_it() {
     let sink = seen.clone();
     let options = mcp_client::CallOptions::default()
         .on_progress(move |p| sink.lock().unwrap().push((p.progress, p.message.unwrap_or_default())));
-    let task = client.call_tool_as_task_with(mcp_types::CallToolRequestParams::new("steps"), options).await.unwrap();
+    let task = client
+        .call_tool_as_task_with(mcp_types::CallToolRequestParams::new("steps"), options)
+        .await
+        .unwrap()
+        .task()
+        .cloned()
+        .expect("a task");
     gate.notify_one();
     let result = client.wait_for_task(&task.task_id).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("3 steps"));
@@ -116,7 +128,7 @@ async fn a_tasks_progress_reaches_the_callback_of_the_call_that_created_it() {
 #[tokio::test]
 async fn a_cancelled_task_stays_cancelled_and_cancelling_again_fails() {
     let client = connect(&server(Arc::new(Notify::new()))).await;
-    let task = client.call_tool_as_task("slow", json!({}), None).await.unwrap();
+    let task = client.call_tool_as_task("slow", json!({}), None).await.unwrap().task().cloned().expect("a task");
     let cancelled = client.cancel_task(&task.task_id).await.unwrap();
     assert_eq!(cancelled.status, TaskStatus::Cancelled);
     assert_eq!(client.get_task(&task.task_id).await.unwrap().status, TaskStatus::Cancelled);
@@ -130,7 +142,7 @@ async fn a_cancelled_task_stays_cancelled_and_cancelling_again_fails() {
 #[tokio::test]
 async fn input_a_task_needs_is_answered_by_the_clients_handler() {
     let client = connect(&server(Arc::new(Notify::new()))).await;
-    let task = client.call_tool_as_task("asks", json!({}), None).await.unwrap();
+    let task = client.call_tool_as_task("asks", json!({}), None).await.unwrap().task().cloned().expect("a task");
     let result = client.wait_for_task(&task.task_id).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("hello Ada"));
     // A tool that must run as a task refuses a plain call.
@@ -233,4 +245,53 @@ async fn the_servers_sampling_request_runs_as_a_task_of_the_client() {
         serde_json::from_str(request("sampling/createMessage", params).await.unwrap().get()).unwrap();
     assert_eq!(plain["content"]["text"], "4");
     drop(client);
+}
+
+/// The same calls in 2026-07-28, where tasks are the extension `io.modelcontextprotocol/tasks`:
+/// the call declares it, `tasks/get` carries the result or the input the task waits for,
+/// which the client answers with `tasks/update`.
+#[tokio::test]
+async fn in_2026_07_28_the_same_calls_speak_the_tasks_extension() {
+    use mcp_client::tasks::ToolTask;
+    let gate = Arc::new(Notify::new());
+    let server = server(gate.clone());
+    let (a, b) = memory(256);
+    server.connect(a);
+    let client = builder().connect(b).await.unwrap();
+    assert!(client.protocol_version().is_stateless(), "{}", client.protocol_version());
+    assert!(client.supports_tool_tasks());
+
+    let ToolTask::Running(task) = client.call_tool_as_task("slow", json!({}), None).await.unwrap() else {
+        panic!("no task")
+    };
+    assert_eq!(task.status, TaskStatus::Working);
+    assert!(task.ttl.is_some(), "ttlMs read as the ttl");
+    assert_eq!(client.get_task(&task.task_id).await.unwrap().status, TaskStatus::Working);
+    gate.notify_one();
+    let result = client.wait_for_task(&task.task_id).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("built"));
+
+    // Input inside the task: answered by the handler through tasks/update.
+    let asked = client.call_tool_as_task("asks", json!({}), None).await.unwrap();
+    let task = asked.task().cloned().expect("a task");
+    let result = client.wait_for_task(&task.task_id).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("hello Ada"));
+
+    // Cancelled: acknowledged, and the task says so.
+    let slow = client.call_tool_as_task("slow", json!({}), None).await.unwrap();
+    let task = slow.task().cloned().expect("a task");
+    assert_eq!(client.cancel_task(&task.task_id).await.unwrap().status, TaskStatus::Cancelled);
+    assert!(client.wait_for_task(&task.task_id).await.is_err(), "a cancelled task has no result");
+
+    // A tool that must be a task, called plainly (without the extension): -32021.
+    match client.call_tool("asks", json!({})).await {
+        Err(ClientError::Remote(e)) => assert_eq!(e.code, -32021, "{e:?}"),
+        other => panic!("a plain call of a task-only tool: {other:?}"),
+    }
+    // The methods the extension removed.
+    assert!(matches!(client.list_tasks(None).await, Err(ClientError::NotSupported("tasks"))));
+    match client.get_task("no-such-task").await {
+        Err(ClientError::Remote(e)) => assert_eq!(e.code, -32602, "{e:?}"),
+        other => panic!("an unknown task: {other:?}"),
+    }
 }
