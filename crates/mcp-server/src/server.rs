@@ -358,6 +358,7 @@ impl ServerBuilder {
             }),
             ..Default::default()
         };
+        let bus = self.bus.unwrap_or_else(crate::subscriptions::default_bus);
         let info_json = serde_json::value::to_raw_value(&self.info).expect("an Implementation serializes");
         Ok(Server {
             shared: Arc::new(ServerShared {
@@ -374,8 +375,8 @@ impl ServerBuilder {
                     Some(keys) if !keys.is_empty() => crate::stateless::StateKeys::new(keys, self.state_ttl),
                     _ => crate::stateless::StateKeys::random(self.state_ttl),
                 },
-                bus: self.bus.unwrap_or_else(crate::subscriptions::default_bus),
-                tasks: tasks.map(|config| Arc::new(crate::tasks::Tasks::new(config))),
+                tasks: tasks.map(|config| Arc::new(crate::tasks::Tasks::new(config, bus.clone()))),
+                bus,
                 registry: RwLock::new(Arc::new(registry)),
                 sessions: Mutex::new(Vec::new()),
             }),

@@ -250,7 +250,8 @@ fn handle_stateless<'a>(
         }
         if method == SubscriptionsListenRequest::METHOD {
             // Boxed: a long-lived stream, whose state the other requests need not carry.
-            let listen = Box::pin(crate::subscriptions::listen(server, req.params.as_deref(), rctx));
+            let tasks_declared = crate::tasks_ext::declared(&envelope.capabilities);
+            let listen = Box::pin(crate::subscriptions::listen(server, req.params.as_deref(), rctx, tasks_declared));
             // Not kept across the await (the client's capabilities are large).
             drop(envelope);
             return listen.await;

@@ -26,6 +26,9 @@ pub enum ChangeEvent {
     ResourcesListChanged,
     /// A resource changed.
     ResourceUpdated(String),
+    /// A task of the 2026-07-28 tasks extension changed (its status, or the input it waits
+    /// for), by id.
+    TaskChanged(String),
 }
 
 /// The notifications that a list changed, each with its [`ChangeEvent`].
@@ -98,6 +101,9 @@ struct Filter {
     resources: bool,
     #[serde(rename = "resourceSubscriptions", default)]
     uris: Vec<String>,
+    /// Tasks of the 2026-07-28 tasks extension (SEP-2663), by id.
+    #[serde(rename = "taskIds", default)]
+    task_ids: Vec<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -118,11 +124,13 @@ impl Filter {
             } else {
                 Vec::new()
             },
+            // Checked against the store by `listen`.
+            task_ids: asked.task_ids,
         }
     }
 
     fn is_empty(&self) -> bool {
-        !(self.tools || self.prompts || self.resources || !self.uris.is_empty())
+        !(self.tools || self.prompts || self.resources || !self.uris.is_empty() || !self.task_ids.is_empty())
     }
 
     /// The `notifications` member of the acknowledgement: what is honoured.
@@ -140,6 +148,9 @@ impl Filter {
         if !self.uris.is_empty() {
             ack.insert("resourceSubscriptions".to_owned(), json!(self.uris));
         }
+        if !self.task_ids.is_empty() {
+            ack.insert("taskIds".to_owned(), json!(self.task_ids));
+        }
         ack
     }
 
@@ -148,6 +159,7 @@ impl Filter {
         let mut all =
             vec![ChangeEvent::ToolsListChanged, ChangeEvent::PromptsListChanged, ChangeEvent::ResourcesListChanged];
         all.extend(self.uris.iter().cloned().map(ChangeEvent::ResourceUpdated));
+        all.extend(self.task_ids.iter().cloned().map(ChangeEvent::TaskChanged));
         all
     }
 
@@ -166,19 +178,49 @@ impl Filter {
     }
 }
 
+/// The notification of a task's change (the tasks extension).
+const TASKS_NOTIFICATION: &str = "notifications/tasks";
+
+/// The most tasks one subscription follows.
+const MAX_TASK_IDS: usize = 64;
+
 /// Serves one `subscriptions/listen`: the acknowledgement with what is honoured, then the
 /// matching changes, each tagged with the subscription id, until the client cancels (or the
 /// bus closes: then the request is answered, a graceful end).
+///
+/// `taskIds` (the tasks extension) need the extension declared by the request (`tasks`:
+/// else -32021); the tasks honoured are those the requester may read, and each change of one
+/// is a `notifications/tasks` with the task as `tasks/get` details it.
 pub(crate) async fn listen(
     server: &ServerShared,
     params: Option<&serde_json::value::RawValue>,
     rctx: &RequestContext,
+    tasks_declared: bool,
 ) -> Reply {
     let Params { notifications } = decode_params(params)?;
     let Some(asked) = notifications else {
         return Err(ErrorObject::invalid_params("`notifications` is missing"));
     };
-    let honoured = Filter::honoured(asked, &server.capabilities);
+    let mut honoured = Filter::honoured(asked, &server.capabilities);
+    let owner = crate::tasks_ext::owner(rctx);
+    if !honoured.task_ids.is_empty() {
+        match &server.tasks {
+            None => honoured.task_ids.clear(),
+            Some(_) if !tasks_declared => {
+                return Err(crate::tasks_ext::missing_extension("`subscriptions/listen` with `taskIds`"));
+            }
+            Some(tasks) => {
+                honoured.task_ids.truncate(MAX_TASK_IDS);
+                let mut known = Vec::new();
+                for id in std::mem::take(&mut honoured.task_ids) {
+                    if tasks.config.store.get(&owner, &id).await.is_some() {
+                        known.push(id);
+                    }
+                }
+                honoured.task_ids = known;
+            }
+        }
+    }
     let id = serde_json::to_value(rctx.id()).unwrap_or(Value::Null);
     let tag = json!({ mcp_types::meta::SUBSCRIPTION_ID: id });
     let peer = rctx.peer();
@@ -203,6 +245,17 @@ pub(crate) async fn listen(
             Err(broadcast::error::RecvError::Closed) => return complete(server, rctx, tag),
         };
         for event in &events {
+            if let (ChangeEvent::TaskChanged(id), Some(tasks)) = (event, &server.tasks)
+                && honoured.task_ids.contains(id)
+            {
+                // The task as `tasks/get` details it (gone: nothing to tell).
+                let Ok(mut task) = crate::tasks_ext::detailed(tasks.config.store.as_ref(), &owner, id).await else {
+                    continue;
+                };
+                task.insert("_meta".to_owned(), tag.clone());
+                send(peer, TASKS_NOTIFICATION, &Value::Object(task)).await?;
+                continue;
+            }
             let Some((method, uri)) = honoured.notification(event) else { continue };
             let mut params = json!({"_meta": tag});
             if let Some(uri) = uri {

@@ -553,6 +553,9 @@ impl TaskConfig {
 pub(crate) struct Tasks {
     pub(crate) config: TaskConfig,
     running: Mutex<HashMap<String, Running>>,
+    /// Where a task's status changes are announced (to `subscriptions/listen` streams that
+    /// follow it, 2026-07-28).
+    bus: Arc<dyn crate::SubscriptionBus>,
 }
 
 struct Running {
@@ -563,8 +566,13 @@ struct Running {
 }
 
 impl Tasks {
-    pub(crate) fn new(config: TaskConfig) -> Self {
-        Tasks { config, running: Mutex::new(HashMap::new()) }
+    pub(crate) fn new(config: TaskConfig, bus: Arc<dyn crate::SubscriptionBus>) -> Self {
+        Tasks { config, running: Mutex::new(HashMap::new()), bus }
+    }
+
+    /// Announces that task `id` changed (its status, its outstanding input).
+    pub(crate) fn changed(&self, id: &str) {
+        self.bus.publish(crate::ChangeEvent::TaskChanged(id.to_owned()));
     }
 
     /// Records a task started here; its cancellation token.
@@ -666,7 +674,7 @@ impl TaskLink {
     ) -> Result<Option<Value>, TaskStoreError> {
         let store = &self.tasks.config.store;
         match store.request_input(&self.owner, &self.id, key, request).await? {
-            Some(task) if !is_terminal(&task.status) => {}
+            Some(task) if !is_terminal(&task.status) => self.tasks.changed(&self.id),
             _ => return Ok(None),
         }
         let input = self.tasks.running.lock_unpoisoned().get(&self.id).map(|r| r.input.clone());

@@ -18,7 +18,7 @@ use crate::context::Context;
 use crate::dispatch::{Call, run_tool};
 use crate::server::{Registry, ServerShared};
 use crate::stateless::{Decoration, decorate};
-use crate::tasks::{TaskLink, TaskOutcome, TaskStoreError, Tasks, is_terminal};
+use crate::tasks::{TaskLink, TaskOutcome, TaskStore, TaskStoreError, Tasks, is_terminal};
 
 /// The extension's identifier: the key in `capabilities.extensions`.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -53,7 +53,7 @@ fn unknown_task(id: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!("unknown task `{id}`"))
 }
 
-fn owner(rctx: &RequestContext) -> String {
+pub(crate) fn owner(rctx: &RequestContext) -> String {
     crate::tasks_dispatch::principal_owner(rctx).unwrap_or_else(|| SHARED_OWNER.to_owned())
 }
 
@@ -249,6 +249,7 @@ async fn run(
         });
         let status = if outcome.is_ok() { TaskStatus::Completed } else { TaskStatus::Failed };
         tasks.config.store.finish(&link.owner, &link.id, status, outcome).await;
+        tasks.changed(&link.id);
     }
     tasks.ended(&link.id);
 }
@@ -295,6 +296,27 @@ pub(crate) async fn ask(
 // ---------------------------------------------------------------------------------------------
 // tasks/get, tasks/update, tasks/cancel
 
+/// The detailed task of `tasks/get` (and of `notifications/tasks`): the task's members, with
+/// its `inputRequests`, `result` or `error` as its status has them.
+pub(crate) async fn detailed(store: &dyn TaskStore, owner: &str, id: &str) -> Result<Map<String, Value>, ErrorObject> {
+    let stored = store.get(owner, id).await.ok_or_else(|| unknown_task(id))?;
+    let mut members = task_members(&stored.task);
+    match (&stored.task.status, stored.outcome) {
+        (TaskStatus::InputRequired, _) => {
+            let requests: Map<String, Value> = stored.input_requests.into_iter().collect();
+            members.insert("inputRequests".into(), Value::Object(requests));
+        }
+        (TaskStatus::Completed | TaskStatus::Failed, Some(Ok(result))) => {
+            members.insert("result".into(), result);
+        }
+        (TaskStatus::Failed, Some(Err(error))) => {
+            members.insert("error".into(), serde_json::to_value(&error).map_err(ErrorObject::internal_error)?);
+        }
+        _ => {}
+    }
+    Ok(members)
+}
+
 /// Whether a method of the stateless revision is one of the extension's.
 pub(crate) fn is_task_method(method: &str) -> bool {
     matches!(method, GET | UPDATE | CANCEL)
@@ -326,27 +348,7 @@ pub(crate) async fn serve(
     let store = &tasks.config.store;
     let id = &params.task_id;
     match method {
-        GET => {
-            let stored = store.get(&owner, id).await.ok_or_else(|| unknown_task(id))?;
-            let mut members = task_members(&stored.task);
-            match (&stored.task.status, stored.outcome) {
-                (TaskStatus::InputRequired, _) => {
-                    let requests: Map<String, Value> = stored.input_requests.into_iter().collect();
-                    members.insert("inputRequests".into(), Value::Object(requests));
-                }
-                (TaskStatus::Completed, Some(Ok(result))) => {
-                    members.insert("result".into(), result);
-                }
-                (TaskStatus::Failed, Some(Err(error))) => {
-                    members.insert("error".into(), serde_json::to_value(&error).map_err(ErrorObject::internal_error)?);
-                }
-                (TaskStatus::Failed, Some(Ok(result))) => {
-                    members.insert("result".into(), result);
-                }
-                _ => {}
-            }
-            answer(server, rctx, members, "complete")
-        }
+        GET => answer(server, rctx, detailed(store.as_ref(), &owner, id).await?, "complete"),
         UPDATE => {
             let responses = match params.input_responses {
                 None | Some(Value::Null) => Map::new(),
@@ -355,6 +357,7 @@ pub(crate) async fn serve(
             };
             store.answer_input(&owner, id, responses).await.ok_or_else(|| unknown_task(id))?;
             tasks.input_arrived(id);
+            tasks.changed(id);
             answer(server, rctx, Map::new(), "complete")
         }
         _ => {
@@ -363,6 +366,7 @@ pub(crate) async fn serve(
                 let message = Some("The task was cancelled by request.".to_owned());
                 store.set_status(&owner, id, TaskStatus::Cancelled, message).await;
                 tasks.cancel(id);
+                tasks.changed(id);
             }
             answer(server, rctx, Map::new(), "complete")
         }

@@ -372,3 +372,35 @@ async fn a_deferred_task_runs_its_input_rounds_synchronously_then_becomes_a_task
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(text(&done["result"]), "hello Alice");
 }
+
+#[tokio::test]
+async fn a_subscription_with_task_ids_hears_each_change_of_those_tasks() {
+    let gate = Arc::new(Semaphore::new(0));
+    let server = server(gate.clone());
+    let mut c = connect(&server);
+    let created = c.ok("tools/call", json!({"name": "slow", "arguments": {}}), "Result").await;
+    let id = created["taskId"].as_str().unwrap().to_owned();
+
+    // Another connection listens: the task it may read is honoured, an unknown one is not.
+    let mut listener = connect(&server);
+    let params = json!({"notifications": {"taskIds": [id, "no-such-task"]}, "_meta": meta(with_ext())});
+    listener.wire.send(json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": params})).await;
+    let ack = listener.wire.recv().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    assert_eq!(ack["params"]["notifications"]["taskIds"], json!([id]), "{ack}");
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
+
+    gate.add_permits(1);
+    let changed = listener.wire.recv().await;
+    assert_eq!(changed["method"], "notifications/tasks", "{changed}");
+    let task = &changed["params"];
+    assert_eq!(task["taskId"], id.as_str());
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(text(&task["result"]), "slow done");
+    assert!(task.get("resultType").is_none(), "{task}");
+    assert_eq!(task["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
+
+    // Without the extension, following tasks is refused.
+    let e = c.error("subscriptions/listen", json!({"notifications": {"taskIds": [id]}}), without_ext()).await;
+    assert_eq!(e["code"], -32021, "{e}");
+}
