@@ -35,6 +35,11 @@ pub(crate) fn event_of(n: &Notification) -> Option<ServerEvent> {
         "notifications/elicitation/complete" => ServerEvent::ElicitationComplete {
             elicitation_id: decode::<ElicitationCompleteNotificationParams>(n)?.elicitation_id,
         },
+        // A task followed through `subscriptions/listen` (the 2026-07-28 tasks extension).
+        "notifications/tasks" => {
+            let task = decode::<serde_json::Value>(n)?;
+            ServerEvent::TaskStatus(crate::tasks::extension_task(&n.method, &task).ok()?)
+        }
         "notifications/tasks/status" => ServerEvent::TaskStatus(decode::<mcp_types::Task>(n)?),
         _ => return None,
     };
@@ -188,17 +193,21 @@ impl Opened {
     }
 }
 
-/// Sends `subscriptions/listen` and waits (at most `ack_timeout`) for its acknowledgment.
+/// Sends `subscriptions/listen` with `params` (declaring the tasks extension with `tasks`)
+/// and waits (at most `ack_timeout`) for its acknowledgment.
 pub(crate) async fn open(
     peer: &Peer,
     meta: &RequestMeta,
     registry: &Arc<Registry>,
-    filter: &SubscriptionFilter,
+    mut params: mcp_types::JsonObject,
+    tasks: bool,
     sink: Sink,
     ack_timeout: Duration,
 ) -> Result<Opened, ClientError> {
-    let mut params = stateless::listen_params(filter);
     meta.apply(&mut params, stateless::STATELESS.as_str());
+    if tasks {
+        stateless::declare_tasks(&mut params);
+    }
     let (open_tx, open_rx) = oneshot::channel();
     let opening: Opening = Arc::new(Mutex::new(Some(open_tx)));
     let cancel = CancellationToken::new();

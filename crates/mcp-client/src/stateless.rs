@@ -190,7 +190,7 @@ pub(crate) async fn call<R: Request>(
 }
 
 /// Declares the tasks extension in the client capabilities of a request's `_meta`.
-fn declare_tasks(params: &mut JsonObject) {
+pub(crate) fn declare_tasks(params: &mut JsonObject) {
     let Some(Value::Object(meta)) = params.get_mut("_meta") else { return };
     let caps = meta.entry(meta::CLIENT_CAPABILITIES.to_owned()).or_insert_with(|| Value::Object(JsonObject::new()));
     if let Value::Object(caps) = caps {
@@ -556,8 +556,16 @@ impl StatelessConnection {
             background.subscription = None;
             return Ok(());
         }
-        let opened =
-            listen::open(peer, &self.meta, &self.registry, &filter, listen::Sink::Events, self.ack_timeout).await?;
+        let opened = listen::open(
+            peer,
+            &self.meta,
+            &self.registry,
+            listen_params(&filter),
+            false,
+            listen::Sink::Events,
+            self.ack_timeout,
+        )
+        .await?;
         // The new one is acknowledged: the old one can go (dropping it closes it).
         background.subscription = Some(opened);
         Ok(())
@@ -565,10 +573,21 @@ impl StatelessConnection {
 
     /// Opens a `subscriptions/listen` stream of its own for `filter`.
     pub(crate) async fn listen(&self, peer: &Peer, filter: &SubscriptionFilter) -> Result<Subscription, ClientError> {
+        self.listen_with(peer, listen_params(filter), false).await
+    }
+
+    /// Opens a `subscriptions/listen` stream of its own with `params` (declaring the tasks
+    /// extension with `tasks`).
+    pub(crate) async fn listen_with(
+        &self,
+        peer: &Peer,
+        params: JsonObject,
+        tasks: bool,
+    ) -> Result<Subscription, ClientError> {
         let (tx, rx) = tokio::sync::mpsc::channel(self.events_capacity);
         let missed = Arc::new(AtomicU64::new(0));
         let sink = listen::Sink::Channel { tx, missed: missed.clone() };
-        let opened = listen::open(peer, &self.meta, &self.registry, filter, sink, self.ack_timeout).await?;
+        let opened = listen::open(peer, &self.meta, &self.registry, params, tasks, sink, self.ack_timeout).await?;
         Ok(Subscription::new(opened, rx, missed))
     }
 }

@@ -89,7 +89,7 @@ fn task_params(task_id: &str) -> mcp_types::JsonObject {
 }
 
 /// The task of an extension's task (`resultType: "task"`) or detailed task (`tasks/get`).
-fn extension_task(method: &str, value: &Value) -> Result<Task, ClientError> {
+pub(crate) fn extension_task(method: &str, value: &Value) -> Result<Task, ClientError> {
     let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
     let malformed = || ClientError::protocol(method, crate::Violation::MalformedTask("taskId"));
     let task_id = text("taskId").ok_or_else(malformed)?;
@@ -347,6 +347,20 @@ impl Client {
         };
         self.seen(&task);
         Ok(task)
+    }
+
+    /// Follows tasks of the 2026-07-28 extension: a `subscriptions/listen` stream (declaring
+    /// the extension) of `notifications/tasks`, each a [`ServerEvent::TaskStatus`](crate::ServerEvent::TaskStatus)
+    /// with the task as it now is. The server honours the tasks this client may read. In
+    /// 2025-11-25 status changes come as events of the connection instead
+    /// ([`Client::events`]), and this fails with [`ClientError::NotSupported`].
+    pub async fn follow_tasks(&self, task_ids: &[&str]) -> Result<crate::Subscription, ClientError> {
+        let Some(s) = self.stateless().filter(|_| self.supports_tool_tasks()) else {
+            return Err(ClientError::NotSupported("tasks"));
+        };
+        let mut params = mcp_types::JsonObject::new();
+        params.insert("notifications".to_owned(), serde_json::json!({ "taskIds": task_ids }));
+        s.listen_with(&self.peer, params, true).await
     }
 
     fn tasks_supported(&self, present: bool) -> Result<(), ClientError> {

@@ -88,6 +88,8 @@ async fn a_tool_called_as_a_task_is_polled_listed_and_awaited() {
     assert_eq!(client.get_task(&task.task_id).await.unwrap().status, TaskStatus::Working);
     let listed = client.list_tasks(None).await.unwrap();
     assert_eq!(listed.tasks.len(), 1);
+    // 2025-11-25 has no subscriptions: status changes are events of the connection.
+    assert!(matches!(client.follow_tasks(&[&task.task_id]).await, Err(ClientError::NotSupported("tasks"))));
     gate.notify_one();
     let result = client.wait_for_task(&task.task_id).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("built"));
@@ -267,7 +269,17 @@ async fn in_2026_07_28_the_same_calls_speak_the_tasks_extension() {
     assert_eq!(task.status, TaskStatus::Working);
     assert!(task.ttl.is_some(), "ttlMs read as the ttl");
     assert_eq!(client.get_task(&task.task_id).await.unwrap().status, TaskStatus::Working);
+    // Followed through subscriptions/listen: its end comes as an event.
+    let mut followed = client.follow_tasks(&[&task.task_id]).await.unwrap();
     gate.notify_one();
+    match followed.next().await {
+        Some(ServerEvent::TaskStatus(t)) => {
+            assert_eq!(t.task_id, task.task_id);
+            assert_eq!(t.status, TaskStatus::Completed);
+        }
+        other => panic!("expected the task's status, got {other:?}"),
+    }
+    drop(followed);
     let result = client.wait_for_task(&task.task_id).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("built"));
 

@@ -104,6 +104,13 @@ impl Context {
         self.cancel.is_cancelled()
     }
 
+    /// The task the messages of this request name in their `_meta`
+    /// (`io.modelcontextprotocol/related-task`): a task of 2025-11-25 (the 2026-07-28 extension
+    /// does not relate messages to tasks).
+    fn related_task(&self) -> Option<&str> {
+        self.task.as_deref().filter(|t| !t.extension).map(|t| t.id.as_str())
+    }
+
     /// The id of the task this request runs as (a `tools/call` the client made a task, see
     /// [`tasks`](crate::tasks)); `None` for a plain request.
     pub fn task_id(&self) -> Option<&str> {
@@ -233,7 +240,7 @@ impl Context {
 
     /// A handle that reports the progress of this request; it can outlive the context.
     pub fn progress_reporter(&self) -> Progress {
-        Progress::new(self.peer.clone(), self.progress_token.clone())
+        Progress::new(self.peer.clone(), self.progress_token.clone(), self.related_task().map(Arc::from))
     }
 
     /// Reports progress, if the client asked for it (otherwise does nothing): `progress` so
@@ -246,7 +253,7 @@ impl Context {
     /// }
     /// ```
     pub fn progress(&self, progress: f64) -> ProgressReport<'_, impl Future<Output = ()> + Send + '_> {
-        crate::extract::progress_report(&self.peer, self.progress_token.as_ref(), progress)
+        crate::extract::progress_report(&self.peer, self.progress_token.as_ref(), self.related_task(), progress)
     }
 
     /// Sends a log message to the client, if its level passes the level the client set (with
@@ -290,6 +297,7 @@ impl Context {
         }
         let mut params = LoggingMessageNotificationParams::new(data, level);
         params.logger = logger.map(str::to_owned);
+        params.meta = self.related_task().map(crate::tasks::related_task_meta);
         if let Err(e) = self.peer.notify::<LoggingMessageNotification>(params).await {
             tracing::debug!(error = %e, "log notification not sent");
         }

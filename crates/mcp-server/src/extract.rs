@@ -95,11 +95,13 @@ impl<T: Send + Sync + 'static> FromContext for State<T> {
 pub struct Progress {
     peer: Peer,
     token: Option<ProgressToken>,
+    /// The task the request runs as (2025-11-25), named in each notification's `_meta`.
+    task: Option<Arc<str>>,
 }
 
 impl Progress {
-    pub(crate) fn new(peer: Peer, token: Option<ProgressToken>) -> Self {
-        Progress { peer, token }
+    pub(crate) fn new(peer: Peer, token: Option<ProgressToken>, task: Option<Arc<str>>) -> Self {
+        Progress { peer, token, task }
     }
 
     /// Whether the client asked for progress on this request.
@@ -118,7 +120,7 @@ impl Progress {
     /// }
     /// ```
     pub fn report(&self, progress: f64) -> ProgressReport<'_, impl Future<Output = ()> + Send + '_> {
-        progress_report(&self.peer, self.token.as_ref(), progress)
+        progress_report(&self.peer, self.token.as_ref(), self.task.as_deref(), progress)
     }
 }
 
@@ -138,6 +140,7 @@ pub struct ProgressReport<'a, F> {
 struct ReportParts<'a> {
     peer: &'a Peer,
     token: Option<&'a ProgressToken>,
+    task: Option<&'a str>,
     progress: f64,
     total: Option<f64>,
     message: Option<String>,
@@ -148,9 +151,10 @@ struct ReportParts<'a> {
 pub(crate) fn progress_report<'a>(
     peer: &'a Peer,
     token: Option<&'a ProgressToken>,
+    task: Option<&'a str>,
     progress: f64,
 ) -> ProgressReport<'a, impl Future<Output = ()> + Send + 'a> {
-    let parts = ReportParts { peer, token, progress, total: None, message: None };
+    let parts = ReportParts { peer, token, task, progress, total: None, message: None };
     ProgressReport { parts, send: send_progress }
 }
 
@@ -195,6 +199,7 @@ async fn send_progress(parts: ReportParts<'_>) {
     let mut params = ProgressNotificationParams::new(parts.progress, token.clone());
     params.total = parts.total;
     params.message = parts.message;
+    params.meta = parts.task.map(crate::tasks::related_task_meta);
     if let Err(e) = parts.peer.notify::<ProgressNotification>(params).await {
         tracing::debug!(error = %e, "progress notification not sent");
     }

@@ -730,6 +730,13 @@ pub(crate) async fn notify_status(peer: &mcp_jsonrpc::Peer, task: &Task) {
     }
 }
 
+/// A notification's `_meta` naming task `id` (`io.modelcontextprotocol/related-task`).
+pub(crate) fn related_task_meta(id: &str) -> mcp_types::NotificationMetaObject {
+    let mut meta = mcp_types::NotificationMetaObject::default();
+    meta.extra.insert(mcp_types::meta::RELATED_TASK.to_owned(), related_task(id));
+    meta
+}
+
 /// The `io.modelcontextprotocol/related-task` member naming task `id`.
 pub(crate) fn related_task(id: &str) -> Value {
     serde_json::json!({ "taskId": id })

@@ -56,7 +56,15 @@ fn server_with(config: Option<TaskConfig>, gate: Arc<Notify>) -> Server {
     })
     .unwrap()
     .task_support(TaskSupport::Optional);
+    let chatty = ToolDef::new("chatty", json!({"type": "object"}), |_args, ctx: Context| async move {
+        ctx.log(mcp_types::LoggingLevel::Info, json!("working")).await;
+        ctx.progress(1.0).total(1.0).await;
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("said")]))
+    })
+    .unwrap()
+    .task_support(TaskSupport::Optional);
     let mut builder = Server::builder("tasks-test", "1.0.0")
+        .tool(chatty)
         .tool(gated("slow", gate).task_support(TaskSupport::Optional))
         .tool(plain("required", "ok").task_support(TaskSupport::Required))
         .tool(plain("plain", "plain"))
@@ -333,4 +341,35 @@ async fn before_2025_11_25_the_task_member_is_ignored_and_the_methods_do_not_exi
     assert_eq!(result["content"][0]["text"], "ok");
     let e = client.error("tasks/list", json!({})).await;
     assert_eq!(e["code"], -32601, "{e}");
+}
+
+#[tokio::test]
+async fn the_logs_and_progress_of_a_task_name_it() {
+    let server = server_with(None, Arc::new(Notify::new()));
+    let mut client = connect(&server, REV).await;
+    client.next += 1;
+    let id = client.next;
+    let params = json!({"name": "chatty", "arguments": {}, "task": {}, "_meta": {"progressToken": "p1"}});
+    client.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})).await;
+    let mut task_id = None;
+    let mut seen = Vec::new();
+    while seen.len() < 2 || task_id.is_none() {
+        let frame = client.recv().await;
+        if frame["id"] == id {
+            task_id = Some(frame["result"]["task"]["taskId"].as_str().unwrap().to_owned());
+            continue;
+        }
+        match frame["method"].as_str() {
+            Some("notifications/message") | Some("notifications/progress") => seen.push(frame),
+            _ => {}
+        }
+    }
+    let task_id = task_id.unwrap();
+    for frame in seen {
+        assert_eq!(
+            frame["params"]["_meta"]["io.modelcontextprotocol/related-task"],
+            json!({"taskId": task_id}),
+            "{frame}"
+        );
+    }
 }
