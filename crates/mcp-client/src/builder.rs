@@ -46,6 +46,18 @@ pub struct ClientBuilder {
     pub(crate) discover_timeout: Duration,
     pub(crate) max_input_rounds: usize,
     pub(crate) cache_lists: bool,
+    /// Capabilities declared beyond what the handlers imply.
+    pub(crate) declared: Declared,
+}
+
+/// What a client declares beyond its handlers (see [`ClientBuilder::sampling_tools`] and the
+/// methods after it).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Declared {
+    sampling_tools: bool,
+    sampling_context: bool,
+    experimental: std::collections::BTreeMap<String, mcp_types::JsonObject>,
+    extensions: std::collections::BTreeMap<String, mcp_types::JsonObject>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -78,6 +90,7 @@ impl ClientBuilder {
             discover_timeout: Duration::from_secs(10),
             max_input_rounds: 10,
             cache_lists: false,
+            declared: Declared::default(),
         }
     }
 
@@ -187,6 +200,35 @@ impl ClientBuilder {
         self
     }
 
+    /// Declares `sampling.tools` (2025-11-25, SEP-1577): the sampling handler can run a model
+    /// with the tools a server passes, so a server may send them. Needs
+    /// [`on_sampling`](Self::on_sampling).
+    pub fn sampling_tools(mut self) -> Self {
+        self.declared.sampling_tools = true;
+        self
+    }
+
+    /// Declares `sampling.context`: the sampling handler honours `includeContext`
+    /// (`thisServer`, `allServers`). Needs [`on_sampling`](Self::on_sampling).
+    pub fn sampling_context(mut self) -> Self {
+        self.declared.sampling_context = true;
+        self
+    }
+
+    /// Declares an experimental capability (`experimental[name]`), for a server that knows
+    /// what it means.
+    pub fn experimental_capability(mut self, name: impl Into<String>, settings: mcp_types::JsonObject) -> Self {
+        self.declared.experimental.insert(name.into(), settings);
+        self
+    }
+
+    /// Declares an extension (`extensions[name]`, 2026-07-28), e.g. one whose methods the
+    /// client handles itself.
+    pub fn extension(mut self, name: impl Into<String>, settings: mcp_types::JsonObject) -> Self {
+        self.declared.extensions.insert(name.into(), settings);
+        self
+    }
+
     /// Answers `roots/list` (declares the `roots` capability with `listChanged`).
     pub fn on_roots(mut self, handler: impl RootsHandler) -> Self {
         self.handlers.roots = Some(Arc::new(handler));
@@ -232,7 +274,22 @@ impl ClientBuilder {
     pub(crate) fn capabilities(&self, version: ProtocolVersion) -> ClientCapabilities {
         let mut caps = ClientCapabilities::default();
         if self.handlers.sampling.is_some() {
-            caps.sampling = Some(ClientCapabilitiesSampling::default());
+            let declared = &self.declared;
+            caps.sampling = Some(ClientCapabilitiesSampling {
+                tools: declared.sampling_tools.then(Default::default),
+                context: declared.sampling_context.then(Default::default),
+                ..Default::default()
+            });
+        }
+        if !self.declared.experimental.is_empty() {
+            let settings = self.declared.experimental.iter();
+            caps.experimental =
+                Some(settings.map(|(k, v)| (k.clone(), mcp_types::JSONObject { extra: v.clone() })).collect());
+        }
+        if !self.declared.extensions.is_empty() {
+            let settings = self.declared.extensions.iter();
+            caps.extensions =
+                Some(settings.map(|(k, v)| (k.clone(), mcp_types::JSONObject { extra: v.clone() })).collect());
         }
         if self.handlers.elicitation.is_some() {
             let mut e = ClientCapabilitiesElicitation::default();
