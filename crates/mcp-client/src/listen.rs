@@ -41,7 +41,11 @@ pub(crate) fn event_of(n: &Notification) -> Option<ServerEvent> {
             ServerEvent::TaskStatus(crate::tasks::extension_task(&n.method, &task).ok()?)
         }
         "notifications/tasks/status" => ServerEvent::TaskStatus(decode::<mcp_types::Task>(n)?),
-        _ => return None,
+        // Any other: the user's to read (a custom method, an extension's).
+        _ => ServerEvent::Notification {
+            method: n.method.clone(),
+            params: n.params.as_deref().and_then(|p| serde_json::from_str(p.get()).ok()),
+        },
     };
     Some(event)
 }

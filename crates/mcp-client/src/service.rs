@@ -40,6 +40,14 @@ pub enum ServerEvent {
     },
     /// A task's status changed (`notifications/tasks/status`, 2025-11-25): its whole state.
     TaskStatus(mcp_types::Task),
+    /// A notification the client does not model (a custom method, an extension's), as it
+    /// came.
+    Notification {
+        /// Its method.
+        method: String,
+        /// Its params, if any.
+        params: Option<serde_json::Value>,
+    },
 }
 
 /// The user's callback for every event.

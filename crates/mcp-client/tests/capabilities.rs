@@ -89,3 +89,33 @@ async fn a_declared_extension_travels_with_each_2026_07_28_request() {
         serde_json::from_str(&text(&client.call_tool("caps", json!({})).await.unwrap())).unwrap();
     assert_eq!(seen["extensions"]["example.com/ext"], json!({}), "{seen}");
 }
+
+#[tokio::test]
+async fn a_notification_the_client_does_not_model_reaches_the_user() {
+    let shout = ToolDef::new("shout", json!({"type": "object"}), |_args, ctx: Context| async move {
+        ctx.peer().notify_raw("example.com/shout", Some(&json!({"loud": true}))).await.unwrap();
+        Ok::<_, ToolError>(CallToolResult::success(vec![]))
+    })
+    .unwrap();
+    let server = Server::builder("custom", "1").tool(shout).build().unwrap();
+    let (a, b) = memory(64);
+    server.connect(a);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let client = ClientBuilder::new("c", "1")
+        .session_revisions_only()
+        .on_event(move |event| drop(tx.send(event)))
+        .connect(b)
+        .await
+        .unwrap();
+    client.call_tool("shout", json!({})).await.unwrap();
+    loop {
+        match rx.recv().await.expect("events end") {
+            mcp_client::ServerEvent::Notification { method, params } => {
+                assert_eq!(method, "example.com/shout");
+                assert_eq!(params, Some(json!({"loud": true})));
+                break;
+            }
+            _ => continue,
+        }
+    }
+}

@@ -682,9 +682,19 @@ impl Peer {
     }
 
     /// Sends a notification by name with untyped params.
-    pub async fn notify_raw(&self, method: &str, params: Option<&dyn Body>) -> Result<(), CallError> {
-        let frame = message::encode_notification(method, params).map_err(CallError::Encode)?;
-        self.send(Outbound::new(frame, self.route()).with_kind(FrameKind::Notification)).await
+    ///
+    /// The params are encoded when this is called: the future holds neither them nor the
+    /// method, and is `Send` whatever they are.
+    pub fn notify_raw<'a>(
+        &'a self,
+        method: &str,
+        params: Option<&dyn Body>,
+    ) -> impl Future<Output = Result<(), CallError>> + Send + use<'a> {
+        let frame = message::encode_notification(method, params);
+        async move {
+            let frame = frame.map_err(CallError::Encode)?;
+            self.send(Outbound::new(frame, self.route()).with_kind(FrameKind::Notification)).await
+        }
     }
 
     /// Queues a frame for writing, waiting while the queue is full.
