@@ -373,3 +373,24 @@ async fn sleep_poll(interval_ms: Option<i64>) {
     let interval = interval_ms.and_then(|ms| u64::try_from(ms).ok()).unwrap_or(1000);
     tokio::time::sleep(Duration::from_millis(interval).min(MAX_POLL_INTERVAL)).await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_extension_task_is_read_flat_and_a_malformed_one_refused() {
+        let task = serde_json::json!({"taskId": "t1", "status": "working", "createdAt": "2026-07-28T00:00:00Z",
+            "lastUpdatedAt": "2026-07-28T00:00:01Z", "ttlMs": 60000, "pollIntervalMs": 500, "statusMessage": "busy"});
+        let read = extension_task("tasks/get", &task).unwrap();
+        assert_eq!((read.task_id.as_str(), read.ttl, read.poll_interval), ("t1", Some(60_000), Some(500)));
+        assert_eq!(read.status_message.as_deref(), Some("busy"));
+        let no_id = serde_json::json!({"status": "working"});
+        assert!(matches!(
+            extension_task("tasks/get", &no_id),
+            Err(ClientError::Protocol { violation: crate::Violation::MalformedTask("taskId"), .. })
+        ));
+        let bad_status = serde_json::json!({"taskId": "t1", "status": 7});
+        assert!(matches!(extension_task("tasks/get", &bad_status), Err(ClientError::Decode { .. })));
+    }
+}

@@ -485,6 +485,25 @@ impl Logger<'_> {
 /// The client capability a sampling request needs and the client did not declare: `sampling`,
 /// or `sampling.tools` for a request that offers tools (2025-11-25: a server MUST NOT send
 /// tools without it).
+/// The client capability an input request of kind `capability` (`sampling`, `elicitation`,
+/// `roots`) with these params needs and `caps` lacks: what both the input-required round trips
+/// and the input requests of a 2026-07-28 task check before asking.
+pub(crate) fn input_missing(
+    caps: &ClientCapabilities,
+    capability: &str,
+    params: &serde_json::Value,
+) -> Option<&'static str> {
+    match capability {
+        "sampling" => sampling_missing(caps.sampling.as_ref(), params.get("tools").is_some_and(|t| !t.is_null())),
+        "elicitation" => elicitation_missing(
+            caps.elicitation.as_ref(),
+            params.get("mode").and_then(serde_json::Value::as_str) == Some("url"),
+        ),
+        "roots" => caps.roots.is_none().then_some("roots"),
+        _ => None,
+    }
+}
+
 pub(crate) fn sampling_missing(
     sampling: Option<&mcp_types::ClientCapabilitiesSampling>,
     with_tools: bool,

@@ -493,20 +493,7 @@ impl InputRounds {
 
     /// Asks for input under `key`: the answer if the client gave it, else a pending request.
     pub(crate) fn ask(&self, key: &str, capability: &'static str, method: &str, params: Value) -> Asked {
-        let caps = &self.capabilities;
-        let missing = match capability {
-            "sampling" => crate::context::sampling_missing(
-                caps.sampling.as_ref(),
-                params.get("tools").is_some_and(|t| !t.is_null()),
-            ),
-            "elicitation" => crate::context::elicitation_missing(
-                caps.elicitation.as_ref(),
-                params.get("mode").and_then(Value::as_str) == Some("url"),
-            ),
-            "roots" => caps.roots.is_none().then_some("roots"),
-            _ => None,
-        };
-        if let Some(missing) = missing {
+        if let Some(missing) = crate::context::input_missing(&self.capabilities, capability, &params) {
             *self.missing.lock_unpoisoned() = Some(missing);
             return Asked::Missing;
         }

@@ -138,7 +138,7 @@ pub(crate) fn start<'a>(
     let version = call.era.version;
     let era = call.era;
     let rctx = call.rctx;
-    Box::pin(async move {
+    async move {
         let config = &tasks.config;
         let task = config
             .store
@@ -180,7 +180,7 @@ pub(crate) fn start<'a>(
             serde_json::to_value(mcp_types::ForRevision::new(&task, version)).map_err(ErrorObject::internal_error)?,
         );
         respond(rctx, &Value::Object(created), era)
-    })
+    }
 }
 
 impl Serve for GetTaskRequest {

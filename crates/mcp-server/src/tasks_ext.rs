@@ -265,18 +265,7 @@ pub(crate) async fn ask(
 ) -> Result<Value, crate::ClientRequestError> {
     use crate::ClientRequestError;
     let caps = ctx.session.client_capabilities();
-    let missing = match capability {
-        "sampling" => {
-            crate::context::sampling_missing(caps.sampling.as_ref(), params.get("tools").is_some_and(|t| !t.is_null()))
-        }
-        "elicitation" => crate::context::elicitation_missing(
-            caps.elicitation.as_ref(),
-            params.get("mode").and_then(Value::as_str) == Some("url"),
-        ),
-        "roots" => caps.roots.is_none().then_some("roots"),
-        _ => None,
-    };
-    if let Some(missing) = missing {
+    if let Some(missing) = crate::context::input_missing(&caps, capability, &params) {
         return Err(ClientRequestError::NotSupported(missing));
     }
     let mut request = json!({"method": method});

@@ -77,6 +77,11 @@ fn server_with(config: Option<TaskConfig>, gate: Arc<Notify>) -> Server {
 }
 
 async fn connect(server: &Server, rev: &str) -> Session {
+    initialize(server, rev).await.0
+}
+
+/// A session of `server` at `rev` after the handshake, and the `initialize` result.
+async fn initialize(server: &Server, rev: &str) -> (Session, Value) {
     let (a, b) = memory(256);
     server.connect(a);
     let mut client = Session::new(Wire::new(b).with_timeout(Duration::from_secs(30)), rev);
@@ -89,7 +94,7 @@ async fn connect(server: &Server, rev: &str) -> Session {
         .await;
     assert_eq!(init["protocolVersion"], rev);
     client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
-    client
+    (client, init)
 }
 
 /// Sends a task-augmented `tools/call` and returns the task it created.
@@ -140,17 +145,8 @@ async fn status_notification(client: &mut Session, task: &str, status: &str) -> 
 #[tokio::test]
 async fn the_capability_and_each_tools_task_support_are_declared() {
     let server = server_with(None, Arc::new(Notify::new()));
-    let (a, b) = memory(16);
-    server.connect(a);
-    let mut client = Session::new(Wire::new(b), REV);
-    let init = client
-        .result(
-            "initialize",
-            json!({"protocolVersion": REV, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-        )
-        .await;
+    let (mut client, init) = initialize(&server, REV).await;
     assert_eq!(init["capabilities"]["tasks"], json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}));
-    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
     let tools = client.result("tools/list", json!({})).await;
     let support = |name: &str| {
         let tool = tools["tools"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap();
@@ -161,15 +157,7 @@ async fn the_capability_and_each_tools_task_support_are_declared() {
     assert_eq!(support("plain"), Value::Null);
     // Without task tools and without `tasks(..)`, no capability.
     let bare = Server::builder("bare", "1").tool(plain("plain", "x")).build().unwrap();
-    let (a, b) = memory(16);
-    bare.connect(a);
-    let mut client = Session::new(Wire::new(b), REV);
-    let init = client
-        .result(
-            "initialize",
-            json!({"protocolVersion": REV, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-        )
-        .await;
+    let (_, init) = initialize(&bare, REV).await;
     assert!(init["capabilities"].get("tasks").is_none(), "{init}");
 }
 
@@ -372,4 +360,12 @@ async fn the_logs_and_progress_of_a_task_name_it() {
             "{frame}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_task_member_that_is_not_an_object_is_invalid_params() {
+    let server = server_with(None, Arc::new(Notify::new()));
+    let mut client = connect(&server, REV).await;
+    let e = client.error("tools/call", json!({"name": "slow", "arguments": {}, "task": 5})).await;
+    assert_eq!(e["code"], -32602, "{e}");
 }
