@@ -12,7 +12,8 @@
 //! - `elicitation-sep1034-client-defaults`: call `test_client_elicitation_defaults`, answering
 //!   its elicitation with an accepted empty form that the client's SEP-1034 defaults fill in;
 //! - `sse-retry`: call `test_reconnection`, whose SSE stream the server closes; the transport
-//!   resumes it with GET and `Last-Event-ID` after the server's `retry`.
+//!   resumes it with GET and `Last-Event-ID` after the server's `retry`;
+//! - `json-schema-2020-12-preservation`: as below.
 //!
 //! Protocol revision 2026-07-28 (stateless; `MCP_CONFORMANCE_PROTOCOL_VERSION=2026-07-28` pins
 //! it, an earlier revision pins that one, none means the session revisions only):
@@ -134,8 +135,24 @@ async fn run() -> anyhow::Result<()> {
             log(&format!("test_reconnection: {text}"));
             close(client).await
         }
+        "json-schema-2020-12-preservation" => {
+            let client = builder.connect_http(&url).await.context("initialize")?;
+            echo_focal_schema(&client).await?;
+            close(client).await
+        }
         other => bail!("unknown scenario {other:?}"),
     }
+}
+
+/// `json-schema-2020-12-preservation` (at every revision the suite runs it for): the focal
+/// tool's input schema goes back to the server as it came.
+async fn echo_focal_schema(client: &Client) -> anyhow::Result<()> {
+    let tools = client.list_all_tools().await?;
+    let focal = tools.iter().find(|t| t.name == "json_schema_2020_12_tool").context("no focal tool")?;
+    let schema = Value::Object(focal.input_schema.clone());
+    let result = client.call_tool("json_schema_echo", json!({"schema": schema})).await?;
+    ensure!(!result.is_error(), "json_schema_echo failed: {}", text_of(&result.content));
+    Ok(())
 }
 
 /// The Client ID Metadata Document URL the `auth/basic-cimd` scenario expects as client id.
@@ -308,13 +325,7 @@ async fn stateless(scenario: &str, url: &str, builder: ClientBuilder) -> anyhow:
                 log(&format!("called {}", tool.name));
             }
         }
-        "json-schema-2020-12-preservation" => {
-            // The focal tool's input schema goes back to the server as it came.
-            let tools = client.list_all_tools().await?;
-            let focal = tools.iter().find(|t| t.name == "json_schema_2020_12_tool").context("no focal tool")?;
-            let schema = Value::Object(focal.input_schema.clone());
-            client.call_tool("json_schema_echo", json!({"schema": schema})).await?;
-        }
+        "json-schema-2020-12-preservation" => echo_focal_schema(&client).await?,
         _ => {}
     }
     close(client).await

@@ -5,31 +5,29 @@
 //! - `interop/conformance/`: 0.1.16, the session revisions (up to 2025-11-25);
 //! - `interop/conformance-next/`: 0.2.0-alpha.12, protocol revision 2026-07-28.
 //!
-//! For each version:
+//! Both list each scenario with the revisions it applies to, and each runs at **every revision
+//! its scenarios name**:
 //!
-//! - **Server scenarios**: the `everything` example serves Streamable HTTP on a free local
-//!   port; the suite's server run goes against `http://127.0.0.1:<port>/mcp`; the server is
-//!   killed afterwards, whatever happened. 0.1.16 runs `server --suite all` (the active
-//!   scenarios and the pending ones), and every scenario `conformance list --server` names
-//!   counts. 0.2.0 runs `server --requirements 2026-07-28`: the scenarios the revision
+//! - **Server scenarios**: for each revision `conformance list --server` names, the
+//!   `everything` example serves Streamable HTTP on a free local port; the suite's server run
+//!   (`server --suite all --spec-version <revision>`: every scenario `list --server
+//!   --spec-version <revision>` names counts) goes against `http://127.0.0.1:<port>/mcp`; the
+//!   server is killed afterwards, whatever happened. At 2026-07-28, 0.2.0 runs the revision's
+//!   frozen requirement set instead (`server --requirements 2026-07-28`): the scenarios it
 //!   requires count, and so do the ones the suite runs but reports as `pending` or
 //!   `extension` (we pass them: the `extension` server scenarios are the ten `tasks-*` ones of
 //!   the tasks extension, SEP-2663, which our server implements).
-//! - **Client scenarios**: 0.1.16 runs every scenario `conformance list --client` names (the
-//!   `auth/` ones included) but the `extension` ones the client does not implement, as
-//!   `conformance client --scenario <name>` with the `conformance_client` example as the
-//!   client command; 0.2.0 runs, the same way at `--spec-version 2026-07-28`, the client
-//!   scenarios `conformance list --requirements 2026-07-28` says the revision requires and the
-//!   `added-after-release` and `pending` ones it lists beside them. Of the `extension`
-//!   scenarios, both run the client credentials ones ([`CLIENT_EXTENSIONS`]); the others
-//!   (cross-app access, enterprise-managed authorization, DPoP, workload identity federation)
-//!   are printed as not run.
+//! - **Client scenarios**: every scenario `conformance list --client` names runs once at each
+//!   revision it is listed for (`conformance client --spec-version <revision> --scenario
+//!   <name>`, with the `conformance_client` example as the client command); one listed for no
+//!   revision (`draft`, `extension`) runs once with the pin's [`Pin::undated_client_args`]. Of
+//!   the `extension` scenarios, only the client credentials ones run ([`CLIENT_EXTENSIONS`]);
+//!   the others (cross-app access, enterprise-managed authorization, DPoP, workload identity
+//!   federation, SEP-2640 skills) are printed as not run.
 //!
-//! The 0.2.0 suite also has a `draft` suite (`--suite draft`; `--spec-version draft` is an
-//! alias of 2026-07-28): in 0.2.0-alpha.12 it is the scenarios introduced in 2026-07-28 (19
-//! server, 17 client of which 11 `auth/`), every one of them in the runs above. Nothing targets
-//! a revision beyond 2026-07-28 yet; [`Suite::check_nothing_beyond`] fails the run if a newer suite
-//! lists such a scenario, so that moving the pin makes someone decide how to run it.
+//! Nothing targets a revision beyond 2026-07-28 yet; [`Suite::check_nothing_beyond`] fails the
+//! run if a newer suite lists such a scenario, so that moving the pin makes someone decide how
+//! to run it.
 //!
 //! Each scenario writes its checks to `checks.json` under
 //! `target/interop/conformance-results/<project>/` (emptied at the start of each run). A
@@ -72,62 +70,85 @@ struct Pin {
     /// The npm project in `interop/` that pins it: installed in `target/interop/<project>`,
     /// its results in `target/interop/conformance-results/<project>/`.
     project: &'static str,
-    /// How its server scenarios run, and which count.
-    server: ServerRun,
-    /// Its client scenarios.
-    client: ClientRun,
+    /// The revision whose frozen requirement set the server run at that revision uses
+    /// (`server --requirements <revision>`). Every other revision the suite's server scenarios
+    /// are listed for runs as `server --suite all --spec-version <revision>`.
+    requirements: Option<Requirements>,
+    /// What a client scenario listed for no dated revision (`extension`, `draft`) runs with;
+    /// the others run once at each revision they are listed for (`--spec-version <revision>`).
+    undated_client_args: &'static [&'static str],
 }
 
-/// How a suite's server scenarios run against `everything`, and which of them count.
-enum ServerRun {
-    /// `server --suite all`: every scenario `list --server` names counts.
-    All,
+/// A revision's frozen requirement set, as a server run uses it.
+struct Requirements {
+    /// The revision.
+    revision: &'static str,
+    /// The unscored categories whose scenarios count too (the suite runs and reports them,
+    /// but does not score them).
+    also: &'static [&'static str],
+}
+
+/// One run of a suite's server scenarios against `everything`.
+enum ServerRun<'a> {
+    /// `server --suite all --spec-version <revision>`: every scenario `list --server
+    /// --spec-version <revision>` names counts.
+    Revision(String),
     /// `server --requirements <revision>`: the scenarios `list --requirements <revision>` says
-    /// the revision requires count, and so do those of the unscored categories in `also`
-    /// (the suite runs and reports them, but does not score them).
-    Requirements { revision: &'static str, also: &'static [&'static str] },
+    /// the revision requires count, and so do those of the categories of `also`.
+    Requirements(&'a Requirements),
+}
+
+impl ServerRun<'_> {
+    /// The revision it runs at.
+    fn revision(&self) -> &str {
+        match self {
+            ServerRun::Revision(revision) => revision,
+            ServerRun::Requirements(r) => r.revision,
+        }
+    }
 }
 
 /// The scenarios of extensions the client implements: they run with the others (the
 /// `io.modelcontextprotocol/oauth-client-credentials` extension).
 const CLIENT_EXTENSIONS: &[&str] = &["auth/client-credentials-basic", "auth/client-credentials-jwt"];
 
-/// Which client scenarios run against `conformance_client`.
-enum ClientRun {
-    /// Every scenario `list --client` names, except the `extension` ones other than
-    /// [`CLIENT_EXTENSIONS`].
-    All,
-    /// `client <args> --scenario <name>` for each client scenario that `list --requirements
-    /// <revision>` says the revision requires, lists in one of the unscored categories of
-    /// `also`, or lists as an extension of [`CLIENT_EXTENSIONS`].
-    Requirements { revision: &'static str, also: &'static [&'static str], args: &'static [&'static str] },
-}
-
 /// The newest revision the pinned suites' scenarios may target (see [`Suite::check_nothing_beyond`]).
 const NEWEST_REVISION: &str = "2026-07-28";
 
 /// The suites we run, oldest first.
 const PINS: [Pin; 2] = [
-    Pin { project: "conformance", server: ServerRun::All, client: ClientRun::All },
+    // 0.1.16: its three `draft` client scenarios (`auth/`) run without a revision, as do the
+    // client credentials extension ones.
+    Pin { project: "conformance", requirements: None, undated_client_args: &[] },
     Pin {
         project: "conformance-next",
         // `pending`: json-schema-2020-12, http-header-validation and
         // http-custom-header-server-validation, which `everything` passes. `extension`: the
         // ten `tasks-*` scenarios of the tasks extension (SEP-2663), which `everything` passes
         // (`tasks-status-notifications` is always SKIPPED: see [`Check::ok`]).
-        server: ServerRun::Requirements { revision: "2026-07-28", also: &["pending", "extension"] },
-        // 0.2.0-alpha.12: tools_call, request-metadata, sep-2322-client-request-state,
-        // http-standard-headers, http-custom-headers, http-invalid-tool-headers,
-        // json-schema-ref-no-deref (required) and json-schema-2020-12-preservation
-        // (`added-after-release`), and the 25 `auth/` ones of the revision; `pending` names
-        // none. Of `extension`, the client credentials ones ([`CLIENT_EXTENSIONS`]).
-        client: ClientRun::Requirements {
-            revision: "2026-07-28",
-            also: &["added-after-release", "pending"],
-            args: &["--spec-version", "2026-07-28"],
-        },
+        requirements: Some(Requirements { revision: "2026-07-28", also: &["pending", "extension"] }),
+        // At a pinned revision the suite skips extension scenarios (they are on no revision's
+        // timeline) unless forced.
+        undated_client_args: &["--spec-version", "2026-07-28", "--force"],
     },
 ];
+
+/// One client scenario to run, at one revision (`None`: with the pin's
+/// [`Pin::undated_client_args`]).
+struct ClientScenario {
+    name: String,
+    revision: Option<String>,
+}
+
+impl ClientScenario {
+    /// `name @ revision`, as the report names it.
+    fn label(&self) -> String {
+        match &self.revision {
+            Some(revision) => format!("{} @ {revision}", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
 
 /// The installed suite: how to run its command line.
 struct Suite {
@@ -161,15 +182,6 @@ impl Suite {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    /// The scenarios `conformance list --<side>` names (`side` is `server` or `client`).
-    fn list(&self, root: &Path, side: &str) -> Result<Vec<String>> {
-        let names = parse_list(&self.list_output(root, &[&format!("--{side}")])?);
-        if names.is_empty() {
-            bail!("`conformance list --{side}` named no scenario");
-        }
-        Ok(names)
-    }
-
     /// The scenarios of `side` (`server` or `client`) that `list --requirements <revision>`
     /// says the revision requires or lists in one of the categories of `also`, and the others
     /// of that side it lists (by category).
@@ -191,51 +203,63 @@ impl Suite {
         Ok((counted.into_iter().map(|l| l.name).collect(), other))
     }
 
+    /// The server runs of `pin`: one per revision `list --server` names a scenario for.
+    fn server_runs<'p>(&self, root: &Path, pin: &'p Pin) -> Result<Vec<ServerRun<'p>>> {
+        let revisions = dated_revisions(&self.list_output(root, &["--server"])?, NEWEST_REVISION);
+        if revisions.is_empty() {
+            bail!("`conformance list --server` named no scenario of a revision");
+        }
+        Ok(revisions
+            .into_iter()
+            .map(|revision| match &pin.requirements {
+                Some(r) if r.revision == revision => ServerRun::Requirements(r),
+                _ => ServerRun::Revision(revision),
+            })
+            .collect())
+    }
+
     /// The server scenarios that count in `run` (and, for a requirements run, the others it
     /// runs, by category).
-    fn server_scenarios(&self, root: &Path, run: &ServerRun) -> Result<(Vec<String>, Vec<Listed>)> {
+    fn server_scenarios(&self, root: &Path, run: &ServerRun<'_>) -> Result<(Vec<String>, Vec<Listed>)> {
         match run {
-            ServerRun::All => Ok((self.list(root, "server")?, Vec::new())),
-            ServerRun::Requirements { revision, also } => self.requirement_scenarios(root, "server", revision, also),
+            ServerRun::Revision(revision) => {
+                let names = parse_list(&self.list_output(root, &["--server", "--spec-version", revision])?);
+                if names.is_empty() {
+                    bail!("`conformance list --server --spec-version {revision}` named no scenario");
+                }
+                Ok((names, Vec::new()))
+            }
+            ServerRun::Requirements(r) => self.requirement_scenarios(root, "server", r.revision, r.also),
         }
     }
 
-    /// The client scenarios `run` runs.
-    fn client_scenarios(&self, root: &Path, run: &ClientRun) -> Result<Vec<String>> {
-        match run {
-            ClientRun::All => {
-                let text = self.list_output(root, &["--client"])?;
-                let extensions = tagged(&text, "extension");
-                let mut scenarios = self.list(root, "client")?;
-                scenarios.retain(|s| !extensions.contains(s) || CLIENT_EXTENSIONS.contains(&s.as_str()));
-                for s in extensions.iter().filter(|s| !CLIENT_EXTENSIONS.contains(&s.as_str())) {
-                    println!("    client scenario not run (extension): {s}");
-                }
-                Ok(scenarios)
+    /// The client scenarios to run: every one `list --client` names, once at each revision it
+    /// is listed for (once, undated, if it is listed for none), but the `extension` ones other
+    /// than [`CLIENT_EXTENSIONS`].
+    fn client_scenarios(&self, root: &Path) -> Result<Vec<ClientScenario>> {
+        let mut runs = Vec::new();
+        for (name, tags) in listed_scenarios(&self.list_output(root, &["--client"])?) {
+            if tags.contains(&"extension") && !CLIENT_EXTENSIONS.contains(&name) {
+                println!("    client scenario not run (extension): {name}");
+                continue;
             }
-            ClientRun::Requirements { revision, also, .. } => {
-                let (mut counted, other) = self.requirement_scenarios(root, "client", revision, also)?;
-                for l in &other {
-                    if CLIENT_EXTENSIONS.contains(&l.name.as_str()) {
-                        counted.push(l.name.clone());
-                    } else {
-                        let category = l.category.as_deref().unwrap_or("?");
-                        println!("    client scenario not run ({category}): {}", l.name);
-                    }
-                }
-                Ok(counted)
+            let dated: Vec<&str> = tags.iter().copied().filter(|t| is_dated(t) && *t <= NEWEST_REVISION).collect();
+            if dated.is_empty() {
+                runs.push(ClientScenario { name: name.to_owned(), revision: None });
             }
+            runs.extend(
+                dated.into_iter().map(|r| ClientScenario { name: name.to_owned(), revision: Some(r.to_owned()) }),
+            );
         }
+        if runs.is_empty() {
+            bail!("`conformance list --client` named no scenario");
+        }
+        Ok(runs)
     }
 
     /// Fails if `conformance list` names a scenario for a revision newer than
-    /// [`NEWEST_REVISION`] or for the draft by that name that the pin's runs would leave out
-    /// (a pin that runs every scenario leaves none out: 0.1.16 tags three `auth/` scenarios
-    /// `draft`, and runs them).
-    fn check_nothing_beyond(&self, root: &Path, pin: &Pin) -> Result<()> {
-        if matches!((&pin.server, &pin.client), (ServerRun::All, ClientRun::All)) {
-            return Ok(());
-        }
+    /// [`NEWEST_REVISION`]: moving the pin makes someone decide how to run it.
+    fn check_nothing_beyond(&self, root: &Path) -> Result<()> {
         let beyond = beyond_revision(&self.list_output(root, &[])?, NEWEST_REVISION);
         if !beyond.is_empty() {
             bail!(
@@ -258,7 +282,7 @@ pub fn run(root: &Path) -> Result<()> {
         let project = interop::install_npm_project(root, &work, pin.project)?;
         let cli = interop::package_bin(&project, "@modelcontextprotocol/conformance")?;
         let suite = Suite { node: node.clone(), cli };
-        suite.check_nothing_beyond(root, pin)?;
+        suite.check_nothing_beyond(root)?;
         suites.push((pin, suite));
     }
     let results = work.join("conformance-results");
@@ -273,20 +297,14 @@ pub fn run(root: &Path) -> Result<()> {
         let out = results.join(pin.project);
         println!("==> conformance suite {} ({})", suite.version()?, pin.project);
         let tag = |f: String| format!("[{}] {f}", pin.project);
-        failed
-            .extend(server_scenarios(root, suite, &pin.server, &everything, &out.join("server"))?.into_iter().map(tag));
-        let args: &[&str] = match &pin.client {
-            ClientRun::All => &[],
-            ClientRun::Requirements { args, .. } => args,
-        };
-        let scenarios = suite.client_scenarios(root, &pin.client)?;
-        if scenarios.is_empty() {
-            println!("==> conformance client scenarios: none run with this suite");
-            continue;
+        for run in suite.server_runs(root, pin)? {
+            let out = out.join("server").join(run.revision());
+            failed.extend(server_scenarios(root, suite, &run, &everything, &out)?.into_iter().map(tag));
         }
+        let scenarios = suite.client_scenarios(root)?;
         match &client {
             Ok(client) => failed.extend(
-                client_scenarios(root, suite, client, args, &scenarios, &out.join("client"))?.into_iter().map(tag),
+                client_scenarios(root, suite, pin, client, &scenarios, &out.join("client"))?.into_iter().map(tag),
             ),
             Err(e) => failed.push(tag(format!("client scenarios not run: {e:#}"))),
         }
@@ -300,19 +318,26 @@ pub fn run(root: &Path) -> Result<()> {
 }
 
 /// Runs the server suite against `everything` served over HTTP; returns what failed.
-fn server_scenarios(root: &Path, suite: &Suite, run: &ServerRun, everything: &Path, out: &Path) -> Result<Vec<String>> {
+fn server_scenarios(
+    root: &Path,
+    suite: &Suite,
+    run: &ServerRun<'_>,
+    everything: &Path,
+    out: &Path,
+) -> Result<Vec<String>> {
     let (scenarios, uncounted) = suite.server_scenarios(root, run)?;
+    let revision = run.revision();
     let addr = SocketAddr::from(([127, 0, 0, 1], interop::free_port()?));
     let url = format!("http://{addr}/mcp");
-    println!("==> conformance server scenarios ({}) against `everything` at {url}", scenarios.len());
+    println!("==> conformance server scenarios ({}) at {revision} against `everything` at {url}", scenarios.len());
     let mut command = Command::new(everything);
     command.args(["--http", &addr.to_string()]);
     let server = interop::ServerProcess::start(command, addr, SERVER_START_TIMEOUT)?;
     let mut command = suite.command(root);
     command.args(["server", "--url", &url]);
     match run {
-        ServerRun::All => command.args(["--suite", "all"]),
-        ServerRun::Requirements { revision, .. } => command.args(["--requirements", revision]),
+        ServerRun::Revision(revision) => command.args(["--suite", "all", "--spec-version", revision]),
+        ServerRun::Requirements(r) => command.args(["--requirements", r.revision]),
     };
     command.arg("--output-dir").arg(out);
     let finished = interop::run_with_limit(command, SERVER_SUITE_TIMEOUT);
@@ -320,15 +345,16 @@ fn server_scenarios(root: &Path, suite: &Suite, run: &ServerRun, everything: &Pa
     let finished = finished?;
 
     let mut found = read_server_results(out)?;
-    let verdicts: Vec<Verdict> = scenarios.iter().map(|s| Verdict::new(s, found.remove(s))).collect();
-    report("server", &verdicts);
+    let verdicts: Vec<Verdict> =
+        scenarios.iter().map(|s| Verdict::new(&format!("{s} @ {revision}"), found.remove(s))).collect();
+    report(&format!("server ({revision})"), &verdicts);
     for other in &uncounted {
         let verdict = Verdict::new(&other.name, found.remove(&other.name));
         let category = other.category.as_deref().unwrap_or("?");
         println!("    not counted ({category}): {}: {}", other.name, verdict.counts());
     }
     for extra in found.keys() {
-        println!("    (results for `{extra}`, which `conformance list` does not name)");
+        println!("    (results for `{extra}`, which `conformance list` does not name at {revision})");
     }
     let mut failed: Vec<String> =
         verdicts.iter().filter(|v| !v.passed()).map(|v| format!("server {}", v.scenario)).collect();
@@ -337,20 +363,20 @@ fn server_scenarios(root: &Path, suite: &Suite, run: &ServerRun, everything: &Pa
     if let Some(problem) = exit_problem(&finished, SERVER_SUITE_TIMEOUT)
         && (finished.status.is_none() || failed.is_empty())
     {
-        println!("    FAIL the server suite: {problem}");
-        failed.push(format!("server suite: {problem}"));
+        println!("    FAIL the server suite at {revision}: {problem}");
+        failed.push(format!("server suite at {revision}: {problem}"));
     }
     Ok(failed)
 }
 
-/// Runs the client `scenarios`, one at a time, with `client` as the client command and `args`
-/// before `--scenario`; returns what failed.
+/// Runs the client `scenarios`, one at a time, with `client` as the client command; returns
+/// what failed.
 fn client_scenarios(
     root: &Path,
     suite: &Suite,
+    pin: &Pin,
     client: &Path,
-    args: &[&str],
-    scenarios: &[String],
+    scenarios: &[ClientScenario],
     out: &Path,
 ) -> Result<Vec<String>> {
     println!("==> conformance client scenarios ({}) with {}", scenarios.len(), client.display());
@@ -360,23 +386,19 @@ fn client_scenarios(
     })?;
     let mut verdicts = Vec::new();
     for scenario in scenarios {
-        println!("==> conformance client scenario {scenario}");
-        let dir = out.join(scenario.replace('/', "_"));
+        let label = scenario.label();
+        println!("==> conformance client scenario {label}");
+        let dir = out.join(label.replace('/', "_").replace(" @ ", "@"));
         let mut command = suite.command(root);
-        command.args(["client", "--command", client]).args(args).args([
-            "--scenario",
-            scenario,
-            "--timeout",
-            CLIENT_TIMEOUT_MS,
-        ]);
-        // At a pinned `--spec-version` the suite skips extension scenarios (they are on no
-        // revision's timeline) unless forced.
-        if !args.is_empty() && CLIENT_EXTENSIONS.contains(&scenario.as_str()) {
-            command.arg("--force");
-        }
+        command.args(["client", "--command", client]);
+        match &scenario.revision {
+            Some(revision) => command.args(["--spec-version", revision]),
+            None => command.args(pin.undated_client_args),
+        };
+        command.args(["--scenario", &scenario.name, "--timeout", CLIENT_TIMEOUT_MS]);
         command.arg("--output-dir").arg(&dir);
         let run = interop::run_with_limit(command, CLIENT_SCENARIO_TIMEOUT)?;
-        let mut verdict = Verdict::new(scenario, find_checks(&dir)?);
+        let mut verdict = Verdict::new(&label, find_checks(&dir)?);
         verdict.process = exit_problem(&run, CLIENT_SCENARIO_TIMEOUT);
         verdicts.push(verdict);
     }
@@ -491,37 +513,46 @@ fn report(side: &str, verdicts: &[Verdict]) {
     println!("==> conformance {side}: {passed} of {} scenarios passed", verdicts.len());
 }
 
-/// The scenarios of the output of `conformance list` (lines `  - <name> [<tags>]`), each with
-/// its tags.
-fn tagged_scenarios(text: &str) -> impl Iterator<Item = (&str, Vec<&str>)> {
-    text.lines().filter_map(|line| line.trim_start().strip_prefix("- ")).filter_map(|rest| {
-        let (name, tags) = rest.split_once(' ')?;
-        let tags = tags.trim().strip_prefix('[')?.strip_suffix(']')?;
-        Some((name, tags.split(',').map(str::trim).collect()))
-    })
-}
-
-/// The scenarios of the output of `conformance list` tagged `tag`.
-fn tagged(text: &str, tag: &str) -> Vec<String> {
-    tagged_scenarios(text).filter(|(_, tags)| tags.contains(&tag)).map(|(name, _)| name.to_owned()).collect()
+/// The scenarios of the output of `conformance list` (lines `  - <name> [<tags>]`, the tags
+/// optional), each with its tags.
+fn listed_scenarios(text: &str) -> Vec<(&str, Vec<&str>)> {
+    text.lines()
+        .filter_map(|line| line.trim_start().strip_prefix("- "))
+        .filter_map(|rest| {
+            let mut words = rest.split_whitespace();
+            let name = words.next()?;
+            let tags = words.next().and_then(|t| t.strip_prefix('[')?.strip_suffix(']'));
+            Some((name, tags.map(|t| t.split(',').map(str::trim).collect()).unwrap_or_default()))
+        })
+        .collect()
 }
 
 /// Scenario names from the output of `conformance list`: lines `  - <name> [<versions>]`.
 fn parse_list(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|line| line.trim_start().strip_prefix("- "))
-        .filter_map(|rest| rest.split_whitespace().next())
-        .map(str::to_owned)
-        .collect()
+    listed_scenarios(text).into_iter().map(|(name, _)| name.to_owned()).collect()
 }
 
-/// The scenarios of the output of `conformance list` (lines `  - <name> [<tags>]`) tagged
-/// with none of the dated revisions up to `newest` nor `extension`: a later revision, or the
-/// draft by that name.
+/// Whether a tag of `conformance list` is a dated revision (`2025-11-25`).
+fn is_dated(tag: &str) -> bool {
+    tag.len() == 10 && tag.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+}
+
+/// The dated revisions up to `newest` that the output of `conformance list` names a scenario
+/// for, oldest first.
+fn dated_revisions(text: &str, newest: &str) -> Vec<String> {
+    let revisions: std::collections::BTreeSet<&str> =
+        listed_scenarios(text).into_iter().flat_map(|(_, tags)| tags).filter(|t| is_dated(t) && *t <= newest).collect();
+    revisions.into_iter().map(str::to_owned).collect()
+}
+
+/// The scenarios of the output of `conformance list` listed for a dated revision after
+/// `newest`.
 fn beyond_revision(text: &str, newest: &str) -> Vec<String> {
-    let dated = |t: &str| t.len() == 10 && t.bytes().all(|b| b.is_ascii_digit() || b == b'-');
-    let known = |t: &&str| *t == "extension" || (dated(t) && *t <= newest);
-    tagged_scenarios(text).filter(|(_, tags)| !tags.iter().any(known)).map(|(name, _)| name.to_owned()).collect()
+    listed_scenarios(text)
+        .into_iter()
+        .filter(|(_, tags)| tags.iter().any(|t| is_dated(t) && *t > newest))
+        .map(|(name, _)| name.to_owned())
+        .collect()
 }
 
 /// A scenario as `conformance list --requirements <revision>` names it.
@@ -650,9 +681,12 @@ mod tests {
                     - caching [2026-07-28]\n  - tasks-lifecycle [extension]\n  - future [2027-01-01]\n\n\
                     Client scenarios (test against a client):\n  - both [2026-07-28,2027-01-01]\n  \
                     - drafty [draft]\n  - untagged\n";
-        assert_eq!(beyond_revision(text, "2026-07-28"), ["future", "drafty"]);
-        assert_eq!(tagged(text, "extension"), ["tasks-lifecycle"]);
-        assert_eq!(tagged(text, "2027-01-01"), ["future", "both"]);
+        assert_eq!(beyond_revision(text, "2026-07-28"), ["future", "both"]);
+        assert_eq!(dated_revisions(text, "2026-07-28"), ["2025-06-18", "2025-11-25", "2026-07-28"]);
+        let listed = listed_scenarios(text);
+        assert_eq!(listed[2], ("tasks-lifecycle", vec!["extension"]));
+        assert_eq!(listed[5], ("drafty", vec!["draft"]));
+        assert_eq!(listed[6], ("untagged", vec![]));
     }
 
     #[test]
