@@ -403,7 +403,11 @@ impl Context {
     }
 
     /// [`elicit_raw`](Self::elicit_raw) whose input is named `key` in a 2026-07-28 round trip.
-    pub async fn elicit_raw_as(&self, key: &str, params: ElicitRequestParams) -> Result<ElicitResult, ClientRequestError> {
+    pub async fn elicit_raw_as(
+        &self,
+        key: &str,
+        params: ElicitRequestParams,
+    ) -> Result<ElicitResult, ClientRequestError> {
         if let Some(answer) =
             self.ask_task(Some(key), "elicitation", "elicitation", ElicitRequest::METHOD, &params).await
         {

@@ -281,8 +281,14 @@ fn lower(type_name: &str, schema: &Value, version: ProtocolVersion) -> Result<Fo
         }
     }
     let mut requested = ElicitRequestFormParamsRequestedSchema::new(properties);
-    let required: Vec<String> =
-        root.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(|r| r.as_str()).map(str::to_owned).collect();
+    let required: Vec<String> = root
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.as_str())
+        .map(str::to_owned)
+        .collect();
     if !required.is_empty() {
         requested.required = Some(required);
     }
@@ -342,7 +348,9 @@ fn property(field: &Value, version: ProtocolVersion) -> Result<PrimitiveSchemaDe
             title: common.title,
         }),
         (Some(_), Some(_)) => return Err(FormProblem::NonStringEnum),
-        (other, None) => return Err(FormProblem::Type(other.map_or_else(|| "a value of any type".to_owned(), |t| format!("`{t}`")))),
+        (other, None) => {
+            return Err(FormProblem::Type(other.map_or_else(|| "a value of any type".to_owned(), |t| format!("`{t}`"))));
+        }
     };
     match s.keys().next() {
         Some(key) => Err(FormProblem::Keyword(key.clone())),
@@ -482,8 +490,7 @@ fn multi_select(
     };
     let (min_items, max_items) = (size(s, "minItems")?, size(s, "maxItems")?);
     let Common { title, description, default } = common;
-    let default =
-        default.map(|d| serde_json::from_value::<Vec<String>>(d).map_err(|_| bad_default())).transpose()?;
+    let default = default.map(|d| serde_json::from_value::<Vec<String>>(d).map_err(|_| bad_default())).transpose()?;
     if options.iter().any(|(_, t)| t.is_some()) {
         let any_of = options
             .into_iter()
@@ -499,7 +506,8 @@ fn multi_select(
             title,
         }));
     }
-    let items = mcp_types::UntitledMultiSelectEnumSchemaItems::new(options.into_iter().map(|(v, _)| v).collect::<Vec<_>>());
+    let items =
+        mcp_types::UntitledMultiSelectEnumSchemaItems::new(options.into_iter().map(|(v, _)| v).collect::<Vec<_>>());
     Ok(PrimitiveSchemaDefinition::UntitledMultiSelectEnum(mcp_types::UntitledMultiSelectEnumSchema {
         default,
         description,
@@ -721,7 +729,10 @@ impl UrlElicitation {
     /// the client learns the outcome by retrying), and when the session is gone.
     pub async fn complete(&self) -> Result<(), CallError> {
         if self.version.is_stateless() {
-            return Err(CallError::NotInRevision { method: ElicitationCompleteNotification::METHOD, version: self.version });
+            return Err(CallError::NotInRevision {
+                method: ElicitationCompleteNotification::METHOD,
+                version: self.version,
+            });
         }
         let params = ElicitationCompleteNotificationParams::new(self.id.to_string());
         self.peer.notify::<ElicitationCompleteNotification>(params).await
@@ -908,7 +919,10 @@ mod tests {
         assert_eq!(problem(sent::<Tuple>(latest).unwrap_err()), (None, FormProblem::NotAnObject));
         assert_eq!(problem(sent::<String>(latest).unwrap_err()), (None, FormProblem::NotAnObject));
         let err = check_form::<Nested>().unwrap_err();
-        assert_eq!(err.to_string(), "cannot elicit `Nested` (field `inner`): nested objects are not allowed: a form is flat");
+        assert_eq!(
+            err.to_string(),
+            "cannot elicit `Nested` (field `inner`): nested objects are not allowed: a form is flat"
+        );
     }
 
     fn answer(action: &str, content: Value) -> ElicitResult {
@@ -939,7 +953,10 @@ mod tests {
         assert_eq!(problems.len(), 2, "{problems:?}");
         let e = outcome(answer("accept", json!({"seats": 1, "aisle": true}))).unwrap_err();
         assert!(matches!(e, ClientRequestError::InvalidContent(ContentError::Decode(_))), "{e}");
-        assert!(e.to_string().starts_with("invalid elicitation content: it does not decode: unknown field `aisle`"), "{e}");
+        assert!(
+            e.to_string().starts_with("invalid elicitation content: it does not decode: unknown field `aisle`"),
+            "{e}"
+        );
         let e = outcome(ElicitResult::new(ElicitAction::Accept)).unwrap_err();
         assert!(e.to_string().contains("\"seats\" is a required property"), "{e}");
     }

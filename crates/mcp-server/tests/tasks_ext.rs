@@ -149,7 +149,8 @@ fn server(gate: Arc<Semaphore>) -> Server {
     .task_support(TaskSupport::Optional);
     let ask_two = ToolDef::new("ask_two", object(), |_args, ctx: Context| async move {
         let name = json!({"name": {"type": "string"}});
-        let (a, b) = tokio::join!(ctx.elicit_raw_as("a", form("A?", name.clone())), ctx.elicit_raw_as("b", form("B?", name)));
+        let (a, b) =
+            tokio::join!(ctx.elicit_raw_as("a", form("A?", name.clone())), ctx.elicit_raw_as("b", form("B?", name)));
         let (a, b) = (a?, b?);
         ok(format!("{} and {}", name_of(&a), name_of(&b)))
     })
