@@ -43,7 +43,9 @@ pub mod showcase {
 
     use std::collections::BTreeMap;
 
-    use mcp_sdk::server::{CompletionRequest, Context, DefinitionError, Progress, Server, ToolDef};
+    use mcp_sdk::server::{
+        CompletionRequest, Context, DefinitionError, Elicitation, Progress, Server, ToolDef, ToolError,
+    };
     use mcp_sdk::types::{
         CreateMessageRequestParams, ElicitAction, ElicitRequestParams, LoggingLevel, Role, SamplingContent,
         SamplingMessage, TextContent,
@@ -161,6 +163,37 @@ pub mod showcase {
         })
     }
 
+    /// Connects an Example Co account: asks the client to have its user open the sign-in page
+    /// (URL-mode elicitation, 2025-11-25), then announces the sign-in's completion
+    /// (`notifications/elicitation/complete`). A real server announces it from the page's
+    /// callback, with the `UrlElicitation` it kept; this one does it at once.
+    #[tool]
+    pub async fn connect_account(ctx: Context) -> Result<String, ToolError> {
+        let pending = ctx.url_elicitation();
+        let url = format!("https://example.com/connect?state={}", pending.id());
+        match ctx.elicit_url(&pending, "Sign in to Example Co", url).await? {
+            Elicitation::Accepted(()) => {
+                let id = pending.id().to_owned();
+                tokio::spawn(async move {
+                    if let Err(e) = pending.complete().await {
+                        tracing::debug!(error = %e, "the completion was not sent");
+                    }
+                });
+                Ok(format!("connecting (elicitation {id})"))
+            }
+            other => Ok(format!("not connected: {other:?}")),
+        }
+    }
+
+    /// Lists the files of the Example Co account, which needs a sign-in first: the call fails
+    /// with -32042 ("URL elicitation required") naming the page to visit.
+    #[tool(read_only)]
+    pub async fn account_files(ctx: Context) -> Result<String, ToolError> {
+        let pending = ctx.url_elicitation();
+        let url = format!("https://example.com/connect?state={}", pending.id());
+        Err(pending.required("Sign in to Example Co to list your files", url))
+    }
+
     /// Lists the client's roots.
     #[tool(read_only)]
     pub async fn roots(ctx: Context) -> Result<String, String> {
@@ -225,13 +258,18 @@ pub mod showcase {
         };
         Server::builder("showcase", env!("CARGO_PKG_VERSION"))
             .title("Showcase")
-            .instructions("Tools: add, weather, count_down, build, ask_model, order, roots. Prompt: review.")
+            .instructions(
+                "Tools: add, weather, count_down, build, ask_model, order, connect_account, account_files, roots. \
+                 Prompt: review.",
+            )
             .tool(add::tool())
             .tool(weather::tool())
             .tool(write(count_down::tool()))
             .tool(write(build::tool()))
             .tool(write(ask_model::tool()))
             .tool(write(order::tool()))
+            .tool(connect_account::tool())
+            .tool(account_files::tool())
             .tool(roots::tool())
             .prompt(review::prompt())
             .resource(readme::resource())

@@ -349,7 +349,9 @@ fn property(field: &Value, version: ProtocolVersion) -> Result<PrimitiveSchemaDe
         }),
         (Some(_), Some(_)) => return Err(FormProblem::NonStringEnum),
         (other, None) => {
-            return Err(FormProblem::Type(other.map_or_else(|| "a value of any type".to_owned(), |t| format!("`{t}`"))));
+            return Err(FormProblem::Type(
+                other.map_or_else(|| "a value of any type".to_owned(), |t| format!("`{t}`")),
+            ));
         }
     };
     match s.keys().next() {
