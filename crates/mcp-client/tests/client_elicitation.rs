@@ -106,7 +106,8 @@ async fn url_mode_completion_and_the_32042_error_reach_the_client() {
     let r = client.call_tool("connect", json!({})).await.unwrap();
     assert_eq!(r.content[0].as_text().unwrap(), format!("{:?}", Elicitation::Accepted(())));
     let handle = pending.lock().unwrap().clone().unwrap();
-    let ElicitRequestParams::ElicitRequestURL(url) = &asked.lock().unwrap()[0] else { panic!("not URL mode") };
+    let first = asked.lock().unwrap()[0].clone();
+    let ElicitRequestParams::ElicitRequestURL(url) = first else { panic!("not URL mode") };
     assert_eq!(url.elicitation_id.as_deref(), Some(handle.id()));
     assert_eq!(url.url, format!("https://example.com/connect?state={}", handle.id()));
 
