@@ -43,7 +43,9 @@ pub mod showcase {
 
     use std::collections::BTreeMap;
 
-    use mcp_sdk::server::{CompletionRequest, Context, DefinitionError, Progress, Server, ToolDef};
+    use mcp_sdk::server::{
+        CompletionRequest, Context, DefinitionError, Elicitation, Progress, Server, ToolDef, ToolError,
+    };
     use mcp_sdk::types::{
         CreateMessageRequestParams, ElicitAction, ElicitRequestParams, LoggingLevel, Role, SamplingContent,
         SamplingMessage, TextContent,
@@ -151,7 +153,7 @@ pub mod showcase {
             }
         }))
         .map_err(|e| e.to_string())?;
-        let answer = ctx.elicit(request).await.map_err(|e| e.to_string())?;
+        let answer = ctx.elicit_raw(request).await.map_err(|e| e.to_string())?;
         Ok(match answer.action {
             ElicitAction::Accept => {
                 let content = serde_json::to_string(&answer.content.unwrap_or_default()).unwrap_or_default();
@@ -159,6 +161,37 @@ pub mod showcase {
             }
             other => format!("order of {item}: {other}"),
         })
+    }
+
+    /// Connects an Example Co account: asks the client to have its user open the sign-in page
+    /// (URL-mode elicitation, 2025-11-25), then announces the sign-in's completion
+    /// (`notifications/elicitation/complete`). A real server announces it from the page's
+    /// callback, with the `UrlElicitation` it kept; this one does it at once.
+    #[tool]
+    pub async fn connect_account(ctx: Context) -> Result<String, ToolError> {
+        let pending = ctx.url_elicitation();
+        let url = format!("https://example.com/connect?state={}", pending.id());
+        match ctx.elicit_url(&pending, "Sign in to Example Co", url).await? {
+            Elicitation::Accepted(()) => {
+                let id = pending.id().to_owned();
+                tokio::spawn(async move {
+                    if let Err(e) = pending.complete().await {
+                        tracing::debug!(error = %e, "the completion was not sent");
+                    }
+                });
+                Ok(format!("connecting (elicitation {id})"))
+            }
+            other => Ok(format!("not connected: {other:?}")),
+        }
+    }
+
+    /// Lists the files of the Example Co account, which needs a sign-in first: the call fails
+    /// with -32042 ("URL elicitation required") naming the page to visit.
+    #[tool(read_only)]
+    pub async fn account_files(ctx: Context) -> Result<String, ToolError> {
+        let pending = ctx.url_elicitation();
+        let url = format!("https://example.com/connect?state={}", pending.id());
+        Err(pending.required("Sign in to Example Co to list your files", url))
     }
 
     /// Lists the client's roots.
@@ -225,13 +258,18 @@ pub mod showcase {
         };
         Server::builder("showcase", env!("CARGO_PKG_VERSION"))
             .title("Showcase")
-            .instructions("Tools: add, weather, count_down, build, ask_model, order, roots. Prompt: review.")
+            .instructions(
+                "Tools: add, weather, count_down, build, ask_model, order, connect_account, account_files, roots. \
+                 Prompt: review.",
+            )
             .tool(add::tool())
             .tool(weather::tool())
             .tool(write(count_down::tool()))
             .tool(write(build::tool()))
             .tool(write(ask_model::tool()))
             .tool(write(order::tool()))
+            .tool(connect_account::tool())
+            .tool(account_files::tool())
             .tool(roots::tool())
             .prompt(review::prompt())
             .resource(readme::resource())
@@ -256,7 +294,7 @@ pub mod everything {
     //! tasks extension (SEP-2663, the `tasks-*` scenarios): `greet`, `slow_compute`,
     //! `failing_job`, `protocol_error_job`, `confirm_delete`, `multi_input` and
     //! `test_tool_with_task` (whose task begins after a synchronous round trip). They ask the client for
-    //! input the way any handler does (`ctx.elicit_as(..)`, `ctx.create_message_as(..)`,
+    //! input the way any handler does (`ctx.elicit_raw_as(..)`, `ctx.create_message_as(..)`,
     //! `ctx.list_roots_as(..)`, propagating [`ClientRequestError::InputRequired`] with `?`):
     //! in a 2025 session that is a request to the client, for a 2026-07-28 request an
     //! input-required result whose sealed `requestState` carries the answers of earlier rounds.
@@ -544,7 +582,7 @@ pub mod everything {
     /// `action=<action>, content=<JSON>`.
     async fn elicit(ctx: &Context, params: serde_json::Value) -> Result<String, String> {
         let params: ElicitRequestParams = serde_json::from_value(params).map_err(|e| e.to_string())?;
-        let answer = ctx.elicit(params).await.map_err(|e| format!("elicitation failed: {e}"))?;
+        let answer = ctx.elicit_raw(params).await.map_err(|e| format!("elicitation failed: {e}"))?;
         Ok(describe(&answer))
     }
 
@@ -605,7 +643,7 @@ pub mod everything {
     #[tool]
     pub async fn test_streaming_elicitation(ctx: Context) -> Result<String, ToolError> {
         let schema = object_schema(&[("a", "string")]);
-        let answer = ctx.elicit_as("q", form("q?", schema)?).await?;
+        let answer = ctx.elicit_raw_as("q", form("q?", schema)?).await?;
         Ok(format!("elicited: {}", describe(&answer)))
     }
 
@@ -654,7 +692,7 @@ pub mod everything {
     /// the first round.
     #[tool]
     pub async fn test_input_required_result_elicitation(ctx: Context) -> Result<String, ToolError> {
-        let answer = ctx.elicit_as("user_name", form("What is your name?", name_schema())?).await?;
+        let answer = ctx.elicit_raw_as("user_name", form("What is your name?", name_schema())?).await?;
         Ok(match accepted(&answer, "name") {
             Some(name) => format!("Hello, {name}!"),
             None => format!("No name given ({})", answer.action),
@@ -683,7 +721,7 @@ pub mod everything {
     /// (`input-required-result-request-state`).
     #[tool]
     pub async fn test_input_required_result_request_state(ctx: Context) -> Result<String, ToolError> {
-        let answer = ctx.elicit_as("confirm", form("Please confirm", object_schema(&[("ok", "boolean")]))?).await?;
+        let answer = ctx.elicit_raw_as("confirm", form("Please confirm", object_schema(&[("ok", "boolean")]))?).await?;
         Ok(format!("state-ok: {}", describe(&answer)))
     }
 
@@ -695,7 +733,7 @@ pub mod everything {
     pub async fn test_input_required_result_multiple_inputs(ctx: Context) -> Result<String, ToolError> {
         let name = form("What is your name?", name_schema())?;
         let (name, greeting, roots) = tokio::join!(
-            ctx.elicit_as("user_name", name),
+            ctx.elicit_raw_as("user_name", name),
             ctx.create_message_as("greeting", sampling_request("Generate a greeting", 50)),
             ctx.list_roots_as("client_roots"),
         );
@@ -713,9 +751,9 @@ pub mod everything {
     /// (`input-required-result-multi-round`).
     #[tool]
     pub async fn test_input_required_result_multi_round(ctx: Context) -> Result<String, ToolError> {
-        let name = ctx.elicit_as("step1", form("Step 1: What is your name?", name_schema())?).await?;
+        let name = ctx.elicit_raw_as("step1", form("Step 1: What is your name?", name_schema())?).await?;
         let color_schema = object_schema(&[("color", "string")]);
-        let color = ctx.elicit_as("step2", form("Step 2: What is your favorite color?", color_schema)?).await?;
+        let color = ctx.elicit_raw_as("step2", form("Step 2: What is your favorite color?", color_schema)?).await?;
         Ok(format!(
             "done: {} likes {}",
             accepted(&name, "name").unwrap_or_default(),
@@ -727,7 +765,7 @@ pub mod everything {
     /// with fails verification: -32602 (`input-required-result-tampered-state`).
     #[tool]
     pub async fn test_input_required_result_tampered_state(ctx: Context) -> Result<String, ToolError> {
-        let answer = ctx.elicit_as("confirm", form("Confirm", object_schema(&[("ok", "boolean")]))?).await?;
+        let answer = ctx.elicit_raw_as("confirm", form("Confirm", object_schema(&[("ok", "boolean")]))?).await?;
         Ok(format!("state verified: {}", describe(&answer)))
     }
 
@@ -745,7 +783,7 @@ pub mod everything {
         let form = form("x", object_schema(&[("a", "string")]))?;
         let elicitation = async {
             match caps.elicitation {
-                Some(_) => Some(ctx.elicit_as("e", form).await),
+                Some(_) => Some(ctx.elicit_raw_as("e", form).await),
                 None => None,
             }
         };
@@ -863,7 +901,7 @@ pub mod everything {
     #[tool(task = "optional")]
     pub async fn confirm_delete(filename: String, ctx: Context) -> Result<String, ToolError> {
         let schema = object_schema(&[("confirm", "boolean")]);
-        let answer = ctx.elicit_as("confirm", form(&format!("Delete {filename}?"), schema)?).await?;
+        let answer = ctx.elicit_raw_as("confirm", form(&format!("Delete {filename}?"), schema)?).await?;
         Ok(match accepted(&answer, "confirm").as_deref() {
             Some("true") => format!("deleted {filename}"),
             _ => format!("kept {filename} ({})", answer.action),
@@ -876,8 +914,8 @@ pub mod everything {
     pub async fn multi_input(ctx: Context) -> Result<String, ToolError> {
         let schema = || object_schema(&[("name", "string"), ("confirm", "boolean")]);
         let (first, second) = tokio::join!(
-            async { ctx.elicit_as("first", form("First input", schema())?).await.map_err(ToolError::from) },
-            async { ctx.elicit_as("second", form("Second input", schema())?).await.map_err(ToolError::from) },
+            async { ctx.elicit_raw_as("first", form("First input", schema())?).await.map_err(ToolError::from) },
+            async { ctx.elicit_raw_as("second", form("Second input", schema())?).await.map_err(ToolError::from) },
         );
         let (first, second) = (first?, second?);
         Ok(format!(
@@ -892,7 +930,7 @@ pub mod everything {
     /// [`ToolDef::deferred_task`] in [`server`]) that greets them (`tasks-mrtr-composition`).
     #[tool(task = "required")]
     pub async fn test_tool_with_task(ctx: Context) -> Result<String, ToolError> {
-        let answer = ctx.elicit_as("user_name", form("What is your name?", name_schema())?).await?;
+        let answer = ctx.elicit_raw_as("user_name", form("What is your name?", name_schema())?).await?;
         let name = accepted(&answer, "name").unwrap_or_else(|| "stranger".to_owned());
         ctx.run_as_task().await?;
         Ok(format!("Hello, {name}! (from a task)"))
@@ -1002,7 +1040,7 @@ pub mod everything {
     pub async fn test_input_required_result_prompt(ctx: Context) -> Result<String, ErrorObject> {
         let schema = object_schema(&[("context", "string")]);
         let request = form("What context should the prompt use?", schema).map_err(request_error)?;
-        let answer = ctx.elicit_as("user_context", request).await.map_err(|e| request_error(e.into()))?;
+        let answer = ctx.elicit_raw_as("user_context", request).await.map_err(|e| request_error(e.into()))?;
         Ok(format!("context: {}", accepted(&answer, "context").unwrap_or_default()))
     }
 

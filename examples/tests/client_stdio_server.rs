@@ -95,7 +95,10 @@ async fn every_feature(client: mcp_sdk::client::Client, events: Arc<Mutex<Vec<Se
     assert!(client.instructions().unwrap().contains("count_down"));
 
     let tools: Vec<String> = client.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
-    assert_eq!(tools, ["add", "weather", "count_down", "build", "ask_model", "order", "roots"]);
+    assert_eq!(
+        tools,
+        ["add", "weather", "count_down", "build", "ask_model", "order", "connect_account", "account_files", "roots"]
+    );
     let sum = client.call_tool("add", json!({"a": 2, "b": 3})).await.unwrap();
     assert_eq!(sum.structured_content, Some(json!({"result": 5.0})));
     let weather = client.call_tool("weather", json!({"city": "Oslo"})).await.unwrap();

@@ -5,11 +5,14 @@
 //   client             the connected `Client` of @modelcontextprotocol/sdk
 //   offeredVersion     the protocol revision the client offered in `initialize`
 //   negotiatedVersion  the revision the server answered with
+//   elicitations       the params of each `elicitation/create` the server sent (URL mode is
+//                      accepted, forms declined)
+//   waitForCompletion  (id) => a promise kept when `notifications/elicitation/complete` names id
 // To add a check, append an entry; the Python client (../python/checks.py) should get the same.
 
 import assert from 'node:assert/strict';
 
-import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, McpError, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 
 const text = (content) => content.filter((c) => c.type === 'text').map((c) => c.text).join('');
 
@@ -133,6 +136,40 @@ export const checks = [
       assert.deepEqual(lang.completion.values, ['rust']);
       const ids = await client.complete({ ref: { type: 'ref/resource', uri: 'notes://{id}' }, argument: { name: 'id', value: 'i' } });
       assert.deepEqual(ids.completion.values, ['ideas']);
+    },
+  },
+  {
+    name: 'elicitation (2025-11-25): connect_account asks for a URL visit with an elicitationId, then completes it',
+    run: async (ctx) => {
+      const before = ctx.elicitations.length;
+      const result = await ctx.client.callTool({ name: 'connect_account', arguments: {} });
+      assert.ok(!result.isError, `isError: ${JSON.stringify(result)}`);
+      const request = ctx.elicitations[before];
+      assert.equal(request?.mode, 'url', `not a URL elicitation: ${JSON.stringify(request)}`);
+      assert.ok(request.elicitationId?.length >= 16, `elicitationId: ${request.elicitationId}`);
+      assert.equal(request.url, `https://example.com/connect?state=${request.elicitationId}`);
+      assert.equal(request.message, 'Sign in to Example Co');
+      assert.equal(text(result.content), `connecting (elicitation ${request.elicitationId})`);
+      await ctx.waitForCompletion(request.elicitationId);
+      return `completed ${request.elicitationId}`;
+    },
+  },
+  {
+    name: 'elicitation (2025-11-25): account_files fails with -32042 listing the URL elicitation it needs',
+    run: async ({ client }) => {
+      let error;
+      try {
+        await client.callTool({ name: 'account_files', arguments: {} });
+      } catch (e) {
+        error = e;
+      }
+      assert.ok(error instanceof UrlElicitationRequiredError, `not a UrlElicitationRequiredError: ${error}`);
+      assert.equal(error.code, -32042);
+      assert.equal(error.elicitations.length, 1);
+      const [needed] = error.elicitations;
+      assert.equal(needed.mode, 'url');
+      assert.equal(needed.url, `https://example.com/connect?state=${needed.elicitationId}`);
+      assert.equal(needed.message, 'Sign in to Example Co to list your files');
     },
   },
   {

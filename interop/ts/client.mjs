@@ -12,7 +12,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitationCompleteNotificationSchema,
+  ElicitRequestSchema,
+  LATEST_PROTOCOL_VERSION,
+} from '@modelcontextprotocol/sdk/types.js';
 
 import { checks } from './checks.mjs';
 
@@ -62,7 +66,29 @@ async function main() {
     ctx.negotiatedVersion = version;
     setProtocolVersion?.(version);
   };
-  ctx.client = new Client({ name: 'mcp-rust-sdk-interop', version: '0.0.0' });
+  // Elicitation in both modes: URL requests are accepted (the user "opens" the page), forms
+  // declined; each request is kept in `ctx.elicitations`, each completion
+  // (`notifications/elicitation/complete`) awaited with `ctx.waitForCompletion(id)`.
+  ctx.client = new Client(
+    { name: 'mcp-rust-sdk-interop', version: '0.0.0' },
+    { capabilities: { elicitation: { form: {}, url: {} } } },
+  );
+  ctx.elicitations = [];
+  const completed = new Set();
+  let wake = () => {};
+  ctx.waitForCompletion = (id) =>
+    new Promise((resolve) => {
+      const poll = () => (completed.has(id) ? resolve() : (wake = poll));
+      poll();
+    });
+  ctx.client.setRequestHandler(ElicitRequestSchema, (request) => {
+    ctx.elicitations.push(request.params);
+    return { action: request.params.mode === 'url' ? 'accept' : 'decline' };
+  });
+  ctx.client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) => {
+    completed.add(notification.params.elicitationId);
+    wake();
+  });
 
   let passed = 0;
   let failed = 0;

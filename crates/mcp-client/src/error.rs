@@ -181,6 +181,31 @@ impl ClientError {
         }
     }
 
+    /// For the server's -32042 error (`URLElicitationRequiredError`, 2025-11-25): the URL-mode
+    /// elicitations it requires before the request can succeed (each with its
+    /// `elicitationId`), decoded. Present them to the user as a URL elicitation request would
+    /// be, wait for [`ServerEvent::ElicitationComplete`](crate::ServerEvent::ElicitationComplete)
+    /// (or the user), and retry. `None` for any other error.
+    ///
+    /// ```no_run
+    /// # async fn run(client: mcp_client::Client) -> Result<(), mcp_client::ClientError> {
+    /// match client.call_tool("list_files", serde_json::json!({})).await {
+    ///     Err(e) if e.url_elicitation_required().is_some() => {
+    ///         for needed in e.url_elicitation_required().unwrap_or_default() {
+    ///             println!("{}: open {}", needed.message, needed.url);
+    ///         }
+    ///     }
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn url_elicitation_required(&self) -> Option<Vec<mcp_types::ElicitRequestURLParams>> {
+        match self {
+            ClientError::Remote(e) => e.url_elicitations(),
+            _ => None,
+        }
+    }
+
     /// A [`ClientError::Protocol`] of `method`.
     pub(crate) fn protocol(method: &str, violation: Violation) -> Self {
         ClientError::Protocol { method: method.to_owned(), violation }

@@ -40,7 +40,7 @@ fn ask_tool() -> ToolDef {
             serde_json::from_value(json!({"message": "Name?", "requestedSchema": {"type": "object",
             "properties": {"name": {"type": "string"}, "color": {"type": "string", "default": "blue"}}}}))
             .unwrap();
-        let answer = ctx.elicit(form).await.map_err(ToolError::new)?;
+        let answer = ctx.elicit_raw(form).await.map_err(ToolError::new)?;
         let roots = ctx.list_roots().await.map_err(ToolError::new)?;
         Ok(CallToolResult::structured(json!({
             "sampled": serde_json::to_value(&sampled.content).unwrap(),

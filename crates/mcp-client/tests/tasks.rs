@@ -31,7 +31,7 @@ fn server(gate: Arc<Notify>) -> Server {
         let form: ElicitRequestParams = serde_json::from_value(json!({"message": "Name?", "requestedSchema":
             {"type": "object", "properties": {"name": {"type": "string"}}}}))
         .unwrap();
-        let answer = ctx.elicit(form).await.map_err(ToolError::new)?;
+        let answer = ctx.elicit_raw(form).await.map_err(ToolError::new)?;
         let name = match answer.content.unwrap_or_default().remove("name") {
             Some(ElicitResultContentValue::String(name)) => name,
             other => format!("{other:?}"),

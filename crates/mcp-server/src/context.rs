@@ -43,6 +43,22 @@ pub enum ClientRequestError {
     /// The call failed (the client's error, a timeout, the connection closed, ...).
     #[error(transparent)]
     Call(#[from] CallError),
+    /// The session's protocol revision does not have this (elicitation before 2025-06-18,
+    /// URL-mode elicitation before 2025-11-25).
+    #[error("{what} does not exist in protocol revision {version}")]
+    NotInRevision {
+        /// What was asked for.
+        what: &'static str,
+        /// The revision in use.
+        version: ProtocolVersion,
+    },
+    /// The type given to [`Context::elicit`] is not a form the revision can express.
+    #[error(transparent)]
+    Form(#[from] crate::ElicitSchemaError),
+    /// The content of an accepted elicitation does not match the requested schema, or does
+    /// not decode into the type asked for.
+    #[error("invalid elicitation content: {0}")]
+    InvalidContent(crate::elicit::ContentError),
 }
 
 /// The context of one request, handed to tool, prompt, resource and completion handlers.
@@ -140,7 +156,7 @@ impl Context {
     /// use mcp_server::{ClientRequestError, Context, ToolError};
     ///
     /// async fn handler(ctx: Context) -> Result<String, ToolError> {
-    ///     // ... synchronous part: validate, ask for input with `ctx.elicit_as(..)` ...
+    ///     // ... synchronous part: validate, ask for input with `ctx.elicit_as::<T>(..)` ...
     ///     ctx.run_as_task().await?;
     ///     // ... long-running part ...
     ///     Ok("done".into())
@@ -357,10 +373,11 @@ impl Context {
         }
     }
 
-    /// Asks the client's user for input (`elicitation/create`, form or URL mode). A round trip
-    /// for 2026-07-28 requests, like [`create_message`](Self::create_message) (keys
-    /// `elicitation-1`, ...).
-    pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ClientRequestError> {
+    /// Asks the client's user for input (`elicitation/create`, form or URL mode) with params
+    /// built by hand; [`elicit`](Self::elicit) derives a form from a type, and
+    /// [`elicit_url`](Self::elicit_url) asks for a URL visit. A round trip for 2026-07-28
+    /// requests, like [`create_message`](Self::create_message) (keys `elicitation-1`, ...).
+    pub async fn elicit_raw(&self, params: ElicitRequestParams) -> Result<ElicitResult, ClientRequestError> {
         if let Some(answer) = self.ask_task(None, "elicitation", "elicitation", ElicitRequest::METHOD, &params).await {
             return answer;
         }
@@ -385,8 +402,12 @@ impl Context {
         Ok(task.waiting_for_input(self.peer.request::<ElicitRequest>(params, self.options())).await?)
     }
 
-    /// [`elicit`](Self::elicit) whose input is named `key` in a 2026-07-28 round trip.
-    pub async fn elicit_as(&self, key: &str, params: ElicitRequestParams) -> Result<ElicitResult, ClientRequestError> {
+    /// [`elicit_raw`](Self::elicit_raw) whose input is named `key` in a 2026-07-28 round trip.
+    pub async fn elicit_raw_as(
+        &self,
+        key: &str,
+        params: ElicitRequestParams,
+    ) -> Result<ElicitResult, ClientRequestError> {
         if let Some(answer) =
             self.ask_task(Some(key), "elicitation", "elicitation", ElicitRequest::METHOD, &params).await
         {
@@ -394,7 +415,7 @@ impl Context {
         }
         match &self.input_rounds {
             Some(rounds) => self.ask(rounds, key, "elicitation", ElicitRequest::METHOD, &params),
-            None => self.elicit(params).await,
+            None => self.elicit_raw(params).await,
         }
     }
 

@@ -65,6 +65,7 @@ mod auth;
 mod completion;
 mod context;
 mod dispatch;
+pub mod elicit;
 mod extract;
 mod handlers;
 #[cfg(feature = "http")]
@@ -86,6 +87,7 @@ mod tool;
 
 pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
 pub use context::{ClientRequestError, Context, Logger};
+pub use elicit::{ContentError, ElicitSchemaError, Elicitation, FormProblem, UrlElicitation};
 pub use extract::{FromContext, Progress, ProgressReport, State};
 pub use handlers::Handlers;
 pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, StringArgument};

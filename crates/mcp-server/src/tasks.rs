@@ -34,8 +34,8 @@
 //!   extension all three are -32021; an unknown task is -32602. `tasks/result` and
 //!   `tasks/list` do not exist (-32601).
 //! - Inside such a task, [`Context::elicit`](crate::Context::elicit),
-//!   [`Context::elicit_as`](crate::Context::elicit_as) (and the sampling and roots calls) do
-//!   not make round trips: the task moves to `input_required` with the request among its
+//!   [`Context::elicit_as`](crate::Context::elicit_as), their `_raw` forms (and the sampling
+//!   and roots calls) do not make round trips: the task moves to `input_required` with the request among its
 //!   `inputRequests` (under the `_as` key, or `elicitation-1`, ...), and the call returns
 //!   once `tasks/update` delivers the answer. Asks made together (`tokio::join!`) are
 //!   outstanding together. The handler runs once.
@@ -56,7 +56,7 @@
 //!
 //! # fn form() -> ElicitRequestParams { unimplemented!() }
 //! let tool = ToolDef::new("deploy", serde_json::json!({"type": "object"}), |_args, ctx: Context| async move {
-//!     let confirmed = ctx.elicit_as("confirm", form()).await?; // a round trip, before the task
+//!     let confirmed = ctx.elicit_raw_as("confirm", form()).await?; // a round trip, before the task
 //!     ctx.run_as_task().await?; // the call is answered with the task here
 //!     // ... the long part, polled with tasks/get ...
 //!     Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(confirmed.action.to_string())]))
@@ -462,7 +462,7 @@ pub(crate) fn is_terminal(status: &TaskStatus) -> bool {
 }
 
 /// 128 random bits, base64url.
-fn new_task_id() -> String {
+pub(crate) fn new_task_id() -> String {
     use base64::Engine as _;
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the OS random number generator failed");

@@ -52,6 +52,19 @@ impl ToolError {
     pub fn new(message: impl std::fmt::Display) -> Self {
         ToolError::Tool(message.to_string())
     }
+
+    /// The -32042 "URL elicitation required" error (`URLElicitationRequiredError`,
+    /// 2025-11-25): the call cannot go on until the user has completed these URL-mode
+    /// elicitations (each with its `elicitationId`, as
+    /// [`UrlElicitation::params`](crate::UrlElicitation::params) builds them); the client
+    /// presents them and retries. [`UrlElicitation::required`](crate::UrlElicitation::required)
+    /// is the shorthand for one.
+    pub fn url_elicitation_required(
+        message: impl Into<String>,
+        elicitations: Vec<mcp_types::ElicitRequestURLParams>,
+    ) -> Self {
+        ToolError::Protocol(ErrorObject::url_elicitation_required(message, elicitations))
+    }
 }
 
 impl From<String> for ToolError {
@@ -134,6 +147,15 @@ pub enum DefinitionError {
     NotDeclared {
         /// `tools`, `prompts` or `resources`.
         capability: &'static str,
+    },
+    /// A type the tool elicits ([`ToolDef::elicits`]) is no elicitation form.
+    #[error("tool `{name}` elicits a type that is not a form: {error}")]
+    InvalidElicitation {
+        /// The tool.
+        name: String,
+        /// Why the type is not a form.
+        #[source]
+        error: crate::ElicitSchemaError,
     },
     /// Two items with the same name (or URI).
     #[error("duplicate {kind} `{name}`")]
@@ -349,6 +371,36 @@ impl ToolDef {
         execution.task_support = Some(support.wire());
         self.task_support = support;
         self
+    }
+
+    /// Declares that the handler elicits `T` ([`Context::elicit::<T>`](crate::Context::elicit)),
+    /// and checks now, when the tool is defined, that `T` is a form elicitation can express
+    /// (a flat object of primitives and enums, in the newest revision): a type that is not
+    /// fails here, so the server is never built with it, rather than on the first call. The
+    /// form is derived here and cached for the calls. What only an older revision cannot
+    /// express (a multi-select, for a 2025-06-18 session) is still refused by the call.
+    ///
+    /// ```
+    /// use mcp_server::{Context, DefinitionError, ToolDef, ToolError};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Confirm { ok: bool }
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Nested { inner: Confirm }
+    ///
+    /// let handler = |_args, _ctx: Context| async { Ok::<_, ToolError>(mcp_types::CallToolResult::success(vec![])) };
+    /// let tool = ToolDef::new("delete", serde_json::json!({"type": "object"}), handler)?;
+    /// assert!(tool.clone().elicits::<Confirm>().is_ok());
+    /// let err = tool.elicits::<Nested>().unwrap_err();
+    /// assert!(err.to_string().contains("field `inner`"), "{err}");
+    /// # Ok::<(), DefinitionError>(())
+    /// ```
+    pub fn elicits<T: schemars::JsonSchema + 'static>(self) -> Result<Self, DefinitionError> {
+        match crate::elicit::check_form::<T>() {
+            Ok(()) => Ok(self),
+            Err(error) => Err(DefinitionError::InvalidElicitation { name: self.tool.name.clone(), error }),
+        }
     }
 
     /// Whether the tool may be called as a task.

@@ -103,13 +103,13 @@ fn builder() -> mcp_server::ServerBuilder {
 
 fn builder_named(name: &str) -> mcp_server::ServerBuilder {
     let greet = ToolDef::new("greet", json!({"type": "object"}), |_args, ctx: Context| async move {
-        let answer = ctx.elicit_as("user_name", elicit_name()).await?;
+        let answer = ctx.elicit_raw_as("user_name", elicit_name()).await?;
         let name = answer.content.and_then(|c| c.get("name").map(|v| format!("{v:?}"))).unwrap_or_default();
         Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(format!("hello {name}"))]))
     })
     .unwrap();
     let two_rounds = ToolDef::new("two_rounds", json!({"type": "object"}), |_args, ctx: Context| async move {
-        let first = ctx.elicit(elicit_name()).await?;
+        let first = ctx.elicit_raw(elicit_name()).await?;
         let msg = SamplingMessage::new(Role::User, SamplingContent::Text(TextContent::new("hi")));
         let second = ctx.create_message(CreateMessageRequestParams::new(10, vec![msg])).await?;
         let roots = ctx.list_roots().await?;
@@ -585,7 +585,7 @@ fn asking_completer() -> Server {
     })
     .argument(mcp_types::PromptArgument::new("language").with_required(false))
     .complete("language", |_req, ctx: Context| async move {
-        let answer = ctx.elicit(elicit_name()).await?;
+        let answer = ctx.elicit_raw(elicit_name()).await?;
         Ok(Completion { values: vec![format!("{:?}", answer.action)] })
     });
     builder().prompt(prompt).build().unwrap()

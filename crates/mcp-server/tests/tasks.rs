@@ -44,7 +44,7 @@ fn server_with(config: Option<TaskConfig>, gate: Arc<Notify>) -> Server {
             "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
         }))
         .unwrap();
-        let answer = ctx.elicit(request).await.map_err(|e| ToolError::new(e.to_string()))?;
+        let answer = ctx.elicit_raw(request).await.map_err(|e| ToolError::new(e.to_string()))?;
         assert_eq!(answer.action, ElicitAction::Accept);
         let name = answer.content.unwrap_or_default().get("name").map(|v| format!("{v:?}")).unwrap_or_default();
         Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(format!("hello {name}"))]))

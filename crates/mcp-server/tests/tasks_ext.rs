@@ -149,7 +149,8 @@ fn server(gate: Arc<Semaphore>) -> Server {
     .task_support(TaskSupport::Optional);
     let ask_two = ToolDef::new("ask_two", object(), |_args, ctx: Context| async move {
         let name = json!({"name": {"type": "string"}});
-        let (a, b) = tokio::join!(ctx.elicit_as("a", form("A?", name.clone())), ctx.elicit_as("b", form("B?", name)));
+        let (a, b) =
+            tokio::join!(ctx.elicit_raw_as("a", form("A?", name.clone())), ctx.elicit_raw_as("b", form("B?", name)));
         let (a, b) = (a?, b?);
         ok(format!("{} and {}", name_of(&a), name_of(&b)))
     })
@@ -157,7 +158,7 @@ fn server(gate: Arc<Semaphore>) -> Server {
     .task_support(TaskSupport::Optional);
     let plain = ToolDef::new("plain", object(), |_args, _ctx: Context| async move { ok("plain") }).unwrap();
     let deferred = ToolDef::new("deferred", object(), |_args, ctx: Context| async move {
-        let answer = ctx.elicit_as("user_name", form("Name?", json!({"name": {"type": "string"}}))).await?;
+        let answer = ctx.elicit_raw_as("user_name", form("Name?", json!({"name": {"type": "string"}}))).await?;
         ctx.run_as_task().await?;
         assert!(ctx.task_id().is_some(), "the rest runs as a task");
         ok(format!("hello {}", name_of(&answer)))

@@ -116,6 +116,26 @@ impl ErrorObject {
         )
     }
 
+    /// The URL-mode elicitations a -32042 error ([`url_elicitation_required`](Self::url_elicitation_required))
+    /// lists, decoded; `None` for another error, or one whose `data.elicitations` does not
+    /// decode.
+    ///
+    /// ```
+    /// use mcp_types::{ElicitRequestURLParams, ErrorObject};
+    ///
+    /// let connect = ElicitRequestURLParams::new("Sign in", "https://example.com/connect?id=1").with_elicitation_id("1");
+    /// let e = ErrorObject::url_elicitation_required("Sign in first.", vec![connect.clone()]);
+    /// assert_eq!(e.url_elicitations(), Some(vec![connect]));
+    /// assert_eq!(ErrorObject::invalid_params("no").url_elicitations(), None);
+    /// ```
+    pub fn url_elicitations(&self) -> Option<Vec<ElicitRequestURLParams>> {
+        if self.error_code() != ErrorCode::URL_ELICITATION_REQUIRED {
+            return None;
+        }
+        let data = self.data.as_ref()?.get("elicitations")?;
+        serde_json::from_value(data.clone()).ok()
+    }
+
     /// -32602 for a request of the stateless revision without a `_meta` member it must carry
     /// (`key`: one of the [`meta`](crate::meta) keys, or `_meta` itself). The data names the
     /// key under `envelope`, which tells an HTTP server to answer `400 Bad Request`.
