@@ -88,7 +88,7 @@ pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
 pub use context::{ClientRequestError, Context, Logger};
 pub use extract::{FromContext, Progress, ProgressReport, State};
 pub use handlers::Handlers;
-pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, StringArgument};
+pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, Json, StringArgument};
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};
 pub use server::{RootsChangedCallback, Server, ServerBuilder};
