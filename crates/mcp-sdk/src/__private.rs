@@ -48,7 +48,7 @@ use serde_json::{Map, Value, json};
 pub mod autoref {
     pub use super::{
         AsyncViaFuture as _, AsyncViaValue as _, ErrorViaDisplay as _, ErrorViaInto as _, ErrorViaNothing as _,
-        OutcomeViaPlain as _, OutcomeViaResult as _, OutputViaContent as _, OutputViaNothing as _,
+        OutcomeViaPlain as _, OutcomeViaResult as _, OutputViaContent as _, OutputViaJson as _, OutputViaNothing as _,
         OutputViaStructured as _, PromptParamViaContext as _, PromptParamViaNothing as _, PromptParamViaString as _,
         RpcErrorViaDisplay as _, RpcErrorViaInto as _, RpcErrorViaNothing as _, ToolParamViaArgument as _,
         ToolParamViaContext as _, ToolParamViaNothing as _,
@@ -58,6 +58,7 @@ pub mod autoref {
 /// One ladder of autoref specialization. For a `Probe<T>` (`&&&probe.$method()` in generated
 /// code), method resolution picks the first rung whose bound `T` meets: the trait implemented
 /// for `&&Probe<T>`, then the one for `&Probe<T>`, then the bound-less one for `Probe<T>`
+/// (a ladder of four rungs starts at `&&&Probe<T>`, and is called as `&&&&probe.$method()`)
 /// (whose marker's methods carry the `#[diagnostic::on_unimplemented]` bound that names the
 /// user's type in the error). Each rung is a marker type, whose inherent methods (written below
 /// each ladder) do the work, and a trait with `$method`, implemented for its receiver. A

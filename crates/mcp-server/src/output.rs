@@ -38,7 +38,7 @@ use crate::tool::ToolError;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a tool",
     label = "not a tool result",
-    note = "return a type that implements `Serialize + JsonSchema` (structured output), `String`, `&str`, \
+    note = "return a type that implements `Serialize + JsonSchema` (structured output), `Json<T>`, `String`, `&str`, \
             `ContentBlock`, `Vec<ContentBlock>`, `CallToolResult` or `()`, or a `Result` of one of these \
             with an error that implements `Display`"
 )]

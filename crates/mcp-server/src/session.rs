@@ -204,7 +204,11 @@ pub(crate) fn downgrade_content(content: &mut [ContentBlock], version: ProtocolV
 /// schema (`wraps_output`), wrapped as `{"result": ...}`, as the tool's listed schema is (see
 /// [`legacy_output_schema`](crate::tool::legacy_output_schema)).
 #[inline]
-pub(crate) fn downgrade_tool_result(result: &mut mcp_types::CallToolResult, wraps_output: bool, version: ProtocolVersion) {
+pub(crate) fn downgrade_tool_result(
+    result: &mut mcp_types::CallToolResult,
+    wraps_output: bool,
+    version: ProtocolVersion,
+) {
     downgrade_content(&mut result.content, version);
     if version < ProtocolVersion::V2026_07_28
         && let Some(structured) = &mut result.structured_content

@@ -212,9 +212,8 @@ impl SchemaCheck {
         }
         #[cfg(feature = "jsonschema")]
         {
-            let validator = jsonschema::validator_for(&serde_json::Value::Object(schema.clone())).map_err(|e| {
-                DefinitionError::InvalidSchema { name: name.to_owned(), which, reason: e.to_string() }
-            })?;
+            let validator = jsonschema::validator_for(&serde_json::Value::Object(schema.clone()))
+                .map_err(|e| DefinitionError::InvalidSchema { name: name.to_owned(), which, reason: e.to_string() })?;
             Ok(SchemaCheck::Full(Arc::new(validator)))
         }
         #[cfg(not(feature = "jsonschema"))]
@@ -534,7 +533,10 @@ impl ToolDef {
             Some(structured) => match check.problems(structured) {
                 None => return Ok(result),
                 Some(lines) => {
-                    format!("structured content of tool `{name}` does not match its output schema: {}", lines.join("; "))
+                    format!(
+                        "structured content of tool `{name}` does not match its output schema: {}",
+                        lines.join("; ")
+                    )
                 }
             },
         };

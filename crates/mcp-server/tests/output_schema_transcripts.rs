@@ -134,7 +134,10 @@ async fn mismatching_or_missing_structured_content_is_an_internal_error() {
         let answer = call(&mut c, rev, "bad_users").await;
         assert_eq!(answer["error"]["code"], -32603, "{rev}: {answer}");
         let message = answer["error"]["message"].as_str().unwrap();
-        assert!(message.starts_with("internal error: structured content of tool `bad_users` does not match"), "{message}");
+        assert!(
+            message.starts_with("internal error: structured content of tool `bad_users` does not match"),
+            "{message}"
+        );
         assert!(message.contains("/0") && message.contains("\"name\""), "{message}");
     }
 }
@@ -265,7 +268,10 @@ async fn structured_content_that_is_not_an_object_without_a_schema_is_wrapped_fo
     let plain = returning("plain", || Json("just a string").into_tool_result());
     let server = Server::builder("outputs", "1.0.0").tool(plain).build().unwrap();
     let mut c = connect(&server, "2025-11-25").await;
-    assert_eq!(bare(call(&mut c, "2025-11-25", "plain").await)["structuredContent"], json!({"result": "just a string"}));
+    assert_eq!(
+        bare(call(&mut c, "2025-11-25", "plain").await)["structuredContent"],
+        json!({"result": "just a string"})
+    );
     let mut c = connect(&server, "2026-07-28").await;
     assert_eq!(bare(call(&mut c, "2026-07-28", "plain").await)["structuredContent"], json!("just a string"));
 }
