@@ -649,6 +649,55 @@ mod tests {
     }
 
     #[test]
+    fn older_revisions_see_non_object_output_schemas_wrapped_with_their_references() {
+        let natural = serde_json::json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "array",
+            "items": {"$ref": "#/$defs/node"},
+            "$defs": {
+                "node": {"type": "object", "properties": {
+                    "children": {"$ref": "#"},
+                    "$ref": {"const": {"$ref": "#/data"}},
+                    "elsewhere": {"$ref": "https://example.com/schema#/x"},
+                    "own": {"$id": "https://example.com/own", "$ref": "#/inner"}
+                }, "default": {"$ref": "#/kept"}}
+            }
+        });
+        let serde_json::Value::Object(natural) = natural else { unreachable!() };
+        let wrapped = serde_json::Value::Object(legacy_output_schema(&natural));
+        assert_eq!(
+            wrapped,
+            serde_json::json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "required": ["result"],
+                "properties": {"result": {
+                    "$schema": "https://json-schema.org/draft/2020-12/schema",
+                    "type": "array",
+                    "items": {"$ref": "#/properties/result/$defs/node"},
+                    "$defs": {
+                        "node": {"type": "object", "properties": {
+                            // A property named `$ref` is a name, its `const` is data.
+                            "children": {"$ref": "#/properties/result"},
+                            "$ref": {"const": {"$ref": "#/data"}},
+                            "elsewhere": {"$ref": "https://example.com/schema#/x"},
+                            "own": {"$id": "https://example.com/own", "$ref": "#/inner"}
+                        }, "default": {"$ref": "#/kept"}}
+                    }
+                }}
+            })
+        );
+        // A schema with its own `$id` resolves its references against it: left as it is.
+        let serde_json::Value::Object(with_id) =
+            serde_json::json!({"$id": "https://example.com/s", "type": "array", "items": {"$ref": "#/$defs/x"}})
+        else {
+            unreachable!()
+        };
+        let wrapped = legacy_output_schema(&with_id);
+        assert_eq!(wrapped["properties"]["result"], serde_json::Value::Object(with_id));
+    }
+
+    #[test]
     fn schemas_must_be_object_schemas() {
         let handler = |_: JsonObject, _: Context| async { Ok::<_, ToolError>(CallToolResult::success(vec![])) };
         let err = ToolDef::new("t", serde_json::json!({"type": "string"}), handler).unwrap_err();
