@@ -199,9 +199,9 @@ pub(crate) fn downgrade_content(content: &mut [ContentBlock], version: ProtocolV
 }
 
 /// A tool's result as a client of `version` can read it: its content downgraded (see
-/// [`downgrade_content`]) and, before 2026-07-28 (whose schema demands an object), structured
-/// content that is not an object, or that answers to an output schema that is not an object
-/// schema (`wraps_output`), wrapped as `{"result": ...}`, as the tool's listed schema is (see
+/// [`downgrade_content`]) and, for revisions before 2026-07-28 (whose schemas demand an object),
+/// structured content that is not an object, or that answers to an output schema that is not
+/// an object schema (`wraps_output`), wrapped as `{"result": ...}`, as the tool's listed schema is (see
 /// [`legacy_output_schema`](crate::tool::legacy_output_schema)).
 #[inline]
 pub(crate) fn downgrade_tool_result(
