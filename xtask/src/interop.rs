@@ -7,7 +7,9 @@
 //! HTTP+SSE), the TypeScript SDK 2.x client speaking 2026-07-28 against both, then our client (the `interop_client` example) against
 //! `@modelcontextprotocol/server-everything` (stdio, Streamable HTTP, and HTTP+SSE through
 //! the client's fallback) and against
-//! `interop/python/server.py`, each run under a time limit. It fails if any check of any run
+//! `interop/python/server.py`, and our client's sampling handler answering a tool loop of
+//! `interop/ts/sampling_tools_server.mjs` (the `interop_sampling_tools` example, SEP-1577),
+//! each run under a time limit. It fails if any check of any run
 //! fails.
 //!
 //! - `target/interop/node`: Node 22 from the npm package `node` (`interop/node/package.json`);
@@ -63,8 +65,10 @@ pub fn run(root: &Path) -> Result<()> {
     let python = install_python(root, &work)?;
     println!("==> clients ready ({:.1} s)", started.elapsed().as_secs_f64());
 
-    let [stdio_server, http_server, interop_client, interop_client_stateless] =
-        build_examples(root, ["stdio_server", "http_server", "interop_client", "interop_client_stateless"])?;
+    let [stdio_server, http_server, interop_client, interop_client_stateless, interop_sampling_tools] = build_examples(
+        root,
+        ["stdio_server", "http_server", "interop_client", "interop_client_stateless", "interop_sampling_tools"],
+    )?;
     let servers = [vec![stdio_server.display().to_string()]];
     // No `__pycache__` in the source tree; UTF-8 whatever the locale.
     let python_env: &[(&str, &str)] = &[("PYTHONDONTWRITEBYTECODE", "1"), ("PYTHONUTF8", "1")];
@@ -152,6 +156,25 @@ pub fn run(root: &Path) -> Result<()> {
         let outcome = run_client(root, &client, server)?;
         if !outcome.passed {
             failures.push(format!("our client against `{}`: {}", server.join(" "), outcome.summary));
+        }
+    }
+    // Sampling with tools (SEP-1577): a TypeScript SDK server's tool loop through our client's
+    // sampling handler.
+    {
+        let client = Client {
+            name: "our (sampling with tools)",
+            program: interop_sampling_tools.clone(),
+            args: Vec::new(),
+            env: &[],
+        };
+        let server = [node.display().to_string(), ts.join("sampling_tools_server.mjs").display().to_string()];
+        let outcome = run_client(root, &client, &server)?;
+        if !outcome.passed {
+            failures.push(format!(
+                "our client's sampling with tools against `{}`: {}",
+                server.join(" "),
+                outcome.summary
+            ));
         }
     }
     // Our client speaking 2026-07-28: against the TypeScript SDK 2.x server (stdio and HTTP)

@@ -52,7 +52,10 @@ fn ask_tool() -> ToolDef {
 }
 
 fn server(page_size: usize) -> Server {
-    let mut builder = Server::builder("srv", "2.0").instructions("hello").page_size(page_size);
+    // The client's checks are tested here: the server's own check of structured content (on in
+    // debug builds) would answer a mismatch with an error before the client sees it.
+    let mut builder =
+        Server::builder("srv", "2.0").instructions("hello").page_size(page_size).check_structured_content(false);
     for i in 0..5 {
         builder = builder.tool(tool(&format!("t{i}"), json!({"type": "object"}), |_| CallToolResult::success(vec![])));
     }
@@ -292,13 +295,41 @@ async fn optional_validation_of_arguments_and_structured_content() {
     let plain = tool("plain", json!({"type": "object"}), |_| CallToolResult::success(vec![ContentBlock::text("3")]))
         .output_schema(json!({"type": "object"}))
         .unwrap();
-    let server = Server::builder("plain", "1").tool(plain).build().unwrap();
+    let server = Server::builder("plain", "1").check_structured_content(false).tool(plain).build().unwrap();
     let client = connect(&server, ClientBuilder::new("cli", "1").validate_structured_content()).await;
     client.list_all_tools().await.unwrap();
     match client.call_tool("plain", json!({})).await {
         Err(ClientError::InvalidStructuredContent { detail, .. }) => assert!(detail.contains("no structuredContent")),
         other => panic!("{other:?}"),
     }
+}
+
+/// An output schema that is not an object schema (2026-07-28): a client of that revision gets
+/// the array as it is, a client of 2025-11-25 gets it wrapped as `result`, with the listed
+/// schema wrapped alike; each passes the client's check against the schema it was listed.
+#[tokio::test]
+async fn structured_content_that_is_not_an_object() {
+    let users = tool("users", json!({"type": "object"}), |_| {
+        CallToolResult::success(vec![ContentBlock::text("[\"alice\"]")]).with_structured_content(json!(["alice"]))
+    })
+    .output_schema(json!({"type": "array", "items": {"type": "string"}}))
+    .unwrap();
+    let server = Server::builder("users", "1").tool(users).build().unwrap();
+    let (a, b) = memory(256);
+    server.connect(a);
+    let stateless = ClientBuilder::new("cli", "1").validate_structured_content().connect(b).await.unwrap();
+    assert!(stateless.protocol_version().is_stateless());
+    let tools = stateless.list_all_tools().await.unwrap();
+    assert_eq!(tools[0].output_schema.as_ref().unwrap()["type"], "array");
+    let r = stateless.call_tool("users", json!({})).await.unwrap();
+    assert_eq!(r.structured_content, Some(json!(["alice"])));
+
+    let session = connect(&server, ClientBuilder::new("cli", "1").validate_structured_content()).await;
+    assert_eq!(session.protocol_version(), ProtocolVersion::V2025_11_25);
+    let tools = session.list_all_tools().await.unwrap();
+    assert_eq!(tools[0].output_schema.as_ref().unwrap()["properties"]["result"]["type"], "array");
+    let r = session.call_tool("users", json!({})).await.unwrap();
+    assert_eq!(r.structured_content, Some(json!({"result": ["alice"]})));
 }
 
 #[tokio::test]

@@ -228,13 +228,13 @@ fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
     let schema_steps = tool_schema_steps(f, &p);
     let output = &f.output;
     let spec = quote_spanned! {output.span()=>
-        (&&&(&&#p::Probe::<#output>::new()).__mcp_outcome().ok()).__mcp_tool_output().spec()
+        (&&&&(&&#p::Probe::<#output>::new()).__mcp_outcome().ok()).__mcp_tool_output().spec()
     };
     let convert = split_result(
         f,
         output.span(),
         quote!(__mcp_ret),
-        quote!((&&&#p::probe(&__mcp_v)).__mcp_tool_output().convert(__mcp_v, __mcp_wrap)),
+        quote!((&&&&#p::probe(&__mcp_v)).__mcp_tool_output().convert(__mcp_v, __mcp_wrap)),
         quote!(__mcp_tool_error),
     );
     let output_schema = match o.output_schema {

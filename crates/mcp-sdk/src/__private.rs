@@ -48,7 +48,7 @@ use serde_json::{Map, Value, json};
 pub mod autoref {
     pub use super::{
         AsyncViaFuture as _, AsyncViaValue as _, ErrorViaDisplay as _, ErrorViaInto as _, ErrorViaNothing as _,
-        OutcomeViaPlain as _, OutcomeViaResult as _, OutputViaContent as _, OutputViaNothing as _,
+        OutcomeViaPlain as _, OutcomeViaResult as _, OutputViaContent as _, OutputViaJson as _, OutputViaNothing as _,
         OutputViaStructured as _, PromptParamViaContext as _, PromptParamViaNothing as _, PromptParamViaString as _,
         RpcErrorViaDisplay as _, RpcErrorViaInto as _, RpcErrorViaNothing as _, ToolParamViaArgument as _,
         ToolParamViaContext as _, ToolParamViaNothing as _,
@@ -58,11 +58,27 @@ pub mod autoref {
 /// One ladder of autoref specialization. For a `Probe<T>` (`&&&probe.$method()` in generated
 /// code), method resolution picks the first rung whose bound `T` meets: the trait implemented
 /// for `&&Probe<T>`, then the one for `&Probe<T>`, then the bound-less one for `Probe<T>`
+/// (a ladder of four rungs starts at `&&&Probe<T>`, and is called as `&&&&probe.$method()`)
 /// (whose marker's methods carry the `#[diagnostic::on_unimplemented]` bound that names the
 /// user's type in the error). Each rung is a marker type, whose inherent methods (written below
 /// each ladder) do the work, and a trait with `$method`, implemented for its receiver. A
 /// two-rung ladder has no middle rung: the trait for `&Probe<T>`, then the one for `Probe<T>`.
 macro_rules! ladder {
+    ($method:ident<$g:ident>:
+        $first:ident via $first_trait:ident where ($($first_bound:tt)+),
+        $second:ident via $second_trait:ident where ($($second_bound:tt)+),
+        $third:ident via $third_trait:ident where ($($third_bound:tt)+),
+        $last:ident via $last_trait:ident $(,)?
+    ) => {
+        pub struct $first<$g>(Probe<$g>);
+        pub struct $second<$g>(Probe<$g>);
+        pub struct $third<$g>(Probe<$g>);
+        pub struct $last<$g>(Probe<$g>);
+        ladder!(@rung $method, $g, $first, $first_trait, &&&Probe<$g>, $($first_bound)+);
+        ladder!(@rung $method, $g, $second, $second_trait, &&Probe<$g>, $($second_bound)+);
+        ladder!(@rung $method, $g, $third, $third_trait, &Probe<$g>, $($third_bound)+);
+        ladder!(@rung $method, $g, $last, $last_trait, Probe<$g>, Sized);
+    };
     ($method:ident<$g:ident>:
         $first:ident via $first_trait:ident where ($($first_bound:tt)+),
         $second:ident via $second_trait:ident where ($($second_bound:tt)+),
@@ -438,9 +454,37 @@ impl<T> PlainOutcome<T> {
 // Tool outputs: content, structured, or neither.
 
 ladder! { __mcp_tool_output<T>:
+    JsonOutput via OutputViaJson where (StructuredJson),
     ContentOutput via OutputViaContent where (IntoToolResult),
     StructuredOutput via OutputViaStructured where (serde::Serialize + JsonSchema),
     NoOutput via OutputViaNothing,
+}
+
+/// [`mcp_server::Json`] of a type with a schema: its structured content, unwrapped.
+pub trait StructuredJson: IntoToolResult {
+    /// The type whose schema is the output schema.
+    type Inner: JsonSchema;
+}
+
+impl<T: serde::Serialize + JsonSchema> StructuredJson for mcp_server::Json<T> {
+    type Inner = T;
+}
+
+impl<T: StructuredJson> JsonOutput<T> {
+    /// `T::Inner`'s schema as it is, whatever its type (a revision before 2026-07-28 sees it
+    /// wrapped by the server when it is not an object schema).
+    pub fn spec(&self) -> OutputSpec {
+        let mut generator = generator(SchemaSettings::draft2020_12().for_serialize());
+        let mut schema = match generator.subschema_for::<T::Inner>().to_value() {
+            Value::Bool(true) => json!({}),
+            schema => schema,
+        };
+        add_definitions(&mut schema, &mut generator);
+        OutputSpec { schema: Some(schema), wrap: false }
+    }
+    pub fn convert(&self, value: T, _: bool) -> Result<mcp_types::CallToolResult, ToolError> {
+        value.into_tool_result()
+    }
 }
 
 impl<T: IntoToolResult> ContentOutput<T> {
@@ -598,7 +642,7 @@ pub fn completion_future<F: Future<Output = Result<Completion, ErrorObject>>>(fu
 /// # Panics
 ///
 /// If the generated input schema does not compile (a parameter type's `JsonSchema` impl wrote
-/// an invalid schema, an invalid regex say), or the output schema is not an object schema.
+/// an invalid schema, an invalid regex say), or the output schema is not a schema object.
 /// Names are checked when the macro expands.
 pub fn tool<F, Fut>(name: &str, input: Value, output: Option<Value>, handler: F) -> ToolDef
 where

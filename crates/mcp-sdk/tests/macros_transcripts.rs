@@ -866,3 +866,55 @@ async fn resources_and_templates_are_listed_read_and_completed() {
         .await;
     assert_eq!(done["completion"]["values"], json!(["src/lib.rs", "src/main.rs"]));
 }
+
+/// The names, as they are: a list (2026-07-28 allows output schemas that are not objects).
+#[tool]
+fn names() -> mcp_sdk::server::Json<Vec<String>> {
+    mcp_sdk::server::Json(vec!["ada".to_owned(), "grace".to_owned()])
+}
+
+/// A string as structured content rather than text.
+#[tool]
+fn motto() -> mcp_sdk::server::Json<String> {
+    mcp_sdk::server::Json("less is more".to_owned())
+}
+
+#[tokio::test]
+async fn json_outputs_keep_their_own_schema_and_older_revisions_see_them_wrapped() {
+    let def = names::tool();
+    let schema = def.definition().output_schema.clone().map(Value::Object);
+    assert_eq!(schema, Some(json!({"type": "array", "items": {"type": "string"}})));
+    assert_eq!(motto::tool().definition().output_schema.clone().map(Value::Object), Some(json!({"type": "string"})));
+    let server = Server::builder("json", "1").check_structured_content(true).tool(def).tool(motto::tool()).build();
+    let server = server.unwrap();
+    let envelope = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let (a, b) = memory(16);
+    server.connect(a);
+    let mut c = Session::new(Wire::new(b), "2026-07-28");
+    let r = c.result("tools/call", json!({"name": "names", "_meta": envelope})).await;
+    assert_eq!(
+        (&r["content"], &r["structuredContent"]),
+        (&json!([{"type": "text", "text": "[\"ada\",\"grace\"]"}]), &json!(["ada", "grace"]))
+    );
+    let r = c.result("tools/call", json!({"name": "motto", "_meta": envelope})).await;
+    assert_eq!(r["structuredContent"], json!("less is more"));
+
+    let (a, b) = memory(16);
+    server.connect(a);
+    let mut c = Session::new(Wire::new(b), "2025-11-25");
+    let init =
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+    c.result("initialize", init).await;
+    c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    let listed = c.result("tools/list", json!({})).await;
+    assert_eq!(
+        listed["tools"][0]["outputSchema"],
+        json!({"type": "object", "properties": {"result": {"type": "array", "items": {"type": "string"}}}, "required": ["result"]})
+    );
+    let r = c.result("tools/call", json!({"name": "names"})).await;
+    assert_eq!(r["structuredContent"], json!({"result": ["ada", "grace"]}));
+}

@@ -39,12 +39,14 @@ use serde::de::DeserializeOwned;
 use crate::completion::{Completion, CompletionRequest};
 use crate::context::Context;
 use crate::server::{Registry, ServerShared};
-use crate::session::{Era, SessionState, downgrade_content, respond};
+use crate::session::{Era, SessionState, downgrade_content, downgrade_tool_result, respond};
 use crate::tool::ToolError;
 
 /// The outcome of a tool's handler on checked arguments, inside an async block: arguments the
 /// input schema refuses, the handler's failure (or panic) are a result with `isError`; a
-/// protocol error is the request's error. A macro, so that a plain call's future holds the
+/// protocol error is the request's error, and so is a result whose structured content does not
+/// match the output schema, when the server checks it (`ToolDef::check_output`, a branch on a
+/// field that is `None` when it does not). A macro, so that a plain call's future holds the
 /// handler's future in place (a function's future around it costs a move and a state more on
 /// every call).
 macro_rules! tool_outcome {
@@ -53,7 +55,7 @@ macro_rules! tool_outcome {
         match problem {
             Some(problem) => Ok(CallToolResult::error(problem)),
             None => match AssertUnwindSafe($tool.handler.call(arguments, $ctx)).catch_unwind().await {
-                Ok(Ok(result)) => Ok(result),
+                Ok(Ok(result)) => $tool.check_output(result),
                 Ok(Err(ToolError::Tool(message))) => Ok(CallToolResult::error(message)),
                 Ok(Err(ToolError::Protocol(e))) => Err(e),
                 Err(panic) => Ok(tool_panicked($name, panic.as_ref())),
@@ -175,8 +177,8 @@ trait Listing: Request<Params = PaginatedRequestParams> {
     type Item: Clone;
     /// Whether the server declared the capability the list belongs to.
     fn offered(capabilities: &ServerCapabilities) -> bool;
-    /// The whole list.
-    fn items(registry: &Registry) -> &[Self::Item];
+    /// The whole list, as a client of `version` sees it.
+    fn items(registry: &Registry, version: mcp_types::ProtocolVersion) -> &[Self::Item];
     /// The result of one page.
     fn page(items: Vec<Self::Item>, next_cursor: Option<String>) -> Self::Result;
 }
@@ -194,7 +196,7 @@ impl<R: Listing> Serve for R {
 /// One page of the list of a list method, encoded.
 fn list<R: Listing>(call: &Call<'_>, params: &PaginatedRequestParams) -> Reply {
     let registry = call.server.registry();
-    let (items, next) = page(R::items(&registry), params.cursor.as_deref(), call.server.page_size)?;
+    let (items, next) = page(R::items(&registry, call.era.version), params.cursor.as_deref(), call.server.page_size)?;
     call.respond::<R>(&R::page(items, next))
 }
 
@@ -223,8 +225,8 @@ macro_rules! listings {
             fn offered(capabilities: &ServerCapabilities) -> bool {
                 capabilities.$capability.is_some()
             }
-            fn items(registry: &Registry) -> &[$item] {
-                &registry.$list
+            fn items(registry: &Registry, version: mcp_types::ProtocolVersion) -> &[$item] {
+                registry.$list(version)
             }
             fn page(items: Vec<$item>, next_cursor: Option<String>) -> $result {
                 let mut result = $result::new(items);
@@ -332,7 +334,7 @@ impl Serve for CallToolRequest {
                 return Err(ErrorObject::invalid_params(format!("unknown tool `{name}`")));
             };
             let mut result: CallToolResult = tool_outcome!(tool, &name, arguments, call.context(progress))?;
-            downgrade_content(&mut result.content, call.era.version);
+            downgrade_tool_result(&mut result, tool.wraps_output, call.era.version);
             call.respond::<Self>(&result)
         }
     }

@@ -29,7 +29,7 @@
 //! | `stdio` | [`Server::serve_stdio`] (`mcp-transport-stdio`) |
 //! | `http` | serving over Streamable HTTP and HTTP+SSE: `Server::serve_http`, `Server::http_router`, the [`mcp_transport_http`] re-export (axum, hyper) |
 //! | `auth` | OAuth 2.1 bearer tokens on the HTTP endpoint: `Context::principal`, and the `scopes` of tools, prompts and resources answered with 403 `insufficient_scope` (implies `http`; see `docs/auth.md`) |
-//! | `jsonschema` | checking tool arguments against any input schema, with the `jsonschema` crate |
+//! | `jsonschema` | checking tool arguments against any input schema (and structured results against any output schema), with the `jsonschema` crate |
 //!
 //! Tool arguments are checked against the tool's input schema before its handler runs. A
 //! built-in checker covers the schemas `#[tool]` derives and most hand-written ones (`type`,
@@ -40,6 +40,12 @@
 //! `tracing` warning when it is, and its arguments reach the handler unchecked (a malformed
 //! schema, which `jsonschema` would refuse with [`DefinitionError::InvalidSchema`], is accepted
 //! the same way).
+//!
+//! Structured results are checked against the tool's output schema by the same checkers, where
+//! [`ServerBuilder::check_structured_content`] says so (by default in debug builds): a result
+//! that does not match is a JSON-RPC internal error. Output schemas need not be objects in
+//! revision 2026-07-28 ([`Json`] returns any JSON value); older revisions see them wrapped as
+//! `{"result": ...}` (see `docs/server.md`, "Output schemas").
 //!
 //! ```no_run
 //! use mcp_server::{Server, ToolDef, ToolError};
@@ -90,7 +96,7 @@ pub use context::{ClientRequestError, Context, Logger};
 pub use elicit::{ContentError, ElicitSchemaError, Elicitation, FormProblem, UrlElicitation};
 pub use extract::{FromContext, Progress, ProgressReport, State};
 pub use handlers::Handlers;
-pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, StringArgument};
+pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, Json, StringArgument};
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};
 pub use server::{RootsChangedCallback, Server, ServerBuilder};

@@ -23,6 +23,7 @@ use crate::tool::ToolError;
 /// | `CallToolResult` | as is |
 /// | `String`, `&str`, `ContentBlock`, `Vec<ContentBlock>` | that content |
 /// | `()` | empty content |
+/// | [`Json<T>`] with `T: Serialize` | `structuredContent` (any JSON value) and its JSON as text |
 /// | `Result<T, E>` with `E: Into<ToolError>` | `Err` fails the call (a `String` error becomes an `isError` result) |
 ///
 /// Macro-defined tools may also return any `T: Serialize + JsonSchema`, which becomes
@@ -37,7 +38,7 @@ use crate::tool::ToolError;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a tool",
     label = "not a tool result",
-    note = "return a type that implements `Serialize + JsonSchema` (structured output), `String`, `&str`, \
+    note = "return a type that implements `Serialize + JsonSchema` (structured output), `Json<T>`, `String`, `&str`, \
             `ContentBlock`, `Vec<ContentBlock>`, `CallToolResult` or `()`, or a `Result` of one of these \
             with an error that implements `Display`"
 )]
@@ -85,6 +86,37 @@ impl IntoToolResult for () {
 impl<T: IntoToolResult, E: Into<ToolError>> IntoToolResult for Result<T, E> {
     fn into_tool_result(self) -> Result<CallToolResult, ToolError> {
         self.map_err(Into::into)?.into_tool_result()
+    }
+}
+
+/// Structured output: `T` as the result's `structuredContent`, with its JSON as text content too
+/// (for clients that read only content, as the specification recommends).
+///
+/// `T` may be any JSON value: an object, which every revision allows, or (protocol revision
+/// 2026-07-28) an array, a string, a number, ... For clients of older revisions a value that is
+/// not an object is sent as `{"result": value}` (see [`ToolDef::output_schema`]).
+///
+/// A `#[tool]` that returns `Json<T>` with `T: JsonSchema` gets `T`'s schema as its output
+/// schema, whatever `T` is (a `String` returned bare is text content instead).
+///
+/// ```
+/// use mcp_server::{IntoToolResult, Json};
+///
+/// let result = Json(vec![1, 2, 3]).into_tool_result().unwrap();
+/// assert_eq!(result.structured_content, Some(serde_json::json!([1, 2, 3])));
+/// assert_eq!(result.content[0].as_text(), Some("[1,2,3]"));
+/// ```
+///
+/// [`ToolDef::output_schema`]: crate::ToolDef::output_schema
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Json<T>(pub T);
+
+impl<T: serde::Serialize> IntoToolResult for Json<T> {
+    fn into_tool_result(self) -> Result<CallToolResult, ToolError> {
+        let failed = |e: serde_json::Error| ToolError::Tool(format!("the result could not be serialized: {e}"));
+        let text = serde_json::to_string(&self.0).map_err(failed)?;
+        let structured = serde_json::to_value(&self.0).map_err(failed)?;
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).with_structured_content(structured))
     }
 }
 

@@ -24,6 +24,9 @@ use crate::tool::{DefinitionError, ToolDef};
 pub(crate) struct Registry {
     pub(crate) tools: Vec<ToolDef>,
     pub(crate) tool_list: Vec<Tool>,
+    /// The tools as clients of revisions before 2026-07-28 see them, when an output schema is
+    /// not an object schema (empty otherwise: `tool_list` serves them too).
+    legacy_tool_list: Vec<Tool>,
     tool_index: HashMap<String, usize>,
     pub(crate) prompts: Vec<PromptDef>,
     pub(crate) prompt_list: Vec<Prompt>,
@@ -38,12 +41,42 @@ pub(crate) struct Registry {
 impl Registry {
     fn rebuild(&mut self) {
         self.tool_list = self.tools.iter().map(|t| t.tool.clone()).collect();
+        self.legacy_tool_list = match self.tools.iter().any(|t| t.wraps_output) {
+            false => Vec::new(),
+            true => self
+                .tools
+                .iter()
+                .map(|t| {
+                    let mut tool = t.tool.clone();
+                    if t.wraps_output {
+                        tool.output_schema = tool.output_schema.as_ref().map(crate::tool::legacy_output_schema);
+                    }
+                    tool
+                })
+                .collect(),
+        };
         self.tool_index = self.tools.iter().enumerate().map(|(i, t)| (t.tool.name.clone(), i)).collect();
         self.prompt_list = self.prompts.iter().map(|p| p.prompt.clone()).collect();
         self.prompt_index = self.prompts.iter().enumerate().map(|(i, p)| (p.prompt.name.clone(), i)).collect();
         self.resource_list = self.resources.iter().map(|r| r.resource.clone()).collect();
         self.resource_index = self.resources.iter().enumerate().map(|(i, r)| (r.resource.uri.clone(), i)).collect();
         self.template_list = self.templates.iter().map(|t| t.template.clone()).collect();
+    }
+    /// The tools as listed to a client of `version`.
+    pub(crate) fn tool_list(&self, version: mcp_types::ProtocolVersion) -> &[Tool] {
+        match version < mcp_types::ProtocolVersion::V2026_07_28 && !self.legacy_tool_list.is_empty() {
+            true => &self.legacy_tool_list,
+            false => &self.tool_list,
+        }
+    }
+    pub(crate) fn prompt_list(&self, _: mcp_types::ProtocolVersion) -> &[Prompt] {
+        &self.prompt_list
+    }
+    pub(crate) fn resource_list(&self, _: mcp_types::ProtocolVersion) -> &[Resource] {
+        &self.resource_list
+    }
+    pub(crate) fn template_list(&self, _: mcp_types::ProtocolVersion) -> &[ResourceTemplate] {
+        &self.template_list
     }
     pub(crate) fn tool(&self, name: &str) -> Option<&ToolDef> {
         self.tool_index.get(name).map(|i| &self.tools[*i])
@@ -63,6 +96,9 @@ pub(crate) struct ServerShared {
     pub(crate) instructions: Option<String>,
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) page_size: usize,
+    /// Whether tools registered at runtime get their output schema compiled for the check of
+    /// their structured content (see [`ServerBuilder::check_structured_content`]).
+    pub(crate) check_structured_content: bool,
     pub(crate) peer_config: PeerConfig,
     pub(crate) state: Arc<StateMap>,
     pub(crate) on_roots_changed: Option<RootsChangedCallback>,
@@ -106,6 +142,7 @@ pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,
     page_size: usize,
+    check_structured_content: bool,
     peer_config: PeerConfig,
     tools: Vec<ToolDef>,
     prompts: Vec<PromptDef>,
@@ -213,6 +250,27 @@ impl ServerBuilder {
         self.page_size = size.max(1);
         self
     }
+    /// Whether the server checks the `structuredContent` of each tool result against the tool's
+    /// output schema (default: on in debug builds, `cfg(debug_assertions)`, off in release
+    /// builds). A result that is not an error, from a tool with an output schema, must carry
+    /// structured content that matches it; one that does not is answered with a JSON-RPC
+    /// internal error (-32603) naming the problems, since the fault is the server's, not
+    /// something the model could correct (see docs/server.md).
+    ///
+    /// Each output schema is compiled once, when its tool is registered (by
+    /// [`build`](Self::build) or [`Server::add_tool`]), and only when the check is on: off, a
+    /// call costs nothing more than a branch on a field that is `None`.
+    ///
+    /// ```
+    /// use mcp_server::Server;
+    ///
+    /// let server = Server::builder("strict", "1.0.0").check_structured_content(true).build().unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn check_structured_content(mut self, check: bool) -> Self {
+        self.check_structured_content = check;
+        self
+    }
     /// Sets the limits and timeouts of every connection.
     pub fn peer_config(mut self, config: PeerConfig) -> Self {
         self.peer_config = config;
@@ -313,6 +371,9 @@ impl ServerBuilder {
             ..Registry::default()
         };
         check_unique("tool", registry.tools.iter().map(|t| t.tool.name.as_str()))?;
+        if self.check_structured_content {
+            registry.tools.iter_mut().try_for_each(ToolDef::compile_output_check)?;
+        }
         check_unique("prompt", registry.prompts.iter().map(|p| p.prompt.name.as_str()))?;
         registry.resources.iter().try_for_each(ResourceDef::check_uri)?;
         check_unique("resource", registry.resources.iter().map(|r| r.resource.uri.as_str()))?;
@@ -367,6 +428,7 @@ impl ServerBuilder {
                 instructions: self.instructions,
                 capabilities,
                 page_size: self.page_size,
+                check_structured_content: self.check_structured_content,
                 peer_config: self.peer_config,
                 state: Arc::new(self.state),
                 on_roots_changed: self.on_roots_changed,
@@ -413,6 +475,7 @@ impl Server {
             info: Implementation::new(name, version),
             instructions: None,
             page_size: 100,
+            check_structured_content: cfg!(debug_assertions),
             peer_config: PeerConfig::default(),
             tools: Vec::new(),
             prompts: Vec::new(),
@@ -543,7 +606,10 @@ impl Server {
     ///
     /// The server must declare the tools capability: built with a tool, or with
     /// [`ServerBuilder::enable_tools`].
-    pub async fn add_tool(&self, tool: ToolDef) -> Result<(), DefinitionError> {
+    pub async fn add_tool(&self, mut tool: ToolDef) -> Result<(), DefinitionError> {
+        if self.shared.check_structured_content {
+            tool.compile_output_check()?;
+        }
         self.add(tool).await
     }
 

@@ -198,6 +198,27 @@ pub(crate) fn downgrade_content(content: &mut [ContentBlock], version: ProtocolV
     }
 }
 
+/// A tool's result as a client of `version` can read it: its content downgraded (see
+/// [`downgrade_content`]) and, for revisions before 2026-07-28 (whose schemas demand an object),
+/// structured content that is not an object, or that answers to an output schema that is not
+/// an object schema (`wraps_output`), wrapped as `{"result": ...}`, as the tool's listed schema is (see
+/// [`legacy_output_schema`](crate::tool::legacy_output_schema)).
+#[inline]
+pub(crate) fn downgrade_tool_result(
+    result: &mut mcp_types::CallToolResult,
+    wraps_output: bool,
+    version: ProtocolVersion,
+) {
+    downgrade_content(&mut result.content, version);
+    if version < ProtocolVersion::V2026_07_28
+        && let Some(structured) = &mut result.structured_content
+        && (wraps_output || !structured.is_object())
+    {
+        let value = std::mem::take(structured);
+        *structured = serde_json::Value::Object(std::iter::once(("result".to_owned(), value)).collect());
+    }
+}
+
 /// One request of the connection: of the stateless revision if its params carry the envelope,
 /// else of the connection's session (`initialize` first).
 #[expect(clippy::manual_async_fn, reason = "an async fn's future holds its arguments twice")]

@@ -20,7 +20,7 @@ use crate::TaskSupport;
 use crate::context::Context;
 use crate::dispatch::{Call, Serve, run_tool};
 use crate::server::Registry;
-use crate::session::{downgrade_content, respond};
+use crate::session::respond;
 use crate::tasks::{TaskLink, TaskOutcome, Tasks, is_terminal, notify_status, related_task};
 
 /// The server's tasks, when this request may use them: the server declared the capability and
@@ -154,7 +154,7 @@ pub(crate) fn start<'a>(
             let outcome: TaskOutcome = match registry.tool(&name) {
                 Some(tool) => match run_tool(tool, &name, arguments, ctx).await {
                     Ok(mut result) => {
-                        downgrade_content(&mut result.content, version);
+                        crate::session::downgrade_tool_result(&mut result, tool.wraps_output, version);
                         serde_json::to_value(mcp_types::ForRevision::new(&result, version))
                             .map_err(ErrorObject::internal_error)
                     }

@@ -190,7 +190,15 @@ pub fn check_tool_name(name: &str) -> Result<(), DefinitionError> {
 pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) handler: Arc<dyn ToolHandler>,
-    pub(crate) args_check: ArgsCheck,
+    pub(crate) args_check: SchemaCheck,
+    /// The output schema compiled, by a server that checks structured content (see
+    /// [`ServerBuilder::check_structured_content`](crate::ServerBuilder::check_structured_content)),
+    /// when the tool is registered; `None` otherwise, and then the call path never looks further.
+    pub(crate) output_check: Option<SchemaCheck>,
+    /// Whether the output schema's root is not `"type": "object"` (2026-07-28 allows that):
+    /// clients of older revisions then see it, and the structured content, wrapped as the
+    /// property `result` (see [`legacy_output_schema`]).
+    pub(crate) wraps_output: bool,
     /// The OAuth scopes a call needs (see [`ToolDef::scopes`]).
     pub(crate) scopes: Vec<String>,
     /// Whether it may be called as a task (see [`ToolDef::task_support`]).
@@ -204,12 +212,13 @@ pub struct ToolDef {
     pub(crate) header_params: Vec<crate::param_headers::HeaderParam>,
 }
 
-/// The compiled input schema: by [`schema_check`] when the schema lies within its subset (the
-/// usual case, and much cheaper to build), by jsonschema otherwise (feature `jsonschema`). Both
-/// give the same verdicts. Without the feature, a schema outside the subset is not checked:
-/// the tool is registered with a warning, and its handler sees the arguments as sent.
+/// A compiled input or output schema: by [`schema_check`] when the schema lies within its subset
+/// (the usual case, and much cheaper to build), by jsonschema otherwise (feature `jsonschema`).
+/// Both give the same verdicts. Without the feature, a schema outside the subset is not checked:
+/// the tool is registered with a warning, and its handler sees the arguments as sent (or its
+/// client the structured content as returned).
 #[derive(Clone)]
-pub(crate) enum ArgsCheck {
+pub(crate) enum SchemaCheck {
     Subset(Arc<schema_check::Schema>),
     #[cfg(feature = "jsonschema")]
     Full(Arc<jsonschema::Validator>),
@@ -217,27 +226,48 @@ pub(crate) enum ArgsCheck {
     Unchecked,
 }
 
-impl ArgsCheck {
-    /// Compiles the input schema of tool `name`.
-    fn compile(name: &str, schema: &JsonObject) -> Result<ArgsCheck, DefinitionError> {
+impl SchemaCheck {
+    /// Compiles the schema `which` (`inputSchema` or `outputSchema`) of tool `name`.
+    fn compile(name: &str, which: &'static str, schema: &JsonObject) -> Result<SchemaCheck, DefinitionError> {
         if let Some(schema) = schema_check::Schema::compile_object(schema) {
-            return Ok(ArgsCheck::Subset(Arc::new(schema)));
+            return Ok(SchemaCheck::Subset(Arc::new(schema)));
         }
         #[cfg(feature = "jsonschema")]
         {
-            let validator = jsonschema::validator_for(&serde_json::Value::Object(schema.clone())).map_err(|e| {
-                DefinitionError::InvalidSchema { name: name.to_owned(), which: "inputSchema", reason: e.to_string() }
-            })?;
-            Ok(ArgsCheck::Full(Arc::new(validator)))
+            let validator = jsonschema::validator_for(&serde_json::Value::Object(schema.clone()))
+                .map_err(|e| DefinitionError::InvalidSchema { name: name.to_owned(), which, reason: e.to_string() })?;
+            Ok(SchemaCheck::Full(Arc::new(validator)))
         }
         #[cfg(not(feature = "jsonschema"))]
         {
             tracing::warn!(
                 tool = name,
-                "the input schema uses JSON Schema beyond the built-in checker's subset: arguments are not \
-                 checked (enable the `jsonschema` feature of mcp-server to check them)"
+                schema = which,
+                "the schema uses JSON Schema beyond the built-in checker's subset: it is not checked (enable \
+                 the `jsonschema` feature of mcp-server to check it)"
             );
-            Ok(ArgsCheck::Unchecked)
+            Ok(SchemaCheck::Unchecked)
+        }
+    }
+
+    /// What is wrong with `value` (at most [`MAX_PROBLEMS`] lines); `None` if it conforms.
+    /// A conforming value (the usual case) costs one validation pass and no allocation.
+    fn problems(&self, value: &serde_json::Value) -> Option<Vec<String>> {
+        match self {
+            SchemaCheck::Subset(schema) => (!schema.is_valid(value)).then(|| schema.problems(value, MAX_PROBLEMS)),
+            #[cfg(feature = "jsonschema")]
+            SchemaCheck::Full(validator) => (!validator.is_valid(value)).then(|| {
+                validator
+                    .iter_errors(value)
+                    .take(MAX_PROBLEMS)
+                    .map(|e| {
+                        let at = e.instance_path().to_string();
+                        if at.is_empty() { e.to_string() } else { format!("{at}: {e}") }
+                    })
+                    .collect()
+            }),
+            #[cfg(not(feature = "jsonschema"))]
+            SchemaCheck::Unchecked => None,
         }
     }
 }
@@ -262,6 +292,84 @@ fn object_schema(name: &str, which: &'static str, schema: serde_json::Value) -> 
     }
 }
 
+/// Whether a schema's root is `"type": "object"`, as revisions before 2026-07-28 demand of an
+/// output schema.
+fn is_object_schema(schema: &JsonObject) -> bool {
+    schema.get("type").and_then(|t| t.as_str()) == Some("object")
+}
+
+/// An output schema's own checks, whether or not the server checks structured content: its
+/// `type`, if any, names JSON types.
+fn check_output_schema(name: &str, schema: &JsonObject) -> Result<(), DefinitionError> {
+    const TYPES: [&str; 7] = ["object", "array", "string", "number", "integer", "boolean", "null"];
+    let known = |t: &serde_json::Value| t.as_str().is_some_and(|t| TYPES.contains(&t));
+    let ok = match schema.get("type") {
+        None => true,
+        Some(serde_json::Value::Array(types)) => types.iter().all(known),
+        Some(t) => known(t),
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(DefinitionError::InvalidSchema {
+        name: name.to_owned(),
+        which: "outputSchema",
+        reason: "its `type` names no JSON type".to_owned(),
+    })
+}
+
+/// What a client of a revision before 2026-07-28 sees of an output schema whose root is not an
+/// object schema: an object schema whose required property `result` is that schema (as the
+/// official TypeScript SDK writes it, SEP-2106). References within the schema (`#/...`) are
+/// rewritten to point into `result`, unless the schema sets its own `$id` (then they resolve
+/// against it). `$schema` stays at the root.
+pub(crate) fn legacy_output_schema(natural: &JsonObject) -> JsonObject {
+    let mut inner = serde_json::Value::Object(natural.clone());
+    if !natural.contains_key("$id") {
+        rewrite_refs(&mut inner, false);
+    }
+    let mut wrapped = JsonObject::new();
+    if let Some(dialect) = natural.get("$schema") {
+        wrapped.insert("$schema".to_owned(), dialect.clone());
+    }
+    wrapped.insert("type".to_owned(), "object".into());
+    wrapped.insert("properties".to_owned(), serde_json::json!({ "result": inner }));
+    wrapped.insert("required".to_owned(), serde_json::json!(["result"]));
+    wrapped
+}
+
+/// Prefixes the local references (`#`, `#/...`) of a schema with `/properties/result`; values
+/// that are instance data (`const`, `enum`, `default`, `examples`) are left alone, and so are
+/// subschemas with their own `$id`. `names` says that `node` maps names to subschemas
+/// (`properties`, `$defs`, ...), whose keys are not keywords.
+fn rewrite_refs(node: &mut serde_json::Value, names: bool) {
+    const DATA: [&str; 4] = ["const", "enum", "default", "examples"];
+    const NAME_MAPS: [&str; 5] = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
+    match node {
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|item| rewrite_refs(item, false)),
+        serde_json::Value::Object(map) => {
+            if !names && map.contains_key("$id") {
+                return;
+            }
+            for (key, value) in map.iter_mut() {
+                if names {
+                    rewrite_refs(value, false);
+                } else if key == "$ref" || key == "$dynamicRef" {
+                    if let serde_json::Value::String(r) = value
+                        && let Some(rest) = r.strip_prefix('#')
+                        && (rest.is_empty() || rest.starts_with('/'))
+                    {
+                        *r = format!("#/properties/result{rest}");
+                    }
+                } else if !DATA.contains(&key.as_str()) {
+                    rewrite_refs(value, NAME_MAPS.contains(&key.as_str()));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 impl ToolDef {
     /// A tool with a name, an input schema (a JSON Schema object) and a handler.
     pub fn new<F, Fut>(
@@ -283,8 +391,13 @@ impl ToolDef {
     /// [`ToolHandler`].
     pub fn from_tool(tool: Tool, handler: impl ToolHandler) -> Result<Self, DefinitionError> {
         check_tool_name(&tool.name)?;
-        let args_check = ArgsCheck::compile(&tool.name, &tool.input_schema)?;
+        let args_check = SchemaCheck::compile(&tool.name, "inputSchema", &tool.input_schema)?;
+        if let Some(schema) = &tool.output_schema {
+            check_output_schema(&tool.name, schema)?;
+        }
         Ok(ToolDef {
+            wraps_output: tool.output_schema.as_ref().is_some_and(|s| !is_object_schema(s)),
+            output_check: None,
             #[cfg(feature = "http")]
             header_params: crate::param_headers::HeaderParam::from_schema_object(&tool.input_schema),
             tool,
@@ -325,9 +438,42 @@ impl ToolDef {
         self
     }
 
-    /// Sets the output schema; results should then carry matching `structuredContent`.
+    /// Sets the output schema; results must then carry matching `structuredContent` (a server
+    /// can check that they do: see
+    /// [`ServerBuilder::check_structured_content`](crate::ServerBuilder::check_structured_content)).
+    ///
+    /// Any JSON Schema object: `"type": "object"` as every revision allows, or (protocol
+    /// revision 2026-07-28) an array, string, number, ... schema. Clients of older revisions,
+    /// whose schema demands an object, see such a schema wrapped as the required property
+    /// `result` of an object schema, and the structured content as `{"result": ...}`.
+    ///
+    /// ```
+    /// use mcp_server::{Json, ToolDef, ToolError, IntoToolResult};
+    /// use serde_json::json;
+    ///
+    /// let users = ToolDef::new("list_users", json!({"type": "object"}), |_args, _ctx| async {
+    ///     Json(vec!["alice", "bob"]).into_tool_result()
+    /// })
+    /// .unwrap()
+    /// .output_schema(json!({"type": "array", "items": {"type": "string"}}))
+    /// .unwrap();
+    /// assert_eq!(users.definition().output_schema.as_ref().unwrap()["type"], "array");
+    /// ```
     pub fn output_schema(mut self, schema: serde_json::Value) -> Result<Self, DefinitionError> {
-        self.tool.output_schema = Some(object_schema(&self.tool.name, "outputSchema", schema)?);
+        let schema = match schema {
+            serde_json::Value::Object(schema) => schema,
+            _ => {
+                return Err(DefinitionError::InvalidSchema {
+                    name: self.tool.name.clone(),
+                    which: "outputSchema",
+                    reason: "it must be a JSON Schema object".to_owned(),
+                });
+            }
+        };
+        check_output_schema(&self.tool.name, &schema)?;
+        self.wraps_output = !is_object_schema(&schema);
+        self.tool.output_schema = Some(schema);
+        self.output_check = None;
         Ok(self)
     }
 
@@ -408,26 +554,53 @@ impl ToolDef {
         self.task_support
     }
 
+    /// Compiles the output schema for the check of structured content, once, when a server
+    /// that checks it registers the tool. A schema that does not compile is refused then.
+    pub(crate) fn compile_output_check(&mut self) -> Result<(), DefinitionError> {
+        if let (Some(schema), None) = (&self.tool.output_schema, &self.output_check) {
+            self.output_check = Some(SchemaCheck::compile(&self.tool.name, "outputSchema", schema)?);
+        }
+        Ok(())
+    }
+
+    /// Checks a result of the handler against the output schema, if compiled (see
+    /// [`Self::compile_output_check`]): a result that is not an error must carry structured
+    /// content that conforms. A mismatch is the server's fault, not the model's: a JSON-RPC
+    /// internal error (-32603) rather than a result with `isError` (see docs/server.md).
+    #[inline]
+    pub(crate) fn check_output(&self, result: CallToolResult) -> Result<CallToolResult, ErrorObject> {
+        match &self.output_check {
+            None => Ok(result),
+            Some(check) => self.check_structured(check, result),
+        }
+    }
+
+    fn check_structured(&self, check: &SchemaCheck, result: CallToolResult) -> Result<CallToolResult, ErrorObject> {
+        if result.is_error() {
+            return Ok(result);
+        }
+        let name = &self.tool.name;
+        let problems = match &result.structured_content {
+            None => format!("tool `{name}` has an output schema but its result has no structured content"),
+            Some(structured) => match check.problems(structured) {
+                None => return Ok(result),
+                Some(lines) => {
+                    format!(
+                        "structured content of tool `{name}` does not match its output schema: {}",
+                        lines.join("; ")
+                    )
+                }
+            },
+        };
+        tracing::warn!(tool = %name, "{problems}");
+        Err(ErrorObject::internal_error(problems))
+    }
+
     /// Checks `arguments` against the input schema: they come back, with the problems if any.
     /// Valid arguments (the usual case) cost one validation pass, no copy and no allocation.
     pub(crate) fn check_arguments(&self, arguments: JsonObject) -> (JsonObject, Option<String>) {
         let value = serde_json::Value::Object(arguments);
-        let problems = match &self.args_check {
-            ArgsCheck::Subset(schema) => (!schema.is_valid(&value)).then(|| schema.problems(&value, MAX_PROBLEMS)),
-            #[cfg(feature = "jsonschema")]
-            ArgsCheck::Full(validator) => (!validator.is_valid(&value)).then(|| {
-                validator
-                    .iter_errors(&value)
-                    .take(MAX_PROBLEMS)
-                    .map(|e| {
-                        let at = e.instance_path().to_string();
-                        if at.is_empty() { e.to_string() } else { format!("{at}: {e}") }
-                    })
-                    .collect()
-            }),
-            #[cfg(not(feature = "jsonschema"))]
-            ArgsCheck::Unchecked => None,
-        };
+        let problems = self.args_check.problems(&value);
         let problems =
             problems.map(|lines| format!("invalid arguments for tool `{}`: {}", self.tool.name, lines.join("; ")));
         match value {
@@ -472,7 +645,7 @@ mod tests {
             "required": ["text"]
         });
         let t = tool(schema).unwrap();
-        assert!(matches!(t.args_check, ArgsCheck::Subset(_)));
+        assert!(matches!(t.args_check, SchemaCheck::Subset(_)));
         assert_eq!(problems(&t, serde_json::json!({"text": "hi", "n": 1.0})), None);
         assert_eq!(
             problems(&t, serde_json::json!({"n": -1})).unwrap(),
@@ -493,7 +666,7 @@ mod tests {
             "$defs": {"point": {"type": "object", "required": ["x"]}}
         });
         let t = tool(schema).unwrap();
-        assert!(matches!(t.args_check, ArgsCheck::Unchecked));
+        assert!(matches!(t.args_check, SchemaCheck::Unchecked));
         assert_eq!(problems(&t, serde_json::json!({"point": {}})), None);
     }
 
@@ -507,7 +680,7 @@ mod tests {
             "$defs": {"point": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}}
         });
         let t = tool(schema).unwrap();
-        assert!(matches!(t.args_check, ArgsCheck::Full(_)));
+        assert!(matches!(t.args_check, SchemaCheck::Full(_)));
         assert_eq!(problems(&t, serde_json::json!({"point": {"x": 1}, "code": "AB"})), None);
         assert_eq!(
             problems(&t, serde_json::json!({"point": {}})).unwrap(),
@@ -525,6 +698,55 @@ mod tests {
             let err = tool(bad.clone()).unwrap_err();
             assert!(matches!(&err, DefinitionError::InvalidSchema { which: "inputSchema", .. }), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn older_revisions_see_non_object_output_schemas_wrapped_with_their_references() {
+        let natural = serde_json::json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "array",
+            "items": {"$ref": "#/$defs/node"},
+            "$defs": {
+                "node": {"type": "object", "properties": {
+                    "children": {"$ref": "#"},
+                    "$ref": {"const": {"$ref": "#/data"}},
+                    "elsewhere": {"$ref": "https://example.com/schema#/x"},
+                    "own": {"$id": "https://example.com/own", "$ref": "#/inner"}
+                }, "default": {"$ref": "#/kept"}}
+            }
+        });
+        let serde_json::Value::Object(natural) = natural else { unreachable!() };
+        let wrapped = serde_json::Value::Object(legacy_output_schema(&natural));
+        assert_eq!(
+            wrapped,
+            serde_json::json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "required": ["result"],
+                "properties": {"result": {
+                    "$schema": "https://json-schema.org/draft/2020-12/schema",
+                    "type": "array",
+                    "items": {"$ref": "#/properties/result/$defs/node"},
+                    "$defs": {
+                        "node": {"type": "object", "properties": {
+                            // A property named `$ref` is a name, its `const` is data.
+                            "children": {"$ref": "#/properties/result"},
+                            "$ref": {"const": {"$ref": "#/data"}},
+                            "elsewhere": {"$ref": "https://example.com/schema#/x"},
+                            "own": {"$id": "https://example.com/own", "$ref": "#/inner"}
+                        }, "default": {"$ref": "#/kept"}}
+                    }
+                }}
+            })
+        );
+        // A schema with its own `$id` resolves its references against it: left as it is.
+        let serde_json::Value::Object(with_id) =
+            serde_json::json!({"$id": "https://example.com/s", "type": "array", "items": {"$ref": "#/$defs/x"}})
+        else {
+            unreachable!()
+        };
+        let wrapped = legacy_output_schema(&with_id);
+        assert_eq!(wrapped["properties"]["result"], serde_json::Value::Object(with_id));
     }
 
     #[test]

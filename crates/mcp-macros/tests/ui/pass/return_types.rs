@@ -20,6 +20,11 @@ fn wrapped() -> Vec<Point> {
 }
 
 #[mcp_sdk::tool]
+fn listed() -> mcp_sdk::server::Json<Vec<Point>> {
+    mcp_sdk::server::Json(Vec::new())
+}
+
+#[mcp_sdk::tool]
 fn text() -> &'static str {
     "text"
 }
@@ -75,6 +80,7 @@ fn main() {
     assert!(structured::tool().definition().output_schema.is_some());
     assert!(wrapped::tool().definition().output_schema.is_some());
     assert!(text::tool().definition().output_schema.is_none());
+    assert_eq!(listed::tool().definition().output_schema.as_ref().unwrap()["type"], "array");
     let _ = (block::tool(), whole::tool(), unit::tool(), fallible::tool(), tool_error::tool());
     let _ = (messages::prompt(), whole_prompt::prompt(), contents::template(), text_contents::resource());
 }
