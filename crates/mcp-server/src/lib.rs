@@ -73,6 +73,7 @@ mod output;
 #[cfg(feature = "http")]
 mod param_headers;
 mod prompt;
+mod prompt_args;
 mod resource;
 pub(crate) mod schema_check;
 mod server;
@@ -90,6 +91,7 @@ pub use extract::{FromContext, Progress, ProgressReport, State};
 pub use handlers::Handlers;
 pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, StringArgument};
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
+pub use prompt_args::decode_prompt_arguments;
 pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};
 pub use server::{RootsChangedCallback, Server, ServerBuilder};
 pub use stateless::CacheTarget;
