@@ -374,7 +374,8 @@ fn parse_meta_entries(input: ParseStream<'_>) -> syn::Result<Vec<MetaEntry>> {
             input.parse::<LitStr>()?
         } else {
             let ident: syn::Ident = input.call(syn::ext::IdentExt::parse_any)?;
-            LitStr::new(&ident.to_string(), ident.span())
+            let text = ident.to_string();
+            LitStr::new(text.strip_prefix("r#").unwrap_or(&text), ident.span())
         };
         input.parse::<Token![=]>()?;
         let mut value = TokenStream::new();
