@@ -282,20 +282,7 @@ fn read_options(
             "meta" => common.meta = attr::meta_entries(cx, meta),
             "annotations" => annotations = attr::annotations(cx, meta),
             "size" => size = attr::size(cx, meta),
-            "task" => {
-                if let Some(value) = attr::string(cx, &key, meta) {
-                    let variant = match value.value().as_str() {
-                        "forbidden" => Some("Forbidden"),
-                        "optional" => Some("Optional"),
-                        "required" => Some("Required"),
-                        _ => None,
-                    };
-                    match variant {
-                        Some(v) => tool.task = Some(Ident::new(v, value.span())),
-                        None => cx.error_at(&value, r#"`task` is "optional", "required" or "forbidden""#),
-                    }
-                }
-            }
+            "task" => tool.task = task(cx, meta),
             _ => {}
         }
     }
@@ -313,6 +300,21 @@ fn read_options(
             Options::Resource(ResourceOptions { uri, mime_type, annotations, size, complete, variables: Vec::new() })
         }
     })
+}
+
+/// `task = "optional"`: the `TaskSupport` variant.
+fn task(cx: &mut Ctxt, meta: &syn::Meta) -> Option<Ident> {
+    let value = attr::string(cx, "task", meta)?;
+    let variant = match value.value().as_str() {
+        "forbidden" => "Forbidden",
+        "optional" => "Optional",
+        "required" => "Required",
+        _ => {
+            cx.error_at(&value, r#"`task` is "optional", "required" or "forbidden""#);
+            return None;
+        }
+    };
+    Some(Ident::new(variant, value.span()))
 }
 
 /// The arguments of a prompt without those only resources have, each reported.
