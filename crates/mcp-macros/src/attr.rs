@@ -420,8 +420,9 @@ pub(crate) fn meta_key(key: &str) -> Result<(), String> {
     }
     let ends_ok =
         name.starts_with(|c: char| c.is_ascii_alphanumeric()) && name.ends_with(|c: char| c.is_ascii_alphanumeric());
-    if !name.is_empty() && !(ends_ok && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
-    {
+    let inside_ok = name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    let name_ok = name.is_empty() || (ends_ok && inside_ok);
+    if !name_ok {
         return Err(
             "a name begins and ends with a letter or digit, with only letters, digits, `-`, `_` and `.` between".into(),
         );

@@ -73,7 +73,7 @@ impl PromptDef {
     ///
     /// ```
     /// use mcp_server::PromptDef;
-    /// use mcp_types::{ErrorObject, GetPromptResult, PromptMessage, Role};
+    /// use mcp_types::{ContentBlock, ErrorObject, GetPromptResult, PromptMessage, Role};
     ///
     /// #[derive(serde::Deserialize, schemars::JsonSchema)]
     /// struct Review {
@@ -85,7 +85,7 @@ impl PromptDef {
     ///
     /// let review = PromptDef::with_args("review", |args: Review, _ctx| async move {
     ///     let text = format!("List at most {} issues in:\n{}", args.max_issues.unwrap_or(3), args.code);
-    ///     Ok::<_, ErrorObject>(GetPromptResult::new(vec![PromptMessage::new(Role::User, text.into())]))
+    ///     Ok::<_, ErrorObject>(GetPromptResult::new(vec![PromptMessage::new(Role::User, ContentBlock::text(text))]))
     /// })
     /// .unwrap();
     /// let arguments = review.definition().arguments.as_ref().unwrap();
