@@ -344,7 +344,7 @@ fn tool_annotations(p: &TokenStream, o: &ToolOptions) -> TokenStream {
     }
 }
 
-/// Sets the tool's icons, if it has any.
+/// Sets the icons, if there are any.
 fn icons(p: &TokenStream, icons: &[Icon]) -> Option<TokenStream> {
     (!icons.is_empty()).then(|| {
         let icons = icons.iter().map(|i| {
