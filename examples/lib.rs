@@ -209,19 +209,30 @@ pub mod showcase {
             .collect()
     }
 
+    /// The arguments of the `review` prompt: each field is one, described by its doc comment.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    pub struct ReviewArgs {
+        /// The code to review.
+        pub code: String,
+        /// The language it is written in.
+        pub language: Option<String>,
+    }
+
     /// Asks for a code review.
-    ///
-    /// # Arguments
-    ///
-    /// * `code` - the code to review
-    /// * `language` - the language it is written in
     #[prompt(title = "Code review", complete(language = languages))]
-    pub fn review(code: String, language: Option<String>) -> String {
-        format!("Please review this {} code:\n\n{code}", language.as_deref().unwrap_or("source"))
+    pub fn review(args: ReviewArgs) -> String {
+        format!("Please review this {} code:\n\n{}", args.language.as_deref().unwrap_or("source"), args.code)
     }
 
     /// The server's readme.
-    #[resource("showcase://readme", mime_type = "text/markdown", title = "Readme")]
+    #[resource(
+        "showcase://readme",
+        mime_type = "text/markdown",
+        title = "Readme",
+        size = 61,
+        annotations(audience = ["user", "assistant"], priority = 0.9, last_modified = "2026-11-25T00:00:00Z"),
+        meta("dev.showcase/section" = "about")
+    )]
     pub fn readme() -> &'static str {
         "# Showcase\n\nAn MCP server written with the Rust SDK's macros."
     }

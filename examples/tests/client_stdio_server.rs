@@ -128,11 +128,24 @@ async fn every_feature(client: mcp_sdk::client::Client, events: Arc<Mutex<Vec<Se
     let roots = client.call_tool("roots", json!({})).await.unwrap();
     assert_eq!(roots.content[0].as_text(), Some("file:///tmp/project"));
 
+    // `review`'s arguments are the fields of a struct; the readme is annotated and sized.
+    let prompts = client.list_all_prompts().await.unwrap();
+    let review = prompts.iter().find(|p| p.name == "review").unwrap();
+    assert_eq!(
+        serde_json::to_value(&review.arguments).unwrap(),
+        json!([
+            {"name": "code", "description": "The code to review.", "required": true},
+            {"name": "language", "description": "The language it is written in.", "required": false}
+        ])
+    );
     let prompt = client.get_prompt("review", BTreeMap::from([("code".into(), "x".into())])).await.unwrap();
     assert!(prompt.messages[0].content.as_text().unwrap().ends_with("\n\nx"));
+    let resources = client.list_all_resources().await.unwrap();
+    let listed = resources.iter().find(|r| r.uri == "showcase://readme").unwrap();
+    assert_eq!(listed.annotations.as_ref().and_then(|a| a.priority), Some(0.9));
     let readme = client.read_resource("showcase://readme").await.unwrap();
     assert!(
-        matches!(&readme.contents[0], AnyResourceContents::TextResourceContents(t) if t.text.starts_with("# Showcase"))
+        matches!(&readme.contents[0], AnyResourceContents::TextResourceContents(t) if t.text.starts_with("# Showcase") && Some(t.text.len() as i64) == listed.size)
     );
     let note = client.read_resource("notes://todo").await.unwrap();
     assert!(matches!(&note.contents[0], AnyResourceContents::TextResourceContents(t) if t.text == "write the docs"));

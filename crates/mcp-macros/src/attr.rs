@@ -220,6 +220,216 @@ pub(crate) fn icon(cx: &mut Ctxt, meta: &Meta) -> Option<Icon> {
     Some(icon)
 }
 
+/// `annotations(audience = ["user"], priority = 0.5, last_modified = "2025-01-12T15:00:58Z")`:
+/// the annotations of a resource.
+pub(crate) struct Annotations {
+    /// `user` or `assistant`, checked.
+    pub(crate) audience: Vec<LitStr>,
+    /// Between 0 and 1, checked.
+    pub(crate) priority: Option<f64>,
+    /// An ISO 8601 date-time, roughly checked.
+    pub(crate) last_modified: Option<LitStr>,
+}
+
+pub(crate) fn annotations(cx: &mut Ctxt, meta: &Meta) -> Option<Annotations> {
+    const EXAMPLE: &str = r#"annotations(audience = ["user"], priority = 0.5, last_modified = "2025-01-12T15:00:58Z")"#;
+    let Meta::List(list) = meta else {
+        cx.error_at(meta, format!("`annotations` expects a list, as in `{EXAMPLE}`"));
+        return None;
+    };
+    let args: Args = match list.parse_args() {
+        Ok(args) => args,
+        Err(e) => {
+            cx.push(e);
+            return None;
+        }
+    };
+    for s in &args.positional {
+        cx.error_at(s, format!("expected `key = value`, as in `{EXAMPLE}`"));
+    }
+    let mut out = Annotations { audience: Vec::new(), priority: None, last_modified: None };
+    for (key, meta) in args.keyed(cx, &["audience", "priority", "last_modified"], &[]) {
+        match key.as_str() {
+            "audience" => {
+                out.audience = strings(cx, "audience", meta, r#"audience = ["user", "assistant"]"#);
+                for role in &out.audience {
+                    if !matches!(role.value().as_str(), "user" | "assistant") {
+                        cx.error_at(role, "an audience is \"user\" or \"assistant\"");
+                    }
+                }
+            }
+            "priority" => out.priority = priority(cx, meta),
+            _ => {
+                out.last_modified = string(cx, "last_modified", meta);
+                if let Some(date) = &out.last_modified
+                    && !is_date_time(&date.value())
+                {
+                    cx.error_at(date, "`last_modified` is an ISO 8601 date-time, as in \"2025-01-12T15:00:58Z\"");
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// `priority = 0.5`: a number from 0 (least important) to 1 (most).
+fn priority(cx: &mut Ctxt, meta: &Meta) -> Option<f64> {
+    let value = match meta {
+        Meta::NameValue(MetaNameValue { value: Expr::Lit(ExprLit { lit: Lit::Float(f), .. }), .. }) => {
+            f.base10_parse::<f64>().ok()
+        }
+        Meta::NameValue(MetaNameValue { value: Expr::Lit(ExprLit { lit: Lit::Int(i), .. }), .. }) => {
+            i.base10_parse::<u8>().ok().map(f64::from)
+        }
+        _ => None,
+    };
+    match value {
+        Some(v) if (0.0..=1.0).contains(&v) => Some(v),
+        _ => {
+            cx.error_at(meta, "`priority` expects a number from 0 to 1, as in `priority = 0.5`");
+            None
+        }
+    }
+}
+
+/// `2025-01-12`, `2025-01-12T15:00:58Z`, `2025-01-12T15:00:58.5+01:00`: an ISO 8601 date, or
+/// date-time with seconds and a zone (RFC 3339).
+fn is_date_time(s: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let date = |d: &str| {
+        let parts: Vec<&str> = d.split('-').collect();
+        parts.len() == 3
+            && parts[0].len() == 4
+            && parts[1].len() == 2
+            && parts[2].len() == 2
+            && parts.iter().all(|p| digits(p))
+    };
+    let Some((day, time)) = s.split_once(['T', 't']) else {
+        return date(s);
+    };
+    let (clock, zone) = match time.strip_suffix(['Z', 'z']) {
+        Some(clock) => (clock, "+00:00"),
+        None => match time.rfind(['+', '-']) {
+            Some(i) => (&time[..i], &time[i + 1..]),
+            None => return false,
+        },
+    };
+    let zone_ok = zone.trim_start_matches('+').split(':').all(|p| p.len() == 2 && digits(p));
+    let (clock, fraction) = clock.split_once('.').unwrap_or((clock, "0"));
+    let hms: Vec<&str> = clock.split(':').collect();
+    date(day) && zone_ok && digits(fraction) && hms.len() == 3 && hms.iter().all(|p| p.len() == 2 && digits(p))
+}
+
+/// `size = 1024`: a resource's size in bytes.
+pub(crate) fn size(cx: &mut Ctxt, meta: &Meta) -> Option<syn::LitInt> {
+    if let Meta::NameValue(MetaNameValue { value: Expr::Lit(ExprLit { lit: Lit::Int(i), .. }), .. }) = meta
+        && i.base10_parse::<u64>().is_ok()
+        && i.suffix().is_empty()
+    {
+        return Some(i.clone());
+    }
+    cx.error_at(meta, "`size` expects the size in bytes, as in `size = 1024`");
+    None
+}
+
+/// One `_meta` entry: its key, and the value's tokens (JSON as `serde_json::json!` reads it).
+pub(crate) struct MetaEntry {
+    pub(crate) key: LitStr,
+    pub(crate) value: TokenStream,
+}
+
+/// `meta(key = value, "com.example/key" = value, ...)`: each value is what `serde_json::json!`
+/// takes (a literal, `[...]`, `{...}`, or an expression); each key follows the `_meta` key rule.
+pub(crate) fn meta_entries(cx: &mut Ctxt, meta: &Meta) -> Vec<MetaEntry> {
+    const EXAMPLE: &str = r#"meta("com.example/owner" = "search", version = 2)"#;
+    let Meta::List(list) = meta else {
+        cx.error_at(meta, format!("`meta` expects a list, as in `{EXAMPLE}`"));
+        return Vec::new();
+    };
+    let entries = match list.parse_args_with(parse_meta_entries) {
+        Ok(entries) => entries,
+        Err(e) => {
+            cx.push(syn::Error::new(e.span(), format!("{e}; `meta` expects `key = value` items, as in `{EXAMPLE}`")));
+            return Vec::new();
+        }
+    };
+    let mut keys: Vec<String> = Vec::new();
+    for entry in &entries {
+        let key = entry.key.value();
+        if let Err(reason) = meta_key(&key) {
+            cx.error_at(&entry.key, format!("invalid `_meta` key `{key}`: {reason}"));
+        }
+        if keys.contains(&key) {
+            cx.error_at(&entry.key, format!("duplicate `_meta` key `{key}`"));
+        }
+        keys.push(key);
+    }
+    entries
+}
+
+fn parse_meta_entries(input: ParseStream<'_>) -> syn::Result<Vec<MetaEntry>> {
+    let mut entries = Vec::new();
+    while !input.is_empty() {
+        let key = if input.peek(LitStr) {
+            input.parse::<LitStr>()?
+        } else {
+            let ident: syn::Ident = input.call(syn::ext::IdentExt::parse_any)?;
+            let text = ident.to_string();
+            LitStr::new(text.strip_prefix("r#").unwrap_or(&text), ident.span())
+        };
+        input.parse::<Token![=]>()?;
+        let mut value = TokenStream::new();
+        while !input.is_empty() && !input.peek(Token![,]) {
+            value.extend([input.parse::<proc_macro2::TokenTree>()?]);
+        }
+        if value.is_empty() {
+            return Err(input.error("expected a value"));
+        }
+        entries.push(MetaEntry { key, value });
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+    }
+    Ok(entries)
+}
+
+/// The `_meta` key rule (2025-06-18 on, "General fields"): an optional prefix of dot-separated
+/// labels and a `/`, then a name; prefixes whose second label is `modelcontextprotocol` or `mcp`
+/// are reserved for MCP.
+pub(crate) fn meta_key(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if let Some(prefix) = prefix {
+        let labels: Vec<&str> = prefix.split('.').collect();
+        let label_ok = |l: &&str| {
+            l.starts_with(|c: char| c.is_ascii_alphabetic())
+                && l.ends_with(|c: char| c.is_ascii_alphanumeric())
+                && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        };
+        if !labels.iter().all(label_ok) {
+            return Err(
+                "a prefix is labels separated by `.` (letters, digits and `-`, starting with a letter), then `/`"
+                    .into(),
+            );
+        }
+        if labels.get(1).is_some_and(|l| matches!(*l, "modelcontextprotocol" | "mcp")) {
+            return Err(format!("the prefix `{prefix}/` is reserved for MCP itself"));
+        }
+    }
+    let ends_ok =
+        name.starts_with(|c: char| c.is_ascii_alphanumeric()) && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    let inside_ok = name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    let name_ok = name.is_empty() || (ends_ok && inside_ok);
+    if !name_ok {
+        return Err(
+            "a name begins and ends with a letter or digit, with only letters, digits, `-`, `_` and `.` between".into(),
+        );
+    }
+    Ok(())
+}
+
 /// `key = ["a", "b"]`; `example` shows it in the error.
 pub(crate) fn strings(cx: &mut Ctxt, key: &str, meta: &Meta, example: &str) -> Vec<LitStr> {
     if let Meta::NameValue(MetaNameValue { value: Expr::Array(array), .. }) = meta {
@@ -397,6 +607,22 @@ mod tests {
         assert_eq!(docs.description.as_deref(), Some("Adds two numbers.\n\n# Errors\nNever."));
         let args: Vec<(&str, &str)> = docs.arguments.iter().map(|a| (a.name.as_str(), a.text.as_str())).collect();
         assert_eq!(args, [("a", "the first"), ("b", "the second, continued"), ("c", "third")]);
+    }
+
+    #[test]
+    fn meta_keys_and_dates_follow_the_rules() {
+        for good in ["owner", "com.example/owner", "a-b/x_y.z", "com.example.mcp/x", "x/"] {
+            assert!(meta_key(good).is_ok(), "{good}");
+        }
+        for bad in ["io.modelcontextprotocol/x", "dev.mcp/x", "-a", "a-", "1abc/x", "a..b/x", "com.example/x y"] {
+            assert!(meta_key(bad).is_err(), "{bad}");
+        }
+        for good in ["2025-01-12", "2025-01-12T15:00:58Z", "2025-01-12T15:00:58.123+01:00"] {
+            assert!(is_date_time(good), "{good}");
+        }
+        for bad in ["yesterday", "2025-1-12", "2025-01-12T15:00Z", "2025-01-12T15:00:58"] {
+            assert!(!is_date_time(bad), "{bad}");
+        }
     }
 
     #[test]

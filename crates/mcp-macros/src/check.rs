@@ -64,13 +64,9 @@ pub(crate) fn function(cx: &mut Ctxt, f: &mut Function) {
                 cx.error(span, format!("invalid tool name `{name}`: {reason}; set `name = \"...\"`"));
             }
         }
-        Options::Prompt(o) => {
-            for (target, _) in &o.complete {
-                if !f.params.iter().any(|p| p.name == target.to_string().as_str()) {
-                    cx.error_at(target, format!("`complete` names `{target}`, which is not an argument"));
-                }
-            }
-        }
+        // A prompt's `complete` targets may be fields of an argument struct, which the macro
+        // cannot see: `ServerBuilder::build` refuses a completer of no argument.
+        Options::Prompt(_) => {}
         Options::Resource(o) => {
             match uri_variables(&o.uri.value()) {
                 Ok(variables) => o.variables = variables,
@@ -78,6 +74,9 @@ pub(crate) fn function(cx: &mut Ctxt, f: &mut Function) {
                     cx.error_at(&o.uri, format!("invalid URI template: {reason}"));
                     return;
                 }
+            }
+            if let Some(size) = o.size.as_ref().filter(|_| !o.variables.is_empty()) {
+                cx.error_at(size, "`size` belongs to a fixed resource; a template's resources differ in size");
             }
             for v in &o.variables {
                 if !f.params.iter().any(|p| &p.name == v) {

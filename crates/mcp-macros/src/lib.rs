@@ -72,7 +72,8 @@
 //! those marked `#[serde(default)]`) are not required. On a parameter, `#[serde(rename =
 //! "...")]` and `#[serde(default)]` / `#[serde(default = "path")]` are understood; other serde
 //! attributes belong on the argument's own type. Prompt arguments and URI variables are
-//! `String`, or `Option<String>` when optional.
+//! `String`, or `Option<String>` when optional; a prompt's arguments may also be the fields of
+//! a `Deserialize + JsonSchema` struct parameter.
 //!
 //! The input schema is self-contained: subschemas are inlined (no `$ref`), except for
 //! recursive types, whose definitions go to a top-level `$defs`.
@@ -121,6 +122,7 @@ use crate::model::{Function, Kind};
 /// | `description = "..."` | the description (default: the doc comment, without its `# Arguments` section) |
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | annotation hints (`= false` to say no) |
 /// | `icon = "src"`, `icon(src = "...", mime_type = "...", sizes = ["48x48"], theme = "dark")` | icons (repeatable) |
+/// | `meta(key = value, "com.example/key" = value)` | `_meta`: each value as `serde_json::json!` takes it; keys follow the specification's rule (`io.modelcontextprotocol/` and other MCP prefixes are refused) |
 /// | `output_schema = false` | no `outputSchema` for a structured result |
 /// | `scopes = ["files:write"]` | the OAuth scopes a call needs (`ToolDef::scopes`: over HTTP with `auth`, a token without them gets 403 `insufficient_scope`) |
 /// | `task = "optional"` (`"required"`, `"forbidden"`) | whether the tool may be called as a task (`ToolDef::task_support`, protocol revision 2025-11-25) |
@@ -160,14 +162,38 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Makes a function an MCP prompt.
 ///
-/// Arguments are `String` (required) or `Option<String>` (optional); context parameters may
-/// be mixed in. Next to the function the macro defines a struct of the same name whose
-/// `prompt()` returns the `PromptDef`.
+/// Arguments are `String` (required) or `Option<String>` (optional), or the fields of a struct
+/// that implements `serde::Deserialize` and `schemars::JsonSchema` (described by their doc
+/// comments, required unless `Option` or defaulted, decoded from the `prompts/get` strings);
+/// context parameters may be mixed in. Next to the function the macro defines a struct of the
+/// same name whose `prompt()` returns the `PromptDef`.
 ///
-/// Options: `name`, `title`, `description`, `scopes`, `crate` (as for [`macro@tool`]) and
-/// `complete(argument = path::to::function)`, where the function takes a
+/// Options: `name`, `title`, `description`, `icon`, `meta`, `scopes`, `crate` (as for
+/// [`macro@tool`]) and `complete(argument = path::to::function)`, where the function takes a
 /// `CompletionRequest` and returns (or, if async, resolves to) `Vec<String>`, `Vec<&str>` or
-/// `Completion`, possibly in a `Result`.
+/// `Completion`, possibly in a `Result`. `ServerBuilder::build` refuses a completer of an
+/// argument the prompt does not have.
+///
+/// ```
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Args {
+///     /// The topic.
+///     topic: String,
+///     /// How deep to go.
+///     depth: Option<u8>,
+/// }
+///
+/// /// Explains a topic.
+/// #[mcp_sdk::prompt(icon = "https://example.com/explain.png", meta("com.example/team" = "docs"))]
+/// fn explain(args: Args) -> String {
+///     format!("Explain {} to depth {}", args.topic, args.depth.unwrap_or(1))
+/// }
+///
+/// let def = explain::prompt();
+/// let arguments = def.definition().arguments.as_ref().unwrap();
+/// assert_eq!((arguments[0].name.as_str(), arguments[0].required), ("topic", Some(true)));
+/// assert_eq!(arguments[1].description.as_deref(), Some("How deep to go."));
+/// ```
 ///
 /// ```
 /// use mcp_sdk::server::CompletionRequest;
@@ -201,16 +227,20 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
 /// of the same name (`String`, or `Option<String>` for `{?query}` variables), other parameters
 /// are context parameters, and `note::template()` returns the `TemplateDef`.
 ///
-/// Options: `name`, `title`, `description`, `scopes`, `crate` (as for [`macro@tool`]), `mime_type =
-/// "..."`, and `complete(variable = path::to::function)` (as for [`macro@prompt`]).
+/// Options: `name`, `title`, `description`, `icon`, `meta`, `scopes`, `crate` (as for
+/// [`macro@tool`]), `mime_type = "..."`, `annotations(audience = ["user", "assistant"],
+/// priority = 0.5, last_modified = "2025-01-12T15:00:58Z")` (each part optional), `size = 1024`
+/// (fixed resources only: the raw contents' size in bytes), and
+/// `complete(variable = path::to::function)` (as for [`macro@prompt`]).
 ///
 /// ```
-/// #[mcp_sdk::resource("notes://{id}", mime_type = "text/markdown")]
+/// #[mcp_sdk::resource("notes://{id}", mime_type = "text/markdown", annotations(audience = ["user"], priority = 0.5))]
 /// fn note(id: String) -> String {
 ///     format!("# Note {id}")
 /// }
 ///
 /// assert_eq!(note::template().definition().uri_template, "notes://{id}");
+/// assert_eq!(note::template().definition().annotations.as_ref().unwrap().priority, Some(0.5));
 /// ```
 #[proc_macro_attribute]
 pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {

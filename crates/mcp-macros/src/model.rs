@@ -6,7 +6,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::format_ident;
 use syn::{FnArg, Ident, LitStr, Pat, ReturnType, Signature, Type, Visibility};
 
-use crate::attr::{self, Args, Ctxt, DefaultValue, Docs, Icon};
+use crate::attr::{self, Annotations, Args, Ctxt, DefaultValue, Docs, Icon, MetaEntry};
 
 /// What the attribute makes of the function.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -86,6 +86,10 @@ pub(crate) struct Common {
     pub(crate) description: Option<LitStr>,
     /// The OAuth scopes a request needs (`scopes = ["a", "b"]`).
     pub(crate) scopes: Vec<LitStr>,
+    /// `icon = "..."` and `icon(...)`, in order.
+    pub(crate) icons: Vec<Icon>,
+    /// `meta(key = value, ...)`.
+    pub(crate) meta: Vec<MetaEntry>,
 }
 
 /// The attribute's options, by kind.
@@ -101,7 +105,6 @@ pub(crate) struct ToolOptions {
     pub(crate) destructive: Option<bool>,
     pub(crate) idempotent: Option<bool>,
     pub(crate) open_world: Option<bool>,
-    pub(crate) icons: Vec<Icon>,
     pub(crate) output_schema: Option<bool>,
     /// `task = "optional"`: `TaskSupport::Optional` (or `required`, `forbidden`).
     pub(crate) task: Option<Ident>,
@@ -114,6 +117,9 @@ pub(crate) struct PromptOptions {
 pub(crate) struct ResourceOptions {
     pub(crate) uri: LitStr,
     pub(crate) mime_type: Option<LitStr>,
+    pub(crate) annotations: Option<Annotations>,
+    /// `size = 1024`, fixed resources only.
+    pub(crate) size: Option<syn::LitInt>,
     pub(crate) complete: Vec<(Ident, syn::Path)>,
     /// The URI template's variables, filled in by the checks.
     pub(crate) variables: Vec<String>,
@@ -131,10 +137,25 @@ const TOOL_KEYS: &[&str] = &[
     "output_schema",
     "task",
     "scopes",
+    "meta",
     "crate",
 ];
-const PROMPT_KEYS: &[&str] = &["name", "title", "description", "complete", "scopes", "crate"];
-const RESOURCE_KEYS: &[&str] = &["name", "title", "description", "mime_type", "complete", "scopes", "crate"];
+const PROMPT_KEYS: &[&str] = &["name", "title", "description", "icon", "meta", "complete", "scopes", "crate"];
+/// Keys of resources that prompts do not have, for a better message than "unknown".
+const NOT_FOR_PROMPTS: &[&str] = &["annotations", "size", "mime_type"];
+const RESOURCE_KEYS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "mime_type",
+    "icon",
+    "annotations",
+    "size",
+    "meta",
+    "complete",
+    "scopes",
+    "crate",
+];
 
 /// The default path of the facade crate.
 pub(crate) fn default_crate() -> syn::Path {
@@ -216,8 +237,8 @@ fn read_options(
 ) -> Option<Options> {
     let (expected, repeatable): (&[&str], &[&str]) = match kind {
         Kind::Tool => (TOOL_KEYS, &["icon"]),
-        Kind::Prompt => (PROMPT_KEYS, &[]),
-        Kind::Resource => (RESOURCE_KEYS, &[]),
+        Kind::Prompt => (PROMPT_KEYS, &["icon"]),
+        Kind::Resource => (RESOURCE_KEYS, &["icon"]),
     };
     let mut positional = args.positional.iter();
     let uri = positional.next().cloned();
@@ -231,7 +252,14 @@ fn read_options(
         }
     }
     let mut tool = ToolOptions::default();
-    let (mut mime_type, mut complete) = (None, Vec::new());
+    let (mut mime_type, mut complete, mut annotations, mut size) = (None, Vec::new(), None, None);
+    let filtered;
+    let args = if kind == Kind::Prompt {
+        filtered = without_resource_keys(cx, args);
+        &filtered
+    } else {
+        args
+    };
     for (key, meta) in args.keyed(cx, expected, repeatable) {
         match key.as_str() {
             "crate" => {
@@ -250,21 +278,11 @@ fn read_options(
             "idempotent" => tool.idempotent = attr::flag(cx, &key, meta),
             "open_world" => tool.open_world = attr::flag(cx, &key, meta),
             "output_schema" => tool.output_schema = attr::flag(cx, &key, meta),
-            "icon" => tool.icons.extend(attr::icon(cx, meta)),
-            "task" => {
-                if let Some(value) = attr::string(cx, &key, meta) {
-                    let variant = match value.value().as_str() {
-                        "forbidden" => Some("Forbidden"),
-                        "optional" => Some("Optional"),
-                        "required" => Some("Required"),
-                        _ => None,
-                    };
-                    match variant {
-                        Some(v) => tool.task = Some(Ident::new(v, value.span())),
-                        None => cx.error_at(&value, r#"`task` is "optional", "required" or "forbidden""#),
-                    }
-                }
-            }
+            "icon" => common.icons.extend(attr::icon(cx, meta)),
+            "meta" => common.meta = attr::meta_entries(cx, meta),
+            "annotations" => annotations = attr::annotations(cx, meta),
+            "size" => size = attr::size(cx, meta),
+            "task" => tool.task = task(cx, meta),
             _ => {}
         }
     }
@@ -279,9 +297,35 @@ fn read_options(
                 );
                 return None;
             };
-            Options::Resource(ResourceOptions { uri, mime_type, complete, variables: Vec::new() })
+            Options::Resource(ResourceOptions { uri, mime_type, annotations, size, complete, variables: Vec::new() })
         }
     })
+}
+
+/// `task = "optional"`: the `TaskSupport` variant.
+fn task(cx: &mut Ctxt, meta: &syn::Meta) -> Option<Ident> {
+    let value = attr::string(cx, "task", meta)?;
+    let variant = match value.value().as_str() {
+        "forbidden" => "Forbidden",
+        "optional" => "Optional",
+        "required" => "Required",
+        _ => {
+            cx.error_at(&value, r#"`task` is "optional", "required" or "forbidden""#);
+            return None;
+        }
+    };
+    Some(Ident::new(variant, value.span()))
+}
+
+/// The arguments of a prompt without those only resources have, each reported.
+fn without_resource_keys(cx: &mut Ctxt, args: &Args) -> Args {
+    let (wrong, items): (Vec<_>, Vec<_>) =
+        args.items.iter().cloned().partition(|m| NOT_FOR_PROMPTS.iter().any(|k| m.path().is_ident(k)));
+    for m in wrong {
+        let key = m.path().get_ident().map(ToString::to_string).unwrap_or_default();
+        cx.error_at(m.path(), format!("prompts have no `{key}` in any MCP revision (resources do)"));
+    }
+    Args { positional: args.positional.clone(), items }
 }
 
 fn receiver(cx: &mut Ctxt, kind: Kind, sig: &Signature, in_impl: bool) -> Receiver {

@@ -6,7 +6,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::attr::{DefaultValue, Icon};
+use crate::attr::{Annotations, DefaultValue, Icon, MetaEntry};
 use crate::model::{Function, Handlers, Kind, Options, PromptOptions, Receiver, ResourceOptions, ToolOptions, unraw};
 
 /// Next to a free function: a braced unit struct of the same name (types and functions live in
@@ -196,12 +196,42 @@ fn option_str(p: &TokenStream, value: Option<&str>) -> TokenStream {
     }
 }
 
+/// The setters of what all kinds share: description, title, scopes, icons, `_meta`.
 fn common_setters(f: &Function) -> TokenStream {
+    let p = private(f);
     let description = f.description().map(|d| quote!(__mcp_def = __mcp_def.description(#d);));
     let title = f.common.title.as_ref().map(|t| quote!(__mcp_def = __mcp_def.title(#t);));
     let scopes = &f.common.scopes;
     let scopes = (!scopes.is_empty()).then(|| quote!(__mcp_def = __mcp_def.scopes([#(#scopes),*]);));
-    quote!(#description #title #scopes)
+    let icons = icons(&p, &f.common.icons);
+    let meta = meta(&p, &f.common.meta);
+    quote!(#description #title #scopes #icons #meta)
+}
+
+/// Sets `_meta`, if the attribute gave entries: each value through `serde_json::json!`.
+fn meta(p: &TokenStream, entries: &[MetaEntry]) -> Option<TokenStream> {
+    (!entries.is_empty()).then(|| {
+        let entries = entries.iter().map(|e| {
+            let (key, value) = (&e.key, &e.value);
+            quote_spanned!(value.span()=> (#key, #p::serde_json::json!(#value)))
+        });
+        quote!(__mcp_def = __mcp_def.meta(#p::meta([#(#entries),*]));)
+    })
+}
+
+/// Sets a resource's annotations, if given.
+fn resource_annotations(p: &TokenStream, annotations: Option<&Annotations>) -> Option<TokenStream> {
+    annotations.map(|a| {
+        let audience = &a.audience;
+        let priority = match a.priority {
+            Some(v) => quote!(#p::Some(#v)),
+            None => quote!(#p::None),
+        };
+        let last_modified = option_str(p, a.last_modified.as_ref().map(|m| m.value()).as_deref());
+        quote! {
+            __mcp_def = __mcp_def.annotations(#p::resource_annotations(&[#(#audience),*], #priority, #last_modified));
+        }
+    })
 }
 
 /// Splits the return value into `Ok` and `Err` whether or not it is a `Result`, then turns the
@@ -242,7 +272,6 @@ fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
         _ => quote!(__mcp_out.schema),
     };
     let annotations = tool_annotations(&p, o);
-    let icons = icons(&p, &o.icons);
     let task = o.task.as_ref().map(|v| quote!(__mcp_def = __mcp_def.task_support(#p::TaskSupport::#v);));
     let setters = common_setters(f);
     let params = quote!(mut __mcp_args: #p::JsonObject, __mcp_ctx: #p::Context);
@@ -258,7 +287,6 @@ fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
         let mut __mcp_def = #p::tool(#name, __mcp_schema.finish(), #output_schema, __mcp_handler);
         #setters
         #annotations
-        #icons
         #task
         __mcp_def
     }}
@@ -316,7 +344,7 @@ fn tool_annotations(p: &TokenStream, o: &ToolOptions) -> TokenStream {
     }
 }
 
-/// Sets the tool's icons, if it has any.
+/// Sets the icons, if there are any.
 fn icons(p: &TokenStream, icons: &[Icon]) -> Option<TokenStream> {
     (!icons.is_empty()).then(|| {
         let icons = icons.iter().map(|i| {
@@ -333,10 +361,11 @@ fn icons(p: &TokenStream, icons: &[Icon]) -> Option<TokenStream> {
 fn prompt(f: &Function, o: &PromptOptions) -> TokenStream {
     let p = private(f);
     let (name, _) = f.name();
+    // Five rungs: context parameter, string, scalar (refused), struct of arguments, neither.
     let extractions = f.params.iter().map(|param| {
         let (ty, wire, binding) = (&param.ty, &param.name, &param.binding);
         quote_spanned! {ty.span()=>
-            let #binding = (&&&#p::Probe::<#ty>::new())
+            let #binding = (&&&&&#p::Probe::<#ty>::new())
                 .__mcp_prompt_param()
                 .take(&mut __mcp_args, #wire, &__mcp_ctx)?;
         }
@@ -344,13 +373,9 @@ fn prompt(f: &Function, o: &PromptOptions) -> TokenStream {
     let arguments = f.params.iter().map(|param| {
         let (ty, wire) = (&param.ty, &param.name);
         let description = f.docs.argument(&unraw(&param.ident)).or_else(|| f.docs.argument(&param.name));
-        let description = description.map(|d| quote!(.with_description(#d)));
+        let description = option_str(&p, description);
         quote_spanned! {ty.span()=>
-            if let #p::Some(__mcp_required) = (&&&#p::Probe::<#ty>::new()).__mcp_prompt_param().argument() {
-                __mcp_def = __mcp_def.argument(
-                    #p::mcp_types::PromptArgument::new(#wire) #description .with_required(__mcp_required),
-                );
-            }
+            __mcp_def = (&&&&&#p::Probe::<#ty>::new()).__mcp_prompt_param().add_to(__mcp_def, #wire, #description);
         }
     });
     let output_span = f.output.span();
@@ -409,6 +434,8 @@ fn resource(f: &Function, o: &ResourceOptions) -> TokenStream {
         quote!(#p::template(#name, #uri, __mcp_handler))
     };
     let mime_setter = o.mime_type.as_ref().map(|m| quote!(__mcp_def = __mcp_def.mime_type(#m);));
+    let annotations = resource_annotations(&p, o.annotations.as_ref());
+    let size = o.size.as_ref().map(|size| quote!(__mcp_def = __mcp_def.size(#size);));
     let completions = completions(f, &o.complete);
     let setters = common_setters(f);
     let handler = handler(
@@ -425,6 +452,8 @@ fn resource(f: &Function, o: &ResourceOptions) -> TokenStream {
         let mut __mcp_def = #new;
         #setters
         #mime_setter
+        #annotations
+        #size
         #(#completions)*
         __mcp_def
     }}

@@ -49,9 +49,9 @@ pub mod autoref {
     pub use super::{
         AsyncViaFuture as _, AsyncViaValue as _, ErrorViaDisplay as _, ErrorViaInto as _, ErrorViaNothing as _,
         OutcomeViaPlain as _, OutcomeViaResult as _, OutputViaContent as _, OutputViaJson as _, OutputViaNothing as _,
-        OutputViaStructured as _, PromptParamViaContext as _, PromptParamViaNothing as _, PromptParamViaString as _,
-        RpcErrorViaDisplay as _, RpcErrorViaInto as _, RpcErrorViaNothing as _, ToolParamViaArgument as _,
-        ToolParamViaContext as _, ToolParamViaNothing as _,
+        OutputViaStructured as _, PromptParamViaContext as _, PromptParamViaNothing as _, PromptParamViaScalar as _,
+        PromptParamViaString as _, PromptParamViaStruct as _, RpcErrorViaDisplay as _, RpcErrorViaInto as _,
+        RpcErrorViaNothing as _, ToolParamViaArgument as _, ToolParamViaContext as _, ToolParamViaNothing as _,
     };
 }
 
@@ -62,7 +62,8 @@ pub mod autoref {
 /// (whose marker's methods carry the `#[diagnostic::on_unimplemented]` bound that names the
 /// user's type in the error). Each rung is a marker type, whose inherent methods (written below
 /// each ladder) do the work, and a trait with `$method`, implemented for its receiver. A
-/// two-rung ladder has no middle rung: the trait for `&Probe<T>`, then the one for `Probe<T>`.
+/// two-rung ladder has no middle rung: the trait for `&Probe<T>`, then the one for `Probe<T>`;
+/// a five-rung one starts at `&&&&Probe<T>` (and is probed as `&&&&&Probe::<T>::new()`).
 macro_rules! ladder {
     ($method:ident<$g:ident>:
         $first:ident via $first_trait:ident where ($($first_bound:tt)+),
@@ -89,6 +90,24 @@ macro_rules! ladder {
         pub struct $last<$g>(Probe<$g>);
         ladder!(@rung $method, $g, $first, $first_trait, &&Probe<$g>, $($first_bound)+);
         ladder!(@rung $method, $g, $second, $second_trait, &Probe<$g>, $($second_bound)+);
+        ladder!(@rung $method, $g, $last, $last_trait, Probe<$g>, Sized);
+    };
+    ($method:ident<$g:ident>:
+        $first:ident via $first_trait:ident where ($($first_bound:tt)+),
+        $second:ident via $second_trait:ident where ($($second_bound:tt)+),
+        $third:ident via $third_trait:ident where ($($third_bound:tt)+),
+        $fourth:ident via $fourth_trait:ident where ($($fourth_bound:tt)+),
+        $last:ident via $last_trait:ident $(,)?
+    ) => {
+        pub struct $first<$g>(Probe<$g>);
+        pub struct $second<$g>(Probe<$g>);
+        pub struct $third<$g>(Probe<$g>);
+        pub struct $fourth<$g>(Probe<$g>);
+        pub struct $last<$g>(Probe<$g>);
+        ladder!(@rung $method, $g, $first, $first_trait, &&&&Probe<$g>, $($first_bound)+);
+        ladder!(@rung $method, $g, $second, $second_trait, &&&Probe<$g>, $($second_bound)+);
+        ladder!(@rung $method, $g, $third, $third_trait, &&Probe<$g>, $($third_bound)+);
+        ladder!(@rung $method, $g, $fourth, $fourth_trait, &Probe<$g>, $($fourth_bound)+);
         ladder!(@rung $method, $g, $last, $last_trait, Probe<$g>, Sized);
     };
     ($method:ident<$g:ident>:
@@ -147,7 +166,8 @@ pub trait ToolParameter {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a prompt parameter",
     label = "prompt arguments are strings",
-    note = "use `String`, or `Option<String>` for an optional argument",
+    note = "use `String`, or `Option<String>` for an optional argument, or a struct of them that implements \
+            `serde::Deserialize` and `schemars::JsonSchema` (its fields are the arguments)",
     note = "a context parameter's type implements `FromContext` (`Context`, `Progress`, `CancellationToken`, \
             `Peer`, `State<T>`)"
 )]
@@ -364,13 +384,26 @@ impl<T> NoParam<T> {
 ladder! { __mcp_prompt_param<T>:
     PromptContextParam via PromptParamViaContext where (FromContext),
     PromptStringParam via PromptParamViaString where (StringArgument),
+    PromptScalarParam via PromptParamViaScalar where (NotArgumentStruct),
+    PromptStructParam via PromptParamViaStruct where (DeserializeOwned + JsonSchema + Send + 'static),
     PromptNoParam via PromptParamViaNothing,
 }
 
+/// Types that are `Deserialize + JsonSchema` but no struct of arguments, so that a prompt
+/// parameter of such a type fails to compile (with the `PromptParameter` message) rather than
+/// when its definition is built.
+pub trait NotArgumentStruct {}
+
+macro_rules! not_argument_struct {
+    ($($ty:ty),*) => { $(impl NotArgumentStruct for $ty {} impl NotArgumentStruct for Option<$ty> {})* };
+}
+not_argument_struct!(bool, char, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64);
+impl<T> NotArgumentStruct for Vec<T> {}
+
 impl<T: FromContext> PromptContextParam<T> {
-    /// `Some(required)` for an argument, `None` for a context parameter.
-    pub fn argument(&self) -> Option<bool> {
-        None
+    /// Adds the arguments of the parameter to the definition: none for a context parameter.
+    pub fn add_to(&self, def: PromptDef, _: &str, _: Option<&str>) -> PromptDef {
+        def
     }
     pub fn take(&self, _: &mut PromptArguments, _: &str, ctx: &Context) -> Result<T, ErrorObject> {
         T::from_context(ctx)
@@ -378,21 +411,55 @@ impl<T: FromContext> PromptContextParam<T> {
 }
 
 impl<T: StringArgument> PromptStringParam<T> {
-    pub fn argument(&self) -> Option<bool> {
-        Some(!T::OPTIONAL)
+    pub fn add_to(&self, def: PromptDef, name: &str, description: Option<&str>) -> PromptDef {
+        let mut argument = mcp_types::PromptArgument::new(name).with_required(!T::OPTIONAL);
+        argument.description = description.map(str::to_owned);
+        def.argument(argument)
     }
     pub fn take(&self, arguments: &mut PromptArguments, name: &str, _: &Context) -> Result<T, ErrorObject> {
         T::from_argument(name, arguments.remove(name))
     }
 }
 
-impl<T> PromptNoParam<T> {
+impl<T: NotArgumentStruct> PromptScalarParam<T> {
     /// The one method that demands the marker, for one error per parameter.
-    pub fn argument(&self) -> Option<bool>
+    pub fn add_to(&self, def: PromptDef, _: &str, _: Option<&str>) -> PromptDef
     where
         T: PromptParameter,
     {
-        None
+        def
+    }
+    pub fn take(&self, _: &mut PromptArguments, name: &str, _: &Context) -> Result<T, ErrorObject> {
+        Err(ErrorObject::internal_error(format!("parameter `{name}` has no value")))
+    }
+}
+
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> PromptStructParam<T> {
+    /// Adds the struct's fields as arguments.
+    ///
+    /// # Panics
+    ///
+    /// If `T` is not a struct with named fields, or has a field that is a list or an object
+    /// (what [`PromptDef::arguments_from`] refuses).
+    pub fn add_to(&self, def: PromptDef, _: &str, _: Option<&str>) -> PromptDef {
+        match def.arguments_from::<T>() {
+            Ok(def) => def,
+            Err(e) => panic!("{e} (a prompt parameter that is not a string is a struct of arguments)"),
+        }
+    }
+    /// Decodes the struct from all the arguments (string parameters take theirs out after).
+    pub fn take(&self, arguments: &mut PromptArguments, _: &str, _: &Context) -> Result<T, ErrorObject> {
+        mcp_server::decode_prompt_arguments(arguments)
+    }
+}
+
+impl<T> PromptNoParam<T> {
+    /// The one method that demands the marker, for one error per parameter.
+    pub fn add_to(&self, def: PromptDef, _: &str, _: Option<&str>) -> PromptDef
+    where
+        T: PromptParameter,
+    {
+        def
     }
     pub fn take(&self, _: &mut PromptArguments, name: &str, _: &Context) -> Result<T, ErrorObject> {
         Err(ErrorObject::internal_error(format!("parameter `{name}` has no value")))
@@ -682,6 +749,25 @@ pub fn icon(src: &str, mime_type: Option<&str>, sizes: &[&str], theme: Option<&s
     icon.sizes = (!sizes.is_empty()).then(|| sizes.iter().map(|s| (*s).to_owned()).collect());
     icon.theme = theme.map(mcp_types::IconTheme::from_wire);
     icon
+}
+
+/// Resource annotations; `audience` holds `user` or `assistant` (checked by the macro).
+pub fn resource_annotations(
+    audience: &[&str],
+    priority: Option<f64>,
+    last_modified: Option<&str>,
+) -> mcp_types::Annotations {
+    let role = |r: &&str| if *r == "user" { mcp_types::Role::User } else { mcp_types::Role::Assistant };
+    mcp_types::Annotations {
+        audience: (!audience.is_empty()).then(|| audience.iter().map(role).collect()),
+        priority,
+        last_modified: last_modified.map(str::to_owned),
+    }
+}
+
+/// `_meta` from its entries.
+pub fn meta(entries: impl IntoIterator<Item = (&'static str, Value)>) -> JsonObject {
+    entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
 }
 
 /// Tool annotations from the hints given (`None` if none was).

@@ -284,6 +284,76 @@ fn broken() -> Result<String, std::fmt::Error> {
     Err(std::fmt::Error)
 }
 
+/// What a review covers: the prompt's arguments.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct ReviewArgs {
+    /// The code to review.
+    code: String,
+    /// How many issues to list at most.
+    #[serde(rename = "maxIssues")]
+    max_issues: Option<u32>,
+    /// Whether to be strict.
+    #[schemars(title = "Strictness")]
+    #[serde(default)]
+    strict: bool,
+}
+
+fn counts(request: CompletionRequest) -> Vec<String> {
+    (1..=3).map(|i| i.to_string()).filter(|i| i.starts_with(&request.value)).collect()
+}
+
+/// Reviews code, its arguments from a struct.
+///
+/// # Arguments
+///
+/// * `language` - the language it is written in
+#[prompt(
+    title = "Struct review",
+    icon = "https://example.com/review.png",
+    meta("com.example/owner" = "reviews", version = 2, tags = ["code", "review"]),
+    complete(maxIssues = counts)
+)]
+async fn struct_review(args: ReviewArgs, language: Option<String>, ctx: Ctx) -> String {
+    let _ = ctx.request_id();
+    format!(
+        "Review this {} code{} listing at most {} issues:\n{}",
+        language.as_deref().unwrap_or("unknown"),
+        if args.strict { " strictly," } else { "," },
+        args.max_issues.unwrap_or(5),
+        args.code
+    )
+}
+
+/// The changelog, annotated.
+#[resource(
+    "docs://changelog",
+    title = "Changelog",
+    mime_type = "text/markdown",
+    size = 11,
+    icon(src = "https://example.com/log.png", mime_type = "image/png", sizes = ["48x48"]),
+    annotations(audience = ["user", "assistant"], priority = 0.8, last_modified = "2025-01-12T15:00:58Z"),
+    meta("com.example/source" = "git")
+)]
+fn changelog() -> &'static str {
+    "# Changelog"
+}
+
+/// A release note, annotated.
+#[resource(
+    "docs://releases/{version}",
+    mime_type = "text/markdown",
+    icon = "https://example.com/release.png",
+    annotations(audience = ["assistant"], priority = 0),
+    meta(stable = true)
+)]
+fn release(version: String) -> String {
+    format!("# Release {version}")
+}
+
+/// A tool with `_meta`.
+#[tool(meta("com.example/cost" = 0.5, nested = {"a": [1, 2]}))]
+fn meta_tool() {}
+
 /// The readme.
 #[resource("docs://readme", mime_type = "text/markdown", title = "Readme")]
 fn readme() -> &'static str {
@@ -402,7 +472,11 @@ fn server() -> (Server, Arc<Notes>) {
         .tools([request_id::tool(), hit::tool(), nothing::tool(), blocks::tool(), raw::tool()])
         .tools([protocol_failure::tool(), io_failure::tool(), tool_failure::tool(), options_tool::tool()])
         .tool(count_nodes::tool())
+        .tool(meta_tool::tool())
         .prompt(review::prompt())
+        .prompt(struct_review::prompt())
+        .resource(changelog::resource())
+        .resource_template(release::template())
         .prompt(plan::prompt())
         .prompt(broken::prompt())
         .resource(readme::resource())
@@ -504,6 +578,7 @@ async fn tools_are_listed_in_registration_order() {
             "tool_failure",
             "options.tool",
             "count_nodes",
+            "meta_tool",
             "add_note",
             "count_notes",
             "list_notes",
@@ -797,7 +872,7 @@ async fn prompts_are_listed_rendered_and_completed() {
         })
     );
     assert_eq!(
-        list["prompts"][1],
+        list["prompts"][2],
         json!({"name": "trip-plan", "description": "Plans a trip.", "arguments": [{"name": "where", "required": true}]})
     );
     let got =
@@ -829,6 +904,17 @@ async fn resources_and_templates_are_listed_read_and_completed() {
     assert_eq!(
         list["resources"],
         json!([
+            {
+                "uri": "docs://changelog",
+                "name": "changelog",
+                "title": "Changelog",
+                "description": "The changelog, annotated.",
+                "mimeType": "text/markdown",
+                "size": 11,
+                "icons": [{"src": "https://example.com/log.png", "mimeType": "image/png", "sizes": ["48x48"]}],
+                "annotations": {"audience": ["user", "assistant"], "priority": 0.8, "lastModified": "2025-01-12T15:00:58Z"},
+                "_meta": {"com.example/source": "git"}
+            },
             {"uri": "docs://readme", "name": "readme", "title": "Readme", "description": "The readme.", "mimeType": "text/markdown"},
             {"uri": "docs://logo", "name": "logo.png", "description": "The logo.", "mimeType": "image/png"},
             {"uri": "notes://all", "name": "all", "description": "All notes.", "mimeType": "text/plain"}
@@ -838,10 +924,29 @@ async fn resources_and_templates_are_listed_read_and_completed() {
     assert_eq!(
         templates["resourceTemplates"],
         json!([
+            {
+                "uriTemplate": "docs://releases/{version}",
+                "name": "release",
+                "description": "A release note, annotated.",
+                "mimeType": "text/markdown",
+                "icons": [{"src": "https://example.com/release.png"}],
+                "annotations": {"audience": ["assistant"], "priority": 0},
+                "_meta": {"stable": true}
+            },
             {"uriTemplate": "file:///{+path}", "name": "file", "description": "A file."},
             {"uriTemplate": "repo://{owner}/{name}{?rev}", "name": "repository", "description": "A repository at a revision."},
             {"uriTemplate": "notes://{index}", "name": "one", "description": "One note."}
         ])
+    );
+    let read = c.result("resources/read", json!({"uri": "docs://changelog"})).await;
+    assert_eq!(
+        read["contents"],
+        json!([{"uri": "docs://changelog", "mimeType": "text/markdown", "text": "# Changelog"}])
+    );
+    let read = c.result("resources/read", json!({"uri": "docs://releases/1.2"})).await;
+    assert_eq!(
+        read["contents"],
+        json!([{"uri": "docs://releases/1.2", "mimeType": "text/markdown", "text": "# Release 1.2"}])
     );
     let read = c.result("resources/read", json!({"uri": "docs://readme"})).await;
     assert_eq!(read["contents"], json!([{"uri": "docs://readme", "mimeType": "text/markdown", "text": "# Readme"}]));
@@ -917,4 +1022,91 @@ async fn json_outputs_keep_their_own_schema_and_older_revisions_see_them_wrapped
     );
     let r = c.result("tools/call", json!({"name": "names"})).await;
     assert_eq!(r["structuredContent"], json!({"result": ["ada", "grace"]}));
+}
+
+#[tokio::test]
+async fn prompt_arguments_come_from_a_struct() {
+    let (server, _) = server();
+    let mut c = Client::connect(&server).await;
+    let list = c.result("prompts/list", json!({})).await;
+    assert_eq!(
+        list["prompts"][1],
+        json!({
+            "name": "struct_review",
+            "title": "Struct review",
+            "description": "Reviews code, its arguments from a struct.",
+            "icons": [{"src": "https://example.com/review.png"}],
+            "_meta": {"com.example/owner": "reviews", "version": 2, "tags": ["code", "review"]},
+            "arguments": [
+                {"name": "code", "description": "The code to review.", "required": true},
+                {"name": "maxIssues", "description": "How many issues to list at most.", "required": false},
+                {"name": "strict", "title": "Strictness", "description": "Whether to be strict.", "required": false},
+                {"name": "language", "description": "the language it is written in", "required": false}
+            ]
+        })
+    );
+    let get = |arguments: Value| json!({"name": "struct_review", "arguments": arguments});
+    let got = c
+        .result("prompts/get", get(json!({"code": "x = 1", "maxIssues": "2", "strict": "true", "language": "python"})))
+        .await;
+    assert_eq!(
+        got["messages"][0]["content"]["text"],
+        "Review this python code strictly, listing at most 2 issues:\nx = 1"
+    );
+    let got = c.result("prompts/get", get(json!({"code": "y"}))).await;
+    assert_eq!(got["messages"][0]["content"]["text"], "Review this unknown code, listing at most 5 issues:\ny");
+
+    // A missing required argument, and values that do not parse as their fields: -32602.
+    let e = c.error("prompts/get", get(json!({"maxIssues": "2"}))).await;
+    assert_eq!(e["code"], -32602);
+    assert!(e["message"].as_str().unwrap().contains("needs the argument(s): code"), "{e}");
+    let e = c.error("prompts/get", get(json!({"code": "x", "maxIssues": "many"}))).await;
+    assert_eq!(e["code"], -32602);
+    assert!(
+        e["message"].as_str().unwrap().contains("argument `maxIssues`: expected a non-negative integer, got `many`"),
+        "{e}"
+    );
+    let e = c.error("prompts/get", get(json!({"code": "x", "strict": "very"}))).await;
+    assert!(e["message"].as_str().unwrap().contains("argument `strict`: expected `true` or `false`"), "{e}");
+
+    // A field of the struct can be completed.
+    let complete =
+        json!({"ref": {"type": "ref/prompt", "name": "struct_review"}, "argument": {"name": "maxIssues", "value": ""}});
+    assert_eq!(c.result("completion/complete", complete).await["completion"]["values"], json!(["1", "2", "3"]));
+}
+
+#[tokio::test]
+async fn a_tool_carries_its_meta() {
+    let c = listed_tools().await;
+    assert_eq!(c.tool("meta_tool")["_meta"], json!({"com.example/cost": 0.5, "nested": {"a": [1, 2]}}));
+}
+
+/// A prompt whose argument is not a struct of named fields, nor a string or a scalar the
+/// macro refuses at compile time.
+#[prompt]
+fn unit_args(args: (), other: Option<String>) -> String {
+    let () = args;
+    other.unwrap_or_default()
+}
+
+#[test]
+#[should_panic(expected = "invalid arguments of prompt `unit_args`: `null` is not a struct with named fields")]
+fn a_prompt_argument_that_is_no_struct_fails_when_defined() {
+    let _ = unit_args::prompt();
+}
+
+/// Completes an argument it does not have (a typo the macro cannot see, since arguments may
+/// be fields of a struct).
+#[prompt(complete(nmae = counts))]
+fn typo(name: String) -> String {
+    name
+}
+
+#[test]
+fn a_completer_of_no_argument_is_refused_when_the_server_is_built() {
+    let err = Server::builder("s", "1").prompt(typo::prompt()).build().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid arguments of prompt `typo`: a completer names `nmae`, which is not an argument"
+    );
 }

@@ -80,6 +80,7 @@ mod output;
 #[cfg(feature = "http")]
 mod param_headers;
 mod prompt;
+mod prompt_args;
 mod resource;
 pub(crate) mod schema_check;
 mod server;
@@ -98,6 +99,7 @@ pub use extract::{FromContext, Progress, ProgressReport, State};
 pub use handlers::Handlers;
 pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, Json, StringArgument};
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
+pub use prompt_args::decode_prompt_arguments;
 pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};
 pub use server::{RootsChangedCallback, Server, ServerBuilder};
 pub use stateless::CacheTarget;

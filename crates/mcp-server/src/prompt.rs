@@ -6,7 +6,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use mcp_jsonrpc::BoxFuture;
-use mcp_types::{ErrorObject, GetPromptResult, Prompt, PromptArgument};
+use mcp_types::{ErrorObject, GetPromptResult, JsonObject, Prompt, PromptArgument};
+use serde::de::DeserializeOwned;
 
 use crate::completion::{Completer, Completion, CompletionRequest};
 use crate::context::Context;
@@ -61,6 +62,93 @@ impl PromptDef {
         }
     }
 
+    /// A prompt whose arguments are the fields of the struct `T`: they are listed as
+    /// [`arguments_from`](Self::arguments_from) derives them, and each `prompts/get` decodes
+    /// its arguments into a `T` ([`decode_prompt_arguments`](crate::decode_prompt_arguments))
+    /// before the handler runs: a missing required argument, or one that does not parse as its
+    /// field's type, is an invalid-params error (-32602) naming it.
+    ///
+    /// Refused (with [`DefinitionError::InvalidPromptArguments`](crate::DefinitionError))
+    /// when `T` is not a struct with named fields or has a field that is a list or an object.
+    ///
+    /// ```
+    /// use mcp_server::PromptDef;
+    /// use mcp_types::{ContentBlock, ErrorObject, GetPromptResult, PromptMessage, Role};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Review {
+    ///     /// The code to review.
+    ///     code: String,
+    ///     /// How many issues to list at most.
+    ///     max_issues: Option<u32>,
+    /// }
+    ///
+    /// let review = PromptDef::with_args("review", |args: Review, _ctx| async move {
+    ///     let text = format!("List at most {} issues in:\n{}", args.max_issues.unwrap_or(3), args.code);
+    ///     Ok::<_, ErrorObject>(GetPromptResult::new(vec![PromptMessage::new(Role::User, ContentBlock::text(text))]))
+    /// })
+    /// .unwrap();
+    /// let arguments = review.definition().arguments.as_ref().unwrap();
+    /// assert_eq!((arguments[0].name.as_str(), arguments[0].required), ("code", Some(true)));
+    /// assert_eq!((arguments[1].name.as_str(), arguments[1].required), ("max_issues", Some(false)));
+    /// ```
+    pub fn with_args<T, F, Fut>(name: impl Into<String>, handler: F) -> Result<Self, crate::DefinitionError>
+    where
+        T: DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(T, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, ErrorObject>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        PromptDef::new(name, move |arguments: PromptArguments, ctx: Context| {
+            let handler = handler.clone();
+            async move { handler(crate::decode_prompt_arguments::<T>(&arguments)?, ctx).await }
+        })
+        .arguments_from::<T>()
+    }
+
+    /// Adds the fields of the struct `T` as arguments, in their order (as serde names them),
+    /// each with
+    ///
+    /// - `description`: the field's doc comment,
+    /// - `title`: what schemars gives (`#[schemars(title = "...")]`),
+    /// - `required`: `true` unless the field is an `Option` or has a default
+    ///   (`#[serde(default)]`).
+    ///
+    /// Arguments are strings on the wire: a field may be a string, a number, a boolean or an
+    /// enum of unit variants (parsed from the string, see
+    /// [`decode_prompt_arguments`](crate::decode_prompt_arguments)). A `T` that is not a struct
+    /// with named fields, or a field that is a list or an object, is refused with
+    /// [`DefinitionError::InvalidPromptArguments`](crate::DefinitionError).
+    ///
+    /// ```
+    /// use mcp_server::PromptDef;
+    /// use mcp_types::{ErrorObject, GetPromptResult};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Review {
+    ///     /// The code to review.
+    ///     code: String,
+    ///     #[serde(default)]
+    ///     strict: bool,
+    /// }
+    ///
+    /// let review = PromptDef::new("review", |_args, _ctx| async { Ok::<_, ErrorObject>(GetPromptResult::new(vec![])) })
+    ///     .arguments_from::<Review>()
+    ///     .unwrap();
+    /// let arguments = review.definition().arguments.as_ref().unwrap();
+    /// assert_eq!(arguments[0].description.as_deref(), Some("The code to review."));
+    /// assert_eq!((arguments[0].required, arguments[1].required), (Some(true), Some(false)));
+    /// ```
+    pub fn arguments_from<T: DeserializeOwned + schemars::JsonSchema>(
+        mut self,
+    ) -> Result<Self, crate::DefinitionError> {
+        let arguments = crate::prompt_args::prompt_arguments::<T>().map_err(|reason| {
+            crate::DefinitionError::InvalidPromptArguments { name: self.prompt.name.clone(), reason }
+        })?;
+        self.prompt.arguments.get_or_insert_with(Vec::new).extend(arguments);
+        Ok(self)
+    }
+
     /// A prompt from a complete definition.
     pub fn from_prompt(prompt: Prompt, handler: impl PromptHandler) -> Self {
         PromptDef { prompt, handler: Arc::new(handler), completers: BTreeMap::new(), scopes: Vec::new() }
@@ -93,6 +181,18 @@ impl PromptDef {
     /// Sets the title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.prompt.title = Some(title.into());
+        self
+    }
+
+    /// Sets the icons a client may show for the prompt.
+    pub fn icons(mut self, icons: Vec<mcp_types::Icon>) -> Self {
+        self.prompt.icons = Some(icons);
+        self
+    }
+
+    /// Sets `_meta`.
+    pub fn meta(mut self, meta: JsonObject) -> Self {
+        self.prompt.meta = Some(mcp_types::MetaObject { extra: meta });
         self
     }
 
@@ -131,6 +231,23 @@ impl PromptDef {
             .filter(|a| a.required == Some(true) && !arguments.contains_key(&a.name))
             .map(|a| a.name.clone())
             .collect()
+    }
+
+    /// Refuses two arguments of one name, and a completer of an argument the prompt does not
+    /// have (which no client could ask for).
+    pub(crate) fn check(&self) -> Result<(), crate::DefinitionError> {
+        let arguments = self.prompt.arguments.as_deref().unwrap_or_default();
+        let invalid =
+            |reason: String| crate::DefinitionError::InvalidPromptArguments { name: self.prompt.name.clone(), reason };
+        for (i, a) in arguments.iter().enumerate() {
+            if arguments[..i].iter().any(|b| b.name == a.name) {
+                return Err(invalid(format!("two arguments are named `{}`", a.name)));
+            }
+        }
+        match self.completers.keys().find(|c| !arguments.iter().any(|a| &a.name == *c)) {
+            Some(c) => Err(invalid(format!("a completer names `{c}`, which is not an argument"))),
+            None => Ok(()),
+        }
     }
 
     pub(crate) fn completer(&self, argument: &str) -> Option<&Arc<dyn Completer>> {

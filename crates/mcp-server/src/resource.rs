@@ -137,6 +137,46 @@ impl ResourceDef {
         self.resource.title = Some(title.into());
         self
     }
+    /// Sets the icons a client may show for the resource.
+    pub fn icons(mut self, icons: Vec<mcp_types::Icon>) -> Self {
+        self.resource.icons = Some(icons);
+        self
+    }
+    /// Sets the annotations: who the resource is for, how important it is, when it last
+    /// changed.
+    ///
+    /// ```
+    /// use mcp_server::ResourceDef;
+    /// use mcp_types::{Annotations, ErrorObject, Role, TextResourceContents};
+    ///
+    /// let log = ResourceDef::new("log", "file:///var/log/app.log", |uri, _vars, _ctx| async move {
+    ///     Ok::<_, ErrorObject>(vec![TextResourceContents::new(uri, "started").into()])
+    /// })
+    /// .annotations(
+    ///     Annotations::default()
+    ///         .with_audience(vec![Role::Assistant])
+    ///         .with_priority(0.2)
+    ///         .with_last_modified("2025-01-12T15:00:58Z"),
+    /// )
+    /// .size(7);
+    /// assert_eq!(log.definition().annotations.as_ref().unwrap().priority, Some(0.2));
+    /// assert_eq!(log.definition().size, Some(7));
+    /// ```
+    pub fn annotations(mut self, annotations: mcp_types::Annotations) -> Self {
+        self.resource.annotations = Some(annotations);
+        self
+    }
+    /// Sets the size of the raw contents in bytes (before base64 encoding), if known: clients
+    /// show it and estimate context use with it.
+    pub fn size(mut self, bytes: u64) -> Self {
+        self.resource.size = Some(i64::try_from(bytes).unwrap_or(i64::MAX));
+        self
+    }
+    /// Sets `_meta`.
+    pub fn meta(mut self, meta: mcp_types::JsonObject) -> Self {
+        self.resource.meta = Some(mcp_types::MetaObject { extra: meta });
+        self
+    }
 }
 
 /// A resource template.
@@ -227,6 +267,21 @@ impl TemplateDef {
     /// Sets the title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.template.title = Some(title.into());
+        self
+    }
+    /// Sets the icons a client may show for the template's resources.
+    pub fn icons(mut self, icons: Vec<mcp_types::Icon>) -> Self {
+        self.template.icons = Some(icons);
+        self
+    }
+    /// Sets the annotations of the template's resources (audience, priority, last change).
+    pub fn annotations(mut self, annotations: mcp_types::Annotations) -> Self {
+        self.template.annotations = Some(annotations);
+        self
+    }
+    /// Sets `_meta`.
+    pub fn meta(mut self, meta: mcp_types::JsonObject) -> Self {
+        self.template.meta = Some(mcp_types::MetaObject { extra: meta });
         self
     }
     /// Completes values of a variable.

@@ -375,6 +375,7 @@ impl ServerBuilder {
             registry.tools.iter_mut().try_for_each(ToolDef::compile_output_check)?;
         }
         check_unique("prompt", registry.prompts.iter().map(|p| p.prompt.name.as_str()))?;
+        registry.prompts.iter().try_for_each(PromptDef::check)?;
         registry.resources.iter().try_for_each(ResourceDef::check_uri)?;
         check_unique("resource", registry.resources.iter().map(|r| r.resource.uri.as_str()))?;
         check_unique("resource template", registry.templates.iter().map(|t| t.template.uri_template.as_str()))?;
@@ -623,6 +624,7 @@ impl Server {
     /// The server must declare the prompts capability: built with a prompt, or with
     /// [`ServerBuilder::enable_prompts`].
     pub async fn add_prompt(&self, prompt: PromptDef) -> Result<(), DefinitionError> {
+        prompt.check()?;
         self.add(prompt).await
     }
 
@@ -643,6 +645,44 @@ impl Server {
     /// Removes a resource and tells connected clients; whether it existed.
     pub async fn remove_resource(&self, uri: &str) -> bool {
         self.remove::<ResourceDef>(uri).await
+    }
+
+    /// Adds a resource template (or replaces the one of the same URI template) and tells
+    /// connected clients (`notifications/resources/list_changed`; 2026-07-28
+    /// `subscriptions/listen` streams that asked for resource list changes hear of it too).
+    ///
+    /// The server must declare the resources capability: built with a resource or template, or
+    /// with [`ServerBuilder::enable_resources`].
+    ///
+    /// ```
+    /// use mcp_server::{Server, TemplateDef};
+    /// use mcp_types::{ErrorObject, TextResourceContents};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let server = Server::builder("notes", "1.0").enable_resources().build().unwrap();
+    /// let note = TemplateDef::new("note", "notes://{id}", |uri, vars, _ctx| async move {
+    ///     Ok::<_, ErrorObject>(vec![TextResourceContents::new(uri, format!("note {}", vars["id"])).into()])
+    /// })
+    /// .unwrap();
+    /// server.add_resource_template(note).await.unwrap();
+    /// assert_eq!(server.resource_templates()[0].uri_template, "notes://{id}");
+    /// assert!(server.remove_resource_template("notes://{id}").await);
+    /// assert!(server.resource_templates().is_empty());
+    /// # });
+    /// ```
+    pub async fn add_resource_template(&self, template: TemplateDef) -> Result<(), DefinitionError> {
+        self.add(template).await
+    }
+
+    /// Removes the resource template of `uri_template` (as written in its definition) and
+    /// tells connected clients; whether it existed.
+    pub async fn remove_resource_template(&self, uri_template: &str) -> bool {
+        self.remove::<TemplateDef>(uri_template).await
+    }
+
+    /// The resource templates, as listed.
+    pub fn resource_templates(&self) -> Vec<ResourceTemplate> {
+        self.shared.registry().template_list.clone()
     }
 
     /// Adds `item` (or replaces the one of the same key) and tells connected clients.
@@ -711,6 +751,7 @@ macro_rules! item {
 item!(ToolDef, tools, ToolListChangedNotification, tools, tool.name);
 item!(PromptDef, prompts, PromptListChangedNotification, prompts, prompt.name);
 item!(ResourceDef, resources, ResourceListChangedNotification, resources, resource.uri);
+item!(TemplateDef, resources, ResourceListChangedNotification, templates, template.uri_template);
 
 /// Clients were told at connection what the server has: an item of a kind it did not declare
 /// could be neither listed nor called.

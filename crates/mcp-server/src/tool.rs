@@ -157,6 +157,16 @@ pub enum DefinitionError {
         #[source]
         error: crate::ElicitSchemaError,
     },
+    /// A prompt's arguments cannot be listed: its argument struct is not a struct of named
+    /// fields or has a field that is a list or an object, two arguments share a name, or a
+    /// completer names no argument.
+    #[error("invalid arguments of prompt `{name}`: {reason}")]
+    InvalidPromptArguments {
+        /// The prompt.
+        name: String,
+        /// What is wrong with them.
+        reason: String,
+    },
     /// Two items with the same name (or URI).
     #[error("duplicate {kind} `{name}`")]
     Duplicate {

@@ -362,6 +362,65 @@ async fn list_changes_reach_connected_clients() {
 }
 
 #[tokio::test]
+async fn resource_templates_added_and_removed_at_runtime_change_the_list() {
+    let server = server();
+    let mut c = connect(&server, "2025-11-25", json!({})).await;
+    let listed = |list: &Value| -> Vec<String> {
+        list["resourceTemplates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["uriTemplate"].as_str().unwrap().into())
+            .collect()
+    };
+    assert_eq!(listed(&c.result("resources/templates/list", json!({})).await), ["test://items/{id}"]);
+    let note = TemplateDef::new("note", "test://notes/{n}", |uri: String, vars: UriVariables, _ctx| async move {
+        Ok::<_, ErrorObject>(vec![TextResourceContents::new(uri, format!("note {}", vars["n"])).into()])
+    })
+    .unwrap()
+    .title("Note");
+    server.add_resource_template(note).await.unwrap();
+    assert_eq!(c.recv().await["method"], "notifications/resources/list_changed");
+    let list = c.result("resources/templates/list", json!({})).await;
+    assert_eq!(listed(&list), ["test://items/{id}", "test://notes/{n}"]);
+    assert_eq!(
+        list["resourceTemplates"][1],
+        json!({"name": "note", "title": "Note", "uriTemplate": "test://notes/{n}"})
+    );
+    let read = c.result("resources/read", json!({"uri": "test://notes/7"})).await;
+    assert_eq!(read["contents"][0]["text"], "note 7");
+    assert_eq!(server.resource_templates().len(), 2);
+
+    assert!(server.remove_resource_template("test://notes/{n}").await);
+    assert_eq!(c.recv().await["method"], "notifications/resources/list_changed");
+    assert_eq!(listed(&c.result("resources/templates/list", json!({})).await), ["test://items/{id}"]);
+    assert_eq!(c.error("resources/read", json!({"uri": "test://notes/7"})).await["code"], -32002);
+    // Nothing to remove: no notification (the next message answers the ping).
+    assert!(!server.remove_resource_template("test://notes/{n}").await);
+    c.result("ping", json!({})).await;
+
+    // A server without the resources capability takes none.
+    let bare = Server::builder("bare", "1").build().unwrap();
+    let item = TemplateDef::new("x", "test://{x}", |_uri: String, _vars, _ctx| async { Ok(vec![]) }).unwrap();
+    let err = bare.add_resource_template(item).await.unwrap_err();
+    assert_eq!(err, mcp_server::DefinitionError::NotDeclared { capability: "resources" });
+}
+
+#[tokio::test]
+async fn prompts_with_unlistable_arguments_are_refused() {
+    let handler = |_args: PromptArguments, _ctx: Context| async { Ok::<_, ErrorObject>(GetPromptResult::new(vec![])) };
+    let twice = PromptDef::new("twice", handler).argument(PromptArgument::new("a")).argument(PromptArgument::new("a"));
+    let err = Server::builder("s", "1").prompt(twice).build().unwrap_err();
+    assert_eq!(err.to_string(), "invalid arguments of prompt `twice`: two arguments are named `a`");
+    let completes_nothing = PromptDef::new("p", handler)
+        .argument(PromptArgument::new("a"))
+        .complete("b", |_req, _ctx| async { Ok::<_, ErrorObject>(Completion::default()) });
+    let server = Server::builder("s", "1").enable_prompts().build().unwrap();
+    let err = server.add_prompt(completes_nothing).await.unwrap_err();
+    assert_eq!(err.to_string(), "invalid arguments of prompt `p`: a completer names `b`, which is not an argument");
+}
+
+#[tokio::test]
 async fn sampling_with_tools_needs_the_clients_sampling_tools() {
     let with_tools = ToolDef::new("with_tools", json!({"type": "object"}), |_args, ctx: Context| async move {
         let message = SamplingMessage::new(Role::User, SamplingContent::Text(TextContent::new("hi")));

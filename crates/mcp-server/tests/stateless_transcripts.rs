@@ -542,6 +542,26 @@ async fn a_listener_that_fell_behind_hears_of_every_kind_it_follows() {
     assert_eq!(c.recv().await["method"], "notifications/prompts/list_changed");
 }
 
+#[tokio::test]
+async fn a_template_added_at_runtime_reaches_resource_list_listeners() {
+    let server = builder().enable_resources().build().unwrap();
+    let mut c = connect(&server);
+    listen(&mut c, "templates", json!({"resourcesListChanged": true})).await;
+    let note = mcp_server::TemplateDef::new("note", "test://notes/{n}", |_uri: String, _vars, _ctx| async {
+        Ok::<_, mcp_types::ErrorObject>(vec![])
+    })
+    .unwrap();
+    server.add_resource_template(note).await.unwrap();
+    let changed = c.recv().await;
+    assert_eq!(changed["method"], "notifications/resources/list_changed", "{changed}");
+    assert_eq!(changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "templates");
+    validate("2026-07-28", "ResourceListChangedNotification", &changed);
+    let list = c.stateless("resources/templates/list", json!({}), "ListResourceTemplatesResult").await;
+    assert_eq!(list["resourceTemplates"][0]["uriTemplate"], "test://notes/{n}");
+    assert!(server.remove_resource_template("test://notes/{n}").await);
+    assert_eq!(c.recv().await["method"], "notifications/resources/list_changed");
+}
+
 /// A bus whose channel can be closed (as a distributed one whose connection to its broker
 /// ended for good).
 struct ClosingBus(Mutex<Option<broadcast::Sender<ChangeEvent>>>);

@@ -1,0 +1,4 @@
+#[mcp_sdk::tool(meta(owner =))]
+fn hello() {}
+
+fn main() {}
