@@ -64,6 +64,7 @@
 mod auth;
 mod completion;
 mod context;
+mod custom;
 mod dispatch;
 mod extract;
 mod handlers;
