@@ -1016,6 +1016,45 @@ pub mod everything {
         }
     }
 
+    // ===== A custom method =====
+
+    /// `example/reverse`: a custom request (a method outside the protocol, served beside the
+    /// conformance fixtures), which reverses a text; its progress goes out as the custom
+    /// notification `example/reversing`. The server declares it as the extension
+    /// `com.example/reverse` (2026-07-28) and the experimental capability `reverse` (every
+    /// revision).
+    pub enum Reverse {}
+
+    /// The params and result of [`Reverse`].
+    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct Text {
+        /// The text.
+        pub text: String,
+    }
+
+    impl mcp_sdk::types::CustomRequest for Reverse {
+        const METHOD: &'static str = "example/reverse";
+        type Params = Text;
+        type Result = Text;
+    }
+
+    /// `example/reversing`: told before `example/reverse` answers.
+    pub enum Reversing {}
+
+    impl mcp_sdk::types::CustomNotification for Reversing {
+        const METHOD: &'static str = "example/reversing";
+        type Params = Text;
+    }
+
+    /// The extension identifier (2026-07-28) that declares [`Reverse`].
+    pub const REVERSE_EXTENSION: &str = "com.example/reverse";
+
+    /// Serves [`Reverse`].
+    async fn reverse(params: Text, ctx: Context) -> Result<Text, ErrorObject> {
+        ctx.notify::<Reversing>(Text { text: params.text.clone() }).await.map_err(ErrorObject::internal_error)?;
+        Ok(Text { text: params.text.chars().rev().collect() })
+    }
+
     /// The server.
     pub fn server() -> Result<Server, DefinitionError> {
         let handle = ServerHandle::default();
@@ -1071,6 +1110,9 @@ pub mod everything {
                 // Last: `test_trigger_prompt_change` re-registers it.
                 test_input_required_result_prompt::prompt(),
             ])
+            .request_handler::<Reverse, _, _>(reverse)
+            .extension(REVERSE_EXTENSION, Default::default())
+            .experimental_capability("reverse", Default::default())
             .build()?;
         // Set once, just built: cannot fail.
         let _ = handle.0.set(server.clone());
