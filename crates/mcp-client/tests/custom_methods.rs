@@ -104,6 +104,12 @@ async fn connect(builder: ClientBuilder) -> (Client, mpsc::UnboundedReceiver<u32
     (builder.connect(b).await.unwrap(), rx)
 }
 
+/// The next thing the server's notification handler got (within 60 s: a test that fails does
+/// not hang).
+async fn next(pings: &mut mpsc::UnboundedReceiver<u32>) -> Option<u32> {
+    tokio::time::timeout(Duration::from_secs(60), pings.recv()).await.expect("no notification within 60 s")
+}
+
 fn remote_code(e: ClientError) -> i64 {
     match e {
         ClientError::Remote(e) => e.code,
@@ -134,8 +140,8 @@ async fn custom_methods_in_a_session() {
     // The client's notifications reach the server's handler.
     client.notify::<Ping>(7).await.unwrap();
     client.notify_raw("acme/ping", Some(json!(8))).await.unwrap();
-    assert_eq!(pings.recv().await, Some(7));
-    assert_eq!(pings.recv().await, Some(8));
+    assert_eq!(next(&mut pings).await, Some(7));
+    assert_eq!(next(&mut pings).await, Some(8));
     // The server's custom requests, answered by the client's handlers; its notifications,
     // handled or reported as events.
     let mut events = client.events();
@@ -172,4 +178,40 @@ async fn a_client_handler_cannot_shadow_the_protocol() {
         ClientBuilder::new("c", "1").raw_request_handler("sampling/createMessage", |_p, _c| async { Ok(Value::Null) });
     let e = builder.connect(b).await.unwrap_err();
     assert!(matches!(&e, ClientError::ReservedMethod(m) if m == "sampling/createMessage"), "{e}");
+}
+
+/// Our server on a local port; its URL, and what its notification handler got.
+#[cfg(feature = "http")]
+async fn serve_http() -> (String, mpsc::UnboundedReceiver<u32>) {
+    use mcp_server::mcp_transport_http::server::{HttpServerConfig, serve_listener};
+    let (tx, rx) = mpsc::unbounded_channel();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(serve_listener(Arc::new(server(tx)), HttpServerConfig::default(), listener));
+    (url, rx)
+}
+
+/// Over a real socket, in a session (a notification on a POST of its own, the server's
+/// custom request on the POST's stream) and in 2026-07-28 (each request and notification a
+/// POST outside any session).
+#[cfg(feature = "http")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_methods_over_http() {
+    for session in [true, false] {
+        let (url, mut pings) = serve_http().await;
+        let seen = Seen::default();
+        let builder = if session { client(&seen).session_revisions_only() } else { client(&seen) };
+        let client = builder.connect_http(&url).await.unwrap();
+        assert_eq!(client.protocol_version().is_stateless(), !session);
+        requests_and_errors(&client).await;
+        assert_eq!(client.server_extension("com.acme/search").is_some(), !session);
+        client.notify::<Ping>(7).await.unwrap();
+        assert_eq!(next(&mut pings).await, Some(7));
+        if session {
+            let answer = client.request_raw("acme/ask", None).await.unwrap();
+            assert_eq!(answer, json!({"confirmed": true, "raw": {"params": null}}));
+            assert_eq!(*seen.lock().unwrap(), [json!({"step": 1})]);
+        }
+        client.close().await.unwrap();
+    }
 }

@@ -121,6 +121,12 @@ async fn session(server: &Server, rev: &str) -> (Wire, Value) {
     (w, init["result"]["capabilities"].clone())
 }
 
+/// The next notification a handler got (within 60 s: a test that fails does not hang).
+async fn next(rx: &mut mpsc::UnboundedReceiver<(String, Value)>) -> (String, Value) {
+    let next = tokio::time::timeout(Duration::from_secs(60), rx.recv()).await;
+    next.expect("no notification within 60 s").unwrap()
+}
+
 async fn call(w: &mut Wire, id: i64, method: &str, params: Option<Value>) -> Value {
     let mut request = json!({"jsonrpc": "2.0", "id": id, "method": method});
     if let Some(params) = params {
@@ -184,8 +190,8 @@ async fn custom_notifications_reach_their_handlers() {
     w.send(json!({"jsonrpc": "2.0", "method": "acme/unknown", "params": {"n": 2}})).await;
     w.send(json!({"jsonrpc": "2.0", "method": "acme/raw-ping", "params": {"n": 3}})).await;
     // Handled in order, on the connection's reader; the unknown one is dropped.
-    assert_eq!(rx.recv().await.unwrap(), ("typed".to_owned(), json!({"n": 1})));
-    assert_eq!(rx.recv().await.unwrap(), ("raw".to_owned(), json!({"n": 3})));
+    assert_eq!(next(&mut rx).await, ("typed".to_owned(), json!({"n": 1})));
+    assert_eq!(next(&mut rx).await, ("raw".to_owned(), json!({"n": 3})));
     w.expect_silence(7).await;
 }
 
@@ -255,7 +261,7 @@ async fn custom_methods_and_extensions_in_the_stateless_revision() {
     assert!(message.contains("no requests from server to client"), "{refused}");
     // A notification over this connection reaches its handler.
     w.send(json!({"jsonrpc": "2.0", "method": "acme/ping", "params": {"n": 9}})).await;
-    assert_eq!(rx.recv().await.unwrap(), ("typed".to_owned(), json!({"n": 9})));
+    assert_eq!(next(&mut rx).await, ("typed".to_owned(), json!({"n": 9})));
 }
 
 #[test]
