@@ -10,6 +10,7 @@
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { z } from 'zod';
 
 const CHECK_TIMEOUT_MS = 10_000;
 
@@ -99,6 +100,21 @@ const checks = [
         failed = true;
       }
       assert(failed, 'no error');
+    },
+  },
+  {
+    name: 'custom method example/reverse: Client.request with a custom result schema; an unknown one is -32601',
+    run: async (client) => {
+      const schema = z.object({ text: z.string() });
+      const result = await client.request({ method: 'example/reverse', params: { text: 'stressed' } }, schema);
+      assert(result.text === 'desserts', JSON.stringify(result));
+      let code;
+      try {
+        await client.request({ method: 'example/no-such-method', params: {} }, schema);
+      } catch (error) {
+        code = error.code;
+      }
+      assert(code === -32601, `expected -32601, got ${code}`);
     },
   },
 ];
