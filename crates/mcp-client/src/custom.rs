@@ -51,15 +51,12 @@ impl CustomHandlers {
         }
     }
 
-    /// Serves a custom request, if it has a handler (else gives the request back).
-    pub(crate) fn serve(
-        &self,
-        request: message::Request,
-        ctx: RequestContext,
-    ) -> Result<BoxFuture<Reply>, (message::Request, RequestContext)> {
-        let Some(handler) = self.requests.get(request.method.as_str()) else { return Err((request, ctx)) };
+    /// Serves a custom request, if it has a handler.
+    pub(crate) fn serve(&self, request: &message::Request, ctx: &RequestContext) -> Option<BoxFuture<Reply>> {
+        let handler = self.requests.get(request.method.as_str())?;
         let answer = handler(request.params.as_deref(), ctx.clone());
-        Ok(Box::pin(async move { ctx.encode_result(&answer.await?) }))
+        let ctx = ctx.clone();
+        Some(Box::pin(async move { ctx.encode_result(&answer.await?) }))
     }
 
     /// Hands a notification to its handler; whether it had one.

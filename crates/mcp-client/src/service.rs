@@ -92,14 +92,13 @@ pub(crate) struct ClientService {
 
 impl Service for ClientService {
     fn request(&self, request: message::Request, ctx: RequestContext) -> BoxFuture<Reply> {
-        if self.router.handles(&request.method) {
-            return Service::request(&self.router, request, ctx);
+        // A custom method's handler; else the router's (-32601 for a method it lacks).
+        if !self.router.handles(&request.method)
+            && let Some(answer) = self.custom.serve(&request, &ctx)
+        {
+            return answer;
         }
-        match self.custom.serve(request, ctx) {
-            Ok(answer) => answer,
-            // Unknown: -32601.
-            Err((request, ctx)) => Service::request(&self.router, request, ctx),
-        }
+        Service::request(&self.router, request, ctx)
     }
 
     fn notification(&self, n: message::Notification, peer: &Peer) {

@@ -395,8 +395,21 @@ impl ServerBuilder {
         self
     }
 
+    /// The custom methods (none registered under a protocol name, or twice) and the extension
+    /// identifiers (each with its prefix).
+    fn check_custom(&self) -> Result<(), DefinitionError> {
+        if let Some(refused) = self.custom.refused.clone() {
+            return Err(refused);
+        }
+        match self.extensions.keys().find(|name| !valid_extension_id(name)) {
+            Some(name) => Err(DefinitionError::InvalidExtension { name: name.clone() }),
+            None => Ok(()),
+        }
+    }
+
     /// Checks the items (unique names and URIs) and builds the server.
     pub fn build(self) -> Result<Server, DefinitionError> {
+        self.check_custom()?;
         let mut registry = Registry {
             tools: self.tools,
             prompts: self.prompts,
@@ -410,12 +423,6 @@ impl ServerBuilder {
         check_unique("resource", registry.resources.iter().map(|r| r.resource.uri.as_str()))?;
         check_unique("resource template", registry.templates.iter().map(|t| t.template.uri_template.as_str()))?;
         registry.rebuild();
-        if let Some(refused) = self.custom.refused.clone() {
-            return Err(refused);
-        }
-        if let Some(name) = self.extensions.keys().find(|name| !valid_extension_id(name)) {
-            return Err(DefinitionError::InvalidExtension { name: name.clone() });
-        }
         let has_resources = self.enable_resources || !registry.resources.is_empty() || !registry.templates.is_empty();
         let has_prompts = self.enable_prompts || !registry.prompts.is_empty();
         let tasks = match self.tasks {
@@ -437,18 +444,7 @@ impl ServerBuilder {
             }),
             logging: Some(Default::default()),
             completions: (has_prompts || has_resources).then(Default::default),
-            tasks: tasks.is_some().then(|| mcp_types::ServerCapabilitiesTasks {
-                list: Some(Default::default()),
-                cancel: Some(Default::default()),
-                requests: Some(mcp_types::ServerCapabilitiesTasksRequests {
-                    tools: Some(mcp_types::ServerCapabilitiesTasksRequestsTools {
-                        call: Some(Default::default()),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }),
+            tasks: tasks.is_some().then(tasks_capability),
             experimental: capability_map(self.experimental, None),
             // 2026-07-28: tasks are the `io.modelcontextprotocol/tasks` extension (the
             // `tasks` member above belongs to 2025-11-25 and is not written for 2026-07-28),
@@ -480,6 +476,23 @@ impl ServerBuilder {
                 sessions: Mutex::new(Vec::new()),
             }),
         })
+    }
+}
+
+/// The `tasks` capability (2025-11-25) of a server with task tools: listed, cancelled,
+/// `tools/call` as a task.
+fn tasks_capability() -> mcp_types::ServerCapabilitiesTasks {
+    mcp_types::ServerCapabilitiesTasks {
+        list: Some(Default::default()),
+        cancel: Some(Default::default()),
+        requests: Some(mcp_types::ServerCapabilitiesTasksRequests {
+            tools: Some(mcp_types::ServerCapabilitiesTasksRequestsTools {
+                call: Some(Default::default()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
     }
 }
 
