@@ -77,6 +77,13 @@ fn server(pings: mpsc::UnboundedSender<u32>) -> Server {
             let raw = ctx.request_raw("acme/raw-question", None).await.map_err(ErrorObject::internal_error)?;
             Ok(json!({"confirmed": confirmed, "raw": raw}))
         })
+        .raw_request_handler("acme/ask-boom", |_params, ctx: Context| async move {
+            // The client's handler panics: its error comes back, and the client goes on.
+            match ctx.request_raw("acme/boom", None).await {
+                Err(mcp_server::ClientRequestError::Call(mcp_jsonrpc::CallError::Remote(e))) => Ok(json!(e.code)),
+                other => Err(ErrorObject::internal_error(format!("{other:?}"))),
+            }
+        })
         .notification_handler::<Ping, _>(move |n, _peer| {
             let _ = pings.send(n);
         })
@@ -94,6 +101,12 @@ fn client(seen: &Seen) -> ClientBuilder {
     ClientBuilder::new("c", "1")
         .request_handler::<Confirm, _, _>(|question, _ctx| async move { Ok(question.ends_with('?')) })
         .raw_request_handler("acme/raw-question", |params, _ctx| async move { Ok(json!({"params": params})) })
+        .raw_request_handler("acme/boom", |_params, _ctx| async move {
+            if true {
+                panic!("client kaboom");
+            }
+            Ok(Value::Null)
+        })
         .notification_handler::<Progressed, _>(move |params, _peer| seen.lock().unwrap().push(params))
 }
 
@@ -150,6 +163,9 @@ async fn custom_methods_in_a_session() {
     assert_eq!(*seen.lock().unwrap(), [json!({"step": 1})]);
     let event = tokio::time::timeout(Duration::from_secs(600), events.recv()).await.unwrap().unwrap();
     assert_eq!(event, ServerEvent::Notification { method: "acme/unhandled".into(), params: Some(json!({"step": 2})) });
+    // A panicking handler of the client's: -32603 to the server, and the client goes on.
+    assert_eq!(client.request_raw("acme/ask-boom", None).await.unwrap(), json!(-32603));
+    assert_eq!(client.request::<Add>(AddParams { a: 1, b: 1 }).await.unwrap(), 2);
 }
 
 #[tokio::test]

@@ -72,6 +72,10 @@ fn server() -> (Server, mpsc::UnboundedReceiver<(String, Value)>) {
         .raw_request_handler("acme/echo", |params, ctx: Context| async move {
             Ok(json!({"params": params, "revision": ctx.protocol_version().as_str()}))
         })
+        .raw_request_handler("acme/progress", |_params, ctx: Context| async move {
+            ctx.progress(1.0).total(2.0).await;
+            Ok(json!({"done": true}))
+        })
         .raw_request_handler("acme/fail", |_params, _ctx| async move {
             Err(ErrorObject::new(-32000, "the index is rebuilding"))
         })
@@ -193,6 +197,22 @@ async fn custom_notifications_reach_their_handlers() {
     assert_eq!(next(&mut rx).await, ("typed".to_owned(), json!({"n": 1})));
     assert_eq!(next(&mut rx).await, ("raw".to_owned(), json!({"n": 3})));
     w.expect_silence(7).await;
+}
+
+#[tokio::test]
+async fn a_custom_request_reports_progress_under_its_token() {
+    let (server, _rx) = server();
+    let (mut w, _) = session(&server, "2025-06-18").await;
+    w.send(json!({"jsonrpc": "2.0", "id": 1, "method": "acme/progress", "params": {"_meta": {"progressToken": "p"}}}))
+        .await;
+    assert_eq!(
+        w.recv().await,
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": "p", "progress": 1, "total": 2}})
+    );
+    assert_eq!(w.recv().await, json!({"jsonrpc": "2.0", "id": 1, "result": {"done": true}}));
+    // Without a token, no progress.
+    assert_eq!(call(&mut w, 2, "acme/progress", None).await["result"], json!({"done": true}));
 }
 
 #[tokio::test]
