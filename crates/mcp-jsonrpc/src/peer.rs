@@ -565,20 +565,19 @@ impl Peer {
     /// Calls a method by name with untyped params; the answer is raw JSON.
     ///
     /// No progress token is added to raw params: use [`Peer::request`] for progress. The
-    /// params are encoded when this is called: the future holds neither them nor the method
-    /// (the method is copied only if the call fails), and is `Send` whatever they are.
-    pub fn request_raw<'a>(
+    /// params are encoded when this is called: the future does not hold them, and is `Send`
+    /// whatever they are.
+    pub fn request_raw<'a, 'm>(
         &'a self,
-        method: &str,
+        method: &'m str,
         params: Option<&dyn Body>,
         options: CallOptions,
-    ) -> impl Future<Output = Result<Box<RawValue>, CallError>> + Send + use<'a> {
+    ) -> impl Future<Output = Result<Box<RawValue>, CallError>> + Send + use<'a, 'm> {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let frame = message::encode_request(&RequestId::Integer(id), method, params);
-        let method: Box<str> = method.into();
         async move {
             let frame = frame.map_err(CallError::Encode)?;
-            self.call(id, &method, frame, options).await
+            self.call(id, method, frame, options).await
         }
     }
 
