@@ -39,7 +39,8 @@ pub mod echo {
 pub mod showcase {
     //! The `stdio_server` example's server: tools (plain, structured output, progress and
     //! logging, sampling, elicitation, roots), a prompt with completions, a fixed resource and
-    //! a template with completions, all defined with the macros.
+    //! a template with completions, all defined with the macros; and the custom method of
+    //! [`crate::reverse`].
 
     use std::collections::BTreeMap;
 
@@ -267,7 +268,7 @@ pub mod showcase {
             Some(scope) => tool.scopes([scope]),
             None => tool,
         };
-        Server::builder("showcase", env!("CARGO_PKG_VERSION"))
+        crate::reverse::serve(Server::builder("showcase", env!("CARGO_PKG_VERSION")))
             .title("Showcase")
             .instructions(
                 "Tools: add, weather, count_down, build, ask_model, order, connect_account, account_files, roots. \
@@ -286,6 +287,59 @@ pub mod showcase {
             .resource(readme::resource())
             .resource_template(note::template())
             .build()
+    }
+}
+
+pub mod reverse {
+    //! A custom method (outside the protocol), served by `showcase` and `everything`:
+    //! `example/reverse` reverses a text, and tells of it first with the custom notification
+    //! `example/reversing`. The server declares it as the extension `com.example/reverse`
+    //! (2026-07-28) and the experimental capability `reverse` (every revision).
+
+    use mcp_sdk::server::{Context, ServerBuilder};
+    use mcp_sdk::types::{CustomNotification, CustomRequest, ErrorObject};
+
+    /// `example/reverse`.
+    pub enum Reverse {}
+
+    /// The params and result of [`Reverse`], and the params of [`Reversing`].
+    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    pub struct Text {
+        /// The text.
+        pub text: String,
+    }
+
+    impl CustomRequest for Reverse {
+        const METHOD: &'static str = "example/reverse";
+        type Params = Text;
+        type Result = Text;
+    }
+
+    /// `example/reversing`: sent before `example/reverse` answers.
+    pub enum Reversing {}
+
+    impl CustomNotification for Reversing {
+        const METHOD: &'static str = "example/reversing";
+        type Params = Text;
+    }
+
+    /// The extension identifier (2026-07-28) that declares [`Reverse`].
+    pub const EXTENSION: &str = "com.example/reverse";
+
+    /// The experimental capability that declares [`Reverse`].
+    pub const EXPERIMENTAL: &str = "reverse";
+
+    /// Serves [`Reverse`] on `builder`, and declares it.
+    pub fn serve(builder: ServerBuilder) -> ServerBuilder {
+        builder
+            .request_handler::<Reverse, _, _>(reverse)
+            .extension(EXTENSION, Default::default())
+            .experimental_capability(EXPERIMENTAL, Default::default())
+    }
+
+    async fn reverse(params: Text, ctx: Context) -> Result<Text, ErrorObject> {
+        ctx.notify::<Reversing>(Text { text: params.text.clone() }).await.map_err(ErrorObject::internal_error)?;
+        Ok(Text { text: params.text.chars().rev().collect() })
     }
 }
 
@@ -309,6 +363,8 @@ pub mod everything {
     //! `ctx.list_roots_as(..)`, propagating [`ClientRequestError::InputRequired`] with `?`):
     //! in a 2025 session that is a request to the client, for a 2026-07-28 request an
     //! input-required result whose sealed `requestState` carries the answers of earlier rounds.
+    //!
+    //! Beside the fixtures, it serves the custom method of [`crate::reverse`].
     //!
     //! The order of `tools/list` is fixed: `test_simple_text` (callable with `{}`) comes first,
     //! and the trigger tools, which re-register items at run time, re-register the last tool and
@@ -1068,7 +1124,7 @@ pub mod everything {
     /// The server.
     pub fn server() -> Result<Server, DefinitionError> {
         let handle = ServerHandle::default();
-        let server = Server::builder("mcp-rust-everything", env!("CARGO_PKG_VERSION"))
+        let server = crate::reverse::serve(Server::builder("mcp-rust-everything", env!("CARGO_PKG_VERSION")))
             .title("Everything (conformance)")
             .state(handle.clone())
             .instructions("The tools, resources and prompts the MCP conformance suite's server scenarios call.")

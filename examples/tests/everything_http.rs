@@ -9,7 +9,7 @@ mod everything_checks;
 
 use std::sync::{Arc, Mutex};
 
-use everything_checks::{Seen, builder, completions, prompts, resources, text, tools, wait_for_event};
+use everything_checks::{Seen, builder, completions, custom_methods, prompts, resources, text, tools, wait_for_event};
 use mcp_sdk::client::{CallOptions, Client, ClientError, ServerEvent};
 use mcp_sdk::jsonrpc::CancellationToken;
 use mcp_sdk::server::Server;
@@ -36,6 +36,18 @@ async fn every_item_of_everything_over_http_in_2025_06_18() {
     every_item_over_http(ProtocolVersion::V2025_06_18).await;
 }
 
+/// The custom method of `everything` in 2026-07-28 over HTTP: each request on a POST of its
+/// own, its notification on that POST's stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_methods_of_everything_over_http_in_2026_07_28() {
+    let (_server, url) = serve().await;
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let client = builder(&seen).connect_http(&url).await.unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
+    custom_methods(&client, &seen).await;
+    client.close().await.unwrap();
+}
+
 async fn every_item_over_http(version: ProtocolVersion) {
     let (server, url) = serve().await;
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -50,6 +62,7 @@ async fn every_item_over_http(version: ProtocolVersion) {
     resources(&client).await;
     prompts(&client).await;
     completions(&client).await;
+    custom_methods(&client, &seen).await;
     cancellation(&client).await;
     // Last: these change the server's lists.
     subscriptions_and_list_changes(&client, &server, &seen).await;

@@ -8,7 +8,7 @@ mod everything_checks;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use everything_checks::{Seen, builder, completions, prompts, resources, tools};
+use everything_checks::{Seen, builder, completions, custom_methods, prompts, resources, tools};
 use mcp_sdk::transport::stdio::ChildCommand;
 
 /// The `everything` example, which `cargo test` builds next to this test.
@@ -24,6 +24,7 @@ async fn every_item_of_everything_over_a_pipe() {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let client = builder(&seen).spawn(ChildCommand::new(server_bin()).args(["--stdio"])).await.unwrap();
     assert_eq!(client.server_info().name, "mcp-rust-everything");
+    assert!(client.protocol_version().is_stateless());
     let caps = client.server_capabilities();
     assert!(caps.tools.is_some() && caps.prompts.is_some() && caps.logging.is_some() && caps.completions.is_some());
     assert_eq!(caps.resources.as_ref().unwrap().subscribe, Some(true));
@@ -33,5 +34,21 @@ async fn every_item_of_everything_over_a_pipe() {
     resources(&client).await;
     prompts(&client).await;
     completions(&client).await;
+    custom_methods(&client, &seen).await;
+    client.close().await.unwrap();
+}
+
+/// The custom method of `everything` over a pipe in a session revision (the test above speaks
+/// 2026-07-28, which a client negotiates by default).
+#[tokio::test]
+async fn custom_methods_of_everything_over_a_pipe_in_a_session() {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let client = builder(&seen)
+        .protocol_version(mcp_sdk::types::ProtocolVersion::V2025_11_25)
+        .spawn(ChildCommand::new(server_bin()).args(["--stdio"]))
+        .await
+        .unwrap();
+    assert_eq!(client.protocol_version(), mcp_sdk::types::ProtocolVersion::V2025_11_25);
+    custom_methods(&client, &seen).await;
     client.close().await.unwrap();
 }

@@ -9,7 +9,7 @@ TypeScript client (../ts/checks.mjs) should get the same one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Literal
 
 import json
 
@@ -138,6 +138,37 @@ async def ping(ctx: Context) -> None:
     await ctx.session.send_ping()
 
 
+class ReverseParams(types.RequestParams):
+    text: str
+
+
+class ReverseRequest(types.Request[ReverseParams, Literal["example/reverse"]]):
+    """`example/reverse`: the showcase server's custom method (outside the protocol)."""
+
+    method: Literal["example/reverse"] = "example/reverse"
+
+
+class UnknownRequest(types.Request[types.RequestParams, Literal["example/no-such-method"]]):
+    method: Literal["example/no-such-method"] = "example/no-such-method"
+
+
+class ReverseResult(types.Result):
+    text: str
+
+
+async def custom_method(ctx: Context) -> None:
+    experimental = ctx.init.capabilities.experimental or {}
+    assert "reverse" in experimental, f"no experimental.reverse: {ctx.init.capabilities}"
+    result = await ctx.session.send_request(ReverseRequest(params=ReverseParams(text="stressed")), ReverseResult)
+    assert result.text == "desserts", f"{result}"
+    try:
+        await ctx.session.send_request(UnknownRequest(params=types.RequestParams()), ReverseResult)
+    except MCPError as error:
+        assert error.code == -32601, f"{error.code}: {error}"
+        return
+    raise AssertionError("an unknown custom method did not fail")
+
+
 CHECKS: list[Check] = [
     Check('initialize: serverInfo.name is "showcase"', server_name),
     Check("initialize: the server accepts the revision the client offered", negotiated_version),
@@ -153,4 +184,5 @@ CHECKS: list[Check] = [
     Check("resources/read of an unknown note: an error", unknown_resource),
     Check("completion/complete for a prompt argument and a template variable", completions),
     Check("ping: answered", ping),
+    Check("custom method example/reverse: send_request with a custom request and result type; -32601", custom_method),
 ]

@@ -12,6 +12,8 @@
 
 import assert from 'node:assert/strict';
 
+import { z } from 'zod';
+
 import { CallToolResultSchema, McpError, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 
 const text = (content) => content.filter((c) => c.type === 'text').map((c) => c.text).join('');
@@ -214,6 +216,24 @@ export const checks = [
       const done = tasks.find((t) => t.status === 'completed');
       await assert.rejects(client.experimental.tasks.cancelTask(done.taskId), (e) => e instanceof McpError && e.code === -32602);
       await assert.rejects(client.experimental.tasks.getTask('no-such-task'), (e) => e instanceof McpError && e.code === -32602);
+    },
+  },
+  {
+    name: 'custom method example/reverse: Client.request with a custom result schema, its custom notification, -32602 and -32601',
+    run: async ({ client }) => {
+      assert.ok(client.getServerCapabilities()?.experimental?.reverse, 'no experimental.reverse capability');
+      const notes = [];
+      client.fallbackNotificationHandler = async (notification) => {
+        notes.push(notification);
+      };
+      const schema = z.object({ text: z.string() });
+      const result = await client.request({ method: 'example/reverse', params: { text: 'stressed' } }, schema);
+      assert.equal(result.text, 'desserts');
+      // Sent before the answer, on the same connection: handled by now.
+      assert.deepEqual(notes.map((n) => [n.method, n.params?.text]), [['example/reversing', 'stressed']]);
+      const code = (expected) => (e) => e instanceof McpError && e.code === expected;
+      await assert.rejects(client.request({ method: 'example/reverse', params: { text: 1 } }, schema), code(-32602));
+      await assert.rejects(client.request({ method: 'example/no-such-method', params: {} }, schema), code(-32601));
     },
   },
 ];

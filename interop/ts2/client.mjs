@@ -10,6 +10,7 @@
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { z } from 'zod';
 
 const CHECK_TIMEOUT_MS = 10_000;
 
@@ -99,6 +100,27 @@ const checks = [
         failed = true;
       }
       assert(failed, 'no error');
+    },
+  },
+  {
+    name: 'custom method example/reverse: Client.request with a custom result schema; an unknown one is -32601',
+    run: async (client) => {
+      const schema = z.object({ text: z.string() });
+      const result = await client.request({ method: 'example/reverse', params: { text: 'stressed' } }, schema);
+      assert(result.text === 'desserts', JSON.stringify(result));
+      // Over HTTP the server answers 404 with the -32601 body the transport's text asks for;
+      // this SDK reads JSON-RPC errors from 400 bodies only and reports the 404 with the body
+      // in its message.
+      let error;
+      try {
+        await client.request({ method: 'example/no-such-method', params: {} }, schema);
+      } catch (e) {
+        error = e;
+      }
+      const rpc = error?.code === -32601;
+      const http404 = error?.code === 'CLIENT_HTTP_NOT_IMPLEMENTED' && /"code":\s*-32601/.test(error.message);
+      assert(rpc || http404, `expected -32601, got ${error?.code}: ${error?.message}`);
+      return rpc ? '-32601' : 'HTTP 404 with -32601';
     },
   },
 ];

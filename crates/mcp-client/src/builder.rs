@@ -48,6 +48,8 @@ pub struct ClientBuilder {
     pub(crate) cache_lists: bool,
     /// Capabilities declared beyond what the handlers imply.
     pub(crate) declared: Declared,
+    /// The handlers of the server's custom requests and notifications.
+    pub(crate) custom: crate::custom::CustomHandlers,
 }
 
 /// What a client declares beyond its handlers (see [`ClientBuilder::sampling_tools`] and the
@@ -91,6 +93,7 @@ impl ClientBuilder {
             max_input_rounds: 10,
             cache_lists: false,
             declared: Declared::default(),
+            custom: Default::default(),
         }
     }
 
@@ -226,6 +229,71 @@ impl ClientBuilder {
     /// client handles itself.
     pub fn extension(mut self, name: impl Into<String>, settings: mcp_types::JsonObject) -> Self {
         self.declared.extensions.insert(name.into(), settings);
+        self
+    }
+
+    /// Answers the server's custom request `R` (a method outside the protocol, see
+    /// [`CustomRequest`](mcp_types::CustomRequest)) with `handler`, which gets the decoded params
+    /// and the request's context (its id, cancellation, the connection). Params that do not
+    /// decode are -32602; the handler's error is the request's, its panic an internal error
+    /// (-32603). A second handler of the same method replaces the first; a handler of one of
+    /// the protocol's methods makes connecting fail ([`ClientError::ReservedMethod`]).
+    ///
+    /// ```
+    /// use mcp_client::ClientBuilder;
+    /// use mcp_types::CustomRequest;
+    ///
+    /// enum Confirm {}
+    /// impl CustomRequest for Confirm {
+    ///     const METHOD: &'static str = "acme/confirm";
+    ///     type Params = String;
+    ///     type Result = bool;
+    /// }
+    ///
+    /// let builder = ClientBuilder::new("app", "1.0.0")
+    ///     .request_handler::<Confirm, _, _>(|question, _ctx| async move { Ok(question.ends_with('?')) });
+    /// ```
+    pub fn request_handler<R, F, Fut>(mut self, handler: F) -> Self
+    where
+        R: mcp_types::CustomRequest,
+        F: Fn(R::Params, mcp_jsonrpc::RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<R::Result, mcp_types::ErrorObject>> + Send + 'static,
+    {
+        self.custom.add_request(R::METHOD.to_owned(), crate::custom::typed_request::<R, F, Fut>(handler));
+        self
+    }
+
+    /// Answers the server's custom request `method` with `handler`, its params and result as
+    /// JSON. As [`request_handler`](Self::request_handler) otherwise.
+    pub fn raw_request_handler<F, Fut>(mut self, method: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(Option<serde_json::Value>, mcp_jsonrpc::RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<serde_json::Value, mcp_types::ErrorObject>> + Send + 'static,
+    {
+        self.custom.add_request(method.into(), crate::custom::raw_request(handler));
+        self
+    }
+
+    /// Calls `handler` with each custom notification `N` the server sends, on the connection's
+    /// reader, in order (spawn a task for long work). Such notifications are not reported as
+    /// [`ServerEvent::Notification`] (those without a handler are). Params that do not decode
+    /// are logged and dropped.
+    pub fn notification_handler<N, F>(mut self, handler: F) -> Self
+    where
+        N: mcp_types::CustomNotification,
+        F: Fn(N::Params, &mcp_jsonrpc::Peer) + Send + Sync + 'static,
+    {
+        self.custom.add_notification(N::METHOD.to_owned(), crate::custom::typed_notification::<N, F>(handler));
+        self
+    }
+
+    /// Calls `handler` with each notification of `method` the server sends, its params as
+    /// JSON. As [`notification_handler`](Self::notification_handler) otherwise.
+    pub fn raw_notification_handler<F>(mut self, method: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(Option<serde_json::Value>, &mcp_jsonrpc::Peer) + Send + Sync + 'static,
+    {
+        self.custom.add_notification(method.into(), crate::custom::raw_notification(handler));
         self
     }
 

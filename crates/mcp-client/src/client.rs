@@ -63,12 +63,25 @@ impl SessionConnection {
         if !self.reinitialize {
             return Ok(peer.request::<R>(params, options).await?);
         }
+        self.renewing(peer, R::METHOD, || peer.request::<R>(params.clone(), options.clone())).await
+    }
+
+    /// Sends with `send`; a call the server refused because it ended the HTTP session is sent
+    /// once more in a new session (unless turned off).
+    pub(crate) async fn renewing<T, F, Fut>(&self, peer: &Peer, method: &str, send: F) -> Result<T, ClientError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<T, CallError>>,
+    {
+        if !self.reinitialize {
+            return Ok(send().await?);
+        }
         let generation = self.generation.load(Ordering::Acquire);
-        match peer.request::<R>(params.clone(), options.clone()).await {
+        match send().await {
             Err(CallError::Transport(e)) if session_expired(&e) => {
-                tracing::info!(method = R::METHOD, "the server ended the session; starting a new one");
+                tracing::info!(%method, "the server ended the session; starting a new one");
                 self.renew(peer, generation).await?;
-                Ok(peer.request::<R>(params, options).await?)
+                Ok(send().await?)
             }
             other => Ok(other?),
         }

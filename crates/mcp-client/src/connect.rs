@@ -66,6 +66,9 @@ impl ClientBuilder {
         child: Option<ChildProcess>,
         respawnable: bool,
     ) -> Result<Client, ConnectError> {
+        if let Some(method) = self.custom.refused.clone() {
+            return Err(failed(ClientError::ReservedMethod(method).into(), child, false).await);
+        }
         let over_http = T::KIND == TransportKind::HttpClient;
         let (events, _) = broadcast::channel(self.events_capacity.max(1));
         let shared = Shared {
@@ -74,8 +77,12 @@ impl ClientBuilder {
             registry: Arc::new(Registry::default()),
         };
         let emit = emitter(self.on_event.clone(), shared.events.clone(), shared.cache.clone());
-        let service =
-            ClientService { router: service::router(&self.handlers), registry: shared.registry.clone(), emit };
+        let service = ClientService {
+            router: service::router(&self.handlers),
+            registry: shared.registry.clone(),
+            emit,
+            custom: self.custom.clone(),
+        };
         let peer = Peer::spawn(transport, Arc::new(service), self.peer_config.clone());
         let meta = self.request_meta(over_http.then(|| Arc::new(HeaderRules::default())));
         let negotiated = match self.negotiate(&peer, &meta, over_http).await {

@@ -85,6 +85,10 @@ pub enum ClientError {
     /// [`ClientError::http_error`] reaches it.
     #[error(transparent)]
     Transport(TransportError),
+    /// A handler of the [`ClientBuilder`](crate::ClientBuilder) for a custom method named as
+    /// one of the protocol's (see [`is_reserved_method`](mcp_types::is_reserved_method)).
+    #[error("`{0}` is a method of the protocol: a custom method needs a name of its own (`vendor/method`)")]
+    ReservedMethod(String),
     /// The call does not exist in the connection's protocol revision (`ping`,
     /// `logging/setLevel`, `resources/subscribe`, `initialize` in 2026-07-28; `server/discover`
     /// and `subscriptions/listen` before it).

@@ -56,6 +56,7 @@ mod cache;
 mod calls;
 mod client;
 mod connect;
+mod custom;
 mod error;
 mod handlers;
 pub mod input_tasks;

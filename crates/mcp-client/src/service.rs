@@ -12,6 +12,7 @@ use mcp_types::{
 use tokio::sync::broadcast;
 
 use crate::cache::ListCache;
+use crate::custom::CustomHandlers;
 use crate::handlers::apply_elicitation_defaults;
 use crate::listen::{self, Registry};
 use crate::stateless::InputHandlers;
@@ -85,14 +86,22 @@ pub(crate) struct ClientService {
     pub(crate) router: Router,
     pub(crate) registry: Arc<Registry>,
     pub(crate) emit: Emit,
+    /// The handlers of the server's custom requests and notifications.
+    pub(crate) custom: CustomHandlers,
 }
 
 impl Service for ClientService {
     fn request(&self, request: message::Request, ctx: RequestContext) -> BoxFuture<Reply> {
+        // A custom method's handler; else the router's (-32601 for a method it lacks).
+        if !self.router.handles(&request.method)
+            && let Some(answer) = self.custom.serve(&request, &ctx)
+        {
+            return answer;
+        }
         Service::request(&self.router, request, ctx)
     }
 
-    fn notification(&self, n: message::Notification, _peer: &Peer) {
+    fn notification(&self, n: message::Notification, peer: &Peer) {
         if n.method == "notifications/cancelled" {
             if !self.registry.server_cancelled(&n) {
                 tracing::debug!("cancellation of an unknown request");
@@ -102,6 +111,9 @@ impl Service for ClientService {
         if let Some(id) = listen::subscription_of(&n)
             && self.registry.deliver(&id, &n, &*self.emit)
         {
+            return;
+        }
+        if self.custom.notify(&n, peer) {
             return;
         }
         match listen::event_of(&n) {

@@ -472,6 +472,30 @@ impl StatelessConnection {
         decode_result::<R>(value)
     }
 
+    /// Sends a custom request (a method outside the protocol) with the per-request `_meta`;
+    /// its result as JSON. Custom methods have no input-required round trips: a result is
+    /// returned as it came.
+    pub(crate) async fn call_raw(
+        &self,
+        peer: &Peer,
+        method: &str,
+        params: Option<Value>,
+        mut options: CallOptions,
+    ) -> Result<Value, ClientError> {
+        let mut params = match params {
+            None => JsonObject::new(),
+            Some(Value::Object(params)) => params,
+            Some(other) => {
+                let e = format!("params of a 2026-07-28 request must be a JSON object (for its `_meta`), not {other}");
+                return Err(ClientError::Encode(serde::ser::Error::custom(e)));
+            }
+        };
+        self.meta.apply(&mut params, STATELESS.as_str());
+        options.hints = self.meta.hints(method, &params);
+        let raw = peer.request_raw(method, Some(&params), options).await?;
+        serde_json::from_str(raw.get()).map_err(|e| ClientError::decode(method, e))
+    }
+
     /// Sends a request that declares the tasks extension; its result as JSON (a task, or the
     /// request's own result).
     pub(crate) async fn call_with_tasks<R: Request>(

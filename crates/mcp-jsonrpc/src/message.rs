@@ -391,6 +391,18 @@ pub fn decode_params<T: serde::de::DeserializeOwned>(params: Option<&RawValue>) 
     serde_json::from_str(text).map_err(ErrorObject::invalid_params)
 }
 
+/// Decodes the params of a custom method (see [`CustomRequest`](mcp_types::CustomRequest)) as
+/// `T`: absent params read as `{}`, or as `null` for a type that takes no object (`()`,
+/// `Option<_>`). Params that do not decode are -32602.
+pub fn decode_custom_params<T: serde::de::DeserializeOwned>(params: Option<&RawValue>) -> Result<T, ErrorObject> {
+    match params {
+        Some(params) => serde_json::from_str(params.get()).map_err(ErrorObject::invalid_params),
+        None => serde_json::from_str("{}")
+            .or_else(|e| serde_json::from_str("null").map_err(|_| e))
+            .map_err(ErrorObject::invalid_params),
+    }
+}
+
 /// Reads a raw JSON value as `T`, for decoding a response's result.
 pub fn decode_result<T: serde::de::DeserializeOwned>(raw: &RawValue) -> Result<T, serde_json::Error> {
     serde_json::from_str(raw.get())

@@ -564,16 +564,45 @@ impl Peer {
 
     /// Calls a method by name with untyped params; the answer is raw JSON.
     ///
-    /// No progress token is added to raw params: use [`Peer::request`] for progress.
-    pub async fn request_raw(
-        &self,
-        method: &str,
+    /// No progress token is added to raw params: use [`Peer::request`] for progress. The
+    /// params are encoded when this is called: the future does not hold them, and is `Send`
+    /// whatever they are.
+    pub fn request_raw<'a, 'm>(
+        &'a self,
+        method: &'m str,
         params: Option<&dyn Body>,
         options: CallOptions,
-    ) -> Result<Box<RawValue>, CallError> {
+    ) -> impl Future<Output = Result<Box<RawValue>, CallError>> + Send + use<'a, 'm> {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
-        let frame = message::encode_request(&RequestId::Integer(id), method, params).map_err(CallError::Encode)?;
-        self.call(id, method, frame, options).await
+        let frame = message::encode_request(&RequestId::Integer(id), method, params);
+        async move {
+            let frame = frame.map_err(CallError::Encode)?;
+            self.call(id, method, frame, options).await
+        }
+    }
+
+    /// Calls a custom method of the other side (one outside the protocol, see
+    /// [`CustomRequest`](mcp_types::CustomRequest)): its params and result as they serialize,
+    /// whatever the revision.
+    pub fn request_custom<'a, R: mcp_types::CustomRequest>(
+        &'a self,
+        params: &R::Params,
+        options: CallOptions,
+    ) -> impl Future<Output = Result<R::Result, CallError>> + Send + use<'a, R> {
+        let call = self.request_raw(R::METHOD, Some(params), options);
+        async move {
+            let raw = call.await?;
+            message::decode_result(&raw).map_err(|source| CallError::Decode { method: R::METHOD.to_owned(), source })
+        }
+    }
+
+    /// Sends a custom notification (one outside the protocol, see
+    /// [`CustomNotification`](mcp_types::CustomNotification)).
+    pub fn notify_custom<'a, N: mcp_types::CustomNotification>(
+        &'a self,
+        params: &N::Params,
+    ) -> impl Future<Output = Result<(), CallError>> + Send + use<'a, N> {
+        self.notify_raw(N::METHOD, Some(params))
     }
 
     async fn call(

@@ -40,6 +40,15 @@ pub enum ClientRequestError {
          tools/call, prompts/get and resources/read can ask the client for input"
     )]
     NotInThisRequest(&'static str),
+    /// 2026-07-28 has no requests from server to client (a server asks for input within its
+    /// results): a custom request cannot be sent to a client of that revision.
+    #[error("protocol revision {version} has no requests from server to client: `{method}` cannot be sent")]
+    NoRequestsInRevision {
+        /// The request's method.
+        method: String,
+        /// The request's revision.
+        version: ProtocolVersion,
+    },
     /// The call failed (the client's error, a timeout, the connection closed, ...).
     #[error(transparent)]
     Call(#[from] CallError),
@@ -447,6 +456,57 @@ impl Context {
             Some(rounds) => self.ask(rounds, key, "roots", ListRootsRequest::METHOD, &serde_json::json!({})),
             None => self.list_roots().await,
         }
+    }
+
+    /// Sends the custom request `R` (a method outside the protocol, see
+    /// [`CustomRequest`](mcp_types::CustomRequest)) to the client, on behalf of this request
+    /// (ended if it is cancelled), and decodes its result. No capability is checked: declare
+    /// and check the client's `experimental` or `extensions` entry as your method needs. A
+    /// 2026-07-28 client gets no requests from the server:
+    /// [`ClientRequestError::NoRequestsInRevision`].
+    pub async fn request<R: mcp_types::CustomRequest>(
+        &self,
+        params: R::Params,
+    ) -> Result<R::Result, ClientRequestError> {
+        self.refuse_request(R::METHOD)?;
+        Ok(self.peer.request_custom::<R>(&params, self.options()).await?)
+    }
+
+    /// Sends the custom request `method` with `params` as JSON, and returns its result as JSON.
+    /// As [`request`](Self::request) otherwise.
+    pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Option<serde_json::Value>,
+    ) -> Result<serde_json::Value, ClientRequestError> {
+        self.refuse_request(method)?;
+        let call = self.peer.request_raw(
+            method,
+            params.as_ref().map(|p| p as &dyn mcp_jsonrpc::message::Body),
+            self.options(),
+        );
+        let raw = call.await?;
+        serde_json::from_str(raw.get()).map_err(|source| CallError::Decode { method: method.to_owned(), source }.into())
+    }
+
+    /// Sends the custom notification `N` to the client, on behalf of this request (in
+    /// 2026-07-28 over HTTP, on its response stream).
+    pub async fn notify<N: mcp_types::CustomNotification>(&self, params: N::Params) -> Result<(), ClientRequestError> {
+        Ok(self.peer.notify_custom::<N>(&params).await?)
+    }
+
+    /// Sends the notification `method` with `params` as JSON, as [`notify`](Self::notify).
+    pub async fn notify_raw(&self, method: &str, params: Option<serde_json::Value>) -> Result<(), ClientRequestError> {
+        let send = self.peer.notify_raw(method, params.as_ref().map(|p| p as &dyn mcp_jsonrpc::message::Body));
+        Ok(send.await?)
+    }
+
+    /// A request to the client of a revision that has none (2026-07-28) is refused.
+    fn refuse_request(&self, method: &str) -> Result<(), ClientRequestError> {
+        if self.version.is_stateless() {
+            return Err(ClientRequestError::NoRequestsInRevision { method: method.to_owned(), version: self.version });
+        }
+        Ok(())
     }
 
     /// A 2026-07-28 request without round trips (see [`ClientRequestError::NotInThisRequest`])

@@ -120,7 +120,12 @@ pub(crate) fn dispatch(call: Call<'_>) -> impl Future<Output = Reply> + Send {
             mcp_types::GetTaskPayloadRequest::METHOD => serve::<mcp_types::GetTaskPayloadRequest>(&call).await,
             mcp_types::ListTasksRequest::METHOD => serve::<mcp_types::ListTasksRequest>(&call).await,
             mcp_types::CancelTaskRequest::METHOD => serve::<mcp_types::CancelTaskRequest>(&call).await,
-            other => Err(ErrorObject::method_not_found(other)),
+            // Not the protocol's: a custom method, if the server has a handler for it (its
+            // future boxed, out of every request's).
+            other => match call.server.custom.request(other) {
+                Some(handler) => Box::pin(crate::custom::serve(call, handler.clone())).await,
+                None => Err(ErrorObject::method_not_found(other)),
+            },
         }
     }
 }

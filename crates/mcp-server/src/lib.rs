@@ -70,6 +70,7 @@
 mod auth;
 mod completion;
 mod context;
+mod custom;
 mod dispatch;
 pub mod elicit;
 mod extract;

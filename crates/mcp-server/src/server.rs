@@ -3,15 +3,17 @@
 
 use hashbrown::HashMap;
 use mcp_jsonrpc::sync::{MutexExt as _, RwLockExt as _};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use mcp_jsonrpc::{Peer, PeerConfig, Transport};
 use mcp_types::{
-    Implementation, Prompt, PromptListChangedNotification, Resource, ResourceListChangedNotification, ResourceTemplate,
-    ResourceUpdatedNotification, ResourceUpdatedNotificationParams, ServerCapabilities, ServerCapabilitiesPrompts,
-    ServerCapabilitiesResources, ServerCapabilitiesTools, Tool, ToolListChangedNotification,
+    Implementation, JsonObject, Prompt, PromptListChangedNotification, Resource, ResourceListChangedNotification,
+    ResourceTemplate, ResourceUpdatedNotification, ResourceUpdatedNotificationParams, ServerCapabilities,
+    ServerCapabilitiesPrompts, ServerCapabilitiesResources, ServerCapabilitiesTools, Tool, ToolListChangedNotification,
 };
 
+use crate::custom::{self, CustomMethods};
 use crate::extract::StateMap;
 use crate::handlers::Handlers;
 use crate::prompt::PromptDef;
@@ -107,6 +109,8 @@ pub(crate) struct ServerShared {
     pub(crate) bus: Arc<dyn crate::SubscriptionBus>,
     /// The tasks (2025-11-25): present when the server declares the `tasks` capability.
     pub(crate) tasks: Option<Arc<crate::tasks::Tasks>>,
+    /// The handlers of methods outside the protocol.
+    pub(crate) custom: CustomMethods,
     registry: RwLock<Arc<Registry>>,
     sessions: Mutex<Vec<Weak<SessionState>>>,
 }
@@ -158,6 +162,9 @@ pub struct ServerBuilder {
     enable_tools: bool,
     enable_prompts: bool,
     enable_resources: bool,
+    custom: CustomMethods,
+    experimental: BTreeMap<String, JsonObject>,
+    extensions: BTreeMap<String, JsonObject>,
 }
 
 /// Called when a client says its roots changed; the [`Peer`] reaches that client (to call
@@ -350,6 +357,91 @@ impl ServerBuilder {
         self.tasks = Some(config);
         self
     }
+    /// Serves the custom request `R` (a method outside the protocol, see
+    /// [`CustomRequest`](mcp_types::CustomRequest)) with `handler`, which gets the decoded params
+    /// and a [`Context`](crate::Context) as a tool does. Params that do not decode are -32602
+    /// (the handler does not run); the handler's error is the request's error, its panic an
+    /// internal error (-32603). A method of the protocol cannot be served so:
+    /// [`build`](Self::build) refuses it ([`DefinitionError::ReservedMethod`]).
+    ///
+    /// ```
+    /// use mcp_server::Server;
+    /// use mcp_types::CustomRequest;
+    ///
+    /// enum Add {}
+    /// impl CustomRequest for Add {
+    ///     const METHOD: &'static str = "acme/add";
+    ///     type Params = [i64; 2];
+    ///     type Result = i64;
+    /// }
+    ///
+    /// let server = Server::builder("calc", "1.0.0")
+    ///     .request_handler::<Add, _, _>(|[a, b], _ctx| async move { Ok(a + b) })
+    ///     .build()
+    ///     .unwrap();
+    /// ```
+    pub fn request_handler<R, F, Fut>(mut self, handler: F) -> Self
+    where
+        R: mcp_types::CustomRequest,
+        F: Fn(R::Params, crate::Context) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<R::Result, mcp_types::ErrorObject>> + Send + 'static,
+    {
+        self.custom.add_request(R::METHOD.to_owned(), custom::typed_request::<R, F, Fut>(handler));
+        self
+    }
+
+    /// Serves the custom request `method` with `handler`, which gets its params as JSON
+    /// (`None`: the request had none) and answers with the result as JSON. As
+    /// [`request_handler`](Self::request_handler) otherwise.
+    pub fn raw_request_handler<F, Fut>(mut self, method: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(Option<serde_json::Value>, crate::Context) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<serde_json::Value, mcp_types::ErrorObject>> + Send + 'static,
+    {
+        self.custom.add_request(method.into(), custom::raw_request(handler));
+        self
+    }
+
+    /// Calls `handler` with each custom notification `N` a client sends, on the connection's
+    /// reader, in order (spawn a task for long work); the [`Peer`] reaches that client.
+    /// Params that do not decode are logged and dropped; a panic is logged.
+    pub fn notification_handler<N, F>(mut self, handler: F) -> Self
+    where
+        N: mcp_types::CustomNotification,
+        F: Fn(N::Params, &Peer) + Send + Sync + 'static,
+    {
+        self.custom.add_notification(N::METHOD.to_owned(), custom::typed_notification::<N, F>(handler));
+        self
+    }
+
+    /// Calls `handler` with each notification of `method` a client sends, its params as JSON.
+    /// As [`notification_handler`](Self::notification_handler) otherwise.
+    pub fn raw_notification_handler<F>(mut self, method: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(Option<serde_json::Value>, &Peer) + Send + Sync + 'static,
+    {
+        self.custom.add_notification(method.into(), custom::raw_notification(handler));
+        self
+    }
+
+    /// Declares an experimental capability (`experimental[name]`, every revision), for
+    /// clients that know what it means. A second declaration of `name` replaces the first.
+    pub fn experimental_capability(mut self, name: impl Into<String>, settings: JsonObject) -> Self {
+        self.experimental.insert(name.into(), settings);
+        self
+    }
+
+    /// Declares an extension (`extensions[name]`, 2026-07-28: a map of extension identifiers
+    /// to their settings; an empty object is support without settings). Identifiers have a
+    /// prefix (`com.example/search`), or [`build`](Self::build) refuses them
+    /// ([`DefinitionError::InvalidExtension`]). The schemas of the session revisions have no
+    /// `extensions` member: their clients do not see it (declare an
+    /// [`experimental_capability`](Self::experimental_capability) for them).
+    pub fn extension(mut self, name: impl Into<String>, settings: JsonObject) -> Self {
+        self.extensions.insert(name.into(), settings);
+        self
+    }
+
     /// Declares the prompts capability even with no prompt yet.
     pub fn enable_prompts(mut self) -> Self {
         self.enable_prompts = true;
@@ -361,8 +453,21 @@ impl ServerBuilder {
         self
     }
 
+    /// The custom methods (none registered under a protocol name, or twice) and the extension
+    /// identifiers (each with its prefix).
+    fn check_custom(&self) -> Result<(), DefinitionError> {
+        if let Some(refused) = self.custom.refused.clone() {
+            return Err(refused);
+        }
+        match self.extensions.keys().find(|name| !valid_extension_id(name)) {
+            Some(name) => Err(DefinitionError::InvalidExtension { name: name.clone() }),
+            None => Ok(()),
+        }
+    }
+
     /// Checks the items (unique names and URIs) and builds the server.
     pub fn build(self) -> Result<Server, DefinitionError> {
+        self.check_custom()?;
         let mut registry = Registry {
             tools: self.tools,
             prompts: self.prompts,
@@ -401,23 +506,12 @@ impl ServerBuilder {
             }),
             logging: Some(Default::default()),
             completions: (has_prompts || has_resources).then(Default::default),
-            tasks: tasks.is_some().then(|| mcp_types::ServerCapabilitiesTasks {
-                list: Some(Default::default()),
-                cancel: Some(Default::default()),
-                requests: Some(mcp_types::ServerCapabilitiesTasksRequests {
-                    tools: Some(mcp_types::ServerCapabilitiesTasksRequestsTools {
-                        call: Some(Default::default()),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }),
+            tasks: tasks.is_some().then(tasks_capability),
+            experimental: capability_map(self.experimental, None),
             // 2026-07-28: tasks are the `io.modelcontextprotocol/tasks` extension (the
-            // `tasks` member above belongs to 2025-11-25 and is not written for 2026-07-28).
-            extensions: tasks.is_some().then(|| {
-                std::iter::once((crate::tasks::EXTENSION.to_owned(), mcp_types::JSONObject::default())).collect()
-            }),
+            // `tasks` member above belongs to 2025-11-25 and is not written for 2026-07-28),
+            // beside the user's (whose own settings of it win).
+            extensions: capability_map(self.extensions, tasks.is_some().then_some(crate::tasks::EXTENSION)),
             ..Default::default()
         };
         let bus = self.bus.unwrap_or_else(crate::subscriptions::default_bus);
@@ -439,12 +533,60 @@ impl ServerBuilder {
                     _ => crate::stateless::StateKeys::random(self.state_ttl),
                 },
                 tasks: tasks.map(|config| Arc::new(crate::tasks::Tasks::new(config, bus.clone()))),
+                custom: self.custom,
                 bus,
                 registry: RwLock::new(Arc::new(registry)),
                 sessions: Mutex::new(Vec::new()),
             }),
         })
     }
+}
+
+/// The `tasks` capability (2025-11-25) of a server with task tools: listed, cancelled,
+/// `tools/call` as a task.
+fn tasks_capability() -> mcp_types::ServerCapabilitiesTasks {
+    mcp_types::ServerCapabilitiesTasks {
+        list: Some(Default::default()),
+        cancel: Some(Default::default()),
+        requests: Some(mcp_types::ServerCapabilitiesTasksRequests {
+            tools: Some(mcp_types::ServerCapabilitiesTasksRequestsTools {
+                call: Some(Default::default()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// A capability map (`experimental`, `extensions`) as declared: the user's entries, and the
+/// SDK's own (`ours`, with empty settings) where the user did not set it; `None` when empty.
+fn capability_map(
+    mut entries: BTreeMap<String, JsonObject>,
+    ours: Option<&str>,
+) -> Option<BTreeMap<String, mcp_types::JSONObject>> {
+    if let Some(ours) = ours {
+        entries.entry(ours.to_owned()).or_default();
+    }
+    (!entries.is_empty()).then(|| entries.into_iter().map(|(k, v)| (k, mcp_types::JSONObject { extra: v })).collect())
+}
+
+/// Whether `id` is an extension identifier of 2026-07-28: a `_meta` key name with its prefix,
+/// `label(.label)*/name`, labels starting with a letter and ending with a letter or digit
+/// (hyphens within), the name starting and ending alphanumeric (`-`, `_`, `.` within).
+fn valid_extension_id(id: &str) -> bool {
+    let Some((prefix, name)) = id.split_once('/') else { return false };
+    let label = |l: &str| {
+        let b = l.as_bytes();
+        b.first().is_some_and(u8::is_ascii_alphabetic)
+            && b.last().is_some_and(u8::is_ascii_alphanumeric)
+            && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+    };
+    let n = name.as_bytes();
+    prefix.split('.').all(label)
+        && n.first().is_some_and(u8::is_ascii_alphanumeric)
+        && n.last().is_some_and(u8::is_ascii_alphanumeric)
+        && n.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 
 fn check_unique<'a>(kind: &'static str, names: impl Iterator<Item = &'a str>) -> Result<(), DefinitionError> {
@@ -492,6 +634,9 @@ impl Server {
             enable_tools: false,
             enable_prompts: false,
             enable_resources: false,
+            custom: CustomMethods::default(),
+            experimental: BTreeMap::new(),
+            extensions: BTreeMap::new(),
         }
     }
 

@@ -143,7 +143,11 @@ impl Service for Session {
                 Some(f) => f(peer.clone()),
                 None => tracing::debug!("client roots changed"),
             },
-            other => tracing::debug!(method = other, "unhandled notification"),
+            other => {
+                if !self.server.custom.notify(other, notification.params.as_deref(), peer) {
+                    tracing::debug!(method = other, "unhandled notification");
+                }
+            }
         }
     }
 }

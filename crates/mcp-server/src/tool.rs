@@ -170,9 +170,24 @@ pub enum DefinitionError {
     /// Two items with the same name (or URI).
     #[error("duplicate {kind} `{name}`")]
     Duplicate {
-        /// `tool`, `prompt`, `resource` or `resource template`.
+        /// `tool`, `prompt`, `resource`, `resource template`, `custom request` or
+        /// `custom notification`.
         kind: &'static str,
-        /// The name or URI.
+        /// The name, URI or method.
+        name: String,
+    },
+    /// A custom method named as one of the protocol's (see
+    /// [`is_reserved_method`](mcp_types::is_reserved_method)): it would shadow it.
+    #[error("`{method}` is a method of the protocol: a custom method needs a name of its own (`vendor/method`)")]
+    ReservedMethod {
+        /// The method.
+        method: String,
+    },
+    /// An extension whose identifier has no prefix (`vendor/name`), which the 2026-07-28
+    /// specification requires of extension identifiers.
+    #[error("invalid extension identifier `{name}`: it needs a prefix, as in `com.example/{name}`")]
+    InvalidExtension {
+        /// The identifier.
         name: String,
     },
 }

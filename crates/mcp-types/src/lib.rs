@@ -71,7 +71,10 @@ pub mod __registry;
 pub use error_code::ErrorCode;
 pub use generated::methods::METHODS;
 pub use generated::types::*;
-pub use method::{Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request};
+pub use method::{
+    CustomNotification, CustomRequest, Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request,
+    is_reserved_method,
+};
 pub use version::{ProtocolVersion, Revisions, UnsupportedVersion};
 pub use wire::{ForRevision, WireSerialize, to_string_for, to_value_for};
 

@@ -113,3 +113,81 @@ pub struct MethodInfo {
     /// The revisions that have it.
     pub revisions: Revisions,
 }
+
+/// A request outside the protocol: a custom method of your own, or an extension's. Implement
+/// it on a marker type to send and serve the request typed (`Client::request::<R>`,
+/// `ServerBuilder::request_handler::<R>`), as the protocol's requests are with [`Request`].
+///
+/// Its params and result are plain serde types: the SDK writes them as they serialize, the
+/// same for every revision. Name the method with a prefix of your own (`acme/search`), as the
+/// specification asks of extensions: a protocol method cannot be a custom one
+/// ([`is_reserved_method`]).
+///
+/// ```
+/// use mcp_types::CustomRequest;
+/// use serde::{Deserialize, Serialize};
+///
+/// /// `acme/search`: finds documents.
+/// pub enum Search {}
+///
+/// #[derive(Serialize, Deserialize)]
+/// pub struct SearchParams { pub query: String }
+///
+/// #[derive(Serialize, Deserialize)]
+/// pub struct SearchResult { pub hits: Vec<String> }
+///
+/// impl CustomRequest for Search {
+///     const METHOD: &'static str = "acme/search";
+///     type Params = SearchParams;
+///     type Result = SearchResult;
+/// }
+/// assert!(!mcp_types::is_reserved_method(Search::METHOD));
+/// ```
+pub trait CustomRequest: 'static {
+    /// The method name, e.g. `"acme/search"`.
+    const METHOD: &'static str;
+    /// The `params` member (`()` or an `Option` for a request that may have none).
+    type Params: Serialize + DeserializeOwned + Send + 'static;
+    /// The `result` member of a successful response.
+    type Result: Serialize + DeserializeOwned + Send + 'static;
+}
+
+/// A notification outside the protocol: a custom method of your own, or an extension's (see
+/// [`CustomRequest`]).
+///
+/// ```
+/// use mcp_types::CustomNotification;
+///
+/// /// `acme/indexed`: the index was rebuilt.
+/// pub enum Indexed {}
+///
+/// impl CustomNotification for Indexed {
+///     const METHOD: &'static str = "acme/indexed";
+///     type Params = serde_json::Value;
+/// }
+/// ```
+pub trait CustomNotification: 'static {
+    /// The method name, e.g. `"acme/indexed"`.
+    const METHOD: &'static str;
+    /// The `params` member.
+    type Params: Serialize + DeserializeOwned + Send + 'static;
+}
+
+/// The methods of the official extensions the SDK serves itself (the 2026-07-28 tasks
+/// extension's), beside the protocol's [`METHODS`](crate::METHODS).
+const EXTENSION_METHODS: [&str; 2] = ["tasks/update", "notifications/tasks"];
+
+/// Whether `method` belongs to the protocol (a method of any revision, or of an official
+/// extension the SDK serves) or to JSON-RPC itself (`rpc.*`): a custom method cannot take
+/// such a name.
+///
+/// ```
+/// assert!(mcp_types::is_reserved_method("tools/call"));
+/// assert!(mcp_types::is_reserved_method("rpc.discover"));
+/// assert!(!mcp_types::is_reserved_method("acme/search"));
+/// ```
+pub fn is_reserved_method(method: &str) -> bool {
+    method.starts_with("rpc.")
+        || EXTENSION_METHODS.contains(&method)
+        || crate::METHODS.iter().any(|m| m.method == method)
+}

@@ -511,3 +511,29 @@ pub async fn completions(client: &Client) {
         || CompletionReference::ResourceTemplateReference(ResourceTemplateReference::new("test://template/{id}/data"));
     assert_eq!(complete(template(), "id", "1").await, ["1", "123"]);
 }
+
+/// The custom method `example/reverse`, typed and raw; its custom notification, which the
+/// client has no handler for, reported as an event; params that do not decode (-32602) and a
+/// custom method nobody serves (-32601); the server's declarations of it.
+pub async fn custom_methods(client: &Client, seen: &Arc<Mutex<Seen>>) {
+    use mcp_examples::reverse::{EXPERIMENTAL, EXTENSION, Reverse, Text};
+    let reversed = client.request::<Reverse>(Text { text: "stressed".into() }).await.unwrap();
+    assert_eq!(reversed, Text { text: "desserts".into() });
+    let raw = client.request_raw("example/reverse", Some(json!({"text": "abc"}))).await.unwrap();
+    assert_eq!(raw["text"], "cba");
+    wait_for_event(seen, "example/reversing", |e| {
+        matches!(e, ServerEvent::Notification { method, params: Some(p) }
+            if method == "example/reversing" && p["text"] == "stressed")
+    })
+    .await;
+    let code = |e: mcp_sdk::client::ClientError| match e {
+        mcp_sdk::client::ClientError::Remote(e) => e.code,
+        other => panic!("not the server's error: {other}"),
+    };
+    assert_eq!(code(client.request_raw("example/reverse", Some(json!({"text": 1}))).await.unwrap_err()), -32602);
+    assert_eq!(code(client.request_raw("example/nope", None).await.unwrap_err()), -32601);
+    assert!(client.server_experimental(EXPERIMENTAL).is_some());
+    // `extensions` is 2026-07-28's: a session's server declares none.
+    let stateless = client.protocol_version().is_stateless();
+    assert_eq!(client.server_extension(EXTENSION).is_some(), stateless);
+}

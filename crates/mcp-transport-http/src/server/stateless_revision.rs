@@ -33,10 +33,18 @@ pub(super) async fn post(
 ) -> Result<Response, Response> {
     let request = match parsed {
         Parsed::Single(Message::Request(r)) => r,
-        // Nothing to do: 2026-07-28 defines no notifications from the client over HTTP
-        // (closing the stream cancels); clients that send `notifications/cancelled` anyway
-        // get 202.
-        Parsed::Single(Message::Notification(_)) => return Ok(StatusCode::ACCEPTED.into_response()),
+        // 2026-07-28 defines no notifications from the client over HTTP (closing the stream
+        // cancels): clients that send `notifications/cancelled` anyway get 202. A notification
+        // outside the protocol (a custom method's, an extension's) is handed to the server
+        // outside any session, as in the stateless mode of the session revisions.
+        Parsed::Single(Message::Notification(n)) => {
+            if !mcp_types::is_reserved_method(&n.method) {
+                let dispatcher = app.factory.connect_stateless(app.ephemeral_router(), ProtocolVersion::V2026_07_28);
+                let info = RequestInfo { parts, session_id: None, stream: None, _in_flight: None };
+                dispatcher.dispatch(Parsed::Single(Message::Notification(n)), Some(Arc::new(info))).await;
+            }
+            return Ok(StatusCode::ACCEPTED.into_response());
+        }
         _ => return Err(invalid_request(StatusCode::BAD_REQUEST, "a 2026-07-28 POST carries one request")),
     };
     check_headers(app, &request, &parts.headers, header_version)?;
