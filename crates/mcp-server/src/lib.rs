@@ -83,6 +83,7 @@ pub mod tasks;
 mod tasks_dispatch;
 mod tasks_ext;
 mod tool;
+mod trace;
 
 pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
 pub use context::{ClientRequestError, Context, Logger};

@@ -1,0 +1,183 @@
+//! The `mcp.server.request` span of each request, as transcripts over the in-memory transport
+//! with a subscriber layer that records spans: its fields (OpenTelemetry's MCP semantic
+//! conventions) and the `traceparent` a request carries in `_meta`, in a session revision and
+//! in 2026-07-28. (With or without the `opentelemetry` feature: the field is recorded either
+//! way.)
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_jsonrpc::transport::memory;
+use mcp_server::{PromptDef, Server, ToolDef, ToolError};
+use mcp_test_support::Wire;
+use mcp_types::{CallToolResult, ContentBlock, ErrorObject, GetPromptResult, PromptMessage, Role};
+use serde_json::{Value, json};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing_subscriber::layer::{Context, SubscriberExt as _};
+use tracing_subscriber::registry::LookupSpan;
+
+const TRACEPARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01";
+
+/// A recorded span: its name and fields (as text).
+#[derive(Debug, Clone, Default)]
+struct Recorded {
+    name: &'static str,
+    fields: BTreeMap<String, String>,
+}
+
+/// A layer that records every span and what is recorded on it later.
+#[derive(Clone, Default)]
+struct Spans(Arc<Mutex<Vec<(Id, Recorded)>>>);
+
+struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+impl Visit for Fields<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+}
+
+impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<S> for Spans {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
+        let mut span = Recorded { name: attrs.metadata().name(), ..Default::default() };
+        attrs.record(&mut Fields(&mut span.fields));
+        self.0.lock().unwrap().push((id.clone(), span));
+    }
+    fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
+        let mut spans = self.0.lock().unwrap();
+        if let Some((_, span)) = spans.iter_mut().rev().find(|(i, _)| i == id) {
+            values.record(&mut Fields(&mut span.fields));
+        }
+    }
+}
+
+impl Spans {
+    /// The server's request spans, in the order they were opened.
+    fn requests(&self) -> Vec<BTreeMap<String, String>> {
+        let spans = self.0.lock().unwrap();
+        spans.iter().filter(|(_, s)| s.name == "mcp.server.request").map(|(_, s)| s.fields.clone()).collect()
+    }
+}
+
+fn server() -> Server {
+    let echo = ToolDef::new("echo", json!({"type": "object"}), |args, _ctx| async move {
+        let text = args.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(text)]))
+    })
+    .unwrap();
+    let review = PromptDef::new("review", |_args, _ctx| async move {
+        Ok::<_, ErrorObject>(GetPromptResult::new(vec![PromptMessage::new(Role::User, ContentBlock::text("Review"))]))
+    });
+    Server::builder("traced", "1.0").tool(echo).prompt(review).build().unwrap()
+}
+
+/// Sends a request and returns its response.
+async fn call(wire: &mut Wire, id: impl Into<Value>, method: &str, params: Value) -> Value {
+    wire.send(json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params})).await;
+    wire.recv().await
+}
+
+/// The fields a span must have (and no other values for them).
+fn assert_fields(span: &BTreeMap<String, String>, expected: &[(&str, &str)]) {
+    for (key, value) in expected {
+        assert_eq!(span.get(*key).map(String::as_str), Some(*value), "{key} in {span:?}");
+    }
+}
+
+/// A session revision: the span of each request names its method, id, revision and target;
+/// the `traceparent` of `_meta` is a field of the span of the request that carried it, an
+/// error response's code is recorded, and the responses are what they are without tracing.
+#[tokio::test]
+async fn a_session_requests_span_records_its_traceparent() {
+    let spans = Spans::default();
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    let (a, b) = memory(64);
+    let server = server();
+    server.connect(a);
+    let mut wire = Wire::new(b).with_timeout(Duration::from_secs(60));
+    let init =
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+    let answer = call(&mut wire, 1, "initialize", init).await;
+    assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
+    wire.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+
+    let params = json!({"name": "echo", "arguments": {"text": "hi"}, "_meta": {"traceparent": TRACEPARENT}});
+    let answer = call(&mut wire, 2, "tools/call", params).await;
+    assert_eq!(answer, json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "hi"}]}}));
+    let answer = call(&mut wire, "three", "prompts/get", json!({"name": "review"})).await;
+    assert_eq!(answer["result"]["messages"][0]["content"]["text"], "Review");
+    let answer = call(&mut wire, 4, "no/such", json!({"_meta": {"traceparent": "garbage"}})).await;
+    assert_eq!(answer["error"]["code"], -32601);
+
+    let requests = spans.requests();
+    assert_eq!(requests.len(), 4, "{requests:?}");
+    assert_fields(
+        &requests[0],
+        &[("mcp.method.name", "initialize"), ("jsonrpc.request.id", "1"), ("otel.name", "initialize")],
+    );
+    assert!(!requests[0].contains_key("traceparent"), "{:?}", requests[0]);
+    assert_fields(
+        &requests[1],
+        &[
+            ("mcp.method.name", "tools/call"),
+            ("jsonrpc.request.id", "2"),
+            ("mcp.protocol.version", "2025-11-25"),
+            ("gen_ai.tool.name", "echo"),
+            ("gen_ai.operation.name", "execute_tool"),
+            ("otel.name", "tools/call echo"),
+            ("otel.kind", "server"),
+            ("traceparent", TRACEPARENT),
+        ],
+    );
+    assert!(!requests[1].contains_key("error.type"), "{:?}", requests[1]);
+    assert_fields(
+        &requests[2],
+        &[("jsonrpc.request.id", "three"), ("gen_ai.prompt.name", "review"), ("otel.name", "prompts/get review")],
+    );
+    assert!(!requests[2].contains_key("traceparent"), "{:?}", requests[2]);
+    // Whatever it holds, the member is recorded as it came; the error is on the span.
+    assert_fields(
+        &requests[3],
+        &[("traceparent", "garbage"), ("error.type", "-32601"), ("rpc.response.status_code", "-32601")],
+    );
+}
+
+/// 2026-07-28: the same span for a request of the stateless revision, its revision read from
+/// `_meta`, with the trace context beside the revision's own `_meta` members.
+#[tokio::test]
+async fn a_stateless_requests_span_records_its_traceparent() {
+    let spans = Spans::default();
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    let (a, b) = memory(64);
+    let server = server();
+    server.connect(a);
+    let mut wire = Wire::new(b).with_timeout(Duration::from_secs(60));
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "traceparent": TRACEPARENT,
+        "tracestate": "rojo=00f067aa0ba902b7",
+        "baggage": "userId=alice",
+    });
+    let params = json!({"name": "echo", "arguments": {"text": "stateless"}, "_meta": meta});
+    let answer = call(&mut wire, 7, "tools/call", params).await;
+    assert_eq!(answer["result"]["content"][0]["text"], "stateless", "{answer}");
+
+    let requests = spans.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_fields(
+        &requests[0],
+        &[
+            ("mcp.method.name", "tools/call"),
+            ("jsonrpc.request.id", "7"),
+            ("mcp.protocol.version", "2026-07-28"),
+            ("gen_ai.tool.name", "echo"),
+            ("traceparent", TRACEPARENT),
+        ],
+    );
+}
