@@ -11,10 +11,12 @@ use mcp_types::{
     InitializedNotification, ProtocolVersion, ServerCapabilities,
 };
 use tokio::sync::broadcast;
+use tracing::Instrument as _;
 
 use crate::error::session_expired;
 use crate::stateless::StatelessConnection;
 use crate::tool_headers;
+use crate::trace::{self, Target};
 use crate::validate::SchemaChecks;
 use crate::{CallOptions, ClientError, ServerEvent};
 
@@ -124,6 +126,8 @@ pub struct Client {
     pub(crate) checks: SchemaChecks,
     /// The progress routes of the tasks this client started with a progress callback.
     pub(crate) task_progress: crate::tasks::TaskProgress,
+    /// Where the spans of requests read the HTTP session id from.
+    pub(crate) session_source: trace::SessionSource,
 }
 
 impl std::fmt::Debug for Client {
@@ -195,6 +199,10 @@ impl Client {
     /// needs: in 2026-07-28 the per-request `_meta`, and the input a server asks for
     /// (`input_required`, for `tools/call`, `prompts/get`, `resources/read`); in a session, a
     /// new session when the server ended the old one. No capability is checked.
+    ///
+    /// Each request is sent in a `mcp.client.request` span (see `docs/tracing.md`); with the
+    /// `opentelemetry` feature its `_meta` carries the span's W3C trace context, unless the
+    /// params or [`CallOptions::meta`] set those members already.
     pub async fn send_request<R: mcp_types::Request>(
         &self,
         params: R::Params,
@@ -203,10 +211,31 @@ impl Client {
     where
         R::Params: Clone,
     {
-        match &self.connection {
-            Connection::Session(s) => s.request::<R>(&self.peer, params, options).await,
-            Connection::Stateless(s) => s.call::<R>(&self.peer, &params, options).await,
-        }
+        self.send_request_about::<R>(params, options, Target::None).await
+    }
+
+    /// [`Client::send_request`] for a request about `target` (its span's name and attributes).
+    pub(crate) async fn send_request_about<R: mcp_types::Request>(
+        &self,
+        params: R::Params,
+        mut options: CallOptions,
+        target: Target<'_>,
+    ) -> Result<R::Result, ClientError>
+    where
+        R::Params: Clone,
+    {
+        let span = trace::request_span(R::METHOD, self.version, target, &self.session_source);
+        trace::prepare(&span, &mut options);
+        let sent = async {
+            match &self.connection {
+                Connection::Session(s) => s.request::<R>(&self.peer, params, options).await,
+                Connection::Stateless(s) => s.call::<R>(&self.peer, &params, options).await,
+            }
+        };
+        // A clone of a disabled span is a copy of nothing.
+        let outcome = sent.instrument(span.clone()).await;
+        trace::record_outcome(&span, &outcome);
+        outcome
     }
 
     /// Drops every cached list page (see

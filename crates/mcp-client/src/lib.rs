@@ -64,6 +64,7 @@ mod service;
 mod stateless;
 pub mod tasks;
 mod tool_headers;
+mod trace;
 mod validate;
 
 /// The HTTP client transport's configuration and types (`mcp-transport-http`'s `client`

@@ -133,8 +133,9 @@ fn record_outcome(span: &Span, reply: &Reply) {
 }
 
 pin_project_lite::pin_project! {
-    /// A request's future in its span: entered while it is polled, the outcome recorded when it
-    /// is ready. (`tracing::Instrumented` without the outcome.)
+    /// A request's future in its span: entered while it is polled, the outcome recorded and
+    /// the span closed when it is ready (`tracing::Instrumented` keeps its span until dropped,
+    /// and records no outcome).
     pub(crate) struct Traced<F> {
         #[pin]
         inner: F,
@@ -154,9 +155,14 @@ impl<F: Future<Output = Reply>> Future for Traced<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Reply> {
         let this = self.project();
-        let _entered = this.span.enter();
-        let reply = ready!(this.inner.poll(cx));
+        let reply = {
+            let _entered = this.span.enter();
+            ready!(this.inner.poll(cx))
+        };
         record_outcome(this.span, &reply);
+        // Closed now, before the engine sends the reply: a client that has its answer finds
+        // the server's span ended (and exported).
+        drop(std::mem::replace(this.span, Span::none()));
         Poll::Ready(reply)
     }
 }
