@@ -177,6 +177,7 @@ mod otel {
     use mcp_jsonrpc::raw::str_text;
     use mcp_types::meta;
     use opentelemetry::propagation::{Extractor, TextMapCompositePropagator, TextMapPropagator};
+    use opentelemetry::trace::TraceContextExt as _;
     use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
     use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
@@ -203,15 +204,19 @@ mod otel {
         }
     }
 
-    /// Sets the context the request carries as the parent of `span`. A request without `traceparent` leaves the span where it is.
+    /// Sets the context the request carries as the parent of `span`. A request without a valid
+    /// `traceparent` leaves the span where it is.
     pub(super) fn set_parent(span: &tracing::Span, req: &message::Request) {
         let read = |key: &'static str| (key, req.meta(key).and_then(str_text));
         let carrier = MetaCarrier { values: [read(meta::TRACEPARENT), read(meta::TRACESTATE), read(meta::BAGGAGE)] };
         if carrier.values[0].1.is_none() {
             return;
         }
-        let parent = PROPAGATOR.extract(&carrier);
-        // Without the tracing-opentelemetry layer there is nothing to set.
-        let _ = span.set_parent(parent);
+        let parent = PROPAGATOR.extract_with_context(&opentelemetry::Context::new(), &carrier);
+        // A `traceparent` that does not parse leaves the span under its own parent.
+        if parent.span().span_context().is_valid() {
+            // Without the tracing-opentelemetry layer there is nothing to set.
+            let _ = span.set_parent(parent);
+        }
     }
 }
