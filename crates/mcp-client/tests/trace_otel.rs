@@ -152,3 +152,29 @@ async fn a_traceparent_the_caller_set_is_the_one_sent() {
     assert_eq!(server_span.parent_span_id.to_string(), "00f067aa0ba902b7");
     client.close().await.unwrap();
 }
+
+/// A `traceparent` that does not parse (the caller's, kept as written) is not adopted: the
+/// server's span stays under its own parent (here none: a new trace).
+#[tokio::test]
+async fn a_traceparent_that_does_not_parse_is_not_the_servers_parent() {
+    let url = serve().await;
+    let (exporter, _guard) = traced();
+    let client = ClientBuilder::new("traced-client", "1.0").session_revisions_only().connect_http(&url).await.unwrap();
+    exporter.reset();
+    let mut params = CallToolRequestParams::new("echo");
+    params.meta = Some(RequestMetaObject {
+        extra: serde_json::from_value(json!({"traceparent": "00-not-a-trace"})).unwrap(),
+        ..Default::default()
+    });
+    let caller = tracing::info_span!("caller");
+    let caller_trace = caller.context().span().span_context().trace_id();
+    async { client.call_tool_with(params, CallOptions::default()).await.unwrap() }.instrument_in(&caller).await;
+    drop(caller);
+    let spans = exporter.get_finished_spans().unwrap();
+    let server_span = the_span(&spans, "tools/call echo", SpanKind::Server);
+    assert_eq!(server_span.parent_span_id, opentelemetry::trace::SpanId::INVALID);
+    assert!(!server_span.parent_span_is_remote);
+    assert_ne!(server_span.span_context.trace_id(), caller_trace);
+    assert_eq!(attribute(server_span, "traceparent").as_deref(), Some("00-not-a-trace"));
+    client.close().await.unwrap();
+}

@@ -4,65 +4,16 @@
 //! in 2026-07-28. (With or without the `opentelemetry` feature: the field is recorded either
 //! way.)
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_jsonrpc::transport::memory;
 use mcp_server::{PromptDef, Server, ToolDef, ToolError};
 use mcp_test_support::Wire;
+use mcp_test_support::spans::{Spans, assert_fields};
 use mcp_types::{CallToolResult, ContentBlock, ErrorObject, GetPromptResult, PromptMessage, Role};
 use serde_json::{Value, json};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing_subscriber::layer::{Context, SubscriberExt as _};
-use tracing_subscriber::registry::LookupSpan;
 
 const TRACEPARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01";
-
-/// A recorded span: its name and fields (as text).
-#[derive(Debug, Clone, Default)]
-struct Recorded {
-    name: &'static str,
-    fields: BTreeMap<String, String>,
-}
-
-/// A layer that records every span and what is recorded on it later.
-#[derive(Clone, Default)]
-struct Spans(Arc<Mutex<Vec<(Id, Recorded)>>>);
-
-struct Fields<'a>(&'a mut BTreeMap<String, String>);
-
-impl Visit for Fields<'_> {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().to_owned(), value.to_owned());
-    }
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.insert(field.name().to_owned(), format!("{value:?}"));
-    }
-}
-
-impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<S> for Spans {
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
-        let mut span = Recorded { name: attrs.metadata().name(), ..Default::default() };
-        attrs.record(&mut Fields(&mut span.fields));
-        self.0.lock().unwrap().push((id.clone(), span));
-    }
-    fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
-        let mut spans = self.0.lock().unwrap();
-        if let Some((_, span)) = spans.iter_mut().rev().find(|(i, _)| i == id) {
-            values.record(&mut Fields(&mut span.fields));
-        }
-    }
-}
-
-impl Spans {
-    /// The server's request spans, in the order they were opened.
-    fn requests(&self) -> Vec<BTreeMap<String, String>> {
-        let spans = self.0.lock().unwrap();
-        spans.iter().filter(|(_, s)| s.name == "mcp.server.request").map(|(_, s)| s.fields.clone()).collect()
-    }
-}
 
 fn server() -> Server {
     let echo = ToolDef::new("echo", json!({"type": "object"}), |args, _ctx| async move {
@@ -82,20 +33,12 @@ async fn call(wire: &mut Wire, id: impl Into<Value>, method: &str, params: Value
     wire.recv().await
 }
 
-/// The fields a span must have (and no other values for them).
-fn assert_fields(span: &BTreeMap<String, String>, expected: &[(&str, &str)]) {
-    for (key, value) in expected {
-        assert_eq!(span.get(*key).map(String::as_str), Some(*value), "{key} in {span:?}");
-    }
-}
-
 /// A session revision: the span of each request names its method, id, revision and target;
 /// the `traceparent` of `_meta` is a field of the span of the request that carried it, an
 /// error response's code is recorded, and the responses are what they are without tracing.
 #[tokio::test]
 async fn a_session_requests_span_records_its_traceparent() {
-    let spans = Spans::default();
-    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    let (spans, _guard) = Spans::install();
     let (a, b) = memory(64);
     let server = server();
     server.connect(a);
@@ -114,7 +57,7 @@ async fn a_session_requests_span_records_its_traceparent() {
     let answer = call(&mut wire, 4, "no/such", json!({"_meta": {"traceparent": "garbage"}})).await;
     assert_eq!(answer["error"]["code"], -32601);
 
-    let requests = spans.requests();
+    let requests = spans.named("mcp.server.request");
     assert_eq!(requests.len(), 4, "{requests:?}");
     assert_fields(
         &requests[0],
@@ -151,8 +94,7 @@ async fn a_session_requests_span_records_its_traceparent() {
 /// `_meta`, with the trace context beside the revision's own `_meta` members.
 #[tokio::test]
 async fn a_stateless_requests_span_records_its_traceparent() {
-    let spans = Spans::default();
-    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    let (spans, _guard) = Spans::install();
     let (a, b) = memory(64);
     let server = server();
     server.connect(a);
@@ -168,7 +110,7 @@ async fn a_stateless_requests_span_records_its_traceparent() {
     let answer = call(&mut wire, 7, "tools/call", params).await;
     assert_eq!(answer["result"]["content"][0]["text"], "stateless", "{answer}");
 
-    let requests = spans.requests();
+    let requests = spans.named("mcp.server.request");
     assert_eq!(requests.len(), 1, "{requests:?}");
     assert_fields(
         &requests[0],
