@@ -784,8 +784,6 @@ struct Deadlines<'a> {
     hard: Instant,
 }
 
-/// Waits for a call's answer until its timeout (which progress resets, within the hard
-/// maximum) or its cancellation.
 /// A request frame whose params' `_meta` gets the members of `meta` it lacks (no params become
 /// `{"_meta": meta}`; params that are not a JSON object are sent as they are). Only for a call
 /// whose options carry members: every other frame is written from its params directly.
@@ -807,6 +805,8 @@ fn encode_with_meta(id: &RequestId, method: &str, params: &dyn Body, meta: JsonO
     message::encode_request(id, method, Some(&params))
 }
 
+/// Waits for a call's answer until its timeout (which progress resets, within the hard
+/// maximum) or its cancellation.
 async fn await_answer(
     rx: &mut Answer,
     guard: &mut CallGuard,
