@@ -99,11 +99,18 @@ impl SessionConnection {
 
 /// `initialize`, the revision check, `notifications/initialized`.
 pub(crate) async fn handshake(peer: &Peer, params: &InitializeRequestParams) -> Result<InitializeResult, ClientError> {
-    let options = CallOptions { hints: tool_headers::initialize(), ..Default::default() };
-    let init = peer.request::<InitializeRequest>(params.clone(), options).await?;
+    let mut options = CallOptions { hints: tool_headers::initialize(), ..Default::default() };
+    let offered = ProtocolVersion::from_wire(&params.protocol_version);
+    let span = trace::start(
+        <InitializeRequest as mcp_types::Request>::METHOD,
+        offered.unwrap_or_else(|| peer.protocol_version()),
+        &mut options,
+    );
+    let init = peer.request::<InitializeRequest>(params.clone(), options).instrument(span.clone()).await;
+    trace::record_call_outcome(&span, &init);
+    let init = init?;
     // The server answers the revision offered or another it supports; a client that offered
     // an older one (pinned to it) does not take a newer one.
-    let offered = ProtocolVersion::from_wire(&params.protocol_version);
     let version = ProtocolVersion::from_wire(&init.protocol_version)
         .filter(|v| !v.is_stateless() && offered.is_none_or(|o| *v <= o))
         .ok_or_else(|| ClientError::UnsupportedVersion(init.protocol_version.clone()))?;

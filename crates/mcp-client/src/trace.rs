@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
-use mcp_jsonrpc::CallOptions;
-use mcp_types::{ProtocolVersion, RequestId};
+use mcp_jsonrpc::{CallError, CallOptions};
+use mcp_types::{ErrorObject, ProtocolVersion, RequestId};
 use tracing::Span;
 use tracing::field::{Empty, display};
 
@@ -148,26 +148,56 @@ pub(crate) fn prepare(span: &Span, options: &mut CallOptions) {
 
 /// Records the outcome of a call on its span: a failure's kind (a JSON-RPC error's code).
 pub(crate) fn record_outcome<T>(span: &Span, outcome: &Result<T, ClientError>) {
-    let Err(error) = outcome else { return };
-    if span.is_disabled() {
-        return;
+    if let Err(error) = outcome
+        && !span.is_disabled()
+    {
+        let kind = match error {
+            ClientError::Remote(e) => return record_remote(span, e),
+            ClientError::Timeout { .. } => "timeout",
+            ClientError::Cancelled => "cancelled",
+            ClientError::Closed(_) => "closed",
+            ClientError::Transport(_) => "transport",
+            ClientError::Decode { .. } | ClientError::Protocol { .. } => "protocol",
+            _ => "_OTHER",
+        };
+        span.record("error.type", kind);
+        span.record("otel.status_description", error.to_string().as_str());
     }
-    if let ClientError::Remote(e) = error {
-        span.record("error.type", display(e.code));
-        span.record("rpc.response.status_code", display(e.code));
-        span.record("otel.status_description", e.message.as_str());
-        return;
+}
+
+/// [`record_outcome`] for a request the client sends through the peer directly (`initialize`,
+/// the `server/discover` probe).
+pub(crate) fn record_call_outcome<T>(span: &Span, outcome: &Result<T, CallError>) {
+    if let Err(error) = outcome
+        && !span.is_disabled()
+    {
+        let kind = match error {
+            CallError::Remote(e) => return record_remote(span, e),
+            CallError::Timeout { .. } => "timeout",
+            CallError::Cancelled => "cancelled",
+            CallError::Closed => "closed",
+            CallError::Transport(_) => "transport",
+            CallError::Decode { .. } => "protocol",
+            _ => "_OTHER",
+        };
+        span.record("error.type", kind);
+        span.record("otel.status_description", error.to_string().as_str());
     }
-    let kind = match error {
-        ClientError::Timeout { .. } => "timeout",
-        ClientError::Cancelled => "cancelled",
-        ClientError::Closed(_) => "closed",
-        ClientError::Transport(_) => "transport",
-        ClientError::Decode { .. } | ClientError::Protocol { .. } => "protocol",
-        _ => "_OTHER",
-    };
-    span.record("error.type", kind);
-    span.record("otel.status_description", error.to_string().as_str());
+}
+
+/// A JSON-RPC error answer on the span: its code and message.
+fn record_remote(span: &Span, error: &ErrorObject) {
+    span.record("error.type", display(error.code));
+    span.record("rpc.response.status_code", display(error.code));
+    span.record("otel.status_description", error.message.as_str());
+}
+
+/// The span of a request the client sends through the peer directly (`initialize`, the
+/// `server/discover` probe), its options prepared ([`prepare`]).
+pub(crate) fn start(method: &'static str, version: ProtocolVersion, options: &mut CallOptions) -> Span {
+    let span = request_span(method, version, Target::None, &SessionSource::default());
+    prepare(&span, options);
+    span
 }
 
 /// The W3C trace context of a request's span in its `_meta` (feature `opentelemetry`).

@@ -1,5 +1,5 @@
-//! The `mcp.client.request` span of each request (with or without the `opentelemetry`
-//! feature), against our server over the in-memory transport: its fields (OpenTelemetry's MCP
+//! The `mcp.client.request` span of each request, `initialize` included (with or without the
+//! `opentelemetry` feature), against our server over the in-memory transport: its fields (OpenTelemetry's MCP
 //! semantic conventions), the request id the server saw, a failure's code; and a `traceparent`
 //! the caller put in `_meta` reaching the server's span as it was written.
 
@@ -43,7 +43,11 @@ async fn each_request_has_a_client_span_and_a_callers_traceparent_reaches_the_se
 
     let sent = spans.named("mcp.client.request");
     let served = spans.named("mcp.server.request");
-    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    // The handshake too.
+    assert_fields(&sent[0], &[("mcp.method.name", "initialize"), ("mcp.protocol.version", "2025-11-25")]);
+    assert_eq!(sent[0]["jsonrpc.request.id"], served[0]["jsonrpc.request.id"]);
+    let sent = &sent[1..];
     assert_fields(
         &sent[0],
         &[
