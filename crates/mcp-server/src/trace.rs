@@ -85,12 +85,12 @@ fn describe(span: &Span, req: &message::Request, rctx: &RequestContext) {
     let target = target_key.and_then(|(field, key)| Some((field, str_text(req.param(key)?)?)));
     match &target {
         Some((field, value)) => {
-            span.record(*field, value.as_ref());
+            span.record(*field, bounded(value));
             // A resource's URI is not a low-cardinality target: the name is the method alone.
             if *field == "mcp.resource.uri" {
                 span.record("otel.name", method);
             } else {
-                span.record("otel.name", format!("{method} {value}").as_str());
+                span.record("otel.name", format!("{method} {}", bounded(value)).as_str());
             }
         }
         None => {
@@ -98,17 +98,30 @@ fn describe(span: &Span, req: &message::Request, rctx: &RequestContext) {
         }
     }
     match req.meta(meta::PROTOCOL_VERSION).and_then(str_text) {
-        Some(version) => span.record("mcp.protocol.version", version.as_ref()),
+        Some(version) => span.record("mcp.protocol.version", bounded(&version)),
         None => span.record("mcp.protocol.version", rctx.peer().protocol_version().as_str()),
     };
     if let Some(session) = session_id(rctx) {
         span.record("mcp.session.id", session);
     }
     if let Some(traceparent) = req.meta(meta::TRACEPARENT).and_then(str_text) {
-        span.record("traceparent", traceparent.as_ref());
+        span.record("traceparent", bounded(&traceparent));
     }
     #[cfg(feature = "opentelemetry")]
     otel::set_parent(span, req);
+}
+
+/// The most bytes of a value the client chose that a span field holds: a field is no place
+/// for a payload (a tool name has at most 128 characters, a `traceparent` 55).
+const MAX_FIELD: usize = 256;
+
+/// `text`, cut to [`MAX_FIELD`] bytes at a character boundary.
+fn bounded(text: &str) -> &str {
+    let mut end = text.len().min(MAX_FIELD);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The HTTP session the request came in (`Mcp-Session-Id`), if any.

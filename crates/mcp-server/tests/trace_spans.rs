@@ -57,8 +57,14 @@ async fn a_session_requests_span_records_its_traceparent() {
     let answer = call(&mut wire, 4, "no/such", json!({"_meta": {"traceparent": "garbage"}})).await;
     assert_eq!(answer["error"]["code"], -32601);
 
+    // What the client chose is cut to 256 bytes in a field, at a character boundary.
+    let long = json!({"name": "é".repeat(200), "_meta": {"traceparent": "x".repeat(1000)}});
+    let answer = call(&mut wire, 5, "tools/call", long).await;
+    assert!(answer.get("error").is_some() || answer["result"]["isError"] == true, "{answer}");
+
     let requests = spans.named("mcp.server.request");
-    assert_eq!(requests.len(), 4, "{requests:?}");
+    assert_eq!(requests.len(), 5, "{requests:?}");
+    assert_fields(&requests[4], &[("gen_ai.tool.name", &"é".repeat(128)), ("traceparent", &"x".repeat(256))]);
     assert_fields(
         &requests[0],
         &[("mcp.method.name", "initialize"), ("jsonrpc.request.id", "1"), ("otel.name", "initialize")],
