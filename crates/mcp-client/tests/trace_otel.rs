@@ -2,7 +2,8 @@
 //! TCP port), both traced into one OpenTelemetry in-memory exporter. A request made inside a
 //! span carries that trace in `_meta`, and the server's span of it is a child of the client's
 //! span, in the same trace: in a session revision and in 2026-07-28. A `traceparent` the
-//! caller put in `_meta` is the one sent.
+//! caller put in `_meta` is the one sent. The server's request to the client (sampling) made
+//! by a tool carries the context of the server's span.
 
 #![cfg(all(feature = "opentelemetry", feature = "http"))]
 
@@ -10,8 +11,11 @@ use std::sync::Arc;
 
 use mcp_client::{CallOptions, Client, ClientBuilder};
 use mcp_server::mcp_transport_http::server::{self, HttpServerConfig};
-use mcp_server::{Server, ToolDef, ToolError};
-use mcp_types::{CallToolRequestParams, CallToolResult, ContentBlock, RequestMetaObject};
+use mcp_server::{Context, Server, ToolDef, ToolError};
+use mcp_types::{
+    CallToolRequestParams, CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult, ErrorObject,
+    RequestMetaObject, Role, SamplingContent, SamplingMessage, TextContent,
+};
 use opentelemetry::trace::{SpanKind, TraceContextExt as _, TracerProvider as _};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value, json};
@@ -36,7 +40,14 @@ async fn serve() -> String {
         Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(text)]))
     })
     .unwrap();
-    let server = Server::builder("traced", "1.0").tool(echo).build().unwrap();
+    let ask = ToolDef::new("ask", json!({"type": "object"}), |_args, ctx: Context| async move {
+        let message = SamplingMessage::new(Role::User, SamplingContent::Text(TextContent::new("hi")));
+        let answer = ctx.create_message(CreateMessageRequestParams::new(8, vec![message])).await;
+        answer.map_err(ToolError::new)?;
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("asked")]))
+    })
+    .unwrap();
+    let server = Server::builder("traced", "1.0").tool(echo).tool(ask).build().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(server::serve_listener(Arc::new(server), HttpServerConfig::default(), listener));
@@ -176,5 +187,34 @@ async fn a_traceparent_that_does_not_parse_is_not_the_servers_parent() {
     assert!(!server_span.parent_span_is_remote);
     assert_ne!(server_span.span_context.trace_id(), caller_trace);
     assert_eq!(attribute(server_span, "traceparent").as_deref(), Some("00-not-a-trace"));
+    client.close().await.unwrap();
+}
+
+/// A tool's request to the client (sampling) carries the trace context of the server's span of
+/// the `tools/call` it serves.
+#[tokio::test]
+async fn the_servers_request_to_the_client_carries_the_servers_span() {
+    let url = serve().await;
+    let (exporter, _guard) = traced();
+    let seen = Arc::new(std::sync::Mutex::new(None::<Value>));
+    let record = seen.clone();
+    let client = ClientBuilder::new("traced-client", "1.0")
+        .session_revisions_only()
+        .on_sampling(move |params: CreateMessageRequestParams| {
+            let meta = params.meta.map(|m| Value::Object(m.extra));
+            *record.lock().unwrap() = meta;
+            async { Ok::<_, ErrorObject>(CreateMessageResult::new(Role::Assistant, TextContent::new("ok"), "m")) }
+        })
+        .connect_http(&url)
+        .await
+        .unwrap();
+    exporter.reset();
+    let result = client.call_tool("ask", json!({})).await.unwrap();
+    assert_eq!(result.content, vec![ContentBlock::text("asked")]);
+    let spans = exporter.get_finished_spans().unwrap();
+    let server_span = the_span(&spans, "tools/call ask", SpanKind::Server);
+    let expected = format!("00-{}-{}-01", server_span.span_context.trace_id(), server_span.span_context.span_id());
+    let meta = seen.lock().unwrap().clone().expect("the sampling request has a _meta");
+    assert_eq!(meta["traceparent"], expected.as_str(), "{meta}");
     client.close().await.unwrap();
 }

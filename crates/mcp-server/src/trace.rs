@@ -180,8 +180,11 @@ impl<F: Future<Output = Reply>> Future for Traced<F> {
     }
 }
 
-/// The W3C trace context of `_meta` as the parent of the request's span (feature
-/// `opentelemetry`).
+#[cfg(feature = "opentelemetry")]
+pub(crate) use otel::with_trace_context;
+
+/// The W3C trace context of `_meta` as the parent of the request's span, and the current
+/// span's in the server's requests to the client (feature `opentelemetry`).
 #[cfg(feature = "opentelemetry")]
 mod otel {
     use std::borrow::Cow;
@@ -202,6 +205,33 @@ mod otel {
             Box::new(BaggagePropagator::new()),
         ])
     });
+
+    /// `_meta` members, as the propagators write them.
+    struct Members(mcp_types::JsonObject);
+
+    impl opentelemetry::propagation::Injector for Members {
+        fn set(&mut self, key: &str, value: String) {
+            self.0.insert(key.to_owned(), value.into());
+        }
+    }
+
+    /// `options` with the trace context of the current span (a handler's: the request's span or
+    /// one inside it) as members of `_meta`, for a request to the client made on behalf of a
+    /// request (sampling, elicitation, roots). Unchanged without a valid span context.
+    pub(crate) fn with_trace_context(mut options: mcp_jsonrpc::CallOptions) -> mcp_jsonrpc::CallOptions {
+        let current = tracing::Span::current();
+        if current.is_disabled() {
+            return options;
+        }
+        let context = current.context();
+        if !context.span().span_context().is_valid() {
+            return options;
+        }
+        let mut members = Members(mcp_types::JsonObject::new());
+        PROPAGATOR.inject_context(&context, &mut members);
+        options.meta = Some(members.0);
+        options
+    }
 
     /// The trace context keys of a request's `_meta`, as text.
     struct MetaCarrier<'a> {
