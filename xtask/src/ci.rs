@@ -59,15 +59,18 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("mcp-sdk", "client,http-client"),
     ("mcp-sdk", "oauth"),
     ("mcp-sdk", "client,jsonschema"),
+    ("mcp-sdk", "server,client,opentelemetry"),
     ("mcp-server", ""),
     ("mcp-server", "stdio"),
     ("mcp-server", "http"),
     ("mcp-server", "jsonschema"),
     ("mcp-server", "auth"),
+    ("mcp-server", "opentelemetry"),
     ("mcp-client", ""),
     ("mcp-client", "http"),
     ("mcp-client", "oauth"),
     ("mcp-client", "jsonschema"),
+    ("mcp-client", "opentelemetry"),
     ("mcp-transport-http", "server"),
     ("mcp-transport-http", "client"),
     ("mcp-transport-http", "oauth"),
@@ -92,6 +95,9 @@ const NOT_IN_STDIO_SERVER: &[&str] = &["reqwest", "hyper", "axum", "jsonschema",
 /// take their keys through `JwksSource`, not over reqwest), and no jsonschema.
 const NOT_IN_AUTH_SERVER: &[&str] = &["reqwest", "jsonschema", "rustls"];
 
+/// What the default build (`full`) must not compile: OpenTelemetry is opt-in.
+const NOT_IN_DEFAULT: &[&str] = &["opentelemetry"];
+
 /// Runs `cargo <args>` in `root`; fails with `what` if it fails.
 fn cargo(root: &Path, args: &[&str], what: impl FnOnce() -> String) -> Result<()> {
     println!("--> cargo {}", args.join(" "));
@@ -103,7 +109,8 @@ fn cargo(root: &Path, args: &[&str], what: impl FnOnce() -> String) -> Result<()
 }
 
 /// Every feature set the docs name builds without warnings, the code only reduced sets compile
-/// passes its tests, and a stdio-only server compiles no HTTP stack and no jsonschema.
+/// passes its tests, a stdio-only server compiles no HTTP stack and no jsonschema, and the
+/// default build no OpenTelemetry.
 pub fn features(root: &Path) -> Result<()> {
     for (package, features) in FEATURE_SETS {
         let args = ["clippy", "-p", package, "--no-default-features", "--features", features, "--", "-D", "warnings"];
@@ -123,6 +130,11 @@ pub fn features(root: &Path) -> Result<()> {
         bail!("a server with auth (mcp-sdk with server,macros,stdio,auth) compiles {}", found.join(", "));
     }
     println!("--> a server with auth compiles none of {}", NOT_IN_AUTH_SERVER.join(", "));
+    let found = compiled(root, "full", NOT_IN_DEFAULT)?;
+    if !found.is_empty() {
+        bail!("the default build (mcp-sdk with full) compiles {}", found.join(", "));
+    }
+    println!("--> the default build compiles none of {}", NOT_IN_DEFAULT.join(", "));
     Ok(())
 }
 

@@ -427,7 +427,10 @@ impl ClientBuilder {
     pub async fn connect_http_with(self, config: crate::http::HttpClientConfig) -> Result<Client, ClientError> {
         let transport =
             crate::http::StreamableHttpTransport::new(config).map_err(|e| ClientError::Transport(Arc::new(e)))?;
-        self.connect(transport).await
+        let handle = transport.handle();
+        let mut client = self.connect(transport).await?;
+        client.session_source.http = Some(handle);
+        Ok(client)
     }
 
     /// Runs a server as a child process, connects to it over its stdio, and negotiates the

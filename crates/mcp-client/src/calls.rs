@@ -18,6 +18,7 @@ use crate::client::Connection;
 use crate::error::Violation;
 use crate::listen::Subscription;
 use crate::stateless::page_params;
+use crate::trace::Target;
 use crate::{CallOptions, Client, ClientError};
 
 /// The most pages a `list_all_*` helper follows before it gives up (a server that keeps
@@ -194,7 +195,7 @@ impl Client {
         }
         let schemas = self.checks.check_arguments(&params)?;
         let name = params.name.clone();
-        let result = self.send_request::<CallToolRequest>(params, options).await?;
+        let result = self.send_request_about::<CallToolRequest>(params, options, Target::Tool(&name)).await?;
         self.checks.check_result(&name, &schemas, &result)?;
         Ok(result)
     }
@@ -219,7 +220,7 @@ impl Client {
         self.need(self.server.capabilities.prompts.is_some(), "prompts")?;
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = (!arguments.is_empty()).then_some(arguments);
-        self.send_request::<GetPromptRequest>(params, CallOptions::default()).await
+        self.send_request_about::<GetPromptRequest>(params, CallOptions::default(), Target::Prompt(name)).await
     }
 
     /// One page of the server's resources.
@@ -250,7 +251,7 @@ impl Client {
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
         self.need(self.server.capabilities.resources.is_some(), "resources")?;
         let params = ReadResourceRequestParams::new(uri);
-        self.send_request::<ReadResourceRequest>(params, CallOptions::default()).await
+        self.send_request_about::<ReadResourceRequest>(params, CallOptions::default(), Target::Resource(uri)).await
     }
 
     /// Fails with [`ClientError::NotSupported`] unless the server declared resource
@@ -272,7 +273,8 @@ impl Client {
             Connection::Stateless(s) => s.watch_resource(&self.peer, &self.server.capabilities, uri, true).await,
             Connection::Session(_) => {
                 let params = SubscribeRequestParams::new(uri);
-                self.send_request::<SubscribeRequest>(params, CallOptions::default()).await?;
+                self.send_request_about::<SubscribeRequest>(params, CallOptions::default(), Target::Resource(uri))
+                    .await?;
                 Ok(())
             }
         }
@@ -285,7 +287,8 @@ impl Client {
             Connection::Stateless(s) => s.watch_resource(&self.peer, &self.server.capabilities, uri, false).await,
             Connection::Session(_) => {
                 let params = UnsubscribeRequestParams::new(uri);
-                self.send_request::<UnsubscribeRequest>(params, CallOptions::default()).await?;
+                let target = Target::Resource(uri);
+                self.send_request_about::<UnsubscribeRequest>(params, CallOptions::default(), target).await?;
                 Ok(())
             }
         }

@@ -11,10 +11,12 @@ use mcp_types::{
     InitializedNotification, ProtocolVersion, ServerCapabilities,
 };
 use tokio::sync::broadcast;
+use tracing::Instrument as _;
 
 use crate::error::session_expired;
 use crate::stateless::StatelessConnection;
 use crate::tool_headers;
+use crate::trace::{self, Target};
 use crate::validate::SchemaChecks;
 use crate::{CallOptions, ClientError, ServerEvent};
 
@@ -110,11 +112,18 @@ impl SessionConnection {
 
 /// `initialize`, the revision check, `notifications/initialized`.
 pub(crate) async fn handshake(peer: &Peer, params: &InitializeRequestParams) -> Result<InitializeResult, ClientError> {
-    let options = CallOptions { hints: tool_headers::initialize(), ..Default::default() };
-    let init = peer.request::<InitializeRequest>(params.clone(), options).await?;
+    let mut options = CallOptions { hints: tool_headers::initialize(), ..Default::default() };
+    let offered = ProtocolVersion::from_wire(&params.protocol_version);
+    let span = trace::start(
+        <InitializeRequest as mcp_types::Request>::METHOD,
+        offered.unwrap_or_else(|| peer.protocol_version()),
+        &mut options,
+    );
+    let init = peer.request::<InitializeRequest>(params.clone(), options).instrument(span.clone()).await;
+    trace::record_call_outcome(&span, &init);
+    let init = init?;
     // The server answers the revision offered or another it supports; a client that offered
     // an older one (pinned to it) does not take a newer one.
-    let offered = ProtocolVersion::from_wire(&params.protocol_version);
     let version = ProtocolVersion::from_wire(&init.protocol_version)
         .filter(|v| !v.is_stateless() && offered.is_none_or(|o| *v <= o))
         .ok_or_else(|| ClientError::UnsupportedVersion(init.protocol_version.clone()))?;
@@ -137,6 +146,8 @@ pub struct Client {
     pub(crate) checks: SchemaChecks,
     /// The progress routes of the tasks this client started with a progress callback.
     pub(crate) task_progress: crate::tasks::TaskProgress,
+    /// Where the spans of requests read the HTTP session id from.
+    pub(crate) session_source: trace::SessionSource,
 }
 
 impl std::fmt::Debug for Client {
@@ -208,6 +219,10 @@ impl Client {
     /// needs: in 2026-07-28 the per-request `_meta`, and the input a server asks for
     /// (`input_required`, for `tools/call`, `prompts/get`, `resources/read`); in a session, a
     /// new session when the server ended the old one. No capability is checked.
+    ///
+    /// Each request is sent in a `mcp.client.request` span (see `docs/tracing.md`); with the
+    /// `opentelemetry` feature its `_meta` carries the span's W3C trace context, unless the
+    /// params or [`CallOptions::meta`] set those members already.
     pub async fn send_request<R: mcp_types::Request>(
         &self,
         params: R::Params,
@@ -216,10 +231,31 @@ impl Client {
     where
         R::Params: Clone,
     {
-        match &self.connection {
-            Connection::Session(s) => s.request::<R>(&self.peer, params, options).await,
-            Connection::Stateless(s) => s.call::<R>(&self.peer, &params, options).await,
-        }
+        self.send_request_about::<R>(params, options, Target::None).await
+    }
+
+    /// [`Client::send_request`] for a request about `target` (its span's name and attributes).
+    pub(crate) async fn send_request_about<R: mcp_types::Request>(
+        &self,
+        params: R::Params,
+        mut options: CallOptions,
+        target: Target<'_>,
+    ) -> Result<R::Result, ClientError>
+    where
+        R::Params: Clone,
+    {
+        let span = trace::request_span(R::METHOD, self.version, target, &self.session_source);
+        trace::prepare(&span, &mut options);
+        let sent = async {
+            match &self.connection {
+                Connection::Session(s) => s.request::<R>(&self.peer, params, options).await,
+                Connection::Stateless(s) => s.call::<R>(&self.peer, &params, options).await,
+            }
+        };
+        // A clone of a disabled span is a copy of nothing.
+        let outcome = sent.instrument(span.clone()).await;
+        trace::record_outcome(&span, &outcome);
+        outcome
     }
 
     /// Drops every cached list page (see

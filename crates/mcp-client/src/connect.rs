@@ -102,6 +102,7 @@ impl ClientBuilder {
             child: tokio::sync::Mutex::new(child),
             checks: SchemaChecks::new(self.validate_arguments, self.validate_structured),
             task_progress: Default::default(),
+            session_source: Default::default(),
         };
         if let Some(s) = client.stateless() {
             s.watch_list_changes(&client.peer, &client.server.capabilities).await;

@@ -22,7 +22,7 @@
 //!
 //! ## Features
 //!
-//! Additive; the default is all three. Without any, a client connects over stdio
+//! Additive; the default is `http`, `oauth` and `jsonschema`. Without any, a client connects over stdio
 //! ([`ClientBuilder::spawn`], always there: it costs only tokio's process support) or over any
 //! [`Transport`](mcp_jsonrpc::Transport) given to [`ClientBuilder::connect`].
 //!
@@ -31,6 +31,7 @@
 //! | `http` | [`ClientBuilder::connect_http`] and the [`http`] module: Streamable HTTP and HTTP+SSE, with HTTPS (reqwest, rustls) |
 //! | `oauth` | OAuth 2.1 for HTTP: `http::oauth` and `HttpClientConfig::oauth` (discovery, registration, the authorization code flow with PKCE, refresh, step-up) |
 //! | `jsonschema` | `ClientBuilder::validate_arguments` and `ClientBuilder::validate_structured_content`: tool arguments and structured results checked against the tools' schemas, with the `jsonschema` crate |
+//! | `opentelemetry` | not default: each request carries the W3C trace context of its `mcp.client.request` span in `_meta` (`traceparent`, `tracestate`, `baggage`), through `tracing-opentelemetry` (see `docs/tracing.md`) |
 //!
 //! Without `jsonschema` the two validation options do not exist (a call to one does not
 //! compile), so a client never believes it validates when it does not.
@@ -65,6 +66,7 @@ mod service;
 mod stateless;
 pub mod tasks;
 mod tool_headers;
+mod trace;
 mod validate;
 
 /// The HTTP client transport's configuration and types (`mcp-transport-http`'s `client`

@@ -15,6 +15,7 @@ use mcp_types::{
     Request, Revisions, ServerCapabilities, SubscriptionFilter, meta,
 };
 use serde_json::Value;
+use tracing::Instrument as _;
 
 use crate::cache::ListCache;
 use crate::listen::{self, Registry, Subscription};
@@ -375,8 +376,10 @@ pub(crate) async fn probe(
     loop {
         let mut params = JsonObject::new();
         meta.apply(&mut params, STATELESS.as_str());
-        let options = CallOptions { timeout, hints: meta.hints("server/discover", &params), ..Default::default() };
-        let outcome = peer.request::<Json<mcp_types::DiscoverRequest>>(params, options).await;
+        let mut options = CallOptions { timeout, hints: meta.hints("server/discover", &params), ..Default::default() };
+        let span = crate::trace::start(mcp_types::DiscoverRequest::METHOD, STATELESS, &mut options);
+        let outcome = peer.request::<Json<mcp_types::DiscoverRequest>>(params, options).instrument(span.clone()).await;
+        crate::trace::record_call_outcome(&span, &outcome);
         match outcome {
             Ok(value) => {
                 let Some(discovered) = read_discover(value) else {

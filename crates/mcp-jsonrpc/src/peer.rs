@@ -38,8 +38,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::FutureExt as _;
 use mcp_types::{
-    CancelledNotification, CancelledNotificationParams, ErrorObject, InitializeRequest, Notification as _, PingRequest,
-    ProgressNotification, ProgressNotificationParams, ProgressToken, ProtocolVersion, Request as _, RequestId,
+    CancelledNotification, CancelledNotificationParams, ErrorObject, InitializeRequest, JsonObject, Notification as _,
+    PingRequest, ProgressNotification, ProgressNotificationParams, ProgressToken, ProtocolVersion, Request as _,
+    RequestId,
 };
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
@@ -140,6 +141,10 @@ pub struct CallOptions {
     pub unbounded: bool,
     /// Hints for the transport, carried with the request's frame (see [`FrameHints`]).
     pub hints: Option<FrameHints>,
+    /// Members added to the request's `_meta`, where the params do not have a member of the
+    /// same name already: what the layer above carries in every request of its own (the W3C
+    /// trace context of `mcp-client`, `traceparent` and the like).
+    pub meta: Option<JsonObject>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -151,6 +156,7 @@ impl std::fmt::Debug for CallOptions {
             .field("on_id", &self.on_id.is_some())
             .field("unbounded", &self.unbounded)
             .field("hints", &self.hints.is_some())
+            .field("meta", &self.meta)
             .finish()
     }
 }
@@ -184,6 +190,18 @@ impl CallOptions {
     /// Sets the hints the transport gets with the request's frame (see [`FrameHints`]).
     pub fn hints(mut self, hints: FrameHints) -> Self {
         self.hints = Some(hints);
+        self
+    }
+    /// Adds `value` under `key` to the request's `_meta`, unless its params have `key` there
+    /// already (see [`CallOptions::meta`]).
+    ///
+    /// ```
+    /// let options = mcp_jsonrpc::CallOptions::default()
+    ///     .meta_member("traceparent", "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01".into());
+    /// assert!(options.meta.unwrap().contains_key("traceparent"));
+    /// ```
+    pub fn meta_member(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
+        self.meta.get_or_insert_with(JsonObject::new).insert(key.into(), value);
         self
     }
 }
@@ -544,7 +562,7 @@ impl Peer {
     pub async fn request<R: mcp_types::Request>(
         &self,
         mut params: R::Params,
-        options: CallOptions,
+        mut options: CallOptions,
     ) -> Result<R::Result, CallError> {
         use mcp_types::ParamsMeta as _;
         let version = self.protocol_version();
@@ -556,8 +574,12 @@ impl Peer {
             params.set_progress_token(ProgressToken::Integer(id));
         }
         let body = mcp_types::ForRevision::new(&params, version);
-        let frame =
-            message::encode_request(&RequestId::Integer(id), R::METHOD, Some(&body)).map_err(CallError::Encode)?;
+        let rid = RequestId::Integer(id);
+        let frame = match options.meta.take() {
+            None => message::encode_request(&rid, R::METHOD, Some(&body)),
+            Some(meta) => encode_with_meta(&rid, R::METHOD, &body, meta),
+        }
+        .map_err(CallError::Encode)?;
         let raw = self.call(id, R::METHOD, frame, options).await?;
         message::decode_result(&raw).map_err(|source| CallError::Decode { method: R::METHOD.to_owned(), source })
     }
@@ -571,10 +593,15 @@ impl Peer {
         &'a self,
         method: &'m str,
         params: Option<&dyn Body>,
-        options: CallOptions,
+        mut options: CallOptions,
     ) -> impl Future<Output = Result<Box<RawValue>, CallError>> + Send + use<'a, 'm> {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
-        let frame = message::encode_request(&RequestId::Integer(id), method, params);
+        let rid = RequestId::Integer(id);
+        let frame = match (options.meta.take(), params) {
+            (Some(meta), Some(params)) => encode_with_meta(&rid, method, params, meta),
+            (Some(meta), None) => encode_with_meta(&rid, method, &serde_json::Value::Null, meta),
+            (None, params) => message::encode_request(&rid, method, params),
+        };
         async move {
             let frame = frame.map_err(CallError::Encode)?;
             self.call(id, method, frame, options).await
@@ -783,6 +810,27 @@ struct Deadlines<'a> {
     activity: &'a Mutex<Instant>,
     timeout: Option<Duration>,
     hard: Instant,
+}
+
+/// A request frame whose params' `_meta` gets the members of `meta` it lacks (no params become
+/// `{"_meta": meta}`; params that are not a JSON object are sent as they are). Only for a call
+/// whose options carry members: every other frame is written from its params directly.
+fn encode_with_meta(id: &RequestId, method: &str, params: &dyn Body, meta: JsonObject) -> serde_json::Result<Bytes> {
+    let mut json = Vec::new();
+    params.write_json(&mut json)?;
+    let mut params: serde_json::Value = serde_json::from_slice(&json)?;
+    if params.is_null() {
+        params = serde_json::Value::Object(JsonObject::new());
+    }
+    if let serde_json::Value::Object(object) = &mut params {
+        let slot = object.entry("_meta").or_insert_with(|| serde_json::Value::Object(JsonObject::new()));
+        if let serde_json::Value::Object(existing) = slot {
+            for (key, value) in meta {
+                existing.entry(key).or_insert(value);
+            }
+        }
+    }
+    message::encode_request(id, method, Some(&params))
 }
 
 /// Waits for a call's answer until its timeout (which progress resets, within the hard

@@ -765,3 +765,52 @@ async fn closing_ends_the_connection_even_when_the_other_side_reads_nothing() {
     peer.close();
     tokio::time::timeout(Duration::from_secs(60), peer.closed()).await.expect("the connection ends");
 }
+
+/// `CallOptions::meta`: its members join the params' `_meta` (created if need be), a member
+/// the params have already is kept as the caller wrote it, and typed and raw requests alike.
+#[tokio::test(start_paused = true)]
+async fn call_options_meta_members_join_the_params_meta_without_overwriting() {
+    let (peer, mut raw) = serve(Router::new(), PeerConfig::default());
+    peer.set_protocol_version(ProtocolVersion::V2025_06_18);
+    let options = || {
+        CallOptions::default()
+            .meta_member("traceparent", json!("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"))
+            .meta_member("baggage", json!("k=v"))
+    };
+    let mut params = CallToolRequestParams::new("echo");
+    params.meta = Some(mcp_types::RequestMetaObject {
+        extra: serde_json::from_value(
+            json!({"traceparent": "00-11111111111111111111111111111111-2222222222222222-01"}),
+        )
+        .unwrap(),
+        ..Default::default()
+    });
+    let typed = {
+        let peer = peer.clone();
+        tokio::spawn(async move { peer.request::<CallToolRequest>(params, options()).await })
+    };
+    let frame = raw.recv().await;
+    assert_eq!(
+        frame,
+        json!({"jsonrpc": "2.0", "id": frame["id"], "method": "tools/call", "params": {"name": "echo", "_meta": {
+            "traceparent": "00-11111111111111111111111111111111-2222222222222222-01",
+            "baggage": "k=v",
+        }}})
+    );
+    raw.send(json!({"jsonrpc": "2.0", "id": frame["id"], "result": {"content": []}})).await;
+    assert!(typed.await.unwrap().is_ok());
+
+    // Not `Send` (its params are a `&dyn Body`): the call and the other side in one task.
+    let untyped = peer.request_raw("custom/thing", None, options());
+    let other_side = async {
+        let frame = raw.recv().await;
+        raw.send(json!({"jsonrpc": "2.0", "id": frame["id"], "result": {}})).await;
+        frame
+    };
+    let (answer, frame) = tokio::join!(untyped, other_side);
+    assert!(answer.is_ok());
+    assert_eq!(
+        frame["params"],
+        json!({"_meta": {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "baggage": "k=v"}})
+    );
+}

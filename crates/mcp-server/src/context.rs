@@ -537,9 +537,13 @@ impl Context {
         }
     }
 
-    /// Requests to the client made on behalf of this request end when it is cancelled.
+    /// Requests to the client made on behalf of this request end when it is cancelled (and,
+    /// feature `opentelemetry`, carry the trace context of the current span).
     fn options(&self) -> CallOptions {
-        CallOptions::default().cancel_on(self.cancel.clone())
+        let options = CallOptions::default().cancel_on(self.cancel.clone());
+        #[cfg(feature = "opentelemetry")]
+        let options = crate::trace::with_trace_context(options);
+        options
     }
 }
 

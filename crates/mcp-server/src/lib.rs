@@ -21,7 +21,7 @@
 //!
 //! ## Features
 //!
-//! Additive; the default is all three. Without any, a server still runs over any
+//! Additive; the default is `stdio`, `http` and `jsonschema`. Without any, a server still runs over any
 //! [`Transport`](mcp_jsonrpc::Transport) given to [`Server::serve`] or [`Server::connect`].
 //!
 //! | feature | what it adds |
@@ -30,6 +30,7 @@
 //! | `http` | serving over Streamable HTTP and HTTP+SSE: `Server::serve_http`, `Server::http_router`, the [`mcp_transport_http`] re-export (axum, hyper) |
 //! | `auth` | OAuth 2.1 bearer tokens on the HTTP endpoint: `Context::principal`, and the `scopes` of tools, prompts and resources answered with 403 `insufficient_scope` (implies `http`; see `docs/auth.md`) |
 //! | `jsonschema` | checking tool arguments against any input schema (and structured results against any output schema), with the `jsonschema` crate |
+//! | `opentelemetry` | not default: the trace context a request carries in `_meta` (`traceparent`, `tracestate`, `baggage`) becomes the parent of its `mcp.server.request` span, through `tracing-opentelemetry` (see `docs/tracing.md`) |
 //!
 //! Tool arguments are checked against the tool's input schema before its handler runs. A
 //! built-in checker covers the schemas `#[tool]` derives and most hand-written ones (`type`,
@@ -92,6 +93,7 @@ pub mod tasks;
 mod tasks_dispatch;
 mod tasks_ext;
 mod tool;
+mod trace;
 
 pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
 pub use context::{ClientRequestError, Context, Logger};

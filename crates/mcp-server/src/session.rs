@@ -133,7 +133,9 @@ pub(crate) struct Session {
 
 impl Service for Session {
     fn request(&self, request: message::Request, ctx: RequestContext) -> BoxFuture<Reply> {
-        Box::pin(handle(self.server.clone(), self.state.clone(), request, ctx))
+        // `Span::none()` unless a subscriber wants it: then nothing of the request is read.
+        let span = crate::trace::request_span(&request, &ctx);
+        Box::pin(crate::trace::Traced::new(handle(self.server.clone(), self.state.clone(), request, ctx), span))
     }
 
     fn notification(&self, notification: message::Notification, peer: &Peer) {

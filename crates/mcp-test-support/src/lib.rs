@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | [`schema`]: a value checked against a definition of the official schema | `schema` | jsonschema |
 //! | [`memory`]: the test's end of an in-memory connection, frame by frame | `memory` | mcp-jsonrpc |
+//! | [`spans`]: a `tracing` layer that records spans and their fields | `spans` | tracing-subscriber |
 //!
 //! A layer crate takes it as a `[dev-dependency]` with only the features its tests need, so
 //! that no crate depends, even for its tests, on a crate above it.
@@ -14,6 +15,8 @@
 pub mod memory;
 #[cfg(feature = "schema")]
 pub mod schema;
+#[cfg(feature = "spans")]
+pub mod spans;
 
 #[cfg(feature = "memory")]
 pub use memory::{Session, Wire};

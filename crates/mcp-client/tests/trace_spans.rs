@@ -1,0 +1,72 @@
+//! The `mcp.client.request` span of each request, `initialize` included (with or without the
+//! `opentelemetry` feature), against our server over the in-memory transport: its fields (OpenTelemetry's MCP
+//! semantic conventions), the request id the server saw, a failure's code; and a `traceparent`
+//! the caller put in `_meta` reaching the server's span as it was written.
+
+use mcp_client::{CallOptions, ClientBuilder, ClientError};
+use mcp_jsonrpc::transport::memory;
+use mcp_server::{Server, ToolDef, ToolError};
+use mcp_test_support::spans::{Spans, assert_fields};
+use mcp_types::{CallToolRequestParams, CallToolResult, ContentBlock, RequestMetaObject};
+use serde_json::json;
+
+const TRACEPARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01";
+
+fn server() -> Server {
+    let echo = ToolDef::new("echo", json!({"type": "object"}), |_args, _ctx| async move {
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("ok")]))
+    })
+    .unwrap();
+    Server::builder("traced", "1.0").tool(echo).build().unwrap()
+}
+
+#[tokio::test]
+async fn each_request_has_a_client_span_and_a_callers_traceparent_reaches_the_server() {
+    let (spans, _guard) = Spans::install();
+    let server = server();
+    let (a, b) = memory(64);
+    server.connect(a);
+    let client = ClientBuilder::new("traced-client", "1.0").session_revisions_only().connect(b).await.unwrap();
+
+    let mut params = CallToolRequestParams::new("echo");
+    params.meta = Some(RequestMetaObject {
+        extra: serde_json::from_value(json!({"traceparent": TRACEPARENT})).unwrap(),
+        ..Default::default()
+    });
+    let result = client.call_tool_with(params, CallOptions::default()).await.unwrap();
+    assert_eq!(result.content, vec![ContentBlock::text("ok")]);
+    let error = client.send_request::<mcp_types::GetPromptRequest>(
+        mcp_types::GetPromptRequestParams::new("none"),
+        CallOptions::default(),
+    );
+    assert!(matches!(error.await, Err(ClientError::Remote(e)) if e.code == -32601));
+
+    let sent = spans.named("mcp.client.request");
+    let served = spans.named("mcp.server.request");
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    // The handshake too.
+    assert_fields(&sent[0], &[("mcp.method.name", "initialize"), ("mcp.protocol.version", "2025-11-25")]);
+    assert_eq!(sent[0]["jsonrpc.request.id"], served[0]["jsonrpc.request.id"]);
+    let sent = &sent[1..];
+    assert_fields(
+        &sent[0],
+        &[
+            ("mcp.method.name", "tools/call"),
+            ("mcp.protocol.version", "2025-11-25"),
+            ("gen_ai.tool.name", "echo"),
+            ("gen_ai.operation.name", "execute_tool"),
+            ("otel.name", "tools/call echo"),
+            ("otel.kind", "client"),
+        ],
+    );
+    assert!(!sent[0].contains_key("error.type"), "{:?}", sent[0]);
+    // The id the server answered, and the caller's traceparent, untouched.
+    let call = served.iter().find(|s| s["mcp.method.name"] == "tools/call").unwrap();
+    assert_eq!(sent[0]["jsonrpc.request.id"], call["jsonrpc.request.id"]);
+    assert_fields(call, &[("traceparent", TRACEPARENT)]);
+    assert_fields(
+        &sent[1],
+        &[("mcp.method.name", "prompts/get"), ("error.type", "-32601"), ("rpc.response.status_code", "-32601")],
+    );
+    client.close().await.unwrap();
+}

@@ -1,0 +1,131 @@
+//! The `mcp.server.request` span of each request, as transcripts over the in-memory transport
+//! with a subscriber layer that records spans: its fields (OpenTelemetry's MCP semantic
+//! conventions) and the `traceparent` a request carries in `_meta`, in a session revision and
+//! in 2026-07-28. (With or without the `opentelemetry` feature: the field is recorded either
+//! way.)
+
+use std::time::Duration;
+
+use mcp_jsonrpc::transport::memory;
+use mcp_server::{PromptDef, Server, ToolDef, ToolError};
+use mcp_test_support::Wire;
+use mcp_test_support::spans::{Spans, assert_fields};
+use mcp_types::{CallToolResult, ContentBlock, ErrorObject, GetPromptResult, PromptMessage, Role};
+use serde_json::{Value, json};
+
+const TRACEPARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01";
+
+fn server() -> Server {
+    let echo = ToolDef::new("echo", json!({"type": "object"}), |args, _ctx| async move {
+        let text = args.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(text)]))
+    })
+    .unwrap();
+    let review = PromptDef::new("review", |_args, _ctx| async move {
+        Ok::<_, ErrorObject>(GetPromptResult::new(vec![PromptMessage::new(Role::User, ContentBlock::text("Review"))]))
+    });
+    Server::builder("traced", "1.0").tool(echo).prompt(review).build().unwrap()
+}
+
+/// Sends a request and returns its response.
+async fn call(wire: &mut Wire, id: impl Into<Value>, method: &str, params: Value) -> Value {
+    wire.send(json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params})).await;
+    wire.recv().await
+}
+
+/// A session revision: the span of each request names its method, id, revision and target;
+/// the `traceparent` of `_meta` is a field of the span of the request that carried it, an
+/// error response's code is recorded, and the responses are what they are without tracing.
+#[tokio::test]
+async fn a_session_requests_span_records_its_traceparent() {
+    let (spans, _guard) = Spans::install();
+    let (a, b) = memory(64);
+    let server = server();
+    server.connect(a);
+    let mut wire = Wire::new(b).with_timeout(Duration::from_secs(60));
+    let init =
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+    let answer = call(&mut wire, 1, "initialize", init).await;
+    assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
+    wire.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+
+    let params = json!({"name": "echo", "arguments": {"text": "hi"}, "_meta": {"traceparent": TRACEPARENT}});
+    let answer = call(&mut wire, 2, "tools/call", params).await;
+    assert_eq!(answer, json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "hi"}]}}));
+    let answer = call(&mut wire, "three", "prompts/get", json!({"name": "review"})).await;
+    assert_eq!(answer["result"]["messages"][0]["content"]["text"], "Review");
+    let answer = call(&mut wire, 4, "no/such", json!({"_meta": {"traceparent": "garbage"}})).await;
+    assert_eq!(answer["error"]["code"], -32601);
+
+    // What the client chose is cut to 256 bytes in a field, at a character boundary.
+    let long = json!({"name": "é".repeat(200), "_meta": {"traceparent": "x".repeat(1000)}});
+    let answer = call(&mut wire, 5, "tools/call", long).await;
+    assert!(answer.get("error").is_some() || answer["result"]["isError"] == true, "{answer}");
+
+    let requests = spans.named("mcp.server.request");
+    assert_eq!(requests.len(), 5, "{requests:?}");
+    assert_fields(&requests[4], &[("gen_ai.tool.name", &"é".repeat(128)), ("traceparent", &"x".repeat(256))]);
+    assert_fields(
+        &requests[0],
+        &[("mcp.method.name", "initialize"), ("jsonrpc.request.id", "1"), ("otel.name", "initialize")],
+    );
+    assert!(!requests[0].contains_key("traceparent"), "{:?}", requests[0]);
+    assert_fields(
+        &requests[1],
+        &[
+            ("mcp.method.name", "tools/call"),
+            ("jsonrpc.request.id", "2"),
+            ("mcp.protocol.version", "2025-11-25"),
+            ("gen_ai.tool.name", "echo"),
+            ("gen_ai.operation.name", "execute_tool"),
+            ("otel.name", "tools/call echo"),
+            ("otel.kind", "server"),
+            ("traceparent", TRACEPARENT),
+        ],
+    );
+    assert!(!requests[1].contains_key("error.type"), "{:?}", requests[1]);
+    assert_fields(
+        &requests[2],
+        &[("jsonrpc.request.id", "three"), ("gen_ai.prompt.name", "review"), ("otel.name", "prompts/get review")],
+    );
+    assert!(!requests[2].contains_key("traceparent"), "{:?}", requests[2]);
+    // Whatever it holds, the member is recorded as it came; the error is on the span.
+    assert_fields(
+        &requests[3],
+        &[("traceparent", "garbage"), ("error.type", "-32601"), ("rpc.response.status_code", "-32601")],
+    );
+}
+
+/// 2026-07-28: the same span for a request of the stateless revision, its revision read from
+/// `_meta`, with the trace context beside the revision's own `_meta` members.
+#[tokio::test]
+async fn a_stateless_requests_span_records_its_traceparent() {
+    let (spans, _guard) = Spans::install();
+    let (a, b) = memory(64);
+    let server = server();
+    server.connect(a);
+    let mut wire = Wire::new(b).with_timeout(Duration::from_secs(60));
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "traceparent": TRACEPARENT,
+        "tracestate": "rojo=00f067aa0ba902b7",
+        "baggage": "userId=alice",
+    });
+    let params = json!({"name": "echo", "arguments": {"text": "stateless"}, "_meta": meta});
+    let answer = call(&mut wire, 7, "tools/call", params).await;
+    assert_eq!(answer["result"]["content"][0]["text"], "stateless", "{answer}");
+
+    let requests = spans.named("mcp.server.request");
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_fields(
+        &requests[0],
+        &[
+            ("mcp.method.name", "tools/call"),
+            ("jsonrpc.request.id", "7"),
+            ("mcp.protocol.version", "2026-07-28"),
+            ("gen_ai.tool.name", "echo"),
+            ("traceparent", TRACEPARENT),
+        ],
+    );
+}
