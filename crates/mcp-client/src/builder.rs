@@ -259,7 +259,10 @@ impl ClientBuilder {
         F: Fn(R::Params, mcp_jsonrpc::RequestContext) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<R::Result, mcp_types::ErrorObject>> + Send + 'static,
     {
-        self.custom.add_request(R::METHOD.to_owned(), crate::custom::typed_request::<R, F, Fut>(handler));
+        self.custom.add_request(
+            R::METHOD.to_owned(),
+            mcp_jsonrpc::custom::typed_request::<R, mcp_jsonrpc::RequestContext, F, Fut>(handler),
+        );
         self
     }
 
@@ -270,7 +273,7 @@ impl ClientBuilder {
         F: Fn(Option<serde_json::Value>, mcp_jsonrpc::RequestContext) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<serde_json::Value, mcp_types::ErrorObject>> + Send + 'static,
     {
-        self.custom.add_request(method.into(), crate::custom::raw_request(handler));
+        self.custom.add_request(method.into(), mcp_jsonrpc::custom::raw_request(handler));
         self
     }
 
@@ -283,7 +286,7 @@ impl ClientBuilder {
         N: mcp_types::CustomNotification,
         F: Fn(N::Params, &mcp_jsonrpc::Peer) + Send + Sync + 'static,
     {
-        self.custom.add_notification(N::METHOD.to_owned(), crate::custom::typed_notification::<N, F>(handler));
+        self.custom.add_notification(N::METHOD.to_owned(), mcp_jsonrpc::custom::typed_notification::<N, F>(handler));
         self
     }
 
@@ -293,7 +296,7 @@ impl ClientBuilder {
     where
         F: Fn(Option<serde_json::Value>, &mcp_jsonrpc::Peer) + Send + Sync + 'static,
     {
-        self.custom.add_notification(method.into(), crate::custom::raw_notification(handler));
+        self.custom.add_notification(method.into(), mcp_jsonrpc::custom::raw_notification(handler));
         self
     }
 

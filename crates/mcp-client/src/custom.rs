@@ -6,22 +6,19 @@
 //! [`ServerEvent::Notification`](crate::ServerEvent::Notification).
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::sync::Arc;
 
-use mcp_jsonrpc::message::{self, Body, decode_custom_params};
+use mcp_jsonrpc::message::{self, Body};
 use mcp_jsonrpc::{BoxFuture, CallOptions, Peer, Reply, RequestContext};
-use mcp_types::{CustomNotification, CustomRequest, ErrorObject, JSONObject};
+use mcp_types::{CustomNotification, CustomRequest, JSONObject};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::client::Connection;
 use crate::{Client, ClientError};
 
 /// A custom request's handler, erased.
-type RequestFn = Arc<dyn Fn(Option<&RawValue>, RequestContext) -> BoxFuture<Result<Value, ErrorObject>> + Send + Sync>;
+type RequestFn = mcp_jsonrpc::custom::RequestFn<RequestContext>;
 /// A custom notification's handler, erased.
-type NotificationFn = Arc<dyn Fn(Option<&RawValue>, &Peer) + Send + Sync>;
+type NotificationFn = mcp_jsonrpc::custom::NotificationFn;
 
 /// The handlers of the server's custom requests and notifications, by method.
 #[derive(Clone, Default)]
@@ -72,57 +69,6 @@ impl CustomHandlers {
             None => false,
         }
     }
-}
-
-/// A typed request handler, erased: params that do not decode are -32602.
-pub(crate) fn typed_request<R, F, Fut>(handler: F) -> RequestFn
-where
-    R: CustomRequest,
-    F: Fn(R::Params, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<R::Result, ErrorObject>> + Send + 'static,
-{
-    Arc::new(move |params, ctx| match decode_custom_params::<R::Params>(params) {
-        Ok(params) => {
-            let answer = handler(params, ctx);
-            Box::pin(async move { serde_json::to_value(answer.await?).map_err(ErrorObject::internal_error) })
-        }
-        Err(e) => Box::pin(std::future::ready(Err(e))),
-    })
-}
-
-/// A raw request handler, erased.
-pub(crate) fn raw_request<F, Fut>(handler: F) -> RequestFn
-where
-    F: Fn(Option<Value>, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Value, ErrorObject>> + Send + 'static,
-{
-    Arc::new(move |params, ctx| match params.map(|p| serde_json::from_str::<Value>(p.get())).transpose() {
-        Ok(params) => Box::pin(handler(params, ctx)),
-        Err(e) => Box::pin(std::future::ready(Err(ErrorObject::invalid_params(e)))),
-    })
-}
-
-/// A typed notification handler, erased: params that do not decode are logged and dropped.
-pub(crate) fn typed_notification<N, F>(handler: F) -> NotificationFn
-where
-    N: CustomNotification,
-    F: Fn(N::Params, &Peer) + Send + Sync + 'static,
-{
-    Arc::new(move |params, peer| match decode_custom_params::<N::Params>(params) {
-        Ok(params) => handler(params, peer),
-        Err(e) => tracing::debug!(method = N::METHOD, error = %e.message, "malformed custom notification dropped"),
-    })
-}
-
-/// A raw notification handler, erased.
-pub(crate) fn raw_notification<F>(handler: F) -> NotificationFn
-where
-    F: Fn(Option<Value>, &Peer) + Send + Sync + 'static,
-{
-    Arc::new(move |params, peer| match params.map(|p| serde_json::from_str::<Value>(p.get())).transpose() {
-        Ok(params) => handler(params, peer),
-        Err(e) => tracing::debug!(error = %e, "malformed custom notification dropped"),
-    })
 }
 
 /// Params as JSON, `None` for a type that writes `null` (`()`, `None`).

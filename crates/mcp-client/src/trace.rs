@@ -114,18 +114,6 @@ fn describe(span: &Span, method: &'static str, target: Target<'_>, session: &Ses
     }
 }
 
-/// A request id as the conventions write it: a string id without quotes.
-struct IdText<'a>(&'a RequestId);
-
-impl std::fmt::Display for IdText<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            RequestId::String(s) => f.write_str(s),
-            RequestId::Integer(n) => write!(f, "{n}"),
-        }
-    }
-}
-
 /// Prepares the options of a call made in `span`: the request's id recorded on the span once
 /// it is assigned, and (feature `opentelemetry`) the span's trace context added to the
 /// request's `_meta` (a member the caller put there is kept). Nothing for a disabled span
@@ -139,7 +127,7 @@ pub(crate) fn prepare(span: &Span, options: &mut CallOptions) {
     let recorder = span.clone();
     let earlier = options.on_id.take();
     options.on_id = Some(Arc::new(move |id: &RequestId| {
-        recorder.record("jsonrpc.request.id", display(IdText(id)));
+        recorder.record("jsonrpc.request.id", display(id.unquoted()));
         if let Some(earlier) = &earlier {
             earlier(id);
         }

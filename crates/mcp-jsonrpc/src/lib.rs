@@ -29,6 +29,10 @@
 //! # });
 //! ```
 
+// Internal to the SDK: the erased handlers of custom methods, for `mcp-server` and
+// `mcp-client`. Not part of the public API; it may change in any release.
+#[doc(hidden)]
+pub mod custom;
 pub mod message;
 pub mod peer;
 // Internal to the SDK: `mcp-server` and `mcp-transport-http` read request params through it.

@@ -7,16 +7,12 @@
 //! protocol's methods pay nothing for them. A custom request's future is boxed, out of the
 //! future every request has.
 
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 
 use futures_util::FutureExt as _;
 use hashbrown::HashMap;
-use mcp_jsonrpc::message::decode_custom_params;
-use mcp_jsonrpc::{BoxFuture, ErrorObject, Peer, Reply};
-use mcp_types::{CustomNotification, CustomRequest, ProgressToken};
-use serde_json::Value;
+use mcp_jsonrpc::{ErrorObject, Peer, Reply};
+use mcp_types::ProgressToken;
 use serde_json::value::RawValue;
 
 use crate::context::Context;
@@ -24,10 +20,10 @@ use crate::dispatch::Call;
 use crate::session::respond;
 use crate::tool::DefinitionError;
 
-/// A custom request's handler, erased: the params as they came, the request's context.
-type RequestFn = Arc<dyn Fn(Option<&RawValue>, Context) -> BoxFuture<Result<Value, ErrorObject>> + Send + Sync>;
+/// A custom request's handler, erased.
+type RequestFn = mcp_jsonrpc::custom::RequestFn<Context>;
 /// A custom notification's handler, erased.
-type NotificationFn = Arc<dyn Fn(Option<&RawValue>, &Peer) + Send + Sync>;
+type NotificationFn = mcp_jsonrpc::custom::NotificationFn;
 
 /// The custom methods a server serves, by method name.
 #[derive(Default, Clone)]
@@ -82,58 +78,6 @@ fn refusal(method: &str, taken: bool, kind: &'static str) -> Option<DefinitionEr
         return Some(DefinitionError::ReservedMethod { method: method.to_owned() });
     }
     taken.then(|| DefinitionError::Duplicate { kind, name: method.to_owned() })
-}
-
-/// A typed request handler, erased: params that do not decode are -32602 (the handler does
-/// not run), its result is encoded as JSON.
-pub(crate) fn typed_request<R, F, Fut>(handler: F) -> RequestFn
-where
-    R: CustomRequest,
-    F: Fn(R::Params, Context) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<R::Result, ErrorObject>> + Send + 'static,
-{
-    Arc::new(move |params, ctx| match decode_custom_params::<R::Params>(params) {
-        Ok(params) => {
-            let answer = handler(params, ctx);
-            Box::pin(async move { serde_json::to_value(answer.await?).map_err(ErrorObject::internal_error) })
-        }
-        Err(e) => Box::pin(std::future::ready(Err(e))),
-    })
-}
-
-/// A raw request handler, erased: its params as JSON (`None`: the request had none).
-pub(crate) fn raw_request<F, Fut>(handler: F) -> RequestFn
-where
-    F: Fn(Option<Value>, Context) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Value, ErrorObject>> + Send + 'static,
-{
-    Arc::new(move |params, ctx| match params.map(|p| serde_json::from_str::<Value>(p.get())).transpose() {
-        Ok(params) => Box::pin(handler(params, ctx)),
-        Err(e) => Box::pin(std::future::ready(Err(ErrorObject::invalid_params(e)))),
-    })
-}
-
-/// A typed notification handler, erased: params that do not decode are logged and dropped.
-pub(crate) fn typed_notification<N, F>(handler: F) -> NotificationFn
-where
-    N: CustomNotification,
-    F: Fn(N::Params, &Peer) + Send + Sync + 'static,
-{
-    Arc::new(move |params, peer| match decode_custom_params::<N::Params>(params) {
-        Ok(params) => handler(params, peer),
-        Err(e) => tracing::debug!(method = N::METHOD, error = %e.message, "malformed custom notification dropped"),
-    })
-}
-
-/// A raw notification handler, erased.
-pub(crate) fn raw_notification<F>(handler: F) -> NotificationFn
-where
-    F: Fn(Option<Value>, &Peer) + Send + Sync + 'static,
-{
-    Arc::new(move |params, peer| match params.map(|p| serde_json::from_str::<Value>(p.get())).transpose() {
-        Ok(params) => handler(params, peer),
-        Err(e) => tracing::debug!(error = %e, "malformed custom notification dropped"),
-    })
 }
 
 /// Serves a custom request with its handler: its context like a tool's (progress, logging,

@@ -13,7 +13,7 @@ use mcp_types::{
     ServerCapabilitiesPrompts, ServerCapabilitiesResources, ServerCapabilitiesTools, Tool, ToolListChangedNotification,
 };
 
-use crate::custom::{self, CustomMethods};
+use crate::custom::CustomMethods;
 use crate::extract::StateMap;
 use crate::handlers::Handlers;
 use crate::prompt::PromptDef;
@@ -386,7 +386,10 @@ impl ServerBuilder {
         F: Fn(R::Params, crate::Context) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<R::Result, mcp_types::ErrorObject>> + Send + 'static,
     {
-        self.custom.add_request(R::METHOD.to_owned(), custom::typed_request::<R, F, Fut>(handler));
+        self.custom.add_request(
+            R::METHOD.to_owned(),
+            mcp_jsonrpc::custom::typed_request::<R, crate::context::Context, F, Fut>(handler),
+        );
         self
     }
 
@@ -398,7 +401,7 @@ impl ServerBuilder {
         F: Fn(Option<serde_json::Value>, crate::Context) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<serde_json::Value, mcp_types::ErrorObject>> + Send + 'static,
     {
-        self.custom.add_request(method.into(), custom::raw_request(handler));
+        self.custom.add_request(method.into(), mcp_jsonrpc::custom::raw_request(handler));
         self
     }
 
@@ -410,7 +413,7 @@ impl ServerBuilder {
         N: mcp_types::CustomNotification,
         F: Fn(N::Params, &Peer) + Send + Sync + 'static,
     {
-        self.custom.add_notification(N::METHOD.to_owned(), custom::typed_notification::<N, F>(handler));
+        self.custom.add_notification(N::METHOD.to_owned(), mcp_jsonrpc::custom::typed_notification::<N, F>(handler));
         self
     }
 
@@ -420,7 +423,7 @@ impl ServerBuilder {
     where
         F: Fn(Option<serde_json::Value>, &Peer) + Send + Sync + 'static,
     {
-        self.custom.add_notification(method.into(), custom::raw_notification(handler));
+        self.custom.add_notification(method.into(), mcp_jsonrpc::custom::raw_notification(handler));
         self
     }
 

@@ -15,8 +15,7 @@ use std::task::{Context, Poll, ready};
 use mcp_jsonrpc::raw::str_text;
 use mcp_jsonrpc::{Reply, RequestContext, message};
 use mcp_types::{
-    CallToolRequest, GetPromptRequest, ReadResourceRequest, Request, RequestId, SubscribeRequest, UnsubscribeRequest,
-    meta,
+    CallToolRequest, GetPromptRequest, ReadResourceRequest, Request, SubscribeRequest, UnsubscribeRequest, meta,
 };
 use tracing::Span;
 use tracing::field::{Empty, display};
@@ -38,7 +37,7 @@ pub(crate) fn request_span(req: &message::Request, rctx: &RequestContext) -> Spa
         otel.kind = "server",
         otel.status_description = Empty,
         mcp.method.name = req.method.as_str(),
-        jsonrpc.request.id = %IdText(&req.id),
+        jsonrpc.request.id = %req.id.unquoted(),
         mcp.protocol.version = Empty,
         mcp.session.id = Empty,
         gen_ai.tool.name = Empty,
@@ -53,18 +52,6 @@ pub(crate) fn request_span(req: &message::Request, rctx: &RequestContext) -> Spa
         describe(&span, req, rctx);
     }
     span
-}
-
-/// A request id as the conventions write it: a string id without quotes.
-struct IdText<'a>(&'a RequestId);
-
-impl std::fmt::Display for IdText<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            RequestId::String(s) => f.write_str(s),
-            RequestId::Integer(n) => write!(f, "{n}"),
-        }
-    }
 }
 
 /// Records what an enabled span says of its request beyond its method and id.

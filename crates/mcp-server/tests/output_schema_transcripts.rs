@@ -130,7 +130,11 @@ async fn mismatching_or_missing_structured_content_is_an_internal_error() {
             }),
             "{rev}: {answer}"
         );
-        // Checked against the schema as written, before older revisions see it wrapped.
+        // Checked against the schema as written, before older revisions see it wrapped (its
+        // `$ref` needs the `jsonschema` feature: without it, the schema is not checked).
+        if !cfg!(feature = "jsonschema") {
+            continue;
+        }
         let answer = call(&mut c, rev, "bad_users").await;
         assert_eq!(answer["error"]["code"], -32603, "{rev}: {answer}");
         let message = answer["error"]["message"].as_str().unwrap();
@@ -175,8 +179,15 @@ async fn an_output_schema_that_does_not_compile_is_refused_when_checked() {
             .output_schema(json!({"type": "object", "properties": {"a": {"type": "strin"}}}))
             .unwrap()
     };
-    let err = Server::builder("outputs", "1.0.0").check_structured_content(true).tool(broken()).build().unwrap_err();
-    assert!(matches!(&err, DefinitionError::InvalidSchema { which: "outputSchema", .. }), "{err}");
+    // Only jsonschema tells a schema that does not compile (without the feature, a schema the
+    // built-in checker does not take is not checked, with a warning).
+    let built = Server::builder("outputs", "1.0.0").check_structured_content(true).tool(broken()).build();
+    if cfg!(feature = "jsonschema") {
+        let err = built.unwrap_err();
+        assert!(matches!(&err, DefinitionError::InvalidSchema { which: "outputSchema", .. }), "{err}");
+    } else {
+        built.unwrap();
+    }
     // Unchecked, it is the server's to get right.
     Server::builder("outputs", "1.0.0").check_structured_content(false).tool(broken()).build().unwrap();
     // A schema that is not a JSON object, or whose root type names no JSON type, is refused

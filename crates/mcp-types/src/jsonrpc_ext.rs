@@ -165,6 +165,30 @@ impl fmt::Display for RequestId {
     }
 }
 
+impl RequestId {
+    /// The id as logs and trace attributes write it: a string id without the quotes
+    /// [`Display`](fmt::Display) gives it (`abc`, `7`).
+    ///
+    /// ```
+    /// # use mcp_types::RequestId;
+    /// assert_eq!(RequestId::from("abc").unquoted().to_string(), "abc");
+    /// assert_eq!(RequestId::from("abc").to_string(), "\"abc\"");
+    /// assert_eq!(RequestId::from(7).unquoted().to_string(), "7");
+    /// ```
+    pub fn unquoted(&self) -> impl fmt::Display + '_ {
+        struct Unquoted<'a>(&'a RequestId);
+        impl fmt::Display for Unquoted<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self.0 {
+                    RequestId::String(s) => f.write_str(s),
+                    RequestId::Integer(n) => write!(f, "{n}"),
+                }
+            }
+        }
+        Unquoted(self)
+    }
+}
+
 impl From<i64> for RequestId {
     fn from(n: i64) -> Self {
         RequestId::Integer(n)
