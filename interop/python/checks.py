@@ -13,7 +13,34 @@ from typing import Awaitable, Callable, Literal
 
 import json
 
-from mcp import ClientSession, InitializeResult, MCPError, types
+import anyio
+from mcp import ClientSession, InitializeResult, MCPError, UrlElicitationRequiredError, types
+
+
+class Inputs:
+    """The client's side of elicitation: every request the server makes is kept, a URL one is
+    accepted (without visiting it), a form one declined; the ids of the URL elicitations the
+    server says are complete (`notifications/elicitation/complete`) are kept too."""
+
+    def __init__(self) -> None:
+        self.elicitations: list[types.ElicitRequestParams] = []
+        self.completed: set[str] = set()
+        self._changed = anyio.Event()
+
+    async def elicit(self, _context, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.elicitations.append(params)
+        action = "accept" if isinstance(params, types.ElicitRequestURLParams) else "decline"
+        return types.ElicitResult(action=action)
+
+    async def on_message(self, message) -> None:
+        if isinstance(message, types.ElicitCompleteNotification):
+            self.completed.add(message.params.elicitation_id)
+            changed, self._changed = self._changed, anyio.Event()
+            changed.set()
+
+    async def wait_completed(self, elicitation_id: str) -> None:
+        while elicitation_id not in self.completed:
+            await self._changed.wait()
 
 
 @dataclass
@@ -24,6 +51,8 @@ class Context:
     """The server's answer to `initialize`."""
     offered_version: str
     """The protocol revision the client offered in `initialize`."""
+    inputs: Inputs
+    """What the server asked of the user."""
 
 
 @dataclass
@@ -169,6 +198,35 @@ async def custom_method(ctx: Context) -> None:
     raise AssertionError("an unknown custom method did not fail")
 
 
+async def url_elicitation(ctx: Context) -> str:
+    before = len(ctx.inputs.elicitations)
+    result = await ctx.session.call_tool("connect_account", {})
+    assert not result.is_error, f"is_error: {result}"
+    assert len(ctx.inputs.elicitations) > before, "no elicitation/create reached the client"
+    request = ctx.inputs.elicitations[before]
+    assert isinstance(request, types.ElicitRequestURLParams), f"not a URL elicitation: {request}"
+    assert len(request.elicitation_id) >= 16, f"elicitation_id: {request.elicitation_id}"
+    assert request.url == f"https://example.com/connect?state={request.elicitation_id}", request.url
+    assert request.message == "Sign in to Example Co", request.message
+    assert texts(result.content) == f"connecting (elicitation {request.elicitation_id})", texts(result.content)
+    await ctx.inputs.wait_completed(request.elicitation_id)
+    return f"completed {request.elicitation_id}"
+
+
+async def url_elicitation_required(ctx: Context) -> None:
+    try:
+        await ctx.session.call_tool("account_files", {})
+    except MCPError as error:
+        assert error.code == -32042, f"{error.code}: {error}"
+        needed = UrlElicitationRequiredError.from_error(error.error).elicitations
+        assert len(needed) == 1, f"{needed}"
+        assert needed[0].mode == "url", f"{needed[0]}"
+        assert needed[0].url == f"https://example.com/connect?state={needed[0].elicitation_id}", needed[0].url
+        assert needed[0].message == "Sign in to Example Co to list your files", needed[0].message
+        return
+    raise AssertionError("account_files did not fail")
+
+
 CHECKS: list[Check] = [
     Check('initialize: serverInfo.name is "showcase"', server_name),
     Check("initialize: the server accepts the revision the client offered", negotiated_version),
@@ -183,6 +241,8 @@ CHECKS: list[Check] = [
     Check("resources/templates/list and a templated read", templates),
     Check("resources/read of an unknown note: an error", unknown_resource),
     Check("completion/complete for a prompt argument and a template variable", completions),
+    Check("elicitation (2025-11-25): connect_account asks for a URL visit with an elicitation_id, then completes it", url_elicitation),
+    Check("elicitation (2025-11-25): account_files fails with -32042 listing the URL elicitation it needs", url_elicitation_required),
     Check("ping: answered", ping),
     Check("custom method example/reverse: send_request with a custom request and result type; -32601", custom_method),
 ]

@@ -21,7 +21,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
-from checks import CHECKS, Context
+from checks import CHECKS, Context, Inputs
 
 # A hung check fails on its own instead of eating the whole run's time budget (the xtask kills
 # the run after 60 s), so the checks after it still report.
@@ -41,7 +41,14 @@ async def run(command: str, args: list[str]) -> int:
     try:
         async with open_transport(command, args) as (read, write):
             client_info = Implementation(name="mcp-rust-sdk-interop", version="0.0.0")
-            async with ClientSession(read, write, client_info=client_info) as session:
+            inputs = Inputs()
+            async with ClientSession(
+                read,
+                write,
+                client_info=client_info,
+                elicitation_callback=inputs.elicit,
+                message_handler=inputs.on_message,
+            ) as session:
                 try:
                     with anyio.fail_after(CHECK_TIMEOUT_S):
                         init = await session.initialize()
@@ -51,7 +58,7 @@ async def run(command: str, args: list[str]) -> int:
                         print(f"not ok - {check.name} # not run: no connection", flush=True)
                     print(f"0 passed, {1 + len(CHECKS)} failed", flush=True)
                     return 1
-                ctx = Context(session=session, init=init, offered_version=LATEST_HANDSHAKE_VERSION)
+                ctx = Context(session=session, init=init, offered_version=LATEST_HANDSHAKE_VERSION, inputs=inputs)
                 for check in CHECKS:
                     try:
                         with anyio.fail_after(CHECK_TIMEOUT_S):
