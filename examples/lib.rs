@@ -48,8 +48,8 @@ pub mod showcase {
         CompletionRequest, Context, DefinitionError, Elicitation, Progress, Server, ToolDef, ToolError,
     };
     use mcp_sdk::types::{
-        CreateMessageRequestParams, ElicitAction, ElicitRequestParams, LoggingLevel, Role, SamplingContent,
-        SamplingMessage, TextContent,
+        CreateMessageRequestParams, ElicitAction, ElicitRequestParams, ErrorObject, LoggingLevel, Role,
+        SamplingContent, SamplingMessage, TextContent,
     };
     use mcp_sdk::{prompt, resource, tool};
 
@@ -249,10 +249,14 @@ pub mod showcase {
             .collect()
     }
 
-    /// A note, by id.
+    /// A note, by id (an unknown id is "resource not found", in the code of the request's
+    /// revision).
     #[resource("notes://{id}", mime_type = "text/plain", complete(id = note_ids))]
-    pub fn note(id: String) -> Result<String, String> {
-        notes().get(&id).map(|n| (*n).to_owned()).ok_or_else(|| format!("no note `{id}`"))
+    pub fn note(id: String) -> Result<String, ErrorObject> {
+        notes()
+            .get(&id)
+            .map(|n| (*n).to_owned())
+            .ok_or_else(|| ErrorObject::resource_not_found(&format!("notes://{id}")))
     }
 
     /// The server.

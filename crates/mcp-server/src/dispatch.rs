@@ -28,11 +28,11 @@ use mcp_jsonrpc::message::{self, decode_params};
 use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
 use mcp_types::{
     CallToolRequest, CallToolResult, CompleteRequest, CompleteRequestParams, CompleteResult, CompletionReference,
-    EmptyResult, ErrorCode, GetPromptRequest, GetPromptRequestParams, JsonObject, ListPromptsRequest,
-    ListPromptsResult, ListResourceTemplatesRequest, ListResourceTemplatesResult, ListResourcesRequest,
-    ListResourcesResult, ListToolsRequest, ListToolsResult, LoggingLevel, PaginatedRequestParams, ProgressToken,
-    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Request, ServerCapabilities, SetLevelRequest,
-    SetLevelRequestParams, SubscribeRequest, SubscribeRequestParams, UnsubscribeRequest, UnsubscribeRequestParams,
+    EmptyResult, GetPromptRequest, GetPromptRequestParams, JsonObject, ListPromptsRequest, ListPromptsResult,
+    ListResourceTemplatesRequest, ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult,
+    ListToolsRequest, ListToolsResult, LoggingLevel, PaginatedRequestParams, ProgressToken, ReadResourceRequest,
+    ReadResourceRequestParams, ReadResourceResult, Request, ServerCapabilities, SetLevelRequest, SetLevelRequestParams,
+    SubscribeRequest, SubscribeRequestParams, UnsubscribeRequest, UnsubscribeRequestParams,
 };
 use serde::de::DeserializeOwned;
 
@@ -419,20 +419,16 @@ impl Serve for ReadResourceRequest {
                 Some(r) => (&r.handler, BTreeMap::new(), r.cache.clone()),
                 None => match registry.templates.iter().find_map(|t| t.pattern.matches(&p.uri).map(|v| (t, v))) {
                     Some((t, vars)) => (&t.handler, vars, t.cache.clone()),
-                    None => {
-                        return Err(ErrorObject::with_data(
-                            ErrorCode::resource_not_found(call.era.version),
-                            format!("resource not found: {}", p.uri),
-                            serde_json::json!({"uri": p.uri}),
-                        ));
-                    }
+                    None => return Err(ErrorObject::resource_not_found(&p.uri).for_revision(call.era.version)),
                 },
             };
             Ok((handler.read(p.uri, variables, call.context(progress)), cache))
         })();
         async move {
             let (read, cache) = read?;
-            let mut result = ReadResourceResult::new(read.await?);
+            // A handler's "not found" (`ErrorObject::resource_not_found`) in the revision's code.
+            let contents = read.await.map_err(|e| e.for_revision(call.era.version))?;
+            let mut result = ReadResourceResult::new(contents);
             if let Some(hints) = cache {
                 // The resource's own hints win over the server's (2026-07-28 only on the wire).
                 result.ttl_ms = Some(hints.ttl_ms);

@@ -718,10 +718,16 @@ async fn cache_hints_per_list_for_discover_and_per_resource_or_template() {
 
 #[tokio::test]
 async fn an_unknown_resource_is_invalid_params_in_2026_and_resource_not_found_in_a_session() {
+    // A template's handler says "not found" once, in the session revisions' code; the server
+    // answers in the request's.
+    let gone = TemplateDef::new("gone", "mem://gone/{id}", |uri: String, _vars, _ctx| async move {
+        Err::<Vec<mcp_types::AnyResourceContents>, _>(mcp_types::ErrorObject::resource_not_found(&uri))
+    });
     let server = builder()
         .resource(ResourceDef::new("here", "mem://here", |uri: String, _vars, _ctx| async move {
             text_contents(uri, "here")
         }))
+        .resource_template(gone.unwrap())
         .build()
         .unwrap();
     let mut c = connect(&server);
@@ -737,6 +743,11 @@ async fn an_unknown_resource_is_invalid_params_in_2026_and_resource_not_found_in
     assert!(init.get("result").is_some(), "{init}");
     let e = c.stateless_error("resources/read", json!({"uri": "mem://gone"})).await;
     assert_eq!(e["code"], -32002, "{e}");
+    let e = c.stateless_error("resources/read", json!({"uri": "mem://gone/1"})).await;
+    assert_eq!((&e["code"], &e["data"]["uri"]), (&json!(-32002), &json!("mem://gone/1")), "{e}");
+    let mut c = connect(&server);
+    let e = c.stateless_error("resources/read", json!({"uri": "mem://gone/1", "_meta": meta(json!({}))})).await;
+    assert_eq!((&e["code"], &e["data"]["uri"]), (&json!(-32602), &json!("mem://gone/1")), "{e}");
 }
 
 /// What a stateless request's `_meta` declares reaches the handler: the client's info (read only

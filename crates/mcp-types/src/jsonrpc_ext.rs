@@ -87,6 +87,36 @@ impl ErrorObject {
         )
     }
 
+    /// Resource not found, as a handler of `resources/read` says it: -32002 with the URI as
+    /// `data` (the code of the session revisions). A server answers it with the code of the
+    /// request's revision ([`ErrorObject::for_revision`]): -32602 in 2026-07-28.
+    ///
+    /// ```
+    /// use mcp_types::{ErrorCode, ErrorObject, ProtocolVersion};
+    ///
+    /// let e = ErrorObject::resource_not_found("notes://nope");
+    /// assert_eq!(e.error_code(), ErrorCode::RESOURCE_NOT_FOUND);
+    /// assert_eq!(e.data, Some(serde_json::json!({"uri": "notes://nope"})));
+    /// let e = e.for_revision(ProtocolVersion::V2026_07_28);
+    /// assert_eq!(e.error_code(), ErrorCode::INVALID_PARAMS);
+    /// ```
+    pub fn resource_not_found(uri: &str) -> Self {
+        ErrorObject::with_data(
+            ErrorCode::RESOURCE_NOT_FOUND,
+            format!("resource not found: {uri}"),
+            serde_json::json!({"uri": uri}),
+        )
+    }
+
+    /// The error with the code `version` gives its meaning: "resource not found" (-32002 in the
+    /// session revisions) is -32602 in 2026-07-28; every other error is unchanged.
+    pub fn for_revision(mut self, version: ProtocolVersion) -> Self {
+        if self.code == ErrorCode::RESOURCE_NOT_FOUND.code() {
+            self.code = ErrorCode::resource_not_found(version).code();
+        }
+        self
+    }
+
     /// -32020 (`HeaderMismatchError`): an HTTP header is missing, malformed or disagrees with
     /// the request body; `detail` says which.
     pub fn header_mismatch(detail: impl fmt::Display) -> Self {
