@@ -332,3 +332,46 @@ async fn stdio_finishes_the_request_in_flight_on_the_signal_then_returns() {
     tokio::time::timeout(Duration::from_secs(30), served).await.expect("serve_until returns").unwrap();
     assert!(next().await.is_none(), "the connection is closed");
 }
+
+#[tokio::test]
+async fn an_http_sse_request_past_the_grace_is_cancelled_and_its_stream_ends() {
+    let mut h = start(HttpServerConfig::default().shutdown_grace(Duration::from_millis(200))).await;
+    let get = h.http.get(format!("{}/sse", h.base)).header("accept", "text/event-stream").send();
+    let mut stream = Sse::new(get.await.unwrap());
+    let endpoint = stream.next().await.unwrap().data;
+    assert!(endpoint.starts_with("/messages?sessionId="), "{endpoint}");
+    let post = |body: Value| {
+        let post = h.http.post(format!("{}{endpoint}", h.base)).header("content-type", "application/json");
+        post.body(body.to_string()).send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    assert_eq!(post(init).await.unwrap().status(), 202);
+    assert_eq!(stream.message().await["id"], 0);
+    assert_eq!(post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await.unwrap().status(), 202);
+    let call =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "stubborn", "arguments": {}}});
+    assert_eq!(post(call).await.unwrap().status(), 202);
+    assert_eq!(stream.message().await["params"]["data"], "started");
+
+    h.signal();
+    assert_eq!(stream.rest().await, vec![1000], "the stream ends with a retry hint");
+    let dropped = tokio::time::timeout(Duration::from_secs(30), h.dropped.recv()).await.expect("the handler ends");
+    assert_eq!(dropped, Some(true), "the handler saw its cancellation");
+    h.served().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_stateless_request_past_the_grace_ends_with_its_connection() {
+    let config = HttpServerConfig::default().stateless(true).shutdown_grace(Duration::from_millis(100));
+    let mut h = start(config).await;
+    let body =
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "stubborn", "arguments": {}}});
+    let post = h.post(None, body).header("mcp-protocol-version", "2025-06-18");
+    let mut call = Sse::new(post.send().await.unwrap());
+    assert_eq!(call.message().await["params"]["data"], "started");
+    h.signal();
+    // No session to answer in: the connection is dropped, the client is not left hanging.
+    assert_eq!(call.rest().await, Vec::<u64>::new());
+    h.served().await.unwrap();
+}

@@ -136,13 +136,13 @@ impl App {
         }
     }
 
-    /// The shutdown's grace is over: requests still running are answered with an error and
-    /// their handlers cancelled; every stream ends.
+    /// The shutdown's grace is over: requests still running are answered with an error (those
+    /// with a stream of their own) and their handlers cancelled; every stream ends.
     pub(super) async fn cancel_all(&self) {
         for session in self.all_sessions() {
-            for id in session.router.shut_down().await {
-                session.peer().cancel_incoming(&id);
-            }
+            session.router.shut_down().await;
+            // Those of an HTTP+SSE session too, which have no stream to answer on.
+            session.peer().cancel_all_incoming();
         }
     }
 

@@ -354,14 +354,12 @@ impl SessionRouter {
     }
 
     /// The shutdown's grace is over: each request still without a response is answered with
-    /// an error (stored, for a client that resumes elsewhere), every connection ends with a
-    /// `retry` hint, and the ids of those requests are returned (for their handlers to be
-    /// cancelled).
-    pub(crate) async fn shut_down(&self) -> Vec<RequestId> {
+    /// an error (stored, for a client that resumes elsewhere), and every connection ends with
+    /// a `retry` hint. The requests' handlers are the caller's to cancel.
+    pub(crate) async fn shut_down(&self) {
         let mut routes = self.routes.lock().await;
         let error = mcp_jsonrpc::ErrorObject::internal_error("the server is shutting down; the request was cancelled");
         let streams: Vec<u64> = routes.streams.keys().copied().collect();
-        let mut cancelled = Vec::new();
         for stream in streams {
             let requests = routes.streams.get(&stream).map(|s| s.requests.clone()).unwrap_or_default();
             for id in &requests {
@@ -384,12 +382,10 @@ impl SessionRouter {
             if let Some(Stream { sink: Sink::Sse(Some(tx)), .. }) = routes.streams.remove(&stream) {
                 let _ = tx.try_send(retry_event(self.retry));
             }
-            cancelled.extend(requests);
         }
         if let Some(tx) = routes.standalone.take() {
             let _ = tx.try_send(retry_event(self.retry));
         }
-        cancelled
     }
 
     /// The session is over: every connection ends.
