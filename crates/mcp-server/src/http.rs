@@ -52,7 +52,8 @@ impl Server {
     ///
     /// It returns only if binding `addr` fails: failures to accept a connection are logged and
     /// retried, so otherwise it serves until its future is dropped (the task aborted, or the
-    /// runtime shut down). See [`mcp_transport_http::server::serve`].
+    /// runtime shut down); [`Server::serve_http_until`] stops gracefully on a signal. See
+    /// [`mcp_transport_http::server::serve`].
     ///
     /// ```no_run
     /// # async fn run(server: mcp_server::Server) -> std::io::Result<()> {

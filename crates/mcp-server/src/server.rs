@@ -663,7 +663,8 @@ impl Server {
         self.connect(transport).closed().await;
     }
 
-    /// Serves this process's stdin and stdout until stdin closes (feature `stdio`).
+    /// Serves this process's stdin and stdout until stdin closes (feature `stdio`);
+    /// [`Server::serve_stdio_until`] also stops on a signal.
     #[cfg(feature = "stdio")]
     pub async fn serve_stdio(&self) {
         self.serve(mcp_transport_stdio::StdioTransport::new()).await;

@@ -208,7 +208,7 @@ pub fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig) -> axu
 /// It returns only if binding fails (or the bound address cannot be read): failures to
 /// accept a connection are logged and retried, so otherwise it serves until its future is
 /// dropped (the task aborted, or the runtime shut down). Connections already accepted run on
-/// in their own tasks.
+/// in their own tasks. [`serve_with_shutdown`] stops gracefully on a signal.
 ///
 /// With [`Policy::Auto`], Host and Origin are checked against the localhost allow-list when
 /// the address is a loopback one, and not checked otherwise.
