@@ -7,9 +7,15 @@
 //! cargo run --example everything -- --http 127.0.0.1:3000   # serves http://127.0.0.1:3000/mcp
 //! ```
 //!
+//! Ctrl-C or SIGTERM stops it gracefully: over HTTP, new connections are refused, `/readyz`
+//! turns 503 (`/healthz` and `/readyz` are served), and requests in flight get 10 seconds to
+//! finish; over stdio, it stops reading and lets the requests in flight finish.
+//!
 //! Logs go to stderr (level from `RUST_LOG`: `error`, `warn` (the default), `info`, `debug`,
 //! `trace` or `off`).
 
+use mcp_sdk::server::shutdown_signal;
+use mcp_sdk::transport::http::server::HttpServerConfig;
 use tracing_subscriber::filter::LevelFilter;
 
 const USAGE: &str = "usage: everything --stdio | --http ADDR (e.g. 127.0.0.1:3000; serves http://ADDR/mcp)";
@@ -22,10 +28,13 @@ async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let server = mcp_examples::everything::server()?;
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        ["--stdio"] => server.serve_stdio().await,
+        ["--stdio"] => server.serve_stdio_until(shutdown_signal()).await,
         ["--http", addr] => {
-            tracing::info!("serving Streamable HTTP at http://{addr}/mcp");
-            server.serve_http(*addr).await?;
+            tracing::info!("serving Streamable HTTP at http://{addr}/mcp (health at /healthz, /readyz)");
+            // Ctrl-C or SIGTERM drains: new connections are refused, /readyz turns 503, requests
+            // in flight get 10 seconds to finish.
+            let config = HttpServerConfig::default().health_routes(true);
+            server.serve_http_until(*addr, config, shutdown_signal()).await?;
         }
         _ => anyhow::bail!(USAGE),
     }

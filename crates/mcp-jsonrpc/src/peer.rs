@@ -543,6 +543,15 @@ impl Peer {
         }
     }
 
+    /// Cancels every incoming request running now (but `initialize`), as
+    /// [`Peer::cancel_incoming`] does each (a server shutting down once its grace is over, say).
+    /// How many were cancelled.
+    pub fn cancel_all_incoming(&self) -> usize {
+        let running = self.shared.running.lock_unpoisoned();
+        let cancelled = running.values().filter(|r| !r.method_is_initialize).inspect(|r| r.cancel.cancel());
+        cancelled.count()
+    }
+
     /// Waits until the connection is over and its tasks are done.
     pub async fn closed(&self) {
         self.shared.done.cancelled().await;

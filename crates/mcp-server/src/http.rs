@@ -52,7 +52,8 @@ impl Server {
     ///
     /// It returns only if binding `addr` fails: failures to accept a connection are logged and
     /// retried, so otherwise it serves until its future is dropped (the task aborted, or the
-    /// runtime shut down). See [`mcp_transport_http::server::serve`].
+    /// runtime shut down); [`Server::serve_http_until`] stops gracefully on a signal. See
+    /// [`mcp_transport_http::server::serve`].
     ///
     /// ```no_run
     /// # async fn run(server: mcp_server::Server) -> std::io::Result<()> {
@@ -67,6 +68,29 @@ impl Server {
     /// [`Server::serve_http`] does.
     pub async fn serve_http_with(&self, addr: impl ToSocketAddrs, config: HttpServerConfig) -> std::io::Result<()> {
         server::serve(Arc::new(self.clone()), config, addr).await
+    }
+
+    /// Serves Streamable HTTP at `addr` with `config` until `signal` completes, then shuts
+    /// down gracefully and returns `Ok`: new connections are refused, `/readyz` (with
+    /// [`HttpServerConfig::health_routes`]) turns 503, GET streams end with a `retry` hint,
+    /// requests in flight get [`HttpServerConfig::shutdown_grace`] to finish, and those still
+    /// running then are answered with an error and cancelled (see
+    /// [`mcp_transport_http::server::serve_router_with_shutdown`]).
+    ///
+    /// ```no_run
+    /// # async fn run(server: mcp_server::Server) -> std::io::Result<()> {
+    /// use mcp_transport_http::server::HttpServerConfig;
+    /// let config = HttpServerConfig::default().health_routes(true);
+    /// server.serve_http_until("0.0.0.0:8080", config, mcp_server::shutdown_signal()).await
+    /// # }
+    /// ```
+    pub async fn serve_http_until(
+        &self,
+        addr: impl ToSocketAddrs,
+        config: HttpServerConfig,
+        signal: impl std::future::Future<Output = ()> + Send,
+    ) -> std::io::Result<()> {
+        server::serve_with_shutdown(Arc::new(self.clone()), config, addr, signal).await
     }
 
     /// The endpoint as an axum router, to merge into an app beside other routes. Serve the app

@@ -7,7 +7,9 @@
 //! - [`Server::builder`] collects [`ToolDef`]s, [`PromptDef`]s, [`ResourceDef`]s and
 //!   [`TemplateDef`]s; `build()` checks them and prepares the lists once.
 //! - [`Server::serve_stdio`] serves stdin/stdout in one line; [`Server::serve`] any
-//!   transport; [`Server::connect`] starts a connection and returns its handle.
+//!   transport; [`Server::connect`] starts a connection and returns its handle. The `_until`
+//!   forms ([`Server::serve_until`], `serve_stdio_until`, `serve_http_until`) stop gracefully
+//!   on a signal such as [`shutdown_signal`] (Ctrl-C or SIGTERM).
 //! - Handlers get a [`Context`]: progress, logging to the client, cancellation, and requests
 //!   to the client (sampling, elicitation, roots) when it declared the capability (in the
 //!   stateless revision, input-required round trips instead).
@@ -87,6 +89,7 @@ mod resource;
 pub(crate) mod schema_check;
 mod server;
 mod session;
+mod shutdown;
 mod stateless;
 mod subscriptions;
 pub mod tasks;
@@ -105,6 +108,7 @@ pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use prompt_args::decode_prompt_arguments;
 pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};
 pub use server::{RootsChangedCallback, Server, ServerBuilder};
+pub use shutdown::shutdown_signal;
 pub use stateless::CacheTarget;
 pub use subscriptions::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use tasks::{TaskConfig, TaskSupport};

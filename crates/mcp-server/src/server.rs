@@ -663,10 +663,46 @@ impl Server {
         self.connect(transport).closed().await;
     }
 
-    /// Serves this process's stdin and stdout until stdin closes (feature `stdio`).
+    /// Serves this process's stdin and stdout until stdin closes (feature `stdio`);
+    /// [`Server::serve_stdio_until`] also stops on a signal.
     #[cfg(feature = "stdio")]
     pub async fn serve_stdio(&self) {
         self.serve(mcp_transport_stdio::StdioTransport::new()).await;
+    }
+
+    /// Serves one connection until it ends or `signal` completes. On the signal the server
+    /// stops reading; requests in flight get the peer's
+    /// [`shutdown_grace`](mcp_jsonrpc::PeerConfig::shutdown_grace) to finish (their responses
+    /// are written), those still running then are cancelled, and it returns once the
+    /// connection is closed.
+    ///
+    /// ```no_run
+    /// # async fn run(server: mcp_server::Server, transport: impl mcp_jsonrpc::Transport) {
+    /// server.serve_until(transport, mcp_server::shutdown_signal()).await;
+    /// # }
+    /// ```
+    pub async fn serve_until<T: Transport>(&self, transport: T, signal: impl std::future::Future<Output = ()>) {
+        let peer = self.connect(transport);
+        tokio::select! {
+            () = peer.closed() => return,
+            () = signal => {}
+        }
+        tracing::info!("shutting down: finishing the requests in flight");
+        peer.close();
+        peer.closed().await;
+    }
+
+    /// Serves stdin and stdout until stdin closes or `signal` completes (feature `stdio`); on
+    /// the signal, as [`Server::serve_until`] does.
+    ///
+    /// ```no_run
+    /// # async fn run(server: mcp_server::Server) {
+    /// server.serve_stdio_until(mcp_server::shutdown_signal()).await;
+    /// # }
+    /// ```
+    #[cfg(feature = "stdio")]
+    pub async fn serve_stdio_until(&self, signal: impl std::future::Future<Output = ()>) {
+        self.serve_until(mcp_transport_stdio::StdioTransport::new(), signal).await;
     }
 
     /// Starts serving one connection and returns its handle at once.

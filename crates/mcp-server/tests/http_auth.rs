@@ -74,7 +74,7 @@ async fn start() -> Harness {
         .scopes_supported(["mcp:read", "mcp:write"])
         .required_scopes(["mcp:read"])
         .resource_name("auth test");
-    let config = HttpServerConfig::new().json_response(true).auth(auth);
+    let config = HttpServerConfig::new().json_response(true).health_routes(true).auth(auth);
     let factory = std::sync::Arc::new(test_server());
     tokio::spawn(async move { server::serve_listener(factory, config, listener).await });
     Harness { base, http: reqwest::Client::new() }
@@ -226,6 +226,19 @@ async fn the_metadata_is_served_at_both_paths_without_a_token() {
         assert_eq!(response.headers()["content-type"], "application/json");
         assert_eq!(response.json::<Value>().await.unwrap(), expected, "{path}");
     }
+}
+
+#[tokio::test]
+async fn the_health_routes_answer_without_a_token_or_an_allowed_origin() {
+    let h = start().await;
+    for (path, body) in [("/healthz", "ok"), ("/readyz", "ready")] {
+        let response = h.http.get(format!("{}{path}", h.base)).header("origin", "https://evil.example.com").send();
+        let response = response.await.unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        assert_eq!(response.text().await.unwrap(), body);
+    }
+    // The endpoint itself still wants a token.
+    assert_eq!(h.http.get(format!("{}/mcp", h.base)).send().await.unwrap().status(), 401);
 }
 
 #[tokio::test]

@@ -49,6 +49,8 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
     let http_sse = config.http_sse.clone();
     #[cfg(feature = "auth")]
     let auth = config.auth.clone();
+    let drain = config.drain.clone();
+    let health_routes = config.health_routes;
     let app = Arc::new(App {
         factory,
         config,
@@ -56,6 +58,7 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
         reaper: AtomicBool::new(false),
         in_flight: Arc::new(AtomicUsize::new(0)),
     });
+    drain.register(&app);
     let mcp = get(handlers::get_mcp).post(post::post_mcp).delete(handlers::delete_mcp);
     let mut router = axum::Router::new().route(&path, mcp);
     if let Some((sse, messages)) = http_sse {
@@ -72,6 +75,9 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
             router = router.route(&metadata_path, get(answer));
         }
     }
+    if health_routes {
+        router = super::shutdown::health_routes(router, drain);
+    }
     router.with_state(app)
 }
 
@@ -87,8 +93,12 @@ impl App {
         self.lookup(session_id(headers)?, extensions).ok_or_else(session_not_found)
     }
 
-    /// A place for a POST that carries requests, or the 503 that says there is none.
+    /// A place for a POST that carries requests, or the 503 that says there is none (or that
+    /// the server is shutting down).
     pub(super) fn admit(&self, id: Option<&RequestId>) -> Result<InFlight, Response> {
+        if self.config.drain.is_draining() {
+            return Err(super::checks::draining(id));
+        }
         let limit = self.config.max_requests_in_flight;
         let admitted =
             self.in_flight.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < limit).then_some(n + 1));
@@ -117,6 +127,27 @@ impl App {
         }
         session.router.touch();
         Some(session)
+    }
+
+    /// A graceful shutdown starts: the sessions' standalone streams end (with a `retry` hint).
+    pub(super) async fn begin_drain(&self) {
+        for session in self.all_sessions() {
+            session.router.end_standalone().await;
+        }
+    }
+
+    /// The shutdown's grace is over: requests still running are answered with an error (those
+    /// with a stream of their own) and their handlers cancelled; every stream ends.
+    pub(super) async fn cancel_all(&self) {
+        for session in self.all_sessions() {
+            session.router.shut_down().await;
+            // Those of an HTTP+SSE session too, which have no stream to answer on.
+            session.peer().cancel_all_incoming();
+        }
+    }
+
+    fn all_sessions(&self) -> Vec<Arc<Session>> {
+        self.sessions.lock_unpoisoned().values().cloned().collect()
     }
 
     /// Forgets session `id` (the caller ends it).

@@ -224,6 +224,15 @@ pub(super) fn busy(limit: usize, id: Option<&RequestId>) -> Response {
     response
 }
 
+/// 503 with `Retry-After` and `Connection: close`: the server is shutting down (draining).
+pub(super) fn draining(id: Option<&RequestId>) -> Response {
+    let error = ErrorObject::internal_error("the server is shutting down");
+    let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, id, &error);
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
 /// Reads a body within the size and time limits.
 pub(super) async fn read_body(app: &App, body: Body) -> Result<Bytes, Response> {
     let config = app.config();

@@ -43,6 +43,10 @@ pub struct HttpServerConfig {
     pub(crate) origins: Policy,
     #[cfg(feature = "auth")]
     pub(crate) auth: Option<Arc<super::auth::AuthConfig>>,
+    pub(crate) shutdown_grace: Duration,
+    pub(crate) health_routes: bool,
+    /// Whether the endpoints built from this configuration (and its clones) are draining.
+    pub(crate) drain: Arc<super::shutdown::Drain>,
 }
 
 impl std::fmt::Debug for HttpServerConfig {
@@ -59,7 +63,9 @@ impl std::fmt::Debug for HttpServerConfig {
             .field("max_body", &self.max_body)
             .field("resumable", &self.event_store.is_some())
             .field("hosts", &self.hosts)
-            .field("origins", &self.origins);
+            .field("origins", &self.origins)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .field("health_routes", &self.health_routes);
         #[cfg(feature = "auth")]
         f.field("auth", &self.auth);
         f.finish_non_exhaustive()
@@ -89,6 +95,9 @@ impl Default for HttpServerConfig {
             origins: Policy::Auto,
             #[cfg(feature = "auth")]
             auth: None,
+            shutdown_grace: Duration::from_secs(10),
+            health_routes: false,
+            drain: Arc::default(),
         }
     }
 }
@@ -211,6 +220,22 @@ impl HttpServerConfig {
     #[cfg(feature = "auth")]
     pub fn auth(mut self, auth: super::auth::AuthConfig) -> Self {
         self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// How long requests in flight may run on once a graceful shutdown starts (default 10
+    /// seconds; see [`serve_router_with_shutdown`](super::serve_router_with_shutdown)). Those
+    /// still running then are cancelled and answered with an error.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// Serve `/healthz` (liveness: 200 while the process serves) and `/readyz` (readiness:
+    /// 200, and 503 from the moment a graceful shutdown starts) beside the endpoint (default
+    /// off). They answer anyone: no Host, Origin or token checks.
+    pub fn health_routes(mut self, enabled: bool) -> Self {
+        self.health_routes = enabled;
         self
     }
 

@@ -30,6 +30,9 @@ pub(super) async fn get_mcp(
     }
     accepts_sse(headers)?;
     protocol_version(headers, None)?;
+    if config.drain.is_draining() {
+        return Err(super::checks::draining(None));
+    }
     let session = app.session(headers, &parts.extensions)?;
     let router = &session.router;
     if let Some(last) = header_str(headers, LAST_EVENT_ID) {

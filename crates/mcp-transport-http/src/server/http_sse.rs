@@ -26,6 +26,9 @@ pub(super) async fn open_stream(
 ) -> Result<Response, Response> {
     let (parts, _) = request.into_parts();
     accepts_sse(&parts.headers)?;
+    if app.config().drain.is_draining() {
+        return Err(super::checks::draining(None));
+    }
     let Some((_, messages)) = &app.config().http_sse else {
         return Ok(StatusCode::NOT_FOUND.into_response());
     };

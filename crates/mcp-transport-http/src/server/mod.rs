@@ -4,6 +4,8 @@
 //! - [`router`] gives an [`axum::Router`] serving the endpoint (`/mcp` by default) that can be
 //!   merged into an existing app beside other routes; [`serve`] binds an address and serves it
 //!   (TCP_NODELAY on, header and body limits).
+//! - [`serve_with_shutdown`] and [`serve_router_with_shutdown`] stop on a signal and drain
+//!   gracefully; [`HttpServerConfig::health_routes`] adds `/healthz` and `/readyz`.
 //! - What runs each session is a [`SessionFactory`]: `mcp-server`'s `Server` is one, so most
 //!   users call `server.serve_http(addr)` or `server.http_router(config)` there.
 //! - Handlers reach the HTTP request of their message through [`RequestInfo`], the attachment
@@ -56,16 +58,17 @@ mod handlers;
 mod http_sse;
 mod post;
 mod session;
+mod shutdown;
 mod sse_body;
 mod stateless_revision;
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Weak};
 
 pub use config::{HttpServerConfig, Policy};
 pub use event_store::{EventStore, InMemoryEventStore, StoredEvent};
 use mcp_jsonrpc::{Dispatcher, ErrorObject, FrameSink, message};
 use mcp_types::ProtocolVersion;
+pub use shutdown::serve_router_with_shutdown;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 /// What runs the sessions of an HTTP endpoint: a driven peer
@@ -205,7 +208,7 @@ pub fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig) -> axu
 /// It returns only if binding fails (or the bound address cannot be read): failures to
 /// accept a connection are logged and retried, so otherwise it serves until its future is
 /// dropped (the task aborted, or the runtime shut down). Connections already accepted run on
-/// in their own tasks.
+/// in their own tasks. [`serve_with_shutdown`] stops gracefully on a signal.
 ///
 /// With [`Policy::Auto`], Host and Origin are checked against the localhost allow-list when
 /// the address is a loopback one, and not checked otherwise.
@@ -224,15 +227,12 @@ pub async fn serve_listener(
     config: HttpServerConfig,
     listener: TcpListener,
 ) -> std::io::Result<()> {
-    let loopback = listener.local_addr()?.ip().is_loopback();
-    let config = config.resolve(loopback);
-    let limits = config.clone();
-    serve_router(listener, app::router(factory, config), &limits).await
+    serve_listener_with_shutdown(factory, config, listener, std::future::pending()).await
 }
 
 /// Serves any axum router on `listener` the way [`serve`] does: HTTP/1.1, TCP_NODELAY, the
 /// header limits and timeouts of `config`. Use it to serve your app with the MCP router merged
-/// in.
+/// in; [`serve_router_with_shutdown`] stops on a signal.
 ///
 /// It never returns an error, and returns only when its future is dropped (the task aborted,
 /// or the runtime shut down): a failure to accept a connection (out of file descriptors, say)
@@ -242,29 +242,41 @@ pub async fn serve_router(
     router: axum::Router,
     config: &HttpServerConfig,
 ) -> std::io::Result<()> {
-    use hyper_util::rt::{TokioIo, TokioTimer};
-    loop {
-        let (tcp, peer_addr): (_, SocketAddr) = match listener.accept().await {
-            Ok(conn) => conn,
-            Err(e) => {
-                // Out of descriptors and the like: back off a little rather than spin.
-                tracing::warn!(error = %e, "accept failed");
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                continue;
-            }
-        };
-        let _ = tcp.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(router.clone());
-        let mut builder = hyper::server::conn::http1::Builder::new();
-        builder
-            .timer(TokioTimer::new())
-            .header_read_timeout(config.header_timeout)
-            .max_buf_size(config.max_header_bytes.max(8192))
-            .keep_alive(true);
-        tokio::spawn(async move {
-            if let Err(e) = builder.serve_connection(TokioIo::new(tcp), service).await {
-                tracing::debug!(peer = %peer_addr, error = %e, "HTTP connection ended with an error");
-            }
-        });
-    }
+    serve_router_with_shutdown(listener, router, config, std::future::pending()).await
+}
+
+/// Binds `addr` and serves the endpoint as [`serve`] does until `signal` completes, then
+/// shuts down gracefully (see [`serve_router_with_shutdown`]) and returns `Ok`.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use mcp_transport_http::server::{self, HttpServerConfig, SessionFactory};
+///
+/// # async fn run(factory: Arc<dyn SessionFactory>, signal: impl std::future::Future<Output = ()> + Send) -> std::io::Result<()> {
+/// let config = HttpServerConfig::default().health_routes(true);
+/// server::serve_with_shutdown(factory, config, "0.0.0.0:8080", signal).await
+/// # }
+/// ```
+pub async fn serve_with_shutdown(
+    factory: Arc<dyn SessionFactory>,
+    config: HttpServerConfig,
+    addr: impl ToSocketAddrs,
+    signal: impl std::future::Future<Output = ()> + Send,
+) -> std::io::Result<()> {
+    let listener = TcpListener::bind(addr).await?;
+    serve_listener_with_shutdown(factory, config, listener, signal).await
+}
+
+/// Serves the endpoint on a bound listener until `signal` completes (see
+/// [`serve_with_shutdown`]).
+pub async fn serve_listener_with_shutdown(
+    factory: Arc<dyn SessionFactory>,
+    config: HttpServerConfig,
+    listener: TcpListener,
+    signal: impl std::future::Future<Output = ()> + Send,
+) -> std::io::Result<()> {
+    let loopback = listener.local_addr()?.ip().is_loopback();
+    let config = config.resolve(loopback);
+    let limits = config.clone();
+    serve_router_with_shutdown(listener, app::router(factory, config), &limits, signal).await
 }

@@ -340,6 +340,54 @@ impl SessionRouter {
         }
     }
 
+    /// A graceful shutdown starts: the standalone (GET) stream of a Streamable HTTP session
+    /// ends with a `retry` hint, for its client to reconnect (to another instance). An
+    /// HTTP+SSE session's one stream carries its responses too: it stays until
+    /// [`SessionRouter::shut_down`].
+    pub(crate) async fn end_standalone(&self) {
+        if self.mode == Mode::HttpSse {
+            return;
+        }
+        if let Some(tx) = self.routes.lock().await.standalone.take() {
+            let _ = tx.try_send(retry_event(self.retry));
+        }
+    }
+
+    /// The shutdown's grace is over: each request still without a response is answered with
+    /// an error (stored, for a client that resumes elsewhere), and every connection ends with
+    /// a `retry` hint. The requests' handlers are the caller's to cancel.
+    pub(crate) async fn shut_down(&self) {
+        let mut routes = self.routes.lock().await;
+        let error = mcp_jsonrpc::ErrorObject::internal_error("the server is shutting down; the request was cancelled");
+        let streams: Vec<u64> = routes.streams.keys().copied().collect();
+        for stream in streams {
+            let requests = routes.streams.get(&stream).map(|s| s.requests.clone()).unwrap_or_default();
+            for id in &requests {
+                let frame = mcp_jsonrpc::message::encode_error(Some(id), &error);
+                match routes.streams.get_mut(&stream).map(|s| &mut s.sink) {
+                    Some(Sink::Json(waiter)) => {
+                        if let Some(tx) = waiter.take() {
+                            let _ = tx.send(frame);
+                        }
+                    }
+                    Some(Sink::Raw(slot)) => {
+                        if let Some(tx) = slot.take() {
+                            let _ = tx.try_send((frame, true));
+                        }
+                    }
+                    _ => self.send_event(&mut routes, stream, &frame).await,
+                }
+                routes.by_request.remove(id);
+            }
+            if let Some(Stream { sink: Sink::Sse(Some(tx)), .. }) = routes.streams.remove(&stream) {
+                let _ = tx.try_send(retry_event(self.retry));
+            }
+        }
+        if let Some(tx) = routes.standalone.take() {
+            let _ = tx.try_send(retry_event(self.retry));
+        }
+    }
+
     /// The session is over: every connection ends.
     pub(crate) async fn close(&self) {
         let mut routes = self.routes.lock().await;
@@ -377,6 +425,11 @@ pub(crate) fn sse_event(id: Option<(u64, u64)>, message: &[u8]) -> Bytes {
     out.put_slice(message);
     out.put_slice(b"\n\n");
     out.freeze()
+}
+
+/// An SSE event with only a `retry` field: the client waits this long before it reconnects.
+fn retry_event(retry: Duration) -> Bytes {
+    Bytes::from(format!("retry: {}\n\n", retry.as_millis()))
 }
 
 /// Writes `n` in decimal (without going through `format!`).

@@ -1,0 +1,200 @@
+//! Graceful shutdown: the accept loop that stops on a signal, the draining of the endpoints
+//! it serves (their streams end with a `retry` hint, requests in flight get a grace period,
+//! then are cancelled), and the opt-in health routes.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use axum::routing::get;
+use mcp_jsonrpc::sync::MutexExt as _;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::app::App;
+use super::config::HttpServerConfig;
+
+/// How long connections get to end once the requests still running after the grace are
+/// cancelled (their error answers written), before they are dropped.
+const CANCEL_WAIT: Duration = Duration::from_secs(1);
+
+/// Whether the endpoints built from one configuration are draining, and those endpoints.
+#[derive(Default)]
+pub(crate) struct Drain {
+    draining: AtomicBool,
+    apps: Mutex<Vec<Weak<App>>>,
+}
+
+impl Drain {
+    /// Whether a graceful shutdown has started.
+    pub(crate) fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed)
+    }
+
+    /// Adds an endpoint built from the configuration (forgetting those gone).
+    pub(super) fn register(&self, app: &Arc<App>) {
+        let mut apps = self.apps.lock_unpoisoned();
+        apps.retain(|a| a.strong_count() > 0);
+        apps.push(Arc::downgrade(app));
+    }
+
+    fn apps(&self) -> Vec<Arc<App>> {
+        self.apps.lock_unpoisoned().iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// Draining starts: readiness turns false, new requests get 503, standalone streams end.
+    async fn begin(&self) {
+        self.draining.store(true, Ordering::Relaxed);
+        for app in self.apps() {
+            app.begin_drain().await;
+        }
+    }
+
+    /// The grace is over: what still runs is cancelled.
+    async fn cancel(&self) {
+        for app in self.apps() {
+            app.cancel_all().await;
+        }
+    }
+}
+
+/// `/healthz` (200 while the process serves) and `/readyz` (200, 503 once draining).
+pub(super) fn health_routes(router: axum::Router<Arc<App>>, drain: Arc<Drain>) -> axum::Router<Arc<App>> {
+    let ready = move || {
+        let draining = drain.is_draining();
+        async move { if draining { (StatusCode::SERVICE_UNAVAILABLE, "draining") } else { (StatusCode::OK, "ready") } }
+    };
+    router.route("/healthz", get(|| async { "ok" })).route("/readyz", get(ready))
+}
+
+/// Serves `router` on `listener` as [`serve_router`](super::serve_router) does, until
+/// `signal` completes; then shuts down gracefully and returns `Ok`:
+///
+/// 1. the listener is closed (new connections are refused), `/readyz` answers 503, new
+///    requests get 503 with `Connection: close`, idle keep-alive connections close, and the
+///    standalone (GET) SSE streams end with a `retry` hint so that clients reconnect
+///    elsewhere;
+/// 2. requests in flight get [`HttpServerConfig::shutdown_grace`] to finish (their streams
+///    go on meanwhile, and responses to the server's own requests are still accepted);
+/// 3. those still running then are answered with a JSON-RPC error (-32603, on their stream,
+///    which ends with a `retry` hint) and their handlers cancelled (`Context::cancellation`
+///    fires); connections still open a second later are dropped.
+///
+/// The endpoints drained are those built from `config` or its clones (by
+/// [`router`](super::router), or `Server::http_router`). A request outside any session
+/// (the stateless mode) that outlives the grace is not answered: its connection is dropped.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use mcp_transport_http::server::{self, HttpServerConfig, SessionFactory};
+///
+/// # async fn run(factory: Arc<dyn SessionFactory>) -> std::io::Result<()> {
+/// let config = HttpServerConfig::default().health_routes(true);
+/// let app = axum::Router::new().merge(server::router(factory, config.clone()));
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+/// # drop(stop);
+/// server::serve_router_with_shutdown(listener, app, &config, async {
+///     let _ = stopped.await;
+/// })
+/// .await
+/// # }
+/// ```
+pub async fn serve_router_with_shutdown(
+    listener: TcpListener,
+    router: axum::Router,
+    config: &HttpServerConfig,
+    signal: impl Future<Output = ()> + Send,
+) -> std::io::Result<()> {
+    let (stop, stopping) = watch::channel(false);
+    let mut tasks = Connections(JoinSet::new());
+    let connections = &mut tasks.0;
+    tokio::pin!(signal);
+    loop {
+        tokio::select! {
+            biased;
+            () = &mut signal => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, peer)) => {
+                    connections.spawn(serve_connection(tcp, peer, router.clone(), config, stopping.clone()));
+                }
+                Err(e) => {
+                    // Out of descriptors and the like: back off a little rather than spin.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            },
+        }
+    }
+    drop(listener);
+    tracing::info!("shutting down: draining connections");
+    config.drain.begin().await;
+    let _ = stop.send(true);
+    let finished = tokio::time::timeout(config.shutdown_grace, join_all(connections)).await;
+    if finished.is_err() {
+        tracing::info!("shutdown grace over: cancelling the requests still running");
+        config.drain.cancel().await;
+        if tokio::time::timeout(CANCEL_WAIT, join_all(connections)).await.is_err() {
+            connections.shutdown().await;
+        }
+    }
+    Ok(())
+}
+
+/// The tasks of the connections being served. Should the serving future be dropped (its task
+/// aborted) they run on, as connections did before graceful shutdown existed.
+struct Connections(JoinSet<()>);
+
+impl Drop for Connections {
+    fn drop(&mut self) {
+        self.0.detach_all();
+    }
+}
+
+/// Completes once `stopping` turns true (or its sender is gone).
+async fn stopped(stopping: &mut watch::Receiver<bool>) {
+    let _ = stopping.wait_for(|stop| *stop).await;
+}
+
+async fn join_all(connections: &mut JoinSet<()>) {
+    while connections.join_next().await.is_some() {}
+}
+
+/// One connection: HTTP/1.1 with TCP_NODELAY and the header limits, shut down gracefully
+/// (the response under way finishes, keep-alive ends) once `stopping` turns true.
+fn serve_connection(
+    tcp: TcpStream,
+    peer: SocketAddr,
+    router: axum::Router,
+    config: &HttpServerConfig,
+    mut stopping: watch::Receiver<bool>,
+) -> impl Future<Output = ()> + Send + 'static {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let _ = tcp.set_nodelay(true);
+    let service = hyper_util::service::TowerToHyperService::new(router);
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.header_timeout)
+        .max_buf_size(config.max_header_bytes.max(8192))
+        .keep_alive(true);
+    async move {
+        let conn = builder.serve_connection(TokioIo::new(tcp), service);
+        tokio::pin!(conn);
+        let result = tokio::select! {
+            result = conn.as_mut() => result,
+            () = stopped(&mut stopping) => {
+                conn.as_mut().graceful_shutdown();
+                conn.await
+            }
+        };
+        if let Err(e) = result {
+            tracing::debug!(peer = %peer, error = %e, "HTTP connection ended with an error");
+        }
+    }
+}
