@@ -253,6 +253,39 @@ async fn a_request_in_flight_finishes_new_connections_are_refused_and_the_get_st
 }
 
 #[tokio::test]
+async fn with_an_unready_delay_readiness_turns_false_while_everything_is_still_served() {
+    let mut h = start(HttpServerConfig::default().unready_delay(Duration::from_secs(3600))).await;
+    let session = h.initialize().await;
+    let (http, base) = (h.http.clone(), h.base.clone());
+    let readyz = |base: String| {
+        let http = http.clone();
+        async move { http.get(format!("{base}/readyz")).send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(readyz(base.clone()).await, 200);
+    h.signal();
+    // The signal reaches the accept loop: readiness turns false on the serving port itself.
+    let mut seen = false;
+    for _ in 0..10_000 {
+        if readyz(base.clone()).await == 503 {
+            seen = true;
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(seen, "/readyz never turned 503 after the signal");
+    assert_eq!(h.health_status("/healthz").await, 200);
+    // Meanwhile everything else is served: a new client, and a call of the session.
+    let fresh = h.initialize().await;
+    assert_ne!(fresh, session);
+    let mut call = h.call_started(&session, 1, "gated").await;
+    h.release.notify_one();
+    assert_eq!(call.message().await["result"]["content"][0]["text"], "done");
+    assert!(TcpStream::connect(h.base.trim_start_matches("http://")).await.is_ok(), "still accepting");
+    assert!(!h.served.is_finished(), "the delay is not over");
+    h.served.abort();
+}
+
+#[tokio::test]
 async fn a_request_past_the_grace_is_cancelled_and_answered_with_an_error() {
     let mut h = start(HttpServerConfig::default().shutdown_grace(Duration::from_millis(200))).await;
     let session = h.initialize().await;

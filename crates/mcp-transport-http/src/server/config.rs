@@ -44,6 +44,7 @@ pub struct HttpServerConfig {
     #[cfg(feature = "auth")]
     pub(crate) auth: Option<Arc<super::auth::AuthConfig>>,
     pub(crate) shutdown_grace: Duration,
+    pub(crate) unready_delay: Duration,
     pub(crate) health_routes: bool,
     /// Whether the endpoints built from this configuration (and its clones) are draining.
     pub(crate) drain: Arc<super::shutdown::Drain>,
@@ -65,6 +66,7 @@ impl std::fmt::Debug for HttpServerConfig {
             .field("hosts", &self.hosts)
             .field("origins", &self.origins)
             .field("shutdown_grace", &self.shutdown_grace)
+            .field("unready_delay", &self.unready_delay)
             .field("health_routes", &self.health_routes);
         #[cfg(feature = "auth")]
         f.field("auth", &self.auth);
@@ -96,6 +98,7 @@ impl Default for HttpServerConfig {
             #[cfg(feature = "auth")]
             auth: None,
             shutdown_grace: Duration::from_secs(10),
+            unready_delay: Duration::ZERO,
             health_routes: false,
             drain: Arc::default(),
         }
@@ -231,9 +234,19 @@ impl HttpServerConfig {
         self
     }
 
+    /// How long a graceful shutdown keeps serving everything, `/readyz` answering 503, before
+    /// it closes the listener and drains (default none). Behind a load balancer that probes
+    /// `/readyz` (a Kubernetes readiness probe), a delay longer than the probe's period lets it
+    /// stop sending new clients before this instance refuses connections.
+    pub fn unready_delay(mut self, delay: Duration) -> Self {
+        self.unready_delay = delay;
+        self
+    }
+
     /// Serve `/healthz` (liveness: 200 while the process serves) and `/readyz` (readiness:
-    /// 200, and 503 from the moment a graceful shutdown starts) beside the endpoint (default
-    /// off). They answer anyone: no Host, Origin or token checks.
+    /// 200, and 503 from the moment a graceful shutdown starts, through its
+    /// [`unready_delay`](Self::unready_delay)) beside the endpoint (default off). They answer
+    /// anyone: no Host, Origin or token checks.
     pub fn health_routes(mut self, enabled: bool) -> Self {
         self.health_routes = enabled;
         self

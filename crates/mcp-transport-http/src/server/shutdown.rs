@@ -25,6 +25,9 @@ const CANCEL_WAIT: Duration = Duration::from_secs(1);
 /// Whether the endpoints built from one configuration are draining, and those endpoints.
 #[derive(Default)]
 pub(crate) struct Drain {
+    /// A graceful shutdown has started: `/readyz` answers 503 (through the unready delay).
+    unready: AtomicBool,
+    /// The endpoints drain: new requests get 503.
     draining: AtomicBool,
     apps: Mutex<Vec<Weak<App>>>,
 }
@@ -33,6 +36,11 @@ impl Drain {
     /// Whether a graceful shutdown has started.
     pub(crate) fn is_draining(&self) -> bool {
         self.draining.load(Ordering::Relaxed)
+    }
+
+    /// Whether `/readyz` answers 200: no graceful shutdown has started.
+    fn is_ready(&self) -> bool {
+        !self.unready.load(Ordering::Relaxed)
     }
 
     /// Adds an endpoint built from the configuration (forgetting those gone).
@@ -48,6 +56,7 @@ impl Drain {
 
     /// Draining starts: readiness turns false, new requests get 503, standalone streams end.
     async fn begin(&self) {
+        self.unready.store(true, Ordering::Relaxed);
         self.draining.store(true, Ordering::Relaxed);
         for app in self.apps() {
             app.begin_drain().await;
@@ -65,8 +74,8 @@ impl Drain {
 /// `/healthz` (200 while the process serves) and `/readyz` (200, 503 once draining).
 pub(super) fn health_routes(router: axum::Router<Arc<App>>, drain: Arc<Drain>) -> axum::Router<Arc<App>> {
     let ready = move || {
-        let draining = drain.is_draining();
-        async move { if draining { (StatusCode::SERVICE_UNAVAILABLE, "draining") } else { (StatusCode::OK, "ready") } }
+        let ready = drain.is_ready();
+        async move { if ready { (StatusCode::OK, "ready") } else { (StatusCode::SERVICE_UNAVAILABLE, "draining") } }
     };
     router.route("/healthz", get(|| async { "ok" })).route("/readyz", get(ready))
 }
@@ -74,6 +83,8 @@ pub(super) fn health_routes(router: axum::Router<Arc<App>>, drain: Arc<Drain>) -
 /// Serves `router` on `listener` as [`serve_router`](super::serve_router) does, until
 /// `signal` completes; then shuts down gracefully and returns `Ok`:
 ///
+/// 0. with an [`HttpServerConfig::unready_delay`], `/readyz` answers 503 for that long while
+///    everything else is served as before;
 /// 1. the listener is closed (new connections are refused), `/readyz` answers 503, new
 ///    requests get 503 with `Connection: close`, idle keep-alive connections close, and the
 ///    standalone (GET) SSE streams end with a `retry` hint so that clients reconnect
@@ -113,23 +124,14 @@ pub async fn serve_router_with_shutdown(
     let (stop, stopping) = watch::channel(false);
     let mut tasks = Connections(JoinSet::new());
     let connections = &mut tasks.0;
-    tokio::pin!(signal);
-    loop {
-        tokio::select! {
-            biased;
-            () = &mut signal => break,
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
-            accepted = listener.accept() => match accepted {
-                Ok((tcp, peer)) => {
-                    connections.spawn(serve_connection(tcp, peer, router.clone(), config, stopping.clone()));
-                }
-                Err(e) => {
-                    // Out of descriptors and the like: back off a little rather than spin.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-            },
-        }
+    let accept = Accept { listener: &listener, router: &router, config, stopping: &stopping };
+    accept.until(connections, signal).await;
+    if !config.unready_delay.is_zero() {
+        // Readiness turns false first, while everything is still served: a balancer probing
+        // `/readyz` stops sending new clients before the listener closes.
+        tracing::info!(delay = ?config.unready_delay, "shutting down: unready, still serving");
+        config.drain.unready.store(true, Ordering::Relaxed);
+        accept.until(connections, tokio::time::sleep(config.unready_delay)).await;
     }
     drop(listener);
     tracing::info!("shutting down: draining connections");
@@ -144,6 +146,39 @@ pub async fn serve_router_with_shutdown(
         }
     }
     Ok(())
+}
+
+/// What the accept loop serves connections with.
+struct Accept<'a> {
+    listener: &'a TcpListener,
+    router: &'a axum::Router,
+    config: &'a HttpServerConfig,
+    stopping: &'a watch::Receiver<bool>,
+}
+
+impl Accept<'_> {
+    /// Accepts connections, each served in a task of `connections`, until `until` completes.
+    async fn until(&self, connections: &mut JoinSet<()>, until: impl Future<Output = ()>) {
+        tokio::pin!(until);
+        loop {
+            tokio::select! {
+                biased;
+                () = &mut until => return,
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
+                accepted = self.listener.accept() => match accepted {
+                    Ok((tcp, peer)) => {
+                        let stopping = self.stopping.clone();
+                        connections.spawn(serve_connection(tcp, peer, self.router.clone(), self.config, stopping));
+                    }
+                    Err(e) => {
+                        // Out of descriptors and the like: back off a little rather than spin.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                },
+            }
+        }
+    }
 }
 
 /// The tasks of the connections being served. Should the serving future be dropped (its task
