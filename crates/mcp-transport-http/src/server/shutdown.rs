@@ -6,13 +6,14 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
+use std::task::Poll;
 use std::time::Duration;
 
 use axum::http::StatusCode;
 use axum::routing::get;
+use futures_util::task::AtomicWaker;
 use mcp_jsonrpc::sync::MutexExt as _;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::app::App;
@@ -121,10 +122,10 @@ pub async fn serve_router_with_shutdown(
     config: &HttpServerConfig,
     signal: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
-    let (stop, stopping) = watch::channel(false);
+    let stop = StopAll::default();
     let mut tasks = Connections(JoinSet::new());
     let connections = &mut tasks.0;
-    let accept = Accept { listener: &listener, router: &router, config, stopping: &stopping };
+    let accept = Accept { listener: &listener, router: &router, config, stop: &stop };
     accept.until(connections, signal).await;
     if !config.unready_delay.is_zero() {
         // Readiness turns false first, while everything is still served: a balancer probing
@@ -136,7 +137,7 @@ pub async fn serve_router_with_shutdown(
     drop(listener);
     tracing::info!("shutting down: draining connections");
     config.drain.begin().await;
-    let _ = stop.send(true);
+    stop.stop();
     let finished = tokio::time::timeout(config.shutdown_grace, join_all(connections)).await;
     if finished.is_err() {
         tracing::info!("shutdown grace over: cancelling the requests still running");
@@ -153,7 +154,7 @@ struct Accept<'a> {
     listener: &'a TcpListener,
     router: &'a axum::Router,
     config: &'a HttpServerConfig,
-    stopping: &'a watch::Receiver<bool>,
+    stop: &'a StopAll,
 }
 
 impl Accept<'_> {
@@ -167,8 +168,8 @@ impl Accept<'_> {
                 Some(_) = connections.join_next(), if !connections.is_empty() => {}
                 accepted = self.listener.accept() => match accepted {
                     Ok((tcp, peer)) => {
-                        let stopping = self.stopping.clone();
-                        connections.spawn(serve_connection(tcp, peer, self.router.clone(), self.config, stopping));
+                        let stop = self.stop.watch();
+                        connections.spawn(serve_connection(tcp, peer, self.router.clone(), self.config, stop));
                     }
                     Err(e) => {
                         // Out of descriptors and the like: back off a little rather than spin.
@@ -191,9 +192,54 @@ impl Drop for Connections {
     }
 }
 
-/// Completes once `stopping` turns true (or its sender is gone).
-async fn stopped(stopping: &mut watch::Receiver<bool>) {
-    let _ = stopping.wait_for(|stop| *stop).await;
+/// What tells the connections to shut down gracefully: a flag and a waker per connection.
+/// A connection polls it on each of its wakes, so it is an atomic load and a waker check
+/// (no lock, no channel).
+#[derive(Default)]
+struct StopAll {
+    connections: Mutex<Vec<Weak<Stop>>>,
+}
+
+/// One connection's stop flag.
+#[derive(Default)]
+struct Stop {
+    stopped: AtomicBool,
+    waker: AtomicWaker,
+}
+
+impl StopAll {
+    /// The flag of a new connection (forgetting, now and then, those of connections gone).
+    fn watch(&self) -> Arc<Stop> {
+        let stop = Arc::new(Stop::default());
+        let mut all = self.connections.lock_unpoisoned();
+        if all.len() >= 64 && all.len().is_power_of_two() {
+            all.retain(|s| s.strong_count() > 0);
+        }
+        all.push(Arc::downgrade(&stop));
+        stop
+    }
+
+    /// Tells every connection to stop.
+    fn stop(&self) {
+        for stop in self.connections.lock_unpoisoned().iter().filter_map(Weak::upgrade) {
+            stop.stopped.store(true, Ordering::Release);
+            stop.waker.wake();
+        }
+    }
+}
+
+impl Stop {
+    /// Completes once the connection is told to stop.
+    async fn stopped(&self) {
+        std::future::poll_fn(|cx| {
+            if self.stopped.load(Ordering::Acquire) {
+                return Poll::Ready(());
+            }
+            self.waker.register(cx.waker());
+            if self.stopped.load(Ordering::Acquire) { Poll::Ready(()) } else { Poll::Pending }
+        })
+        .await
+    }
 }
 
 async fn join_all(connections: &mut JoinSet<()>) {
@@ -201,13 +247,13 @@ async fn join_all(connections: &mut JoinSet<()>) {
 }
 
 /// One connection: HTTP/1.1 with TCP_NODELAY and the header limits, shut down gracefully
-/// (the response under way finishes, keep-alive ends) once `stopping` turns true.
+/// (the response under way finishes, keep-alive ends) once told to `stop`.
 fn serve_connection(
     tcp: TcpStream,
     peer: SocketAddr,
     router: axum::Router,
     config: &HttpServerConfig,
-    mut stopping: watch::Receiver<bool>,
+    stop: Arc<Stop>,
 ) -> impl Future<Output = ()> + Send + 'static {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let _ = tcp.set_nodelay(true);
@@ -222,8 +268,9 @@ fn serve_connection(
         let conn = builder.serve_connection(TokioIo::new(tcp), service);
         tokio::pin!(conn);
         let result = tokio::select! {
+            biased;
             result = conn.as_mut() => result,
-            () = stopped(&mut stopping) => {
+            () = stop.stopped() => {
                 conn.as_mut().graceful_shutdown();
                 conn.await
             }
