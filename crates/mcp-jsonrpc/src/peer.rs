@@ -584,11 +584,7 @@ impl Peer {
         }
         let body = mcp_types::ForRevision::new(&params, version);
         let rid = RequestId::Integer(id);
-        let frame = match options.meta.take() {
-            None => message::encode_request(&rid, R::METHOD, Some(&body)),
-            Some(meta) => encode_with_meta(&rid, R::METHOD, &body, meta),
-        }
-        .map_err(CallError::Encode)?;
+        let frame = encode_frame(&rid, R::METHOD, Some(&body), options.meta.take()).map_err(CallError::Encode)?;
         let raw = self.call(id, R::METHOD, frame, options).await?;
         message::decode_result(&raw).map_err(|source| CallError::Decode { method: R::METHOD.to_owned(), source })
     }
@@ -606,11 +602,7 @@ impl Peer {
     ) -> impl Future<Output = Result<Box<RawValue>, CallError>> + Send + use<'a, 'm> {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let rid = RequestId::Integer(id);
-        let frame = match (options.meta.take(), params) {
-            (Some(meta), Some(params)) => encode_with_meta(&rid, method, params, meta),
-            (Some(meta), None) => encode_with_meta(&rid, method, &serde_json::Value::Null, meta),
-            (None, params) => message::encode_request(&rid, method, params),
-        };
+        let frame = encode_frame(&rid, method, params, options.meta.take());
         async move {
             let frame = frame.map_err(CallError::Encode)?;
             self.call(id, method, frame, options).await
@@ -821,13 +813,24 @@ struct Deadlines<'a> {
     hard: Instant,
 }
 
-/// A request frame whose params' `_meta` gets the members of `meta` it lacks (no params become
-/// `{"_meta": meta}`; params that are not a JSON object are sent as they are). Only for a call
-/// whose options carry members: every other frame is written from its params directly.
-fn encode_with_meta(id: &RequestId, method: &str, params: &dyn Body, meta: JsonObject) -> serde_json::Result<Bytes> {
-    let mut json = Vec::new();
-    params.write_json(&mut json)?;
-    let mut params: serde_json::Value = serde_json::from_slice(&json)?;
+/// A request frame. With `meta` (the members of [`CallOptions::meta`]), its params' `_meta`
+/// gets the members it lacks (no params become `{"_meta": meta}`; params that are not a JSON
+/// object are sent as they are); without, the frame is written from the params directly.
+fn encode_frame(
+    id: &RequestId,
+    method: &str,
+    params: Option<&dyn Body>,
+    meta: Option<JsonObject>,
+) -> serde_json::Result<Bytes> {
+    let Some(meta) = meta else { return message::encode_request(id, method, params) };
+    let mut params = match params {
+        Some(params) => {
+            let mut json = Vec::new();
+            params.write_json(&mut json)?;
+            serde_json::from_slice(&json)?
+        }
+        None => serde_json::Value::Null,
+    };
     if params.is_null() {
         params = serde_json::Value::Object(JsonObject::new());
     }

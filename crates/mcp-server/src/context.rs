@@ -567,9 +567,6 @@ impl Logger<'_> {
     }
 }
 
-/// The client capability a sampling request needs and the client did not declare: `sampling`,
-/// or `sampling.tools` for a request that offers tools (2025-11-25: a server MUST NOT send
-/// tools without it).
 /// The client capability an input request of kind `capability` (`sampling`, `elicitation`,
 /// `roots`) with these params needs and `caps` lacks: what both the input-required round trips
 /// and the input requests of a 2026-07-28 task check before asking.
@@ -589,6 +586,9 @@ pub(crate) fn input_missing(
     }
 }
 
+/// The client capability a sampling request needs and the client did not declare: `sampling`,
+/// or `sampling.tools` for a request that offers tools (2025-11-25: a server MUST NOT send
+/// tools without it).
 pub(crate) fn sampling_missing(
     sampling: Option<&mcp_types::ClientCapabilitiesSampling>,
     with_tools: bool,

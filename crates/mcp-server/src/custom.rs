@@ -85,7 +85,7 @@ fn refusal(method: &str, taken: bool, kind: &'static str) -> Option<DefinitionEr
 /// (decorated for the stateless one). The handler's error is the request's; a panic is an
 /// internal error (-32603), and the connection lives on.
 pub(crate) async fn serve(call: Call<'_>, handler: RequestFn) -> Reply {
-    let ctx = call.context(progress_token(call.req.params.as_deref()));
+    let ctx = call.context(progress_token(call.req));
     let method = call.req.method.as_str();
     let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(call.req.params.as_deref(), ctx))) {
         Ok(answer) => AssertUnwindSafe(answer).catch_unwind().await,
@@ -102,21 +102,8 @@ pub(crate) async fn serve(call: Call<'_>, handler: RequestFn) -> Reply {
     }
 }
 
-/// The progress token of a custom request's params (`_meta.progressToken`), if it has one.
-fn progress_token(params: Option<&RawValue>) -> Option<ProgressToken> {
-    #[derive(serde::Deserialize)]
-    struct Params {
-        #[serde(rename = "_meta")]
-        meta: Option<Meta>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Meta {
-        #[serde(rename = "progressToken")]
-        progress_token: Option<ProgressToken>,
-    }
-    let params = params?.get();
-    if !params.contains("progressToken") {
-        return None;
-    }
-    serde_json::from_str::<Params>(params).ok()?.meta?.progress_token
+/// The progress token of a custom request's params (`_meta.progressToken`), if it has one,
+/// read through the params' index as `tools/call` reads it.
+fn progress_token(req: &mcp_jsonrpc::message::Request) -> Option<ProgressToken> {
+    req.meta(mcp_types::meta::PROGRESS_TOKEN).and_then(|t| serde_json::from_str(t).ok())
 }

@@ -175,14 +175,10 @@ struct Derived {
     second: OnceLock<Result<Arc<Form>, ElicitSchemaError>>,
 }
 
-/// The derived forms, by type.
-fn derived<T: JsonSchema + 'static>() -> Arc<Derived> {
-    static CACHE: OnceLock<Mutex<HashMap<TypeId, Arc<Derived>>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(d) = cache.lock_unpoisoned().get(&TypeId::of::<T>()) {
-        return d.clone();
-    }
-    let schema = schemars::generate::SchemaSettings::draft2020_12()
+/// The JSON Schema (2020-12) of what deserializes into `T`, every subschema inlined and no
+/// `$schema`: the shape elicitation forms and prompt arguments are read from.
+pub(crate) fn inline_schema_for<T: JsonSchema>() -> Value {
+    schemars::generate::SchemaSettings::draft2020_12()
         .for_deserialize()
         .with(|s| {
             s.inline_subschemas = true;
@@ -190,7 +186,30 @@ fn derived<T: JsonSchema + 'static>() -> Arc<Derived> {
         })
         .into_generator()
         .into_root_schema_for::<T>()
-        .to_value();
+        .to_value()
+}
+
+/// What the user did, as an outcome without content (an action the revision does not name is
+/// an error).
+fn answered(action: ElicitAction) -> Result<Elicitation<()>, ClientRequestError> {
+    match action {
+        ElicitAction::Accept => Ok(Elicitation::Accepted(())),
+        ElicitAction::Decline => Ok(Elicitation::Declined),
+        ElicitAction::Cancel => Ok(Elicitation::Cancelled),
+        ElicitAction::Other(action) => {
+            Err(ClientRequestError::InvalidInput(format!("unknown elicitation action `{action}`")))
+        }
+    }
+}
+
+/// The derived forms, by type.
+fn derived<T: JsonSchema + 'static>() -> Arc<Derived> {
+    static CACHE: OnceLock<Mutex<HashMap<TypeId, Arc<Derived>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(d) = cache.lock_unpoisoned().get(&TypeId::of::<T>()) {
+        return d.clone();
+    }
+    let schema = inline_schema_for::<T>();
     let d = Arc::new(Derived {
         type_name: T::schema_name().into_owned(),
         schema,
@@ -231,13 +250,10 @@ impl Form {
 
     /// The typed outcome of the client's answer.
     fn outcome<T: DeserializeOwned>(&self, result: ElicitResult) -> Result<Elicitation<T>, ClientRequestError> {
-        match result.action {
-            ElicitAction::Accept => {}
-            ElicitAction::Decline => return Ok(Elicitation::Declined),
-            ElicitAction::Cancel => return Ok(Elicitation::Cancelled),
-            ElicitAction::Other(action) => {
-                return Err(ClientRequestError::InvalidInput(format!("unknown elicitation action `{action}`")));
-            }
+        match answered(result.action)? {
+            Elicitation::Accepted(()) => {}
+            Elicitation::Declined => return Ok(Elicitation::Declined),
+            Elicitation::Cancelled => return Ok(Elicitation::Cancelled),
         }
         let content = match result.content {
             Some(content) => serde_json::to_value(content),
@@ -659,14 +675,7 @@ impl Context {
         }
         let params = elicitation.params(message, url);
         let answer = self.elicit_raw(ElicitRequestParams::ElicitRequestURL(params)).await?;
-        match answer.action {
-            ElicitAction::Accept => Ok(Elicitation::Accepted(())),
-            ElicitAction::Decline => Ok(Elicitation::Declined),
-            ElicitAction::Cancel => Ok(Elicitation::Cancelled),
-            ElicitAction::Other(action) => {
-                Err(ClientRequestError::InvalidInput(format!("unknown elicitation action `{action}`")))
-            }
-        }
+        answered(answer.action)
     }
 }
 

@@ -80,6 +80,11 @@ pub(crate) fn route<'a>(
     input: crate::dispatch::ToolCall<'a>,
 ) -> Result<futures_util::future::BoxFuture<'a, Reply>, crate::dispatch::ToolCall<'a>> {
     use futures_util::FutureExt as _;
+    // A session whose client did not offer tasks makes plain calls only: decided before the
+    // registry is read (the plain path reads it).
+    if !call.era.is_stateless() && offered(call).is_none() {
+        return Err(input);
+    }
     let registry = call.server.registry();
     let Some(tool) = registry.tool(&input.name) else { return Err(input) };
     let support = tool.task_support;
@@ -91,9 +96,6 @@ pub(crate) fn route<'a>(
         let future =
             crate::tasks_ext::call_tool(*call, tasks, registry.clone(), name.into_owned(), arguments, progress);
         return Ok(future.boxed());
-    }
-    if offered(call).is_none() {
-        return Err(input);
     }
     // The `task` member, read only here: a plain call's params decoding does not look for it.
     #[derive(serde::Deserialize)]

@@ -308,7 +308,7 @@ impl std::fmt::Debug for ToolDef {
 
 fn object_schema(name: &str, which: &'static str, schema: serde_json::Value) -> Result<JsonObject, DefinitionError> {
     match schema {
-        serde_json::Value::Object(m) if m.get("type").and_then(|t| t.as_str()) == Some("object") => Ok(m),
+        serde_json::Value::Object(m) if is_object_schema(&m) => Ok(m),
         _ => Err(DefinitionError::InvalidSchema {
             name: name.to_owned(),
             which,

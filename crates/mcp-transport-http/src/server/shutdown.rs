@@ -197,7 +197,15 @@ impl Drop for Connections {
 /// (no lock, no channel).
 #[derive(Default)]
 struct StopAll {
-    connections: Mutex<Vec<Weak<Stop>>>,
+    connections: Mutex<Sweep>,
+}
+
+/// The flags of the connections, swept of those gone whenever the list doubles past its
+/// size after the last sweep (so each accept costs amortized O(1), however many stay open).
+#[derive(Default)]
+struct Sweep {
+    flags: Vec<Weak<Stop>>,
+    next: usize,
 }
 
 /// One connection's stop flag.
@@ -212,16 +220,17 @@ impl StopAll {
     fn watch(&self) -> Arc<Stop> {
         let stop = Arc::new(Stop::default());
         let mut all = self.connections.lock_unpoisoned();
-        if all.len() >= 64 && all.len().is_power_of_two() {
-            all.retain(|s| s.strong_count() > 0);
+        if all.flags.len() >= all.next {
+            all.flags.retain(|s| s.strong_count() > 0);
+            all.next = (2 * all.flags.len()).max(64);
         }
-        all.push(Arc::downgrade(&stop));
+        all.flags.push(Arc::downgrade(&stop));
         stop
     }
 
     /// Tells every connection to stop.
     fn stop(&self) {
-        for stop in self.connections.lock_unpoisoned().iter().filter_map(Weak::upgrade) {
+        for stop in self.connections.lock_unpoisoned().flags.iter().filter_map(Weak::upgrade) {
             stop.stopped.store(true, Ordering::Release);
             stop.waker.wake();
         }
