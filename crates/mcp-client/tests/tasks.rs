@@ -302,6 +302,7 @@ async fn in_2026_07_28_the_same_calls_speak_the_tasks_extension() {
     }
     // The methods the extension removed.
     assert!(matches!(client.list_tasks(None).await, Err(ClientError::NotSupported("tasks"))));
+    assert!(matches!(client.task_result("t", Default::default()).await, Err(ClientError::NotSupported("tasks"))));
     match client.get_task("no-such-task").await {
         Err(ClientError::Remote(e)) => assert_eq!(e.code, -32602, "{e:?}"),
         other => panic!("an unknown task: {other:?}"),

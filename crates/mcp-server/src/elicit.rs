@@ -970,5 +970,7 @@ mod tests {
         );
         let e = outcome(ElicitResult::new(ElicitAction::Accept)).unwrap_err();
         assert!(e.to_string().contains("\"seats\" is a required property"), "{e}");
+        let e = outcome(answer("maybe", json!({}))).unwrap_err();
+        assert!(matches!(&e, ClientRequestError::InvalidInput(m) if m == "unknown elicitation action `maybe`"), "{e}");
     }
 }

@@ -299,6 +299,17 @@ fn custom_methods_do_not_shadow_the_protocol() {
         .raw_request_handler("acme/add", |_p, _c| async { Ok(Value::Null) })
         .build();
     assert_eq!(twice.unwrap_err(), DefinitionError::Duplicate { kind: "custom request", name: "acme/add".into() });
+    let twice = Server::builder("s", "1")
+        .raw_notification_handler("acme/ping", |_p, _peer| {})
+        .raw_notification_handler("acme/ping", |_p, _peer| {})
+        .build();
+    assert_eq!(
+        twice.unwrap_err(),
+        DefinitionError::Duplicate { kind: "custom notification", name: "acme/ping".into() }
+    );
+    // The methods of the tasks extension are the protocol's too.
+    let ext = Server::builder("s", "1").raw_request_handler("tasks/update", |_p, _c| async { Ok(Value::Null) }).build();
+    assert_eq!(ext.unwrap_err(), DefinitionError::ReservedMethod { method: "tasks/update".to_owned() });
     for bad in ["search", "/search", "com.acme/", "1com/search", "com.acme/-x"] {
         let refused = Server::builder("s", "1").extension(bad, Default::default()).build();
         assert_eq!(refused.unwrap_err(), DefinitionError::InvalidExtension { name: bad.to_owned() }, "{bad}");

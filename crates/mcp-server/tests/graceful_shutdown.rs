@@ -243,7 +243,18 @@ async fn a_request_in_flight_finishes_new_connections_are_refused_and_the_get_st
     let refused = refused.await.unwrap();
     assert_eq!(refused.status(), 503);
     assert_eq!(refused.headers()["connection"], "close");
+    assert_eq!(refused.headers()["retry-after"], "1");
     assert_eq!(refused.json::<Value>().await.unwrap()["id"], 2);
+    // No new GET stream, and no new HTTP+SSE session, while draining.
+    let get = h
+        .http
+        .get(format!("{}/mcp", h.health))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25");
+    assert_eq!(get.send().await.unwrap().status(), 503, "a new GET stream while draining");
+    let sse = h.http.get(format!("{}/sse", h.health)).header("accept", "text/event-stream");
+    assert_eq!(sse.send().await.unwrap().status(), 503, "a new HTTP+SSE session while draining");
 
     h.release.notify_one();
     let response = call.message().await;

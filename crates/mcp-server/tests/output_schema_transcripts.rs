@@ -188,6 +188,15 @@ async fn an_output_schema_that_does_not_compile_is_refused_when_checked() {
     } else {
         built.unwrap();
     }
+    // The same when the tool is added to a running server.
+    let running = Server::builder("outputs", "1.0.0").check_structured_content(true).enable_tools().build().unwrap();
+    let added = running.add_tool(broken()).await;
+    if cfg!(feature = "jsonschema") {
+        assert!(matches!(&added, Err(DefinitionError::InvalidSchema { which: "outputSchema", .. })), "{added:?}");
+        assert!(running.tool("broken").is_none());
+    } else {
+        added.unwrap();
+    }
     // Unchecked, it is the server's to get right.
     Server::builder("outputs", "1.0.0").check_structured_content(false).tool(broken()).build().unwrap();
     // A schema that is not a JSON object, or whose root type names no JSON type, is refused
