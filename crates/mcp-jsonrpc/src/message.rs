@@ -339,8 +339,14 @@ fn encode_call(id: Option<&RequestId>, method: &str, params: Option<&dyn Body>) 
     out.extend_from_slice(br#""method":"#);
     serde_json::to_writer(&mut out, method)?;
     if let Some(p) = params {
+        let before = out.len();
         out.extend_from_slice(br#","params":"#);
         p.write_json(&mut out)?;
+        // JSON-RPC params are an object or an array: params that write `null` (a custom
+        // method's `()`, `Option::None`) are no params.
+        if out.ends_with(br#""params":null"#) {
+            out.truncate(before);
+        }
     }
     out.push(b'}');
     Ok(out.into())
@@ -424,6 +430,22 @@ mod tests {
             Parsed::Invalid { error, .. } => Err(error),
             Parsed::Batch(_) => panic!("batch"),
         }
+    }
+
+    #[test]
+    fn params_that_write_null_are_no_params() {
+        let id = RequestId::Integer(1);
+        let frame =
+            |params: Option<&dyn Body>| String::from_utf8(encode_request(&id, "acme/ping", params).unwrap().to_vec());
+        assert_eq!(frame(Some(&())).unwrap(), r#"{"jsonrpc":"2.0","id":1,"method":"acme/ping"}"#);
+        assert_eq!(frame(Some(&None::<u8>)).unwrap(), r#"{"jsonrpc":"2.0","id":1,"method":"acme/ping"}"#);
+        assert_eq!(frame(None).unwrap(), r#"{"jsonrpc":"2.0","id":1,"method":"acme/ping"}"#);
+        assert_eq!(
+            frame(Some(&serde_json::json!({"a": null}))).unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"acme/ping","params":{"a":null}}"#
+        );
+        let note = encode_notification("acme/pinged", Some(&())).unwrap();
+        assert_eq!(&note[..], br#"{"jsonrpc":"2.0","method":"acme/pinged"}"#);
     }
 
     #[test]
