@@ -20,6 +20,8 @@ enum Action {
 }
 
 const STEPS: &[Step] = &[
+    // Redis for the tests of mcp-redis, HAProxy for the fleet: from the system's packages.
+    Step { name: "packages", action: Action::Xtask { command: "packages", run: packages } },
     Step { name: "format", action: Action::Cargo { args: &["fmt", "--all", "--", "--check"], env: &[] } },
     Step {
         name: "clippy",
@@ -158,6 +160,11 @@ fn compiled(root: &Path, features: &str, names: &[&str]) -> Result<Vec<String>> 
     found.sort_unstable();
     found.dedup();
     Ok(found)
+}
+
+/// Installs the system packages the checks need (see `packages`).
+fn packages(_root: &Path) -> Result<()> {
+    crate::packages::ensure()
 }
 
 /// Runs every check.

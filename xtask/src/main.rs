@@ -8,6 +8,7 @@
 //!   our client against the official `server-everything` and a Python SDK server.
 //! - `auth-e2e`: authorization end to end: our OAuth client, and the TypeScript and Python SDK
 //!   ones, against the `auth_server` example and a real OpenID provider (`oidc-provider`).
+//! - `packages`: installs the system packages the checks need (Redis, HAProxy) when missing.
 //! - `conformance`: the official conformance suite against the `everything` example server
 //!   (over Streamable HTTP) and the `conformance_client` example.
 
@@ -17,6 +18,7 @@ mod ci;
 mod codegen;
 mod conformance;
 mod interop;
+mod packages;
 
 use std::path::PathBuf;
 
@@ -33,7 +35,8 @@ fn main() -> Result<()> {
         Some("interop") => interop::run(&root),
         Some("conformance") => conformance::run(&root),
         Some("auth-e2e") => auth_e2e::run(&root),
-        _ => bail!("usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance>"),
+        Some("packages") => packages::ensure(),
+        _ => bail!("usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance|packages>"),
     }
 }
 

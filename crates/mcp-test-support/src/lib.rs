@@ -7,12 +7,15 @@
 //! | [`schema`]: a value checked against a definition of the official schema | `schema` | jsonschema |
 //! | [`memory`]: the test's end of an in-memory connection, frame by frame | `memory` | mcp-jsonrpc |
 //! | [`spans`]: a `tracing` layer that records spans and their fields | `spans` | tracing-subscriber |
+//! | [`redis`]: a real `redis-server` on a free port, killed on drop | `redis` | (std only) |
 //!
 //! A layer crate takes it as a `[dev-dependency]` with only the features its tests need, so
 //! that no crate depends, even for its tests, on a crate above it.
 
 #[cfg(feature = "memory")]
 pub mod memory;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(feature = "schema")]
 pub mod schema;
 #[cfg(feature = "spans")]
