@@ -59,6 +59,13 @@ pub trait SubscriptionBus: Send + Sync + 'static {
     /// everything its stream follows may have changed; one whose channel closed ends its
     /// stream gracefully (the `subscriptions/listen` request is answered).
     fn subscribe(&self) -> broadcast::Receiver<ChangeEvent>;
+    /// Whether the events other instances publish arrive here too (a bus a fleet shares, on
+    /// Redis say). Then the server tells its own sessions of the session revisions of every
+    /// change the bus brings (list changes, resource updates), its own and other instances',
+    /// instead of telling them directly of its own only. Default: `false`.
+    fn fans_out(&self) -> bool {
+        false
+    }
 }
 
 /// A [`SubscriptionBus`] within this process (a bounded broadcast channel: a listener that
