@@ -789,6 +789,24 @@ impl Peer {
     pub fn pending_calls(&self) -> usize {
         self.shared.pending.lock_unpoisoned().len()
     }
+
+    /// Whether an outgoing call with this id waits for its answer here.
+    pub fn awaits_response(&self, id: &RequestId) -> bool {
+        self.shared.pending.lock_unpoisoned().contains_key(id)
+    }
+
+    /// Whether an incoming request with this id is running here.
+    pub fn is_running(&self, id: &RequestId) -> bool {
+        self.shared.running.lock_unpoisoned().contains_key(id)
+    }
+
+    /// Numbers this peer's next outgoing calls from `id` on (the ids are `id`, `id + 1`, ...).
+    /// Peers that serve one session from several processes (a fleet sharing the session) take
+    /// disjoint ranges, so that an answer names the one call it answers. Keep ids below 2^53:
+    /// JavaScript peers read them as doubles.
+    pub fn number_calls_from(&self, id: i64) {
+        self.shared.next_id.store(id, Ordering::Relaxed);
+    }
 }
 
 /// The message of a caught panic (`panic!("...")` payloads are `&str` or `String`).

@@ -6,7 +6,7 @@
 //!
 //! | piece | type | replaces |
 //! |---|---|---|
-
+//! | sessions of the session revisions, and messages between instances | [`Redis::sessions`] ([`RedisSessions`]) | sessions held by one process |
 //!
 //! Every key lives under a prefix (`mcp:` unless set) and expires.
 //!
@@ -16,6 +16,10 @@
 
 // The helpers below are for the modules being written (issue 20).
 #![allow(dead_code)]
+
+mod sessions;
+
+pub use sessions::RedisSessions;
 
 use std::time::Duration;
 

@@ -450,7 +450,11 @@ impl Serve for SubscribeRequest {
         capabilities.resources.is_some()
     }
     fn serve(call: &Call<'_>, p: SubscribeRequestParams) -> impl Future<Output = Reply> + Send {
-        ready(call.state.subscribe(p.uri).and_then(|()| call.respond::<Self>(&EmptyResult::default())))
+        async move {
+            call.state.subscribe(p.uri)?;
+            crate::session::save_shared(call.state, call.rctx).await?;
+            call.respond::<Self>(&EmptyResult::default())
+        }
     }
 }
 
@@ -460,8 +464,11 @@ impl Serve for UnsubscribeRequest {
         capabilities.resources.is_some()
     }
     fn serve(call: &Call<'_>, p: UnsubscribeRequestParams) -> impl Future<Output = Reply> + Send {
-        call.state.unsubscribe(&p.uri);
-        ready(call.respond::<Self>(&EmptyResult::default()))
+        async move {
+            call.state.unsubscribe(&p.uri);
+            crate::session::save_shared(call.state, call.rctx).await?;
+            call.respond::<Self>(&EmptyResult::default())
+        }
     }
 }
 
@@ -520,13 +527,18 @@ impl Serve for SetLevelRequest {
     }
     fn serve(call: &Call<'_>, p: SetLevelRequestParams) -> impl Future<Output = Reply> + Send {
         // The level is one of the eight of RFC 5424; anything else is invalid params.
-        ready(match p.level {
-            LoggingLevel::Other(level) => Err(ErrorObject::invalid_params(format!("unknown logging level `{level}`"))),
-            level => {
-                call.state.set_log_level(level);
-                call.respond::<Self>(&EmptyResult::default())
+        async move {
+            match p.level {
+                LoggingLevel::Other(level) => {
+                    Err(ErrorObject::invalid_params(format!("unknown logging level `{level}`")))
+                }
+                level => {
+                    call.state.set_log_level(level);
+                    crate::session::save_shared(call.state, call.rctx).await?;
+                    call.respond::<Self>(&EmptyResult::default())
+                }
             }
-        })
+        }
     }
 }
 

@@ -19,6 +19,27 @@ impl SessionFactory for Server {
         self.register(&state, dispatcher.peer(), true);
         dispatcher
     }
+    /// A session a fleet shares: new, or rebuilt from the record another instance saved
+    /// (revision, client capabilities and info, log level, subscriptions), which the copy here
+    /// reloads when it changes.
+    fn connect_shared(&self, sink: Arc<dyn FrameSink>, record: Option<&[u8]>) -> Option<server::SharedSession> {
+        let (state, version) = match record {
+            Some(record) => {
+                let (state, version) = SessionState::from_record(record)?;
+                (state, Some(version))
+            }
+            None => (SessionState::new(), None),
+        };
+        let (state, service) = self.new_session(state);
+        let dispatcher = Peer::driven(sink, service, self.shared.peer_config.clone());
+        if let Some(version) = version {
+            dispatcher.peer().set_protocol_version(version);
+        }
+        self.register(&state, dispatcher.peer(), true);
+        let weak = Arc::downgrade(&state);
+        let refresh = Box::new(move |record: &[u8]| weak.upgrade().is_none_or(|s| s.apply_record(record).is_some()));
+        Some(server::SharedSession { dispatcher, refresh })
+    }
     /// One POST outside any session: its handler polled in the POST's task (unless the
     /// server's [`PeerConfig::inline_handlers`](mcp_jsonrpc::PeerConfig::inline_handlers) is
     /// `Some(false)`). It hears of no changes: it has no stream to carry them.

@@ -113,6 +113,8 @@ pub(crate) struct ServerShared {
     pub(crate) custom: CustomMethods,
     registry: RwLock<Arc<Registry>>,
     sessions: Mutex<Vec<Weak<SessionState>>>,
+    /// The task that tells this process's sessions of what a bus that fans out brings runs.
+    relay: std::sync::atomic::AtomicBool,
 }
 
 impl ServerShared {
@@ -540,6 +542,7 @@ impl ServerBuilder {
                 bus,
                 registry: RwLock::new(Arc::new(registry)),
                 sessions: Mutex::new(Vec::new()),
+                relay: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }
@@ -752,6 +755,9 @@ impl Server {
         if !live {
             return;
         }
+        if self.shared.bus.fans_out() {
+            self.start_relay();
+        }
         let mut sessions = self.shared.sessions.lock_unpoisoned();
         // Forget the ended ones before the list would grow: amortized, not on every connect.
         if sessions.len() == sessions.capacity() {
@@ -780,6 +786,10 @@ impl Server {
     /// Tells the subscription bus and every connected session that a list changed.
     async fn broadcast<N: crate::subscriptions::ListChanged>(&self) {
         self.shared.bus.publish(N::EVENT);
+        if self.shared.bus.fans_out() {
+            // The relay tells the sessions, of this change as of other instances'.
+            return self.start_relay();
+        }
         let sends = self.live_sessions().into_iter().filter_map(|session| {
             let peer = session.peer.get()?.clone();
             Some(notify_within::<N>(peer, Default::default()))
@@ -889,6 +899,9 @@ impl Server {
     /// Tells the clients subscribed to `uri` that it changed.
     pub async fn notify_resource_updated(&self, uri: &str) {
         self.shared.bus.publish(crate::ChangeEvent::ResourceUpdated(uri.to_owned()));
+        if self.shared.bus.fans_out() {
+            return self.start_relay();
+        }
         let sends =
             self.live_sessions().into_iter().filter(|session| session.is_subscribed(uri)).filter_map(|session| {
                 let peer = session.peer.get()?.clone();
@@ -896,6 +909,88 @@ impl Server {
             });
         futures_util::future::join_all(sends).await;
     }
+}
+
+/// A fleet: the changes a bus that fans out brings (this instance's and the others'), told to
+/// this process's sessions.
+impl Server {
+    /// Starts the relay (once, in a runtime).
+    fn start_relay(&self) {
+        use std::sync::atomic::Ordering;
+        if tokio::runtime::Handle::try_current().is_err() || self.shared.relay.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let mut events = self.shared.bus.subscribe();
+        let server = Arc::downgrade(&self.shared);
+        tokio::spawn(async move {
+            loop {
+                let event = match events.recv().await {
+                    Ok(event) => Some(event),
+                    // Missed some: every list may have changed.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => None,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(shared) = server.upgrade() else { return };
+                Server { shared }.tell_sessions(event).await;
+            }
+        });
+    }
+
+    /// Tells this process's sessions of a change (`None`: of every list).
+    async fn tell_sessions(&self, event: Option<crate::ChangeEvent>) {
+        use crate::ChangeEvent;
+        let sessions = self.live_sessions();
+        let peers = |filter: &dyn Fn(&SessionState) -> bool| {
+            sessions.iter().filter(|s| filter(s)).filter_map(|s| s.peer.get().cloned()).collect::<Vec<_>>()
+        };
+        let all = peers(&|_| true);
+        let sends: Vec<futures_util::future::BoxFuture<'static, ()>> = match event {
+            Some(ChangeEvent::ToolsListChanged) => fanout::<ToolListChangedNotification>(all, Default::default),
+            Some(ChangeEvent::PromptsListChanged) => fanout::<PromptListChangedNotification>(all, Default::default),
+            Some(ChangeEvent::ResourcesListChanged) => fanout::<ResourceListChangedNotification>(all, Default::default),
+            Some(ChangeEvent::ResourceUpdated(uri)) => {
+                let subscribed = peers(&|s| s.is_subscribed(&uri));
+                fanout::<ResourceUpdatedNotification>(subscribed, || ResourceUpdatedNotificationParams::new(&uri))
+            }
+            Some(ChangeEvent::TaskChanged(_)) => Vec::new(),
+            None => {
+                let mut sends = fanout::<ToolListChangedNotification>(all.clone(), Default::default);
+                sends.extend(fanout::<PromptListChangedNotification>(all.clone(), Default::default));
+                sends.extend(fanout::<ResourceListChangedNotification>(all, Default::default));
+                sends
+            }
+        };
+        futures_util::future::join_all(sends).await;
+    }
+}
+
+/// Notification `N` to each of `peers` (of a server whose capabilities declare it), hinted
+/// [`Fanout`](mcp_transport_http::server::Fanout): of the copies of a session a fleet shares,
+/// the one that holds its GET stream sends it.
+fn fanout<N>(
+    peers: Vec<mcp_jsonrpc::Peer>,
+    params: impl Fn() -> N::Params,
+) -> Vec<futures_util::future::BoxFuture<'static, ()>>
+where
+    N: mcp_types::Notification<Params: Send + Sync + 'static>,
+{
+    peers
+        .into_iter()
+        .map(|peer| {
+            let params = params();
+            Box::pin(async move {
+                #[cfg(feature = "http")]
+                let sent = peer.notify_with_hints::<N>(params, Arc::new(mcp_transport_http::server::Fanout));
+                #[cfg(not(feature = "http"))]
+                let sent = peer.notify::<N>(params);
+                match tokio::time::timeout(NOTIFY_WAIT, sent).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => tracing::debug!(error = %e, method = N::METHOD, "notification not sent"),
+                    Err(_) => tracing::warn!(method = N::METHOD, "a client reads nothing: notification not sent to it"),
+                }
+            }) as futures_util::future::BoxFuture<'static, ()>
+        })
+        .collect()
 }
 
 /// A kind of item added and removed at runtime: where the registry keeps it, what identifies

@@ -123,6 +123,52 @@ impl SessionState {
     pub(crate) fn set_log_level(&self, level: LoggingLevel) {
         self.inner().log_level = Some(level);
     }
+
+    /// What another instance of a fleet needs to serve this session (see
+    /// `mcp_transport_http::server::shared`): the revision, what the client declared, its log
+    /// level and subscriptions, as JSON.
+    pub(crate) fn record(&self, version: ProtocolVersion) -> Vec<u8> {
+        let inner = self.inner();
+        let record = SessionRecord {
+            version: version.as_str().to_owned(),
+            capabilities: inner.capabilities.clone(),
+            client_info: inner.client_info.clone(),
+            log_level: inner.log_level.clone(),
+            subscriptions: inner.subscriptions.iter().cloned().collect(),
+        };
+        serde_json::to_vec(&record).unwrap_or_default()
+    }
+
+    /// A session rebuilt from its [`record`](Self::record), and its revision.
+    pub(crate) fn from_record(record: &[u8]) -> Option<(Self, ProtocolVersion)> {
+        let state = SessionState::new();
+        let version = state.apply_record(record)?;
+        state.inner().initialized = true;
+        Some((state, version))
+    }
+
+    /// Takes what a [`record`](Self::record) says; its revision, or `None` if unreadable.
+    pub(crate) fn apply_record(&self, record: &[u8]) -> Option<ProtocolVersion> {
+        let record: SessionRecord = serde_json::from_slice(record).ok()?;
+        let version = ProtocolVersion::from_wire(&record.version)?;
+        let mut inner = self.inner();
+        inner.capabilities = record.capabilities;
+        inner.client_info = record.client_info;
+        inner.log_level = record.log_level;
+        inner.subscriptions = record.subscriptions.into_iter().collect();
+        Some(version)
+    }
+}
+
+/// A session as a fleet's store keeps it.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionRecord {
+    version: String,
+    capabilities: ClientCapabilities,
+    client_info: Option<Implementation>,
+    log_level: Option<LoggingLevel>,
+    subscriptions: Vec<String>,
 }
 
 /// The `Service` of one connection.
@@ -248,7 +294,10 @@ fn handle(
         }
         let method = req.method.as_str();
         if method == InitializeRequest::METHOD {
-            return initialize(server, state, &req, &rctx);
+            let reply = initialize(server, state, &req, &rctx)?;
+            // In a fleet, any instance may serve the next request: the session is saved first.
+            save_shared(state, &rctx).await?;
+            return Ok(reply);
         }
         if !state.is_initialized() {
             return Err(ErrorObject::invalid_request(format!(
@@ -308,6 +357,23 @@ fn handle_stateless<'a>(
             None => reply,
         }
     }
+}
+
+/// Saves the session for the other instances of a fleet, when it is shared (HTTP with
+/// `HttpServerConfig::shared_sessions`); boxed, and only then.
+pub(crate) async fn save_shared(state: &SessionState, rctx: &RequestContext) -> Result<(), ErrorObject> {
+    #[cfg(feature = "http")]
+    if let Some(info) = rctx.attachment().and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
+        && info.shares_session()
+    {
+        let record = state.record(rctx.peer().protocol_version());
+        return Box::pin(info.save_session(&record)).await.map_err(|e| {
+            tracing::warn!("fleet: the session could not be saved: {e}");
+            ErrorObject::internal_error("the shared session store is unavailable; try again later")
+        });
+    }
+    let _ = (state, rctx);
+    Ok(())
 }
 
 /// `initialize`: the handshake of the session revisions.

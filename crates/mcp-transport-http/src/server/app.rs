@@ -19,7 +19,8 @@ use tokio::sync::mpsc;
 use super::SessionFactory;
 use super::checks::{busy, session_id, session_not_found};
 use super::config::HttpServerConfig;
-use super::session::{Mode, Session, SessionRouter};
+use super::session::{Mode, Session, SessionRouter, SharedLink};
+use super::shared::{BusMessage, Fleet, Kind};
 use super::sse_body::{ConnGuard, SseBody};
 use super::{handlers, http_sse, post};
 use crate::headers::TEXT_EVENT_STREAM;
@@ -30,6 +31,10 @@ pub(crate) struct App {
     config: HttpServerConfig,
     sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
     reaper: AtomicBool,
+    /// This endpoint's part in a fleet that shares sessions, if it does.
+    pub(super) fleet: Option<Arc<Fleet>>,
+    /// The fleet's bus is listened to (started with the first session).
+    listener: AtomicBool,
     /// POSTs whose requests are being handled (at most `max_requests_in_flight`).
     in_flight: Arc<AtomicUsize>,
 }
@@ -51,11 +56,14 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
     let auth = config.auth.clone();
     let drain = config.drain.clone();
     let health_routes = config.health_routes;
+    let fleet = config.shared_sessions.clone().map(|store| Arc::new(Fleet::new(store)));
     let app = Arc::new(App {
         factory,
         config,
         sessions: Mutex::new(HashMap::new()),
         reaper: AtomicBool::new(false),
+        fleet,
+        listener: AtomicBool::new(false),
         in_flight: Arc::new(AtomicUsize::new(0)),
     });
     drain.register(&app);
@@ -88,9 +96,21 @@ impl App {
     }
 
     /// The session a request names: 400 without `Mcp-Session-Id`, 404 for an unknown one (or
-    /// one of another principal).
-    pub(super) fn session(&self, headers: &HeaderMap, extensions: &Extensions) -> Result<Arc<Session>, Response> {
-        self.lookup(session_id(headers)?, extensions).ok_or_else(session_not_found)
+    /// one of another principal). In a fleet, a session this instance does not hold is loaded
+    /// from the shared store (503 when the store fails).
+    pub(super) async fn session(
+        self: &Arc<Self>,
+        headers: &HeaderMap,
+        extensions: &Extensions,
+    ) -> Result<Arc<Session>, Response> {
+        let id = session_id(headers)?;
+        if let Some(session) = self.lookup(id, extensions) {
+            return Ok(session);
+        }
+        match &self.fleet {
+            Some(fleet) => self.load_shared(fleet, id, extensions).await,
+            None => Err(session_not_found()),
+        }
     }
 
     /// A place for a POST that carries requests, or the 503 that says there is none (or that
@@ -126,6 +146,9 @@ impl App {
             return None;
         }
         session.router.touch();
+        if let Some(fleet) = &self.fleet {
+            self.touch_shared(fleet, &session);
+        }
         Some(session)
     }
 
@@ -155,6 +178,11 @@ impl App {
         self.sessions.lock_unpoisoned().remove(id)
     }
 
+    /// A session of this instance, without loading it from a fleet's store.
+    pub(super) fn local(&self, id: &str) -> Option<Arc<Session>> {
+        self.sessions.lock_unpoisoned().get(id).cloned()
+    }
+
     /// Starts a session, owned by the principal in `extensions` (feature `auth`); 503 when at
     /// the cap even after expiring idle ones.
     pub(super) async fn create_session(
@@ -169,37 +197,52 @@ impl App {
             self.reap().await;
         }
         let id: Arc<str> = new_session_id().into();
+        let shared = match (&self.fleet, mode) {
+            (Some(fleet), Mode::Streamable) => Some(self.link(fleet, owner_record(extensions))),
+            _ => None,
+        };
         let router = SessionRouter::new(
             id.clone(),
             mode,
             self.config.event_store.clone(),
             self.config.stream_queue,
             self.config.retry,
+            shared,
         );
         router.touch();
         let mut sessions = self.sessions.lock_unpoisoned();
         if sessions.len() >= self.config.max_sessions {
-            return Err(super::checks::error_response(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                None,
-                &mcp_jsonrpc::ErrorObject::internal_error("too many sessions; try again later"),
-            ));
+            return Err(super::checks::too_many_sessions());
         }
-        let dispatcher = self.factory.connect(router.clone());
+        let (dispatcher, refresh) = match router.shared() {
+            Some(link) => match self.factory.connect_shared(router.clone(), None) {
+                Some(shared) => {
+                    shared.dispatcher.peer().number_calls_from(link.fleet.base() as i64);
+                    (shared.dispatcher, Some(shared.refresh))
+                }
+                None => (self.factory.connect(router.clone()), None),
+            },
+            None => (self.factory.connect(router.clone()), None),
+        };
         let session = Arc::new(Session {
             router,
             dispatcher,
+            refresh,
             #[cfg(feature = "auth")]
             owner: super::auth::Owner::of(extensions),
         });
         sessions.insert(id, session.clone());
+        drop(sessions);
+        if let Some(fleet) = &self.fleet {
+            self.start_listener(fleet);
+        }
         Ok(session)
     }
 
     /// The router of a session-less exchange (a stateless or 2026-07-28 POST): no id, no event
     /// store.
     pub(super) fn ephemeral_router(&self) -> Arc<SessionRouter> {
-        SessionRouter::new("".into(), Mode::Streamable, None, self.config.stream_queue, self.config.retry)
+        SessionRouter::new("".into(), Mode::Streamable, None, self.config.stream_queue, self.config.retry, None)
     }
 
     /// Ends the sessions idle for longer than the timeout.
@@ -221,7 +264,12 @@ impl App {
         };
         for session in expired {
             tracing::debug!(session = %session.router.session_id, "session expired");
-            session.end().await;
+            if session.router.shared().is_some() {
+                // The record expires in the store by itself; other copies may be in use.
+                session.end_copy().await;
+            } else {
+                session.end().await;
+            }
         }
     }
 
@@ -262,4 +310,211 @@ fn new_session_id() -> String {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the OS random number generator failed");
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What a fleet's store records of a session's owner (feature `auth`; empty otherwise).
+fn owner_record(extensions: &Extensions) -> Box<str> {
+    #[cfg(feature = "auth")]
+    if let Some(owner) = super::auth::Owner::of(extensions) {
+        return owner.record().into();
+    }
+    #[cfg(not(feature = "auth"))]
+    let _ = extensions;
+    "".into()
+}
+
+/// 503: the fleet's store of sessions did not answer.
+fn store_unavailable() -> Response {
+    let mut response = super::checks::error_response(
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        None,
+        &mcp_jsonrpc::ErrorObject::internal_error("the shared session store is unavailable; try again later"),
+    );
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// A fleet's part of the endpoint: sessions loaded from the store, and the messages of the
+/// other instances.
+impl App {
+    /// A new copy's part in `fleet`.
+    fn link(&self, fleet: &Arc<Fleet>, owner: Box<str>) -> SharedLink {
+        SharedLink::new(fleet.clone(), owner, self.config.session_idle_timeout)
+    }
+
+    /// Keeps the record of a session in use alive in the store (at most every few seconds per
+    /// copy).
+    fn touch_shared(&self, fleet: &Arc<Fleet>, session: &Arc<Session>) {
+        if !session.router.shared().is_some_and(SharedLink::touch_due) {
+            return;
+        }
+        let (fleet, id, ttl) = (fleet.clone(), session.router.session_id.clone(), self.config.session_idle_timeout);
+        tokio::spawn(async move {
+            if let Err(e) = fleet.store.touch(&id, ttl).await {
+                tracing::warn!(session = %id, "fleet: session not touched: {e}");
+            }
+        });
+    }
+
+    /// The copy here of session `id`, which this instance does not hold, from the store.
+    async fn load_shared(
+        self: &Arc<Self>,
+        fleet: &Arc<Fleet>,
+        id: &str,
+        extensions: &Extensions,
+    ) -> Result<Arc<Session>, Response> {
+        let record = match fleet.store.load(id).await {
+            Ok(Some(record)) => record,
+            Ok(None) => return Err(session_not_found()),
+            Err(e) => {
+                tracing::warn!(session = %id, "fleet: the session store failed: {e}");
+                return Err(store_unavailable());
+            }
+        };
+        let (owner, record) = split_record(&record).ok_or_else(session_not_found)?;
+        if owner != &*owner_record(extensions) {
+            tracing::debug!(session = %id, "a shared session used by another principal");
+            return Err(session_not_found());
+        }
+        if self.sessions.lock_unpoisoned().len() >= self.config.max_sessions {
+            self.reap().await;
+        }
+        let id: Arc<str> = id.into();
+        let link = self.link(fleet, owner.into());
+        let queue = self.config.stream_queue;
+        let router = SessionRouter::new(
+            id.clone(),
+            Mode::Streamable,
+            self.config.event_store.clone(),
+            queue,
+            self.config.retry,
+            Some(link),
+        );
+        router.touch();
+        let shared = self.factory.connect_shared(router.clone(), Some(record)).ok_or_else(session_not_found)?;
+        shared.dispatcher.peer().number_calls_from(fleet.base() as i64);
+        let session = Arc::new(Session {
+            router,
+            dispatcher: shared.dispatcher,
+            refresh: Some(shared.refresh),
+            #[cfg(feature = "auth")]
+            owner: super::auth::Owner::of(extensions),
+        });
+        // Another request loaded it meanwhile (that copy serves), or the table is full.
+        let refused = {
+            let mut sessions = self.sessions.lock_unpoisoned();
+            match sessions.get(&id).cloned() {
+                Some(first) => Some(Ok(first)),
+                None if sessions.len() >= self.config.max_sessions => Some(Err(super::checks::too_many_sessions())),
+                None => {
+                    sessions.insert(id, session.clone());
+                    None
+                }
+            }
+        };
+        if let Some(outcome) = refused {
+            session.end_copy().await;
+            return outcome;
+        }
+        self.start_reaper();
+        self.start_listener(fleet);
+        Ok(session)
+    }
+
+    /// Listens to the fleet's bus (once).
+    fn start_listener(self: &Arc<Self>, fleet: &Arc<Fleet>) {
+        if self.listener.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        // Subscribed now: what is published from here on reaches this endpoint.
+        let mut bus = fleet.store.subscribe();
+        let app = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let message = match bus.recv().await {
+                    Ok(message) => message,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::warn!("fleet: {n} messages of other instances missed (the bus ran ahead)");
+                        continue;
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(app) = app.upgrade() else { return };
+                app.on_bus(&message).await;
+            }
+        });
+    }
+
+    /// A message of another instance.
+    async fn on_bus(&self, bytes: &Bytes) {
+        let Some(fleet) = &self.fleet else { return };
+        let Some(message) = BusMessage::decode(bytes) else {
+            tracing::debug!("fleet: unreadable message on the bus");
+            return;
+        };
+        if message.origin == fleet.tag {
+            return;
+        }
+        match message.kind {
+            Kind::Event => return fleet.relay(&message),
+            Kind::Alive => return fleet.alive(&message),
+            _ => {}
+        }
+        let Some(session) = self.local(&message.session) else { return };
+        match message.kind {
+            Kind::Incoming => deliver_incoming(&session, &message.frame).await,
+            Kind::Standalone => session.router.deliver_standalone(&message.frame).await,
+            Kind::Probe if session.router.release(message.stream).await => {
+                let mut alive = fleet.message(Kind::Alive, &message.session, Bytes::new());
+                alive.stream = message.stream;
+                fleet.publish(alive).await;
+            }
+            Kind::Changed => self.refresh(fleet, &session).await,
+            Kind::Ended => {
+                if let Some(gone) = self.remove(&message.session) {
+                    gone.end_copy().await;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Reloads the record of a session another instance changed into the copy here.
+    async fn refresh(&self, fleet: &Fleet, session: &Session) {
+        let id = &session.router.session_id;
+        match fleet.store.load(id).await {
+            Ok(Some(record)) => {
+                if let (Some(refresh), Some((_, record))) = (&session.refresh, split_record(&record))
+                    && !refresh(record)
+                {
+                    tracing::warn!(session = %id, "fleet: a session record could not be read");
+                }
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(session = %id, "fleet: a changed session not reloaded: {e}"),
+        }
+    }
+
+    /// The client ended a shared session (DELETE): its record goes, and the other copies end.
+    pub(super) async fn end_shared(&self, session: &Session) {
+        let Some(link) = session.router.shared() else { return };
+        let id = &session.router.session_id;
+        if let Err(e) = link.fleet.store.remove(id).await {
+            tracing::warn!(session = %id, "fleet: the record of an ended session not removed: {e}");
+        }
+        link.fleet.publish(link.fleet.message(Kind::Ended, id, Bytes::new())).await;
+    }
+}
+
+/// A record as the store holds it: the owner's line, then the factory's part.
+fn split_record(record: &[u8]) -> Option<(&str, &[u8])> {
+    let newline = record.iter().position(|&b| b == b'\n')?;
+    Some((std::str::from_utf8(&record[..newline]).ok()?, &record[newline + 1..]))
+}
+
+/// A client's message another instance got: handed to this copy's peer, which takes the
+/// responses it awaits and the cancellations of what it runs.
+async fn deliver_incoming(session: &Session, frame: &Bytes) {
+    let parsed = mcp_jsonrpc::message::parse(frame);
+    session.dispatcher.dispatch(parsed, None).await;
 }

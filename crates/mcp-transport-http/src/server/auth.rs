@@ -439,6 +439,11 @@ impl Owner {
     pub(crate) fn admits(&self, extensions: &http::Extensions) -> bool {
         Owner::of(extensions).is_some_and(|other| other == *self)
     }
+
+    /// The owner as one line, for the record of a session a fleet shares.
+    pub(crate) fn record(&self) -> String {
+        serde_json::json!([self.subject, self.client_id, self.token.map(|t| t.0)]).to_string()
+    }
 }
 
 #[cfg(feature = "client")]

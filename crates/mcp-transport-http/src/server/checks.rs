@@ -305,3 +305,12 @@ pub(super) fn batch_allowed(what: &Classified, version: ProtocolVersion) -> Resu
     }
     Ok(())
 }
+
+/// 503: the endpoint holds as many sessions as it may.
+pub(super) fn too_many_sessions() -> Response {
+    error_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        None,
+        &mcp_jsonrpc::ErrorObject::internal_error("too many sessions; try again later"),
+    )
+}

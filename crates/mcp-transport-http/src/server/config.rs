@@ -39,6 +39,7 @@ pub struct HttpServerConfig {
     pub(crate) keep_alive: Option<Duration>,
     pub(crate) retry: Duration,
     pub(crate) event_store: Option<Arc<dyn EventStore>>,
+    pub(crate) shared_sessions: Option<Arc<dyn super::SharedSessions>>,
     pub(crate) hosts: Policy,
     pub(crate) origins: Policy,
     #[cfg(feature = "auth")]
@@ -63,6 +64,7 @@ impl std::fmt::Debug for HttpServerConfig {
             .field("max_requests_in_flight", &self.max_requests_in_flight)
             .field("max_body", &self.max_body)
             .field("resumable", &self.event_store.is_some())
+            .field("shared_sessions", &self.shared_sessions.is_some())
             .field("hosts", &self.hosts)
             .field("origins", &self.origins)
             .field("shutdown_grace", &self.shutdown_grace)
@@ -93,6 +95,7 @@ impl Default for HttpServerConfig {
             keep_alive: Some(Duration::from_secs(15)),
             retry: Duration::from_secs(1),
             event_store: Some(Arc::new(InMemoryEventStore::default())),
+            shared_sessions: None,
             hosts: Policy::Auto,
             origins: Policy::Auto,
             #[cfg(feature = "auth")]
@@ -203,6 +206,17 @@ impl HttpServerConfig {
     /// ids are sent).
     pub fn event_store(mut self, store: Option<Arc<dyn EventStore>>) -> Self {
         self.event_store = store;
+        self
+    }
+
+    /// Shares the sessions of the session revisions with the other instances of a fleet
+    /// through `store`, so that any instance serves any session (see [`super::shared`]):
+    /// a balancer in front need not be sticky. Use it with a shared [`event_store`](Self::event_store)
+    /// (resumption on any instance) and a session factory that supports it (`mcp-server`'s
+    /// `Server` does). `mcp-redis` has a store on Redis. Default: none, sessions live in this
+    /// process.
+    pub fn shared_sessions(mut self, store: Arc<dyn super::SharedSessions>) -> Self {
+        self.shared_sessions = Some(store);
         self
     }
     /// Which Host headers are served (DNS-rebinding protection); others get 403.

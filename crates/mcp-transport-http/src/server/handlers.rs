@@ -33,7 +33,7 @@ pub(super) async fn get_mcp(
     if config.drain.is_draining() {
         return Err(super::checks::draining(None));
     }
-    let session = app.session(headers, &parts.extensions)?;
+    let session = app.session(headers, &parts.extensions).await?;
     let router = &session.router;
     if let Some(last) = header_str(headers, LAST_EVENT_ID) {
         let Some(resumed) = router.resume(last).await else {
@@ -61,7 +61,8 @@ pub(super) async fn delete_mcp(
     if app.config().stateless {
         return Ok((StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST")]).into_response());
     }
-    let session = app.session(headers, &parts.extensions)?;
+    let session = app.session(headers, &parts.extensions).await?;
+    app.end_shared(&session).await;
     if let Some(s) = app.remove(&session.router.session_id) {
         s.end().await;
     }

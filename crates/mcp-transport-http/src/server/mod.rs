@@ -58,6 +58,7 @@ mod handlers;
 mod http_sse;
 mod post;
 mod session;
+pub mod shared;
 mod shutdown;
 mod sse_body;
 mod stateless_revision;
@@ -68,6 +69,7 @@ pub use config::{HttpServerConfig, Policy};
 pub use event_store::{EventStore, InMemoryEventStore, StoredEvent};
 use mcp_jsonrpc::{Dispatcher, ErrorObject, FrameSink, message};
 use mcp_types::ProtocolVersion;
+pub use shared::{Fanout, InMemorySharedSessions, SharedError, SharedSessions};
 pub use shutdown::serve_router_with_shutdown;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
@@ -81,6 +83,16 @@ pub trait SessionFactory: Send + Sync + 'static {
     /// a client that negotiated `version` earlier; the client's capabilities are unknown, so
     /// the server asks nothing of it.
     fn connect_stateless(&self, sink: Arc<dyn FrameSink>, version: ProtocolVersion) -> Dispatcher;
+    /// Starts a session that the instances of a fleet share (see [`shared`]): a new one
+    /// (`record` is `None`, its first message is initialize), or the copy here of one this or
+    /// another instance started, rebuilt from the `record` saved of it (with
+    /// [`RequestInfo::save_session`]). `None` when the factory cannot share sessions (the
+    /// default): a new session is then started with [`connect`](Self::connect) and lives here
+    /// only, and a record is not served.
+    fn connect_shared(&self, sink: Arc<dyn FrameSink>, record: Option<&[u8]>) -> Option<SharedSession> {
+        let _ = (sink, record);
+        None
+    }
     /// Checks a request of the stateless revision against the headers of its POST before it
     /// is served, for what the endpoint cannot check without knowing the request's meaning
     /// (the 2026-07-28 `Mcp-Name` and `Mcp-Param-*` headers, say). The endpoint has checked
@@ -105,6 +117,22 @@ pub trait SessionFactory: Send + Sync + 'static {
     ) -> Result<(), auth::InsufficientScope> {
         let _ = (request, principal);
         Ok(())
+    }
+}
+
+/// The copy in this instance of a session a fleet shares (see
+/// [`SessionFactory::connect_shared`]).
+pub struct SharedSession {
+    /// The session's entry point.
+    pub dispatcher: Dispatcher,
+    /// Applies a record another instance saved (its log level, subscriptions, ...) to this
+    /// copy; whether it could be read.
+    pub refresh: Box<dyn Fn(&[u8]) -> bool + Send + Sync>,
+}
+
+impl std::fmt::Debug for SharedSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedSession").finish_non_exhaustive()
     }
 }
 
@@ -177,6 +205,28 @@ impl RequestInfo {
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
     }
+    /// Whether this request's session is shared by a fleet
+    /// ([`HttpServerConfig::shared_sessions`]): its factory then saves what it knows of the
+    /// session with [`save_session`](Self::save_session) whenever that changes.
+    pub fn shares_session(&self) -> bool {
+        self.router().is_some_and(|router| router.shared().is_some())
+    }
+
+    /// Saves `record` as what the fleet knows of this request's session (its factory's part:
+    /// revision, client capabilities, log level, ...), and tells the other instances' copies
+    /// to reload it. Does nothing when the session is not shared. Fails when the store does
+    /// (the request should then fail: another instance would serve the session without it).
+    pub async fn save_session(&self, record: &[u8]) -> Result<(), SharedError> {
+        match self.router() {
+            Some(router) => router.save(record).await,
+            None => Ok(()),
+        }
+    }
+
+    fn router(&self) -> Option<Arc<session::SessionRouter>> {
+        self.stream.as_ref().and_then(|(router, _)| router.upgrade())
+    }
+
     /// Closes the SSE connection that carries this request's response, without ending the
     /// request (SSE polling, SEP-1699): the client reconnects after the `retry` delay with
     /// `Last-Event-ID` and gets what was sent meanwhile. Whether there was a connection to

@@ -9,7 +9,8 @@ use axum::extract::State;
 use axum::http::{HeaderValue, Request, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use mcp_jsonrpc::ErrorObject;
+use mcp_jsonrpc::{ErrorObject, message};
+use mcp_types::Notification as _;
 use mcp_types::ProtocolVersion;
 use tokio::sync::oneshot;
 
@@ -20,6 +21,7 @@ use super::checks::{
     protocol_version, read_body, session_ended,
 };
 use super::session::{Answer, Answered, Mode, OpenError, Session};
+use super::shared::Kind;
 use super::sse_body::ConnGuard;
 use super::stateless_revision;
 use crate::headers::{APPLICATION_JSON, MCP_SESSION_ID};
@@ -58,16 +60,19 @@ pub(super) async fn post_mcp(
     if app.config().stateless {
         return post_stateless(&app, parts, what, header_version).await;
     }
-    post_in_session(&app, parts, what).await
+    post_in_session(&app, parts, what, &body).await
 }
 
 /// Serves a POST of a session (a new one for initialize, whose id the answer carries).
-async fn post_in_session(app: &Arc<App>, parts: Parts, what: Classified) -> Result<Response, Response> {
+async fn post_in_session(app: &Arc<App>, parts: Parts, what: Classified, body: &Bytes) -> Result<Response, Response> {
     let session = if what.initialize {
         app.create_session(Mode::Streamable, &parts.extensions).await?
     } else {
-        app.session(&parts.headers, &parts.extensions)?
+        app.session(&parts.headers, &parts.extensions).await?
     };
+    if what.requests.is_empty() {
+        forward_in_fleet(&session, &what, body).await;
+    }
     let version = session.peer().protocol_version();
     batch_allowed(&what, version)?;
     let initialize = what.initialize;
@@ -105,6 +110,7 @@ async fn post_stateless(
     let session = Session {
         router,
         dispatcher,
+        refresh: None,
         #[cfg(feature = "auth")]
         owner: None,
     };
@@ -149,6 +155,28 @@ async fn dispatch(
     match answered {
         Answered::Json(rx) => json_answer(rx).await,
         Answered::Sse(rx) => Ok(app.sse(first, Some(rx), ConnGuard::new(router.clone(), None))),
+    }
+}
+
+/// In a fleet, what the client answers or cancels may be another copy's: a response this copy
+/// does not await, and every `notifications/cancelled`, also go to the other instances (the
+/// copy that awaits or runs it takes it; the others ignore it).
+async fn forward_in_fleet(session: &Session, what: &Classified, body: &Bytes) {
+    let Some(link) = session.router.shared() else { return };
+    let elsewhere = |message: &message::Message| match message {
+        message::Message::Response(response) => {
+            response.id.as_ref().is_some_and(|id| !session.peer().awaits_response(id))
+        }
+        message::Message::Notification(n) => n.method == mcp_types::CancelledNotification::METHOD,
+        message::Message::Request(_) => false,
+    };
+    let forward = match &what.parsed {
+        message::Parsed::Single(m) => elsewhere(m),
+        message::Parsed::Batch(items) => items.iter().filter_map(|i| i.as_ref().ok()).any(elsewhere),
+        _ => false,
+    };
+    if forward {
+        link.fleet.publish(link.fleet.message(Kind::Incoming, &session.router.session_id, body.clone())).await;
     }
 }
 

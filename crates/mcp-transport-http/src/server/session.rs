@@ -24,6 +24,7 @@ use mcp_jsonrpc::{Dispatcher, FrameSink, Peer, RequestId};
 use tokio::sync::{Mutex, mpsc, oneshot};
 
 use super::event_store::EventStore;
+use super::shared::{Fanout, Fleet, Kind};
 
 /// The stream number of the standalone (GET) stream.
 pub(crate) const STANDALONE: u64 = 0;
@@ -73,6 +74,13 @@ struct Routes {
     closed: bool,
 }
 
+impl Routes {
+    /// Whether the standalone (GET) stream is held here, connected.
+    fn holds_standalone(&self) -> bool {
+        self.standalone.as_ref().is_some_and(|tx| !tx.is_closed())
+    }
+}
+
 /// Why a POST could not open a stream.
 #[derive(Debug)]
 pub(crate) enum OpenError {
@@ -82,10 +90,38 @@ pub(crate) enum OpenError {
     Closed,
 }
 
+/// A session's part in a fleet: the fleet, the owner to record (feature `auth`), how long
+/// the record lives unused.
+pub(crate) struct SharedLink {
+    pub(crate) fleet: Arc<Fleet>,
+    pub(crate) owner: Box<str>,
+    pub(crate) ttl: Duration,
+    /// Milliseconds since `epoch` of the last touch of the record.
+    touched: AtomicU64,
+    epoch: Instant,
+}
+
+impl SharedLink {
+    pub(crate) fn new(fleet: Arc<Fleet>, owner: Box<str>, ttl: Duration) -> Self {
+        SharedLink { fleet, owner, ttl, touched: AtomicU64::new(0), epoch: Instant::now() }
+    }
+
+    /// Whether the record is due for a touch (a tenth of its ttl since the last one), counted
+    /// as touched if so.
+    pub(crate) fn touch_due(&self) -> bool {
+        let now = self.epoch.elapsed().as_millis() as u64;
+        let every = (self.ttl.as_millis() as u64 / 10).max(1);
+        let last = self.touched.load(Ordering::Relaxed);
+        now.saturating_sub(last) >= every
+            && self.touched.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+    }
+}
+
 /// The routing table and event numbering of one session.
 pub(crate) struct SessionRouter {
     pub(crate) session_id: Arc<str>,
     mode: Mode,
+    shared: Option<SharedLink>,
     store: Option<Arc<dyn EventStore>>,
     /// Events queued per connection before it counts as not reading (and is dropped).
     queue: usize,
@@ -113,15 +149,20 @@ impl SessionRouter {
         store: Option<Arc<dyn EventStore>>,
         queue: usize,
         retry: Duration,
+        shared: Option<SharedLink>,
     ) -> Arc<Self> {
+        // A fleet's copies of a session number their streams and events from ranges of their
+        // own (see `shared`).
+        let base = shared.as_ref().map_or(0, |s| s.fleet.base());
         Arc::new(SessionRouter {
             session_id,
             mode,
+            shared,
             store: if mode == Mode::HttpSse { None } else { store },
             queue: queue.max(1),
             retry,
-            routes: Mutex::new(Routes { next_stream: STANDALONE + 1, ..Routes::default() }),
-            seq: AtomicU64::new(0),
+            routes: Mutex::new(Routes { next_stream: base + STANDALONE + 1, ..Routes::default() }),
+            seq: AtomicU64::new(base),
             connections: AtomicUsize::new(0),
             last_active: AtomicU64::new(0),
             epoch: Instant::now(),
@@ -139,6 +180,48 @@ impl SessionRouter {
 
     pub(crate) fn resumable(&self) -> bool {
         self.store.is_some()
+    }
+
+    /// The session's part in a fleet, if it is shared.
+    pub(crate) fn shared(&self) -> Option<&SharedLink> {
+        self.shared.as_ref()
+    }
+
+    /// Saves the factory's `record` of the session (after the transport's: its owner) and
+    /// tells the other copies to reload it.
+    pub(crate) async fn save(&self, record: &[u8]) -> Result<(), super::SharedError> {
+        let Some(link) = &self.shared else { return Ok(()) };
+        let mut bytes = BytesMut::with_capacity(link.owner.len() + 1 + record.len());
+        bytes.put_slice(link.owner.as_bytes());
+        bytes.put_u8(b'\n');
+        bytes.put_slice(record);
+        link.fleet.store.save(&self.session_id, bytes.freeze(), link.ttl).await?;
+        link.fleet.publish(link.fleet.message(Kind::Changed, &self.session_id, Bytes::new())).await;
+        Ok(())
+    }
+
+    /// Another instance resumes `stream`: if it is open here (its requests not all
+    /// answered), its connection here ends (the client left it) and its events go over the
+    /// bus from now on. Whether it is open.
+    pub(crate) async fn release(&self, stream: u64) -> bool {
+        let mut routes = self.routes.lock().await;
+        match routes.streams.get_mut(&stream) {
+            Some(Stream { sink: Sink::Sse(slot), .. }) => {
+                *slot = None;
+                true
+            }
+            Some(_) => true,
+            None => false,
+        }
+    }
+
+    /// A message for the standalone stream from another copy: sent (and stored) if this copy
+    /// holds the stream.
+    pub(crate) async fn deliver_standalone(&self, frame: &Bytes) {
+        let mut routes = self.routes.lock().await;
+        if routes.holds_standalone() {
+            self.send_event(&mut routes, STANDALONE, frame).await;
+        }
     }
 
     fn next_seq(&self) -> u64 {
@@ -207,7 +290,7 @@ impl SessionRouter {
     /// open already.
     pub(crate) async fn open_standalone(&self) -> Option<mpsc::Receiver<Bytes>> {
         let mut routes = self.routes.lock().await;
-        if routes.closed || routes.standalone.as_ref().is_some_and(|tx| !tx.is_closed()) {
+        if routes.closed || routes.holds_standalone() {
             return None;
         }
         let (tx, rx) = mpsc::channel(self.queue);
@@ -220,8 +303,16 @@ impl SessionRouter {
     pub(crate) async fn resume(&self, last_event_id: &str) -> Option<Resumed> {
         let (stream, seq) = last_event_id.split_once('-')?;
         let (stream, seq): (u64, u64) = (stream.parse().ok()?, seq.parse().ok()?);
+        if let Some(link) = &self.shared
+            && stream != STANDALONE
+            && link.fleet.is_foreign(stream)
+        {
+            return Some(self.resume_foreign(link, stream, seq).await);
+        }
         let mut routes = self.routes.lock().await;
-        if seq > self.seq.load(Ordering::Relaxed) || stream >= routes.next_stream {
+        // In a fleet, the standalone stream's events come from every copy: any seq may be one.
+        let foreign_seq = self.shared.is_some() && stream == STANDALONE;
+        if (seq > self.seq.load(Ordering::Relaxed) && !foreign_seq) || stream >= routes.next_stream {
             return None;
         }
         let replay = match &self.store {
@@ -252,6 +343,22 @@ impl SessionRouter {
         Some(Resumed { replay, live })
     }
 
+    /// Resumes `stream`, which another instance opened: its stored events after `seq`, then
+    /// what its owner still sends over the bus, if it still runs it.
+    async fn resume_foreign(&self, link: &SharedLink, stream: u64, seq: u64) -> Resumed {
+        // Followed before the replay is read, and once the owner released the stream: what it
+        // stored before is replayed, what it sends after comes over the bus (both at most once).
+        let live = link.fleet.follow(&self.session_id, stream, seq, self.queue).await;
+        let events = match &self.store {
+            Some(store) => store.replay(&self.session_id, stream, seq).await,
+            None => Vec::new(),
+        };
+        let last = events.last().map_or(seq, |&(last, _)| last);
+        link.fleet.replayed(&self.session_id, stream, last);
+        let replay = events.into_iter().map(|(seq, msg)| sse_event(Some((stream, seq)), &msg)).collect();
+        Resumed { replay, live }
+    }
+
     /// Ends the SSE connection of `stream` (the client resumes it with `Last-Event-ID`); the
     /// stream's requests go on. Whether there was a connection to end: not when the client
     /// has no event id of the stream to resume from (revisions before 2025-11-25 send no
@@ -268,6 +375,18 @@ impl SessionRouter {
     async fn deliver(&self, out: &Outbound) {
         let mut routes = self.routes.lock().await;
         let (stream, last) = self.stream_of(&routes, &out.route);
+        if stream == STANDALONE
+            && let Some(link) = &self.shared
+            && !routes.holds_standalone()
+        {
+            drop(routes);
+            // Another copy may hold the GET stream. A change every copy was told of is its
+            // to send (if it holds the stream); anything else goes to it over the bus.
+            if !out.hints.as_ref().is_some_and(|h| h.is::<Fanout>()) {
+                link.fleet.publish(link.fleet.message(Kind::Standalone, &self.session_id, out.frame.clone())).await;
+            }
+            return;
+        }
         match routes.streams.get_mut(&stream).map(|s| &mut s.sink) {
             Some(Sink::Json(waiter)) => {
                 if let Some(tx) = waiter.take() {
@@ -284,7 +403,18 @@ impl SessionRouter {
             }
             // The request was cancelled: no response will come, the stream just ends.
             _ if out.frame.is_empty() => {}
-            Some(Sink::Sse(_)) | None => self.send_event(&mut routes, stream, &out.frame).await,
+            Some(Sink::Sse(_)) | None => {
+                let (seq, sent) = self.send_event(&mut routes, stream, &out.frame).await;
+                // The client went away: it may resume the stream on another instance.
+                if !sent
+                    && stream != STANDALONE
+                    && let (Some(link), Some(seq)) = (&self.shared, seq)
+                {
+                    let mut message = link.fleet.message(Kind::Event, &self.session_id, out.frame.clone());
+                    (message.stream, message.seq, message.last) = (stream, seq, last);
+                    link.fleet.publish(message).await;
+                }
+            }
         }
         if last && let Some(done) = routes.streams.remove(&stream) {
             for id in &done.requests {
@@ -312,8 +442,9 @@ impl SessionRouter {
     }
 
     /// Sends `frame` as an SSE event on `stream` (an SSE stream, or the standalone one),
-    /// numbered and stored first when the session is resumable.
-    async fn send_event(&self, routes: &mut Routes, stream: u64, frame: &Bytes) {
+    /// numbered and stored first when the session is resumable: its seq, if stored, and
+    /// whether a connection took it.
+    async fn send_event(&self, routes: &mut Routes, stream: u64, frame: &Bytes) -> (Option<u64>, bool) {
         let id = match &self.store {
             Some(store) => {
                 let seq = self.next_seq();
@@ -329,15 +460,19 @@ impl SessionRouter {
             Some(Stream { sink: Sink::Sse(slot), .. }) => slot,
             _ => &mut routes.standalone,
         };
+        let seq = id.map(|(_, seq)| seq);
         if let Some(tx) = slot {
             if let Err(e) = tx.try_send(sse_event(id, frame)) {
                 // Gone, or not reading: drop the connection; the store keeps the events.
                 tracing::debug!(session = %self.session_id, stream, "SSE connection dropped: {e}");
                 *slot = None;
+                return (seq, false);
             }
+            return (seq, true);
         } else if stream == STANDALONE && self.store.is_none() {
             tracing::debug!(session = %self.session_id, "no GET stream open: server message dropped");
         }
+        (seq, false)
     }
 
     /// A graceful shutdown starts: the standalone (GET) stream of a Streamable HTTP session
@@ -375,7 +510,9 @@ impl SessionRouter {
                             let _ = tx.try_send((frame, true));
                         }
                     }
-                    _ => self.send_event(&mut routes, stream, &frame).await,
+                    _ => {
+                        self.send_event(&mut routes, stream, &frame).await;
+                    }
                 }
                 routes.by_request.remove(id);
             }
@@ -388,17 +525,23 @@ impl SessionRouter {
         }
     }
 
-    /// The session is over: every connection ends.
+    /// The session is over: every connection ends, and its events are forgotten (in a fleet,
+    /// only when the session ended, not when this copy of it went idle: see
+    /// [`close_copy`](Self::close_copy)).
     pub(crate) async fn close(&self) {
+        self.close_copy().await;
+        if let Some(store) = &self.store {
+            store.remove_session(&self.session_id).await;
+        }
+    }
+
+    /// This copy of the session is over: every connection ends.
+    pub(crate) async fn close_copy(&self) {
         let mut routes = self.routes.lock().await;
         routes.closed = true;
         routes.standalone = None;
         routes.streams.clear();
         routes.by_request.clear();
-        drop(routes);
-        if let Some(store) = &self.store {
-            store.remove_session(&self.session_id).await;
-        }
     }
 }
 
@@ -457,6 +600,8 @@ impl FrameSink for SessionRouter {
 pub(crate) struct Session {
     pub(crate) router: Arc<SessionRouter>,
     pub(crate) dispatcher: Dispatcher,
+    /// Applies a record another copy saved (a session a fleet shares).
+    pub(crate) refresh: Option<Box<dyn Fn(&[u8]) -> bool + Send + Sync>>,
     /// Who the session belongs to (the principal of the request that created it): requests
     /// of anyone else find no such session.
     #[cfg(feature = "auth")]
@@ -473,5 +618,12 @@ impl Session {
     pub(crate) async fn end(&self) {
         self.peer().close();
         self.router.close().await;
+    }
+
+    /// Ends this instance's copy of a session a fleet shares (idle here): the session lives
+    /// on, in the store and in the other copies.
+    pub(crate) async fn end_copy(&self) {
+        self.peer().close();
+        self.router.close_copy().await;
     }
 }

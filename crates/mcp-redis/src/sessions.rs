@@ -1,0 +1,146 @@
+//! Sessions a fleet shares, on Redis: [`RedisSessions`], the transport's `SharedSessions`.
+//!
+//! - the record of session `ID`: a string at `PREFIX:session:ID`, with the session's idle
+//!   timeout as its expiry (refreshed while the session is used);
+//! - messages between instances: published on the channel `PREFIX:fleet`, read by one
+//!   subscriber connection per process, which reconnects by itself when Redis comes back.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt as _;
+use mcp_jsonrpc::sync::MutexExt as _;
+use mcp_transport_http::server::{SharedFuture, SharedSessions};
+use tokio::sync::broadcast;
+
+use crate::Redis;
+
+/// How many messages of other instances a slow endpoint may fall behind by.
+const BUS_CAPACITY: usize = 4096;
+
+/// The records of a fleet's sessions and its message bus, on Redis (see the module docs).
+/// Give it to every instance's `HttpServerConfig::shared_sessions`.
+#[derive(Clone)]
+pub struct RedisSessions {
+    redis: Redis,
+    channel: Arc<str>,
+    bus: broadcast::Sender<Bytes>,
+    /// The subscriber task runs (started with the first `subscribe`).
+    listening: Arc<Mutex<bool>>,
+}
+
+impl std::fmt::Debug for RedisSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisSessions").field("channel", &self.channel).finish_non_exhaustive()
+    }
+}
+
+impl Redis {
+    /// The records of sessions and the message bus a fleet shares (see [`RedisSessions`]).
+    pub fn sessions(&self) -> RedisSessions {
+        RedisSessions {
+            redis: self.clone(),
+            channel: self.key(&["fleet"]).into(),
+            bus: broadcast::channel(BUS_CAPACITY).0,
+            listening: Arc::new(Mutex::new(false)),
+        }
+    }
+}
+
+impl RedisSessions {
+    fn key(&self, id: &str) -> String {
+        self.redis.key(&["session", id])
+    }
+
+    /// Reads the fleet's channel into `bus` until every receiver is gone, reconnecting (with
+    /// a growing delay, at most a second) while Redis is away.
+    async fn listen(client: redis::Client, channel: Arc<str>, bus: broadcast::Sender<Bytes>) {
+        let mut delay = Duration::from_millis(50);
+        while bus.receiver_count() > 0 {
+            match client.get_async_pubsub().await {
+                Ok(mut pubsub) => match pubsub.subscribe(&*channel).await {
+                    Ok(()) => {
+                        delay = Duration::from_millis(50);
+                        let mut messages = pubsub.on_message();
+                        while let Some(message) = messages.next().await {
+                            let payload: Vec<u8> = message.get_payload_bytes().to_vec();
+                            if bus.send(Bytes::from(payload)).is_err() {
+                                return;
+                            }
+                        }
+                        tracing::warn!("fleet bus: the connection to Redis ended; reconnecting");
+                    }
+                    Err(e) => tracing::warn!("fleet bus: cannot subscribe: {e}"),
+                },
+                Err(e) => tracing::warn!("fleet bus: cannot connect to Redis: {e}"),
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(1));
+        }
+    }
+}
+
+impl SharedSessions for RedisSessions {
+    fn save(&self, id: &str, record: Bytes, ttl: Duration) -> SharedFuture<'_, ()> {
+        let key = self.key(id);
+        let mut conn = self.redis.conn();
+        Box::pin(async move {
+            let ms = ttl.as_millis().max(1) as u64;
+            redis::cmd("SET").arg(key).arg(&record[..]).arg("PX").arg(ms).exec_async(&mut conn).await?;
+            Ok(())
+        })
+    }
+
+    fn load(&self, id: &str) -> SharedFuture<'_, Option<Bytes>> {
+        let key = self.key(id);
+        let mut conn = self.redis.conn();
+        Box::pin(async move {
+            let record: Option<Vec<u8>> = redis::cmd("GET").arg(key).query_async(&mut conn).await?;
+            Ok(record.map(Bytes::from))
+        })
+    }
+
+    fn touch(&self, id: &str, ttl: Duration) -> SharedFuture<'_, ()> {
+        let key = self.key(id);
+        let mut conn = self.redis.conn();
+        Box::pin(async move {
+            let ms = ttl.as_millis().max(1) as u64;
+            redis::cmd("PEXPIRE").arg(key).arg(ms).exec_async(&mut conn).await?;
+            Ok(())
+        })
+    }
+
+    fn remove(&self, id: &str) -> SharedFuture<'_, ()> {
+        let key = self.key(id);
+        let mut conn = self.redis.conn();
+        Box::pin(async move {
+            redis::cmd("DEL").arg(key).exec_async(&mut conn).await?;
+            Ok(())
+        })
+    }
+
+    fn publish(&self, message: Bytes) -> SharedFuture<'_, ()> {
+        let mut conn = self.redis.conn();
+        let channel = self.channel.clone();
+        Box::pin(async move {
+            redis::cmd("PUBLISH").arg(&*channel).arg(&message[..]).exec_async(&mut conn).await?;
+            Ok(())
+        })
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<Bytes> {
+        let receiver = self.bus.subscribe();
+        let mut listening = self.listening.lock_unpoisoned();
+        if !*listening && tokio::runtime::Handle::try_current().is_ok() {
+            *listening = true;
+            let (client, channel, bus) = (self.redis.client().clone(), self.channel.clone(), self.bus.clone());
+            let flag = self.listening.clone();
+            tokio::spawn(async move {
+                RedisSessions::listen(client, channel, bus).await;
+                *flag.lock_unpoisoned() = false;
+            });
+        }
+        receiver
+    }
+}
