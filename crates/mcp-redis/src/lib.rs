@@ -14,8 +14,12 @@
 //! [`RedisConfig::timeout`], and works again by itself once Redis is back; nothing else of the
 //! instance stops.
 
-// The helpers below are for the modules being written (issue 20).
-#![allow(dead_code)]
+mod bus;
+mod event_store;
+mod keys;
+
+pub use bus::RedisBus;
+pub use event_store::RedisEventStore;
 
 use std::time::Duration;
 
@@ -106,7 +110,6 @@ impl Redis {
     }
 
     /// The client, for connections of their own (pub/sub).
-    #[allow(dead_code)]
     pub(crate) fn client(&self) -> &redis::Client {
         &self.client
     }
