@@ -177,11 +177,11 @@ impl Subscriber {
             };
             match subscribed {
                 Ok(pubsub) => {
-                    self.connected.store(true, Ordering::Release);
                     if missed {
                         tracing::info!("the Redis bus is back: listeners are told everything may have changed");
                         self.lag_receivers();
                     }
+                    self.connected.store(true, Ordering::Release);
                     backoff = Duration::from_millis(100);
                     let lost = tokio::select! {
                         _ = &mut stop => return,
