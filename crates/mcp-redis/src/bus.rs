@@ -56,6 +56,8 @@ pub struct RedisBus {
     origin: String,
     running: Mutex<Option<Running>>,
     connected: Arc<AtomicBool>,
+    /// Whether the last event could not be queued.
+    dropping: AtomicBool,
 }
 
 /// The tasks' ends: the queue to the publisher, and what stops the subscriber when dropped.
@@ -85,6 +87,7 @@ impl Redis {
             origin: origin.iter().map(|b| format!("{b:02x}")).collect(),
             running: Mutex::new(None),
             connected: Arc::new(AtomicBool::new(false)),
+            dropping: AtomicBool::new(false),
         }
     }
 }
@@ -126,8 +129,11 @@ impl SubscriptionBus for RedisBus {
         let encoded = encode(&event);
         let _ = self.local.send(event);
         let (Some(queue), Some(encoded)) = (self.queue(), encoded) else { return };
-        if queue.try_send(format!("{} {encoded}", self.origin)).is_err() {
-            tracing::warn!("the Redis bus's queue is full: a change is not told to the other instances");
+        let queued = queue.try_send(format!("{} {encoded}", self.origin)).is_ok();
+        // One warning per run of dropped events, not one per event.
+        let was_dropping = self.dropping.swap(!queued, Ordering::Relaxed);
+        if !queued && !was_dropping {
+            tracing::warn!("the Redis bus's queue is full: changes are not told to the other instances");
         }
     }
 
@@ -145,11 +151,22 @@ impl SubscriptionBus for RedisBus {
 async fn publisher(redis: Redis, channel: String, mut outbox: mpsc::Receiver<String>) {
     let mut conn = redis.conn();
     let timeout = redis.config().timeout;
+    let mut failing = false;
     while let Some(message) = outbox.recv().await {
         let mut command = redis::cmd("PUBLISH");
         command.arg(&channel).arg(message);
-        if let Err(error) = bounded(timeout, command.query_async::<i64>(&mut conn)).await {
-            tracing::warn!(%error, "a change was not told to the other instances (Redis)");
+        match bounded(timeout, command.query_async::<i64>(&mut conn)).await {
+            Ok(_) if failing => {
+                failing = false;
+                tracing::info!("the Redis bus publishes again");
+            }
+            Ok(_) => {}
+            // One warning per outage, not one per event.
+            Err(error) if !failing => {
+                failing = true;
+                tracing::warn!(%error, "changes are not told to the other instances (Redis)");
+            }
+            Err(error) => tracing::debug!(%error, "a change was not told to the other instances (Redis)"),
         }
     }
 }

@@ -6,6 +6,9 @@
 //!
 //! | piece | type | replaces |
 //! |---|---|---|
+//! | SSE events kept for resumption (`Last-Event-ID` on any instance) | [`RedisEventStore`] ([`Redis::event_store`]) | `mcp_transport_http::server::InMemoryEventStore` |
+//! | change events of `subscriptions/listen` and list-changed notifications, heard by every instance | [`RedisBus`] ([`Redis::subscription_bus`]) | `mcp_server::InMemoryBus` |
+//! | the keys sealing `requestState` (2026-07-28), the same on every instance, rotated | [`Redis::request_state_keys`] | a random key per process |
 
 //!
 //! Every key lives under a prefix (`mcp:` unless set) and expires.
