@@ -6,6 +6,9 @@
 //!
 //! | piece | type | replaces |
 //! |---|---|---|
+//! | SSE events kept for resumption (`Last-Event-ID` on any instance) | [`RedisEventStore`] ([`Redis::event_store`]) | `mcp_transport_http::server::InMemoryEventStore` |
+//! | change events of `subscriptions/listen` and list-changed notifications, heard by every instance | [`RedisBus`] ([`Redis::subscription_bus`]) | `mcp_server::InMemoryBus` |
+//! | the keys sealing `requestState` (2026-07-28), the same on every instance, rotated | [`Redis::request_state_keys`] | a random key per process |
 //! | sessions of the session revisions, and messages between instances | [`Redis::sessions`] ([`RedisSessions`]) | sessions held by one process |
 //!
 //! Every key lives under a prefix (`mcp:` unless set) and expires.
@@ -14,11 +17,13 @@
 //! [`RedisConfig::timeout`], and works again by itself once Redis is back; nothing else of the
 //! instance stops.
 
-// The helpers below are for the modules being written (issue 20).
-#![allow(dead_code)]
-
+mod bus;
+mod event_store;
+mod keys;
 mod sessions;
 
+pub use bus::RedisBus;
+pub use event_store::RedisEventStore;
 pub use sessions::RedisSessions;
 
 use std::time::Duration;
@@ -110,7 +115,6 @@ impl Redis {
     }
 
     /// The client, for connections of their own (pub/sub).
-    #[allow(dead_code)]
     pub(crate) fn client(&self) -> &redis::Client {
         &self.client
     }

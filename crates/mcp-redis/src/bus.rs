@@ -1,0 +1,322 @@
+//! [`RedisBus`]: the change events of `subscriptions/listen` (and of the session revisions'
+//! list-changed and resource-updated notifications) shared by every instance of a fleet, over
+//! Redis pub/sub on the channel `prefix:bus`.
+//!
+//! A message is `ORIGIN EVENT`: the publishing bus's random id (so it ignores its own), a
+//! space, and `tools`, `prompts`, `resources`, `resource:<uri>` or `task:<id>`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
+use mcp_jsonrpc::sync::MutexExt as _;
+use mcp_server::{ChangeEvent, SubscriptionBus};
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use crate::Redis;
+use crate::keys::bounded;
+
+/// How many local receivers may fall behind, and how many events wait to be published.
+const CAPACITY: usize = 256;
+/// The longest wait between two attempts to reach Redis again.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// How often a quiet subscription checks that Redis still answers.
+const HEALTH_CHECK: Duration = Duration::from_secs(10);
+
+/// A [`SubscriptionBus`] that every instance of a fleet shares through Redis pub/sub
+/// ([`fans_out`](SubscriptionBus::fans_out) is `true`).
+///
+/// [`publish`](SubscriptionBus::publish) delivers at once to this process's receivers, and
+/// queues the event (at most 256 waiting) for a task that publishes it to Redis. Another task,
+/// on a connection of its own, delivers the events of the other instances. Both start with the
+/// first publish or subscribe made within a tokio runtime, and stop when the bus is dropped.
+///
+/// While Redis is down, local delivery goes on and remote events are lost (each way); the
+/// subscription comes back by itself (backoff up to 5 s), and then every local receiver is
+/// told it lagged, so `subscriptions/listen` streams announce that everything they follow may
+/// have changed. Receivers are told so by filling their channel with events that no listener
+/// follows (the change of a task with an empty id) until it overflows: a receiver reading at
+/// that very moment may read some of those instead.
+///
+/// ```no_run
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// let redis = mcp_redis::Redis::connect("redis://127.0.0.1/")?;
+/// let server = mcp_server::Server::builder("example", "1.0")
+///     .subscription_bus(Arc::new(redis.subscription_bus()))
+///     .build()?;
+/// # let _ = server;
+/// # Ok(())
+/// # }
+/// ```
+pub struct RedisBus {
+    local: broadcast::Sender<ChangeEvent>,
+    redis: Redis,
+    origin: String,
+    running: Mutex<Option<Running>>,
+    connected: Arc<AtomicBool>,
+    /// Whether the last event could not be queued.
+    dropping: AtomicBool,
+}
+
+/// The tasks' ends: the queue to the publisher, and what stops the subscriber when dropped.
+struct Running {
+    queue: mpsc::Sender<String>,
+    _stop: oneshot::Sender<()>,
+}
+
+impl std::fmt::Debug for RedisBus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisBus").field("origin", &self.origin).finish_non_exhaustive()
+    }
+}
+
+impl Redis {
+    /// The bus of change events every instance sharing this Redis hears (see [`RedisBus`]).
+    pub fn subscription_bus(&self) -> RedisBus {
+        let mut origin = [0u8; 8];
+        // Without the system's randomness, the time and the process make a good-enough id.
+        if getrandom::fill(&mut origin).is_err() {
+            let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            origin = (nanos.as_nanos() as u64 ^ u64::from(std::process::id()).rotate_left(40)).to_be_bytes();
+        }
+        RedisBus {
+            local: broadcast::channel(CAPACITY).0,
+            redis: self.clone(),
+            origin: origin.iter().map(|b| format!("{b:02x}")).collect(),
+            running: Mutex::new(None),
+            connected: Arc::new(AtomicBool::new(false)),
+            dropping: AtomicBool::new(false),
+        }
+    }
+}
+
+impl RedisBus {
+    /// Whether the subscription to other instances' events is up (for a readiness probe).
+    pub fn is_connected(&self) -> bool {
+        self.connected.load(Ordering::Acquire)
+    }
+
+    /// The queue to the publisher, the tasks started first if need be (`None` outside a tokio
+    /// runtime: then they start with a later call made within one).
+    fn queue(&self) -> Option<mpsc::Sender<String>> {
+        let mut running = self.running.lock_unpoisoned();
+        if let Some(running) = running.as_ref() {
+            return Some(running.queue.clone());
+        }
+        let runtime = tokio::runtime::Handle::try_current().ok()?;
+        let (queue, outbox) = mpsc::channel(CAPACITY);
+        let (stop, stopped) = oneshot::channel();
+        let channel = self.redis.key(&["bus"]);
+        runtime.spawn(publisher(self.redis.clone(), channel.clone(), outbox));
+        let subscriber = Subscriber {
+            client: self.redis.client().clone(),
+            timeout: self.redis.config().timeout,
+            channel,
+            origin: self.origin.clone(),
+            local: self.local.clone(),
+            connected: self.connected.clone(),
+        };
+        runtime.spawn(subscriber.run(stopped));
+        *running = Some(Running { queue: queue.clone(), _stop: stop });
+        Some(queue)
+    }
+}
+
+impl SubscriptionBus for RedisBus {
+    fn publish(&self, event: ChangeEvent) {
+        let encoded = encode(&event);
+        let _ = self.local.send(event);
+        let (Some(queue), Some(encoded)) = (self.queue(), encoded) else { return };
+        let queued = queue.try_send(format!("{} {encoded}", self.origin)).is_ok();
+        // One warning per run of dropped events, not one per event.
+        let was_dropping = self.dropping.swap(!queued, Ordering::Relaxed);
+        if !queued && !was_dropping {
+            tracing::warn!("the Redis bus's queue is full: changes are not told to the other instances");
+        }
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<ChangeEvent> {
+        let _ = self.queue();
+        self.local.subscribe()
+    }
+
+    fn fans_out(&self) -> bool {
+        true
+    }
+}
+
+/// Publishes what is queued until the bus is dropped (the queue closes).
+async fn publisher(redis: Redis, channel: String, mut outbox: mpsc::Receiver<String>) {
+    let mut conn = redis.conn();
+    let timeout = redis.config().timeout;
+    let mut failing = false;
+    while let Some(message) = outbox.recv().await {
+        let mut command = redis::cmd("PUBLISH");
+        command.arg(&channel).arg(message);
+        match bounded(timeout, command.query_async::<i64>(&mut conn)).await {
+            Ok(_) if failing => {
+                failing = false;
+                tracing::info!("the Redis bus publishes again");
+            }
+            Ok(_) => {}
+            // One warning per outage, not one per event.
+            Err(error) if !failing => {
+                failing = true;
+                tracing::warn!(%error, "changes are not told to the other instances (Redis)");
+            }
+            Err(error) => tracing::debug!(%error, "a change was not told to the other instances (Redis)"),
+        }
+    }
+}
+
+/// Delivers other instances' events to the local receivers.
+struct Subscriber {
+    client: redis::Client,
+    timeout: Duration,
+    channel: String,
+    origin: String,
+    local: broadcast::Sender<ChangeEvent>,
+    connected: Arc<AtomicBool>,
+}
+
+impl Subscriber {
+    /// Subscribes, delivers, and subscribes again when the connection is lost, until `stop`
+    /// resolves (its sender, the bus, dropped).
+    async fn run(self, mut stop: oneshot::Receiver<()>) {
+        let mut backoff = Duration::from_millis(100);
+        let mut missed = false;
+        loop {
+            let subscribed = tokio::select! {
+                _ = &mut stop => return,
+                subscribed = self.subscribe() => subscribed,
+            };
+            match subscribed {
+                Ok(pubsub) => {
+                    if missed {
+                        tracing::info!("the Redis bus is back: listeners are told everything may have changed");
+                        self.lag_receivers();
+                    }
+                    self.connected.store(true, Ordering::Release);
+                    backoff = Duration::from_millis(100);
+                    let lost = tokio::select! {
+                        _ = &mut stop => return,
+                        lost = self.deliver(pubsub) => lost,
+                    };
+                    self.connected.store(false, Ordering::Release);
+                    tracing::warn!(error = %lost, "the Redis bus lost its subscription: reconnecting");
+                }
+                Err(error) => {
+                    tracing::warn!(%error, ?backoff, "the Redis bus cannot subscribe: retrying");
+                    tokio::select! {
+                        _ = &mut stop => return,
+                        () = tokio::time::sleep(backoff) => {}
+                    }
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                }
+            }
+            missed = true;
+        }
+    }
+
+    async fn subscribe(&self) -> Result<redis::aio::PubSub, crate::Error> {
+        let mut pubsub = bounded(self.timeout, self.client.get_async_pubsub()).await?;
+        bounded(self.timeout, pubsub.subscribe(&self.channel)).await?;
+        Ok(pubsub)
+    }
+
+    /// Delivers until the connection fails; returns why.
+    async fn deliver(&self, pubsub: redis::aio::PubSub) -> crate::Error {
+        let (mut sink, mut messages) = pubsub.split();
+        let mut check = tokio::time::interval(HEALTH_CHECK);
+        check.reset();
+        loop {
+            tokio::select! {
+                message = messages.next() => {
+                    let Some(message) = message else {
+                        return crate::Error::Corrupt("the connection closed".to_owned());
+                    };
+                    self.receive(message.get_payload_bytes());
+                }
+                _ = check.tick() => {
+                    if let Err(error) = bounded(self.timeout, sink.ping::<redis::Value>()).await {
+                        return error;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Delivers one message locally, unless this bus sent it or it cannot be read.
+    fn receive(&self, payload: &[u8]) {
+        let text = String::from_utf8_lossy(payload);
+        let Some((origin, event)) = text.split_once(' ') else { return };
+        if origin == self.origin {
+            return;
+        }
+        match decode(event) {
+            Some(event) => {
+                let _ = self.local.send(event);
+            }
+            None => tracing::debug!(event, "an unknown change on the Redis bus, ignored"),
+        }
+    }
+
+    /// Makes every local receiver lag (see [`RedisBus`]), by filling the channel past its
+    /// capacity with a change no listener follows.
+    fn lag_receivers(&self) {
+        for _ in 0..=CAPACITY {
+            if self.local.send(ChangeEvent::TaskChanged(String::new())).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// The wire form of an event (`None`: a kind this bus does not know, kept local).
+fn encode(event: &ChangeEvent) -> Option<String> {
+    Some(match event {
+        ChangeEvent::ToolsListChanged => "tools".to_owned(),
+        ChangeEvent::PromptsListChanged => "prompts".to_owned(),
+        ChangeEvent::ResourcesListChanged => "resources".to_owned(),
+        ChangeEvent::ResourceUpdated(uri) => format!("resource:{uri}"),
+        ChangeEvent::TaskChanged(id) => format!("task:{id}"),
+        _ => return None,
+    })
+}
+
+fn decode(event: &str) -> Option<ChangeEvent> {
+    Some(match event {
+        "tools" => ChangeEvent::ToolsListChanged,
+        "prompts" => ChangeEvent::PromptsListChanged,
+        "resources" => ChangeEvent::ResourcesListChanged,
+        _ => {
+            if let Some(uri) = event.strip_prefix("resource:") {
+                ChangeEvent::ResourceUpdated(uri.to_owned())
+            } else {
+                ChangeEvent::TaskChanged(event.strip_prefix("task:")?.to_owned())
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_round_trip_through_their_wire_form() {
+        for event in [
+            ChangeEvent::ToolsListChanged,
+            ChangeEvent::PromptsListChanged,
+            ChangeEvent::ResourcesListChanged,
+            ChangeEvent::ResourceUpdated("file:///a b:c".to_owned()),
+            ChangeEvent::TaskChanged("t-1".to_owned()),
+        ] {
+            let wire = encode(&event).expect("a known kind");
+            assert_eq!(decode(&wire), Some(event));
+        }
+        assert_eq!(decode("nonsense"), None);
+    }
+}
