@@ -6,6 +6,7 @@
 //!
 //! | piece | type | replaces |
 //! |---|---|---|
+//! | tasks (2025-11-25 and the 2026-07-28 extension) | [`RedisTaskStore`] ([`Redis::task_store`]) | `mcp_server::tasks::MemoryTaskStore` |
 
 //!
 //! Every key lives under a prefix (`mcp:` unless set) and expires.
@@ -14,12 +15,12 @@
 //! [`RedisConfig::timeout`], and works again by itself once Redis is back; nothing else of the
 //! instance stops.
 
-// The helpers below are for the modules being written (issue 20).
-#![allow(dead_code)]
-
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+mod tasks;
+pub use tasks::RedisTaskStore;
 
 /// An error of the shared state.
 #[derive(Debug, thiserror::Error)]
