@@ -345,3 +345,180 @@ async fn with_redis_down_calls_fail_within_the_timeout_and_work_again_once_it_is
     assert_eq!(store.get("a", &id).await.unwrap().task.status, TaskStatus::Working);
     assert_eq!(store.list("a", None, 10).await.unwrap().tasks.len(), 2);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Two servers sharing the store.
+
+mod servers {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use mcp_jsonrpc::transport::memory;
+    use mcp_redis::Redis;
+    use mcp_server::{Context, Server, TaskConfig, TaskSupport, ToolDef, ToolError};
+    use mcp_test_support::redis::RedisServer;
+    use mcp_test_support::{Session, Wire, validate};
+    use mcp_types::{CallToolResult, ContentBlock, ElicitRequestFormParams, ElicitRequestParams};
+    use serde_json::{Value, json};
+    use tokio::sync::Semaphore;
+
+    const EXT: &str = "io.modelcontextprotocol/tasks";
+
+    fn ok(text: impl Into<String>) -> Result<CallToolResult, ToolError> {
+        Ok(CallToolResult::success(vec![ContentBlock::text(text.into())]))
+    }
+
+    fn form(message: &str) -> ElicitRequestParams {
+        let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+        let schema: mcp_types::ElicitRequestFormParamsRequestedSchema = serde_json::from_value(schema).unwrap();
+        ElicitRequestParams::ElicitRequestForm(ElicitRequestFormParams::new(message, schema))
+    }
+
+    /// An instance of the fleet: the same tools, tasks in `redis`; `gate` holds `slow`.
+    fn instance(redis: &Redis, gate: Arc<Semaphore>) -> Server {
+        let object = || json!({"type": "object"});
+        let slow = ToolDef::new("slow", object(), move |_args, _ctx: Context| {
+            let gate = gate.clone();
+            async move {
+                gate.acquire().await.map_err(|e| ToolError::Tool(e.to_string()))?.forget();
+                ok("slow done")
+            }
+        })
+        .unwrap()
+        .task_support(TaskSupport::Optional);
+        let ask = ToolDef::new("ask", object(), |_args, ctx: Context| async move {
+            let answer = ctx.elicit_raw_as("name", form("Name?")).await?;
+            let name = answer.content.as_ref().and_then(|c| serde_json::to_value(c.get("name")?).ok());
+            ok(format!("hello {}", name.as_ref().and_then(Value::as_str).unwrap_or("?")))
+        })
+        .unwrap()
+        .task_support(TaskSupport::Optional);
+        let tasks = TaskConfig::new().store(redis.task_store()).poll_interval(Duration::from_millis(50));
+        Server::builder("fleet", "1.0.0").tools([slow, ask]).tasks(tasks).build().unwrap()
+    }
+
+    /// A client of the 2026-07-28 revision declaring the tasks extension.
+    struct Client {
+        wire: Wire,
+        next: i64,
+    }
+
+    impl Client {
+        fn of(server: &Server) -> Client {
+            let (ours, theirs) = memory(64);
+            server.connect(theirs);
+            Client { wire: Wire::new(ours).with_timeout(Duration::from_secs(30)), next: 0 }
+        }
+
+        async fn ok(&mut self, method: &str, mut params: Value) -> Value {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {EXT: {}}},
+            });
+            self.next += 1;
+            let id = self.next;
+            self.wire.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+            let answer = loop {
+                let answer = self.wire.recv().await;
+                if answer.get("id") == Some(&json!(id)) {
+                    break answer;
+                }
+            };
+            let result = answer.get("result").cloned().unwrap_or_else(|| panic!("{method}: {answer}"));
+            validate("2026-07-28", "Result", &result);
+            result
+        }
+
+        async fn get(&mut self, id: &str) -> Value {
+            self.ok("tasks/get", json!({"taskId": id})).await
+        }
+
+        /// Polls `tasks/get` until the task is in `status`.
+        async fn until(&mut self, id: &str, status: &str) -> Value {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                let task = self.get(id).await;
+                if task["status"] == status {
+                    return task;
+                }
+                assert!(Instant::now() < deadline, "task {id} never reached {status}: {task}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn an_extension_task_started_on_one_instance_is_served_by_another() {
+        let redis = RedisServer::start();
+        let (gate, other_gate) = (Arc::new(Semaphore::new(0)), Arc::new(Semaphore::new(0)));
+        let one = instance(&Redis::connect(&redis.url()).unwrap(), gate.clone());
+        let two = instance(&Redis::connect(&redis.url()).unwrap(), other_gate);
+        let (mut c1, mut c2) = (Client::of(&one), Client::of(&two));
+        let created = c1.ok("tools/call", json!({"name": "slow", "arguments": {}})).await;
+        assert_eq!(created["resultType"], "task", "{created}");
+        let id = created["taskId"].as_str().unwrap().to_owned();
+        assert_eq!(c2.get(&id).await["status"], "working");
+        gate.add_permits(1); // the work runs on the first instance
+        let done = c2.until(&id, "completed").await;
+        assert_eq!(done["result"]["content"][0]["text"], "slow done", "{done}");
+
+        // Input asked by a handler on the first, answered through the second.
+        let id =
+            c1.ok("tools/call", json!({"name": "ask", "arguments": {}})).await["taskId"].as_str().unwrap().to_owned();
+        let waiting = c2.until(&id, "input_required").await;
+        assert_eq!(waiting["inputRequests"]["name"]["method"], "elicitation/create", "{waiting}");
+        let answers = json!({"name": {"action": "accept", "content": {"name": "Ann"}}});
+        c2.ok("tasks/update", json!({"taskId": id, "inputResponses": answers})).await;
+        let done = c1.until(&id, "completed").await;
+        assert_eq!(done["result"]["content"][0]["text"], "hello Ann", "{done}");
+
+        // Cancelled through the second: both see it cancelled, and the handler waiting for
+        // input on the first stops asking (it polls the record).
+        let id =
+            c1.ok("tools/call", json!({"name": "ask", "arguments": {}})).await["taskId"].as_str().unwrap().to_owned();
+        c2.until(&id, "input_required").await;
+        c2.ok("tasks/cancel", json!({"taskId": id})).await;
+        let cancelled = c1.get(&id).await;
+        assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+        assert!(cancelled.get("inputRequests").is_none(), "{cancelled}");
+    }
+
+    #[tokio::test]
+    async fn a_2025_11_25_task_lives_in_redis() {
+        let redis = RedisServer::start();
+        let gate = Arc::new(Semaphore::new(0));
+        let server = instance(&Redis::connect(&redis.url()).unwrap(), gate.clone());
+        let (ours, theirs) = memory(64);
+        server.connect(theirs);
+        let mut client = Session::new(Wire::new(ours).with_timeout(Duration::from_secs(30)), "2025-11-25");
+        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                          "clientInfo": {"name": "t", "version": "1"}});
+        client.result("initialize", init).await;
+        client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        let params = json!({"name": "slow", "arguments": {}, "task": {"ttl": 60_000}});
+        client.send(json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call", "params": params})).await;
+        let created = client.recv().await;
+        validate("2025-11-25", "CreateTaskResult", &created["result"]);
+        let id = created["result"]["task"]["taskId"].as_str().unwrap().to_owned();
+        let pttl: i64 = redis.command(&format!("PTTL mcp:task:{id}")).trim_start_matches(':').parse().unwrap();
+        assert!(pttl > 50_000 && pttl <= 60_000, "{pttl}");
+        assert_eq!(client.result("tasks/get", json!({"taskId": id})).await["status"], "working");
+        let listed = client.result("tasks/list", json!({})).await;
+        assert_eq!(listed["tasks"][0]["taskId"], id.as_str(), "{listed}");
+        gate.add_permits(1);
+        // tasks/result waits for it; a status notification may come first.
+        client.next += 1;
+        let request = client.next;
+        client.send(json!({"jsonrpc": "2.0", "id": request, "method": "tasks/result", "params": {"taskId": id}})).await;
+        let answer = loop {
+            let frame = client.recv().await;
+            if frame.get("id") == Some(&json!(request)) {
+                break frame;
+            }
+        };
+        assert_eq!(answer["result"]["content"][0]["text"], "slow done", "{answer}");
+        let e = client.error("tasks/cancel", json!({"taskId": id})).await;
+        assert_eq!(e["code"], -32602, "a finished task: {e}");
+    }
+}
