@@ -113,7 +113,7 @@ async fn tasks_expire_with_their_ttl_as_a_redis_expiry_and_every_key_expires() {
     store.finish("a", &id, TaskStatus::Completed, Ok(json!({}))).await.unwrap();
     let after = int(&redis.command(&format!("PTTL mcp:task:{id}")));
     assert!(after > 0 && after <= pttl, "{after} after {pttl}");
-    let short = store.create("a", Duration::from_millis(300), LONG).await.unwrap().task_id;
+    let short = store.create("a", Duration::from_secs(1), LONG).await.unwrap().task_id;
     assert!(store.get("a", &short).await.is_some());
     let expired = async || store.get("a", &short).await.is_none();
     until(Duration::from_secs(5), "the task expired", expired).await;
@@ -141,7 +141,7 @@ async fn a_full_store_refuses_new_tasks_but_expired_ones_make_room_and_redis_sta
     assert!(int(&redis.command("DBSIZE")) <= 4, "{}", redis.command("DBSIZE"));
     let store = store.max_tasks(2);
     store.create("a", LONG, LONG).await.unwrap();
-    store.create("b", Duration::from_millis(300), LONG).await.unwrap();
+    store.create("b", Duration::from_secs(1), LONG).await.unwrap();
     assert!(matches!(store.create("c", LONG, LONG).await, Err(TaskStoreError::Full(2))));
     // Once the short one has expired, there is room again.
     let room = async || store.create("c", LONG, LONG).await.is_ok();
