@@ -10,6 +10,7 @@
 //! | change events of `subscriptions/listen` and list-changed notifications, heard by every instance | [`RedisBus`] ([`Redis::subscription_bus`]) | `mcp_server::InMemoryBus` |
 //! | the keys sealing `requestState` (2026-07-28), the same on every instance, rotated | [`Redis::request_state_keys`] | a random key per process |
 //! | sessions of the session revisions, and messages between instances | [`Redis::sessions`] ([`RedisSessions`]) | sessions held by one process |
+//! | tasks (2025-11-25 and the 2026-07-28 extension) | [`RedisTaskStore`] ([`Redis::task_store`]) | `mcp_server::tasks::MemoryTaskStore` |
 //!
 //! Every key lives under a prefix (`mcp:` unless set) and expires.
 //!
@@ -21,10 +22,12 @@ mod bus;
 mod event_store;
 mod keys;
 mod sessions;
+mod tasks;
 
 pub use bus::RedisBus;
 pub use event_store::RedisEventStore;
 pub use sessions::RedisSessions;
+pub use tasks::RedisTaskStore;
 
 use std::time::Duration;
 
