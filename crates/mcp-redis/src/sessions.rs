@@ -53,6 +53,22 @@ impl RedisSessions {
         self.redis.key(&["session", id])
     }
 
+    /// Runs `cmd` within the configured timeout. A command that meets a dropped connection
+    /// (Redis restarted) is tried once more, on the connection the manager makes anew.
+    fn query<T: redis::FromRedisValue + Send + 'static>(&self, cmd: redis::Cmd) -> SharedFuture<'static, T> {
+        let mut conn = self.redis.conn();
+        let timeout = self.redis.config().timeout;
+        Box::pin(async move {
+            let first = crate::keys::bounded(timeout, cmd.query_async::<T>(&mut conn)).await;
+            match first {
+                Err(crate::Error::Redis(e)) if e.is_io_error() || e.is_connection_dropped() => {
+                    Ok(crate::keys::bounded(timeout, cmd.query_async::<T>(&mut conn)).await?)
+                }
+                other => Ok(other?),
+            }
+        })
+    }
+
     /// Reads the fleet's channel into `bus` until every receiver is gone, reconnecting (with
     /// a growing delay, at most a second) while Redis is away.
     async fn listen(client: redis::Client, channel: Arc<str>, bus: broadcast::Sender<Bytes>) {
@@ -83,50 +99,34 @@ impl RedisSessions {
 
 impl SharedSessions for RedisSessions {
     fn save(&self, id: &str, record: Bytes, ttl: Duration) -> SharedFuture<'_, ()> {
-        let key = self.key(id);
-        let mut conn = self.redis.conn();
-        Box::pin(async move {
-            let ms = ttl.as_millis().max(1) as u64;
-            redis::cmd("SET").arg(key).arg(&record[..]).arg("PX").arg(ms).exec_async(&mut conn).await?;
-            Ok(())
-        })
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(self.key(id)).arg(&record[..]).arg("PX").arg(ttl.as_millis().max(1) as u64);
+        self.query::<()>(cmd)
     }
 
     fn load(&self, id: &str) -> SharedFuture<'_, Option<Bytes>> {
-        let key = self.key(id);
-        let mut conn = self.redis.conn();
-        Box::pin(async move {
-            let record: Option<Vec<u8>> = redis::cmd("GET").arg(key).query_async(&mut conn).await?;
-            Ok(record.map(Bytes::from))
-        })
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(self.key(id));
+        let record = self.query::<Option<Vec<u8>>>(cmd);
+        Box::pin(async move { Ok(record.await?.map(Bytes::from)) })
     }
 
     fn touch(&self, id: &str, ttl: Duration) -> SharedFuture<'_, ()> {
-        let key = self.key(id);
-        let mut conn = self.redis.conn();
-        Box::pin(async move {
-            let ms = ttl.as_millis().max(1) as u64;
-            redis::cmd("PEXPIRE").arg(key).arg(ms).exec_async(&mut conn).await?;
-            Ok(())
-        })
+        let mut cmd = redis::cmd("PEXPIRE");
+        cmd.arg(self.key(id)).arg(ttl.as_millis().max(1) as u64);
+        self.query::<()>(cmd)
     }
 
     fn remove(&self, id: &str) -> SharedFuture<'_, ()> {
-        let key = self.key(id);
-        let mut conn = self.redis.conn();
-        Box::pin(async move {
-            redis::cmd("DEL").arg(key).exec_async(&mut conn).await?;
-            Ok(())
-        })
+        let mut cmd = redis::cmd("DEL");
+        cmd.arg(self.key(id));
+        self.query::<()>(cmd)
     }
 
     fn publish(&self, message: Bytes) -> SharedFuture<'_, ()> {
-        let mut conn = self.redis.conn();
-        let channel = self.channel.clone();
-        Box::pin(async move {
-            redis::cmd("PUBLISH").arg(&*channel).arg(&message[..]).exec_async(&mut conn).await?;
-            Ok(())
-        })
+        let mut cmd = redis::cmd("PUBLISH");
+        cmd.arg(&*self.channel).arg(&message[..]);
+        self.query::<()>(cmd)
     }
 
     fn subscribe(&self) -> broadcast::Receiver<Bytes> {

@@ -61,7 +61,7 @@ fn instance(release: Arc<Notify>, bus: Arc<dyn SubscriptionBus>) -> Server {
     });
     let roots = tool("roots", |ctx| {
         Box::pin(async move {
-            let roots = ctx.list_roots().await.map_err(|e| ToolError::new(e))?;
+            let roots = ctx.list_roots().await.map_err(ToolError::new)?;
             text(roots.roots[0].uri.clone())
         })
     });

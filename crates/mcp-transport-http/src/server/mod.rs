@@ -69,7 +69,7 @@ pub use config::{HttpServerConfig, Policy};
 pub use event_store::{EventStore, InMemoryEventStore, StoredEvent};
 use mcp_jsonrpc::{Dispatcher, ErrorObject, FrameSink, message};
 use mcp_types::ProtocolVersion;
-pub use shared::{Fanout, InMemorySharedSessions, SharedError, SharedSessions};
+pub use shared::{Fanout, InMemorySharedSessions, SharedError, SharedFuture, SharedSessions};
 pub use shutdown::serve_router_with_shutdown;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
@@ -127,8 +127,12 @@ pub struct SharedSession {
     pub dispatcher: Dispatcher,
     /// Applies a record another instance saved (its log level, subscriptions, ...) to this
     /// copy; whether it could be read.
-    pub refresh: Box<dyn Fn(&[u8]) -> bool + Send + Sync>,
+    pub refresh: Refresh,
 }
+
+/// How a copy of a shared session takes a record another instance saved (see
+/// [`SharedSession::refresh`]).
+pub type Refresh = Box<dyn Fn(&[u8]) -> bool + Send + Sync>;
 
 impl std::fmt::Debug for SharedSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -601,7 +601,7 @@ pub(crate) struct Session {
     pub(crate) router: Arc<SessionRouter>,
     pub(crate) dispatcher: Dispatcher,
     /// Applies a record another copy saved (a session a fleet shares).
-    pub(crate) refresh: Option<Box<dyn Fn(&[u8]) -> bool + Send + Sync>>,
+    pub(crate) refresh: Option<super::Refresh>,
     /// Who the session belongs to (the principal of the request that created it): requests
     /// of anyone else find no such session.
     #[cfg(feature = "auth")]

@@ -231,6 +231,9 @@ impl BusMessage {
 /// shared session are `tag << 32 | n`, below 2^53 (JavaScript peers read ids as doubles).
 const TAG_BITS: u32 = 20;
 
+/// A stream of a session: the session's id and the stream's number.
+type StreamKey = (Arc<str>, u64);
+
 /// A resumed stream of another instance, fed from the bus.
 struct Relay {
     tx: mpsc::Sender<Bytes>,
@@ -257,8 +260,8 @@ impl Relay {
 pub(crate) struct Fleet {
     pub(crate) store: Arc<dyn SharedSessions>,
     pub(crate) tag: u32,
-    relays: Mutex<HashMap<(Arc<str>, u64), Relay>>,
-    probes: Mutex<HashMap<(Arc<str>, u64), oneshot::Sender<()>>>,
+    relays: Mutex<HashMap<StreamKey, Relay>>,
+    probes: Mutex<HashMap<StreamKey, oneshot::Sender<()>>>,
 }
 
 impl std::fmt::Debug for Fleet {
