@@ -34,10 +34,9 @@ const HEALTH_CHECK: Duration = Duration::from_secs(10);
 ///
 /// While Redis is down, local delivery goes on and remote events are lost (each way); the
 /// subscription comes back by itself (backoff up to 5 s), and then every local receiver is
-/// told it lagged, so `subscriptions/listen` streams announce that everything they follow may
-/// have changed. Receivers are told so by filling their channel with events that no listener
-/// follows (the change of a task with an empty id) until it overflows: a receiver reading at
-/// that very moment may read some of those instead.
+/// sent [`ChangeEvent::Resync`], so `subscriptions/listen` streams announce that everything
+/// they follow may have changed, and the sessions of the session revisions hear that every
+/// list changed.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -263,14 +262,9 @@ impl Subscriber {
         }
     }
 
-    /// Makes every local receiver lag (see [`RedisBus`]), by filling the channel past its
-    /// capacity with a change no listener follows.
+    /// Tells every local receiver that changes may have been missed (see [`RedisBus`]).
     fn lag_receivers(&self) {
-        for _ in 0..=CAPACITY {
-            if self.local.send(ChangeEvent::TaskChanged(String::new())).is_err() {
-                return;
-            }
-        }
+        let _ = self.local.send(ChangeEvent::Resync);
     }
 }
 

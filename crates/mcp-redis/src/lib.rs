@@ -42,6 +42,9 @@ pub enum Error {
     /// What Redis holds could not be read back.
     #[error("corrupt shared state: {0}")]
     Corrupt(String),
+    /// [`Redis::connect`] was called outside a tokio runtime (its connection's task needs one).
+    #[error("Redis::connect needs a tokio runtime: call it from within one")]
+    NoRuntime,
 }
 
 /// How to reach Redis, and the bounds of what is kept there.
@@ -89,14 +92,18 @@ impl std::fmt::Debug for Redis {
 }
 
 impl Redis {
-    /// Connects to Redis at `url` with the default settings (see [`RedisConfig`]). The
-    /// connection is made when first used: an instance starts even while Redis is down.
+    /// Connects to Redis at `url` with the default settings (see [`RedisConfig`]), from within
+    /// a tokio runtime ([`Error::NoRuntime`] otherwise). The connection is made when first
+    /// used: an instance starts even while Redis is down.
     pub fn connect(url: &str) -> Result<Redis, Error> {
         Redis::connect_with(RedisConfig::new(url))
     }
 
     /// Connects with `config` (lazily, as [`connect`](Self::connect) does).
     pub fn connect_with(config: RedisConfig) -> Result<Redis, Error> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(Error::NoRuntime);
+        }
         let client = redis::Client::open(config.url.as_str())?;
         let manager = ConnectionManagerConfig::new()
             .set_response_timeout(Some(config.timeout))

@@ -953,7 +953,7 @@ impl Server {
                 fanout::<ResourceUpdatedNotification>(subscribed, || ResourceUpdatedNotificationParams::new(&uri))
             }
             Some(ChangeEvent::TaskChanged(_)) => Vec::new(),
-            None => {
+            Some(ChangeEvent::Resync) | None => {
                 let mut sends = fanout::<ToolListChangedNotification>(all.clone(), Default::default);
                 sends.extend(fanout::<PromptListChangedNotification>(all.clone(), Default::default));
                 sends.extend(fanout::<ResourceListChangedNotification>(all, Default::default));

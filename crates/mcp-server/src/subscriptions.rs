@@ -29,6 +29,10 @@ pub enum ChangeEvent {
     /// A task of the 2026-07-28 tasks extension changed (its status, or the input it waits
     /// for), by id.
     TaskChanged(String),
+    /// Changes may have been missed (a bus shared by a fleet lost its connection for a
+    /// while): anything may have changed. Listeners announce every list and resource they
+    /// follow, as when they fall behind the bus.
+    Resync,
 }
 
 /// The notifications that a list changed, each with its [`ChangeEvent`].
@@ -240,6 +244,7 @@ pub(crate) async fn listen(
     }
     loop {
         let events = match events.recv().await {
+            Ok(ChangeEvent::Resync) => honoured.everything(),
             Ok(event) => vec![event],
             Err(broadcast::error::RecvError::Lagged(missed)) => {
                 // Missed some: any list, and any resource, the listener follows may have
