@@ -484,6 +484,42 @@ mod servers {
         assert!(cancelled.get("inputRequests").is_none(), "{cancelled}");
     }
 
+    /// An instance whose tasks and change bus are in `redis`, with one tool whose handler
+    /// waits until it is cancelled, and then says so on `stopped`.
+    fn stoppable(redis: &Redis, stopped: tokio::sync::mpsc::UnboundedSender<()>) -> Server {
+        let tool = ToolDef::new("stoppable", json!({"type": "object"}), move |_args, ctx: Context| {
+            let stopped = stopped.clone();
+            async move {
+                ctx.cancellation().cancelled().await;
+                let _ = stopped.send(());
+                ok("stopped")
+            }
+        })
+        .unwrap()
+        .task_support(TaskSupport::Optional);
+        let tasks = TaskConfig::new().store(redis.task_store());
+        let bus = Arc::new(redis.subscription_bus());
+        Server::builder("fleet", "1.0.0").tool(tool).tasks(tasks).subscription_bus(bus).build().unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_task_cancelled_through_another_instance_stops_where_it_runs() {
+        let redis = RedisServer::start();
+        let (stopped_tx, mut stopped) = tokio::sync::mpsc::unbounded_channel();
+        let (h1, h2) = (Redis::connect(&redis.url()).unwrap(), Redis::connect(&redis.url()).unwrap());
+        let (one, two) = (stoppable(&h1, stopped_tx.clone()), stoppable(&h2, stopped_tx));
+        let (mut c1, mut c2) = (Client::of(&one), Client::of(&two));
+        let created = c1.ok("tools/call", json!({"name": "stoppable", "arguments": {}})).await;
+        let id = created["taskId"].as_str().unwrap().to_owned();
+        assert_eq!(c2.get(&id).await["status"], "working");
+        c2.ok("tasks/cancel", json!({"taskId": id})).await;
+        // The handler on the first instance sees its cancellation (the bus told it).
+        tokio::time::timeout(Duration::from_secs(10), stopped.recv())
+            .await
+            .expect("the handler on the other instance was cancelled");
+        assert_eq!(c1.get(&id).await["status"], "cancelled");
+    }
+
     #[tokio::test]
     async fn a_2025_11_25_task_lives_in_redis() {
         let redis = RedisServer::start();

@@ -552,13 +552,18 @@ impl TaskConfig {
 /// to wake those waiting for their result).
 pub(crate) struct Tasks {
     pub(crate) config: TaskConfig,
-    running: Mutex<HashMap<String, Running>>,
+    running: Arc<Mutex<HashMap<String, Running>>>,
+    /// With a bus that fans out: the task that cancels a task running here when another
+    /// instance cancelled it runs.
+    watching: std::sync::atomic::AtomicBool,
     /// Where a task's status changes are announced (to `subscriptions/listen` streams that
     /// follow it, 2026-07-28).
     bus: Arc<dyn crate::SubscriptionBus>,
 }
 
 struct Running {
+    /// Whose task it is (to read it from the store).
+    owner: String,
     cancel: CancellationToken,
     done: Arc<tokio::sync::Notify>,
     /// Woken when the client delivers input to the task (2026-07-28 `tasks/update`).
@@ -567,7 +572,7 @@ struct Running {
 
 impl Tasks {
     pub(crate) fn new(config: TaskConfig, bus: Arc<dyn crate::SubscriptionBus>) -> Self {
-        Tasks { config, running: Mutex::new(HashMap::new()), bus }
+        Tasks { config, running: Arc::default(), watching: std::sync::atomic::AtomicBool::new(false), bus }
     }
 
     /// Announces that task `id` changed (its status, its outstanding input).
@@ -575,18 +580,56 @@ impl Tasks {
         self.bus.publish(crate::ChangeEvent::TaskChanged(id.to_owned()));
     }
 
-    /// Records a task started here; its cancellation token.
-    pub(crate) fn started(&self, id: &str) -> CancellationToken {
+    /// Records a task of `owner` started here; its cancellation token.
+    pub(crate) fn started(&self, id: &str, owner: &str) -> CancellationToken {
         let cancel = CancellationToken::new();
-        self.started_with(id, cancel.clone());
+        self.started_with(id, owner, cancel.clone());
         cancel
     }
 
-    /// Records a task started here that `tasks/cancel` stops through `cancel`.
-    pub(crate) fn started_with(&self, id: &str, cancel: CancellationToken) {
-        let running =
-            Running { cancel, done: Arc::new(tokio::sync::Notify::new()), input: Arc::new(tokio::sync::Notify::new()) };
+    /// Records a task of `owner` started here that `tasks/cancel` stops through `cancel`.
+    pub(crate) fn started_with(&self, id: &str, owner: &str, cancel: CancellationToken) {
+        let running = Running {
+            owner: owner.to_owned(),
+            cancel,
+            done: Arc::new(tokio::sync::Notify::new()),
+            input: Arc::new(tokio::sync::Notify::new()),
+        };
         self.running.lock_unpoisoned().insert(id.to_owned(), running);
+        if self.bus.fans_out() {
+            self.watch();
+        }
+    }
+
+    /// In a fleet (a bus that fans out), a task may be cancelled through another instance:
+    /// the store says so, and the bus tells of the change. A task running here whose stored
+    /// status turned terminal is cancelled here (once, in a runtime).
+    fn watch(&self) {
+        use std::sync::atomic::Ordering;
+        if tokio::runtime::Handle::try_current().is_err() || self.watching.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let mut events = self.bus.subscribe();
+        let running = Arc::downgrade(&self.running);
+        let store = self.config.store.clone();
+        tokio::spawn(async move {
+            loop {
+                let id = match events.recv().await {
+                    Ok(crate::ChangeEvent::TaskChanged(id)) => id,
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(running) = running.upgrade() else { return };
+                let owner = running.lock_unpoisoned().get(&id).map(|r| r.owner.clone());
+                let Some(owner) = owner else { continue };
+                if let Some(stored) = store.get(&owner, &id).await
+                    && is_terminal(&stored.task.status)
+                    && let Some(task) = running.lock_unpoisoned().get(&id)
+                {
+                    task.cancel.cancel();
+                }
+            }
+        });
     }
 
     /// The client delivered input to a task: wakes its handler if it runs here.

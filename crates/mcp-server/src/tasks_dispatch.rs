@@ -148,7 +148,7 @@ pub(crate) fn start<'a>(
             .await
             .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
         let id = task.task_id.clone();
-        ctx.cancel = tasks.started(&id);
+        ctx.cancel = tasks.started(&id, &owner);
         let link = TaskLink::new(id.clone(), owner.clone(), tasks.clone(), peer.clone(), false);
         ctx.task = Some(Arc::new(link));
         let tasks = tasks.clone();
@@ -282,6 +282,8 @@ impl Serve for CancelTaskRequest {
             let task =
                 store.set_status(&owner, id, TaskStatus::Cancelled, message).await.ok_or_else(|| unknown_task(id))?;
             tasks.cancel(id);
+            // In a fleet, the instance that runs it hears of it.
+            tasks.changed(id);
             notify_status(call.rctx.peer(), &task).await;
             respond(call.rctx, &task, call.era)
         })

@@ -126,7 +126,7 @@ pub(crate) async fn call_tool(
             .await
             .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
         let cancel = CancellationToken::new();
-        tasks.started_with(&task.task_id, cancel.clone());
+        tasks.started_with(&task.task_id, &owner, cancel.clone());
         ctx.cancel = cancel.clone();
         ctx.input_rounds = None;
         let link = TaskLink::new(task.task_id.clone(), owner, tasks.clone(), ctx.peer.clone(), true);
@@ -203,7 +203,7 @@ impl Deferred {
             .create(&self.owner, config.ttl(None), config.poll_interval)
             .await
             .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
-        self.tasks.started_with(&task.task_id, self.cancel.clone());
+        self.tasks.started_with(&task.task_id, &self.owner, self.cancel.clone());
         let link = TaskLink::new(task.task_id.clone(), self.owner.clone(), self.tasks.clone(), ctx.peer.clone(), true);
         let _ = self.link.set(Arc::new(link));
         if let Some(tx) = self.escalate.lock_unpoisoned().take() {
