@@ -543,6 +543,20 @@ async fn a_listener_that_fell_behind_hears_of_every_kind_it_follows() {
 }
 
 #[tokio::test]
+async fn a_resync_from_the_bus_announces_every_kind_followed() {
+    // What a bus shared by a fleet sends when it may have missed events (Redis was away).
+    let bus = Arc::new(InMemoryBus::default());
+    let server = builder().enable_prompts().enable_resources().subscription_bus(bus.clone()).build().unwrap();
+    let mut c = connect(&server);
+    listen(&mut c, "resync", json!({"promptsListChanged": true, "resourceSubscriptions": ["file:///a"]})).await;
+    bus.publish(ChangeEvent::Resync);
+    let methods: Vec<Value> = [c.recv().await, c.recv().await].iter().map(|n| n["method"].clone()).collect();
+    assert_eq!(methods, [json!("notifications/prompts/list_changed"), json!("notifications/resources/updated")]);
+    bus.publish(ChangeEvent::PromptsListChanged);
+    assert_eq!(c.recv().await["method"], "notifications/prompts/list_changed", "and then on as before");
+}
+
+#[tokio::test]
 async fn a_template_added_at_runtime_reaches_resource_list_listeners() {
     let server = builder().enable_resources().build().unwrap();
     let mut c = connect(&server);
