@@ -36,7 +36,7 @@ const NAMES: [&str; 3] = ["a", "b", "c"];
 /// How long a process may take to be ready.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one `fleet_check` scenario may run.
-const SCENARIO_TIMEOUT: Duration = Duration::from_secs(240);
+const SCENARIO_TIMEOUT: Duration = Duration::from_secs(420);
 /// How long the harness waits for the listeners' streams to be open on every instance.
 const STREAMS_WAIT: Duration = Duration::from_secs(3);
 
@@ -555,6 +555,10 @@ impl Fleet {
                     Ok(())
                 })?;
                 Ok(format!("streams per instance: {shown}"))
+            }
+            "streams-now" => {
+                let stats = self.stats(Kind::Everything)?;
+                Ok(stats.values().map(|s| format!("{}={}", s.server, s.current)).collect::<Vec<_>>().join(" "))
             }
             "kill" => {
                 let instance = self
