@@ -101,9 +101,15 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             check => {
                 outcomes.extend(fleet.run_check(root, &fleet_check, check));
                 // A scenario may leave an instance or Redis down: the next starts with a
-                // whole fleet.
-                if let Err(e) = fleet.heal() {
-                    outcomes.push(Outcome::new(format!("restore the fleet after {check}"), Err(e)));
+                // whole fleet. Only `resume` may kill (one instance); any other death is a
+                // failure.
+                match fleet.heal() {
+                    Ok(restarted) if restarted.len() > usize::from(check == "resume") => outcomes.push(Outcome::new(
+                        format!("{check}: no process died"),
+                        Err(anyhow::anyhow!("dead after the scenario, restarted: {}", restarted.join(", "))),
+                    )),
+                    Ok(_) => {}
+                    Err(e) => outcomes.push(Outcome::new(format!("restore the fleet after {check}"), Err(e))),
                 }
             }
         }
@@ -601,16 +607,20 @@ impl Fleet {
     }
 
     /// Restarts what a scenario killed (an instance, Redis), and waits until HAProxy sees
-    /// every server up again.
-    fn heal(&mut self) -> Result<()> {
+    /// every server up again; what it restarted.
+    fn heal(&mut self) -> Result<Vec<String>> {
+        let mut restarted = Vec::new();
         if self.redis.as_mut().is_none_or(|r| !r.alive()) {
+            println!("==> restarting redis-server");
+            restarted.push("redis-server".to_owned());
             self.redis = None;
             self.start_redis()?;
         }
         for i in 0..self.instances.len() {
             if self.instances[i].proc.as_mut().is_none_or(|p| !p.alive()) {
-                let instance = &self.instances[i];
-                println!("==> restarting {}-{}", instance.kind.backend(), instance.name);
+                let label = format!("{}-{}", self.instances[i].kind.backend(), self.instances[i].name);
+                println!("==> restarting {label}");
+                restarted.push(label);
                 self.instances[i].proc = None;
                 self.start_instance(i)?;
             }
@@ -622,7 +632,8 @@ impl Fleet {
                 bail!("not up: {}", down.join(", "));
             }
             Ok(())
-        })
+        })?;
+        Ok(restarted)
     }
 }
 
