@@ -291,9 +291,10 @@ async fn fanout(url: &str, harness: &mut Harness) -> anyhow::Result<String> {
     let mut listeners = Vec::new();
     let mut problems = Vec::new();
     // Listeners until their streams sit on every instance (at least six, at most twelve):
-    // when a listener's stream lands where others are, the next one is shifted by one more
-    // request.
-    let (mut shift, mut covered) = (0, 0);
+    // when a listener's stream lands where others are while an instance has none, the next
+    // ones are shifted by one more request.
+    let mut shift = 0;
+    let mut before = open_streams(harness).await;
     for i in 0..12 {
         let version = versions[i % versions.len()];
         for _ in 0..shift {
@@ -303,14 +304,14 @@ async fn fanout(url: &str, harness: &mut Harness) -> anyhow::Result<String> {
             Ok(listener) => listeners.push(listener),
             Err(e) => problems.push(format!("{e:#}")),
         }
-        let counts = harness.ask("streams-now").await.unwrap_or_default();
-        let counts: Vec<u64> = counts.split_whitespace().filter_map(|c| c.split_once('=')?.1.parse().ok()).collect();
-        let now = counts.iter().filter(|n| **n > 0).count();
-        if now == covered {
+        let now = open_streams(harness).await;
+        let gained: Vec<usize> = (0..now.len()).filter(|&k| now[k] > before.get(k).copied().unwrap_or(0)).collect();
+        let empty = now.contains(&0);
+        if empty && !gained.is_empty() && gained.iter().all(|&k| before.get(k).is_some_and(|n| *n > 0)) {
             shift = (shift + 1) % 3;
         }
-        covered = now;
-        if i >= 5 && !counts.is_empty() && now == counts.len() {
+        before = now;
+        if i >= 5 && !before.is_empty() && !empty {
             break;
         }
     }
@@ -340,6 +341,12 @@ async fn fanout(url: &str, harness: &mut Harness) -> anyhow::Result<String> {
     }
     ensure!(problems.is_empty(), "{} of {total} listeners heard it; {}", heard.len(), problems.join("; "));
     Ok(format!("{total} of {total} listeners heard tools/list_changed ({spread})"))
+}
+
+/// The streams open on each instance now, as the harness reads them from the balancer.
+async fn open_streams(harness: &mut Harness) -> Vec<u64> {
+    let counts = harness.ask("streams-now").await.unwrap_or_default();
+    counts.split_whitespace().filter_map(|c| c.split_once('=')?.1.parse().ok()).collect()
 }
 
 // ===== resume =====
