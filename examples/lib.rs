@@ -45,7 +45,7 @@ pub mod showcase {
     use std::collections::BTreeMap;
 
     use mcp_sdk::server::{
-        CompletionRequest, Context, DefinitionError, Elicitation, Progress, Server, ToolDef, ToolError,
+        CompletionRequest, Context, DefinitionError, Elicitation, Progress, Server, ServerBuilder, ToolDef, ToolError,
     };
     use mcp_sdk::types::{
         CreateMessageRequestParams, ElicitAction, ElicitRequestParams, ErrorObject, LoggingLevel, Role,
@@ -268,6 +268,11 @@ pub mod showcase {
     /// needing the OAuth scope `write_scope` when it is served with authorization (the
     /// `auth_server` example).
     pub fn server_with_write_scope(write_scope: Option<&str>) -> Result<Server, DefinitionError> {
+        builder(write_scope).build()
+    }
+
+    /// The builder of [`server_with_write_scope`], every item registered.
+    pub fn builder(write_scope: Option<&str>) -> ServerBuilder {
         let write = |tool: ToolDef| match write_scope {
             Some(scope) => tool.scopes([scope]),
             None => tool,
@@ -290,7 +295,6 @@ pub mod showcase {
             .prompt(review::prompt())
             .resource(readme::resource())
             .resource_template(note::template())
-            .build()
     }
 }
 
@@ -347,6 +351,31 @@ pub mod reverse {
     }
 }
 
+pub mod fleet {
+    //! One instance of a fleet: a server whose state is shared with the other instances
+    //! through Redis, so that any instance serves any client behind a load balancer without
+    //! stickiness (`everything --http ADDR --redis URL`, `http_server ADDR --redis URL`;
+    //! `cargo xtask fleet` runs three of each behind HAProxy).
+
+    use mcp_sdk::server::ServerBuilder;
+    use mcp_sdk::transport::http::server::HttpServerConfig;
+
+    /// `builder` and `config` with the server's state shared through the Redis at `url`
+    /// (`redis://127.0.0.1:6379`). The connection is made when first used: an instance starts
+    /// while Redis is down, and its requests that need Redis fail until it is back.
+    pub async fn configure(
+        url: &str,
+        builder: ServerBuilder,
+        config: HttpServerConfig,
+    ) -> Result<(ServerBuilder, HttpServerConfig), mcp_redis::Error> {
+        let redis = mcp_redis::Redis::connect(url)?;
+        // wiring: the lead fills this in (the event store, the subscription bus, the
+        // requestState keys, the task store and the shared sessions, from `redis`).
+        let _ = redis;
+        Ok((builder, config))
+    }
+}
+
 pub mod everything {
     //! The `everything` server: every tool, resource, prompt and completion that the server
     //! scenarios of the official conformance suite (`@modelcontextprotocol/conformance`) call,
@@ -383,9 +412,10 @@ pub mod everything {
     use std::time::Duration;
 
     use mcp_sdk::server::{
-        ClientRequestError, Completion, CompletionRequest, Context, DefinitionError, Progress, Server, State, ToolDef,
-        ToolError,
+        ClientRequestError, Completion, CompletionRequest, Context, DefinitionError, Progress, Server, ServerBuilder,
+        State, ToolDef, ToolError,
     };
+    use mcp_sdk::transport::http::server::HttpServerConfig;
     use mcp_sdk::types::{
         CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
         ElicitRequestParams, ElicitResult, ErrorObject, LoggingLevel, PromptMessage, Role, SamplingContent,
@@ -1007,6 +1037,43 @@ pub mod everything {
         Ok(format!("Hello, {name}! (from a task)"))
     }
 
+    /// The name of this instance of the server, for the logs and the messages of
+    /// [`count_down()`] (`everything` by default; `everything --name NAME` sets it). In a fleet
+    /// it tells which instance served a call.
+    #[derive(Clone, Debug)]
+    pub struct Instance(pub String);
+
+    /// Counts down from `from` (at most 600), one step every `interval_ms` milliseconds
+    /// (default 200, at most 10 000), reporting each step as progress `1..=from` of `from`
+    /// whose message names the instance (`3 left (on a)`). Not a conformance fixture:
+    /// `cargo xtask fleet` kills the instance serving it mid-call, and checks that the client
+    /// resumes the stream on another instance and hears every progress exactly once.
+    ///
+    /// # Arguments
+    ///
+    /// * `from` - where to start (at most 600)
+    /// * `interval_ms` - the pause between steps, in milliseconds (default 200, at most 10000)
+    #[tool(read_only)]
+    pub async fn count_down(
+        from: u32,
+        interval_ms: Option<u64>,
+        instance: State<Instance>,
+        progress: Progress,
+        ctx: Context,
+    ) -> Result<String, ToolError> {
+        let from = from.min(600);
+        let interval = Duration::from_millis(interval_ms.unwrap_or(200).min(10_000));
+        for step in 1..=from {
+            tokio::select! {
+                () = tokio::time::sleep(interval) => {}
+                () = ctx.cancellation().cancelled() => return Err(ToolError::Tool("count_down was cancelled".to_owned())),
+            }
+            let message = format!("{} left (on {})", from - step, instance.0);
+            progress.report(f64::from(step)).total(f64::from(from)).message(message).await;
+        }
+        Ok(format!("counted down from {from} (on {})", instance.0))
+    }
+
     // ===== Resources =====
 
     /// A static text resource for testing (`resources-read-text`).
@@ -1128,9 +1195,16 @@ pub mod everything {
     /// The server.
     pub fn server() -> Result<Server, DefinitionError> {
         let handle = ServerHandle::default();
-        let server = crate::reverse::serve(Server::builder("mcp-rust-everything", env!("CARGO_PKG_VERSION")))
+        build(builder(&handle)?, &handle)
+    }
+
+    /// The server's builder, every item registered; [`build`] builds it. `handle` is how the
+    /// tools that change the lists at run time reach the server once built.
+    pub fn builder(handle: &ServerHandle) -> Result<ServerBuilder, DefinitionError> {
+        let builder = crate::reverse::serve(Server::builder("mcp-rust-everything", env!("CARGO_PKG_VERSION")))
             .title("Everything (conformance)")
             .state(handle.clone())
+            .state(Instance("everything".to_owned()))
             .instructions("The tools, resources and prompts the MCP conformance suite's server scenarios call.")
             .tools([
                 test_simple_text::tool(),
@@ -1166,6 +1240,7 @@ pub mod everything {
                 confirm_delete::tool(),
                 multi_input::tool(),
                 test_tool_with_task::tool().deferred_task(),
+                count_down::tool(),
                 test_trigger_prompt_change::tool(),
                 // Last: it re-registers itself.
                 test_trigger_tool_change::tool(),
@@ -1179,11 +1254,26 @@ pub mod everything {
                 test_prompt_with_image::prompt(),
                 // Last: `test_trigger_prompt_change` re-registers it.
                 test_input_required_result_prompt::prompt(),
-            ])
-            .build()?;
+            ]);
+        Ok(builder)
+    }
+
+    /// Builds the server of [`builder`] and gives it to `handle`.
+    pub fn build(builder: ServerBuilder, handle: &ServerHandle) -> Result<Server, DefinitionError> {
+        let server = builder.build()?;
         // Set once, just built: cannot fail.
         let _ = handle.0.set(server.clone());
         Ok(server)
+    }
+
+    /// One instance of a fleet: the server's state shared with the other instances through
+    /// the Redis at `url` (see [`crate::fleet::configure`], where the wiring is).
+    pub async fn fleet(
+        url: &str,
+        builder: ServerBuilder,
+        config: HttpServerConfig,
+    ) -> Result<(ServerBuilder, HttpServerConfig), mcp_redis::Error> {
+        crate::fleet::configure(url, builder, config).await
     }
 }
 

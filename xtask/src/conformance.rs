@@ -317,6 +317,30 @@ pub fn run(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The server scenarios of every pinned suite, at every revision, against the server at
+/// `url` (`cargo xtask fleet` points them at its balancer): per run (`<project> @ <revision>`),
+/// what failed. Results go to `target/interop/conformance-results/fleet/`.
+pub fn servers_against(root: &Path, url: &str) -> Result<Vec<(String, Vec<String>)>> {
+    let work = root.join("target/interop");
+    let node = interop::install_node(root, &work)?;
+    let results = work.join("conformance-results/fleet");
+    if results.exists() {
+        fs::remove_dir_all(&results).with_context(|| format!("removing {}", results.display()))?;
+    }
+    let mut runs = Vec::new();
+    for pin in &PINS {
+        let project = interop::install_npm_project(root, &work, pin.project)?;
+        let suite =
+            Suite { node: node.clone(), cli: interop::package_bin(&project, "@modelcontextprotocol/conformance")? };
+        for run in suite.server_runs(root, pin)? {
+            let out = results.join(pin.project).join(run.revision());
+            let failed = server_suite(root, &suite, &run, url, &out)?;
+            runs.push((format!("[{}] @ {}", pin.project, run.revision()), failed));
+        }
+    }
+    Ok(runs)
+}
+
 /// Runs the server suite against `everything` served over HTTP; returns what failed.
 fn server_scenarios(
     root: &Path,
@@ -325,24 +349,28 @@ fn server_scenarios(
     everything: &Path,
     out: &Path,
 ) -> Result<Vec<String>> {
-    let (scenarios, uncounted) = suite.server_scenarios(root, run)?;
-    let revision = run.revision();
     let addr = SocketAddr::from(([127, 0, 0, 1], interop::free_port()?));
-    let url = format!("http://{addr}/mcp");
-    println!("==> conformance server scenarios ({}) at {revision} against `everything` at {url}", scenarios.len());
     let mut command = Command::new(everything);
     command.args(["--http", &addr.to_string()]);
     let server = interop::ServerProcess::start(command, addr, SERVER_START_TIMEOUT)?;
+    let failed = server_suite(root, suite, run, &format!("http://{addr}/mcp"), out);
+    drop(server);
+    failed
+}
+
+/// Runs the server suite (`run`) against the server at `url`; returns what failed.
+fn server_suite(root: &Path, suite: &Suite, run: &ServerRun<'_>, url: &str, out: &Path) -> Result<Vec<String>> {
+    let (scenarios, uncounted) = suite.server_scenarios(root, run)?;
+    let revision = run.revision();
+    println!("==> conformance server scenarios ({}) at {revision} against {url}", scenarios.len());
     let mut command = suite.command(root);
-    command.args(["server", "--url", &url]);
+    command.args(["server", "--url", url]);
     match run {
         ServerRun::Revision(revision) => command.args(["--suite", "all", "--spec-version", revision]),
         ServerRun::Requirements(r) => command.args(["--requirements", r.revision]),
     };
     command.arg("--output-dir").arg(out);
-    let finished = interop::run_with_limit(command, SERVER_SUITE_TIMEOUT);
-    drop(server);
-    let finished = finished?;
+    let finished = interop::run_with_limit(command, SERVER_SUITE_TIMEOUT)?;
 
     let mut found = read_server_results(out)?;
     let verdicts: Vec<Verdict> =

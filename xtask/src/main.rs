@@ -11,12 +11,17 @@
 //! - `packages`: installs the system packages the checks need (Redis, HAProxy) when missing.
 //! - `conformance`: the official conformance suite against the `everything` example server
 //!   (over Streamable HTTP) and the `conformance_client` example.
+//! - `fleet`: three instances of `everything` (and of `http_server`) sharing a real Redis behind
+//!   HAProxy (round robin, no stickiness), and scenarios through the balancer (every revision,
+//!   list_changed fan-out, resuming after an instance is killed, Redis restarting, the SDK
+//!   clients, the conformance server scenarios).
 
 mod auth_e2e;
 mod bench;
 mod ci;
 mod codegen;
 mod conformance;
+mod fleet;
 mod interop;
 mod packages;
 
@@ -36,7 +41,8 @@ fn main() -> Result<()> {
         Some("conformance") => conformance::run(&root),
         Some("auth-e2e") => auth_e2e::run(&root),
         Some("packages") => packages::ensure(),
-        _ => bail!("usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance|packages>"),
+        Some("fleet") => fleet::run(&root, &args[1..]),
+        _ => bail!("usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance|packages|fleet>"),
     }
 }
 

@@ -1,0 +1,803 @@
+//! `cargo xtask fleet`: the proof that a fleet works. A real `redis-server` (no persistence),
+//! three `everything` instances and three `http_server` instances sharing it (`--redis URL`),
+//! and HAProxy in front (round robin, no stickiness, every request of a keep-alive connection
+//! balanced on its own); then, through the balancer:
+//!
+//! - `balancing`: six requests on one keep-alive connection land on all three instances
+//!   (HAProxy's per-server counts);
+//! - the scenarios of the `fleet_check` example (`revisions`, `fanout`, `resume`, `redis`), each
+//!   with a `requests per instance` line from HAProxy's counts, so that "the calls landed on
+//!   different instances" is checked, not assumed; the harness takes the steps the client
+//!   asks for (`FLEET-WAIT`: kill the instance serving a call, stop and restart Redis, read
+//!   the balancer's statistics);
+//! - the session-revision interop: the official TypeScript and Python SDK clients (and the
+//!   TypeScript SDK 2.x one, 2026-07-28) against the `http_server` fleet;
+//! - the conformance suites' server scenarios against the `everything` fleet.
+//!
+//! Each scenario prints one `PASS` or `FAIL` line; the command fails if any failed. Every child
+//! is killed at the end, also on failure. Logs and HAProxy's configuration are in
+//! `target/fleet/` (one `.log` per process).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+
+use crate::{conformance, interop, packages};
+
+/// The instances of each fleet.
+const NAMES: [&str; 3] = ["a", "b", "c"];
+/// How long a process may take to be ready.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one `fleet_check` scenario may run.
+const SCENARIO_TIMEOUT: Duration = Duration::from_secs(420);
+/// How long the harness waits for the listeners' streams to be open on every instance.
+const STREAMS_WAIT: Duration = Duration::from_secs(3);
+
+/// One scenario's outcome.
+struct Outcome {
+    name: String,
+    passed: bool,
+    details: String,
+}
+
+impl Outcome {
+    fn new(name: impl Into<String>, result: Result<String>) -> Self {
+        let name = name.into();
+        let outcome = match result {
+            Ok(details) => Outcome { name, passed: true, details },
+            Err(e) => Outcome { name, passed: false, details: format!("{e:#}").replace('\n', " | ") },
+        };
+        outcome.print();
+        outcome
+    }
+
+    fn print(&self) {
+        println!("==> {} {}: {}", if self.passed { "PASS" } else { "FAIL" }, self.name, self.details);
+    }
+}
+
+/// The scenarios, in the order they run.
+const SCENARIOS: [&str; 7] = ["balancing", "revisions", "fanout", "resume", "redis", "interop", "conformance"];
+
+/// Starts the fleet, runs the scenarios through the balancer, reports each.
+///
+/// `args`: `[--instances N] [SCENARIO...]`: N instances per fleet (default 3; with 1, the
+/// scenarios that need no sharing pass, which checks the checks), and the scenarios to run
+/// (default all of [`SCENARIOS`]).
+pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    let started = Instant::now();
+    let (instances, selected) = parse_args(args)?;
+    packages::ensure()?;
+    let [everything, http_server, fleet_check] =
+        interop::build_examples(root, ["everything", "http_server", "fleet_check"])?;
+    let dir = root.join("target/fleet");
+    if dir.exists() {
+        fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+    }
+    fs::create_dir_all(&dir)?;
+    let mut fleet = Fleet::start(&dir, &everything, &http_server, instances)?;
+    println!(
+        "==> fleet ready: Redis at {}, {instances} `everything` behind {}, {instances} `http_server` behind {} \
+         (logs in {})",
+        fleet.redis_url(),
+        fleet.url(Kind::Everything),
+        fleet.url(Kind::Showcase),
+        dir.display()
+    );
+
+    let mut outcomes = Vec::new();
+    for scenario in selected {
+        match scenario {
+            "balancing" => outcomes.push(Outcome::new("balancing", fleet.check_balancing())),
+            "interop" => outcomes.extend(interop_clients(root, &fleet.url(Kind::Showcase))?),
+            "conformance" => outcomes.extend(conformance_servers(root, &fleet.url(Kind::Everything))?),
+            check => {
+                outcomes.extend(fleet.run_check(root, &fleet_check, check));
+                // A scenario may leave an instance or Redis down: the next starts with a
+                // whole fleet. Only `resume` may kill (one instance); any other death is a
+                // failure.
+                match fleet.heal() {
+                    Ok(restarted) if restarted.len() > usize::from(check == "resume") => outcomes.push(Outcome::new(
+                        format!("{check}: no process died"),
+                        Err(anyhow::anyhow!("dead after the scenario, restarted: {}", restarted.join(", "))),
+                    )),
+                    Ok(_) => {}
+                    Err(e) => outcomes.push(Outcome::new(format!("restore the fleet after {check}"), Err(e))),
+                }
+            }
+        }
+    }
+    drop(fleet);
+
+    println!("==> fleet: {} scenarios in {:.0} s", outcomes.len(), started.elapsed().as_secs_f64());
+    for outcome in &outcomes {
+        outcome.print();
+    }
+    let failed: Vec<&str> = outcomes.iter().filter(|o| !o.passed).map(|o| o.name.as_str()).collect();
+    if !failed.is_empty() {
+        bail!("fleet: {} of {} scenarios failed: {}", failed.len(), outcomes.len(), failed.join(", "));
+    }
+    println!("==> fleet: every scenario passed");
+    Ok(())
+}
+
+/// `[--instances N] [SCENARIO...]`.
+fn parse_args(args: &[String]) -> Result<(usize, Vec<&'static str>)> {
+    let mut instances = NAMES.len();
+    let mut selected = Vec::new();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        if arg == "--instances" {
+            let n = it.next().and_then(|n| n.parse().ok()).filter(|n| (1..=NAMES.len()).contains(n));
+            instances = n.with_context(|| format!("--instances takes 1 to {}", NAMES.len()))?;
+        } else {
+            let known = SCENARIOS.iter().find(|s| **s == arg.as_str());
+            selected.push(*known.with_context(|| format!("no scenario `{arg}` (one of {})", SCENARIOS.join(", ")))?);
+        }
+    }
+    if selected.is_empty() {
+        selected = SCENARIOS.to_vec();
+    }
+    selected.sort_by_key(|s| SCENARIOS.iter().position(|k| k == s));
+    selected.dedup();
+    Ok((instances, selected))
+}
+
+/// The official SDK clients (session revisions, and the TypeScript SDK 2.x in 2026-07-28)
+/// against the `http_server` fleet.
+fn interop_clients(root: &Path, url: &str) -> Result<Vec<Outcome>> {
+    let work = root.join("target/interop");
+    let node = interop::install_node(root, &work)?;
+    let ts = interop::install_npm_project(root, &work, "ts")?;
+    interop::copy_scripts(&root.join("interop/ts"), &ts)?;
+    let ts2 = interop::install_npm_project(root, &work, "ts2")?;
+    interop::copy_scripts(&root.join("interop/ts2"), &ts2)?;
+    let python = interop::install_python(root, &work)?;
+    let python_env: &'static [(&str, &str)] = &[("PYTHONDONTWRITEBYTECODE", "1"), ("PYTHONUTF8", "1")];
+    let clients = [
+        interop::Client {
+            name: "TypeScript SDK",
+            program: node.clone(),
+            args: vec![ts.join("client.mjs").display().to_string()],
+            env: &[],
+        },
+        interop::Client {
+            name: "Python SDK",
+            program: python,
+            args: vec![root.join("interop/python/client.py").display().to_string()],
+            env: python_env,
+        },
+        interop::Client {
+            name: "TypeScript SDK 2.x (2026-07-28)",
+            program: node,
+            args: vec![ts2.join("client.mjs").display().to_string()],
+            env: &[],
+        },
+    ];
+    let mut outcomes = Vec::new();
+    for client in &clients {
+        let outcome = interop::run_client(root, client, &["--http".to_owned(), url.to_owned()])?;
+        let result = if outcome.passed { Ok(outcome.summary) } else { Err(anyhow::anyhow!(outcome.summary)) };
+        outcomes.push(Outcome::new(format!("interop: {} client through the balancer", client.name), result));
+    }
+    Ok(outcomes)
+}
+
+/// The conformance suites' server scenarios against the `everything` fleet, one outcome per
+/// suite and revision.
+fn conformance_servers(root: &Path, url: &str) -> Result<Vec<Outcome>> {
+    let runs = conformance::servers_against(root, url)?;
+    Ok(runs
+        .into_iter()
+        .map(|(run, failed)| {
+            let result = if failed.is_empty() {
+                Ok("every scenario passed".to_owned())
+            } else {
+                Err(anyhow::anyhow!("{} failed: {}", failed.len(), failed.join(", ")))
+            };
+            Outcome::new(format!("conformance server scenarios {run} through the balancer"), result)
+        })
+        .collect())
+}
+
+/// Which fleet.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// `everything` instances (`/mcp`, health at `/readyz`).
+    Everything,
+    /// `http_server` instances (the showcase server the SDK clients check; health at `/health`).
+    Showcase,
+}
+
+impl Kind {
+    /// HAProxy's name of the backend (and of the frontend).
+    fn backend(self) -> &'static str {
+        match self {
+            Kind::Everything => "everything",
+            Kind::Showcase => "showcase",
+        }
+    }
+}
+
+/// A child process, killed (SIGKILL) when dropped.
+struct Proc {
+    name: String,
+    child: Child,
+}
+
+impl Proc {
+    /// Starts `command`, its stdout and stderr appended to `log`.
+    fn spawn(name: &str, mut command: Command, log: &Path) -> Result<Self> {
+        let file = fs::OpenOptions::new().create(true).append(true).open(log)?;
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(file.try_clone()?)
+            .stderr(file)
+            .spawn()
+            .with_context(|| format!("starting {name}: {command:?}"))?;
+        Ok(Proc { name: name.to_owned(), child })
+    }
+
+    fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// One MCP server instance of a fleet.
+struct Instance {
+    kind: Kind,
+    name: &'static str,
+    addr: SocketAddr,
+    proc: Option<Proc>,
+}
+
+/// Redis, the six instances and HAProxy; all killed when dropped.
+struct Fleet {
+    dir: PathBuf,
+    everything: PathBuf,
+    http_server: PathBuf,
+    redis_addr: SocketAddr,
+    redis: Option<Proc>,
+    instances: Vec<Instance>,
+    frontends: BTreeMap<&'static str, SocketAddr>,
+    haproxy: Option<Proc>,
+    stats_socket: PathBuf,
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        // The balancer first, then the instances, then Redis (each `Proc` kills itself).
+        self.haproxy.take();
+        for instance in &mut self.instances {
+            instance.proc.take();
+        }
+        self.redis.take();
+    }
+}
+
+fn loopback() -> Result<SocketAddr> {
+    Ok(SocketAddr::from(([127, 0, 0, 1], interop::free_port()?)))
+}
+
+impl Fleet {
+    fn start(dir: &Path, everything: &Path, http_server: &Path, count: usize) -> Result<Self> {
+        let mut instances = Vec::new();
+        for kind in [Kind::Everything, Kind::Showcase] {
+            for name in &NAMES[..count] {
+                instances.push(Instance { kind, name, addr: loopback()?, proc: None });
+            }
+        }
+        let frontends = BTreeMap::from([("everything", loopback()?), ("showcase", loopback()?)]);
+        let mut fleet = Fleet {
+            dir: dir.to_path_buf(),
+            everything: everything.to_path_buf(),
+            http_server: http_server.to_path_buf(),
+            redis_addr: loopback()?,
+            redis: None,
+            instances,
+            frontends,
+            haproxy: None,
+            stats_socket: dir.join("haproxy.sock"),
+        };
+        fleet.start_redis()?;
+        for i in 0..fleet.instances.len() {
+            fleet.start_instance(i)?;
+        }
+        fleet.start_haproxy()?;
+        Ok(fleet)
+    }
+
+    fn redis_url(&self) -> String {
+        format!("redis://{}", self.redis_addr)
+    }
+
+    fn url(&self, kind: Kind) -> String {
+        format!("http://{}/mcp", self.frontends[kind.backend()])
+    }
+
+    /// Starts `redis-server` (no persistence) and waits for its `PONG`.
+    fn start_redis(&mut self) -> Result<()> {
+        let mut command = Command::new("redis-server");
+        command
+            .args(["--bind", "127.0.0.1", "--port", &self.redis_addr.port().to_string()])
+            .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
+            .arg("--dir")
+            .arg(&self.dir);
+        let mut proc = Proc::spawn("redis-server", command, &self.dir.join("redis.log"))?;
+        let addr = self.redis_addr;
+        poll(START_TIMEOUT, "redis-server answers PING", || {
+            ensure_alive(&mut proc)?;
+            redis_ping(addr)
+        })?;
+        self.redis = Some(proc);
+        Ok(())
+    }
+
+    /// Starts instance `i` and waits until it is ready.
+    fn start_instance(&mut self, i: usize) -> Result<()> {
+        let redis = self.redis_url();
+        let instance = &mut self.instances[i];
+        let (program, health) = match instance.kind {
+            Kind::Everything => (&self.everything, "/readyz"),
+            Kind::Showcase => (&self.http_server, "/health"),
+        };
+        let mut command = Command::new(program);
+        match instance.kind {
+            Kind::Everything => command
+                .args(["--http", &instance.addr.to_string(), "--redis", &redis, "--name", instance.name])
+                .env("RUST_LOG", "info"),
+            Kind::Showcase => command.args([&instance.addr.to_string(), "--redis", &redis]),
+        };
+        let label = format!("{}-{}", instance.kind.backend(), instance.name);
+        let mut proc = Proc::spawn(&label, command, &self.dir.join(format!("{label}.log")))?;
+        let addr = instance.addr;
+        poll(START_TIMEOUT, &format!("{label} answers {health}"), || {
+            ensure_alive(&mut proc)?;
+            match http_get(addr, health)? {
+                200 => Ok(()),
+                status => bail!("{health}: {status}"),
+            }
+        })?;
+        instance.proc = Some(proc);
+        Ok(())
+    }
+
+    /// Writes HAProxy's configuration, starts it, and waits until it sees every server up.
+    fn start_haproxy(&mut self) -> Result<()> {
+        let config = self.dir.join("haproxy.cfg");
+        fs::write(&config, self.haproxy_config())?;
+        let check = Command::new("haproxy").arg("-c").arg("-f").arg(&config).output()?;
+        if !check.status.success() {
+            bail!("haproxy -c rejects {}: {}", config.display(), String::from_utf8_lossy(&check.stderr));
+        }
+        let mut command = Command::new("haproxy");
+        command.arg("-db").arg("-f").arg(&config);
+        let mut proc = Proc::spawn("haproxy", command, &self.dir.join("haproxy.log"))?;
+        let socket = self.stats_socket.clone();
+        let servers = self.instances.len();
+        poll(START_TIMEOUT, "HAProxy sees every server up", || {
+            ensure_alive(&mut proc)?;
+            let stats = read_stats(&socket)?;
+            let down: Vec<String> = stats.iter().filter(|s| s.status != "UP").map(Stat::label).collect();
+            if stats.len() != servers || !down.is_empty() {
+                bail!("{} servers, not up: {}", stats.len(), down.join(", "));
+            }
+            Ok(())
+        })?;
+        self.haproxy = Some(proc);
+        Ok(())
+    }
+
+    /// The configuration: per kind a frontend and a round-robin backend over its three
+    /// instances, no stickiness, each request balanced on its own (`http-server-close`: the
+    /// connection to the server closes after each response, so the next request of the
+    /// client's keep-alive connection is balanced again), timeouts for long SSE streams,
+    /// health checks, and an admin socket for the statistics.
+    fn haproxy_config(&self) -> String {
+        let mut config = format!(
+            "global\n    maxconn 2000\n    stats socket {} mode 600 level admin\n\n\
+             defaults\n    mode http\n    option http-server-close\n    option redispatch\n    retries 2\n    \
+             timeout connect 2s\n    timeout client 10m\n    timeout server 10m\n    timeout tunnel 10m\n    \
+             timeout http-request 10s\n    timeout http-keep-alive 30s\n    timeout queue 5s\n",
+            self.stats_socket.display()
+        );
+        for kind in [Kind::Everything, Kind::Showcase] {
+            let name = kind.backend();
+            let health = if kind == Kind::Everything { "/readyz" } else { "/health" };
+            config.push_str(&format!(
+                "\nfrontend {name}\n    bind {}\n    default_backend {name}\n\n\
+                 backend {name}\n    balance roundrobin\n    option httpchk GET {health}\n    \
+                 http-check expect status 200\n    default-server inter 300ms fall 2 rise 1\n",
+                self.frontends[name]
+            ));
+            for instance in self.instances.iter().filter(|i| i.kind == kind) {
+                config.push_str(&format!("    server {} {} check\n", instance.name, instance.addr));
+            }
+        }
+        config
+    }
+
+    /// The statistics of the servers of `kind`, by name.
+    fn stats(&self, kind: Kind) -> Result<BTreeMap<String, Stat>> {
+        Ok(read_stats(&self.stats_socket)?
+            .into_iter()
+            .filter(|s| s.backend == kind.backend())
+            .map(|s| (s.server.clone(), s))
+            .collect())
+    }
+
+    /// Six requests on one keep-alive connection to the `everything` frontend: each server
+    /// must get as many (two with three instances: each request balanced on its own).
+    fn check_balancing(&self) -> Result<String> {
+        let before = self.stats(Kind::Everything)?;
+        let addr = self.frontends["everything"];
+        let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+        stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+        let mut reader = BufReader::new(stream.try_clone()?);
+        for i in 0..6 {
+            stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: fleet\r\n\r\n")?;
+            let (status, close) = read_response(&mut reader).with_context(|| format!("response {}", i + 1))?;
+            if status != 200 {
+                bail!("response {}: {status}", i + 1);
+            }
+            if close && i < 5 {
+                bail!("the balancer closed the keep-alive connection after response {}", i + 1);
+            }
+        }
+        let after = self.stats(Kind::Everything)?;
+        let deltas = deltas(&before, &after);
+        let shown = show(&deltas);
+        let each = 6 / deltas.len().max(1) as u64;
+        if deltas.values().any(|d| *d != each) {
+            bail!("six requests on one connection were not spread {each} per instance: {shown}");
+        }
+        Ok(format!("six requests on one keep-alive connection: {shown}"))
+    }
+
+    /// Runs one `fleet_check` scenario against the `everything` fleet, answering its
+    /// `FLEET-WAIT` steps; its PASS/FAIL lines, and the requests per instance.
+    fn run_check(&mut self, root: &Path, fleet_check: &Path, scenario: &str) -> Vec<Outcome> {
+        println!("==> fleet_check {scenario}");
+        let before = self.stats(Kind::Everything);
+        let mut outcomes = match self.drive_check(root, fleet_check, scenario) {
+            Ok(outcomes) => outcomes,
+            Err(e) => vec![Outcome::new(scenario, Err(e))],
+        };
+        let spread = before.and_then(|before| {
+            let deltas = deltas(&before, &self.stats(Kind::Everything)?);
+            let shown = show(&deltas);
+            match deltas.values().filter(|d| **d > 0).count() {
+                n if n == deltas.len() => Ok(shown),
+                _ if scenario == "resume" || scenario == "redis" => Ok(shown),
+                _ => bail!("not every instance got requests: {shown}"),
+            }
+        });
+        outcomes.push(Outcome::new(format!("{scenario}: requests per instance"), spread));
+        outcomes
+    }
+
+    fn drive_check(&mut self, root: &Path, fleet_check: &Path, scenario: &str) -> Result<Vec<Outcome>> {
+        let mut child = Command::new(fleet_check)
+            .args([&self.url(Kind::Everything), scenario])
+            .current_dir(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("starting fleet_check")?;
+        let mut stdin = child.stdin.take().context("fleet_check's stdin")?;
+        let stdout = child.stdout.take().context("fleet_check's stdout")?;
+        let pid = child.id();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let watchdog = std::thread::spawn(move || {
+            if done_rx.recv_timeout(SCENARIO_TIMEOUT).is_err() {
+                let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            }
+        });
+        let mut outcomes = Vec::new();
+        for line in BufReader::new(stdout).lines() {
+            let line = line?;
+            println!("    {line}");
+            if let Some(step) = line.strip_prefix("FLEET-WAIT ") {
+                let reply = match self.take_step(step) {
+                    Ok(details) => format!("ok {details}"),
+                    Err(e) => format!("fail {}", format!("{e:#}").replace('\n', " | ")),
+                };
+                println!("    (harness) {reply}");
+                // The client may be gone; its exit status says so.
+                let _ = writeln!(stdin, "{reply}");
+            } else if let Some(rest) = line.strip_prefix("PASS ") {
+                let (name, details) = rest.split_once(": ").unwrap_or((rest, ""));
+                outcomes.push(Outcome { name: name.to_owned(), passed: true, details: details.to_owned() });
+            } else if let Some(rest) = line.strip_prefix("FAIL ") {
+                let (name, details) = rest.split_once(": ").unwrap_or((rest, ""));
+                outcomes.push(Outcome { name: name.to_owned(), passed: false, details: details.to_owned() });
+            }
+        }
+        let status = child.wait()?;
+        let _ = done_tx.send(());
+        let _ = watchdog.join();
+        if outcomes.is_empty() {
+            bail!("fleet_check {scenario} reported nothing ({status}; killed after {SCENARIO_TIMEOUT:?} if it hung)");
+        }
+        if !status.success() && outcomes.iter().all(|o| o.passed) {
+            outcomes.push(Outcome::new(scenario, Err(anyhow::anyhow!("fleet_check exited with {status}"))));
+        }
+        Ok(outcomes)
+    }
+
+    /// Takes a step `fleet_check` asked for; the details of its `ok`.
+    fn take_step(&mut self, step: &str) -> Result<String> {
+        let (what, arg) = step.split_once(' ').unwrap_or((step, ""));
+        match what {
+            "streams" => {
+                let wanted: u64 = arg.parse().context("streams N")?;
+                let mut shown = String::new();
+                poll(STREAMS_WAIT, &format!("{wanted} open streams, on every instance"), || {
+                    let stats = self.stats(Kind::Everything)?;
+                    shown = stats.values().map(|s| format!("{}={}", s.server, s.current)).collect::<Vec<_>>().join(" ");
+                    let total: u64 = stats.values().map(|s| s.current).sum();
+                    if total < wanted || stats.values().any(|s| s.current == 0) {
+                        bail!("open connections per instance: {shown}");
+                    }
+                    Ok(())
+                })?;
+                Ok(format!("streams per instance: {shown}"))
+            }
+            "streams-now" => {
+                let stats = self.stats(Kind::Everything)?;
+                Ok(stats.values().map(|s| format!("{}={}", s.server, s.current)).collect::<Vec<_>>().join(" "))
+            }
+            "kill" => {
+                let instance = self
+                    .instances
+                    .iter_mut()
+                    .find(|i| i.kind == Kind::Everything && i.name == arg)
+                    .with_context(|| format!("no instance `{arg}`"))?;
+                let mut proc = instance.proc.take().with_context(|| format!("{arg} is not running"))?;
+                proc.kill();
+                Ok(format!("{arg} (SIGKILL)"))
+            }
+            "redis-down" => {
+                let mut redis = self.redis.take().context("Redis is not running")?;
+                redis.kill();
+                Ok("Redis killed (SIGKILL)".to_owned())
+            }
+            "redis-up" => {
+                let mut problems = Vec::new();
+                for instance in &mut self.instances {
+                    let label = format!("{}-{}", instance.kind.backend(), instance.name);
+                    let health = if instance.kind == Kind::Everything { "/healthz" } else { "/health" };
+                    if !instance.proc.as_mut().is_some_and(Proc::alive) {
+                        problems.push(format!("{label} is dead"));
+                        continue;
+                    }
+                    match http_get(instance.addr, health) {
+                        Ok(200) => {}
+                        Ok(status) => problems.push(format!("{label} {health}: {status}")),
+                        Err(e) => problems.push(format!("{label} {health}: {e:#}")),
+                    }
+                }
+                self.start_redis()?;
+                if !problems.is_empty() {
+                    bail!("with Redis down: {}", problems.join(", "));
+                }
+                Ok("every instance alive and answering its health route; Redis restarted".to_owned())
+            }
+            _ => bail!("unknown step `{step}`"),
+        }
+    }
+
+    /// Restarts what a scenario killed (an instance, Redis), and waits until HAProxy sees
+    /// every server up again; what it restarted.
+    fn heal(&mut self) -> Result<Vec<String>> {
+        let mut restarted = Vec::new();
+        if self.redis.as_mut().is_none_or(|r| !r.alive()) {
+            println!("==> restarting redis-server");
+            restarted.push("redis-server".to_owned());
+            self.redis = None;
+            self.start_redis()?;
+        }
+        for i in 0..self.instances.len() {
+            if self.instances[i].proc.as_mut().is_none_or(|p| !p.alive()) {
+                let label = format!("{}-{}", self.instances[i].kind.backend(), self.instances[i].name);
+                println!("==> restarting {label}");
+                restarted.push(label);
+                self.instances[i].proc = None;
+                self.start_instance(i)?;
+            }
+        }
+        let socket = self.stats_socket.clone();
+        poll(START_TIMEOUT, "HAProxy sees every server up", || {
+            let down: Vec<String> = read_stats(&socket)?.iter().filter(|s| s.status != "UP").map(Stat::label).collect();
+            if !down.is_empty() {
+                bail!("not up: {}", down.join(", "));
+            }
+            Ok(())
+        })?;
+        Ok(restarted)
+    }
+}
+
+fn ensure_alive(proc: &mut Proc) -> Result<()> {
+    if let Ok(Some(status)) = proc.child.try_wait() {
+        bail!("{} exited ({status})", proc.name);
+    }
+    Ok(())
+}
+
+/// Calls `f` every 50 ms until it succeeds, at most `limit`; the last error otherwise.
+fn poll(limit: Duration, what: &str, mut f: impl FnMut() -> Result<()>) -> Result<()> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let error = match f() {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        if Instant::now() > deadline {
+            return Err(error.context(format!("waiting {} s for: {what}", limit.as_secs())));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `PING` answered with `+PONG`.
+fn redis_ping(addr: SocketAddr) -> Result<()> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(500))?;
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    stream.write_all(b"PING\r\n")?;
+    let mut answer = [0u8; 7];
+    stream.read_exact(&mut answer)?;
+    if &answer != b"+PONG\r\n" {
+        bail!("PING answered {:?}", String::from_utf8_lossy(&answer));
+    }
+    Ok(())
+}
+
+/// The status of `GET path` on `addr` (a connection of its own, closed after).
+fn http_get(addr: SocketAddr, path: &str) -> Result<u16> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(500))?;
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: fleet\r\nConnection: close\r\n\r\n").as_bytes())?;
+    let (status, _) = read_response(&mut BufReader::new(stream))?;
+    Ok(status)
+}
+
+/// Reads one HTTP/1.1 response with a `Content-Length` body: its status, and whether the
+/// server closes the connection after it.
+fn read_response(reader: &mut impl std::io::BufRead) -> Result<(u16, bool)> {
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let n = reader.read_until(b'\n', &mut head)?;
+        if n == 0 {
+            bail!("the connection closed before a whole response");
+        }
+    }
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut response = httparse::Response::new(&mut headers);
+    response.parse(&head)?;
+    let status = response.code.context("no status")?;
+    let header = |name: &str| {
+        response
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| String::from_utf8_lossy(h.value).to_ascii_lowercase())
+    };
+    let length: usize = header("content-length").map_or(Ok(0), |l| l.trim().parse())?;
+    let close = header("connection").is_some_and(|c| c.contains("close"));
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body)?;
+    Ok((status, close))
+}
+
+/// One server's line of HAProxy's `show stat`.
+#[derive(Debug, Clone)]
+struct Stat {
+    backend: String,
+    server: String,
+    status: String,
+    /// Connections open now (`scur`).
+    current: u64,
+    /// Connections since the start (`stot`): one per request, with `http-server-close`.
+    total: u64,
+}
+
+impl Stat {
+    fn label(&self) -> String {
+        format!("{}/{} {}", self.backend, self.server, self.status)
+    }
+}
+
+/// The servers' lines of `show stat` on the admin socket.
+fn read_stats(socket: &Path) -> Result<Vec<Stat>> {
+    let mut stream = UnixStream::connect(socket).with_context(|| format!("connecting to {}", socket.display()))?;
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    stream.write_all(b"show stat\n")?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text)?;
+    parse_stats(&text)
+}
+
+/// Parses `show stat` (CSV, its header line `# pxname,svname,...`).
+fn parse_stats(text: &str) -> Result<Vec<Stat>> {
+    let mut lines = text.lines();
+    let header = lines.next().and_then(|h| h.strip_prefix("# ")).context("no header in `show stat`")?;
+    let columns: Vec<&str> = header.split(',').collect();
+    let column = |name: &str| columns.iter().position(|c| *c == name).with_context(|| format!("no column {name}"));
+    let (px, sv, status, scur, stot) =
+        (column("pxname")?, column("svname")?, column("status")?, column("scur")?, column("stot")?);
+    let mut stats = Vec::new();
+    for line in lines.filter(|l| !l.trim().is_empty()) {
+        let fields: Vec<&str> = line.split(',').collect();
+        let field = |i: usize| fields.get(i).copied().unwrap_or("");
+        if matches!(field(sv), "FRONTEND" | "BACKEND") || field(px) == "stats" {
+            continue;
+        }
+        stats.push(Stat {
+            backend: field(px).to_owned(),
+            server: field(sv).to_owned(),
+            status: field(status).to_owned(),
+            current: field(scur).parse().unwrap_or(0),
+            total: field(stot).parse().unwrap_or(0),
+        });
+    }
+    Ok(stats)
+}
+
+/// Requests per server between two readings.
+fn deltas(before: &BTreeMap<String, Stat>, after: &BTreeMap<String, Stat>) -> BTreeMap<String, u64> {
+    after
+        .iter()
+        .map(|(name, s)| (name.clone(), s.total.saturating_sub(before.get(name).map_or(0, |b| b.total))))
+        .collect()
+}
+
+fn show(deltas: &BTreeMap<String, u64>) -> String {
+    deltas.iter().map(|(name, n)| format!("{name}+{n}")).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_parse() {
+        let text = "# pxname,svname,qcur,qmax,scur,smax,slim,stot,bin,bout,dreq,dresp,ereq,econ,eresp,wretr,wredis,status,\n\
+                    everything,FRONTEND,,,1,2,2000,10,0,0,0,0,0,,,,,OPEN,\n\
+                    everything,a,0,0,1,1,,4,0,0,,0,,0,0,0,0,UP,\n\
+                    everything,b,0,0,0,1,,3,0,0,,0,,0,0,0,0,DOWN,\n\
+                    everything,BACKEND,0,0,1,1,200,7,0,0,0,0,,0,0,0,0,UP,\n";
+        let stats = parse_stats(text).unwrap();
+        assert_eq!(stats.len(), 2);
+        assert_eq!((stats[0].server.as_str(), stats[0].current, stats[0].total), ("a", 1, 4));
+        assert_eq!(stats[1].status, "DOWN");
+        assert!(parse_stats("no header").is_err());
+    }
+
+    #[test]
+    fn responses_parse() {
+        let mut reader = std::io::Cursor::new(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 503 x\r\nConnection: close\r\ncontent-length: 0\r\n\r\n".to_vec());
+        assert_eq!(read_response(&mut reader).unwrap(), (200, false));
+        assert_eq!(read_response(&mut reader).unwrap(), (503, true));
+        assert!(read_response(&mut reader).is_err());
+    }
+}
