@@ -361,17 +361,27 @@ pub mod fleet {
     use mcp_sdk::transport::http::server::HttpServerConfig;
 
     /// `builder` and `config` with the server's state shared through the Redis at `url`
-    /// (`redis://127.0.0.1:6379`). The connection is made when first used: an instance starts
-    /// while Redis is down, and its requests that need Redis fail until it is back.
+    /// (`redis://127.0.0.1:6379`): sessions, resumable streams, change notifications, tasks
+    /// and the `requestState` keys (see docs/deploy.md). The keys are read at start-up, so
+    /// Redis must answer then; afterwards an instance whose Redis goes away keeps serving what
+    /// needs no Redis, and the rest works again when Redis is back.
     pub async fn configure(
         url: &str,
         builder: ServerBuilder,
         config: HttpServerConfig,
     ) -> Result<(ServerBuilder, HttpServerConfig), mcp_redis::Error> {
         let redis = mcp_redis::Redis::connect(url)?;
-        // wiring: the lead fills this in (the event store, the subscription bus, the
-        // requestState keys, the task store and the shared sessions, from `redis`).
-        let _ = redis;
+        let builder = builder
+            // list_changed and resource updates heard on every instance, cancels of tasks too
+            .subscription_bus(std::sync::Arc::new(redis.subscription_bus()))
+            // a requestState sealed by one instance opens on the others (a key a day)
+            .request_state_keys(redis.request_state_keys(std::time::Duration::from_secs(86_400)).await?)
+            .task_store(redis.task_store());
+        let config = config
+            // sessions of the session revisions served by any instance
+            .shared_sessions(std::sync::Arc::new(redis.sessions()))
+            // streams resumed (Last-Event-ID) on any instance
+            .event_store(Some(std::sync::Arc::new(redis.event_store())));
         Ok((builder, config))
     }
 }

@@ -44,6 +44,8 @@ const STEPS: &[Step] = &[
     Step { name: "interop", action: Action::Xtask { command: "interop", run: crate::interop::run } },
     Step { name: "auth-e2e", action: Action::Xtask { command: "auth-e2e", run: crate::auth_e2e::run } },
     Step { name: "conformance", action: Action::Xtask { command: "conformance", run: crate::conformance::run } },
+    // Redis, HAProxy and three instances of each example server: the fleet without stickiness.
+    Step { name: "fleet", action: Action::Xtask { command: "fleet", run: fleet } },
 ];
 
 /// The feature sets the docs name (the crate docs of `mcp-sdk`, `mcp-server`, `mcp-client`;
@@ -165,6 +167,11 @@ fn compiled(root: &Path, features: &str, names: &[&str]) -> Result<Vec<String>> 
 /// Installs the system packages the checks need (see `packages`).
 fn packages(_root: &Path) -> Result<()> {
     crate::packages::ensure()
+}
+
+/// `cargo xtask fleet` with every scenario.
+fn fleet(root: &Path) -> Result<()> {
+    crate::fleet::run(root, &[])
 }
 
 /// Runs every check.

@@ -1,7 +1,8 @@
 //! Project automation, run as `cargo xtask <command>`.
 //!
 //! - `codegen`: regenerates `crates/mcp-types/src/generated/` from the vendored schemas.
-//! - `ci`: everything CI checks (formatting, clippy, tests, docs, interop, auth-e2e, conformance).
+//! - `ci`: everything CI checks (system packages, formatting, clippy, tests, docs, interop, auth-e2e,
+//!   conformance, fleet).
 //! - `bench`: our servers against rmcp, the TypeScript and Python SDKs and no-library baselines
 //!   (stdio and HTTP: throughput, latency, CPU, memory, cold start, sessions).
 //! - `interop`: the official TypeScript and Python SDK clients against our example servers, and

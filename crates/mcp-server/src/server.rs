@@ -161,6 +161,7 @@ pub struct ServerBuilder {
     state_ttl: std::time::Duration,
     bus: Option<Arc<dyn crate::SubscriptionBus>>,
     tasks: Option<crate::tasks::TaskConfig>,
+    task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
     enable_tools: bool,
     enable_prompts: bool,
     enable_resources: bool,
@@ -359,6 +360,14 @@ impl ServerBuilder {
         self.tasks = Some(config);
         self
     }
+    /// Keeps tasks in `store` if the server runs tasks (a tool that supports them, or
+    /// [`tasks`](Self::tasks)), whatever the rest of their configuration; unlike `tasks`, it
+    /// does not by itself make the server declare the `tasks` capability. For a fleet: every
+    /// instance's tasks in one shared store (`mcp_redis::Redis::task_store`).
+    pub fn task_store(mut self, store: impl crate::tasks::TaskStore) -> Self {
+        self.task_store = Some(Arc::new(store));
+        self
+    }
     /// Serves the custom request `R` (a method outside the protocol, see
     /// [`CustomRequest`](mcp_types::CustomRequest)) with `handler`, which gets the decoded params
     /// and a [`Context`](crate::Context) as a tool does. Params that do not decode are -32602
@@ -492,7 +501,7 @@ impl ServerBuilder {
         registry.rebuild();
         let has_resources = self.enable_resources || !registry.resources.is_empty() || !registry.templates.is_empty();
         let has_prompts = self.enable_prompts || !registry.prompts.is_empty();
-        let tasks = match self.tasks {
+        let mut tasks = match self.tasks {
             Some(config) => Some(config),
             None => registry
                 .tools
@@ -500,6 +509,9 @@ impl ServerBuilder {
                 .any(|t| t.task_support != crate::TaskSupport::Forbidden)
                 .then(crate::tasks::TaskConfig::default),
         };
+        if let (Some(config), Some(store)) = (&mut tasks, self.task_store) {
+            config.store = store;
+        }
         let capabilities = ServerCapabilities {
             tools: (self.enable_tools || !registry.tools.is_empty())
                 .then(|| ServerCapabilitiesTools { list_changed: Some(true), ..Default::default() }),
@@ -637,6 +649,7 @@ impl Server {
             state_ttl: std::time::Duration::from_secs(600),
             bus: None,
             tasks: None,
+            task_store: None,
             enable_tools: false,
             enable_prompts: false,
             enable_resources: false,
