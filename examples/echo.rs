@@ -5,6 +5,7 @@
 //! cargo run --release --example echo -- --stdio [--max-line BYTES] [--max-concurrent N]
 //! cargo run --release --example echo -- --http ADDR              # sessions, SSE responses
 //! cargo run --release --example echo -- --http ADDR --stateless  # no sessions, JSON responses
+//! cargo run --release --example echo -- --http ADDR --redis URL  # state shared in Redis (a fleet)
 //! ```
 //!
 //! Over HTTP the endpoint is `http://ADDR/mcp`; it also answers 2026-07-28 requests (which have
@@ -26,27 +27,35 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let http = args.iter().position(|a| a == "--http").and_then(|i| args.get(i + 1)).cloned();
     if !args.iter().any(|a| a == "--stdio") && http.is_none() {
-        anyhow::bail!("usage: echo --stdio [--max-line BYTES] [--max-concurrent N] | echo --http ADDR [--stateless]");
+        anyhow::bail!("usage: echo --stdio [--max-line BYTES] [--max-concurrent N] | echo --http ADDR [--stateless] [--redis URL]");
     }
     let mut config = PeerConfig::default();
     if let Some(n) = flag(&args, "--max-concurrent") {
         config.max_concurrent_requests = n;
     }
-    let server = mcp_examples::echo::server(config)?;
+    let builder = mcp_examples::echo::builder(config)?;
     if let Some(addr) = http {
         let config = if args.iter().any(|a| a == "--stateless") {
             HttpServerConfig::default().stateless(true).json_response(true)
         } else {
             HttpServerConfig::default()
         };
+        let redis = args.iter().position(|a| a == "--redis").and_then(|i| args.get(i + 1)).cloned();
         let runtime = tokio::runtime::Builder::new_multi_thread().enable_io().enable_time().build()?;
         return runtime.block_on(async {
+            // In a fleet: sessions, events and changes shared through Redis.
+            let (builder, config) = match redis {
+                Some(url) => mcp_examples::fleet::configure(&url, builder, config).await?,
+                None => (builder, config),
+            };
+            let server = builder.build()?;
             let listener = tokio::net::TcpListener::bind(&addr).await?;
             eprintln!("listening on http://{}/mcp", listener.local_addr()?);
             serve_listener(std::sync::Arc::new(server), config, listener).await?;
             Ok(())
         });
     }
+    let server = builder.build()?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
     runtime.block_on(async {
         let transport = match flag(&args, "--max-line") {

@@ -8,11 +8,17 @@ pub mod echo {
     use std::time::Duration;
 
     use mcp_sdk::jsonrpc::PeerConfig;
-    use mcp_sdk::server::{DefinitionError, Server, ToolDef, ToolError};
+    use mcp_sdk::server::{DefinitionError, Server, ServerBuilder, ToolDef, ToolError};
     use mcp_sdk::types::{CallToolResult, ContentBlock};
 
     /// The server, with the given connection limits.
     pub fn server(config: PeerConfig) -> Result<Server, DefinitionError> {
+        builder(config)?.build()
+    }
+
+    /// The server's builder, with the given connection limits (to share its state in a fleet
+    /// first: [`crate::fleet::configure`]).
+    pub fn builder(config: PeerConfig) -> Result<ServerBuilder, DefinitionError> {
         let echo = ToolDef::new(
             "echo",
             serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
@@ -32,7 +38,7 @@ pub mod echo {
             },
         )?
         .description("Answers after `ms` milliseconds");
-        Server::builder("echo", env!("CARGO_PKG_VERSION")).peer_config(config).tool(echo).tool(sleep).build()
+        Ok(Server::builder("echo", env!("CARGO_PKG_VERSION")).peer_config(config).tool(echo).tool(sleep))
     }
 }
 

@@ -801,3 +801,71 @@ mod tests {
         assert!(read_response(&mut reader).is_err());
     }
 }
+
+/// The Redis of `cargo xtask bench`'s fleet rows: started on a free port without persistence,
+/// killed when dropped.
+pub(crate) struct BenchRedis {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl BenchRedis {
+    pub(crate) fn start() -> Result<BenchRedis> {
+        packages::ensure()?;
+        let addr = loopback()?;
+        let child = Command::new("redis-server")
+            .args(["--port", &addr.port().to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .spawn()
+            .context("starting redis-server")?;
+        let redis = BenchRedis { child, addr };
+        poll(Duration::from_secs(10), "redis-server answers PING", || redis_ping(addr))?;
+        Ok(redis)
+    }
+
+    pub(crate) fn url(&self) -> String {
+        format!("redis://{}/", self.addr)
+    }
+}
+
+impl Drop for BenchRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `xtask fleet-front ADDR N REDIS_URL ECHO DIR`: starts `N` instances of the `echo` server
+/// sharing the Redis at `REDIS_URL`, then becomes HAProxy (exec) listening on `ADDR` in front
+/// of them, round robin, each request balanced: a server target for `cargo xtask bench` whose
+/// process group holds the whole fleet.
+pub fn front(args: &[String]) -> Result<()> {
+    use std::os::unix::process::CommandExt as _;
+    let [addr, n, url, echo, dir] = args else {
+        bail!("usage: xtask fleet-front ADDR N REDIS_URL ECHO DIR");
+    };
+    let n: usize = n.parse().context("N: a number of instances")?;
+    let mut servers = String::new();
+    for i in 0..n {
+        let backend = loopback()?;
+        Command::new(echo)
+            .args(["--http", &backend.to_string(), "--redis", url])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting {echo}"))?;
+        poll(Duration::from_secs(10), "an instance listens", || Ok(TcpStream::connect(backend).map(drop)?))?;
+        servers.push_str(&format!("    server e{i} {backend}\n"));
+    }
+    let config = format!(
+        "global\n    maxconn 4000\n\ndefaults\n    mode http\n    option http-server-close\n    \
+         timeout connect 2s\n    timeout client 1m\n    timeout server 1m\n\n\
+         frontend fleet\n    bind {addr}\n    default_backend echo\n\n\
+         backend echo\n    balance roundrobin\n{servers}"
+    );
+    fs::create_dir_all(dir)?;
+    let path = Path::new(dir).join(format!("haproxy-{}.cfg", std::process::id()));
+    fs::write(&path, config)?;
+    let error = Command::new("haproxy").arg("-db").arg("-f").arg(&path).exec();
+    bail!("exec haproxy: {error}")
+}

@@ -42,6 +42,8 @@ fn main() -> Result<()> {
         Some("conformance") => conformance::run(&root),
         Some("auth-e2e") => auth_e2e::run(&root),
         Some("packages") => packages::ensure(),
+        // Internal: a fleet behind HAProxy as one server target of `bench`.
+        Some("fleet-front") => fleet::front(&args[1..]),
         Some("fleet") => fleet::run(&root, &args[1..]),
         _ => bail!("usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance|packages|fleet>"),
     }

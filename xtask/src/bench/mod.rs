@@ -100,7 +100,7 @@ fn cargo(root: &Path, args: &[&str]) -> Result<()> {
 }
 
 /// Builds and installs the servers of the SDKs `wanted` says yes to, and lists their targets.
-fn targets(root: &Path, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<Target>> {
+fn targets(root: &Path, wanted: &dyn Fn(&str) -> bool, redis_url: Option<&str>) -> Result<Vec<Target>> {
     let t = |sdk: &'static str, mode: &'static str, wire: Wire, program: &PathBuf, args: &[&str]| Target {
         sdk,
         mode,
@@ -127,6 +127,9 @@ fn targets(root: &Path, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<Target>> {
             t("ours", "stateless", Wire::HttpStateless, &echo, &["--http", "{addr}", "--stateless"]),
             t("ours", "2026-07-28", Wire::Http2026, &echo, &["--http", "{addr}", "--stateless"]),
         ]);
+    }
+    if let Some(url) = redis_url {
+        targets.extend(fleet_targets(root, url, &t)?);
     }
     if wanted("rmcp") {
         // rmcp lives in its own package and lock file, out of the workspace, so that the normal
@@ -183,6 +186,29 @@ fn targets(root: &Path, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<Target>> {
     Ok(targets)
 }
 
+/// The fleet rows (the echo server's state shared through a Redis the run starts): one
+/// instance on Redis (`fleet redis`: the cost of the shared session store and event store per
+/// call, against `ours sessions`), and one and three instances behind HAProxy round robin
+/// (`fleet haproxy-N`: the balancer's overhead on one machine, not scale; their CPU and
+/// memory columns are HAProxy's). The rows are started by `xtask fleet-front`.
+fn fleet_targets(
+    root: &Path,
+    url: &str,
+    t: &dyn Fn(&'static str, &'static str, Wire, &PathBuf, &[&str]) -> Target,
+) -> Result<Vec<Target>> {
+    cargo(root, &["build", "--release", "--example", "echo"])?;
+    let echo = root.join("target/release/examples/echo");
+    let front = std::env::current_exe()?;
+    let dir = root.join("target/bench/fleet").display().to_string();
+    let echo_path = echo.display().to_string();
+    let front_args = |n: &'static str| ["fleet-front", "{addr}", n, url, echo_path.as_str(), dir.as_str()];
+    Ok(vec![
+        t("fleet", "redis", Wire::HttpSessions, &echo, &["--http", "{addr}", "--redis", url]),
+        t("fleet", "haproxy-1", Wire::HttpSessions, &front, &front_args("1")),
+        t("fleet", "haproxy-3", Wire::HttpSessions, &front, &front_args("3")),
+    ])
+}
+
 /// Builds everything, runs every target, prints (and with `--write-docs` writes) the report.
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     // The load generator must not be the bottleneck: run it optimized.
@@ -196,15 +222,20 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     }
     let options = parse(args)?;
     let selected = |name: &str| options.only.is_empty() || options.only.iter().any(|o| name.contains(o.as_str()));
-    let mut targets = targets(root, &|sdk| {
+    let wanted = |sdk: &str| {
         options.only.is_empty() || options.only.iter().any(|o| o.contains(sdk) || sdk.contains(o.as_str()))
-    })?;
+    };
+    // The fleet rows' Redis, for the whole run.
+    let redis = if wanted("fleet") { Some(crate::fleet::BenchRedis::start()?) } else { None };
+    let url = redis.as_ref().map(crate::fleet::BenchRedis::url);
+    let mut targets = targets(root, &wanted, url.as_deref())?;
     targets.retain(|t| selected(&t.name()));
     if let Some(calls) = options.callgrind {
         let dir = root.join("target/bench/callgrind");
         std::fs::create_dir_all(&dir)?;
         println!("\n| server | transport | instructions per call |\n|---|---|---:|");
-        for target in &targets {
+        // The rows behind HAProxy are several processes: no one profile counts them.
+        for target in targets.iter().filter(|t| !t.mode.starts_with("haproxy")) {
             let out = dir.join(format!("{}.out", target.name().replace(' ', "-")));
             let per_call = load::callgrind(target, calls, &out).with_context(|| target.name())?;
             println!("| {} | {} | {per_call:.0} |", target.name(), target.wire.label());
@@ -244,7 +275,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     }
     let mut summaries = Vec::new();
     for (target, results) in targets.into_iter().zip(results) {
-        let sessions = if target.wire == Wire::HttpSessions && target.sdk != "baseline" && !options.no_sessions {
+        let measured = target.sdk != "baseline" && target.sdk != "fleet";
+        let sessions = if target.wire == Wire::HttpSessions && measured && !options.no_sessions {
             println!("==> sessions: {} (up to {})", target.name(), options.sessions);
             let s = load::sessions(&target, options.sessions, 4, Duration::from_secs(120))
                 .with_context(|| format!("{}: sessions", target.name()))?;
