@@ -27,7 +27,9 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let http = args.iter().position(|a| a == "--http").and_then(|i| args.get(i + 1)).cloned();
     if !args.iter().any(|a| a == "--stdio") && http.is_none() {
-        anyhow::bail!("usage: echo --stdio [--max-line BYTES] [--max-concurrent N] | echo --http ADDR [--stateless] [--redis URL]");
+        anyhow::bail!(
+            "usage: echo --stdio [--max-line BYTES] [--max-concurrent N] | echo --http ADDR [--stateless] [--redis URL]"
+        );
     }
     let mut config = PeerConfig::default();
     if let Some(n) = flag(&args, "--max-concurrent") {

@@ -222,9 +222,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     }
     let options = parse(args)?;
     let selected = |name: &str| options.only.is_empty() || options.only.iter().any(|o| name.contains(o.as_str()));
-    let wanted = |sdk: &str| {
-        options.only.is_empty() || options.only.iter().any(|o| o.contains(sdk) || sdk.contains(o.as_str()))
-    };
+    let wanted =
+        |sdk: &str| options.only.is_empty() || options.only.iter().any(|o| o.contains(sdk) || sdk.contains(o.as_str()));
     // The fleet rows' Redis, for the whole run.
     let redis = if wanted("fleet") { Some(crate::fleet::BenchRedis::start()?) } else { None };
     let url = redis.as_ref().map(crate::fleet::BenchRedis::url);

@@ -1,0 +1,184 @@
+//! The command line: global options, the server to talk to, and the commands.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Exit codes (documented in docs/cli.md).
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// The server answered with an error (a JSON-RPC error, or a tool result with `isError`).
+    pub const SERVER_ERROR: u8 = 1;
+    /// The command line or its arguments were wrong (usage).
+    pub const USAGE: u8 = 2;
+    /// The server could not be reached or started, or the connection broke.
+    pub const CONNECTION: u8 = 3;
+    /// `mcp check` found problems.
+    pub const CHECK_FAILED: u8 = 4;
+    /// Interrupted (Ctrl-C): the request was cancelled.
+    pub const INTERRUPTED: u8 = 130;
+    /// A bug of `mcp` itself.
+    pub const INTERNAL: u8 = 70;
+}
+
+/// Inspect, call, test and bridge any MCP server.
+#[derive(Debug, Parser)]
+#[command(name = "mcp", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct Global {
+    /// A host configuration file with an `mcpServers` map (Claude Desktop's format).
+    #[arg(long, global = true, env = "MCP_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The entry of `--config` to use.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub server: Option<String>,
+    /// Speak this protocol revision (2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25,
+    /// 2026-07-28) instead of negotiating the newest.
+    #[arg(long, global = true, value_name = "REVISION")]
+    pub protocol: Option<String>,
+    /// Extra HTTP headers for a server at a URL (`Name: value`), repeatable.
+    #[arg(long = "header", short = 'H', global = true, value_name = "HEADER")]
+    pub headers: Vec<String>,
+    /// Print JSON (one document) instead of tables: for scripts.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Refuse what the server asks of the user (sampling, elicitation) instead of asking at
+    /// the terminal.
+    #[arg(long, global = true)]
+    pub no_input: bool,
+    /// How long a request may take, in seconds.
+    #[arg(long, global = true, default_value_t = 60.0, value_name = "SECONDS")]
+    pub timeout: f64,
+    /// Log what happens (to stderr): `-v` info, `-vv` debug, `-vvv` trace.
+    #[arg(long, short, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// The server, when named on the command line: a URL, or a command after `--`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ServerArgs {
+    /// The server: `http(s)://...` for one at a URL; a command line after `--` for one run as
+    /// a child process (stdio).
+    #[arg(value_name = "SERVER", trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub server: Vec<String>,
+}
+
+/// What to do.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The server's name, version, revision, capabilities and instructions.
+    Info(ServerArgs),
+    /// The server's tools.
+    Tools(ServerArgs),
+    /// The server's prompts.
+    Prompts(ServerArgs),
+    /// The server's resources.
+    Resources(ServerArgs),
+    /// The server's resource templates.
+    Templates(ServerArgs),
+    /// Calls a tool: `mcp call NAME key=value ... [SERVER]`.
+    Call(CallArgs),
+    /// Gets a prompt: `mcp prompt NAME key=value ... [SERVER]`.
+    Prompt(CallArgs),
+    /// Reads a resource.
+    Read(ReadArgs),
+    /// Asks the server to complete an argument of a prompt or resource template.
+    Complete(CompleteArgs),
+    /// Pings the server.
+    Ping(ServerArgs),
+    /// Logs in to (or out of) a server that asks for OAuth.
+    #[command(subcommand)]
+    Auth(AuthCommand),
+    /// Bridges stdio and Streamable HTTP: `mcp proxy URL` gives a stdio client a remote
+    /// server; `mcp proxy --serve ADDR -- COMMAND` serves a stdio server over HTTP.
+    Proxy(ProxyArgs),
+    /// Checks a server: handshake per revision, lists and pagination, schemas, errors.
+    Check(ServerArgs),
+    /// Prints shell completions.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// `call` and `prompt`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tool's (or prompt's) name.
+    pub name: String,
+    /// The arguments as JSON, or `@FILE` to read them from a file (instead of `key=value`).
+    #[arg(long, value_name = "JSON|@FILE")]
+    pub args: Option<String>,
+    /// `key=value` arguments (typed by the tool's input schema), then the server.
+    #[arg(value_name = "KEY=VALUE... [SERVER]", trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub rest: Vec<String>,
+}
+
+/// `read`.
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// The resource's URI.
+    pub uri: String,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// `complete`.
+#[derive(Debug, Args)]
+pub struct CompleteArgs {
+    /// `prompt:NAME` or `resource:URI_TEMPLATE`.
+    pub reference: String,
+    /// The argument to complete, and what is typed so far: `name=value`.
+    pub argument: String,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// `auth`.
+#[derive(Debug, Subcommand)]
+pub enum AuthCommand {
+    /// Logs in (the OAuth authorization code flow in a browser) and keeps the tokens.
+    Login {
+        /// The server's URL.
+        url: String,
+    },
+    /// Forgets the tokens of a server.
+    Logout {
+        /// The server's URL.
+        url: String,
+    },
+    /// Which servers have tokens, and until when.
+    Status,
+}
+
+/// `proxy`.
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// Serve the stdio server (after `--`) over Streamable HTTP at this address.
+    #[arg(long, value_name = "ADDR")]
+    pub serve: Option<String>,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// Sets up logging to stderr (never stdout: `mcp proxy` speaks the protocol there).
+pub fn init_logging(global: &Global) {
+    let level = match global.verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).init();
+}
