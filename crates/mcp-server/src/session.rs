@@ -124,6 +124,7 @@ impl SessionState {
         self.inner().log_level = Some(level);
     }
 
+    #[cfg(feature = "http")]
     /// What another instance of a fleet needs to serve this session (see
     /// `mcp_transport_http::server::shared`): the revision, what the client declared, its log
     /// level and subscriptions, as JSON.
@@ -139,6 +140,7 @@ impl SessionState {
         serde_json::to_vec(&record).unwrap_or_default()
     }
 
+    #[cfg(feature = "http")]
     /// A session rebuilt from its [`record`](Self::record), and its revision.
     pub(crate) fn from_record(record: &[u8]) -> Option<(Self, ProtocolVersion)> {
         let state = SessionState::new();
@@ -147,6 +149,7 @@ impl SessionState {
         Some((state, version))
     }
 
+    #[cfg(feature = "http")]
     /// Takes what a [`record`](Self::record) says; its revision, or `None` if unreadable.
     pub(crate) fn apply_record(&self, record: &[u8]) -> Option<ProtocolVersion> {
         let record: SessionRecord = serde_json::from_slice(record).ok()?;
@@ -161,6 +164,7 @@ impl SessionState {
 }
 
 /// A session as a fleet's store keeps it.
+#[cfg(feature = "http")]
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SessionRecord {
