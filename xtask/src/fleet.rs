@@ -775,33 +775,6 @@ fn show(deltas: &BTreeMap<String, u64>) -> String {
     deltas.iter().map(|(name, n)| format!("{name}+{n}")).collect::<Vec<_>>().join(" ")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stats_parse() {
-        let text = "# pxname,svname,qcur,qmax,scur,smax,slim,stot,bin,bout,dreq,dresp,ereq,econ,eresp,wretr,wredis,status,\n\
-                    everything,FRONTEND,,,1,2,2000,10,0,0,0,0,0,,,,,OPEN,\n\
-                    everything,a,0,0,1,1,,4,0,0,,0,,0,0,0,0,UP,\n\
-                    everything,b,0,0,0,1,,3,0,0,,0,,0,0,0,0,DOWN,\n\
-                    everything,BACKEND,0,0,1,1,200,7,0,0,0,0,,0,0,0,0,UP,\n";
-        let stats = parse_stats(text).unwrap();
-        assert_eq!(stats.len(), 2);
-        assert_eq!((stats[0].server.as_str(), stats[0].current, stats[0].total), ("a", 1, 4));
-        assert_eq!(stats[1].status, "DOWN");
-        assert!(parse_stats("no header").is_err());
-    }
-
-    #[test]
-    fn responses_parse() {
-        let mut reader = std::io::Cursor::new(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 503 x\r\nConnection: close\r\ncontent-length: 0\r\n\r\n".to_vec());
-        assert_eq!(read_response(&mut reader).unwrap(), (200, false));
-        assert_eq!(read_response(&mut reader).unwrap(), (503, true));
-        assert!(read_response(&mut reader).is_err());
-    }
-}
-
 /// The Redis of `cargo xtask bench`'s fleet rows: started on a free port without persistence,
 /// killed when dropped.
 pub(crate) struct BenchRedis {
@@ -868,4 +841,31 @@ pub fn front(args: &[String]) -> Result<()> {
     fs::write(&path, config)?;
     let error = Command::new("haproxy").arg("-db").arg("-f").arg(&path).exec();
     bail!("exec haproxy: {error}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_parse() {
+        let text = "# pxname,svname,qcur,qmax,scur,smax,slim,stot,bin,bout,dreq,dresp,ereq,econ,eresp,wretr,wredis,status,\n\
+                    everything,FRONTEND,,,1,2,2000,10,0,0,0,0,0,,,,,OPEN,\n\
+                    everything,a,0,0,1,1,,4,0,0,,0,,0,0,0,0,UP,\n\
+                    everything,b,0,0,0,1,,3,0,0,,0,,0,0,0,0,DOWN,\n\
+                    everything,BACKEND,0,0,1,1,200,7,0,0,0,0,,0,0,0,0,UP,\n";
+        let stats = parse_stats(text).unwrap();
+        assert_eq!(stats.len(), 2);
+        assert_eq!((stats[0].server.as_str(), stats[0].current, stats[0].total), ("a", 1, 4));
+        assert_eq!(stats[1].status, "DOWN");
+        assert!(parse_stats("no header").is_err());
+    }
+
+    #[test]
+    fn responses_parse() {
+        let mut reader = std::io::Cursor::new(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 503 x\r\nConnection: close\r\ncontent-length: 0\r\n\r\n".to_vec());
+        assert_eq!(read_response(&mut reader).unwrap(), (200, false));
+        assert_eq!(read_response(&mut reader).unwrap(), (503, true));
+        assert!(read_response(&mut reader).is_err());
+    }
 }

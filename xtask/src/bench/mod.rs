@@ -186,16 +186,15 @@ fn targets(root: &Path, wanted: &dyn Fn(&str) -> bool, redis_url: Option<&str>) 
     Ok(targets)
 }
 
+/// Makes a target: its SDK, mode, wire, program and arguments.
+type MakeTarget<'a> = dyn Fn(&'static str, &'static str, Wire, &PathBuf, &[&str]) -> Target + 'a;
+
 /// The fleet rows (the echo server's state shared through a Redis the run starts): one
 /// instance on Redis (`fleet redis`: the cost of the shared session store and event store per
 /// call, against `ours sessions`), and one and three instances behind HAProxy round robin
 /// (`fleet haproxy-N`: the balancer's overhead on one machine, not scale; their CPU and
 /// memory columns are HAProxy's). The rows are started by `xtask fleet-front`.
-fn fleet_targets(
-    root: &Path,
-    url: &str,
-    t: &dyn Fn(&'static str, &'static str, Wire, &PathBuf, &[&str]) -> Target,
-) -> Result<Vec<Target>> {
+fn fleet_targets(root: &Path, url: &str, t: &MakeTarget<'_>) -> Result<Vec<Target>> {
     cargo(root, &["build", "--release", "--example", "echo"])?;
     let echo = root.join("target/release/examples/echo");
     let front = std::env::current_exe()?;
