@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
 use mcp_sdk::client::{Client, ClientBuilder};
-use mcp_sdk::transport::stdio::ChildCommand;
+use mcp_sdk::jsonrpc::PeerConfig;
+use mcp_sdk::transport::stdio::{ChildCommand, StderrMode};
 use mcp_types::ProtocolVersion;
 
 use crate::cli::Global;
@@ -109,12 +110,16 @@ pub fn protocol(global: &Global) -> Result<Option<ProtocolVersion>> {
         .transpose()
 }
 
-/// Connects `builder` (its handlers set by the caller) to `target`, pinned to `--protocol`.
+/// Connects `builder` (its handlers set by the caller) to `target`, pinned to `--protocol`,
+/// each request bounded by `--timeout`. A child server's stderr is forwarded with `-v`, else
+/// only its tail is kept (for the error if it dies).
 pub async fn connect(global: &Global, target: &Target, mut builder: ClientBuilder) -> Result<Client> {
     if let Some(version) = protocol(global)? {
         builder = builder.protocol_version(version);
     }
     let timeout = Duration::from_secs_f64(global.timeout.max(0.001));
+    let peer = PeerConfig { request_timeout: Some(timeout), ..PeerConfig::default() };
+    builder = builder.peer_config(peer);
     let connecting = async {
         match target {
             Target::Url { url, headers } => {
@@ -128,7 +133,10 @@ pub async fn connect(global: &Global, target: &Target, mut builder: ClientBuilde
                 Ok::<_, anyhow::Error>(builder.connect_http_with(config).await?)
             }
             Target::Command { program, args, env } => {
-                let mut command = ChildCommand::new(program).args(args);
+                // The server's stderr: shown with `-v`; otherwise kept, and its tail reported
+                // if the server dies.
+                let stderr = if global.verbose > 0 { StderrMode::Forward } else { StderrMode::Capture };
+                let mut command = ChildCommand::new(program).args(args).stderr(stderr).grace(Duration::from_secs(1));
                 for (key, value) in env {
                     command = command.env(key, value);
                 }
