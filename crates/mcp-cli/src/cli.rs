@@ -91,9 +91,9 @@ pub enum Command {
     Resources(ServerArgs),
     /// The server's resource templates.
     Templates(ServerArgs),
-    /// Calls a tool: `mcp call NAME key=value ... [SERVER]`.
+    /// Calls a tool: `mcp call NAME key=value... [URL | -- COMMAND...]`.
     Call(CallArgs),
-    /// Gets a prompt: `mcp prompt NAME key=value ... [SERVER]`.
+    /// Gets a prompt: `mcp prompt NAME key=value... [URL | -- COMMAND...]`.
     Prompt(CallArgs),
     /// Reads a resource.
     Read(ReadArgs),

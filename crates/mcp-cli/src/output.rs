@@ -11,6 +11,9 @@ use mcp_types::{
 };
 use serde_json::Value;
 
+/// The widest a column but the last may be on a terminal.
+const MAX_COLUMN: usize = 40;
+
 /// stdout: a terminal (colour, Unicode, its width) or not.
 #[derive(Debug, Clone, Copy)]
 pub struct Out {
@@ -35,10 +38,16 @@ impl Out {
 
     /// Prints a table: the header, then the rows, columns two spaces apart; the last column
     /// is cut to the terminal's width (never when piped).
+    ///
+    /// On a terminal, the other columns are at most [`MAX_COLUMN`] wide (cut with `…`).
     pub fn table(&self, header: &[&str], rows: &[Vec<String>]) {
         let columns = header.len();
+        let rows: Vec<Vec<String>> = match self.width {
+            Some(_) => rows.iter().map(|row| self.cut_row(row)).collect(),
+            None => rows.to_vec(),
+        };
         let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-        for row in rows {
+        for row in &rows {
             for (i, cell) in row.iter().enumerate().take(columns.saturating_sub(1)) {
                 widths[i] = widths[i].max(cell.chars().count());
             }
@@ -46,9 +55,19 @@ impl Out {
         let bold = self.style(Style::new().bold());
         let header: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
         println!("{}", bold.apply_to(self.line(&header, &widths)));
-        for row in rows {
+        for row in &rows {
             println!("{}", self.line(row, &widths));
         }
+    }
+
+    /// A row whose cells but the last are cut to [`MAX_COLUMN`].
+    fn cut_row(&self, row: &[String]) -> Vec<String> {
+        let last = row.len().saturating_sub(1);
+        let cut = |(i, cell): (usize, &String)| match cell.chars().count() {
+            n if i < last && n > MAX_COLUMN => format!("{}…", cell.chars().take(MAX_COLUMN - 1).collect::<String>()),
+            _ => cell.clone(),
+        };
+        row.iter().enumerate().map(cut).collect()
     }
 
     /// One row, padded, its last cell cut to the width.
@@ -266,5 +285,7 @@ mod tests {
         assert_eq!(out.line(&["a".into(), "b".repeat(300)], &[3, 0]), format!("a    {}", "b".repeat(300)));
         let narrow = Out { fancy: true, width: Some(10) };
         assert_eq!(narrow.line(&["name".into(), "a long description".into()], &[4, 0]), "name  a l…");
+        let cut = narrow.cut_row(&["x".repeat(50), "y".repeat(50)]);
+        assert_eq!((cut[0].chars().count(), cut[1].len()), (MAX_COLUMN, 50));
     }
 }

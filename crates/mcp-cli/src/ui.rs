@@ -87,11 +87,8 @@ impl Ui {
             return;
         }
         let mut bar = self.bar.lock().unwrap_or_else(|e| e.into_inner());
-        let bar = bar.get_or_insert_with(|| {
-            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-            bar.enable_steady_tick(Duration::from_millis(120));
-            bar
-        });
+        let new = bar.is_none();
+        let bar = bar.get_or_insert_with(|| ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()));
         let chars = if self.fancy { "█▉▊▋▌▍▎▏ " } else { "#>-" };
         let ticks = if self.fancy { "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏ " } else { "-\\|/ " };
         let template = if params.total.is_some() { "{spinner} [{bar:30}] {msg}" } else { "{spinner} {msg}" };
@@ -103,6 +100,10 @@ impl Ui {
         }
         bar.set_position((params.progress.max(0.0) * SCALE) as u64);
         bar.set_message(text);
+        if new {
+            // The spinner turns while the server works between two notifications.
+            bar.enable_steady_tick(Duration::from_millis(120));
+        }
     }
 
     /// Removes the progress bar (the request is over).

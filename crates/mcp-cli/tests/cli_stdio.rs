@@ -93,6 +93,9 @@ fn arguments_that_do_not_fit_the_schema_are_refused_before_sending() {
         assert!(run.stderr.contains(message), "{args:?}: {}", run.stderr);
         assert!(run.stdout.is_empty());
     }
+    // Beyond the keys and types: the whole schema (here `minimum: 0`).
+    let below = mcp(&["call", "count_down", "from=-1", "--", &server]).expect(2);
+    assert!(below.stderr.contains("less than the minimum of 0"), "{}", below.stderr);
     let unknown = mcp(&["call", "nope", "--", &server]).expect(2);
     assert!(unknown.stderr.contains("no tool named `nope` (the server has: add, weather"), "{}", unknown.stderr);
     let prompt = mcp(&["prompt", "review", "language=rust", "--", &server]).expect(2);
