@@ -104,6 +104,7 @@ pub async fn interruptible<T>(
 pub async fn open(global: &Global, server: &[String], ui: Arc<Ui>) -> Result<Client, Failure> {
     let target = target::resolve(global, server).map_err(|e| Failure::usage(format!("{e:#}")))?;
     target::protocol(global).map_err(|e| Failure::usage(format!("{e:#}")))?;
+    target::timeout(global).map_err(|e| Failure::usage(format!("{e:#}")))?;
     let builder = ClientBuilder::new("mcp", env!("CARGO_PKG_VERSION"))
         .title("mcp (command line)")
         .validate_arguments()

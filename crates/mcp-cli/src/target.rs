@@ -110,6 +110,15 @@ pub fn protocol(global: &Global) -> Result<Option<ProtocolVersion>> {
         .transpose()
 }
 
+/// The bound of each request (`--timeout`): at least a millisecond, at most a day.
+pub fn timeout(global: &Global) -> Result<Duration> {
+    let seconds = global.timeout;
+    if !seconds.is_finite() || seconds <= 0.0 || seconds > 86_400.0 {
+        bail!("--timeout {seconds}: a number of seconds, above 0 and at most 86400");
+    }
+    Ok(Duration::from_secs_f64(seconds.max(0.001)))
+}
+
 /// Connects `builder` (its handlers set by the caller) to `target`, pinned to `--protocol`,
 /// each request bounded by `--timeout`. A child server's stderr is forwarded with `-v`, else
 /// only its tail is kept (for the error if it dies).
@@ -117,7 +126,7 @@ pub async fn connect(global: &Global, target: &Target, mut builder: ClientBuilde
     if let Some(version) = protocol(global)? {
         builder = builder.protocol_version(version);
     }
-    let timeout = Duration::from_secs_f64(global.timeout.max(0.001));
+    let timeout = timeout(global)?;
     let peer = PeerConfig { request_timeout: Some(timeout), ..PeerConfig::default() };
     builder = builder.peer_config(peer);
     let connecting = async {
@@ -180,5 +189,8 @@ mod tests {
         assert!(matches!(resolve(&g, &[]).unwrap(), Target::Url { .. }));
         assert!(resolve(&global(&[]), &[]).is_err(), "no server at all");
         assert!(protocol(&global(&["--protocol", "1999-01-01"])).is_err());
+        assert!(timeout(&global(&["--timeout", "inf"])).is_err());
+        assert!(timeout(&global(&["--timeout", "0"])).is_err());
+        assert_eq!(timeout(&global(&["--timeout", "1.5"])).unwrap(), Duration::from_millis(1500));
     }
 }
