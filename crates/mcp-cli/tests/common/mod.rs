@@ -177,6 +177,8 @@ pub fn wait(child: &mut Child, limit: Duration) -> ExitStatus {
 pub struct Everything {
     child: Child,
     pub url: String,
+    /// Its stderr (logs at debug level).
+    log: PathBuf,
 }
 
 impl Everything {
@@ -184,13 +186,16 @@ impl Everything {
     pub fn start() -> Everything {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let addr = format!("127.0.0.1:{port}");
+        let log = std::env::temp_dir().join(format!("mcp-cli-everything-{port}.log"));
         let child = Command::new(example("everything"))
             .args(["--http", &addr])
+            .env("RUST_LOG", "debug")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .unwrap();
-        let server = Everything { child, url: format!("http://{addr}/mcp") };
+        let server = Everything { child, url: format!("http://{addr}/mcp"), log };
         let deadline = Instant::now() + Duration::from_secs(30);
         while TcpStream::connect(&addr).is_err() {
             assert!(Instant::now() < deadline, "everything did not listen on {addr}");
@@ -200,10 +205,27 @@ impl Everything {
     }
 }
 
+impl Everything {
+    /// Waits (at most 10 s, polling its log) until `times` lines of the server's log hold
+    /// each of `fragments`.
+    pub fn wait_for_log(&self, fragments: &[&str], times: usize) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            if log.lines().filter(|l| fragments.iter().all(|f| l.contains(f))).count() >= times {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the server did not log {fragments:?} {times} times:\n{log}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 impl Drop for Everything {
     fn drop(&mut self) {
         self.child.kill().ok();
         self.child.wait().ok();
+        std::fs::remove_file(&self.log).ok();
     }
 }
 
