@@ -124,6 +124,10 @@ pub struct CallArgs {
     /// The arguments as JSON, or `@FILE` to read them from a file (instead of `key=value`).
     #[arg(long, value_name = "JSON|@FILE")]
     pub args: Option<String>,
+    /// `call`: run the tool as a task, polled until it is over (done anyway for a tool whose
+    /// `taskSupport` is `required`).
+    #[arg(long)]
+    pub task: bool,
     /// `key=value` arguments (typed by the tool's input schema; `key:=JSON` for raw JSON),
     /// then the server's URL if it is at one.
     #[arg(value_name = "KEY=VALUE... [URL]", num_args = 0..)]

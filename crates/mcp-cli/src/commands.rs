@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use mcp_sdk::client::{CallOptions, Client};
+use mcp_sdk::client::{CallOptions, Client, ClientError};
+use mcp_sdk::jsonrpc::CancellationToken;
 use mcp_types::{
     CallToolRequestParams, CompleteRequestParamsArgument, CompletionReference, PromptReference,
     ResourceTemplateReference,
@@ -16,6 +17,7 @@ use crate::args::{self, Pair};
 use crate::cli::{CallArgs, Cli, Command, CompleteArgs, Global, exit};
 use crate::output::{self, Out};
 use crate::session::{self, Failure};
+use crate::task;
 use crate::ui::Ui;
 
 /// Runs the command; its exit code.
@@ -43,7 +45,7 @@ enum Request {
     Resources,
     Templates,
     Ping,
-    Call { name: String, base: Map<String, Value>, pairs: Vec<Pair> },
+    Call { name: String, base: Map<String, Value>, pairs: Vec<Pair>, task: bool },
     Prompt { name: String, base: Map<String, Value>, pairs: Vec<Pair> },
     Read { uri: String },
     Complete { reference: CompletionReference, argument: CompleteRequestParamsArgument },
@@ -54,6 +56,8 @@ struct Ctx<'a> {
     global: &'a Global,
     ui: Arc<Ui>,
     out: Out,
+    /// Fired by Ctrl-C.
+    interrupt: CancellationToken,
 }
 
 /// A command that talks to a server as a client: reads the command line, connects, performs
@@ -71,8 +75,12 @@ async fn client_command(command: Command, global: &Global) -> ExitCode {
         Ok(connected) => connected,
         Err(failure) => return ExitCode::from(report(&ui, &failure)),
     };
-    let ctx = Ctx { global, ui: ui.clone(), out: Out::stdout() };
-    let result = session::interruptible(&interrupt, perform(&client, request, &ctx)).await;
+    let ctx = Ctx { global, ui: ui.clone(), out: Out::stdout(), interrupt: interrupt.clone() };
+    let result = match request {
+        // A call cancels itself (its request, or its task) on Ctrl-C.
+        Request::Call { .. } => perform(&client, request, &ctx).await,
+        _ => session::interruptible(&interrupt, perform(&client, request, &ctx)).await,
+    };
     let code = match &result {
         Ok(code) => *code,
         Err(failure) => report(&ui, failure),
@@ -103,8 +111,9 @@ fn parse(command: Command) -> Result<(Request, Vec<String>), Failure> {
         Command::Ping(s) => (Request::Ping, s.server),
         Command::Read(r) => (Request::Read { uri: r.uri }, r.server.server),
         Command::Call(c) => {
+            let task = c.task;
             let (name, base, pairs, server) = call_words(c)?;
-            (Request::Call { name, base, pairs }, server)
+            (Request::Call { name, base, pairs, task }, server)
         }
         Command::Prompt(c) => {
             let (name, base, pairs, server) = call_words(c)?;
@@ -159,7 +168,7 @@ async fn perform(client: &Client, request: Request, ctx: &Ctx<'_>) -> Result<u8,
             }
             Ok(exit::OK)
         }
-        Request::Call { name, base, pairs } => call(client, &name, base, &pairs, ctx).await,
+        Request::Call { name, base, pairs, task } => call(client, &name, (base, &pairs, task), ctx).await,
         Request::Prompt { name, base, pairs } => prompt(client, &name, base, &pairs, ctx).await,
         Request::Read { uri } => {
             session::set_log_level(client, ctx.global).await?;
@@ -283,27 +292,41 @@ fn to_json(value: &impl serde::Serialize) -> Value {
 }
 
 /// `mcp call`: the arguments typed and checked by the tool's input schema, then the call with
-/// a progress bar; exit 1 when the result is an error.
+/// a progress bar (as a task with `--task`, or when the tool requires it); exit 1 when the
+/// result is an error. Ctrl-C cancels the call (or the task).
 async fn call(
     client: &Client,
     name: &str,
-    base: Map<String, Value>,
-    pairs: &[Pair],
+    (base, pairs, as_task): (Map<String, Value>, &[Pair], bool),
     ctx: &Ctx<'_>,
 ) -> Result<u8, Failure> {
-    let tools = client.list_all_tools().await?;
-    let Some(tool) = tools.iter().find(|t| t.name == name) else {
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        return Err(Failure::usage(format!("no tool named `{name}` (the server has: {})", names.join(", "))));
+    let prepared = async {
+        let tools = client.list_all_tools().await?;
+        let Some(tool) = tools.iter().find(|t| t.name == name) else {
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+            return Err(Failure::usage(format!("no tool named `{name}` (the server has: {})", names.join(", "))));
+        };
+        let arguments = args::tool_arguments(&tool.input_schema, base, pairs)
+            .map_err(|e| Failure::usage(format!("{name}: {e}")))?;
+        session::set_log_level(client, ctx.global).await?;
+        Ok((arguments, as_task || task::required(tool)))
     };
-    let arguments =
-        args::tool_arguments(&tool.input_schema, base, pairs).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
-    session::set_log_level(client, ctx.global).await?;
+    let (arguments, as_task) = session::interruptible(&ctx.interrupt, prepared).await?;
     let mut params = CallToolRequestParams::new(name);
     params.arguments = arguments.as_object().cloned();
     let ui = ctx.ui.clone();
     let options = CallOptions::default().on_progress(move |progress| ui.progress(&progress));
-    let result = client.call_tool_with(params, options).await;
+    let result = if as_task {
+        task::call(client, params, options, &ctx.ui, &ctx.interrupt).await
+    } else {
+        match client.call_tool_with(params.clone(), options.clone().cancel_on(ctx.interrupt.clone())).await {
+            // A 2026-07-28 tool that needs the tasks extension (its listing does not say so).
+            Err(ClientError::Remote(e)) if task::needed(&e) && client.supports_tool_tasks() => {
+                task::call(client, params, options, &ctx.ui, &ctx.interrupt).await
+            }
+            other => other.map_err(Failure::from),
+        }
+    };
     ctx.ui.finish();
     let result = result?;
     print(ctx, &result, || output::call_result(&result));

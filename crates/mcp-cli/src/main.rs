@@ -24,6 +24,7 @@ mod output;
 mod proxy;
 mod session;
 mod target;
+mod task;
 mod ui;
 
 use std::process::ExitCode;

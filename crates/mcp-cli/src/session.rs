@@ -58,6 +58,9 @@ impl From<ClientError> for Failure {
             | ClientError::UnsupportedVersion(_) => exit::CONNECTION,
             _ => exit::SERVER_ERROR,
         };
+        if code == exit::INTERRUPTED {
+            return Failure::interrupted();
+        }
         Failure { code, message: chain(&error) }
     }
 }

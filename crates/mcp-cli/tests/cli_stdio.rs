@@ -200,3 +200,26 @@ fn naming_no_server_or_a_missing_one_is_told_apart() {
     let revision = mcp(&["--protocol", "1999-01-01", "tools", "--", "/nonexistent/mcp-server"]).expect(2);
     assert!(revision.stderr.contains("--protocol 1999-01-01"), "{}", revision.stderr);
 }
+
+#[test]
+fn tasks_are_polled_to_their_end_and_cancelled_by_ctrl_c() {
+    let everything = example("everything").display().to_string();
+    for revision in ["2025-11-25", "2026-07-28"] {
+        // `failing_job` must run as a task (said by its listing in 2025-11-25, by the server's
+        // -32021 in 2026-07-28): its result is an error.
+        let failed = mcp(&["--protocol", revision, "call", "failing_job", "--", &everything, "--stdio"]).expect(1);
+        assert_eq!(failed.stdout, "the job failed\n", "{revision}: {}", failed.stderr);
+        let args = ["--protocol", revision, "call", "--task", "slow_compute", "seconds=0.05", "label=x"];
+        let done = mcp(&[&args[..], &["--", &everything, "--stdio"]].concat()).expect(0);
+        assert_eq!(done.stdout, "computed `x` in 0.05 s\n");
+    }
+    // Ctrl-C while the task runs: `tasks/cancel`, then exit 130 at once.
+    let args = ["--protocol", "2025-11-25", "call", "--task", "slow_compute", "seconds=60", "label=y"];
+    let mut live = Live::start(&[&args[..], &["--", &everything, "--stdio"]].concat());
+    live.wait_for("task ");
+    let sent = Instant::now();
+    live.interrupt();
+    let run = live.finish_within(Duration::from_secs(10)).expect(130);
+    assert!(sent.elapsed() < Duration::from_secs(5), "ended {:?} after Ctrl-C", sent.elapsed());
+    assert!(run.stderr.lines().any(|l| l == "cancelled"), "{}", run.stderr);
+}
