@@ -141,14 +141,18 @@ pub async fn close(client: Client, interrupted: bool) {
     }
 }
 
-/// Tells the server which log messages to send (`--log-level`), if it offers logging.
+/// Tells the server which log messages to send (`--log-level`), if it offers logging. A
+/// server that refuses is told of on stderr; the command goes on without its logs.
 pub async fn set_log_level(client: &Client, global: &Global) -> Result<(), Failure> {
     if global.log_level == "off" || client.server_capabilities().logging.is_none() {
         return Ok(());
     }
     let level = serde_json::from_value(serde_json::Value::String(global.log_level.clone()))
         .map_err(|e| Failure::usage(format!("--log-level {}: {e}", global.log_level)))?;
-    client.set_logging_level(level).await?;
+    match client.set_logging_level(level).await {
+        Err(ClientError::Remote(e)) => eprintln!("mcp: the server refused logging/setLevel: {e}"),
+        other => other?,
+    }
     Ok(())
 }
 
