@@ -55,9 +55,15 @@ pub struct Global {
     /// the terminal.
     #[arg(long, global = true)]
     pub no_input: bool,
-    /// How long a request may take, in seconds.
+    /// How long a request may take, in seconds (each progress notification restarts the
+    /// clock of a call).
     #[arg(long, global = true, default_value_t = 60.0, value_name = "SECONDS")]
     pub timeout: f64,
+    /// The server's log messages to show (on stderr) during `call`, `prompt` and `read`:
+    /// debug, info, notice, warning, error, critical, alert, emergency; `off` asks for none.
+    /// Sent with `logging/setLevel` when the server offers logging.
+    #[arg(long, global = true, default_value = "info", value_name = "LEVEL")]
+    pub log_level: String,
     /// Log what happens (to stderr): `-v` info, `-vv` debug, `-vvv` trace.
     #[arg(long, short, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -85,9 +91,9 @@ pub enum Command {
     Resources(ServerArgs),
     /// The server's resource templates.
     Templates(ServerArgs),
-    /// Calls a tool: `mcp call NAME key=value ... [SERVER]`.
+    /// Calls a tool: `mcp call NAME key=value... [URL | -- COMMAND...]`.
     Call(CallArgs),
-    /// Gets a prompt: `mcp prompt NAME key=value ... [SERVER]`.
+    /// Gets a prompt: `mcp prompt NAME key=value... [URL | -- COMMAND...]`.
     Prompt(CallArgs),
     /// Reads a resource.
     Read(ReadArgs),
@@ -110,7 +116,7 @@ pub enum Command {
     },
 }
 
-/// `call` and `prompt`.
+/// `call` and `prompt`: `NAME [KEY=VALUE...] [URL] [-- COMMAND...]`.
 #[derive(Debug, Args)]
 pub struct CallArgs {
     /// The tool's (or prompt's) name.
@@ -118,9 +124,17 @@ pub struct CallArgs {
     /// The arguments as JSON, or `@FILE` to read them from a file (instead of `key=value`).
     #[arg(long, value_name = "JSON|@FILE")]
     pub args: Option<String>,
-    /// `key=value` arguments (typed by the tool's input schema), then the server.
-    #[arg(value_name = "KEY=VALUE... [SERVER]", trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
-    pub rest: Vec<String>,
+    /// `call`: run the tool as a task, polled until it is over (done anyway for a tool whose
+    /// `taskSupport` is `required`).
+    #[arg(long)]
+    pub task: bool,
+    /// `key=value` arguments (typed by the tool's input schema; `key:=JSON` for raw JSON),
+    /// then the server's URL if it is at one.
+    #[arg(value_name = "KEY=VALUE... [URL]", num_args = 0..)]
+    pub words: Vec<String>,
+    /// The server's command line, after `--`.
+    #[arg(value_name = "COMMAND", last = true, num_args = 0..)]
+    pub command: Vec<String>,
 }
 
 /// `read`.

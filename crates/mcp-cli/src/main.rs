@@ -14,13 +14,18 @@
 // The skeleton of issue 21: the modules fill in.
 #![allow(dead_code)]
 
+mod args;
 mod auth;
 mod check;
 mod cli;
 mod commands;
 mod interact;
+mod output;
 mod proxy;
+mod session;
 mod target;
+mod task;
+mod ui;
 
 use std::process::ExitCode;
 

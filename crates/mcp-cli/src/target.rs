@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
 use mcp_sdk::client::{Client, ClientBuilder};
-use mcp_sdk::transport::stdio::ChildCommand;
+use mcp_sdk::jsonrpc::PeerConfig;
+use mcp_sdk::transport::stdio::{ChildCommand, StderrMode};
 use mcp_types::ProtocolVersion;
 
 use crate::cli::Global;
@@ -109,12 +110,25 @@ pub fn protocol(global: &Global) -> Result<Option<ProtocolVersion>> {
         .transpose()
 }
 
-/// Connects `builder` (its handlers set by the caller) to `target`, pinned to `--protocol`.
+/// The bound of each request (`--timeout`): at least a millisecond, at most a day.
+pub fn timeout(global: &Global) -> Result<Duration> {
+    let seconds = global.timeout;
+    if !seconds.is_finite() || seconds <= 0.0 || seconds > 86_400.0 {
+        bail!("--timeout {seconds}: a number of seconds, above 0 and at most 86400");
+    }
+    Ok(Duration::from_secs_f64(seconds.max(0.001)))
+}
+
+/// Connects `builder` (its handlers set by the caller) to `target`, pinned to `--protocol`,
+/// each request bounded by `--timeout`. A child server's stderr is forwarded with `-v`, else
+/// only its tail is kept (for the error if it dies).
 pub async fn connect(global: &Global, target: &Target, mut builder: ClientBuilder) -> Result<Client> {
     if let Some(version) = protocol(global)? {
         builder = builder.protocol_version(version);
     }
-    let timeout = Duration::from_secs_f64(global.timeout.max(0.001));
+    let timeout = timeout(global)?;
+    let peer = PeerConfig { request_timeout: Some(timeout), ..PeerConfig::default() };
+    builder = builder.peer_config(peer);
     let connecting = async {
         match target {
             Target::Url { url, headers } => {
@@ -128,7 +142,10 @@ pub async fn connect(global: &Global, target: &Target, mut builder: ClientBuilde
                 Ok::<_, anyhow::Error>(builder.connect_http_with(config).await?)
             }
             Target::Command { program, args, env } => {
-                let mut command = ChildCommand::new(program).args(args);
+                // The server's stderr: shown with `-v`; otherwise kept, and its tail reported
+                // if the server dies.
+                let stderr = if global.verbose > 0 { StderrMode::Forward } else { StderrMode::Capture };
+                let mut command = ChildCommand::new(program).args(args).stderr(stderr).grace(Duration::from_secs(1));
                 for (key, value) in env {
                     command = command.env(key, value);
                 }
@@ -172,5 +189,8 @@ mod tests {
         assert!(matches!(resolve(&g, &[]).unwrap(), Target::Url { .. }));
         assert!(resolve(&global(&[]), &[]).is_err(), "no server at all");
         assert!(protocol(&global(&["--protocol", "1999-01-01"])).is_err());
+        assert!(timeout(&global(&["--timeout", "inf"])).is_err());
+        assert!(timeout(&global(&["--timeout", "0"])).is_err());
+        assert_eq!(timeout(&global(&["--timeout", "1.5"])).unwrap(), Duration::from_millis(1500));
     }
 }
