@@ -220,16 +220,7 @@ fn request_timeout(global: &Global) -> Duration {
 
 /// `global` without `--protocol` (the handshakes choose their own revision).
 fn unpinned(global: &Global) -> Global {
-    Global {
-        config: global.config.clone(),
-        server: global.server.clone(),
-        protocol: None,
-        headers: global.headers.clone(),
-        json: global.json,
-        no_input: global.no_input,
-        timeout: global.timeout,
-        verbose: global.verbose,
-    }
+    Global { protocol: None, ..global.clone() }
 }
 
 /// The handshake at each revision: what the server negotiates when asked for it.
