@@ -1,25 +1,29 @@
 //! The server's questions answered as a person answers them: `mcp call order item=book` against
 //! our `stdio_server` example (its `order` tool asks for a quantity and a gift wrap by
 //! elicitation) runs inside `tmux`, a real pseudo-terminal; keys are sent, and the captured
-//! screen shows the form, a wrong answer asked again, and the tool's final result. Without a
-//! terminal (or with `--no-input`) the form is declined, with a note on stderr.
+//! screen shows the form, a wrong answer asked again, and the tool's final result; `ask_model`
+//! (sampling) shows the question and sends the reply typed. Without a terminal (or with
+//! `--no-input`) the form is declined and sampling refused, with a note on stderr.
 
 mod common;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{example, mcp};
 
-/// A tmux server of our own (its own socket), killed on drop.
+/// A tmux server of our own (a socket for each test), killed on drop.
 struct Tmux {
     socket: String,
 }
 
 impl Tmux {
     fn new() -> Tmux {
-        Tmux { socket: format!("mcp-cli-test-{}", std::process::id()) }
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        Tmux { socket: format!("mcp-cli-test-{}-{n}", std::process::id()) }
     }
 
     fn run(&self, args: &[&str]) -> Output {
@@ -98,6 +102,33 @@ fn an_elicitation_form_is_filled_in_at_a_terminal() {
     let screen = tmux.wait_for("mcp-exit=");
     assert!(screen.contains("ordered book: {\"gift\":true,\"quantity\":3}"), "{screen}");
     assert!(screen.contains("mcp-exit=0"), "{screen}");
+}
+
+#[test]
+fn a_sampling_request_is_answered_by_the_user_at_a_terminal() {
+    let tmux = Tmux::new();
+    let command = format!(
+        "{} call ask_model 'question=What is 2+2?' -- {}; echo mcp-exit=$?; sleep 600",
+        env!("CARGO_BIN_EXE_mcp"),
+        stdio_server().display()
+    );
+    tmux.run(&["new-session", "-d", "-s", "s", "-x", "200", "-y", "60", &command]);
+    let screen = tmux.wait_for("Your reply (one line; empty to decline):");
+    assert!(screen.contains("The server asks for a completion (sampling): at most 200 tokens"), "{screen}");
+    assert!(screen.contains("  user: What is 2+2?"), "{screen}");
+    tmux.answer("4");
+    let screen = tmux.wait_for("mcp-exit=");
+    assert!(screen.contains("human (mcp) says: 4") && screen.contains("mcp-exit=0"), "{screen}");
+}
+
+#[test]
+fn without_a_terminal_sampling_is_refused() {
+    let server = stdio_server();
+    let run = mcp(&["--no-input", "call", "ask_model", "question=hi", "--", server.to_str().unwrap()]);
+    // The tool fails with the refusal (a tool error: exit 1).
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(format!("{}{}", run.stdout, run.stderr).contains("refused: no input"), "{run:?}");
+    assert!(run.stderr.contains("the server asked for a completion (sampling): refused (no input)"), "{run:?}");
 }
 
 #[test]
