@@ -29,8 +29,18 @@ const MAX_LINE: usize = 64 * 1024;
 /// rejects sampling uses -1).
 const REFUSED: i64 = -1;
 
+/// Runs a prompt (given as `&mut dyn FnMut()`) with the rest of the terminal out of its way:
+/// a progress bar hidden while the user answers (indicatif's `ProgressBar::suspend`).
+pub type Around = Arc<dyn Fn(&mut dyn FnMut()) + Send + Sync>;
+
 /// `builder` with the handlers that answer the server's sampling and elicitation requests.
 pub fn install(builder: ClientBuilder, global: &Global) -> ClientBuilder {
+    install_with(builder, global, None)
+}
+
+/// [`install`], with each prompt run through `around` (which hides a progress bar that would
+/// otherwise draw over the questions).
+pub fn install_with(builder: ClientBuilder, global: &Global, around: Option<Around>) -> ClientBuilder {
     if global.no_input || !std::io::stdin().is_terminal() {
         return builder
             .on_elicitation(|params: ElicitRequestParams| async move {
@@ -43,12 +53,32 @@ pub fn install(builder: ClientBuilder, global: &Global) -> ClientBuilder {
             });
     }
     // One question at a time, whatever the server asks at once.
-    let turn = Arc::new(Mutex::new(()));
-    let sampling_turn = turn.clone();
+    let turn = Terminal { turn: Arc::new(Mutex::new(())), around };
+    let sampling = turn.clone();
     builder
         .elicitation_url_mode()
-        .on_elicitation(move |params| at_terminal(turn.clone(), move |io| io.elicit(&params)))
-        .on_sampling(move |params| at_terminal(sampling_turn.clone(), move |io| io.sample(&params)))
+        .on_elicitation(move |params: ElicitRequestParams| turn.clone().ask(move |io| io.elicit(&params)))
+        .on_sampling(move |params: CreateMessageRequestParams| sampling.clone().ask(move |io| io.sample(&params)))
+}
+
+/// The terminal, shared by the handlers: one question at a time, each run through `around`.
+#[derive(Clone)]
+struct Terminal {
+    turn: Arc<Mutex<()>>,
+    around: Option<Around>,
+}
+
+/// Runs `f` through `around` (or as it is); `None` if `around` did not run it.
+fn run_around<T>(around: Option<&Around>, f: impl FnOnce() -> T) -> Option<T> {
+    let Some(around) = around else { return Some(f()) };
+    let mut f = Some(f);
+    let mut out = None;
+    around(&mut || {
+        if let Some(f) = f.take() {
+            out = Some(f());
+        }
+    });
+    out
 }
 
 /// The message of an elicitation request.
@@ -59,25 +89,29 @@ fn elicit_message(params: &ElicitRequestParams) -> &str {
     }
 }
 
-/// Runs `ask` on a blocking thread with the terminal (stdin, stderr), one at a time.
-async fn at_terminal<T, F>(turn: Arc<Mutex<()>>, ask: F) -> Result<T, ErrorObject>
-where
-    T: Send + 'static,
-    F: FnOnce(&mut Prompter<std::io::StdinLock<'static>, std::io::Stderr>) -> std::io::Result<Result<T, ErrorObject>>
-        + Send
-        + 'static,
-{
-    let asked = tokio::task::spawn_blocking(move || {
-        let _turn = turn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let colour = console::colors_enabled_stderr();
-        let mut io = Prompter::new(std::io::stdin().lock(), std::io::stderr(), colour);
-        ask(&mut io)
-    })
-    .await;
-    match asked {
-        Ok(Ok(answer)) => answer,
-        Ok(Err(e)) => Err(ErrorObject::new(-32603, format!("cannot read the answer: {e}"))),
-        Err(e) => Err(ErrorObject::new(-32603, format!("the prompt failed: {e}"))),
+/// The prompter of this process's terminal: answers from stdin, questions on stderr.
+type TerminalPrompter = Prompter<std::io::StdinLock<'static>, std::io::Stderr>;
+
+impl Terminal {
+    /// Runs `ask` on a blocking thread with the terminal (stdin, stderr), one at a time.
+    async fn ask<T, F>(self, ask: F) -> Result<T, ErrorObject>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut TerminalPrompter) -> std::io::Result<Result<T, ErrorObject>> + Send + 'static,
+    {
+        let asked = tokio::task::spawn_blocking(move || {
+            let _turn = self.turn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let colour = console::colors_enabled_stderr();
+            let mut io = Prompter::new(std::io::stdin().lock(), std::io::stderr(), colour);
+            run_around(self.around.as_ref(), || ask(&mut io))
+        })
+        .await;
+        match asked {
+            Ok(Some(Ok(answer))) => answer,
+            Ok(Some(Err(e))) => Err(ErrorObject::new(-32603, format!("cannot read the answer: {e}"))),
+            Ok(None) => Err(ErrorObject::new(-32603, "the prompt did not run")),
+            Err(e) => Err(ErrorObject::new(-32603, format!("the prompt failed: {e}"))),
+        }
     }
 }
 
@@ -634,6 +668,25 @@ mod tests {
         assert!(date.parse("2026-11-25").is_ok() && date.parse("2026-13-01").is_err());
         let multi = Field::new("m", &json!({"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 1}), true);
         assert!(multi.parse("1,2").is_err());
+    }
+
+    #[test]
+    fn a_prompt_runs_inside_around_once() {
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let seen = calls.clone();
+        let around: Around = Arc::new(move |f| {
+            seen.lock().unwrap().push("hide");
+            f();
+            f();
+            seen.lock().unwrap().push("show");
+        });
+        let inner = calls.clone();
+        let out = run_around(Some(&around), || inner.lock().unwrap().push("ask"));
+        assert_eq!(out, Some(()));
+        assert_eq!(*calls.lock().unwrap(), ["hide", "ask", "show"]);
+        assert_eq!(run_around(None, || 7), Some(7));
+        let lazy: Around = Arc::new(|_| {});
+        assert_eq!(run_around(Some(&lazy), || 7), None);
     }
 
     #[test]
