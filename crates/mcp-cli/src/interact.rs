@@ -55,8 +55,11 @@ pub fn install_with(builder: ClientBuilder, global: &Global, around: Option<Arou
     // One question at a time, whatever the server asks at once.
     let turn = Terminal { turn: Arc::new(Mutex::new(())), around };
     let sampling = turn.clone();
+    // `sampling_tools`: the server may offer tools to the model (shown; the user answers in
+    // text, which a model may always do).
     builder
         .elicitation_url_mode()
+        .sampling_tools()
         .on_elicitation(move |params: ElicitRequestParams| turn.clone().ask(move |io| io.elicit(&params)))
         .on_sampling(move |params: CreateMessageRequestParams| sampling.clone().ask(move |io| io.sample(&params)))
 }
