@@ -1,5 +1,5 @@
 //! System packages the checks need (Redis for the tests of `mcp-redis`, HAProxy for the
-//! fleet), installed from Debian's repositories when their command is missing, the way the
+//! fleet, tmux for the terminal sessions of `mcp-cli`'s tests), installed from Debian's repositories when their command is missing, the way the
 //! interop step installs Node and the SDKs.
 
 use std::process::Command;
@@ -7,7 +7,7 @@ use std::process::Command;
 use anyhow::{Result, bail};
 
 /// The packages, each with the command that tells it is installed.
-pub const PACKAGES: &[(&str, &str)] = &[("redis-server", "redis-server"), ("haproxy", "haproxy")];
+pub const PACKAGES: &[(&str, &str)] = &[("redis-server", "redis-server"), ("haproxy", "haproxy"), ("tmux", "tmux")];
 
 /// Whether `command` is on `PATH`.
 fn installed(command: &str) -> bool {

@@ -33,7 +33,7 @@ pub struct Cli {
 }
 
 /// Options every command takes.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Clone)]
 pub struct Global {
     /// A host configuration file with an `mcpServers` map (Claude Desktop's format).
     #[arg(long, global = true, env = "MCP_CONFIG", value_name = "FILE")]
