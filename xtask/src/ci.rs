@@ -31,6 +31,8 @@ const STEPS: &[Step] = &[
         },
     },
     Step { name: "features", action: Action::Xtask { command: "features", run: features } },
+    // The official SDKs and servers (npm, PyPI) that the tests of mcp-cli run against too.
+    Step { name: "peers", action: Action::Xtask { command: "interop (install only)", run: peers } },
     Step { name: "tests", action: Action::Cargo { args: &["test", "--workspace", "--all-features"], env: &[] } },
     Step {
         name: "docs",
@@ -167,6 +169,11 @@ fn compiled(root: &Path, features: &str, names: &[&str]) -> Result<Vec<String>> 
 /// Installs the system packages the checks need (see `packages`).
 fn packages(_root: &Path) -> Result<()> {
     crate::packages::ensure()
+}
+
+/// Installs the interop step's peers (see `interop::install`).
+fn peers(root: &Path) -> Result<()> {
+    crate::interop::install(root).map(drop)
 }
 
 /// `cargo xtask fleet` with every scenario.

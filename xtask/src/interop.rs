@@ -55,14 +55,8 @@ pub(crate) struct Client {
 
 /// Installs what is missing, builds the servers, runs every client against them.
 pub fn run(root: &Path) -> Result<()> {
-    let work = root.join("target/interop");
     let started = Instant::now();
-    let node = install_node(root, &work)?;
-    let ts = install_npm_project(root, &work, "ts")?;
-    copy_scripts(&root.join("interop/ts"), &ts)?;
-    let ts2 = install_npm_project(root, &work, "ts2")?;
-    copy_scripts(&root.join("interop/ts2"), &ts2)?;
-    let python = install_python(root, &work)?;
+    let Peers { node, ts, ts2, python } = install(root)?;
     println!("==> clients ready ({:.1} s)", started.elapsed().as_secs_f64());
 
     let [stdio_server, http_server, interop_client, interop_client_stateless, interop_sampling_tools] = build_examples(
@@ -373,6 +367,32 @@ pub(crate) fn build_examples<const N: usize>(root: &Path, names: [&str; N]) -> R
             .with_context(|| format!("cargo reported no executable for the `{name}` example"))?;
     }
     Ok(paths)
+}
+
+/// The official peers under `target/interop`, installed.
+pub(crate) struct Peers {
+    /// Node 22.
+    pub(crate) node: PathBuf,
+    /// The TypeScript SDK 1.x and server-everything, with our scripts.
+    pub(crate) ts: PathBuf,
+    /// The TypeScript SDK 2.x, with our scripts.
+    pub(crate) ts2: PathBuf,
+    /// The Python SDK's virtual environment's interpreter.
+    pub(crate) python: PathBuf,
+}
+
+/// Installs (or finds installed) Node 22, the TypeScript SDKs, server-everything and the
+/// Python SDK under `target/interop`: the interop step's peers, which the tests of `mcp-cli`
+/// use too (`cargo xtask ci` installs them before the tests).
+pub(crate) fn install(root: &Path) -> Result<Peers> {
+    let work = root.join("target/interop");
+    let node = install_node(root, &work)?;
+    let ts = install_npm_project(root, &work, "ts")?;
+    copy_scripts(&root.join("interop/ts"), &ts)?;
+    let ts2 = install_npm_project(root, &work, "ts2")?;
+    copy_scripts(&root.join("interop/ts2"), &ts2)?;
+    let python = install_python(root, &work)?;
+    Ok(Peers { node, ts, ts2, python })
 }
 
 /// The entry point of the installed `@modelcontextprotocol/server-everything`; it takes the

@@ -1,6 +1,7 @@
 //! System packages the checks need (Redis for the tests of `mcp-redis`, HAProxy for the
-//! fleet, tmux for the terminal sessions of `mcp-cli`'s tests), installed from Debian's repositories when their command is missing, the way the
-//! interop step installs Node and the SDKs.
+//! fleet, tmux for the terminal sessions of `mcp-cli`'s tests), installed from Debian's
+//! repositories when their command is missing, the way the interop step installs Node and the
+//! SDKs.
 
 use std::process::Command;
 
