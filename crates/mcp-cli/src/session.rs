@@ -108,6 +108,9 @@ pub async fn open(global: &Global, server: &[String], ui: Arc<Ui>) -> Result<Cli
     let target = target::resolve(global, server).map_err(|e| Failure::usage(format!("{e:#}")))?;
     target::protocol(global).map_err(|e| Failure::usage(format!("{e:#}")))?;
     target::timeout(global).map_err(|e| Failure::usage(format!("{e:#}")))?;
+    // A question at the terminal hides the progress bar while it is asked.
+    let shown = ui.clone();
+    let around: crate::interact::Around = Arc::new(move |f: &mut dyn FnMut()| shown.suspend(f));
     let builder = ClientBuilder::new("mcp", env!("CARGO_PKG_VERSION"))
         .title("mcp (command line)")
         .validate_arguments()
@@ -116,7 +119,7 @@ pub async fn open(global: &Global, server: &[String], ui: Arc<Ui>) -> Result<Cli
                 ui.log(&params);
             }
         });
-    let builder = crate::interact::install(builder, global);
+    let builder = crate::interact::install_with(builder, global, Some(around));
     target::connect(global, &target, builder).await.map_err(|e| {
         let message = match e.downcast_ref::<ClientError>() {
             Some(client) => chain(client),

@@ -40,6 +40,16 @@ impl Ui {
         style.force_styling(self.fancy && self.stderr_term)
     }
 
+    /// Runs `f` (a question at the terminal) with the progress bar, if one is shown, hidden
+    /// meanwhile: its redraws would overwrite the question.
+    pub fn suspend(&self, f: &mut dyn FnMut()) {
+        let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        match bar {
+            Some(bar) => bar.suspend(f),
+            None => f(),
+        }
+    }
+
     /// Prints a line on stderr, above the progress bar if one is shown.
     pub fn eprintln(&self, line: &str) {
         let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner());
