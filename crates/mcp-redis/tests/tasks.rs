@@ -484,21 +484,34 @@ mod servers {
         assert!(cancelled.get("inputRequests").is_none(), "{cancelled}");
     }
 
+    /// Says on its channel that it was dropped: a handler that holds it was stopped (its
+    /// future dropped, or it returned).
+    struct Stopped(tokio::sync::mpsc::UnboundedSender<()>);
+
+    impl Drop for Stopped {
+        fn drop(&mut self) {
+            let _ = self.0.send(());
+        }
+    }
+
     /// An instance whose tasks and change bus are in `redis`, with one tool whose handler
-    /// waits until it is cancelled, and then says so on `stopped`.
-    fn stoppable(redis: &Redis, stopped: tokio::sync::mpsc::UnboundedSender<()>) -> Server {
+    /// waits until it is cancelled, and says on `stopped` when it stops.
+    fn stoppable(
+        redis: &Redis,
+        bus: Arc<mcp_redis::RedisBus>,
+        stopped: tokio::sync::mpsc::UnboundedSender<()>,
+    ) -> Server {
         let tool = ToolDef::new("stoppable", json!({"type": "object"}), move |_args, ctx: Context| {
-            let stopped = stopped.clone();
+            let stopped = Stopped(stopped.clone());
             async move {
+                let _stopped = stopped;
                 ctx.cancellation().cancelled().await;
-                let _ = stopped.send(());
                 ok("stopped")
             }
         })
         .unwrap()
         .task_support(TaskSupport::Optional);
         let tasks = TaskConfig::new().store(redis.task_store());
-        let bus = Arc::new(redis.subscription_bus());
         Server::builder("fleet", "1.0.0").tool(tool).tasks(tasks).subscription_bus(bus).build().unwrap()
     }
 
@@ -507,10 +520,18 @@ mod servers {
         let redis = RedisServer::start();
         let (stopped_tx, mut stopped) = tokio::sync::mpsc::unbounded_channel();
         let (h1, h2) = (Redis::connect(&redis.url()).unwrap(), Redis::connect(&redis.url()).unwrap());
-        let (one, two) = (stoppable(&h1, stopped_tx.clone()), stoppable(&h2, stopped_tx));
+        let (b1, b2) = (Arc::new(h1.subscription_bus()), Arc::new(h2.subscription_bus()));
+        let (one, two) = (stoppable(&h1, b1.clone(), stopped_tx.clone()), stoppable(&h2, b2.clone(), stopped_tx));
         let (mut c1, mut c2) = (Client::of(&one), Client::of(&two));
         let created = c1.ok("tools/call", json!({"name": "stoppable", "arguments": {}})).await;
         let id = created["taskId"].as_str().unwrap().to_owned();
+        // Both buses subscribed to Redis (their tasks start with their first use).
+        let _keep = mcp_server::SubscriptionBus::subscribe(&*b2);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !(b1.is_connected() && b2.is_connected()) {
+            assert!(Instant::now() < deadline, "the buses did not connect to Redis");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         assert_eq!(c2.get(&id).await["status"], "working");
         c2.ok("tasks/cancel", json!({"taskId": id})).await;
         // The handler on the first instance sees its cancellation (the bus told it).

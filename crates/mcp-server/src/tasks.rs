@@ -614,19 +614,26 @@ impl Tasks {
         let store = self.config.store.clone();
         tokio::spawn(async move {
             loop {
-                let id = match events.recv().await {
-                    Ok(crate::ChangeEvent::TaskChanged(id)) => id,
-                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                let ids = match events.recv().await {
+                    Ok(crate::ChangeEvent::TaskChanged(id)) => vec![id],
+                    // Changes may have been missed: every task running here is looked at.
+                    Ok(crate::ChangeEvent::Resync) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        let Some(running) = running.upgrade() else { return };
+                        running.lock_unpoisoned().keys().cloned().collect()
+                    }
+                    Ok(_) => continue,
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 };
                 let Some(running) = running.upgrade() else { return };
-                let owner = running.lock_unpoisoned().get(&id).map(|r| r.owner.clone());
-                let Some(owner) = owner else { continue };
-                if let Some(stored) = store.get(&owner, &id).await
-                    && is_terminal(&stored.task.status)
-                    && let Some(task) = running.lock_unpoisoned().get(&id)
-                {
-                    task.cancel.cancel();
+                for id in ids {
+                    let owner = running.lock_unpoisoned().get(&id).map(|r| r.owner.clone());
+                    let Some(owner) = owner else { continue };
+                    if let Some(stored) = store.get(&owner, &id).await
+                        && is_terminal(&stored.task.status)
+                        && let Some(task) = running.lock_unpoisoned().get(&id)
+                    {
+                        task.cancel.cancel();
+                    }
                 }
             }
         });
