@@ -39,7 +39,31 @@ async fn fleet(redis: &RedisServer) -> Vec<String> {
         bases.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
         tokio::spawn(async move { server::serve_router(listener, router, &config).await });
     }
+    // Both instances hear the fleet's channel before the test begins.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while numsub(redis) < 2 {
+        assert!(Instant::now() < deadline, "the instances did not subscribe to mcp:fleet");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     bases
+}
+
+/// How many connections listen on `mcp:fleet` (`PUBSUB NUMSUB`'s second element).
+fn numsub(redis: &RedisServer) -> i64 {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", redis.port())).unwrap();
+    use std::io::{Read as _, Write as _};
+    stream.write_all(b"PUBSUB NUMSUB mcp:fleet\r\n").unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 256];
+    // *2 $9 mcp:fleet :N
+    while !reply.ends_with(b"\r\n") || reply.iter().filter(|&&b| b == b'\n').count() < 4 {
+        let n = stream.read(&mut buf).unwrap();
+        assert!(n > 0, "redis closed the connection");
+        reply.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&reply);
+    text.lines().last().and_then(|l| l.strip_prefix(':')).and_then(|n| n.trim().parse().ok()).unwrap_or(0)
 }
 
 fn post(base: &str, session: Option<&str>, body: Value) -> reqwest::RequestBuilder {

@@ -67,6 +67,13 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
         in_flight: Arc::new(AtomicUsize::new(0)),
     });
     drain.register(&app);
+    // In a fleet, the other instances' messages are heard from the start (when built within a
+    // runtime; else from the first session).
+    if let Some(fleet) = &app.fleet
+        && tokio::runtime::Handle::try_current().is_ok()
+    {
+        app.start_listener(fleet);
+    }
     let mcp = get(handlers::get_mcp).post(post::post_mcp).delete(handlers::delete_mcp);
     let mut router = axum::Router::new().route(&path, mcp);
     if let Some((sse, messages)) = http_sse {
