@@ -69,7 +69,8 @@ pub async fn run(args: ProxyArgs, global: &Global) -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     };
-    match to_url(config, &target.0).await {
+    let timeout = std::time::Duration::from_secs_f64(global.timeout.max(0.001));
+    match to_url(config, &target.0, timeout).await {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("mcp proxy: {e:#}");
@@ -146,14 +147,60 @@ struct Params {
     meta: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
+/// What both directions share: the renumbered ids, and the requests awaiting their answer.
+#[derive(Default)]
+struct Flight {
+    ids: std::sync::Mutex<IdMap>,
+    /// The numbers of the requests sent and not answered yet.
+    outstanding: std::sync::Mutex<std::collections::HashSet<i64>>,
+    /// Told of every answer.
+    answered: tokio::sync::Notify,
+}
+
+impl Flight {
+    fn ids(&self) -> std::sync::MutexGuard<'_, IdMap> {
+        self.ids.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn outstanding(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<i64>> {
+        self.outstanding.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Request `number` was answered (or failed).
+    fn answer(&self, number: i64) {
+        if self.outstanding().remove(&number) {
+            self.answered.notify_waiters();
+        }
+    }
+
+    /// Waits until `done` holds of the outstanding requests, at most `limit`.
+    async fn wait(&self, limit: std::time::Duration, done: impl Fn(&std::collections::HashSet<i64>) -> bool) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.answered.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if done(&self.outstanding()) {
+                return;
+            }
+            tokio::select! {
+                () = notified => {}
+                () = tokio::time::sleep_until(deadline) => return,
+            }
+        }
+    }
+}
+
 /// stdio on our side, Streamable HTTP at `config`'s URL on the other: frames both ways
-/// until stdin ends (exit 0) or the server is gone (exit 3).
-async fn to_url(config: HttpClientConfig, url: &str) -> Result<u8> {
+/// until stdin ends (exit 0) or the server is gone (exit 3). After an `initialize`, nothing
+/// more is sent before its answer (the session id comes with it); when stdin ends, the
+/// answers still awaited are waited for (at most `timeout`).
+async fn to_url(config: HttpClientConfig, url: &str, timeout: std::time::Duration) -> Result<u8> {
     let transport = StreamableHttpTransport::new(config).context("cannot set up the HTTP client")?;
     let (mut http_read, mut http_write) = transport.split();
     let mut stdin = LineRead::new(Stdin::open(), DEFAULT_MAX_LINE);
     let (out_tx, mut out_rx) = tokio::sync::mpsc::channel::<Bytes>(256);
-    let ids = Arc::new(std::sync::Mutex::new(IdMap::default()));
+    let flight = Arc::new(Flight::default());
     // stdout: one writer, fed by both directions (answers of the server, errors of ours).
     let writer = tokio::spawn(async move {
         let mut stdout = LineWrite::new(Stdout::open());
@@ -168,19 +215,19 @@ async fn to_url(config: HttpClientConfig, url: &str) -> Result<u8> {
         }
         let _ = stdout.close().await;
     });
-    let inbound = {
-        let (ids, out_tx, url) = (ids.clone(), out_tx.clone(), url.to_owned());
-        tokio::spawn(async move { from_server(&mut http_read, &ids, &out_tx, &url).await })
+    let mut inbound = {
+        let (flight, out_tx, url) = (flight.clone(), out_tx.clone(), url.to_owned());
+        tokio::spawn(async move { from_server(&mut http_read, &flight, &out_tx, &url).await })
     };
     let outcome = tokio::select! {
+        biased;
+        code = &mut inbound => code.unwrap_or(exit::INTERNAL),
         () = async {
             while let Some(item) = stdin.read().await {
                 match item {
                     Ok(Inbound { frame, .. }) => {
-                        for (out, refusal) in to_server(frame, &ids) {
-                            if let Some(refusal) = refusal {
-                                let _ = out_tx.send(refusal).await;
-                            } else if http_write.write(&[out]).await.is_err() {
+                        for message in to_server(frame, &flight.ids) {
+                            if !forward(message, &flight, &mut http_write, &out_tx, timeout).await {
                                 return;
                             }
                         }
@@ -192,22 +239,62 @@ async fn to_url(config: HttpClientConfig, url: &str) -> Result<u8> {
                     }
                 }
             }
+            // The client is done: its answers still come.
+            flight.wait(timeout, |o| o.is_empty()).await;
         } => exit::OK,
-        code = inbound => code.unwrap_or(exit::INTERNAL),
     };
     let _ = http_write.close().await;
+    inbound.abort();
     drop(out_tx);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
     Ok(outcome)
 }
 
+/// One message of the client to the server (or its refusal back to the client); `false`
+/// when the HTTP side is closed.
+async fn forward(
+    message: ToServer,
+    flight: &Flight,
+    http: &mut impl TransportWrite,
+    out: &tokio::sync::mpsc::Sender<Bytes>,
+    timeout: std::time::Duration,
+) -> bool {
+    if let Some(refusal) = message.refusal {
+        let _ = out.send(refusal).await;
+        return true;
+    }
+    let number = match message.out.kind {
+        FrameKind::Request(n) => Some(n),
+        _ => None,
+    };
+    if let Some(n) = number {
+        flight.outstanding().insert(n);
+    }
+    if http.write(&[message.out]).await.is_err() {
+        return false;
+    }
+    if let (Some(n), true) = (number, message.initialize) {
+        flight.wait(timeout, |o| !o.contains(&n)).await;
+    }
+    true
+}
+
+/// A message of the client, ready for the HTTP transport.
+struct ToServer {
+    out: Outbound,
+    /// The answer to send back instead, when the message cannot go.
+    refusal: Option<Bytes>,
+    /// Whether it is `initialize`.
+    initialize: bool,
+}
+
 /// The frames to POST for one line of the client (a batch goes message by message), each
 /// with what the transport must know of it; or the error answer to send the client back.
-fn to_server(frame: Bytes, ids: &std::sync::Mutex<IdMap>) -> Vec<(Outbound, Option<Bytes>)> {
+fn to_server(frame: Bytes, ids: &std::sync::Mutex<IdMap>) -> Vec<ToServer> {
     let trimmed = frame.trim_ascii_start();
     if trimmed.first() == Some(&b'[') {
         let Ok(items) = serde_json::from_slice::<Vec<&RawValue>>(trimmed) else {
-            return vec![(Outbound::from(frame), None)];
+            return vec![ToServer::plain(Outbound::from(frame))];
         };
         return items
             .into_iter()
@@ -217,17 +304,23 @@ fn to_server(frame: Bytes, ids: &std::sync::Mutex<IdMap>) -> Vec<(Outbound, Opti
     vec![one_to_server(frame, ids)]
 }
 
+impl ToServer {
+    fn plain(out: Outbound) -> Self {
+        ToServer { out, refusal: None, initialize: false }
+    }
+}
+
 /// One message of the client: its kind and hints (and, for a string id, its new number).
-fn one_to_server(frame: Bytes, ids: &std::sync::Mutex<IdMap>) -> (Outbound, Option<Bytes>) {
+fn one_to_server(frame: Bytes, ids: &std::sync::Mutex<IdMap>) -> ToServer {
     let Ok(probe) = serde_json::from_slice::<Probe<'_>>(&frame) else {
         // Not JSON-RPC: the server answers it as it sees fit.
-        return (Outbound::from(frame), None);
+        return ToServer::plain(Outbound::from(frame));
     };
     let id = probe.id.and_then(|raw| serde_json::from_str::<RequestId>(raw.get()).ok());
     let params: Params = probe.params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default();
     let Some(method) = probe.method.as_deref() else {
         // A response to a request of the server.
-        return (Outbound::from(frame.clone()).with_kind(FrameKind::Response), None);
+        return ToServer::plain(Outbound::from(frame.clone()).with_kind(FrameKind::Response));
     };
     let hints = hints(method, &params);
     let Some(id) = id else {
@@ -242,23 +335,25 @@ fn one_to_server(frame: Bytes, ids: &std::sync::Mutex<IdMap>) -> (Outbound, Opti
             }
             _ => FrameKind::Notification,
         };
-        return (Outbound::from(frame.clone()).with_kind(kind).with_hints(hints), None);
+        return ToServer::plain(Outbound::from(frame.clone()).with_kind(kind).with_hints(hints));
     };
     let (number, frame) = match &id {
         RequestId::Integer(n) => (*n, frame.clone()),
         original => {
             let Some(n) = ids.lock().unwrap_or_else(|e| e.into_inner()).map(original.clone()) else {
                 let error = ErrorObject::internal_error("too many requests with string ids in flight");
-                return (Outbound::from(Bytes::new()), Some(message::encode_error(Some(original), &error)));
+                let refusal = Some(message::encode_error(Some(original), &error));
+                return ToServer { out: Outbound::from(Bytes::new()), refusal, initialize: false };
             };
             let params = probe.params.as_ref().map(|p| p as &dyn message::Body);
             match message::encode_request(&RequestId::Integer(n), method, params) {
                 Ok(frame) => (n, frame),
-                Err(_) => return (Outbound::from(frame.clone()), None),
+                Err(_) => return ToServer::plain(Outbound::from(frame.clone())),
             }
         }
     };
-    (Outbound::new(frame, Route::Unrelated).with_kind(FrameKind::Request(number)).with_hints(hints), None)
+    let out = Outbound::new(frame, Route::Unrelated).with_kind(FrameKind::Request(number)).with_hints(hints);
+    ToServer { out, refusal: None, initialize: method == "initialize" }
 }
 
 /// What the HTTP transport must be told of a message: `initialize` begins a session,
@@ -288,13 +383,18 @@ fn hints(method: &str, params: &Params) -> Option<FrameHints> {
 /// Copies what the server sends to the client until the connection ends; the exit code.
 async fn from_server(
     read: &mut impl TransportRead,
-    ids: &std::sync::Mutex<IdMap>,
+    flight: &Flight,
     out: &tokio::sync::mpsc::Sender<Bytes>,
     url: &str,
 ) -> u8 {
     while let Some(item) = read.read().await {
         let frame = match item {
-            Ok(Inbound { frame, .. }) => restore_id(frame, ids),
+            Ok(Inbound { frame, .. }) => {
+                if let Some(number) = answered(&frame) {
+                    flight.answer(number);
+                }
+                restore_id(frame, &flight.ids)
+            }
             Err(ReadError::RequestFailed { id, source }) => {
                 let http = source.downcast_ref::<HttpRequestError>();
                 if http.is_some_and(|e| e.kind() == HttpErrorKind::Unauthorized) {
@@ -304,7 +404,8 @@ async fn from_server(
                     );
                     return exit::CONNECTION;
                 }
-                let original = ids.lock().unwrap_or_else(|e| e.into_inner()).sent.remove(&int(&id)).unwrap_or(id);
+                flight.answer(int(&id));
+                let original = flight.ids().sent.remove(&int(&id)).unwrap_or(id);
                 let error = ErrorObject::internal_error(format!("the proxy could not reach the server: {source}"));
                 message::encode_error(Some(&original), &error)
             }
@@ -322,6 +423,15 @@ async fn from_server(
         }
     }
     exit::CONNECTION
+}
+
+/// The number of the request a frame answers, if it is an answer.
+fn answered(frame: &[u8]) -> Option<i64> {
+    let probe = serde_json::from_slice::<Probe<'_>>(frame).ok()?;
+    if probe.method.is_some() {
+        return None;
+    }
+    serde_json::from_str::<i64>(probe.id?.get()).ok()
 }
 
 fn int(id: &RequestId) -> i64 {
@@ -356,8 +466,8 @@ mod tests {
     fn string_ids_are_renumbered_and_restored() {
         let ids = std::sync::Mutex::new(IdMap::default());
         let frame = Bytes::from_static(br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#);
-        let (out, refusal) = one_to_server(frame, &ids);
-        assert!(refusal.is_none());
+        let ToServer { out, refusal, initialize } = one_to_server(frame, &ids);
+        assert!(refusal.is_none() && !initialize);
         let FrameKind::Request(n) = out.kind else { panic!("{:?}", out.kind) };
         assert!(std::str::from_utf8(&out.frame).unwrap().contains(&n.to_string()));
         let answer = Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":{n},"result":{{}}}}"#));
@@ -370,16 +480,16 @@ mod tests {
     fn integer_ids_pass_unchanged_with_their_hints() {
         let ids = std::sync::Mutex::new(IdMap::default());
         let frame = Bytes::from_static(br#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}"#);
-        let (out, _) = one_to_server(frame.clone(), &ids);
-        assert_eq!((out.frame, out.kind), (frame, FrameKind::Request(7)));
+        let ToServer { out, initialize, .. } = one_to_server(frame.clone(), &ids);
+        assert_eq!((out.frame, out.kind, initialize), (frame, FrameKind::Request(7), true));
         assert!(out.hints.is_some());
         let cancel =
             Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#);
-        assert_eq!(one_to_server(cancel, &ids).0.kind, FrameKind::Cancellation(7));
+        assert_eq!(one_to_server(cancel, &ids).out.kind, FrameKind::Cancellation(7));
         let answer = Bytes::from_static(br#"{"jsonrpc":"2.0","id":"s1","result":{}}"#);
-        assert_eq!(one_to_server(answer, &ids).0.kind, FrameKind::Response);
+        assert_eq!(one_to_server(answer, &ids).out.kind, FrameKind::Response);
         let batch = Bytes::from_static(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"x"}]"#);
-        let kinds: Vec<FrameKind> = to_server(batch, &ids).into_iter().map(|(o, _)| o.kind).collect();
+        let kinds: Vec<FrameKind> = to_server(batch, &ids).into_iter().map(|m| m.out.kind).collect();
         assert_eq!(kinds, [FrameKind::Request(1), FrameKind::Notification]);
     }
 }

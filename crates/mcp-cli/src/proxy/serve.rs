@@ -116,7 +116,14 @@ impl SessionFactory for ChildFactory {
 /// The way to one child: its stdin, and the answers awaited from it.
 struct Link {
     stdin: tokio::sync::Mutex<ChildStdinWrite>,
-    pending: Mutex<HashMap<RequestId, tokio::sync::oneshot::Sender<Bytes>>>,
+    pending: Mutex<HashMap<RequestId, Pending>>,
+}
+
+/// A request of the client the child has yet to answer.
+struct Pending {
+    answer: tokio::sync::oneshot::Sender<Bytes>,
+    /// Its progress token (as JSON text), if it asked for progress.
+    progress_token: Option<String>,
 }
 
 impl Link {
@@ -124,9 +131,45 @@ impl Link {
         self.stdin.lock().await.write(&[Outbound::from(frame)]).await.is_ok()
     }
 
-    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, tokio::sync::oneshot::Sender<Bytes>>> {
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Pending>> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// The request of the client a message of the child belongs to, as far as the proxy can
+    /// tell: a progress notification's by its token; anything else's when only one request
+    /// is running. Its stream carries the message (else the session's GET stream does).
+    fn related(&self, method: &str, params: Option<&RawValue>) -> Option<RequestId> {
+        let pending = self.pending();
+        if method == "notifications/progress" {
+            let token = progress_token(params?)?;
+            return pending.iter().find(|(_, p)| p.progress_token.as_deref() == Some(&token)).map(|(id, _)| id.clone());
+        }
+        match pending.len() {
+            1 => pending.keys().next().cloned(),
+            _ => None,
+        }
+    }
+}
+
+/// The progress token of params (`progressToken`, or `_meta.progressToken`), as JSON text.
+fn progress_token(params: &RawValue) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(default, rename = "progressToken", borrow)]
+        token: Option<&'a RawValue>,
+        #[serde(default, rename = "_meta", borrow)]
+        meta: Option<Meta<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta<'a> {
+        #[serde(default, rename = "progressToken", borrow)]
+        token: Option<&'a RawValue>,
+    }
+    if !params.get().contains("progressToken") {
+        return None;
+    }
+    let params: Params<'_> = serde_json::from_str(params.get()).ok()?;
+    params.token.or(params.meta.and_then(|m| m.token)).map(|t| t.get().to_owned())
 }
 
 /// The session's service: what the client sends goes to the child.
@@ -148,7 +191,8 @@ impl Service for Forward {
                 if pending.len() >= MAX_PENDING {
                     return Err(ErrorObject::internal_error("too many requests in flight"));
                 }
-                pending.insert(request.id.clone(), tx);
+                let progress_token = request.params.as_deref().and_then(progress_token);
+                pending.insert(request.id.clone(), Pending { answer: tx, progress_token });
             }
             if !link.send(frame).await {
                 link.pending().remove(&request.id);
@@ -239,22 +283,30 @@ async fn from_child(mut read: impl TransportRead, link: Arc<Link>, peer: Peer) {
         match (probe.method.as_deref(), probe.id) {
             // An answer to the client's request: as the child wrote it.
             (None, Some(id)) => match link.pending().remove(&id) {
-                Some(tx) => {
-                    let _ = tx.send(frame);
+                Some(pending) => {
+                    let _ = pending.answer.send(frame);
                 }
                 None => tracing::debug!(%id, "an answer of the server to no request"),
             },
             (None, None) => tracing::debug!("an error of the server without an id"),
             // A notification: to the session's stream, as it is.
-            (Some(_), None) => {
-                if peer.send_frame(frame.clone()).await.is_err() {
+            (Some(method), None) => {
+                let to = match link.related(method, probe.params) {
+                    Some(id) => peer.related_to(id),
+                    None => peer.clone(),
+                };
+                if to.send_frame(frame.clone()).await.is_err() {
                     break;
                 }
             }
             // A request of the child: made to the client, answered under the child's id.
             (Some(method), Some(id)) => {
+                let peer = match link.related(method, None) {
+                    Some(related) => peer.related_to(related),
+                    None => peer.clone(),
+                };
                 let (method, params) = (method.to_owned(), probe.params.map(|p| p.to_owned()));
-                let (peer, link) = (peer.clone(), link.clone());
+                let link = link.clone();
                 tokio::spawn(async move {
                     let raw = params.as_deref();
                     let params = raw.as_ref().map(|p| p as &dyn message::Body);
