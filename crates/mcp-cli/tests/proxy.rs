@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use everything_checks::{Seen, builder, completions, prompts, resources, tools};
+use everything_checks::{Seen, builder, completions, custom_methods, prompts, resources, tools};
 use mcp_sdk::server::Server;
 use mcp_sdk::transport::http::server::{HttpServerConfig, serve_listener};
 use mcp_sdk::transport::stdio::ChildCommand;
@@ -78,6 +78,22 @@ async fn a_stdio_client_reaches_an_http_server_through_the_proxy() {
         completions(&client).await;
         client.close().await.unwrap();
     }
+}
+
+/// The stateless revision through the proxy: each request its own POST, with its headers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_client_of_the_stateless_revision_reaches_an_http_server_through_the_proxy() {
+    let (_server, url) = serve_everything().await;
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let command = ChildCommand::new(MCP).args(["proxy", url.as_str()]);
+    let version = ProtocolVersion::V2026_07_28;
+    let client = builder(&seen).protocol_version(version).spawn(command).await.unwrap();
+    assert_eq!(client.protocol_version(), version);
+    tools(&client, &seen).await;
+    resources(&client).await;
+    prompts(&client).await;
+    custom_methods(&client, &seen).await;
+    client.close().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
