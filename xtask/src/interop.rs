@@ -213,6 +213,12 @@ pub fn run(root: &Path) -> Result<()> {
         http_server: &http_server,
         interop_client: &interop_client,
         everything: [node.display().to_string(), everything.display().to_string()],
+        ts2_client: Client {
+            name: "TypeScript SDK 2.x (2026-07-28)",
+            program: node.clone(),
+            args: vec![ts2.join("client.mjs").display().to_string()],
+            env: &[],
+        },
     };
     failures.extend(proxy::run(root, &setup)?);
     if !failures.is_empty() {

@@ -113,6 +113,27 @@ async fn an_http_client_reaches_a_stdio_server_through_the_proxy() {
     client.close().await.unwrap();
 }
 
+/// Requests of the stateless revision (no session) share one child.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stateless_http_clients_share_one_child_through_the_proxy() {
+    let (_server, url) = serve_everything().await;
+    let (proxy, served) = serve(&[MCP, "proxy", &url]);
+    let version = ProtocolVersion::V2026_07_28;
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let a = builder(&seen).protocol_version(version).connect_http(&served).await.unwrap();
+    let b = builder(&seen).protocol_version(version).connect_http(&served).await.unwrap();
+    assert_eq!(a.protocol_version(), version);
+    // Both clients count their ids from the same start: the proxy keeps them apart.
+    let (x, y) = tokio::join!(a.list_all_tools(), b.list_all_tools());
+    assert_eq!(x.unwrap().len(), y.unwrap().len());
+    tools(&a, &seen).await;
+    custom_methods(&b, &seen).await;
+    let out = Command::new("pgrep").args(["-P", &proxy.0.id().to_string()]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1, "one child for all");
+    a.close().await.unwrap();
+    b.close().await.unwrap();
+}
+
 /// Each session has its own child, stopped when the session ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_session_gets_a_child_that_ends_with_it() {

@@ -1,6 +1,7 @@
 //! `mcp proxy` in the interop run: the official SDK clients (stdio) carried to our
-//! `http_server` over Streamable HTTP by `mcp proxy URL`; the official SDK clients (HTTP)
-//! carried to our `stdio_server` by `mcp proxy --serve ADDR -- stdio_server`; and our client's
+//! `http_server` over Streamable HTTP by `mcp proxy URL`; the official SDK clients (HTTP, the
+//! TypeScript SDK 2.x's speaking 2026-07-28 too) carried to our `stdio_server` by
+//! `mcp proxy --serve ADDR -- stdio_server`; and our client's
 //! server-everything checks (stdio) carried to the official server-everything over Streamable
 //! HTTP.
 
@@ -19,6 +20,8 @@ pub(super) struct Setup<'a> {
     pub(super) interop_client: &'a Path,
     /// `node .../server-everything/dist/index.js`.
     pub(super) everything: [String; 2],
+    /// The TypeScript SDK 2.x client (2026-07-28, no session).
+    pub(super) ts2_client: Client,
 }
 
 /// Runs every client through the proxy; the failures.
@@ -49,7 +52,7 @@ pub(super) fn run(root: &Path, setup: &Setup<'_>) -> Result<Vec<String>> {
         command.args(["proxy", "--serve", &addr.to_string(), "--"]).arg(setup.stdio_server);
         let _proxy = ServerProcess::start(command, addr, SERVER_START_TIMEOUT)?;
         let endpoint = ["--http".to_owned(), format!("http://{addr}/mcp")];
-        for client in setup.clients {
+        for client in setup.clients.iter().chain([&setup.ts2_client]) {
             check(client, &endpoint, "through `mcp proxy --serve` to stdio_server")?;
         }
     }
