@@ -267,7 +267,7 @@ async fn forward(
         FrameKind::Request(n) => Some(n),
         _ => None,
     };
-    if let Some(n) = number {
+    if let Some(n) = number.filter(|_| message.awaited) {
         flight.outstanding().insert(n);
     }
     if http.write(&[message.out]).await.is_err() {
@@ -286,6 +286,9 @@ struct ToServer {
     refusal: Option<Bytes>,
     /// Whether it is `initialize`.
     initialize: bool,
+    /// Whether its answer is waited for when stdin ends (not `subscriptions/listen`, which
+    /// lasts as long as the client listens).
+    awaited: bool,
 }
 
 /// The frames to POST for one line of the client (a batch goes message by message), each
@@ -306,7 +309,7 @@ fn to_server(frame: Bytes, ids: &std::sync::Mutex<IdMap>) -> Vec<ToServer> {
 
 impl ToServer {
     fn plain(out: Outbound) -> Self {
-        ToServer { out, refusal: None, initialize: false }
+        ToServer { out, refusal: None, initialize: false, awaited: false }
     }
 }
 
@@ -343,7 +346,7 @@ fn one_to_server(frame: Bytes, ids: &std::sync::Mutex<IdMap>) -> ToServer {
             let Some(n) = ids.lock().unwrap_or_else(|e| e.into_inner()).map(original.clone()) else {
                 let error = ErrorObject::internal_error("too many requests with string ids in flight");
                 let refusal = Some(message::encode_error(Some(original), &error));
-                return ToServer { out: Outbound::from(Bytes::new()), refusal, initialize: false };
+                return ToServer { out: Outbound::from(Bytes::new()), refusal, initialize: false, awaited: false };
             };
             let params = probe.params.as_ref().map(|p| p as &dyn message::Body);
             match message::encode_request(&RequestId::Integer(n), method, params) {
@@ -353,7 +356,7 @@ fn one_to_server(frame: Bytes, ids: &std::sync::Mutex<IdMap>) -> ToServer {
         }
     };
     let out = Outbound::new(frame, Route::Unrelated).with_kind(FrameKind::Request(number)).with_hints(hints);
-    ToServer { out, refusal: None, initialize: method == "initialize" }
+    ToServer { out, refusal: None, initialize: method == "initialize", awaited: method != "subscriptions/listen" }
 }
 
 /// What the HTTP transport must be told of a message: `initialize` begins a session,
@@ -466,7 +469,7 @@ mod tests {
     fn string_ids_are_renumbered_and_restored() {
         let ids = std::sync::Mutex::new(IdMap::default());
         let frame = Bytes::from_static(br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#);
-        let ToServer { out, refusal, initialize } = one_to_server(frame, &ids);
+        let ToServer { out, refusal, initialize, .. } = one_to_server(frame, &ids);
         assert!(refusal.is_none() && !initialize);
         let FrameKind::Request(n) = out.kind else { panic!("{:?}", out.kind) };
         assert!(std::str::from_utf8(&out.frame).unwrap().contains(&n.to_string()));
