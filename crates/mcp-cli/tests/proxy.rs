@@ -166,3 +166,24 @@ fn proxy_refuses_a_command_and_a_missing_server() {
     let out = Command::new(MCP).args(["proxy", "--serve", "127.0.0.1:0", "http://127.0.0.1:1/mcp"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
+
+/// `--config FILE --server NAME` names the URL (and its headers) as a host's config would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_takes_its_url_from_a_config_entry() {
+    let (_server, url) = serve_everything().await;
+    let dir = std::env::temp_dir().join(format!("mcp-cli-proxy-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("config.json");
+    let config = serde_json::json!({"mcpServers": {
+        "local": {"command": "elsewhere"},
+        "remote": {"url": url, "headers": {"X-Test": "1"}}
+    }});
+    std::fs::write(&file, config.to_string()).unwrap();
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let args = ["--config", file.to_str().unwrap(), "--server", "remote", "proxy"];
+    let client = builder(&seen).spawn(ChildCommand::new(MCP).args(args)).await.unwrap();
+    assert_eq!(client.server_info().name, "mcp-rust-everything");
+    assert!(!client.list_all_tools().await.unwrap().is_empty());
+    client.close().await.unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+}
