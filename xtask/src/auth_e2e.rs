@@ -26,6 +26,8 @@ use anyhow::{Result, bail};
 
 use crate::interop::{self, Client, ServerProcess};
 
+mod cli;
+
 /// How long the provider and the servers may take to accept connections.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -109,6 +111,8 @@ pub fn run(root: &Path) -> Result<()> {
             failures.push(format!("{} client: {}", client.name, outcome.summary));
         }
     }
+    // `mcp auth` and `mcp proxy` with the tokens it keeps.
+    failures.extend(cli::run(root, &work, &resource_a)?);
     if !failures.is_empty() {
         bail!("auth-e2e failed:\n  {}", failures.join("\n  "));
     }

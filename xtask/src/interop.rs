@@ -34,6 +34,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 
+mod proxy;
+
+pub(crate) use proxy::build_mcp;
+
 /// How long one client run (spawn, handshake, every check, shutdown) may take before it is
 /// killed: generous for a slow CI machine, short enough that a hang cannot stall CI.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -196,6 +200,21 @@ pub fn run(root: &Path) -> Result<()> {
             failures.push(format!("our 2026-07-28 client against `{}`: {}", server.join(" "), outcome.summary));
         }
     }
+    // `mcp proxy`, both ways.
+    let setup = proxy::Setup {
+        clients: &clients,
+        stdio_server: &stdio_server,
+        http_server: &http_server,
+        interop_client: &interop_client,
+        everything: [node.display().to_string(), everything.display().to_string()],
+        ts2_client: Client {
+            name: "TypeScript SDK 2.x (2026-07-28)",
+            program: node.clone(),
+            args: vec![ts2.join("client.mjs").display().to_string()],
+            env: &[],
+        },
+    };
+    failures.extend(proxy::run(root, &setup)?);
     if !failures.is_empty() {
         bail!("interop failed:\n  {}", failures.join("\n  "));
     }

@@ -74,7 +74,7 @@ pub struct Global {
 pub struct ServerArgs {
     /// The server: `http(s)://...` for one at a URL; a command line after `--` for one run as
     /// a child process (stdio).
-    #[arg(value_name = "SERVER", trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    #[arg(id = "target", value_name = "SERVER", trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
     pub server: Vec<String>,
 }
 

@@ -131,6 +131,9 @@ fn targets(root: &Path, wanted: &dyn Fn(&str) -> bool, redis_url: Option<&str>) 
     if let Some(url) = redis_url {
         targets.extend(fleet_targets(root, url, &t)?);
     }
+    if wanted("proxy") {
+        targets.push(proxy_target(root)?);
+    }
     if wanted("rmcp") {
         // rmcp lives in its own package and lock file, out of the workspace, so that the normal
         // build never compiles it.
@@ -206,6 +209,30 @@ fn fleet_targets(root: &Path, url: &str, t: &MakeTarget<'_>) -> Result<Vec<Targe
         t("fleet", "haproxy-1", Wire::HttpSessions, &front, &front_args("1")),
         t("fleet", "haproxy-3", Wire::HttpSessions, &front, &front_args("3")),
     ])
+}
+
+/// `proxy to-http`: `mcp proxy http://ADDR/mcp` in front of `echo --http ADDR`, driven over
+/// stdio (one process group: bash starts echo, its stdout silenced, waits until it listens, and
+/// execs the proxy, so the CPU and memory columns are the proxy's). Its round trip is checked against `ours
+/// sessions`, the same server called over HTTP directly.
+fn proxy_target(root: &Path) -> Result<Target> {
+    cargo(root, &["build", "--release", "--example", "echo"])?;
+    cargo(root, &["build", "--release", "--package", "mcp-cli", "--bin", "mcp"])?;
+    let (echo, mcp) = (root.join("target/release/examples/echo"), root.join("target/release/mcp"));
+    let port = crate::interop::free_port()?;
+    let script = format!(
+        "'{}' --http 127.0.0.1:{port} >/dev/null & until (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; do sleep 0.01; done; \
+         exec '{}' proxy http://127.0.0.1:{port}/mcp",
+        echo.display(),
+        mcp.display()
+    );
+    Ok(Target {
+        sdk: "proxy",
+        mode: "to-http",
+        wire: Wire::Stdio,
+        program: PathBuf::from("bash"),
+        args: vec!["-c".to_owned(), script],
+    })
 }
 
 /// Builds everything, runs every target, prints (and with `--write-docs` writes) the report.

@@ -170,6 +170,16 @@ pub(crate) fn checks(all: &[Summary]) -> Vec<Check> {
             });
         }
     }
+    // `mcp proxy` (stdio in front of Streamable HTTP) against the same server called directly.
+    if let (Some(proxy), Some(direct)) = (find(all, "proxy", Wire::Stdio), find(all, "ours", Wire::HttpSessions)) {
+        ratio(
+            format!("proxy: round trip (p50) vs {}", direct.target.name()),
+            proxy.median.sequential.p50_us,
+            direct.median.sequential.p50_us,
+            1.1,
+            false,
+        );
+    }
     checks.extend(extra);
     checks
 }
