@@ -33,13 +33,9 @@ const REFUSED: i64 = -1;
 /// a progress bar hidden while the user answers (indicatif's `ProgressBar::suspend`).
 pub type Around = Arc<dyn Fn(&mut dyn FnMut()) + Send + Sync>;
 
-/// `builder` with the handlers that answer the server's sampling and elicitation requests.
-pub fn install(builder: ClientBuilder, global: &Global) -> ClientBuilder {
-    install_with(builder, global, None)
-}
-
-/// [`install`], with each prompt run through `around` (which hides a progress bar that would
-/// otherwise draw over the questions).
+/// `builder` with the handlers that answer the server's sampling and elicitation requests:
+/// at the terminal, each prompt run through `around` (which hides a progress bar that would
+/// otherwise draw over the questions); refused with `--no-input` or without a terminal.
 pub fn install_with(builder: ClientBuilder, global: &Global, around: Option<Around>) -> ClientBuilder {
     if global.no_input || !std::io::stdin().is_terminal() {
         return builder

@@ -11,9 +11,6 @@
 //!
 //! See `docs/cli.md` for every command, its output and its exit codes.
 
-// The skeleton of issue 21: the modules fill in.
-#![allow(dead_code)]
-
 mod args;
 mod auth;
 mod check;

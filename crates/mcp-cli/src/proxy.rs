@@ -113,14 +113,6 @@ impl IdMap {
         self.sent.insert(n, original);
         Some(n)
     }
-
-    /// The id the client gave the request sent as `id`, if it was re-numbered.
-    fn original(&self, id: &RequestId) -> Option<&RequestId> {
-        match id {
-            RequestId::Integer(n) => self.sent.get(n),
-            _ => None,
-        }
-    }
 }
 
 /// What the proxy needs to know of a frame from the client.
