@@ -223,3 +223,14 @@ fn tasks_are_polled_to_their_end_and_cancelled_by_ctrl_c() {
     assert!(sent.elapsed() < Duration::from_secs(5), "ended {:?} after Ctrl-C", sent.elapsed());
     assert!(run.stderr.lines().any(|l| l == "cancelled"), "{}", run.stderr);
 }
+
+#[test]
+fn shell_completions_name_the_commands() {
+    for shell in ["bash", "zsh", "fish"] {
+        let script = mcp(&["completions", shell]).expect(0);
+        for command in ["tools", "call", "proxy", "check"] {
+            assert!(script.stdout.contains(command), "{shell} completions lack `{command}`");
+        }
+    }
+    assert_eq!(mcp(&["completions", "no-such-shell"]).code(), 2, "clap's usage error");
+}
