@@ -99,17 +99,29 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             "interop" => outcomes.extend(interop_clients(root, &fleet.url(Kind::Showcase))?),
             "conformance" => outcomes.extend(conformance_servers(root, &fleet.url(Kind::Everything))?),
             check => {
+                let subscribed = fleet.subscribers();
                 outcomes.extend(fleet.run_check(root, &fleet_check, check));
                 // A scenario may leave an instance or Redis down: the next starts with a
                 // whole fleet. Only `resume` may kill (one instance); any other death is a
                 // failure.
+                let mut restarted_instances = 0;
                 match fleet.heal() {
                     Ok(restarted) if restarted.len() > usize::from(check == "resume") => outcomes.push(Outcome::new(
                         format!("{check}: no process died"),
                         Err(anyhow::anyhow!("dead after the scenario, restarted: {}", restarted.join(", "))),
                     )),
-                    Ok(_) => {}
+                    Ok(restarted) => restarted_instances = restarted.len() as i64,
                     Err(e) => outcomes.push(Outcome::new(format!("restore the fleet after {check}"), Err(e))),
+                }
+                // After Redis or an instance came back, the next scenario starts once every
+                // instance hears the fleet's channels again (their subscriptions reconnect with
+                // a backoff): what is published before would be lost to it. An instance
+                // subscribes to `mcp:fleet` when it starts, to `mcp:bus` with its first session:
+                // a restarted one may not have yet.
+                if let Ok((sessions, changes)) = subscribed
+                    && let Err(e) = fleet.wait_subscribers((sessions, changes - restarted_instances))
+                {
+                    outcomes.push(Outcome::new(format!("{check}: the instances subscribe to Redis again"), Err(e)));
                 }
             }
         }
@@ -323,6 +335,36 @@ impl Fleet {
         }
         fleet.start_haproxy()?;
         Ok(fleet)
+    }
+
+    /// How many connections listen on the fleet's two channels (`mcp:fleet`: sessions,
+    /// `mcp:bus`: changes), by `PUBSUB NUMSUB`.
+    fn subscribers(&self) -> Result<(i64, i64)> {
+        let mut stream = TcpStream::connect_timeout(&self.redis_addr, Duration::from_millis(500))?;
+        stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+        stream.write_all(b"PUBSUB NUMSUB mcp:fleet mcp:bus\r\n")?;
+        let mut reader = BufReader::new(stream);
+        let mut counts = Vec::new();
+        let mut line = String::new();
+        // *4, then for each channel its name ($len, name) and its count (:N).
+        while counts.len() < 2 {
+            line.clear();
+            if reader.read_line(&mut line)? == 0 {
+                bail!("Redis closed the connection");
+            }
+            if let Some(n) = line.trim_end().strip_prefix(':') {
+                counts.push(n.parse::<i64>()?);
+            }
+        }
+        Ok((counts[0], counts[1]))
+    }
+
+    /// Waits (at most 30 s) until the channels have at least the listeners of `before`.
+    fn wait_subscribers(&self, before: (i64, i64)) -> Result<()> {
+        poll(Duration::from_secs(30), "every instance listens to Redis again", || {
+            let now = self.subscribers()?;
+            if now.0 >= before.0 && now.1 >= before.1 { Ok(()) } else { bail!("listeners {now:?}, before {before:?}") }
+        })
     }
 
     fn redis_url(&self) -> String {
