@@ -293,3 +293,21 @@ async fn a_tool_added_on_one_instance_is_announced_once_on_the_get_stream_the_ot
     assert_eq!(updated["method"], "notifications/resources/updated", "{updated}");
     assert_eq!(updated["params"]["uri"], "test://x");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_that_cannot_be_read_is_an_unknown_session() {
+    let fleet = start().await;
+    let ttl = Duration::from_secs(60);
+    // No owner line; an owner line, then what the server cannot read as a session.
+    fleet.store.save("0badrecord", bytes::Bytes::from_static(b"{}"), ttl).await.unwrap();
+    fleet.store.save("1badrecord", bytes::Bytes::from_static(b"\n{\"version\": 7}"), ttl).await.unwrap();
+    for id in ["0badrecord", "1badrecord"] {
+        let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+        let answer = fleet.post(0, Some(id), ping).send().await.unwrap();
+        assert_eq!(answer.status(), 404, "{id}");
+    }
+    // A good session is still served beside them.
+    let session = fleet.initialize(0).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    assert_eq!(Sse::new(fleet.post(1, Some(&session), ping).send().await.unwrap()).message().await["id"], 2);
+}

@@ -221,14 +221,8 @@ impl App {
         if sessions.len() >= self.config.max_sessions {
             return Err(super::checks::too_many_sessions());
         }
-        let (dispatcher, refresh) = match router.shared() {
-            Some(link) => match self.factory.connect_shared(router.clone(), None) {
-                Some(shared) => {
-                    shared.dispatcher.peer().number_calls_from(link.fleet.base() as i64);
-                    (shared.dispatcher, Some(shared.refresh))
-                }
-                None => (self.factory.connect(router.clone()), None),
-            },
+        let (dispatcher, refresh) = match self.connect_copy(&router, None) {
+            Some(shared) => (shared.dispatcher, Some(shared.refresh)),
             None => (self.factory.connect(router.clone()), None),
         };
         let session = Arc::new(Session {
@@ -349,6 +343,16 @@ impl App {
         SharedLink::new(fleet.clone(), owner, self.config.session_idle_timeout)
     }
 
+    /// This instance's copy of a shared session (`router`'s), new or from its `record`, its
+    /// calls numbered from the instance's range; `None` when the session is not shared or the
+    /// factory cannot share it (or read the record).
+    fn connect_copy(&self, router: &Arc<SessionRouter>, record: Option<&[u8]>) -> Option<super::SharedSession> {
+        let base = router.shared()?.fleet.base();
+        let shared = self.factory.connect_shared(router.clone(), record)?;
+        shared.dispatcher.peer().number_calls_from(base as i64);
+        Some(shared)
+    }
+
     /// Keeps the record of a session in use alive in the store (at most every few seconds per
     /// copy).
     fn touch_shared(&self, fleet: &Arc<Fleet>, session: &Arc<Session>) {
@@ -398,8 +402,7 @@ impl App {
             Some(link),
         );
         router.touch();
-        let shared = self.factory.connect_shared(router.clone(), Some(record)).ok_or_else(session_not_found)?;
-        shared.dispatcher.peer().number_calls_from(fleet.base() as i64);
+        let shared = self.connect_copy(&router, Some(record)).ok_or_else(session_not_found)?;
         let session = Arc::new(Session {
             router,
             dispatcher: shared.dispatcher,
