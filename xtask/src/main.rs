@@ -45,6 +45,8 @@ fn main() -> Result<()> {
         // Internal: a fleet behind HAProxy as one server target of `bench`.
         Some("fleet-front") => fleet::front(&args[1..]),
         Some("fleet") => fleet::run(&root, &args[1..]),
+        // Internal: a relay that delays each byte, for `bench`'s `link` rows.
+        Some("link-relay") => bench::link_relay(&args[1..]),
         _ => bail!("usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance|packages|fleet>"),
     }
 }

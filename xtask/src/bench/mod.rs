@@ -13,6 +13,11 @@
 //! - for HTTP sessions: memory per idle session and how many concurrent sessions it holds (up
 //!   to `--sessions`, 10,000).
 //!
+//! The `proxy to-http` row drives `mcp proxy` over stdio in front of `echo --http`; the `link`
+//! rows compare it with a direct HTTP client when both reach the server over an emulated
+//! network of 1 ms round trip (`xtask link-relay`, see [`link`]), which is where a proxy to a
+//! remote server is used (their CPU and memory columns are the proxy's and the relay's).
+//!
 //! Runs alternate between the targets (so that the machine's drift falls on all alike), each on
 //! a fresh process; the report takes medians, checks the targets as ratios from this
 //! run, and writes `docs/bench/results.md` and `docs/bench/throughput.svg` (with
@@ -26,8 +31,11 @@
 //! target under `valgrind --tool=callgrind`, N sequential calls after 50 of warm-up, and print
 //! the server's instructions per call; the profiles stay in `target/bench/callgrind/`).
 
+mod link;
 mod load;
 mod report;
+
+pub use link::relay as link_relay;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -134,6 +142,9 @@ fn targets(root: &Path, wanted: &dyn Fn(&str) -> bool, redis_url: Option<&str>) 
     if wanted("proxy") {
         targets.push(proxy_target(root)?);
     }
+    if wanted("link") {
+        targets.extend(link_targets(root)?);
+    }
     if wanted("rmcp") {
         // rmcp lives in its own package and lock file, out of the workspace, so that the normal
         // build never compiles it.
@@ -235,6 +246,45 @@ fn proxy_target(root: &Path) -> Result<Target> {
     })
 }
 
+/// One way of the emulated network under the `link` rows: 0.5 ms, a round trip of 1 ms (two
+/// machines in one data centre; the Internet is tens of milliseconds).
+const LINK_ONE_WAY_US: u32 = 500;
+
+/// `link direct` and `link proxy`: the `echo` server behind a relay that delays each byte by
+/// [`LINK_ONE_WAY_US`] each way (`xtask link-relay`), called over HTTP directly and through
+/// `mcp proxy` on stdio. Their round trips compare what the proxy adds to a call to a remote
+/// server; on loopback (`proxy to-http` against `ours sessions`) any extra hop is a large
+/// share of a 30 µs call.
+fn link_targets(root: &Path) -> Result<Vec<Target>> {
+    cargo(root, &["build", "--release", "--example", "echo"])?;
+    cargo(root, &["build", "--release", "--package", "mcp-cli", "--bin", "mcp"])?;
+    let (echo, mcp) = (root.join("target/release/examples/echo"), root.join("target/release/mcp"));
+    let xtask = std::env::current_exe()?;
+    let (server, relay) = (crate::interop::free_port()?, crate::interop::free_port()?);
+    let wait = |port: u16| format!("until (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; do sleep 0.01; done");
+    let start_echo = format!("'{}' --http 127.0.0.1:{server} >/dev/null & {}", echo.display(), wait(server));
+    let relay_to =
+        |listen: &str| format!("'{}' link-relay {listen} 127.0.0.1:{server} {LINK_ONE_WAY_US}", xtask.display());
+    let direct = format!("{start_echo}; exec {}", relay_to("{addr}"));
+    let proxied = format!(
+        "{start_echo}; {} & {}; exec '{}' proxy http://127.0.0.1:{relay}/mcp",
+        relay_to(&format!("127.0.0.1:{relay}")),
+        wait(relay),
+        mcp.display()
+    );
+    let bash = PathBuf::from("bash");
+    Ok(vec![
+        Target {
+            sdk: "link",
+            mode: "direct",
+            wire: Wire::HttpSessions,
+            program: bash.clone(),
+            args: vec!["-c".into(), direct],
+        },
+        Target { sdk: "link", mode: "proxy", wire: Wire::Stdio, program: bash, args: vec!["-c".into(), proxied] },
+    ])
+}
+
 /// Builds everything, runs every target, prints (and with `--write-docs` writes) the report.
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     // The load generator must not be the bottleneck: run it optimized.
@@ -300,7 +350,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     }
     let mut summaries = Vec::new();
     for (target, results) in targets.into_iter().zip(results) {
-        let measured = target.sdk != "baseline" && target.sdk != "fleet";
+        let measured = !matches!(target.sdk, "baseline" | "fleet" | "link");
         let sessions = if target.wire == Wire::HttpSessions && measured && !options.no_sessions {
             println!("==> sessions: {} (up to {})", target.name(), options.sessions);
             let s = load::sessions(&target, options.sessions, 4, Duration::from_secs(120))
