@@ -70,7 +70,7 @@ pub(super) async fn post_message(
     let Some(id) = query.session_id else {
         return Err(invalid_request(StatusCode::BAD_REQUEST, "missing sessionId"));
     };
-    let Some(session) = app.lookup(&id, &parts.extensions) else {
+    let Some(session) = app.lookup(&id, Mode::HttpSse, &parts.extensions) else {
         return Err(invalid_request(StatusCode::NOT_FOUND, "session not found"));
     };
     let body = read_body(&app, body).await?;

@@ -62,6 +62,7 @@ pub mod shared;
 mod shutdown;
 mod sse_body;
 mod stateless_revision;
+mod table;
 
 use std::sync::{Arc, Weak};
 

@@ -111,6 +111,7 @@ async fn post_stateless(
         router,
         dispatcher,
         refresh: None,
+        client: None,
         #[cfg(feature = "auth")]
         owner: None,
     };
