@@ -255,6 +255,11 @@ async fn sessions_are_bounded_per_client_address_and_per_server() {
     }
     let (status, headers) = endpoint.try_initialize(here).await;
     assert_full(status, &headers, "a fourth session of one address");
+    // The answer to the initialize, by its id.
+    let post = here.post(endpoint.url()).header("accept", ACCEPT_BOTH).header("content-type", "application/json");
+    let refused: Value = post.body(initialize_body().to_string()).send().await.unwrap().json().await.unwrap();
+    assert_eq!(refused["id"], 0, "{refused}");
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
     let sse = endpoint.open_sse(here).await;
     assert_full(sse.status(), sse.headers(), "a fourth session of one address, over HTTP+SSE");
 

@@ -204,11 +204,13 @@ impl App {
 
     /// Starts a session, owned by the principal in `extensions` (feature `auth`) and counted
     /// for the client address there (see [`client_address`]); 503 with `Retry-After` when
-    /// the endpoint or the address is at its bound even after expiring idle sessions.
+    /// the endpoint or the address is at its bound even after expiring idle sessions (an
+    /// answer to `request`, the initialize, if any).
     pub(super) async fn create_session(
         self: &Arc<Self>,
         mode: Mode,
         extensions: &Extensions,
+        request: Option<&RequestId>,
     ) -> Result<Arc<Session>, Response> {
         self.start_reaper();
         let client = client_address(extensions);
@@ -233,7 +235,7 @@ impl App {
         let mut sessions = self.sessions.lock_unpoisoned();
         if let Err(full) = sessions.room(client, max, per_client) {
             drop(sessions);
-            return Err(self.full(full, client));
+            return Err(self.full(full, client, request));
         }
         let (dispatcher, refresh) = match self.connect_copy(&router, None) {
             Some(shared) => (shared.dispatcher, Some(shared.refresh)),
@@ -255,8 +257,9 @@ impl App {
         Ok(session)
     }
 
-    /// The 503 of a new session that does not fit (`full` says which bound it met).
-    fn full(&self, full: Full, client: Option<IpAddr>) -> Response {
+    /// The 503 of a new session that does not fit (`full` says which bound it met), as the
+    /// answer to request `id`.
+    fn full(&self, full: Full, client: Option<IpAddr>, id: Option<&RequestId>) -> Response {
         match full {
             Full::Server => {
                 tracing::warn!(max = self.config.max_sessions, "a new session refused: the server holds its most");
@@ -266,7 +269,7 @@ impl App {
                 tracing::warn!(max, client, "a new session refused: its client address holds its most");
             }
         }
-        super::checks::too_many_sessions(full)
+        super::checks::too_many_sessions(full, id)
     }
 
     /// The router of a session-less exchange (a stateless or 2026-07-28 POST): no id, no event
@@ -463,7 +466,7 @@ impl App {
             let mut sessions = self.sessions.lock_unpoisoned();
             match sessions.get(&id).cloned() {
                 Some(first) => Some(Ok(first)),
-                None if sessions.len() >= self.config.max_sessions => Some(Err(self.full(Full::Server, None))),
+                None if sessions.len() >= self.config.max_sessions => Some(Err(self.full(Full::Server, None, None))),
                 None => {
                     sessions.insert(id, session.clone());
                     None

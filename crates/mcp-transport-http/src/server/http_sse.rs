@@ -32,7 +32,7 @@ pub(super) async fn open_stream(
     let Some((_, messages)) = &app.config().http_sse else {
         return Ok(StatusCode::NOT_FOUND.into_response());
     };
-    let session = app.create_session(Mode::HttpSse, &parts.extensions).await?;
+    let session = app.create_session(Mode::HttpSse, &parts.extensions, None).await?;
     let Some(rx) = session.router.open_standalone().await else {
         return Ok(StatusCode::INTERNAL_SERVER_ERROR.into_response());
     };
