@@ -295,3 +295,18 @@ async fn an_expired_session_makes_room_for_its_address() {
         .await;
     assert_eq!(endpoint.delete(&first).await, 404, "the expired session is gone");
 }
+
+#[tokio::test]
+async fn a_router_served_with_axum_counts_sessions_by_its_connect_info() {
+    let server = Server::builder("bounds", "1.0.0").build().unwrap();
+    let router = server.http_router(HttpServerConfig::default().max_sessions_per_client(1));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let app = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let endpoint = Endpoint { base, http: client_from(Ipv4Addr::LOCALHOST) };
+    endpoint.initialize(&endpoint.http).await;
+    let (status, headers) = endpoint.try_initialize(&endpoint.http).await;
+    assert_full(status, &headers, "a second session of one address");
+    endpoint.initialize(&client_from(Ipv4Addr::new(127, 0, 0, 2))).await;
+}
