@@ -130,3 +130,39 @@ impl Server {
         server::router(Arc::new(self.clone()), config)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::pin::Pin;
+
+    use mcp_jsonrpc::transport::Outbound;
+
+    use super::*;
+
+    /// A sink that drops what it is given.
+    struct Nowhere;
+
+    impl FrameSink for Nowhere {
+        fn deliver(&self, _: Outbound) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+            Box::pin(async {})
+        }
+    }
+
+    #[tokio::test]
+    async fn sessions_that_ended_leave_no_entry_behind() {
+        let server = Server::builder("ended", "1").build().unwrap();
+        let dispatchers: Vec<Dispatcher> =
+            (0..1000).map(|_| SessionFactory::connect(&server, Arc::new(Nowhere))).collect();
+        assert_eq!(server.shared.listed_sessions(), 1000);
+        for dispatcher in dispatchers {
+            dispatcher.peer().close();
+        }
+        // Each `Weak` left would keep its session's allocation: none is left once all ended.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        while server.shared.listed_sessions() > 0 {
+            assert!(tokio::time::Instant::now() < deadline, "{} entries left", server.shared.listed_sessions());
+            tokio::task::yield_now().await;
+        }
+    }
+}

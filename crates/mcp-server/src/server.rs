@@ -113,6 +113,8 @@ pub(crate) struct ServerShared {
     pub(crate) custom: CustomMethods,
     registry: RwLock<Arc<Registry>>,
     sessions: Mutex<Vec<Weak<SessionState>>>,
+    /// Sessions ended since `sessions` was last swept (see [`ServerShared::session_ended`]).
+    ended: std::sync::atomic::AtomicUsize,
     /// The task that tells this process's sessions of what a bus that fans out brings runs.
     relay: std::sync::atomic::AtomicBool,
 }
@@ -120,6 +122,30 @@ pub(crate) struct ServerShared {
 impl ServerShared {
     pub(crate) fn registry(&self) -> Arc<Registry> {
         self.registry.read_unpoisoned().clone()
+    }
+
+    /// A session's service is gone. Once as many have ended as half the list holds, the list
+    /// is swept (amortized O(1) per session): a `Weak` keeps its session's allocation, so
+    /// entries left after a burst of sessions ended would hold that memory (4 KiB a session,
+    /// scattered over the heap) until as many new sessions came.
+    pub(crate) fn session_ended(&self) {
+        use std::sync::atomic::Ordering;
+        let ended = self.ended.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut sessions = self.sessions.lock_unpoisoned();
+        if ended * 2 >= sessions.len() {
+            self.ended.store(0, Ordering::Relaxed);
+            sessions.retain(|s| s.upgrade().is_some_and(|s| s.peer.get().is_some_and(|p| !p.is_closed())));
+            let live = sessions.len();
+            if sessions.capacity() > 64 && live < sessions.capacity() / 4 {
+                sessions.shrink_to(live * 2);
+            }
+        }
+    }
+
+    /// How many sessions the list of live ones holds (ended ones not swept yet included).
+    #[cfg(test)]
+    pub(crate) fn listed_sessions(&self) -> usize {
+        self.sessions.lock_unpoisoned().len()
     }
 }
 
@@ -554,6 +580,7 @@ impl ServerBuilder {
                 bus,
                 registry: RwLock::new(Arc::new(registry)),
                 sessions: Mutex::new(Vec::new()),
+                ended: std::sync::atomic::AtomicUsize::new(0),
                 relay: std::sync::atomic::AtomicBool::new(false),
             }),
         })

@@ -181,6 +181,12 @@ pub(crate) struct Session {
     pub(crate) state: Arc<SessionState>,
 }
 
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.server.session_ended();
+    }
+}
+
 impl Service for Session {
     fn request(&self, request: message::Request, ctx: RequestContext) -> BoxFuture<Reply> {
         // `Span::none()` unless a subscriber wants it: then nothing of the request is read.

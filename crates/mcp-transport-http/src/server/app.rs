@@ -4,15 +4,16 @@
 #![allow(clippy::result_large_err)]
 
 use mcp_jsonrpc::sync::MutexExt as _;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::extract::ConnectInfo;
 use axum::http::{Extensions, HeaderMap, HeaderValue, header};
 use axum::response::Response;
 use axum::routing::{get, post};
 use bytes::Bytes;
-use hashbrown::HashMap;
 use mcp_jsonrpc::RequestId;
 use tokio::sync::mpsc;
 
@@ -22,6 +23,7 @@ use super::config::HttpServerConfig;
 use super::session::{Mode, Session, SessionRouter, SharedLink};
 use super::shared::{BusMessage, Fleet, Kind};
 use super::sse_body::{ConnGuard, SseBody};
+use super::table::{Full, SessionTable};
 use super::{handlers, http_sse, post};
 use crate::headers::TEXT_EVENT_STREAM;
 
@@ -29,7 +31,7 @@ use crate::headers::TEXT_EVENT_STREAM;
 pub(crate) struct App {
     pub(super) factory: Arc<dyn SessionFactory>,
     config: HttpServerConfig,
-    sessions: Mutex<HashMap<Arc<str>, Arc<Session>>>,
+    sessions: Mutex<SessionTable>,
     reaper: AtomicBool,
     /// This endpoint's part in a fleet that shares sessions, if it does.
     pub(super) fleet: Option<Arc<Fleet>>,
@@ -60,7 +62,7 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
     let app = Arc::new(App {
         factory,
         config,
-        sessions: Mutex::new(HashMap::new()),
+        sessions: Mutex::new(SessionTable::default()),
         reaper: AtomicBool::new(false),
         fleet,
         listener: AtomicBool::new(false),
@@ -102,17 +104,22 @@ impl App {
         &self.config
     }
 
-    /// The session a request names: 400 without `Mcp-Session-Id`, 404 for an unknown one (or
-    /// one of another principal). In a fleet, a session this instance does not hold is loaded
-    /// from the shared store (503 when the store fails).
+    /// The Streamable HTTP session a request names: 400 without `Mcp-Session-Id`, 404 for an
+    /// unknown one (or one of another principal, or an HTTP+SSE session). In a fleet, a
+    /// session this instance does not hold is loaded from the shared store (503 when the
+    /// store fails).
     pub(super) async fn session(
         self: &Arc<Self>,
         headers: &HeaderMap,
         extensions: &Extensions,
     ) -> Result<Arc<Session>, Response> {
         let id = session_id(headers)?;
-        if let Some(session) = self.lookup(id, extensions) {
+        if let Some(session) = self.lookup(id, Mode::Streamable, extensions) {
             return Ok(session);
+        }
+        if self.local(id).is_some() {
+            // An HTTP+SSE session: not one of this endpoint's (nor to load from a store).
+            return Err(session_not_found());
         }
         match &self.fleet {
             Some(fleet) => self.load_shared(fleet, id, extensions).await,
@@ -132,11 +139,16 @@ impl App {
         admitted.map(|_| InFlight(self.in_flight.clone())).map_err(|_| busy(limit, id))
     }
 
-    /// The live session `id`, marked active, if the request (whose `extensions` hold its
+    /// The live session `id`, marked active, if it travels by `mode` (each transport's
+    /// endpoints serve only their own sessions) and the request (whose `extensions` hold its
     /// principal, with feature `auth`) may use it.
-    pub(super) fn lookup(&self, id: &str, extensions: &Extensions) -> Option<Arc<Session>> {
+    pub(super) fn lookup(&self, id: &str, mode: Mode, extensions: &Extensions) -> Option<Arc<Session>> {
         let mut sessions = self.sessions.lock_unpoisoned();
         let session = sessions.get(id)?;
+        if session.router.mode() != mode {
+            tracing::debug!(session = %id, "a session used through the other transport's endpoint");
+            return None;
+        }
         #[cfg(feature = "auth")]
         if session.owner.as_ref().is_some_and(|owner| !owner.admits(extensions)) {
             tracing::debug!(session = %id, "a session used by another principal");
@@ -177,7 +189,7 @@ impl App {
     }
 
     fn all_sessions(&self) -> Vec<Arc<Session>> {
-        self.sessions.lock_unpoisoned().values().cloned().collect()
+        self.sessions.lock_unpoisoned().all()
     }
 
     /// Forgets session `id` (the caller ends it).
@@ -190,17 +202,20 @@ impl App {
         self.sessions.lock_unpoisoned().get(id).cloned()
     }
 
-    /// Starts a session, owned by the principal in `extensions` (feature `auth`); 503 when at
-    /// the cap even after expiring idle ones.
+    /// Starts a session, owned by the principal in `extensions` (feature `auth`) and counted
+    /// for the client address there (see [`client_address`]); 503 with `Retry-After` when
+    /// the endpoint or the address is at its bound even after expiring idle sessions (an
+    /// answer to `request`, the initialize, if any).
     pub(super) async fn create_session(
         self: &Arc<Self>,
         mode: Mode,
         extensions: &Extensions,
+        request: Option<&RequestId>,
     ) -> Result<Arc<Session>, Response> {
-        #[cfg(not(feature = "auth"))]
-        let _ = extensions;
         self.start_reaper();
-        if self.sessions.lock_unpoisoned().len() >= self.config.max_sessions {
+        let client = client_address(extensions);
+        let (max, per_client) = (self.config.max_sessions, self.config.max_sessions_per_client);
+        if self.sessions.lock_unpoisoned().room(client, max, per_client).is_err() {
             self.reap().await;
         }
         let id: Arc<str> = new_session_id().into();
@@ -218,8 +233,9 @@ impl App {
         );
         router.touch();
         let mut sessions = self.sessions.lock_unpoisoned();
-        if sessions.len() >= self.config.max_sessions {
-            return Err(super::checks::too_many_sessions());
+        if let Err(full) = sessions.room(client, max, per_client) {
+            drop(sessions);
+            return Err(self.full(full, client, request));
         }
         let (dispatcher, refresh) = match self.connect_copy(&router, None) {
             Some(shared) => (shared.dispatcher, Some(shared.refresh)),
@@ -229,6 +245,7 @@ impl App {
             router,
             dispatcher,
             refresh,
+            client,
             #[cfg(feature = "auth")]
             owner: super::auth::Owner::of(extensions),
         });
@@ -238,6 +255,21 @@ impl App {
             self.start_listener(fleet);
         }
         Ok(session)
+    }
+
+    /// The 503 of a new session that does not fit (`full` says which bound it met), as the
+    /// answer to request `id`.
+    fn full(&self, full: Full, client: Option<IpAddr>, id: Option<&RequestId>) -> Response {
+        match full {
+            Full::Server => {
+                tracing::warn!(max = self.config.max_sessions, "a new session refused: the server holds its most");
+            }
+            Full::Client => {
+                let (max, client) = (self.config.max_sessions_per_client, client.map(|ip| ip.to_string()));
+                tracing::warn!(max, client, "a new session refused: its client address holds its most");
+            }
+        }
+        super::checks::too_many_sessions(full, id)
     }
 
     /// The router of a session-less exchange (a stateless or 2026-07-28 POST): no id, no event
@@ -250,18 +282,12 @@ impl App {
     async fn reap(&self) {
         let timeout = self.config.session_idle_timeout;
         let expired: Vec<Arc<Session>> = {
-            let mut sessions = self.sessions.lock_unpoisoned();
-            let ids: Vec<Arc<str>> = sessions
-                .iter()
-                .filter(|(_, s)| {
-                    s.peer().is_closed()
-                        || (s.router.idle_for() >= timeout
-                            && s.router.connections.load(Ordering::Relaxed) == 0
-                            && s.peer().running_requests() == 0)
-                })
-                .map(|(id, _)| id.clone())
-                .collect();
-            ids.iter().filter_map(|id| sessions.remove(id)).collect()
+            self.sessions.lock_unpoisoned().remove_where(|s| {
+                s.peer().is_closed()
+                    || (s.router.idle_for() >= timeout
+                        && s.router.connections.load(Ordering::Relaxed) == 0
+                        && s.peer().running_requests() == 0)
+            })
         };
         for session in expired {
             tracing::debug!(session = %session.router.session_id, "session expired");
@@ -305,6 +331,28 @@ impl App {
 
 /// Tells proxies (nginx) not to buffer an SSE response.
 const X_ACCEL_BUFFERING: header::HeaderName = header::HeaderName::from_static("x-accel-buffering");
+
+tokio::task_local! {
+    /// The address of the client of the connection [`serve`](super::serve) serves in this
+    /// task.
+    pub(super) static CLIENT_ADDRESS: IpAddr;
+}
+
+/// The address of the client that sent a request: that of the connection
+/// [`serve`](super::serve) serves, or for a router served otherwise the `ConnectInfo` that
+/// axum's `into_make_service_with_connect_info::<SocketAddr>` puts in the request's
+/// extensions; `None` without either (the per-client bound then does not apply).
+fn client_address(extensions: &Extensions) -> Option<IpAddr> {
+    let ip = match CLIENT_ADDRESS.try_with(|ip| *ip) {
+        Ok(ip) => ip,
+        Err(_) => extensions.get::<ConnectInfo<SocketAddr>>()?.0.ip(),
+    };
+    // An IPv4 client of a dual-stack listener is the same client as over IPv4.
+    Some(match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        IpAddr::V4(_) => ip,
+    })
+}
 
 /// 128 bits from the OS's generator, as 32 hex digits (visible ASCII).
 fn new_session_id() -> String {
@@ -387,6 +435,8 @@ impl App {
             tracing::debug!(session = %id, "a shared session used by another principal");
             return Err(session_not_found());
         }
+        // A copy counts toward the sessions this instance holds, not toward a client address
+        // (the session was counted for its client where it was created).
         if self.sessions.lock_unpoisoned().len() >= self.config.max_sessions {
             self.reap().await;
         }
@@ -407,6 +457,7 @@ impl App {
             router,
             dispatcher: shared.dispatcher,
             refresh: Some(shared.refresh),
+            client: None,
             #[cfg(feature = "auth")]
             owner: super::auth::Owner::of(extensions),
         });
@@ -415,7 +466,7 @@ impl App {
             let mut sessions = self.sessions.lock_unpoisoned();
             match sessions.get(&id).cloned() {
                 Some(first) => Some(Ok(first)),
-                None if sessions.len() >= self.config.max_sessions => Some(Err(super::checks::too_many_sessions())),
+                None if sessions.len() >= self.config.max_sessions => Some(Err(self.full(Full::Server, None, None))),
                 None => {
                     sessions.insert(id, session.clone());
                     None

@@ -306,11 +306,18 @@ pub(super) fn batch_allowed(what: &Classified, version: ProtocolVersion) -> Resu
     Ok(())
 }
 
-/// 503: the endpoint holds as many sessions as it may.
-pub(super) fn too_many_sessions() -> Response {
-    error_response(
-        StatusCode::SERVICE_UNAVAILABLE,
-        None,
-        &mcp_jsonrpc::ErrorObject::internal_error("too many sessions; try again later"),
-    )
+/// 503 with `Retry-After`: the endpoint, or the client's address, holds as many sessions as
+/// it may (`full` says which); the answer to request `id`.
+pub(super) fn too_many_sessions(full: super::table::Full, id: Option<&RequestId>) -> Response {
+    let message = match full {
+        super::table::Full::Server => "too many sessions; try again later",
+        super::table::Full::Client => "too many sessions from this client address; end one or try again later",
+    };
+    let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, id, &ErrorObject::internal_error(message));
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(SESSIONS_RETRY_AFTER));
+    response
 }
+
+/// The `Retry-After` (seconds) of a new session refused because the sessions are at their
+/// bound: long enough for a few to end or expire.
+pub(super) const SESSIONS_RETRY_AFTER: &str = "5";

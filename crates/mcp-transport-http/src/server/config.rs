@@ -30,6 +30,7 @@ pub struct HttpServerConfig {
     pub(crate) http_sse: Option<(String, String)>,
     pub(crate) session_idle_timeout: Duration,
     pub(crate) max_sessions: usize,
+    pub(crate) max_sessions_per_client: usize,
     pub(crate) max_requests_in_flight: usize,
     pub(crate) max_body: usize,
     pub(crate) body_timeout: Duration,
@@ -61,6 +62,7 @@ impl std::fmt::Debug for HttpServerConfig {
             .field("http_sse", &self.http_sse)
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("max_sessions", &self.max_sessions)
+            .field("max_sessions_per_client", &self.max_sessions_per_client)
             .field("max_requests_in_flight", &self.max_requests_in_flight)
             .field("max_body", &self.max_body)
             .field("resumable", &self.event_store.is_some())
@@ -86,6 +88,7 @@ impl Default for HttpServerConfig {
             http_sse: Some(("/sse".to_owned(), "/messages".to_owned())),
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 20_000,
+            max_sessions_per_client: 1_000,
             max_requests_in_flight: 10_000,
             max_body: 4 << 20,
             body_timeout: Duration::from_secs(30),
@@ -110,8 +113,10 @@ impl Default for HttpServerConfig {
 
 impl HttpServerConfig {
     /// The defaults: endpoint `/mcp`, sessions with SSE responses, the GET stream, the
-    /// HTTP+SSE endpoints `/sse` + `/messages`, an in-memory event store, 30 minutes of idle expiry, at most 20,000
-    /// sessions, 4 MiB bodies, localhost-only Host and Origin on a loopback address.
+    /// HTTP+SSE endpoints `/sse` + `/messages`, an in-memory event store, 30 minutes of idle
+    /// expiry, at most 20,000 sessions (1,000 per client address), 4 MiB bodies, 64 KiB
+    /// request heads, localhost-only Host and Origin on a loopback address. docs/reliability.md
+    /// lists every bound.
     pub fn new() -> Self {
         Self::default()
     }
@@ -153,9 +158,22 @@ impl HttpServerConfig {
         self.session_idle_timeout = timeout;
         self
     }
-    /// At most this many live sessions; initialize beyond it gets 503.
+    /// At most this many live sessions (default 20,000), Streamable HTTP and HTTP+SSE
+    /// together: a new one beyond (an initialize, or a GET of the HTTP+SSE stream) gets 503
+    /// with `Retry-After` once the idle sessions are expired. In a fleet
+    /// ([`shared_sessions`](Self::shared_sessions)) it bounds the copies this instance holds.
     pub fn max_sessions(mut self, max: usize) -> Self {
         self.max_sessions = max;
+        self
+    }
+    /// At most this many live sessions created by one client address (default 1,000): a new
+    /// one beyond gets 503 with `Retry-After`, as at [`max_sessions`](Self::max_sessions).
+    /// The address is the TCP peer's as [`serve`](super::serve) sees it (or axum's
+    /// `ConnectInfo<SocketAddr>`, for a router served otherwise; without it the bound does
+    /// not apply). Behind a reverse proxy every client has the proxy's address: raise this
+    /// to `max_sessions` there, and bound clients at the proxy.
+    pub fn max_sessions_per_client(mut self, max: usize) -> Self {
+        self.max_sessions_per_client = max;
         self
     }
     /// The most POSTs carrying requests whose handlers run at once, over all sessions and
@@ -180,7 +198,10 @@ impl HttpServerConfig {
         self.header_timeout = timeout;
         self
     }
-    /// The most bytes of request head (used by [`serve`](super::serve); at least 8 KiB).
+    /// The most bytes of a request head (default 64 KiB; used by [`serve`](super::serve)):
+    /// the request line, the header lines and the empty line that ends them, as received. A
+    /// larger head gets 431 and its connection closes; so does one of more than 100 header
+    /// lines.
     pub fn max_header_bytes(mut self, bytes: usize) -> Self {
         self.max_header_bytes = bytes;
         self

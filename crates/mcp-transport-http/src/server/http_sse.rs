@@ -32,7 +32,7 @@ pub(super) async fn open_stream(
     let Some((_, messages)) = &app.config().http_sse else {
         return Ok(StatusCode::NOT_FOUND.into_response());
     };
-    let session = app.create_session(Mode::HttpSse, &parts.extensions).await?;
+    let session = app.create_session(Mode::HttpSse, &parts.extensions, None).await?;
     let Some(rx) = session.router.open_standalone().await else {
         return Ok(StatusCode::INTERNAL_SERVER_ERROR.into_response());
     };
@@ -70,7 +70,7 @@ pub(super) async fn post_message(
     let Some(id) = query.session_id else {
         return Err(invalid_request(StatusCode::BAD_REQUEST, "missing sessionId"));
     };
-    let Some(session) = app.lookup(&id, &parts.extensions) else {
+    let Some(session) = app.lookup(&id, Mode::HttpSse, &parts.extensions) else {
         return Err(invalid_request(StatusCode::NOT_FOUND, "session not found"));
     };
     let body = read_body(&app, body).await?;

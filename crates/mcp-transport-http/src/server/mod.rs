@@ -21,8 +21,10 @@
 //!   sent after the id is replayed from the [`EventStore`], then the stream continues live.
 //! - DELETE ends a session.
 //! - `Mcp-Session-Id` is issued at initialize (128 random bits, hex); a request without it gets
-//!   400, with an unknown or expired one 404. Idle sessions expire; the number of live
-//!   sessions is capped (503 beyond). A stateless mode serves every POST on its own.
+//!   400, with an unknown or expired one 404. Idle sessions expire; live sessions are
+//!   bounded per server and per client address (503 with `Retry-After` beyond). A session is
+//!   served only through its own transport's endpoints (404 otherwise). A stateless mode
+//!   serves every POST on its own.
 //! - `MCP-Protocol-Version`, when present, must name a revision we speak (400 otherwise); the
 //!   session's negotiated revision governs the encoding.
 //! - A dropped connection is not a cancellation: the request runs on, and its events wait in
@@ -62,6 +64,7 @@ pub mod shared;
 mod shutdown;
 mod sse_body;
 mod stateless_revision;
+mod table;
 
 use std::sync::{Arc, Weak};
 

@@ -66,7 +66,7 @@ pub(super) async fn post_mcp(
 /// Serves a POST of a session (a new one for initialize, whose id the answer carries).
 async fn post_in_session(app: &Arc<App>, parts: Parts, what: Classified, body: &Bytes) -> Result<Response, Response> {
     let session = if what.initialize {
-        app.create_session(Mode::Streamable, &parts.extensions).await?
+        app.create_session(Mode::Streamable, &parts.extensions, what.requests.first()).await?
     } else {
         app.session(&parts.headers, &parts.extensions).await?
     };
@@ -111,6 +111,7 @@ async fn post_stateless(
         router,
         dispatcher,
         refresh: None,
+        client: None,
         #[cfg(feature = "auth")]
         owner: None,
     };

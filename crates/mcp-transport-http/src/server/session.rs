@@ -178,6 +178,11 @@ impl SessionRouter {
         self.epoch.elapsed().saturating_sub(last)
     }
 
+    /// How the session's messages travel.
+    pub(crate) fn mode(&self) -> Mode {
+        self.mode
+    }
+
     pub(crate) fn resumable(&self) -> bool {
         self.store.is_some()
     }
@@ -602,6 +607,10 @@ pub(crate) struct Session {
     pub(crate) dispatcher: Dispatcher,
     /// Applies a record another copy saved (a session a fleet shares).
     pub(crate) refresh: Option<super::Refresh>,
+    /// The address of the client that created the session, counted against
+    /// `max_sessions_per_client` (`None`: unknown, or a fleet's copy of a session created
+    /// elsewhere).
+    pub(crate) client: Option<std::net::IpAddr>,
     /// Who the session belongs to (the principal of the request that created it): requests
     /// of anyone else find no such session.
     #[cfg(feature = "auth")]

@@ -271,9 +271,14 @@ fn serve_connection(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(config.header_timeout)
+        // The bound on the head, exact: hyper counts the bytes it parsed (431 past it). The
+        // read buffer's bound stays as a backstop.
+        .max_header_size(config.max_header_bytes)
         .max_buf_size(config.max_header_bytes.max(8192))
         .keep_alive(true);
-    async move {
+    // The handlers of the connection's requests run in its task: there they find its client's
+    // address (for the per-client bound on sessions) at no cost to each request.
+    super::app::CLIENT_ADDRESS.scope(peer.ip(), async move {
         let conn = builder.serve_connection(TokioIo::new(tcp), service);
         tokio::pin!(conn);
         let result = tokio::select! {
@@ -287,5 +292,5 @@ fn serve_connection(
         if let Err(e) = result {
             tracing::debug!(peer = %peer, error = %e, "HTTP connection ended with an error");
         }
-    }
+    })
 }
