@@ -82,3 +82,4 @@ pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elic
 pub use listen::{Subscription, SubscriptionEnd};
 pub use mcp_jsonrpc::CallOptions;
 pub use service::ServerEvent;
+pub use tool_headers::{InvalidToolHeaders, ToolHeaders};
