@@ -4,7 +4,8 @@
     python client.py --http <url>                          (Streamable HTTP)
     python client.py --sse <url>                           (HTTP+SSE)
 
-Runs the checks of checks.py, printing one `ok - ...` / `not ok - ...` line each, then
+Runs the checks of checks.py (of everything_checks.py with MCP_INTEROP_CHECKS=server-everything,
+for the official server-everything), printing one `ok - ...` / `not ok - ...` line each, then
 `N passed, M failed`; exit code 0 only if every check passed. Run by `cargo xtask interop`,
 which installs the SDK in a venv (see ../README.md).
 """
@@ -12,6 +13,7 @@ which installs the SDK in a venv (see ../README.md).
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 
 import anyio
@@ -21,7 +23,12 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
-from checks import CHECKS, Context, Inputs
+from checks import Context, Inputs
+
+if os.environ.get("MCP_INTEROP_CHECKS") == "server-everything":
+    from everything_checks import CHECKS
+else:
+    from checks import CHECKS
 
 # A hung check fails on its own instead of eating the whole run's time budget (the xtask kills
 # the run after 60 s), so the checks after it still report.

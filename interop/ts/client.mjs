@@ -1,5 +1,7 @@
 // Drives an MCP server with the official TypeScript SDK client and runs the checks of
-// ./checks.mjs against it, one `ok - ...` / `not ok - ...` line each, then `N passed, M failed`.
+// ./checks.mjs against it (./everything_checks.mjs with MCP_INTEROP_CHECKS=server-everything,
+// for the official server-everything), one `ok - ...` / `not ok - ...` line each, then
+// `N passed, M failed`.
 //
 //   node client.mjs <server command> [server args...]   (stdio: spawns the server)
 //   node client.mjs --http <url>                          (Streamable HTTP)
@@ -18,7 +20,10 @@ import {
   LATEST_PROTOCOL_VERSION,
 } from '@modelcontextprotocol/sdk/types.js';
 
-import { checks } from './checks.mjs';
+const { checks } =
+  process.env.MCP_INTEROP_CHECKS === 'server-everything'
+    ? await import('./everything_checks.mjs')
+    : await import('./checks.mjs');
 
 // A hung check fails on its own instead of eating the whole run's time budget (the xtask kills
 // the run after 60 s), so the checks after it still report.

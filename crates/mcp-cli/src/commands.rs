@@ -85,7 +85,7 @@ async fn client_command(command: Command, global: &Global) -> ExitCode {
         Ok(code) => *code,
         Err(failure) => report(&ui, failure),
     };
-    session::close(client, code == exit::INTERRUPTED).await;
+    session::close(client).await;
     ExitCode::from(code)
 }
 

@@ -7,9 +7,14 @@
 //!   the server's requests and notifications, the GET stream) is written as it came, one per
 //!   line. Only a request with a string id is re-encoded (the transport numbers requests with
 //!   integers), and its answer gets the string back.
+//! - In the stateless revision (2026-07-28), the `x-mcp-header` declarations of the tools the
+//!   server lists are learnt from the answers to `tools/list` ([`tools`]): a `tools/call` goes
+//!   with the `Mcp-Param-{Name}` headers they ask for, and a tool whose declarations are
+//!   invalid is left out of the listing the client gets.
 //! - `mcp proxy --serve ADDR -- COMMAND`: see [`serve`].
 
 mod serve;
+mod tools;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -128,20 +133,28 @@ struct Probe<'a> {
 
 /// `params` members the hints read.
 #[derive(serde::Deserialize, Default)]
-struct Params {
+struct Params<'a> {
     #[serde(default, rename = "requestId")]
     request_id: Option<RequestId>,
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
     uri: Option<String>,
+    /// A call's arguments, read only for a tool that mirrors some in headers.
+    #[serde(default, borrow)]
+    arguments: Option<&'a RawValue>,
+    /// A list's cursor (none: the first page).
+    #[serde(default, borrow)]
+    cursor: Option<&'a RawValue>,
     #[serde(default, rename = "_meta")]
     meta: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
-/// What both directions share: the renumbered ids, and the requests awaiting their answer.
+/// What both directions share: the renumbered ids, the requests awaiting their answer, and
+/// the tools' `x-mcp-header` declarations.
 #[derive(Default)]
 struct Flight {
+    declared: tools::Declarations,
     ids: std::sync::Mutex<IdMap>,
     /// The numbers of the requests sent and not answered yet.
     outstanding: std::sync::Mutex<std::collections::HashSet<i64>>,
@@ -218,7 +231,7 @@ async fn to_url(config: HttpClientConfig, url: &str, timeout: std::time::Duratio
             while let Some(item) = stdin.read().await {
                 match item {
                     Ok(Inbound { frame, .. }) => {
-                        for message in to_server(frame, &flight.ids) {
+                        for message in to_server(frame, &flight) {
                             if !forward(message, &flight, &mut http_write, &out_tx, timeout).await {
                                 return;
                             }
@@ -285,7 +298,7 @@ struct ToServer {
 
 /// The frames to POST for one line of the client (a batch goes message by message), each
 /// with what the transport must know of it; or the error answer to send the client back.
-fn to_server(frame: Bytes, ids: &std::sync::Mutex<IdMap>) -> Vec<ToServer> {
+fn to_server(frame: Bytes, flight: &Flight) -> Vec<ToServer> {
     let trimmed = frame.trim_ascii_start();
     if trimmed.first() == Some(&b'[') {
         let Ok(items) = serde_json::from_slice::<Vec<&RawValue>>(trimmed) else {
@@ -293,10 +306,10 @@ fn to_server(frame: Bytes, ids: &std::sync::Mutex<IdMap>) -> Vec<ToServer> {
         };
         return items
             .into_iter()
-            .map(|item| one_to_server(Bytes::copy_from_slice(item.get().as_bytes()), ids))
+            .map(|item| one_to_server(Bytes::copy_from_slice(item.get().as_bytes()), flight))
             .collect();
     }
-    vec![one_to_server(frame, ids)]
+    vec![one_to_server(frame, flight)]
 }
 
 impl ToServer {
@@ -306,18 +319,19 @@ impl ToServer {
 }
 
 /// One message of the client: its kind and hints (and, for a string id, its new number).
-fn one_to_server(frame: Bytes, ids: &std::sync::Mutex<IdMap>) -> ToServer {
+fn one_to_server(frame: Bytes, flight: &Flight) -> ToServer {
+    let ids = &flight.ids;
     let Ok(probe) = serde_json::from_slice::<Probe<'_>>(&frame) else {
         // Not JSON-RPC: the server answers it as it sees fit.
         return ToServer::plain(Outbound::from(frame));
     };
     let id = probe.id.and_then(|raw| serde_json::from_str::<RequestId>(raw.get()).ok());
-    let params: Params = probe.params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default();
+    let params: Params<'_> = probe.params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default();
     let Some(method) = probe.method.as_deref() else {
         // A response to a request of the server.
         return ToServer::plain(Outbound::from(frame.clone()).with_kind(FrameKind::Response));
     };
-    let hints = hints(method, &params);
+    let hints = hints(method, &params, &flight.declared);
     let Some(id) = id else {
         let kind = match (method, params.request_id) {
             ("notifications/cancelled", Some(RequestId::Integer(n))) => FrameKind::Cancellation(n),
@@ -347,14 +361,23 @@ fn one_to_server(frame: Bytes, ids: &std::sync::Mutex<IdMap>) -> ToServer {
             }
         }
     };
+    if method == "tools/list" && stateless(&params).is_some() {
+        flight.declared.listing(number, params.cursor.is_none());
+    }
     let out = Outbound::new(frame, Route::Unrelated).with_kind(FrameKind::Request(number)).with_hints(hints);
     ToServer { out, refusal: None, initialize: method == "initialize", awaited: method != "subscriptions/listen" }
 }
 
+/// The revision of a request of the stateless revision (in its `_meta`).
+fn stateless<'p>(params: &'p Params<'_>) -> Option<&'p str> {
+    params.meta.as_ref()?.get(mcp_jsonrpc::raw::PROTOCOL_VERSION_KEY)?.as_str()
+}
+
 /// What the HTTP transport must be told of a message: `initialize` begins a session,
 /// `notifications/initialized` ends its handshake, a request of the stateless revision
-/// (2026-07-28, its revision in `_meta`) gets its own headers.
-fn hints(method: &str, params: &Params) -> Option<FrameHints> {
+/// (2026-07-28, its revision in `_meta`) gets its own headers: `Mcp-Method`, `Mcp-Name`, and
+/// for a call of a tool that mirrors arguments, their `Mcp-Param-{Name}`.
+fn hints(method: &str, params: &Params<'_>, declared: &tools::Declarations) -> Option<FrameHints> {
     match method {
         "initialize" => {
             return Some(RequestHeaders::initialize().final_errors(&STATELESS_ERROR_CODES).into_hints());
@@ -362,7 +385,7 @@ fn hints(method: &str, params: &Params) -> Option<FrameHints> {
         "notifications/initialized" => return Some(RequestHeaders::initialized().into_hints()),
         _ => {}
     }
-    let version = params.meta.as_ref()?.get(mcp_jsonrpc::raw::PROTOCOL_VERSION_KEY)?.as_str()?;
+    let version = stateless(params)?;
     let mut headers = RequestHeaders::stateless(version, method);
     let name = match method {
         "tools/call" | "prompts/get" => params.name.as_deref(),
@@ -371,6 +394,11 @@ fn hints(method: &str, params: &Params) -> Option<FrameHints> {
     };
     if let Some(name) = name {
         headers = headers.name(name);
+        if method == "tools/call" {
+            for (param, value) in declared.headers(name, params.arguments) {
+                headers = headers.param(&param, &value);
+            }
+        }
     }
     Some(headers.into_hints())
 }
@@ -385,9 +413,13 @@ async fn from_server(
     while let Some(item) = read.read().await {
         let frame = match item {
             Ok(Inbound { frame, .. }) => {
-                if let Some(number) = answered(&frame) {
-                    flight.answer(number);
-                }
+                let frame = match answered(&frame) {
+                    Some(number) => {
+                        flight.answer(number);
+                        flight.declared.answer(number, frame)
+                    }
+                    None => frame,
+                };
                 restore_id(frame, &flight.ids)
             }
             Err(ReadError::RequestFailed { id, source }) => {
@@ -400,6 +432,7 @@ async fn from_server(
                     return exit::CONNECTION;
                 }
                 flight.answer(int(&id));
+                flight.declared.forget(int(&id));
                 let original = flight.ids().sent.remove(&int(&id)).unwrap_or(id);
                 let error = ErrorObject::internal_error(format!("the proxy could not reach the server: {source}"));
                 message::encode_error(Some(&original), &error)
@@ -459,21 +492,22 @@ mod tests {
 
     #[test]
     fn string_ids_are_renumbered_and_restored() {
-        let ids = std::sync::Mutex::new(IdMap::default());
+        let flight = Flight::default();
+        let ids = &flight.ids;
         let frame = Bytes::from_static(br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#);
-        let ToServer { out, refusal, initialize, .. } = one_to_server(frame, &ids);
+        let ToServer { out, refusal, initialize, .. } = one_to_server(frame, &flight);
         assert!(refusal.is_none() && !initialize);
         let FrameKind::Request(n) = out.kind else { panic!("{:?}", out.kind) };
         assert!(std::str::from_utf8(&out.frame).unwrap().contains(&n.to_string()));
         let answer = Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":{n},"result":{{}}}}"#));
-        let restored: serde_json::Value = serde_json::from_slice(&restore_id(answer, &ids)).unwrap();
+        let restored: serde_json::Value = serde_json::from_slice(&restore_id(answer, ids)).unwrap();
         assert_eq!(restored["id"], "a");
         assert!(ids.lock().unwrap().sent.is_empty());
     }
 
     #[test]
     fn integer_ids_pass_unchanged_with_their_hints() {
-        let ids = std::sync::Mutex::new(IdMap::default());
+        let ids = Flight::default();
         let frame = Bytes::from_static(br#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}"#);
         let ToServer { out, initialize, .. } = one_to_server(frame.clone(), &ids);
         assert_eq!((out.frame, out.kind, initialize), (frame, FrameKind::Request(7), true));

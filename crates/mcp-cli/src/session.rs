@@ -17,9 +17,6 @@ use crate::ui::Ui;
 /// is killed when the client is dropped).
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
-/// How long the round trip after an interrupted request may take (see [`close`]).
-const FLUSH_GRACE: Duration = Duration::from_millis(500);
-
 /// Why a command failed: its exit code and what to tell the user.
 #[derive(Debug)]
 pub struct Failure {
@@ -129,16 +126,10 @@ pub async fn open(global: &Global, server: &[String], ui: Arc<Ui>) -> Result<Cli
     })
 }
 
-/// Closes the connection (a child server: stdin closed, then signals), waiting at most
-/// [`CLOSE_GRACE`].
-///
-/// After an interrupted request, a `ping` goes first: `notifications/cancelled` waits in the
-/// client's outgoing queue, which `Client::close` does not drain before it closes a child's
-/// stdin; the ping's answer means the queue ahead of it was written.
-pub async fn close(client: Client, interrupted: bool) {
-    if interrupted {
-        let _ = tokio::time::timeout(FLUSH_GRACE, client.ping()).await;
-    }
+/// Closes the connection, waiting at most [`CLOSE_GRACE`]: what is queued is written first
+/// (the `notifications/cancelled` of an interrupted request), then a child server is stopped
+/// (stdin closed, then signals).
+pub async fn close(client: Client) {
     if let Ok(Err(e)) = tokio::time::timeout(CLOSE_GRACE, client.close()).await {
         tracing::debug!(error = %e, "closing the connection");
     }

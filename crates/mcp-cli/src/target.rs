@@ -145,7 +145,13 @@ pub async fn connect(global: &Global, target: &Target, mut builder: ClientBuilde
                 // The server's stderr: shown with `-v`; otherwise kept, and its tail reported
                 // if the server dies.
                 let stderr = if global.verbose > 0 { StderrMode::Forward } else { StderrMode::Capture };
-                let mut command = ChildCommand::new(program).args(args).stderr(stderr).grace(Duration::from_secs(1));
+                // In a process group of its own: Ctrl-C at the terminal reaches us only, and
+                // the server gets `notifications/cancelled` and a clean shutdown instead.
+                let mut command = ChildCommand::new(program)
+                    .args(args)
+                    .stderr(stderr)
+                    .grace(Duration::from_secs(1))
+                    .process_group(true);
                 for (key, value) in env {
                     command = command.env(key, value);
                 }

@@ -1,7 +1,8 @@
 //! `mcp` on a real terminal, as a person sees it: the binary runs in `tmux` (from the system's
 //! packages), the screen is captured while a long call runs (the progress bar, in Unicode),
-//! then Ctrl-C is typed: the terminal's SIGINT reaches `mcp` (and its child server, in the same
-//! process group), which prints `cancelled` and exits 130.
+//! then Ctrl-C is typed: the terminal's SIGINT reaches `mcp` only (its child server runs in a
+//! process group of its own), which cancels the call (the server logs the
+//! `notifications/cancelled` it got), prints `cancelled` and exits 130.
 
 mod common;
 
@@ -51,9 +52,16 @@ fn a_progress_bar_on_a_terminal_and_ctrl_c() {
     let tmux = Tmux { socket: format!("mcp-cli-test-{}", std::process::id()) };
     let mcp = env!("CARGO_BIN_EXE_mcp");
     let everything = example("everything").display().to_string();
+    // The server, its debug log (where it says which requests were cancelled) kept in a file.
+    let dir = std::env::temp_dir().join(format!("mcp-cli-terminal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (server, log) = (dir.join("server.sh"), dir.join("server.log"));
+    let wrapper = format!("#!/bin/sh\nRUST_LOG=debug exec '{everything}' --stdio 2>'{}'\n", log.display());
+    std::fs::write(&server, wrapper).unwrap();
+    std::fs::set_permissions(&server, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     // bash goes on after a command that handled SIGINT itself, and shows its exit code.
     let script =
-        format!("'{mcp}' call count_down from=600 interval_ms=50 -- '{everything}' --stdio; echo EXIT=$?; sleep 60");
+        format!("'{mcp}' call count_down from=600 interval_ms=50 -- '{}'; echo EXIT=$?; sleep 60", server.display());
     let started = tmux.run(&["new-session", "-d", "-x", "100", "-y", "20", "-s", "mcp", "bash", "-c", &script]);
     assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
 
@@ -68,4 +76,12 @@ fn a_progress_bar_on_a_terminal_and_ctrl_c() {
     assert!(typed.elapsed() < Duration::from_secs(5), "mcp ended {:?} after Ctrl-C", typed.elapsed());
     assert!(screen.lines().any(|l| l == "cancelled"), "{screen}");
     assert!(screen.contains("EXIT=130"), "{screen}");
+    // The server got no SIGINT: it read the cancellation, and then its stdin ended.
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        logged.lines().any(|l| l.contains("request cancelled; no response") && l.contains("method=tools/call")),
+        "the server did not get notifications/cancelled:\n{logged}"
+    );
+    assert!(!logged.contains("Ctrl-C received"), "the terminal's SIGINT reached the server:\n{logged}");
 }

@@ -17,10 +17,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use everything_checks::{Seen, builder, completions, custom_methods, prompts, resources, tools};
+use mcp_sdk::client::ClientError;
 use mcp_sdk::server::Server;
 use mcp_sdk::transport::http::server::{HttpServerConfig, serve_listener};
 use mcp_sdk::transport::stdio::ChildCommand;
-use mcp_sdk::types::ProtocolVersion;
+use mcp_sdk::types::{ErrorCode, ProtocolVersion};
 
 const MCP: &str = env!("CARGO_BIN_EXE_mcp");
 
@@ -93,6 +94,32 @@ async fn a_stdio_client_of_the_stateless_revision_reaches_an_http_server_through
     resources(&client).await;
     prompts(&client).await;
     custom_methods(&client, &seen).await;
+    client.close().await.unwrap();
+}
+
+/// A tool that mirrors an argument in a header (`x-mcp-header`, SEP-2243): `everything`'s
+/// `test_region_header` refuses a call whose `Mcp-Param-Region` does not agree with its
+/// `region`. The proxy sends the header once it has seen the tool listed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_sends_the_headers_a_tool_declares() {
+    let (_server, url) = serve_everything().await;
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let command = ChildCommand::new(MCP).args(["proxy", url.as_str()]);
+    let client = builder(&seen).protocol_version(ProtocolVersion::V2026_07_28).spawn(command).await.unwrap();
+    let args = serde_json::json!({"region": "us-west1"});
+    // Before any listing the proxy knows nothing of the tool: no header, and the server refuses.
+    let refused = client.call_tool("test_region_header", args.clone()).await.unwrap_err();
+    let ClientError::Remote(error) = &refused else { panic!("{refused:?}") };
+    assert_eq!(error.error_code(), ErrorCode::HEADER_MISMATCH, "{error:?}");
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "test_region_header"));
+    let result = client.call_tool("test_region_header", args).await.unwrap();
+    assert!(!result.is_error(), "{result:?}");
+    let text = serde_json::to_string(&result.content).unwrap();
+    assert!(text.contains("region=us-west1"), "{text}");
+    // A value that is not plain ASCII goes Base64-encoded, and agrees too.
+    let result = client.call_tool("test_region_header", serde_json::json!({"region": "Zürich"})).await.unwrap();
+    assert!(serde_json::to_string(&result.content).unwrap().contains("region=Zürich"), "{result:?}");
     client.close().await.unwrap();
 }
 

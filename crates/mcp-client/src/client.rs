@@ -283,16 +283,22 @@ impl Client {
         }
     }
 
-    /// Closes the connection. A child server is stopped the way the specification asks (its
-    /// stdin closed, then SIGTERM, then SIGKILL) while its stdout is still read, so a server
-    /// that is still writing is not cut off mid-message; it is always reaped.
+    /// Closes the connection. What was sent before is written first (a
+    /// `notifications/cancelled` of a call just dropped reaches the server), within the
+    /// connection's `shutdown_grace`. A child server is stopped the way the specification asks
+    /// (its stdin closed, then SIGTERM, then SIGKILL) while its stdout is still read, so a
+    /// server that is still writing is not cut off mid-message; it is always reaped.
     pub async fn close(&self) -> Result<(), ClientError> {
         if let Some(s) = self.stateless() {
             s.background.lock().await.subscription = None;
         }
         let child = self.child.lock().await.take();
         let stopped = match child {
-            Some(child) => Some(child.shutdown().await),
+            Some(child) => {
+                // The queue goes out before the child's stdin closes (the writer closes it).
+                self.peer.close_writing().await;
+                Some(child.shutdown().await)
+            }
             None => None,
         };
         self.peer.close();

@@ -17,8 +17,11 @@
 //!   (`input_required` results), and the call is sent again with the answers, transparently.
 //!   Notifications (log messages, list changes, resource updates) reach a callback and a
 //!   stream; in 2026-07-28 change notifications come on subscriptions ([`Client::listen`]).
-//! - [`Client::close`] ends the connection gracefully (and stops a child server the way the
-//!   specification asks).
+//! - [`Client::close`] ends the connection gracefully: what was sent before is written, then a
+//!   child server is stopped the way the specification asks.
+//! - [`ToolHeaders`] reads a tool's `x-mcp-header` declarations (2026-07-28, SEP-2243) and
+//!   makes the `Mcp-Param-*` headers of a call, as the client does over Streamable HTTP, for a
+//!   program that sends `tools/call` by other means (a proxy).
 //!
 //! ## Features
 //!
@@ -82,3 +85,4 @@ pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elic
 pub use listen::{Subscription, SubscriptionEnd};
 pub use mcp_jsonrpc::CallOptions;
 pub use service::ServerEvent;
+pub use tool_headers::{InvalidToolHeaders, ToolHeaders};

@@ -6,7 +6,9 @@
 //!
 //! [`ToolHeaders::from_schema`] reads (and validates) a tool's declarations;
 //! [`ToolHeaders::headers`] makes the headers of one call; [`HeaderRules`] keeps them per tool
-//! (and the tools rejected for invalid ones) for a connection over HTTP.
+//! (and the tools rejected for invalid ones) for a connection over HTTP. The first two are
+//! public (re-exported at the crate's root), for whoever POSTs a 2026-07-28 `tools/call` of
+//! their own (the `mcp proxy` command does).
 
 use mcp_jsonrpc::sync::MutexExt as _;
 use std::collections::HashMap;
@@ -131,7 +133,6 @@ impl HeaderRules {
 }
 
 /// The largest integer JavaScript represents exactly; larger ones are not mirrored.
-#[cfg_attr(not(feature = "http"), allow(dead_code))] // the headers go to the HTTP transport
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 /// Keywords whose subschemas are not statically reachable through `properties`: an
@@ -160,10 +161,10 @@ const UNREACHABLE: [&str; 18] = [
 const NAMED_SUBSCHEMAS: [&str; 4] = ["patternProperties", "dependentSchemas", "$defs", "definitions"];
 
 /// Why a tool's `x-mcp-header` declarations are invalid: a client over Streamable HTTP must
-/// not use the tool (it drops it from `tools/list`).
+/// not use the tool (it drops it from `tools/list`). Its text says which property and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid x-mcp-header: {0}")]
-pub(crate) struct InvalidToolHeaders(String);
+pub struct InvalidToolHeaders(String);
 
 /// One mirrored argument: where it is in the arguments, and its header's name (the part after
 /// `Mcp-Param-`, lowercase).
@@ -173,17 +174,41 @@ struct Declaration {
     header: String,
 }
 
-/// The `x-mcp-header` declarations of one tool's input schema.
+/// The `x-mcp-header` declarations of one tool's input schema (SEP-2243, revision 2026-07-28):
+/// which arguments a call over Streamable HTTP mirrors in `Mcp-Param-{Name}` headers.
+///
+/// [`Client`](crate::Client) does this by itself for the tools it listed; this is for a
+/// program that sends `tools/call` over HTTP by other means (a proxy). The header values are
+/// text as the specification writes them; the HTTP client transport's `RequestHeaders::param`
+/// encodes them for the wire (Base64 where plain text would not do).
+///
+/// ```
+/// use mcp_client::ToolHeaders;
+/// use serde_json::json;
+///
+/// let schema = json!({"type": "object", "properties": {
+///     "region": {"type": "string", "x-mcp-header": "Region"},
+///     "query": {"type": "string"}
+/// }});
+/// let tool = ToolHeaders::from_schema(schema.as_object().unwrap()).unwrap();
+/// let arguments = json!({"region": "us-west1", "query": "SELECT 1"});
+/// // `Mcp-Param-Region: us-west1` (names come lowercase).
+/// assert_eq!(tool.headers(arguments.as_object()), [("region", "us-west1".to_owned())]);
+///
+/// let invalid = json!({"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}});
+/// assert!(ToolHeaders::from_schema(invalid.as_object().unwrap()).is_err());
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct ToolHeaders {
+pub struct ToolHeaders {
     declarations: Vec<Declaration>,
 }
 
 impl ToolHeaders {
-    /// Reads the declarations of `input_schema`, checking every constraint of the
-    /// specification: a non-empty RFC 9110 token, on a `string`, `integer` or `boolean`
-    /// property reachable from the root through `properties` only, unique regardless of case.
-    pub(crate) fn from_schema(input_schema: &Map<String, Value>) -> Result<ToolHeaders, InvalidToolHeaders> {
+    /// Reads the declarations of `input_schema` (a tool's `inputSchema`), checking every
+    /// constraint of the specification: a non-empty RFC 9110 token, on a `string`, `integer`
+    /// or `boolean` property reachable from the root through `properties` only, unique
+    /// regardless of case. An error means the tool must be left out of `tools/list`.
+    pub fn from_schema(input_schema: &Map<String, Value>) -> Result<ToolHeaders, InvalidToolHeaders> {
         let mut declarations = Vec::new();
         let mut seen: Vec<String> = Vec::new();
         visit(input_schema, &mut Vec::new(), true, &mut declarations, &mut seen)?;
@@ -191,15 +216,14 @@ impl ToolHeaders {
     }
 
     /// Whether the tool mirrors no argument.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.declarations.is_empty()
     }
 
-    /// The `Mcp-Param-{Name}` headers of a call with these arguments, as (name, value text): a
-    /// value that is absent, `null`, not a primitive, or an integer beyond ±(2^53−1) gets no
-    /// header.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))] // the headers go to the HTTP transport
-    pub(crate) fn headers(&self, arguments: Option<&Map<String, Value>>) -> Vec<(&str, String)> {
+    /// The `Mcp-Param-{Name}` headers of a call with these arguments, as (name, value text),
+    /// the name being the part after `Mcp-Param-`, lowercase: a value that is absent, `null`,
+    /// not a primitive, or an integer beyond ±(2^53−1) gets no header.
+    pub fn headers(&self, arguments: Option<&Map<String, Value>>) -> Vec<(&str, String)> {
         let Some(arguments) = arguments else { return Vec::new() };
         self.declarations
             .iter()
@@ -289,7 +313,6 @@ fn is_tchar(b: u8) -> bool {
 
 /// The header text of a primitive argument (strings as they are, integers in decimal, booleans
 /// as `true`/`false`); `None` for anything else.
-#[cfg_attr(not(feature = "http"), allow(dead_code))] // the headers go to the HTTP transport
 fn primitive_text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) => Some(s.clone()),

@@ -396,6 +396,10 @@ struct Shared {
     handlers: CancellationToken,
     /// Set once the connection is over: calls fail fast.
     closed: AtomicBool,
+    /// Fires to write what is queued and close the writing half (reading goes on).
+    drain: CancellationToken,
+    /// Fires once the writer task is done (its transport half closed).
+    written: CancellationToken,
     /// Fires once both tasks are done.
     done: CancellationToken,
     /// Woken when the last running handler finishes, and when the last spawned handler's
@@ -425,6 +429,8 @@ impl Shared {
             shutdown: CancellationToken::new(),
             handlers: CancellationToken::new(),
             closed: AtomicBool::new(false),
+            drain: CancellationToken::new(),
+            written: CancellationToken::new(),
             done: CancellationToken::new(),
             idle: tokio::sync::Notify::new(),
             answering: AtomicUsize::new(0),
@@ -461,7 +467,8 @@ impl Peer {
         });
         let shared = Shared::new(config, Out::Queue(out), inline);
         let peer = Peer { shared: shared.clone(), related: None };
-        let finish = CancellationToken::new();
+        // The writer finishes when the reader is done, or earlier on `close_writing`.
+        let finish = shared.drain.child_token();
         let writer_task = tokio::spawn(write_loop(writer, rx, shared.clone(), finish.clone()));
         let reader_peer = peer.clone();
         tokio::spawn(async move {
@@ -528,6 +535,23 @@ impl Peer {
                 shared.done.cancel();
             }
         }
+    }
+
+    /// Writes every frame queued so far (a `notifications/cancelled` of a call just dropped,
+    /// say), then closes the transport's writing half (a child server's stdin: the first step
+    /// of its shutdown) while the reading goes on; returns once that is done. Frames sent
+    /// afterwards are not written (calls fail with [`CallError::Closed`]). A write the other
+    /// side does not read gets [`PeerConfig::shutdown_grace`], and so does closing.
+    ///
+    /// [`Peer::close`] writes what is queued too, but only once reading has stopped; this is
+    /// for a peer that must see everything before its input ends, while its output is still
+    /// read. A driven connection ([`Peer::driven`]) queues nothing: this returns at once.
+    pub async fn close_writing(&self) {
+        if matches!(self.shared.out, Out::Sink(_)) {
+            return;
+        }
+        self.shared.drain.cancel();
+        self.shared.written.cancelled().await;
     }
 
     /// Cancels the incoming request `id` as a `notifications/cancelled` would (for
@@ -1018,6 +1042,7 @@ async fn write_loop<W: TransportWrite>(
     }
     rx.close();
     let _ = tokio::time::timeout(grace, writer.close()).await;
+    shared.written.cancel();
 }
 
 /// Ready `grace` after `token` fires.

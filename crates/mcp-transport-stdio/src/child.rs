@@ -49,6 +49,7 @@ pub struct ChildCommand {
     max_line: usize,
     grace: Duration,
     stderr_tail_lines: usize,
+    process_group: bool,
 }
 
 impl ChildCommand {
@@ -64,6 +65,7 @@ impl ChildCommand {
             max_line: DEFAULT_MAX_LINE,
             grace: Duration::from_secs(2),
             stderr_tail_lines: 50,
+            process_group: false,
         }
     }
     /// Adds an argument.
@@ -104,6 +106,17 @@ impl ChildCommand {
     /// Sets the grace period of each shutdown step (default 2 s).
     pub fn grace(mut self, grace: Duration) -> Self {
         self.grace = grace;
+        self
+    }
+    /// Whether the child runs in a process group of its own (default: no, it shares ours).
+    ///
+    /// On a terminal, Ctrl-C sends SIGINT to the whole foreground process group: a child in
+    /// ours dies at once, before the client can cancel its request
+    /// (`notifications/cancelled`) and shut it down as the specification asks. A child in its
+    /// own group gets no signal from the terminal, only what the client sends it. Unix only;
+    /// elsewhere it does nothing.
+    pub fn process_group(mut self, own: bool) -> Self {
+        self.process_group = own;
         self
     }
 }
@@ -189,6 +202,10 @@ impl ChildProcess {
             cmd.current_dir(dir);
         }
         cmd.stderr(if command.stderr == StderrMode::Inherit { Stdio::inherit() } else { Stdio::piped() });
+        #[cfg(unix)]
+        if command.process_group {
+            cmd.process_group(0);
+        }
         let mut child = cmd.spawn().map_err(|source| ChildError::Spawn { program: program.clone(), source })?;
         let pid = child.id();
         let missing = || ChildError::Io(io::Error::other("child stdio was not piped"));
@@ -353,6 +370,68 @@ async fn read_capped_line<R: AsyncBufRead + Unpin>(reader: &mut R, line: &mut Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Set in the helper process of [`a_child_in_its_own_group_survives_sigint_to_ours`].
+    const HELPER: &str = "MCP_STDIO_PROCESS_GROUP_HELPER";
+
+    /// Whether process `pid` runs (exists and is not a zombie).
+    fn running(pid: u32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            // `pid (comm) S ...`: the state follows the last `)`.
+            Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
+            Err(_) => false,
+        }
+    }
+
+    /// The helper: starts `sleep` twice, once in our group and once in its own, prints both
+    /// ids, and waits (for the SIGINT the test sends our group).
+    fn helper() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let sleep = || ChildCommand::new("sleep").arg("60").stderr(StderrMode::Capture);
+            let (_t1, shared) = ChildProcess::spawn(sleep()).unwrap();
+            let (_t2, own) = ChildProcess::spawn(sleep().process_group(true)).unwrap();
+            println!("shared {} own {}", shared.id().unwrap(), own.id().unwrap());
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        });
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_child_in_its_own_group_survives_sigint_to_ours() {
+        use std::io::BufRead as _;
+        use std::os::unix::process::CommandExt as _;
+        if std::env::var_os(HELPER).is_some() {
+            return helper();
+        }
+        // The helper runs in a group of its own (as a shell's foreground job does), so that
+        // the SIGINT sent to it reaches neither this test nor cargo.
+        let mut parent = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "child::tests::a_child_in_its_own_group_survives_sigint_to_ours", "--nocapture"])
+            .env(HELPER, "1")
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(parent.stdout.take().unwrap()).lines();
+        let ids = lines.find_map(|l| l.ok().filter(|l| l.starts_with("shared "))).expect("the helper's child ids");
+        let ids: Vec<u32> = ids.split(' ').filter_map(|w| w.parse().ok()).collect();
+        let (shared, own) = (ids[0], ids[1]);
+        let group = rustix::process::Pid::from_raw(parent.id() as i32).unwrap();
+        let own_pid = rustix::process::Pid::from_raw(own as i32).unwrap();
+        assert_eq!(rustix::process::getpgid(Some(own_pid)).unwrap(), own_pid, "the child leads its own group");
+        // Ctrl-C on a terminal: SIGINT to the foreground group.
+        rustix::process::kill_process_group(group, rustix::process::Signal::INT).unwrap();
+        let status = parent.wait().unwrap();
+        assert!(!status.success(), "the helper died of SIGINT: {status:?}");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while running(shared) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(!running(shared), "the child in the parent's group got SIGINT too");
+        assert!(running(own), "the child in its own group got no SIGINT");
+        rustix::process::kill_process(own_pid, rustix::process::Signal::KILL).unwrap();
+    }
 
     #[tokio::test]
     async fn stderr_lines_are_capped_and_any_bytes_are_read() {

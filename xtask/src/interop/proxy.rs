@@ -1,9 +1,9 @@
 //! `mcp proxy` in the interop run: the official SDK clients (stdio) carried to our
 //! `http_server` over Streamable HTTP by `mcp proxy URL`; the official SDK clients (HTTP, the
 //! TypeScript SDK 2.x's speaking 2026-07-28 too) carried to our `stdio_server` by
-//! `mcp proxy --serve ADDR -- stdio_server`; and our client's
-//! server-everything checks (stdio) carried to the official server-everything over Streamable
-//! HTTP.
+//! `mcp proxy --serve ADDR -- stdio_server`; and our client's server-everything checks and the
+//! official SDK clients' (stdio; `MCP_INTEROP_CHECKS=server-everything` picks their
+//! `everything_checks`) carried to the official server-everything over Streamable HTTP.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -11,6 +11,9 @@ use std::process::{Command, Stdio};
 use anyhow::{Context as _, Result, bail};
 
 use super::{Client, SERVER_START_TIMEOUT, ServerProcess, free_port, run_client};
+
+/// What makes the SDK clients run their checks of server-everything.
+const EVERYTHING_CHECKS: (&str, &str) = ("MCP_INTEROP_CHECKS", "server-everything");
 
 /// The servers and clients the proxy runs need.
 pub(super) struct Setup<'a> {
@@ -70,6 +73,12 @@ pub(super) fn run(root: &Path, setup: &Setup<'_>) -> Result<Vec<String>> {
         };
         let proxy = [mcp_text, "proxy".to_owned(), format!("http://{addr}/mcp")];
         check(&client, &proxy, "through `mcp proxy URL` to server-everything (Streamable HTTP)")?;
+        for sdk in setup.clients {
+            // The process ends soon after: the environment is leaked, not freed.
+            let env = Vec::leak([sdk.env, &[EVERYTHING_CHECKS]].concat());
+            let client = Client { name: sdk.name, program: sdk.program.clone(), args: sdk.args.clone(), env };
+            check(&client, &proxy, "through `mcp proxy URL` to server-everything (Streamable HTTP)")?;
+        }
     }
     Ok(failures)
 }
