@@ -434,8 +434,8 @@ pub mod everything {
     use mcp_sdk::transport::http::server::HttpServerConfig;
     use mcp_sdk::types::{
         CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
-        ElicitRequestParams, ElicitResult, ErrorObject, LoggingLevel, PromptMessage, Role, SamplingContent,
-        SamplingMessage, TextContent,
+        ElicitRequestFormParams, ElicitRequestFormParamsRequestedSchema, ElicitRequestParams, ElicitResult,
+        ErrorObject, LoggingLevel, PromptMessage, Role, SamplingContent, SamplingMessage, TextContent,
     };
     use mcp_sdk::{prompt, resource, tool};
     use serde_json::{Value, json};
@@ -583,22 +583,14 @@ pub mod everything {
     /// * `message` - The message to show the user
     #[tool]
     pub async fn test_elicitation(message: String, ctx: Context) -> Result<String, String> {
-        let answer = elicit(
-            &ctx,
-            json!({
-                "mode": "form",
-                "message": message,
-                "requestedSchema": {
-                    "type": "object",
-                    "properties": {
-                        "username": {"type": "string", "description": "User's response"},
-                        "email": {"type": "string", "description": "User's email address"}
-                    },
-                    "required": ["username", "email"]
-                }
-            }),
-        )
-        .await?;
+        let form = ordered_form(
+            &message,
+            &[
+                ("username", json!({"type": "string", "description": "User's response"}), true),
+                ("email", json!({"type": "string", "description": "User's email address"}), true),
+            ],
+        )?;
+        let answer = elicit(&ctx, form).await?;
         Ok(format!("User response: {answer}"))
     }
 
@@ -606,30 +598,26 @@ pub mod everything {
     /// a number, an enum and a boolean (`elicitation-sep1034-defaults`, SEP-1034).
     #[tool]
     pub async fn test_elicitation_sep1034_defaults(ctx: Context) -> Result<String, String> {
-        let answer = elicit(
-            &ctx,
-            json!({
-                "mode": "form",
-                "message": "Please review and update the form fields with defaults",
-                "requestedSchema": {
-                    "type": "object",
-                    "properties": {
-                        "name": {"type": "string", "description": "User name", "default": "John Doe"},
-                        "age": {"type": "integer", "description": "User age", "default": 30},
-                        "score": {"type": "number", "description": "User score", "default": 95.5},
-                        "status": {
-                            "type": "string",
-                            "description": "User status",
-                            "enum": ["active", "inactive", "pending"],
-                            "default": "active"
-                        },
-                        "verified": {"type": "boolean", "description": "Verification status", "default": true}
-                    },
-                    "required": []
-                }
-            }),
-        )
-        .await?;
+        let form = ordered_form(
+            "Please review and update the form fields with defaults",
+            &[
+                ("name", json!({"type": "string", "description": "User name", "default": "John Doe"}), false),
+                ("age", json!({"type": "integer", "description": "User age", "default": 30}), false),
+                ("score", json!({"type": "number", "description": "User score", "default": 95.5}), false),
+                (
+                    "status",
+                    json!({
+                        "type": "string",
+                        "description": "User status",
+                        "enum": ["active", "inactive", "pending"],
+                        "default": "active"
+                    }),
+                    false,
+                ),
+                ("verified", json!({"type": "boolean", "description": "Verification status", "default": true}), false),
+            ],
+        )?;
+        let answer = elicit(&ctx, form).await?;
         Ok(format!("Elicitation completed: {answer}"))
     }
 
@@ -638,67 +626,90 @@ pub mod everything {
     /// (`elicitation-sep1330-enums`, SEP-1330).
     #[tool]
     pub async fn test_elicitation_sep1330_enums(ctx: Context) -> Result<String, String> {
-        let answer = elicit(
-            &ctx,
-            json!({
-                "mode": "form",
-                "message": "Please select options from the enum fields",
-                "requestedSchema": {
-                    "type": "object",
-                    "properties": {
-                        "untitledSingle": {
-                            "type": "string",
-                            "description": "Select one option",
-                            "enum": ["option1", "option2", "option3"]
-                        },
-                        "titledSingle": {
-                            "type": "string",
-                            "description": "Select one option with titles",
-                            "oneOf": [
-                                {"const": "value1", "title": "First Option"},
-                                {"const": "value2", "title": "Second Option"},
-                                {"const": "value3", "title": "Third Option"}
+        let form = ordered_form(
+            "Please select options from the enum fields",
+            &[
+                (
+                    "untitledSingle",
+                    json!({"type": "string", "description": "Select one option", "enum": ["option1", "option2", "option3"]}),
+                    false,
+                ),
+                (
+                    "titledSingle",
+                    json!({
+                        "type": "string",
+                        "description": "Select one option with titles",
+                        "oneOf": [
+                            {"const": "value1", "title": "First Option"},
+                            {"const": "value2", "title": "Second Option"},
+                            {"const": "value3", "title": "Third Option"}
+                        ]
+                    }),
+                    false,
+                ),
+                (
+                    "legacyEnum",
+                    json!({
+                        "type": "string",
+                        "description": "Select one option (legacy)",
+                        "enum": ["opt1", "opt2", "opt3"],
+                        "enumNames": ["Option One", "Option Two", "Option Three"]
+                    }),
+                    false,
+                ),
+                (
+                    "untitledMulti",
+                    json!({
+                        "type": "array",
+                        "description": "Select multiple options",
+                        "minItems": 1,
+                        "maxItems": 3,
+                        "items": {"type": "string", "enum": ["option1", "option2", "option3"]}
+                    }),
+                    false,
+                ),
+                (
+                    "titledMulti",
+                    json!({
+                        "type": "array",
+                        "description": "Select multiple options with titles",
+                        "minItems": 1,
+                        "maxItems": 3,
+                        "items": {
+                            "anyOf": [
+                                {"const": "value1", "title": "First Choice"},
+                                {"const": "value2", "title": "Second Choice"},
+                                {"const": "value3", "title": "Third Choice"}
                             ]
-                        },
-                        "legacyEnum": {
-                            "type": "string",
-                            "description": "Select one option (legacy)",
-                            "enum": ["opt1", "opt2", "opt3"],
-                            "enumNames": ["Option One", "Option Two", "Option Three"]
-                        },
-                        "untitledMulti": {
-                            "type": "array",
-                            "description": "Select multiple options",
-                            "minItems": 1,
-                            "maxItems": 3,
-                            "items": {"type": "string", "enum": ["option1", "option2", "option3"]}
-                        },
-                        "titledMulti": {
-                            "type": "array",
-                            "description": "Select multiple options with titles",
-                            "minItems": 1,
-                            "maxItems": 3,
-                            "items": {
-                                "anyOf": [
-                                    {"const": "value1", "title": "First Choice"},
-                                    {"const": "value2", "title": "Second Choice"},
-                                    {"const": "value3", "title": "Third Choice"}
-                                ]
-                            }
                         }
-                    },
-                    "required": []
-                }
-            }),
-        )
-        .await?;
+                    }),
+                    false,
+                ),
+            ],
+        )?;
+        let answer = elicit(&ctx, form).await?;
         Ok(format!("Elicitation completed: {answer}"))
+    }
+
+    /// An elicitation form (`mode: "form"`) asking `fields`, each `(name, schema, required)`,
+    /// in this order: the form's properties keep the order they are inserted in (a `json!`
+    /// object would sort them).
+    fn ordered_form(message: &str, fields: &[(&str, Value, bool)]) -> Result<ElicitRequestParams, String> {
+        let mut properties = mcp_sdk::types::indexmap::IndexMap::new();
+        for (name, schema, _) in fields {
+            let definition = serde_json::from_value(schema.clone()).map_err(|e| format!("field {name}: {e}"))?;
+            properties.insert((*name).to_owned(), definition);
+        }
+        let required: Vec<String> = fields.iter().filter(|f| f.2).map(|f| f.0.to_owned()).collect();
+        let schema = ElicitRequestFormParamsRequestedSchema::new(properties).with_required(required);
+        let mut params = ElicitRequestFormParams::new(message, schema);
+        params.mode = Some("form".to_owned());
+        Ok(ElicitRequestParams::ElicitRequestForm(params))
     }
 
     /// Sends the elicitation request `params` and describes the answer as
     /// `action=<action>, content=<JSON>`.
-    async fn elicit(ctx: &Context, params: serde_json::Value) -> Result<String, String> {
-        let params: ElicitRequestParams = serde_json::from_value(params).map_err(|e| e.to_string())?;
+    async fn elicit(ctx: &Context, params: ElicitRequestParams) -> Result<String, String> {
         let answer = ctx.elicit_raw(params).await.map_err(|e| format!("elicitation failed: {e}"))?;
         Ok(describe(&answer))
     }

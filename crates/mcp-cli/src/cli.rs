@@ -153,6 +153,10 @@ pub struct CompleteArgs {
     pub reference: String,
     /// The argument to complete, and what is typed so far: `name=value`.
     pub argument: String,
+    /// The value of another argument, already chosen (`context.arguments` of the request;
+    /// repeatable; protocol revision 2025-06-18 or later).
+    #[arg(long = "context", value_name = "NAME=VALUE")]
+    pub context: Vec<String>,
     #[command(flatten)]
     pub server: ServerArgs,
 }

@@ -1,6 +1,7 @@
 //! The commands: each names its server, connects, sends its request and prints the answer
 //! (a table or readable text on stdout, or one JSON document with `--json`).
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -8,8 +9,8 @@ use std::time::Instant;
 use mcp_sdk::client::{CallOptions, Client, ClientError};
 use mcp_sdk::jsonrpc::CancellationToken;
 use mcp_types::{
-    CallToolRequestParams, CompleteRequestParamsArgument, CompletionReference, PromptReference,
-    ResourceTemplateReference,
+    CallToolRequestParams, CompleteRequestParams, CompleteRequestParamsArgument, CompleteRequestParamsContext,
+    CompletionReference, PromptReference, ProtocolVersion, ResourceTemplateReference,
 };
 use serde_json::{Map, Value, json};
 
@@ -45,10 +46,25 @@ enum Request {
     Resources,
     Templates,
     Ping,
-    Call { name: String, base: Map<String, Value>, pairs: Vec<Pair>, task: bool },
-    Prompt { name: String, base: Map<String, Value>, pairs: Vec<Pair> },
-    Read { uri: String },
-    Complete { reference: CompletionReference, argument: CompleteRequestParamsArgument },
+    Call {
+        name: String,
+        base: Map<String, Value>,
+        pairs: Vec<Pair>,
+        task: bool,
+    },
+    Prompt {
+        name: String,
+        base: Map<String, Value>,
+        pairs: Vec<Pair>,
+    },
+    Read {
+        uri: String,
+    },
+    Complete {
+        reference: CompletionReference,
+        argument: CompleteRequestParamsArgument,
+        context: BTreeMap<String, String>,
+    },
 }
 
 /// What a command needs to print.
@@ -136,7 +152,7 @@ fn call_words(call: CallArgs) -> Result<CallWords, Failure> {
     Ok((call.name, base, pairs, server))
 }
 
-/// `prompt:NAME` or `resource:TEMPLATE`, and `name=value`.
+/// `prompt:NAME` or `resource:TEMPLATE`, `name=value`, and the `--context name=value` pairs.
 fn complete_words(complete: CompleteArgs) -> Result<(Request, Vec<String>), Failure> {
     let reference: CompletionReference = match complete.reference.split_once(':') {
         Some(("prompt", name)) => PromptReference::new(name).into(),
@@ -147,7 +163,16 @@ fn complete_words(complete: CompleteArgs) -> Result<(Request, Vec<String>), Fail
         return Err(Failure::usage(format!("{}: not name=value", complete.argument)));
     };
     let argument = CompleteRequestParamsArgument::new(name, value);
-    Ok((Request::Complete { reference, argument }, complete.server.server))
+    let mut context = BTreeMap::new();
+    for pair in &complete.context {
+        let Some((name, value)) = pair.split_once('=').filter(|(name, _)| !name.is_empty()) else {
+            return Err(Failure::usage(format!("--context {pair}: not name=value")));
+        };
+        if context.insert(name.to_owned(), value.to_owned()).is_some() {
+            return Err(Failure::usage(format!("--context {name}: given twice")));
+        }
+    }
+    Ok((Request::Complete { reference, argument, context }, complete.server.server))
 }
 
 /// Sends the request and prints its answer; the exit code.
@@ -177,12 +202,33 @@ async fn perform(client: &Client, request: Request, ctx: &Ctx<'_>) -> Result<u8,
             print(ctx, &result, || output::read_result(&result));
             Ok(exit::OK)
         }
-        Request::Complete { reference, argument } => {
-            let result = client.complete(reference, argument).await?;
-            print(ctx, &result, || output::complete_result(&result));
-            Ok(exit::OK)
-        }
+        Request::Complete { reference, argument, context } => complete(client, reference, argument, context, ctx).await,
     }
+}
+
+/// `mcp complete`: with `--context`, the other arguments' values go in `context.arguments`.
+async fn complete(
+    client: &Client,
+    reference: CompletionReference,
+    argument: CompleteRequestParamsArgument,
+    context: BTreeMap<String, String>,
+    ctx: &Ctx<'_>,
+) -> Result<u8, Failure> {
+    let mut params = CompleteRequestParams::new(argument, reference);
+    if !context.is_empty() {
+        // `context` came with 2025-06-18: refused rather than left out, since the server would
+        // complete without what the user chose.
+        let version = client.protocol_version();
+        if version < ProtocolVersion::V2025_06_18 {
+            return Err(Failure::usage(format!(
+                "--context needs protocol revision 2025-06-18 or later (the server speaks {version})"
+            )));
+        }
+        params.context = Some(CompleteRequestParamsContext::default().with_arguments(context));
+    }
+    let result = client.complete_with(params, CallOptions::default()).await?;
+    print(ctx, &result, || output::complete_result(&result));
+    Ok(exit::OK)
 }
 
 /// `value` as JSON with `--json`, else `text()`.

@@ -378,16 +378,18 @@ fn parse_number(
     Ok(value)
 }
 
-/// The fields of a form, in the order of its schema's properties.
+/// The fields of a form, in the order the server lists them (the decoded form keeps it).
 pub(crate) fn fields(form: &ElicitRequestFormParams) -> Vec<Field> {
-    let schema = serde_json::to_value(&form.requested_schema).unwrap_or_default();
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return Vec::new() };
-    properties.iter().map(|(name, s)| Field::new(name, s, required.contains(&name.as_str()))).collect()
+    let schema = &form.requested_schema;
+    let required = |name: &str| schema.required.iter().flatten().any(|r| r == name);
+    schema
+        .properties
+        .iter()
+        .map(|(name, definition)| {
+            let definition = serde_json::to_value(definition).unwrap_or_default();
+            Field::new(name, &definition, required(name))
+        })
+        .collect()
 }
 
 /// Questions on a writer (stderr), answers from a reader (stdin).
@@ -573,6 +575,11 @@ mod tests {
         serde_json::from_value(json!({"message": "Order book?", "requestedSchema": schema})).unwrap()
     }
 
+    /// A form decoded from its text, as it comes from the server (a `Value` sorts members).
+    fn form_text(schema: &str) -> ElicitRequestFormParams {
+        serde_json::from_str(&format!(r#"{{"message": "Order book?", "requestedSchema": {schema}}}"#)).unwrap()
+    }
+
     fn run_form(schema: Value, input: &str) -> (ElicitResult, String) {
         let mut out = Vec::new();
         let result = Prompter::new(input.as_bytes(), &mut out, false).form(&form(schema)).unwrap();
@@ -591,7 +598,7 @@ mod tests {
 
     #[test]
     fn a_form_is_asked_field_by_field_and_each_answer_checked() {
-        // Fields come in the schema's order (a BTreeMap: alphabetical).
+        // Built with `json!`, whose objects sort their members: the fields come alphabetically.
         let input = "\n2\nyes\nann@example.com\nmaybe\ny\nzero\n0\n3\n1, Large\n\n";
         let (result, shown) = run_form(order_schema(), input);
         assert_eq!(result.action, ElicitAction::Accept);
@@ -619,6 +626,37 @@ mod tests {
         ] {
             assert!(shown.contains(expected), "{expected:?} not in:\n{shown}");
         }
+    }
+
+    #[test]
+    fn fields_are_asked_in_the_servers_order() {
+        let form = form_text(
+            r#"{"type": "object", "properties": {"z": {"type": "string"}, "a": {"type": "integer"},
+                "m": {"type": "boolean"}}, "required": ["a"]}"#,
+        );
+        let asked: Vec<(String, bool)> = fields(&form).into_iter().map(|f| (f.name, f.required)).collect();
+        assert_eq!(asked, [("z".into(), false), ("a".into(), true), ("m".into(), false)]);
+        let mut out = Vec::new();
+        let result = Prompter::new(
+            "a
+last
+7
+y
+a
+"
+            .as_bytes(),
+            &mut out,
+            false,
+        )
+        .form(&form)
+        .unwrap();
+        let shown = String::from_utf8(out).unwrap();
+        let at = |s: &str| shown.find(s).unwrap_or_else(|| panic!("{s:?} not in:\n{shown}"));
+        assert!(at("[1/3] z") < at("[2/3] a (required)") && at("[2/3] a") < at("[3/3] m"), "{shown}");
+        let content = result.content.unwrap();
+        assert_eq!(content["z"], ElicitResultContentValue::String("last".into()));
+        assert_eq!(content["a"], ElicitResultContentValue::Integer(7));
+        assert_eq!(content["m"], ElicitResultContentValue::Boolean(true));
     }
 
     #[test]

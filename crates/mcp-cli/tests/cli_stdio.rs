@@ -2,12 +2,14 @@
 //! each run as a child of `mcp` after `--`: the lists, calls with typed arguments, `--args`,
 //! the refusals before sending (exit 2), progress and log notifications, a tool error (exit
 //! 1), Ctrl-C (exit 130, the server told), `--json` parsed back, and the config-file form.
+//! `complete --context` against the official server-everything, whose completion of one
+//! argument depends on another.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Live, example, mcp};
+use common::{Live, example, mcp, server_everything};
 use serde_json::json;
 
 fn showcase() -> String {
@@ -114,6 +116,48 @@ fn progress_and_log_messages_come_on_stderr() {
     assert!(!quiet.stderr.contains("[info]"), "{}", quiet.stderr);
     let bad = mcp(&["--log-level", "loud", "ping", "--", &showcase()]).expect(2);
     assert!(bad.stderr.contains("--log-level loud"), "{}", bad.stderr);
+}
+
+#[test]
+fn completion_with_context_arguments() {
+    // server-everything's `completable-prompt` completes `name` from the `department` in the
+    // request's `context.arguments` (none without it).
+    let everything = server_everything();
+    let complete = |extra: &[&str], code: i32| {
+        let mut args = extra.to_vec();
+        args.extend(["--", everything[0].as_str(), everything[1].as_str(), everything[2].as_str()]);
+        mcp(&args).expect(code)
+    };
+    let none = complete(&["complete", "prompt:completable-prompt", "name="], 0);
+    assert_eq!(none.stdout, "");
+    let sales = complete(&["complete", "prompt:completable-prompt", "name=", "--context", "department=Sales"], 0);
+    assert_eq!(sales.stdout, "David\nEve\nFrank\n");
+    let json = complete(
+        &["--json", "complete", "prompt:completable-prompt", "name=A", "--context", "department=Engineering"],
+        0,
+    )
+    .json();
+    assert_eq!(json["completion"]["values"], json!(["Alice"]));
+    // Repeatable; other names are passed on as well.
+    let two = ["--context", "department=Support", "--context", "team=core"];
+    let support = complete(&[&["complete", "prompt:completable-prompt", "name=K"][..], &two[..]].concat(), 0);
+    assert_eq!(support.stdout, "Kim\n");
+    // Before 2025-06-18 there is no `context`: refused, not left out.
+    let old =
+        ["--protocol", "2025-03-26", "complete", "prompt:completable-prompt", "name=", "--context", "department=Sales"];
+    let old = complete(&old, 2);
+    assert!(
+        old.stderr.contains("--context needs protocol revision 2025-06-18 or later (the server speaks 2025-03-26)"),
+        "{}",
+        old.stderr
+    );
+    for bad in ["department", "=Sales"] {
+        let run = complete(&["complete", "prompt:completable-prompt", "name=", "--context", bad], 2);
+        assert!(run.stderr.contains("not name=value"), "{}", run.stderr);
+    }
+    let twice = ["--context", "department=Sales", "--context", "department=Support"];
+    let run = complete(&[&["complete", "prompt:completable-prompt", "name="][..], &twice[..]].concat(), 2);
+    assert!(run.stderr.contains("--context department: given twice"), "{}", run.stderr);
 }
 
 #[test]

@@ -3,7 +3,9 @@
 //! elicitation) runs inside `tmux`, a real pseudo-terminal; keys are sent, and the captured
 //! screen shows the form, a wrong answer asked again, and the tool's final result; `ask_model`
 //! (sampling) shows the question and sends the reply typed. Without a terminal (or with
-//! `--no-input`) the form is declined and sampling refused, with a note on stderr.
+//! `--no-input`) the form is declined and sampling refused, with a note on stderr. A form's
+//! fields are asked in the order the server lists them (ours and the official
+//! server-everything), not alphabetically.
 
 #[path = "check_common/mod.rs"]
 mod common;
@@ -13,7 +15,7 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{example, mcp};
+use common::{example, mcp, server_everything};
 
 /// A tmux server of our own (a socket for each test), killed on drop.
 struct Tmux {
@@ -103,6 +105,64 @@ fn an_elicitation_form_is_filled_in_at_a_terminal() {
     let screen = tmux.wait_for("mcp-exit=");
     assert!(screen.contains("ordered book: {\"gift\":true,\"quantity\":3}"), "{screen}");
     assert!(screen.contains("mcp-exit=0"), "{screen}");
+}
+
+/// The positions of `texts` on `screen`, each of which must be there.
+fn positions(screen: &str, texts: &[&str]) -> Vec<usize> {
+    texts.iter().map(|t| screen.find(t).unwrap_or_else(|| panic!("{t:?} not on the screen:\n{screen}"))).collect()
+}
+
+#[test]
+fn a_form_is_asked_in_the_order_our_server_lists_it() {
+    // `everything`'s SEP-1034 form lists name, age, score, status, verified (alphabetically:
+    // age first); every field has a default, kept with Enter. At 2025-11-25 the form is an
+    // `elicitation/create` request (at 2026-07-28 it travels in an input-required result,
+    // which does not keep the order yet: docs/cli.md).
+    let tmux = Tmux::new();
+    let command = format!(
+        "{} --protocol 2025-11-25 call test_elicitation_sep1034_defaults -- {} --stdio; echo mcp-exit=$?; sleep 600",
+        env!("CARGO_BIN_EXE_mcp"),
+        example("everything").display()
+    );
+    tmux.run(&["new-session", "-d", "-s", "s", "-x", "200", "-y", "80", &command]);
+    tmux.wait_for("Answer? [a]ccept (fill in the form) / [d]ecline / [c]ancel:");
+    tmux.answer("a");
+    for (n, field) in ["name", "age", "score", "status", "verified"].iter().enumerate() {
+        tmux.wait_for(&format!("[{}/5] {field}", n + 1));
+        tmux.answer(if *field == "age" { "41" } else { "" });
+    }
+    tmux.wait_for("Send this answer? [a]ccept / [d]ecline / [c]ancel:");
+    tmux.answer("a");
+    let screen = tmux.wait_for("mcp-exit=");
+    let at = positions(&screen, &["[1/5] name", "[2/5] age", "[3/5] score", "[4/5] status", "[5/5] verified"]);
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{screen}");
+    assert!(screen.contains("\"age\":41") && screen.contains("\"name\":\"John Doe\""), "{screen}");
+    assert!(screen.contains("mcp-exit=0"), "{screen}");
+}
+
+#[test]
+fn a_form_is_asked_in_the_order_the_official_server_lists_it() {
+    // server-everything's `trigger-elicitation-request` lists name, check, firstLine, email,
+    // ... (alphabetically: birthdate first).
+    let tmux = Tmux::new();
+    let (node, entry) = server_everything();
+    let command = format!(
+        "{} call trigger-elicitation-request -- {} {} stdio; echo mcp-exit=$?; sleep 600",
+        env!("CARGO_BIN_EXE_mcp"),
+        node.display(),
+        entry.display()
+    );
+    tmux.run(&["new-session", "-d", "-s", "s", "-x", "200", "-y", "80", &command]);
+    tmux.wait_for("Answer? [a]ccept (fill in the form) / [d]ecline / [c]ancel:");
+    tmux.answer("a");
+    tmux.wait_for("] name: String (required)");
+    tmux.answer("Ann");
+    tmux.wait_for("] check: Boolean");
+    tmux.answer("y");
+    let screen = tmux.wait_for("] firstLine: String with default");
+    let at = positions(&screen, &["[1/", "] name:", "[2/", "] check:", "[3/", "] firstLine:"]);
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{screen}");
+    assert!(screen.contains("[1/13] name") || screen.contains("[1/1"), "{screen}");
 }
 
 #[test]

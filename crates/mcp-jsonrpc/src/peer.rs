@@ -858,6 +858,9 @@ struct Deadlines<'a> {
 /// A request frame. With `meta` (the members of [`CallOptions::meta`]), its params' `_meta`
 /// gets the members it lacks (no params become `{"_meta": meta}`; params that are not a JSON
 /// object are sent as they are); without, the frame is written from the params directly.
+/// Only `_meta` is decoded: the other members are kept as their text, so what they hold keeps
+/// its order (a `serde_json::Value` would sort object members, such as an elicitation form's
+/// fields).
 fn encode_frame(
     id: &RequestId,
     method: &str,
@@ -865,26 +868,31 @@ fn encode_frame(
     meta: Option<JsonObject>,
 ) -> serde_json::Result<Bytes> {
     let Some(meta) = meta else { return message::encode_request(id, method, params) };
-    let mut params = match params {
+    let mut members: std::collections::BTreeMap<String, Box<RawValue>> = match params {
         Some(params) => {
             let mut json = Vec::new();
             params.write_json(&mut json)?;
-            serde_json::from_slice(&json)?
-        }
-        None => serde_json::Value::Null,
-    };
-    if params.is_null() {
-        params = serde_json::Value::Object(JsonObject::new());
-    }
-    if let serde_json::Value::Object(object) = &mut params {
-        let slot = object.entry("_meta").or_insert_with(|| serde_json::Value::Object(JsonObject::new()));
-        if let serde_json::Value::Object(existing) = slot {
-            for (key, value) in meta {
-                existing.entry(key).or_insert(value);
+            if json == b"null" {
+                Default::default()
+            } else if let Ok(members) = serde_json::from_slice(&json) {
+                members
+            } else {
+                return message::encode_request(id, method, Some(params));
             }
         }
+        None => Default::default(),
+    };
+    let existing = match members.get("_meta") {
+        None => Some(JsonObject::new()),
+        Some(raw) => serde_json::from_str::<JsonObject>(raw.get()).ok(),
+    };
+    if let Some(mut existing) = existing {
+        for (key, value) in meta {
+            existing.entry(key).or_insert(value);
+        }
+        members.insert("_meta".to_owned(), serde_json::value::to_raw_value(&existing)?);
     }
-    message::encode_request(id, method, Some(&params))
+    message::encode_request(id, method, Some(&members))
 }
 
 /// Waits for a call's answer until its timeout (which progress resets, within the hard
@@ -1535,5 +1543,27 @@ fn response_frame(id: &RequestId, method: &str, outcome: std::thread::Result<Rep
             warn!(%id, %method, panic = %msg, "request handler panicked");
             Some(message::encode_error(Some(id), &ErrorObject::internal_error(format!("handler panicked: {msg}"))))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_is_merged_without_reordering_what_the_params_hold() {
+        let params = RawValue::from_string(r#"{"form":{"z":1,"a":2,"m":3},"_meta":{"mine":true}}"#.to_owned()).unwrap();
+        let mut meta = JsonObject::new();
+        meta.insert("traceparent".to_owned(), "00-x".into());
+        meta.insert("mine".to_owned(), false.into());
+        let frame = encode_frame(&RequestId::Integer(1), "m", Some(&params), Some(meta)).unwrap();
+        let text = std::str::from_utf8(&frame).unwrap();
+        assert!(text.contains(r#""form":{"z":1,"a":2,"m":3}"#), "{text}");
+        assert!(text.contains(r#""_meta":{"mine":true,"traceparent":"00-x"}"#), "{text}");
+        let none = encode_frame(&RequestId::Integer(2), "m", None, Some(JsonObject::new())).unwrap();
+        assert!(std::str::from_utf8(&none).unwrap().contains(r#""params":{"_meta":{}}"#));
+        let list = RawValue::from_string("[1,2]".to_owned()).unwrap();
+        let frame = encode_frame(&RequestId::Integer(3), "m", Some(&list), Some(JsonObject::new())).unwrap();
+        assert!(std::str::from_utf8(&frame).unwrap().contains(r#""params":[1,2]"#));
     }
 }

@@ -18,6 +18,9 @@
 //! | unit-variant enum with documented/titled variants | `EnumSchema` with `enumNames` | titled single-select (`oneOf` `const`/`title`) |
 //! | `Vec<E>`, `HashSet<E>` of such an enum            | refused               | multi-select (`items`; `minItems`/`maxItems`) |
 //!
+//! The form lists the fields in `T`'s declaration order, as serde's derive names them
+//! (schemars' schema has them sorted; a type that does not deserialize as a plain struct, such
+//! as one with `#[serde(flatten)]`, keeps that alphabetical order).
 //! `Option<_>` and `#[serde(default)]` fields are optional, the others `required`. A
 //! variant's title is its `#[schemars(title = "..")]`, else its doc comment. A default is sent
 //! only where the revision has one (2025-06-18: booleans only); a client may fill it in
@@ -43,7 +46,7 @@
 //! `T`; content that does neither is [`ClientRequestError::InvalidContent`], never a panic.
 
 use std::any::TypeId;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use mcp_jsonrpc::sync::MutexExt as _;
@@ -171,6 +174,8 @@ pub(crate) struct Form {
 struct Derived {
     type_name: String,
     schema: Value,
+    /// The type's field names in declaration order (schemars' `properties` come sorted).
+    order: Vec<&'static str>,
     first: OnceLock<Result<Arc<Form>, ElicitSchemaError>>,
     second: OnceLock<Result<Arc<Form>, ElicitSchemaError>>,
 }
@@ -202,8 +207,47 @@ fn answered(action: ElicitAction) -> Result<Elicitation<()>, ClientRequestError>
     }
 }
 
+/// The names of `T`'s fields in declaration order, as serde's derive lists them to the
+/// deserializer (`deserialize_struct`, renamed as serde renames them, aliases included); empty
+/// for a type that does not deserialize as a struct (`#[serde(flatten)]`, hand-written impls),
+/// whose form keeps schemars' alphabetical order.
+fn field_order<T: DeserializeOwned>() -> Vec<&'static str> {
+    use serde::de::{Error as _, Visitor, value::Error};
+
+    /// A deserializer that only notes the field names it is asked for.
+    struct Names<'a>(&'a mut Vec<&'static str>);
+
+    impl<'de> serde::Deserializer<'de> for Names<'_> {
+        type Error = Error;
+
+        fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Error> {
+            Err(Error::custom("not a struct"))
+        }
+
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _visitor: V,
+        ) -> Result<V::Value, Error> {
+            self.0.extend_from_slice(fields);
+            Err(Error::custom("field names noted"))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+            ignored_any
+        }
+    }
+
+    let mut names = Vec::new();
+    let _ = T::deserialize(Names(&mut names));
+    names
+}
+
 /// The derived forms, by type.
-fn derived<T: JsonSchema + 'static>() -> Arc<Derived> {
+fn derived<T: DeserializeOwned + JsonSchema + 'static>() -> Arc<Derived> {
     static CACHE: OnceLock<Mutex<HashMap<TypeId, Arc<Derived>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     if let Some(d) = cache.lock_unpoisoned().get(&TypeId::of::<T>()) {
@@ -213,6 +257,7 @@ fn derived<T: JsonSchema + 'static>() -> Arc<Derived> {
     let d = Arc::new(Derived {
         type_name: T::schema_name().into_owned(),
         schema,
+        order: field_order::<T>(),
         first: OnceLock::new(),
         second: OnceLock::new(),
     });
@@ -220,7 +265,7 @@ fn derived<T: JsonSchema + 'static>() -> Arc<Derived> {
 }
 
 /// `T`'s form in `version`: `Ok(None)` when the revision has no elicitation.
-pub(crate) fn form_for<T: JsonSchema + 'static>(
+pub(crate) fn form_for<T: DeserializeOwned + JsonSchema + 'static>(
     version: ProtocolVersion,
 ) -> Result<Option<Arc<Form>>, ElicitSchemaError> {
     let Some(dialect) = Dialect::of(version) else { return Ok(None) };
@@ -229,13 +274,15 @@ pub(crate) fn form_for<T: JsonSchema + 'static>(
         Dialect::First => &d.first,
         Dialect::Second => &d.second,
     };
-    slot.get_or_init(|| lower(&d.type_name, &d.schema, version).map(Arc::new)).clone().map(Some)
+    slot.get_or_init(|| lower(&d.type_name, &d.schema, &d.order, version).map(Arc::new)).clone().map(Some)
 }
 
 /// Checks that `T` is a form in the newest revision: what
-/// [`ToolDef::elicits`](crate::ToolDef::elicits) does.
+/// [`ToolDef::elicits`](crate::ToolDef::elicits) does (without the cache: the order of the
+/// fields, which needs `T: Deserialize`, makes no difference to the check).
 pub(crate) fn check_form<T: JsonSchema + 'static>() -> Result<(), ElicitSchemaError> {
-    form_for::<T>(ProtocolVersion::LATEST).map(|_| ())
+    let schema = inline_schema_for::<T>();
+    lower(&T::schema_name(), &schema, &[], ProtocolVersion::LATEST).map(|_| ())
 }
 
 impl Form {
@@ -271,8 +318,9 @@ impl Form {
     }
 }
 
-/// Lowers a schemars root schema to the form of `version`'s dialect.
-fn lower(type_name: &str, schema: &Value, version: ProtocolVersion) -> Result<Form, ElicitSchemaError> {
+/// Lowers a schemars root schema to the form of `version`'s dialect, its properties in the
+/// order of `order` (the type's fields; others after them).
+fn lower(type_name: &str, schema: &Value, order: &[&str], version: ProtocolVersion) -> Result<Form, ElicitSchemaError> {
     let whole = |problem| ElicitSchemaError { type_name: type_name.to_owned(), field: None, problem };
     let Some(root) = schema.as_object().filter(|o| o.get("type") == Some(&Value::from("object"))) else {
         return Err(whole(FormProblem::NotAnObject));
@@ -285,8 +333,10 @@ fn lower(type_name: &str, schema: &Value, version: ProtocolVersion) -> Result<Fo
             return Err(whole(if key == "$ref" { FormProblem::Nested } else { FormProblem::NotAnObject }));
         }
     }
-    let mut properties = BTreeMap::new();
+    let mut properties = mcp_types::indexmap::IndexMap::new();
     if let Some(fields) = root.get("properties").and_then(Value::as_object) {
+        let mut fields: Vec<(&String, &Value)> = fields.iter().collect();
+        fields.sort_by_key(|(name, _)| order.iter().position(|o| o == name).unwrap_or(order.len()));
         for (name, field) in fields {
             let definition = property(field, version).map_err(|problem| ElicitSchemaError {
                 type_name: type_name.to_owned(),
@@ -626,7 +676,7 @@ impl Context {
         form.outcome(answer)
     }
 
-    fn form<T: JsonSchema + 'static>(&self) -> Result<Arc<Form>, ClientRequestError> {
+    fn form<T: DeserializeOwned + JsonSchema + 'static>(&self) -> Result<Arc<Form>, ClientRequestError> {
         form_for::<T>(self.version)?
             .ok_or(ClientRequestError::NotInRevision { what: "elicitation", version: self.version })
     }
@@ -755,7 +805,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn sent<T: JsonSchema + 'static>(version: ProtocolVersion) -> Result<Value, ElicitSchemaError> {
+    fn sent<T: DeserializeOwned + JsonSchema + 'static>(version: ProtocolVersion) -> Result<Value, ElicitSchemaError> {
         let form = form_for::<T>(version)?.expect("a revision with elicitation");
         Ok(mcp_types::to_value_for(&form.requested, version).unwrap())
     }
@@ -798,6 +848,33 @@ mod tests {
         size: Size,
         /// Toppings
         topping: Option<Topping>,
+    }
+
+    #[allow(dead_code)]
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    struct Renamed {
+        zip_code: String,
+        #[serde(alias = "b")]
+        a_field: u8,
+        #[serde(rename = "M")]
+        m: bool,
+    }
+
+    #[test]
+    fn a_forms_fields_come_in_declaration_order() {
+        let keys = |version| {
+            let form = form_for::<Order>(version).unwrap().unwrap();
+            form.requested.properties.keys().cloned().collect::<Vec<_>>()
+        };
+        let declared = ["name", "email", "count", "price", "gift", "size", "topping"];
+        assert_eq!(keys(ProtocolVersion::V2025_06_18), declared);
+        assert_eq!(keys(ProtocolVersion::V2025_11_25), declared);
+        // As serde names them, aliases aside.
+        let form = form_for::<Renamed>(ProtocolVersion::LATEST).unwrap().unwrap();
+        assert_eq!(form.requested.properties.keys().collect::<Vec<_>>(), ["zipCode", "aField", "M"]);
+        assert_eq!(field_order::<Renamed>(), ["zipCode", "aField", "b", "M"]);
+        assert!(field_order::<String>().is_empty());
     }
 
     #[allow(dead_code)]
@@ -845,12 +922,13 @@ mod tests {
 
     #[test]
     fn multi_selects_need_2025_11_25() {
+        // The first field that does not fit, in declaration order.
         let err = sent::<Multi>(ProtocolVersion::V2025_06_18).unwrap_err();
-        assert_eq!(err.field.as_deref(), Some("sizes"));
+        assert_eq!(err.field.as_deref(), Some("toppings"));
         assert!(matches!(err.problem, FormProblem::NeedsRevision { since: ProtocolVersion::V2025_11_25, .. }));
         assert_eq!(
             err.to_string(),
-            "cannot elicit `Multi` (field `sizes`): a multi-select needs protocol revision 2025-11-25 or later \
+            "cannot elicit `Multi` (field `toppings`): a multi-select needs protocol revision 2025-11-25 or later \
              (the session speaks 2025-06-18)"
         );
         assert_eq!(

@@ -358,3 +358,49 @@ async fn in_2026_07_28_the_form_and_the_url_are_input_requests() {
     let e = handle.complete().await.unwrap_err();
     assert!(matches!(e, mcp_jsonrpc::CallError::NotInRevision { .. }), "{e}");
 }
+
+/// The raw text of the next frame (a `Value` would sort the members whose order is checked).
+async fn recv_text(c: &mut Session) -> String {
+    use mcp_jsonrpc::TransportRead as _;
+    let frame = tokio::time::timeout(Duration::from_secs(60), c.wire.read.read())
+        .await
+        .expect("a frame within 60 s")
+        .expect("the connection open")
+        .unwrap();
+    String::from_utf8(frame.frame.to_vec()).unwrap()
+}
+
+#[tokio::test]
+async fn a_typed_form_lists_its_fields_in_struct_order_on_the_wire() {
+    let server = server(Pending::default());
+    for (rev, caps) in
+        [("2025-06-18", json!({"elicitation": {}})), ("2025-11-25", json!({"elicitation": {"form": {}}}))]
+    {
+        let mut c = connect(&server, rev, caps).await;
+        c.next += 1;
+        c.send(json!({"jsonrpc": "2.0", "id": c.next, "method": "tools/call", "params": {"name": "order"}})).await;
+        let text = recv_text(&mut c).await;
+        let request: Value = serde_json::from_str(&text).unwrap();
+        validate(rev, "ElicitRequest", &request);
+        // `Order`'s fields, as declared (alphabetically they would be cheese, count, crust, ...).
+        let fields = ["name", "count", "cheese", "size", "crust", "date"];
+        let properties = &text[text.find("\"properties\":").expect("properties")..];
+        let at: Vec<usize> = fields
+            .iter()
+            .map(|f| properties.find(&format!("\"{f}\":{{")).unwrap_or_else(|| panic!("{f} not in {text}")))
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{rev}: not in struct order: {text}");
+        // A client of this SDK decodes them in that order too.
+        #[derive(serde::Deserialize)]
+        struct Frame {
+            params: mcp_types::ElicitRequestParams,
+        }
+        let Frame { params: mcp_types::ElicitRequestParams::ElicitRequestForm(form) } =
+            serde_json::from_str(&text).unwrap()
+        else {
+            panic!("not a form")
+        };
+        assert_eq!(form.requested_schema.properties.keys().collect::<Vec<_>>(), fields);
+        answer(&mut c, &request, json!({"action": "decline"})).await;
+    }
+}

@@ -71,6 +71,10 @@ pub mod __registry;
 pub use error_code::ErrorCode;
 pub use generated::methods::METHODS;
 pub use generated::types::*;
+/// The map type of the maps that keep their wire order
+/// ([`ElicitRequestFormParamsRequestedSchema::properties`]: a form's fields, in the order the
+/// server asks them), re-exported so users can name it without a dependency of their own.
+pub use indexmap;
 pub use method::{
     CustomNotification, CustomRequest, Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request,
     is_reserved_method,

@@ -159,6 +159,16 @@ impl<T: WireSerialize> WireSerialize for BTreeMap<String, T> {
     }
 }
 
+impl<T: WireSerialize, H: std::hash::BuildHasher> WireSerialize for indexmap::IndexMap<String, T, H> {
+    fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for (k, v) in self {
+            map.serialize_entry(k, &ForRevision { value: v, revs })?;
+        }
+        map.end()
+    }
+}
+
 impl<T: WireSerialize, H: std::hash::BuildHasher> WireSerialize for HashMap<String, T, H> {
     fn wire_serialize<S: Serializer>(&self, revs: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.len()))?;
@@ -215,6 +225,127 @@ impl<T: Probe> Probe for BTreeMap<String, T> {
             Some(first) => T::probe(first).map(|_| 0),
             None => Some(0),
         }
+    }
+}
+
+/// A map fits when its first value fits (an empty one always does).
+impl<T: Probe> Probe for indexmap::IndexMap<String, T> {
+    fn probe(v: &serde_json::Value) -> Option<u32> {
+        match v.as_object()?.values().next() {
+            Some(first) => T::probe(first).map(|_| 0),
+            None => Some(0),
+        }
+    }
+}
+
+/// Any JSON value, read from any deserializer and kept as its JSON text, object members in the
+/// order they came. `serde_json::Value` sorts them (unless serde_json's `preserve_order`
+/// feature is on, which would slow every decode): a union holding an ordered map (the fields
+/// of an elicitation form) is buffered as this instead, then decoded from the text.
+pub(crate) struct JsonText(String);
+
+impl JsonText {
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for JsonText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut out = String::new();
+        d.deserialize_any(TextVisitor(&mut out))?;
+        Ok(JsonText(out))
+    }
+}
+
+/// Writes the value it visits as JSON text into its string.
+struct TextVisitor<'a>(&'a mut String);
+
+/// A value nested in an array or object, written into the parent's string.
+struct Nested<'a>(&'a mut String);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Nested<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(TextVisitor(self.0))
+    }
+}
+
+impl TextVisitor<'_> {
+    fn json<T: Serialize + ?Sized, E: serde::de::Error>(self, v: &T) -> Result<(), E> {
+        let text = serde_json::to_string(v).map_err(E::custom)?;
+        self.0.push_str(&text);
+        Ok(())
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for TextVisitor<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<(), E> {
+        self.json(&v)
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<(), E> {
+        self.json(&v)
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<(), E> {
+        self.json(&v)
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<(), E> {
+        // `to_string` writes a non-finite number as `null`: refuse it instead.
+        if !v.is_finite() {
+            return Err(E::custom("a number that is not finite"));
+        }
+        self.json(&v)
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<(), E> {
+        self.json(v)
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        self.0.push_str("null");
+        Ok(())
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<(), E> {
+        self.visit_unit()
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.0.push('[');
+        let mut first = true;
+        loop {
+            let mark = self.0.len();
+            if !first {
+                self.0.push(',');
+            }
+            if seq.next_element_seed(Nested(self.0))?.is_none() {
+                self.0.truncate(mark);
+                break;
+            }
+            first = false;
+        }
+        self.0.push(']');
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        self.0.push('{');
+        let mut first = true;
+        while let Some(key) = map.next_key::<String>()? {
+            if !first {
+                self.0.push(',');
+            }
+            first = false;
+            let key = serde_json::to_string(&key).map_err(serde::de::Error::custom)?;
+            self.0.push_str(&key);
+            self.0.push(':');
+            map.next_value_seed(Nested(self.0))?;
+        }
+        self.0.push('}');
+        Ok(())
     }
 }
 

@@ -59,7 +59,7 @@ fn elicitation_params_of_both_modes_carry_the_progress_token() {
 
     let form = ElicitRequestFormParams::new(
         "name?",
-        ElicitRequestFormParamsRequestedSchema::new(std::collections::BTreeMap::new()),
+        ElicitRequestFormParamsRequestedSchema::new(mcp_types::indexmap::IndexMap::new()),
     );
     let url = ElicitRequestURLParams::new("sign in", "https://example.com/login");
     for (i, mut params) in [ElicitRequestParams::ElicitRequestForm(form), ElicitRequestParams::ElicitRequestURL(url)]

@@ -48,6 +48,14 @@ pub fn field_type(owner: &str, field: &str) -> Option<Ty> {
     }
 }
 
+/// Maps whose members keep the order they come in on the wire (an `IndexMap`) instead of being
+/// sorted (a `BTreeMap`), because the order means something to the reader.
+pub fn ordered_map(owner: &str, field: &str) -> bool {
+    // The fields of an elicitation form, in the order the server asks them (every revision
+    // with elicitation: 2025-06-18 and later).
+    matches!((owner, field), ("ElicitRequestFormParamsRequestedSchema", "properties"))
+}
+
 /// Names for inline types that several places share, or that read better shorter.
 pub fn hoist_name(owner: &str, field: &str) -> Option<String> {
     let name = match (owner, field) {

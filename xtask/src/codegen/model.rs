@@ -29,6 +29,9 @@ pub enum Ty {
     Named(String),
     Array(Box<Ty>),
     Map(Box<Ty>),
+    /// A map that keeps the order of its members as they come on the wire (see
+    /// `config::ordered_map`).
+    OrderedMap(Box<Ty>),
 }
 
 #[derive(Debug, Clone)]
@@ -412,7 +415,13 @@ impl Lowerer<'_> {
                     }
                 } else {
                     let hoist = config::hoist_name(owner, k).unwrap_or_else(|| format!("{owner}{}", pascal(k)));
-                    self.lower_ty(v, owner, &fpath, &hoist)?
+                    match self.lower_ty(v, owner, &fpath, &hoist)? {
+                        Ty::Map(t) if config::ordered_map(owner, k) => Ty::OrderedMap(t),
+                        Ty::Map(_) | Ty::Object if config::ordered_map(owner, k) => {
+                            bail!("{owner}.{k}: an ordered map in config.rs, but its schema is not a map of one type")
+                        }
+                        ty => ty,
+                    }
                 };
                 let doc = v.get("description").and_then(Value::as_str).map(str::to_owned);
                 let bit = self.bit();
@@ -543,6 +552,7 @@ fn merge_ty(a: &Ty, b: &Ty, ctx: &str) -> Result<Ty> {
         }
         (Ty::Array(x), Ty::Array(y)) => Ty::Array(Box::new(merge_ty(x, y, ctx)?)),
         (Ty::Map(x), Ty::Map(y)) => Ty::Map(Box::new(merge_ty(x, y, ctx)?)),
+        (Ty::OrderedMap(x), Ty::OrderedMap(y)) => Ty::OrderedMap(Box::new(merge_ty(x, y, ctx)?)),
         _ => bail!("{ctx}: cannot merge types {a:?} and {b:?}"),
     })
 }
@@ -658,7 +668,7 @@ fn postprocess(model: &mut Model) -> Result<()> {
 pub fn named(t: &Ty, out: &mut Vec<String>) {
     match t {
         Ty::Named(n) => out.push(n.clone()),
-        Ty::Array(t) | Ty::Map(t) => named(t, out),
+        Ty::Array(t) | Ty::Map(t) | Ty::OrderedMap(t) => named(t, out),
         _ => {}
     }
 }

@@ -129,6 +129,30 @@ fn rust_ty(t: &Ty) -> TokenStream {
             let t = rust_ty(t);
             quote!(std::collections::BTreeMap<String, #t>)
         }
+        Ty::OrderedMap(t) => {
+            let t = rust_ty(t);
+            quote!(indexmap::IndexMap<String, #t>)
+        }
+    }
+}
+
+/// Whether a value of `t` may hold an ordered map (whose order `serde_json::Value` would lose).
+fn has_ordered_map(model: &Model, t: &Ty, seen: &mut BTreeSet<String>) -> bool {
+    match t {
+        Ty::OrderedMap(_) => true,
+        Ty::Array(t) | Ty::Map(t) => has_ordered_map(model, t, seen),
+        Ty::Named(n) => {
+            if !seen.insert(n.clone()) {
+                return false;
+            }
+            match &model.def(n).kind {
+                Kind::Struct { fields, .. } => fields.iter().any(|f| has_ordered_map(model, &f.ty, seen)),
+                Kind::Enum { .. } => false,
+                Kind::Union { variants } => variants.iter().any(|v| has_ordered_map(model, &v.ty, seen)),
+                Kind::Alias(t) => has_ordered_map(model, t, seen),
+            }
+        }
+        _ => false,
     }
 }
 
@@ -136,7 +160,7 @@ fn is_eq(model: &Model, t: &Ty, seen: &mut BTreeSet<String>) -> bool {
     match t {
         Ty::Number | Ty::Any | Ty::Object => false,
         Ty::String | Ty::Bool | Ty::Int => true,
-        Ty::Array(t) | Ty::Map(t) => is_eq(model, t, seen),
+        Ty::Array(t) | Ty::Map(t) | Ty::OrderedMap(t) => is_eq(model, t, seen),
         Ty::Named(n) => {
             if !seen.insert(n.clone()) {
                 return true;
@@ -494,7 +518,7 @@ fn union_variant_name(t: &Ty, taken: &BTreeSet<String>) -> String {
         Ty::Any => "Value".to_owned(),
         Ty::Object => "Object".to_owned(),
         Ty::Array(_) => "Array".to_owned(),
-        Ty::Map(_) => "Map".to_owned(),
+        Ty::Map(_) | Ty::OrderedMap(_) => "Map".to_owned(),
         Ty::Named(n) => {
             let mut s = n.clone();
             for suffix in ["Content", "Schema", "Request", "Notification", "Result", "Params", "ResultResponse"] {
@@ -574,24 +598,7 @@ fn render_union(model: &Model, def: &Def, name: &Ident, docs: TokenStream, varia
         let _ = values;
         (quote! { #[derive(Debug, Clone, PartialEq, #eq Deserialize)] #[serde(tag = #key)] }, quote!())
     } else {
-        let idx: Vec<usize> = (0..variants.len()).collect();
-        let msg = format!("data did not match any variant of {}", def.name);
-        (
-            quote! { #[derive(Debug, Clone, PartialEq, #eq)] },
-            quote! {
-                impl<'de> Deserialize<'de> for #name {
-                    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-                        use serde::de::Error as _;
-                        let v = serde_json::Value::deserialize(d)?;
-                        let scores = [#( <#tys as Probe>::probe(&v) ),*];
-                        match crate::wire::best(&scores) {
-                            #( Some(#idx) => serde_json::from_value(v).map(Self::#names).map_err(D::Error::custom), )*
-                            _ => Err(D::Error::custom(#msg)),
-                        }
-                    }
-                }
-            },
-        )
+        (quote! { #[derive(Debug, Clone, PartialEq, #eq)] }, probing_de(model, def, name, variants, &names, &tys))
     };
     let renames: Vec<TokenStream> = match tag_of(model, variants).filter(|_| !primitive) {
         Some((_, values)) => values.iter().map(|v| quote!(#[serde(rename = #v)])).collect(),
@@ -622,6 +629,52 @@ fn render_union(model: &Model, def: &Def, name: &Ident, docs: TokenStream, varia
             }
         }
         #(#froms)*
+    }
+}
+
+/// The `Deserialize` of a union without a tag: the value is buffered, each variant's `Probe`
+/// scores it, and the best is decoded.
+fn probing_de(
+    model: &Model,
+    def: &Def,
+    name: &Ident,
+    variants: &[Variant],
+    names: &[Ident],
+    tys: &[TokenStream],
+) -> TokenStream {
+    let idx: Vec<usize> = (0..variants.len()).collect();
+    let msg = format!("data did not match any variant of {}", def.name);
+    if variants.iter().any(|v| has_ordered_map(model, &v.ty, &mut BTreeSet::new())) {
+        // serde_json's `Value` sorts object members: a union holding an ordered map is
+        // buffered as JSON text, which keeps their order, and its variant decoded from it.
+        quote! {
+            impl<'de> Deserialize<'de> for #name {
+                fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                    use serde::de::Error as _;
+                    let text = crate::wire::JsonText::deserialize(d)?;
+                    let v: serde_json::Value = serde_json::from_str(text.as_str()).map_err(D::Error::custom)?;
+                    let scores = [#( <#tys as Probe>::probe(&v) ),*];
+                    match crate::wire::best(&scores) {
+                        #( Some(#idx) => serde_json::from_str(text.as_str()).map(Self::#names).map_err(D::Error::custom), )*
+                        _ => Err(D::Error::custom(#msg)),
+                    }
+                }
+            }
+        }
+    } else {
+        quote! {
+            impl<'de> Deserialize<'de> for #name {
+                fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                    use serde::de::Error as _;
+                    let v = serde_json::Value::deserialize(d)?;
+                    let scores = [#( <#tys as Probe>::probe(&v) ),*];
+                    match crate::wire::best(&scores) {
+                        #( Some(#idx) => serde_json::from_value(v).map(Self::#names).map_err(D::Error::custom), )*
+                        _ => Err(D::Error::custom(#msg)),
+                    }
+                }
+            }
+        }
     }
 }
 

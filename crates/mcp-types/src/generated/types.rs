@@ -1541,19 +1541,23 @@ pub enum CallToolResultResponseResult {
 impl<'de> Deserialize<'de> for CallToolResultResponseResult {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         use serde::de::Error as _;
-        let v = serde_json::Value::deserialize(d)?;
+        let text = crate::wire::JsonText::deserialize(d)?;
+        let v: serde_json::Value = serde_json::from_str(text.as_str())
+            .map_err(D::Error::custom)?;
         let scores = [
             <InputRequiredResult as Probe>::probe(&v),
             <CallToolResult as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
             Some(0usize) => {
-                serde_json::from_value(v)
+                serde_json::from_str(text.as_str())
                     .map(Self::InputRequired)
                     .map_err(D::Error::custom)
             }
             Some(1usize) => {
-                serde_json::from_value(v).map(Self::CallTool).map_err(D::Error::custom)
+                serde_json::from_str(text.as_str())
+                    .map(Self::CallTool)
+                    .map_err(D::Error::custom)
             }
             _ => {
                 Err(
@@ -5822,7 +5826,7 @@ pub struct ElicitRequestFormParamsRequestedSchema {
     pub schema: Option<String>,
     /// The `properties` member.
     #[serde(rename = "properties")]
-    pub properties: std::collections::BTreeMap<String, PrimitiveSchemaDefinition>,
+    pub properties: indexmap::IndexMap<String, PrimitiveSchemaDefinition>,
     /// The `required` member.
     #[serde(rename = "required", default)]
     pub required: Option<Vec<String>>,
@@ -5830,9 +5834,7 @@ pub struct ElicitRequestFormParamsRequestedSchema {
 impl ElicitRequestFormParamsRequestedSchema {
     /// A `ElicitRequestFormParamsRequestedSchema` with the required fields set and every optional one empty.
     pub fn new(
-        properties: impl Into<
-            std::collections::BTreeMap<String, PrimitiveSchemaDefinition>,
-        >,
+        properties: impl Into<indexmap::IndexMap<String, PrimitiveSchemaDefinition>>,
     ) -> Self {
         Self {
             schema: None,
@@ -5904,7 +5906,7 @@ impl Probe for ElicitRequestFormParamsRequestedSchema {
         }
         match m.get("properties") {
             Some(x) => {
-                if <std::collections::BTreeMap<
+                if <indexmap::IndexMap<
                     String,
                     PrimitiveSchemaDefinition,
                 > as Probe>::probe(x)
@@ -5947,19 +5949,21 @@ pub enum ElicitRequestParams {
 impl<'de> Deserialize<'de> for ElicitRequestParams {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         use serde::de::Error as _;
-        let v = serde_json::Value::deserialize(d)?;
+        let text = crate::wire::JsonText::deserialize(d)?;
+        let v: serde_json::Value = serde_json::from_str(text.as_str())
+            .map_err(D::Error::custom)?;
         let scores = [
             <ElicitRequestURLParams as Probe>::probe(&v),
             <ElicitRequestFormParams as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
             Some(0usize) => {
-                serde_json::from_value(v)
+                serde_json::from_str(text.as_str())
                     .map(Self::ElicitRequestURL)
                     .map_err(D::Error::custom)
             }
             Some(1usize) => {
-                serde_json::from_value(v)
+                serde_json::from_str(text.as_str())
                     .map(Self::ElicitRequestForm)
                     .map_err(D::Error::custom)
             }
@@ -7723,19 +7727,23 @@ pub enum GetPromptResultResponseResult {
 impl<'de> Deserialize<'de> for GetPromptResultResponseResult {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         use serde::de::Error as _;
-        let v = serde_json::Value::deserialize(d)?;
+        let text = crate::wire::JsonText::deserialize(d)?;
+        let v: serde_json::Value = serde_json::from_str(text.as_str())
+            .map_err(D::Error::custom)?;
         let scores = [
             <InputRequiredResult as Probe>::probe(&v),
             <GetPromptResult as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
             Some(0usize) => {
-                serde_json::from_value(v)
+                serde_json::from_str(text.as_str())
                     .map(Self::InputRequired)
                     .map_err(D::Error::custom)
             }
             Some(1usize) => {
-                serde_json::from_value(v).map(Self::GetPrompt).map_err(D::Error::custom)
+                serde_json::from_str(text.as_str())
+                    .map(Self::GetPrompt)
+                    .map_err(D::Error::custom)
             }
             _ => {
                 Err(
@@ -16989,19 +16997,21 @@ pub enum ReadResourceResultResponseResult {
 impl<'de> Deserialize<'de> for ReadResourceResultResponseResult {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         use serde::de::Error as _;
-        let v = serde_json::Value::deserialize(d)?;
+        let text = crate::wire::JsonText::deserialize(d)?;
+        let v: serde_json::Value = serde_json::from_str(text.as_str())
+            .map_err(D::Error::custom)?;
         let scores = [
             <InputRequiredResult as Probe>::probe(&v),
             <ReadResourceResult as Probe>::probe(&v),
         ];
         match crate::wire::best(&scores) {
             Some(0usize) => {
-                serde_json::from_value(v)
+                serde_json::from_str(text.as_str())
                     .map(Self::InputRequired)
                     .map_err(D::Error::custom)
             }
             Some(1usize) => {
-                serde_json::from_value(v)
+                serde_json::from_str(text.as_str())
                     .map(Self::ReadResource)
                     .map_err(D::Error::custom)
             }
@@ -20429,7 +20439,9 @@ pub enum ServerResult {
 impl<'de> Deserialize<'de> for ServerResult {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         use serde::de::Error as _;
-        let v = serde_json::Value::deserialize(d)?;
+        let text = crate::wire::JsonText::deserialize(d)?;
+        let v: serde_json::Value = serde_json::from_str(text.as_str())
+            .map_err(D::Error::custom)?;
         let scores = [
             <GenericResult as Probe>::probe(&v),
             <InitializeResult as Probe>::probe(&v),
@@ -20451,67 +20463,87 @@ impl<'de> Deserialize<'de> for ServerResult {
         ];
         match crate::wire::best(&scores) {
             Some(0usize) => {
-                serde_json::from_value(v).map(Self::Generic).map_err(D::Error::custom)
+                serde_json::from_str(text.as_str())
+                    .map(Self::Generic)
+                    .map_err(D::Error::custom)
             }
             Some(1usize) => {
-                serde_json::from_value(v).map(Self::Initialize).map_err(D::Error::custom)
+                serde_json::from_str(text.as_str())
+                    .map(Self::Initialize)
+                    .map_err(D::Error::custom)
             }
             Some(2usize) => {
-                serde_json::from_value(v)
+                serde_json::from_str(text.as_str())
                     .map(Self::ListResources)
                     .map_err(D::Error::custom)
             }
             Some(3usize) => {
-                serde_json::from_value(v)
+                serde_json::from_str(text.as_str())
                     .map(Self::ListResourceTemplates)
                     .map_err(D::Error::custom)
             }
             Some(4usize) => {
-                serde_json::from_value(v)
+                serde_json::from_str(text.as_str())
                     .map(Self::ReadResource)
                     .map_err(D::Error::custom)
             }
             Some(5usize) => {
-                serde_json::from_value(v)
+                serde_json::from_str(text.as_str())
                     .map(Self::ListPrompts)
                     .map_err(D::Error::custom)
             }
             Some(6usize) => {
-                serde_json::from_value(v).map(Self::GetPrompt).map_err(D::Error::custom)
+                serde_json::from_str(text.as_str())
+                    .map(Self::GetPrompt)
+                    .map_err(D::Error::custom)
             }
             Some(7usize) => {
-                serde_json::from_value(v).map(Self::ListTools).map_err(D::Error::custom)
+                serde_json::from_str(text.as_str())
+                    .map(Self::ListTools)
+                    .map_err(D::Error::custom)
             }
             Some(8usize) => {
-                serde_json::from_value(v).map(Self::CallTool).map_err(D::Error::custom)
+                serde_json::from_str(text.as_str())
+                    .map(Self::CallTool)
+                    .map_err(D::Error::custom)
             }
             Some(9usize) => {
-                serde_json::from_value(v).map(Self::Complete).map_err(D::Error::custom)
+                serde_json::from_str(text.as_str())
+                    .map(Self::Complete)
+                    .map_err(D::Error::custom)
             }
             Some(10usize) => {
-                serde_json::from_value(v).map(Self::GetTask).map_err(D::Error::custom)
+                serde_json::from_str(text.as_str())
+                    .map(Self::GetTask)
+                    .map_err(D::Error::custom)
             }
             Some(11usize) => {
-                serde_json::from_value(v)
+                serde_json::from_str(text.as_str())
                     .map(Self::GetTaskPayload)
                     .map_err(D::Error::custom)
             }
             Some(12usize) => {
-                serde_json::from_value(v).map(Self::CancelTask).map_err(D::Error::custom)
+                serde_json::from_str(text.as_str())
+                    .map(Self::CancelTask)
+                    .map_err(D::Error::custom)
             }
             Some(13usize) => {
-                serde_json::from_value(v).map(Self::ListTasks).map_err(D::Error::custom)
+                serde_json::from_str(text.as_str())
+                    .map(Self::ListTasks)
+                    .map_err(D::Error::custom)
             }
             Some(14usize) => {
-                serde_json::from_value(v)
+                serde_json::from_str(text.as_str())
                     .map(Self::InputRequired)
                     .map_err(D::Error::custom)
             }
             Some(15usize) => {
-                serde_json::from_value(v).map(Self::Discover).map_err(D::Error::custom)
+                serde_json::from_str(text.as_str())
+                    .map(Self::Discover)
+                    .map_err(D::Error::custom)
             }
             Some(16usize) => {
-                serde_json::from_value(v)
+                serde_json::from_str(text.as_str())
                     .map(Self::SubscriptionsListen)
                     .map_err(D::Error::custom)
             }
