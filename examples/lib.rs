@@ -387,7 +387,9 @@ pub mod fleet {
             // sessions of the session revisions served by any instance
             .shared_sessions(std::sync::Arc::new(redis.sessions()))
             // streams resumed (Last-Event-ID) on any instance
-            .event_store(Some(std::sync::Arc::new(redis.event_store())));
+            .event_store(Some(std::sync::Arc::new(redis.event_store())))
+            // every client comes through the balancer's address: bound clients there
+            .max_sessions_per_client(usize::MAX);
         Ok((builder, config))
     }
 }
