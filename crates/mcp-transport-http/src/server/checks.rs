@@ -236,13 +236,21 @@ pub(super) fn draining(id: Option<&RequestId>) -> Response {
 /// Reads a body within the size and time limits.
 pub(super) async fn read_body(app: &App, body: Body) -> Result<Bytes, Response> {
     let config = app.config();
+    let too_large = || {
+        invalid_request(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the message is larger than the limit of {} bytes", config.max_body),
+        )
+    };
+    // A declared length past the bound is refused at once: waiting for a body that will be
+    // refused would hold the connection up to `body_timeout` for nothing.
+    if axum::body::HttpBody::size_hint(&body).lower() > config.max_body as u64 {
+        return Err(too_large());
+    }
     let limited = http_body_util::Limited::new(body, config.max_body);
     match tokio::time::timeout(config.body_timeout, limited.collect()).await {
         Err(_) => Err(invalid_request(StatusCode::REQUEST_TIMEOUT, "the request body took too long")),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(invalid_request(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("the message is larger than the limit of {} bytes", config.max_body),
-        )),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
         Ok(Err(e)) => Err(invalid_request(StatusCode::BAD_REQUEST, format!("cannot read the request body: {e}"))),
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
     }
