@@ -61,6 +61,11 @@ pub const ALL: &[Attack] = &[
         run: pipelined,
     },
     Attack {
+        name: "HTTP+SSE session flood",
+        sends: "GET /sse from one address until refused, the streams never read, then all closed",
+        run: sse_flood,
+    },
+    Attack {
         name: "HTTP+SSE",
         sends: "300 unread /sse streams; at /messages: 1,000 pipelined pings, a body over 4 MiB, bad JSON",
         run: http_sse,
@@ -517,4 +522,39 @@ fn http_sse(target: &Target) -> Result<String> {
     conn.ask(&post(&messages, &[], &ping(5_000)))?.expect(202, None).context("a ping after bad bodies")?;
     drop(streams);
     Ok("300 unread streams held; 1,001 POSTs: 202 and 1,001 answers on the stream; over 4 MiB: 413 -32600; bad JSON: 400 -32700; not JSON-RPC: 400 -32600; the session still served".to_owned())
+}
+
+fn sse_flood(target: &Target) -> Result<String> {
+    let get = request("GET", "/sse", &[("Accept", "text/event-stream")], b"");
+    let mut streams = Vec::new();
+    let mut refusal = loop {
+        ensure!(streams.len() <= 1_000, "more than 1,000 /sse sessions from one address");
+        let mut conn = Conn::open(target.addr)?;
+        let head = conn.ask_head(&get)?;
+        if head.status != 200 {
+            break (conn, head);
+        }
+        streams.push(conn);
+    };
+    let held = streams.len();
+    refusal.0.read_body(&mut refusal.1)?;
+    let reply = refusal.1;
+    reply.expect(503, Some(-32603))?;
+    ensure!(reply.header("retry-after") == Some("5"), "a 503 with Retry-After {:?}", reply.header("retry-after"));
+    let message = reply.json()["error"]["message"].as_str().unwrap_or("").to_owned();
+    ensure!(message.contains("too many sessions from this client address"), "the 503 said {message:?}");
+    ensure!(held == 1_000, "{held} /sse sessions held from one address, not max_sessions_per_client (1,000)");
+    drop(streams);
+    // The end of a stream ends its session: room again, soon.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut conn = Conn::open(target.addr)?;
+        let head = conn.ask_head(&get)?;
+        if head.status == 200 {
+            break;
+        }
+        ensure!(Instant::now() < deadline, "/sse still refused 5 s after the streams closed: {}", head.status);
+        thread::sleep(Duration::from_millis(100));
+    }
+    Ok(format!("{held} streams (200), then 503 Retry-After: 5 -32603 \"{message}\"; admitted again once they closed"))
 }

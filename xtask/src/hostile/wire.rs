@@ -115,6 +115,12 @@ impl Conn {
     /// Reads one answer (to the end of its body, or of its stream).
     pub fn read(&mut self) -> Result<Reply> {
         let mut reply = self.read_head()?;
+        self.read_body(&mut reply)?;
+        Ok(reply)
+    }
+
+    /// Reads the body of the answer whose head is `reply` (to its end, or its stream's).
+    pub fn read_body(&mut self, reply: &mut Reply) -> Result<()> {
         let chunked = reply.header("transfer-encoding").is_some_and(|v| v.contains("chunked"));
         let raw = if chunked {
             self.read_chunks(|_| false)?
@@ -127,9 +133,9 @@ impl Conn {
         };
         reply.body = String::from_utf8_lossy(&raw).into_owned();
         if reply.header("content-type").is_some_and(|v| v.starts_with("text/event-stream")) {
-            reply.body = sse_response(&reply.body).unwrap_or(reply.body);
+            reply.body = sse_response(&reply.body).unwrap_or(std::mem::take(&mut reply.body));
         }
-        Ok(reply)
+        Ok(())
     }
 
     /// Reads an answer's head.
