@@ -52,7 +52,7 @@ pub const ALL: &[Attack] = &[
     },
     Attack {
         name: "2026-07-28 headers and requestState",
-        sends: "Mcp-Method, Mcp-Name, MCP-Protocol-Version disagreeing with the body, an unknown revision, a tampered requestState",
+        sends: "Mcp-Method, Mcp-Name, Mcp-Param-Region, MCP-Protocol-Version disagreeing with the body, an unknown revision, a tampered requestState",
         run: revision_2026,
     },
     Attack {
@@ -451,6 +451,22 @@ fn revision_2026(target: &Target) -> Result<String> {
     for (what, headers, code) in cases {
         conn.ask(&post("/mcp", &headers, &call))?.expect(400, Some(code)).context(what)?;
     }
+    let region = request_2026("tools/call", 4, r#""name":"test_region_header","arguments":{"region":"us"}"#);
+    let param_cases: [(&str, Vec<Header<'_>>, u16, Option<i64>); 5] = [
+        ("Mcp-Param-Region us", vec![("Mcp-Param-Region", "us")], 200, None),
+        ("Mcp-Param-Region eu", vec![("Mcp-Param-Region", "eu")], 400, Some(-32020)),
+        ("no Mcp-Param-Region", vec![], 400, Some(-32020)),
+        ("two Mcp-Param-Region", vec![("Mcp-Param-Region", "us"), ("Mcp-Param-Region", "eu")], 400, Some(-32020)),
+        ("MCP-Protocol-Version 2025-11-25 on a 2026-07-28 body", vec![("Mcp-Param-Region", "us")], 400, Some(-32020)),
+    ];
+    for (i, (what, more, status, code)) in param_cases.into_iter().enumerate() {
+        let mut headers = headers_2026("tools/call", Some("test_region_header"));
+        if i == 4 {
+            headers[0].1 = "2025-11-25";
+        }
+        headers.extend(more);
+        conn.ask(&post("/mcp", &headers, &region))?.expect(status, code).context(what)?;
+    }
     let answers = r#""inputResponses":{"elicitation-1":{"action":"accept","content":{"username":"a","email":"b"}}}"#;
     let mut tampered = state.clone().into_bytes();
     let last = tampered.len() - 1;
@@ -480,7 +496,7 @@ fn revision_2026(target: &Target) -> Result<String> {
     ))?
     .expect(200, Some(-32602))
     .context("a requestState replayed with other arguments")?;
-    Ok("mismatched headers: 400 -32020; unknown revision: 400 -32022; tampered, forged, junk, misapplied requestState: 200 -32602".to_owned())
+    Ok("mismatched or missing Mcp-Method, Mcp-Name, Mcp-Param-*, MCP-Protocol-Version: 400 -32020; unknown revision: 400 -32022; tampered, forged, junk, misapplied requestState: 200 -32602".to_owned())
 }
 
 fn pipelined(target: &Target) -> Result<String> {
