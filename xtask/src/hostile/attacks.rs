@@ -12,7 +12,7 @@ use super::{Attack, Target};
 pub const ALL: &[Attack] = &[
     Attack {
         name: "slowloris",
-        sends: "200 heads and 50 bodies (Content-Length 100000) trickled a byte a second, fresh clients meanwhile",
+        sends: "200 heads and 50 bodies (Content-Length 100000) trickled a byte a second, 100 silent connections, 100 idle after an answer, fresh clients meanwhile",
         run: slowloris,
     },
     Attack {
@@ -94,6 +94,13 @@ fn slowloris(target: &Target) -> Result<String> {
     for conn in &mut bodies {
         conn.send(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n{")?;
     }
+    // Connections that send nothing, and keep-alive ones left idle after an answer.
+    let mut silent = (0..100).map(|_| Conn::open(target.addr)).collect::<Result<Vec<_>>>()?;
+    for _ in 0..100 {
+        let mut conn = Conn::open(target.addr)?;
+        conn.ask(&request("GET", "/healthz", &[], b""))?.expect(200, None)?;
+        silent.push(conn);
+    }
     let start = Instant::now();
     let mut slowest = Duration::ZERO;
     let mut round = 0;
@@ -116,12 +123,15 @@ fn slowloris(target: &Target) -> Result<String> {
             Some(status) => bail!("a slow head got {status} instead of a closed connection"),
         }
     }
+    for conn in &mut silent {
+        ensure!(conn.closed_within(Duration::from_secs(3))?.is_none(), "a silent connection got an answer");
+    }
     for conn in &mut bodies {
         conn.stream().set_read_timeout(Some(Duration::from_secs(3)))?;
         conn.read()?.expect(408, Some(-32600))?;
     }
     Ok(format!(
-        "{closed} slow heads closed, 50 slow bodies 408 -32600 after 30 s; fresh clients served in at most {} ms meanwhile",
+        "{closed} slow heads and 200 silent or idle connections closed, 50 slow bodies 408 -32600 after 30 s; fresh clients served in at most {} ms meanwhile",
         slowest.as_millis()
     ))
 }
