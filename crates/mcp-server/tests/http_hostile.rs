@@ -129,3 +129,53 @@ async fn the_messages_endpoint_answers_as_the_mcp_endpoint_does() {
     let (status, _) = exchange(&addr, &post(&messages, "", ping), Duration::from_secs(5)).await;
     assert_eq!(status, "HTTP/1.1 202 Accepted");
 }
+
+#[tokio::test]
+async fn every_host_and_origin_line_is_checked() {
+    let addr = start().await;
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
+    let with = |line: &str, host: &str, more: &str| {
+        format!(
+            "{line}\r\n{host}content-type: application/json\r\naccept: application/json, text/event-stream\r\n\
+             {more}content-length: {}\r\n\r\n{init}",
+            init.len()
+        )
+        .into_bytes()
+    };
+    let limit = Duration::from_secs(5);
+    // Before the fix each of these was served: only the first Host and Origin lines were
+    // checked, and neither a missing Host nor an absolute-form target's authority was.
+    let refused = [
+        ("a second Host line", with("POST /mcp HTTP/1.1", "host: 127.0.0.1\r\nhost: evil.example.com\r\n", ""), 400),
+        ("no Host", with("POST /mcp HTTP/1.1", "", ""), 400),
+        ("an absolute-form target", with("POST http://evil.example.com/mcp HTTP/1.1", "host: 127.0.0.1\r\n", ""), 403),
+        (
+            "a second Origin line",
+            with(
+                "POST /mcp HTTP/1.1",
+                "host: 127.0.0.1\r\n",
+                "origin: http://localhost\r\norigin: http://evil.example.com\r\n",
+            ),
+            403,
+        ),
+    ];
+    for (what, request, status) in refused {
+        let (line, body) = exchange(&addr, &request, limit).await;
+        assert!(line.starts_with(&format!("HTTP/1.1 {status} ")), "{what}: {line}");
+        assert_eq!(body["error"]["code"], -32600, "{what}");
+    }
+    // What is well formed is served: one allowed Host, an allowed absolute-form target, and
+    // HTTP/1.0, where Host is optional.
+    for (what, request) in [
+        ("one Host", with("POST /mcp HTTP/1.1", "host: 127.0.0.1\r\n", "origin: http://localhost:5173\r\n")),
+        ("an allowed absolute-form target", with("POST http://localhost/mcp HTTP/1.1", "host: localhost\r\n", "")),
+        ("HTTP/1.0 without Host", with("POST /mcp HTTP/1.0", "", "")),
+    ] {
+        let mut tcp = TcpStream::connect(&addr).await.unwrap();
+        tcp.write_all(&request).await.unwrap();
+        let mut buf = [0u8; 64];
+        let n = tokio::time::timeout(limit, tcp.read(&mut buf)).await.unwrap().unwrap();
+        let line = String::from_utf8_lossy(&buf[..n]).into_owned();
+        assert!(line.starts_with("HTTP/1.1 200") || line.starts_with("HTTP/1.0 200"), "{what}: {line}");
+    }
+}

@@ -42,7 +42,7 @@ pub const ALL: &[Attack] = &[
     },
     Attack {
         name: "wrong headers",
-        sends: "Accept text/plain, Content-Type text/plain, a foreign Origin, a foreign Host (at /mcp and /sse)",
+        sends: "Accept text/plain, Content-Type text/plain, a foreign Origin or Host (also as a second line or in the target), no Host (at /mcp and /sse)",
         run: wrong_headers,
     },
     Attack {
@@ -367,11 +367,42 @@ fn wrong_headers(target: &Target) -> Result<String> {
     }
     let evil_host = b"POST /mcp HTTP/1.1\r\nHost: evil.example.com\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 2\r\n\r\n{}";
     conn.ask(evil_host)?.expect(403, Some(-32600)).context("Host: evil.example.com")?;
+    let init = wire::INIT;
+    let len = init.len();
+    let accept = "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n";
+    let raw = [
+        (
+            "two Host lines",
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example.com\r\n{accept}Content-Length: {len}\r\n\r\n{init}"
+            ),
+            400,
+        ),
+        ("no Host", format!("POST /mcp HTTP/1.1\r\n{accept}Content-Length: {len}\r\n\r\n{init}"), 400),
+        (
+            "an absolute-form target naming another host",
+            format!(
+                "POST http://evil.example.com/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n{accept}Content-Length: {len}\r\n\r\n{init}"
+            ),
+            403,
+        ),
+        (
+            "two Origin lines",
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://localhost\r\nOrigin: http://evil.example.com\r\n{accept}Content-Length: {len}\r\n\r\n{init}"
+            ),
+            403,
+        ),
+    ];
+    for (what, bytes, status) in raw {
+        Conn::open(target.addr)?.ask(bytes.as_bytes())?.expect(status, Some(-32600)).context(what)?;
+    }
     let sse = request("GET", "/sse", &[("Accept", "text/event-stream"), ("Origin", "http://evil.example.com")], b"");
     Conn::open(target.addr)?.ask(&sse)?.expect(403, Some(-32600)).context("a foreign Origin at /sse")?;
     let sse = b"GET /sse HTTP/1.1\r\nHost: evil.example.com\r\nAccept: text/event-stream\r\n\r\n";
     Conn::open(target.addr)?.ask(sse)?.expect(403, Some(-32600)).context("a foreign Host at /sse")?;
-    Ok("Accept without SSE or JSON: 406 -32600; text/plain body: 415 -32600; foreign Origin or Host: 403 -32600"
+    Ok("Accept without SSE or JSON: 406 -32600; text/plain body: 415 -32600; a foreign Origin or Host (also as a \
+        second line or in the target): 403 -32600; two Host lines, none: 400 -32600"
         .to_owned())
 }
 
