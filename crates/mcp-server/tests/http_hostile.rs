@@ -164,6 +164,18 @@ async fn every_host_and_origin_line_is_checked() {
         assert!(line.starts_with(&format!("HTTP/1.1 {status} ")), "{what}: {line}");
         assert_eq!(body["error"]["code"], -32600, "{what}");
     }
+    // Two session ids (an unknown one after a real one): 400, not served as the first.
+    let mut tcp = TcpStream::connect(&addr).await.unwrap();
+    tcp.write_all(&with("POST /mcp HTTP/1.1", "host: 127.0.0.1\r\n", "")).await.unwrap();
+    let mut head = vec![0u8; 4096];
+    let n = tokio::time::timeout(limit, tcp.read(&mut head)).await.unwrap().unwrap();
+    let head = String::from_utf8_lossy(&head[..n]).to_ascii_lowercase();
+    let id = head.split("mcp-session-id: ").nth(1).unwrap().lines().next().unwrap().trim().to_owned();
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let twice = format!("mcp-session-id: {id}\r\nmcp-session-id: 0123456789abcdef0123456789abcdef\r\n");
+    let (line, body) = exchange(&addr, &post("/mcp", &twice, ping), limit).await;
+    assert_eq!(line, "HTTP/1.1 400 Bad Request");
+    assert_eq!(body["error"]["code"], -32600);
     // What is well formed is served: one allowed Host, an allowed absolute-form target, and
     // HTTP/1.0, where Host is optional.
     for (what, request) in [

@@ -340,9 +340,11 @@ fn forged_sessions(target: &Target) -> Result<String> {
         .expect(404, Some(-32001))
         .context("an unknown id at /messages")?;
     conn.ask(&post("/messages", &[], &ping(1)))?.expect(400, Some(-32600)).context("no sessionId at /messages")?;
+    let twice = [("Mcp-Session-Id", id.as_str()), ("Mcp-Session-Id", forged), ("MCP-Protocol-Version", "2025-11-25")];
+    conn.ask(&post("/mcp", &twice, &ping(1)))?.expect(400, Some(-32600)).context("two session ids")?;
     wire::delete_session(&mut conn, &id)?;
     conn.ask(&post("/mcp", &session_headers(&id), &ping(1)))?.expect(404, Some(-32001)).context("a deleted id")?;
-    Ok("unknown, garbage, deleted, foreign ids: 404 -32001 at /mcp and /messages; none: 400 -32600".to_owned())
+    Ok("unknown, garbage, deleted, foreign ids: 404 -32001 at /mcp and /messages; none, or two: 400 -32600".to_owned())
 }
 
 fn wrong_headers(target: &Target) -> Result<String> {

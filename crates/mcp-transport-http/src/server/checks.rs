@@ -216,6 +216,10 @@ pub(super) fn protocol_version(
 
 /// The `Mcp-Session-Id` a request names: 400 without one.
 pub(super) fn session_id(headers: &HeaderMap) -> Result<&str, Response> {
+    // Two ids name no one session: refused rather than served as the first.
+    if headers.get_all(MCP_SESSION_ID).iter().nth(1).is_some() {
+        return Err(invalid_request(StatusCode::BAD_REQUEST, "more than one Mcp-Session-Id header"));
+    }
     header_str(headers, MCP_SESSION_ID)
         .ok_or_else(|| invalid_request(StatusCode::BAD_REQUEST, "missing Mcp-Session-Id header"))
 }
