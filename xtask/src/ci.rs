@@ -41,6 +41,8 @@ const STEPS: &[Step] = &[
             env: &[("RUSTDOCFLAGS", "-D warnings")],
         },
     },
+    // The `everything` server under attack over raw sockets (about a minute).
+    Step { name: "hostile", action: Action::Xtask { command: "hostile", run: hostile } },
     // Last: the slowest, and the only ones that need the npm and PyPI registries (on a cold
     // cache).
     Step { name: "interop", action: Action::Xtask { command: "interop", run: crate::interop::run } },
@@ -174,6 +176,11 @@ fn packages(_root: &Path) -> Result<()> {
 /// Installs the interop step's peers (see `interop::install`).
 fn peers(root: &Path) -> Result<()> {
     crate::interop::install(root).map(drop)
+}
+
+/// `cargo xtask hostile`: every attack.
+fn hostile(root: &Path) -> Result<()> {
+    crate::hostile::run(root, &[])
 }
 
 /// `cargo xtask fleet` with every scenario.

@@ -1,8 +1,8 @@
 //! Project automation, run as `cargo xtask <command>`.
 //!
 //! - `codegen`: regenerates `crates/mcp-types/src/generated/` from the vendored schemas.
-//! - `ci`: everything CI checks (system packages, formatting, clippy, tests, docs, interop, auth-e2e,
-//!   conformance, fleet).
+//! - `ci`: everything CI checks (system packages, formatting, clippy, tests, docs, hostile, interop,
+//!   auth-e2e, conformance, fleet).
 //! - `bench`: our servers against rmcp, the TypeScript and Python SDKs and no-library baselines
 //!   (stdio and HTTP: throughput, latency, CPU, memory, cold start, sessions).
 //! - `interop`: the official TypeScript and Python SDK clients against our example servers, and
@@ -12,6 +12,9 @@
 //! - `packages`: installs the system packages the checks need (Redis, HAProxy) when missing.
 //! - `conformance`: the official conformance suite against the `everything` example server
 //!   (over Streamable HTTP) and the `conformance_client` example.
+//! - `hostile`: the `everything` example attacked over raw sockets by a client that breaks every
+//!   rule (slow, oversized, flooding, forged, malformed, pipelined); each answer exact, and the
+//!   server still serving a fresh client within a second with its memory back within a bound.
 //! - `fleet`: three instances of `everything` (and of `http_server`) sharing a real Redis behind
 //!   HAProxy (round robin, no stickiness), and scenarios through the balancer (every revision,
 //!   list_changed fan-out, resuming after an instance is killed, Redis restarting, the SDK
@@ -23,6 +26,7 @@ mod ci;
 mod codegen;
 mod conformance;
 mod fleet;
+mod hostile;
 mod interop;
 mod packages;
 
@@ -45,9 +49,12 @@ fn main() -> Result<()> {
         // Internal: a fleet behind HAProxy as one server target of `bench`.
         Some("fleet-front") => fleet::front(&args[1..]),
         Some("fleet") => fleet::run(&root, &args[1..]),
+        Some("hostile") => hostile::run(&root, &args[1..]),
         // Internal: a relay that delays each byte, for `bench`'s `link` rows.
         Some("link-relay") => bench::link_relay(&args[1..]),
-        _ => bail!("usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance|packages|fleet>"),
+        _ => {
+            bail!("usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance|packages|fleet|hostile>")
+        }
     }
 }
 

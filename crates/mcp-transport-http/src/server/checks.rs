@@ -104,22 +104,35 @@ impl FromRequestParts<Arc<App>> for AllowedOrigin {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, Response> {
-        check_origin(app, &parts.headers).map(|()| AllowedOrigin)
+        check_origin(app, parts).map(|()| AllowedOrigin)
     }
 }
 
-/// DNS-rebinding protection: Host and Origin against the allow-lists.
-fn check_origin(app: &App, headers: &HeaderMap) -> Result<(), Response> {
+/// DNS-rebinding protection: Host and Origin against the allow-lists. Every value counts: a
+/// second Host line (which RFC 9112 answers with 400) or Origin line cannot slip past the
+/// first, and the authority of an absolute-form target, which names the host in place of
+/// Host, is checked too. An HTTP/1.1 request without Host gets 400, as RFC 9112 says.
+fn check_origin(app: &App, parts: &Parts) -> Result<(), Response> {
     let config = app.config();
-    if let Some(host) = headers.get(header::HOST)
-        && !host.to_str().is_ok_and(|h| config.hosts.allows_host(h))
-    {
-        return Err(invalid_request(StatusCode::FORBIDDEN, "Host header not allowed"));
+    let mut hosts = parts.headers.get_all(header::HOST).iter();
+    let host = hosts.next();
+    if hosts.next().is_some() {
+        return Err(invalid_request(StatusCode::BAD_REQUEST, "more than one Host header"));
     }
-    if let Some(origin) = headers.get(header::ORIGIN)
-        && !origin.to_str().is_ok_and(|o| config.origins.allows_origin(o))
-    {
-        return Err(invalid_request(StatusCode::FORBIDDEN, "Origin not allowed"));
+    let authority = parts.uri.authority().map(|a| a.as_str());
+    if host.is_none() && authority.is_none() && parts.version == axum::http::Version::HTTP_11 {
+        return Err(invalid_request(StatusCode::BAD_REQUEST, "missing Host header"));
+    }
+    let named = host.map(|h| h.to_str().ok()).into_iter().chain(authority.map(Some));
+    for name in named {
+        if !name.is_some_and(|h| config.hosts.allows_host(h)) {
+            return Err(invalid_request(StatusCode::FORBIDDEN, "Host header not allowed"));
+        }
+    }
+    for origin in parts.headers.get_all(header::ORIGIN) {
+        if !origin.to_str().is_ok_and(|o| config.origins.allows_origin(o)) {
+            return Err(invalid_request(StatusCode::FORBIDDEN, "Origin not allowed"));
+        }
     }
     Ok(())
 }
@@ -203,6 +216,10 @@ pub(super) fn protocol_version(
 
 /// The `Mcp-Session-Id` a request names: 400 without one.
 pub(super) fn session_id(headers: &HeaderMap) -> Result<&str, Response> {
+    // Two ids name no one session: refused rather than served as the first.
+    if headers.get_all(MCP_SESSION_ID).iter().nth(1).is_some() {
+        return Err(invalid_request(StatusCode::BAD_REQUEST, "more than one Mcp-Session-Id header"));
+    }
     header_str(headers, MCP_SESSION_ID)
         .ok_or_else(|| invalid_request(StatusCode::BAD_REQUEST, "missing Mcp-Session-Id header"))
 }
@@ -236,13 +253,21 @@ pub(super) fn draining(id: Option<&RequestId>) -> Response {
 /// Reads a body within the size and time limits.
 pub(super) async fn read_body(app: &App, body: Body) -> Result<Bytes, Response> {
     let config = app.config();
+    let too_large = || {
+        invalid_request(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the message is larger than the limit of {} bytes", config.max_body),
+        )
+    };
+    // A declared length past the bound is refused at once: waiting for a body that will be
+    // refused would hold the connection up to `body_timeout` for nothing.
+    if axum::body::HttpBody::size_hint(&body).lower() > config.max_body as u64 {
+        return Err(too_large());
+    }
     let limited = http_body_util::Limited::new(body, config.max_body);
     match tokio::time::timeout(config.body_timeout, limited.collect()).await {
         Err(_) => Err(invalid_request(StatusCode::REQUEST_TIMEOUT, "the request body took too long")),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(invalid_request(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("the message is larger than the limit of {} bytes", config.max_body),
-        )),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
         Ok(Err(e)) => Err(invalid_request(StatusCode::BAD_REQUEST, format!("cannot read the request body: {e}"))),
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
     }

@@ -13,7 +13,10 @@ use mcp_jsonrpc::message;
 
 use super::RequestInfo;
 use super::app::App;
-use super::checks::{AllowedOrigin, Authenticated, accepts_sse, authorized, invalid_request, read_body, session_ended};
+use super::checks::{
+    AllowedOrigin, Authenticated, accepts_sse, authorized, error_response, invalid_request, read_body, session_ended,
+    session_not_found,
+};
 use super::session::Mode;
 use super::sse_body::ConnGuard;
 
@@ -71,10 +74,16 @@ pub(super) async fn post_message(
         return Err(invalid_request(StatusCode::BAD_REQUEST, "missing sessionId"));
     };
     let Some(session) = app.lookup(&id, Mode::HttpSse, &parts.extensions) else {
-        return Err(invalid_request(StatusCode::NOT_FOUND, "session not found"));
+        // As at the MCP endpoint: 404 with -32001, so that the client starts a new session.
+        return Err(session_not_found());
     };
     let body = read_body(&app, body).await?;
     let parsed = message::parse(&body);
+    // What is no message is refused here, as at the MCP endpoint (400 with -32700 or -32600),
+    // rather than accepted with 202 and answered on the stream.
+    if let message::Parsed::Invalid { id, error } = &parsed {
+        return Err(error_response(StatusCode::BAD_REQUEST, id.as_ref(), error));
+    }
     authorized(&app, &parsed, &parts.extensions)?;
     let info =
         RequestInfo { parts, session_id: Some(session.router.session_id.clone()), stream: None, _in_flight: None };
