@@ -2,7 +2,7 @@
 //!
 //! - `codegen`: regenerates `crates/mcp-types/src/generated/` from the vendored schemas.
 //! - `ci`: everything CI checks (system packages, formatting, clippy, tests, docs, interop, auth-e2e,
-//!   conformance, fleet).
+//!   conformance, a 2-minute soak, fleet).
 //! - `bench`: our servers against rmcp, the TypeScript and Python SDKs and no-library baselines
 //!   (stdio and HTTP: throughput, latency, CPU, memory, cold start, sessions).
 //! - `interop`: the official TypeScript and Python SDK clients against our example servers, and
@@ -12,6 +12,9 @@
 //! - `packages`: installs the system packages the checks need (Redis, HAProxy) when missing.
 //! - `conformance`: the official conformance suite against the `everything` example server
 //!   (over Streamable HTTP) and the `conformance_client` example.
+//! - `soak`: the `everything` example under a mixed workload for N minutes (`--minutes N`,
+//!   default 10), over Streamable HTTP and stdio; fails when its memory, file descriptors,
+//!   threads or tasks grow after the warm-up; writes `target/soak/memory.svg` and a CSV.
 //! - `fleet`: three instances of `everything` (and of `http_server`) sharing a real Redis behind
 //!   HAProxy (round robin, no stickiness), and scenarios through the balancer (every revision,
 //!   list_changed fan-out, resuming after an instance is killed, Redis restarting, the SDK
@@ -25,6 +28,7 @@ mod conformance;
 mod fleet;
 mod interop;
 mod packages;
+mod soak;
 
 use std::path::PathBuf;
 
@@ -42,12 +46,13 @@ fn main() -> Result<()> {
         Some("conformance") => conformance::run(&root),
         Some("auth-e2e") => auth_e2e::run(&root),
         Some("packages") => packages::ensure(),
+        Some("soak") => soak::run(&root, &args[1..]),
         // Internal: a fleet behind HAProxy as one server target of `bench`.
         Some("fleet-front") => fleet::front(&args[1..]),
         Some("fleet") => fleet::run(&root, &args[1..]),
         // Internal: a relay that delays each byte, for `bench`'s `link` rows.
         Some("link-relay") => bench::link_relay(&args[1..]),
-        _ => bail!("usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance|packages|fleet>"),
+        _ => bail!("usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance|packages|fleet|soak>"),
     }
 }
 
