@@ -39,8 +39,8 @@ pub struct Bound {
 
 /// The bounds, per hour: resident memory 8 MiB, 60 file descriptors, 4 threads, 120 tasks.
 ///
-/// The workload makes about ten sessions a second (half of them abandoned), so a leak of one
-/// file descriptor or task per session grows some 36,000 an hour, and one of 200 bytes per
+/// The workload makes about twenty sessions a second (half of them abandoned), so a leak of
+/// one file descriptor or task per session grows some 70,000 an hour, and one of 100 bytes per
 /// session 7 MiB an hour: the bounds catch those, while the noise of a short run (the
 /// allocator's heap, connections and tasks coming and going; up to ±6 MiB and ±25 tasks an
 /// hour fitted over 90 s) stays under them.
