@@ -3,7 +3,8 @@
 //! [`workload`]). Each server's resident memory, open file descriptors, threads and tokio tasks
 //! are sampled once a second; after the warm-up (a quarter of the run, at least 30 s) each is
 //! fitted with a least-squares line, and the soak fails when a slope, projected over an hour,
-//! passes its bound ([`BOUNDS`]), when a server dies, or when an operation fails. Writes
+//! and the growth it fits over the window both pass their bounds ([`BOUNDS`]), when a server
+//! dies, or when an operation fails. Writes
 //! `target/soak/samples.csv` and `target/soak/memory.svg`.
 
 mod report;
@@ -30,25 +31,31 @@ const IDLE_TIMEOUT_SECS: u64 = 5;
 /// Client tasks making HTTP sessions at once.
 const HTTP_TASKS: usize = 4;
 
-/// A bound on the growth of one measure after the warm-up, as a projected change per hour.
+/// A bound on the growth of one measure after the warm-up: the fitted slope, projected per
+/// hour, must stay under `per_hour`, or the growth it fits over the measured window under
+/// `floor` (smaller changes are the allocator's and the connections' noise).
 pub struct Bound {
     pub what: &'static str,
     pub per_hour: f64,
+    pub floor: f64,
     read: fn(&Sample) -> f64,
 }
 
-/// The bounds, per hour: resident memory 8 MiB, 60 file descriptors, 4 threads, 120 tasks.
+/// The bounds, per hour: resident memory 8 MiB, 60 file descriptors, 4 threads, 120 tasks;
+/// and the floors under which a fitted growth over the window is noise: 1 MiB, 10
+/// descriptors, 2 threads, 10 tasks.
 ///
 /// The workload makes about twenty sessions a second (half of them abandoned), so a leak of
 /// one file descriptor or task per session grows some 70,000 an hour, and one of 100 bytes per
-/// session 7 MiB an hour: the bounds catch those, while the noise of a short run (the
-/// allocator's heap, connections and tasks coming and going; up to ±6 MiB and ±25 tasks an
-/// hour fitted over 90 s) stays under them.
+/// session 7 MiB an hour. The floors keep a short run from failing on one step of the heap
+/// (a 256 KiB step in the middle of a 90 s window fits as 15 MiB an hour) or on the tens of
+/// connections and tasks that come and go; a 2-minute run still catches a leak of 1 KiB per
+/// session, a 60-minute one 100 bytes.
 pub const BOUNDS: [Bound; 4] = [
-    Bound { what: "rss MiB", per_hour: 8.0, read: |s| s.rss_kib as f64 / 1024.0 },
-    Bound { what: "fds", per_hour: 60.0, read: |s| s.fds as f64 },
-    Bound { what: "threads", per_hour: 4.0, read: |s| s.threads as f64 },
-    Bound { what: "tasks", per_hour: 120.0, read: |s| s.tasks as f64 },
+    Bound { what: "rss MiB", per_hour: 8.0, floor: 1.0, read: |s| s.rss_kib as f64 / 1024.0 },
+    Bound { what: "fds", per_hour: 60.0, floor: 10.0, read: |s| s.fds as f64 },
+    Bound { what: "threads", per_hour: 4.0, floor: 2.0, read: |s| s.threads as f64 },
+    Bound { what: "tasks", per_hour: 120.0, floor: 10.0, read: |s| s.tasks as f64 },
 ];
 
 /// Runs the soak.
@@ -87,7 +94,9 @@ async fn soak(binary: &Path, duration: Duration) -> Result<(Vec<Watched>, Arc<Co
     // The workload outlasts the sampling a little: every sample sees the servers under load.
     let work_until = until + Duration::from_secs(3);
     let counts = Arc::new(Counts::default());
-    let (mut http, mut watched, url) = start_http(binary)?;
+    let (http, mut watched, url) = start_http(binary)?;
+    // Killed however this ends.
+    let _http = KillOnDrop(http);
     let mut tasks = Vec::new();
     for i in 0..HTTP_TASKS {
         tasks.push(tokio::spawn(workload::http_task(url.clone(), i, work_until, counts.clone())));
@@ -104,14 +113,25 @@ async fn soak(binary: &Path, duration: Duration) -> Result<(Vec<Watched>, Arc<Co
     tasks.push(tokio::spawn(stdio_sessions(binary.to_owned(), work_until, counts.clone())));
     let result = sample_until(&mut watched, &stdio, started, until).await;
     for task in tasks {
+        if result.is_err() {
+            task.abort();
+        }
         let _ = tokio::time::timeout(Duration::from_secs(60), task).await;
     }
-    let _ = http.kill();
-    let _ = http.wait();
     for process in stdio {
         let _ = process.shutdown().await;
     }
     result.map(|()| (watched, counts))
+}
+
+/// A server process, killed and reaped when dropped.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// Samples every server once a second until `until`.
@@ -217,10 +237,15 @@ fn judge(watched: &[Watched], warmup: f64, total: f64, counts: &Counts) -> Resul
         for bound in &BOUNDS {
             let points: Vec<(f64, f64)> = after.iter().map(|s| (s.t, (bound.read)(s))).collect();
             let per_hour = slope(&points) * 3600.0;
+            let window = points.last().map_or(0.0, |p| p.0) - points.first().map_or(0.0, |p| p.0);
+            let grown = per_hour / 3600.0 * window;
             let mean = points.iter().map(|p| p.1).sum::<f64>() / points.len().max(1) as f64;
-            line.push_str(&format!("  {} {per_hour:+.2}/h (mean {mean:.1}, bound {})", bound.what, bound.per_hour));
-            if per_hour > bound.per_hour {
-                failed.push(format!("{}: {} grows {per_hour:.2}/hour (bound {})", w.name, bound.what, bound.per_hour));
+            line.push_str(&format!("  {} {per_hour:+.2}/h, {grown:+.2} (mean {mean:.1})", bound.what));
+            if per_hour > bound.per_hour && grown > bound.floor {
+                failed.push(format!(
+                    "{}: {} grows {per_hour:.2}/hour, {grown:.2} over the window (bounds {}/hour, {})",
+                    w.name, bound.what, bound.per_hour, bound.floor
+                ));
             }
         }
         println!("{line}");
