@@ -13,6 +13,10 @@
 //! `count_down` tool (default `everything`). `--redis URL` (with `--http`) makes it one
 //! instance of a fleet ([`mcp_examples::everything::fleet`]).
 //!
+//! For `cargo xtask soak`: `--idle-timeout SECS` (with `--http`) ends sessions idle that long
+//! (default 30 min), and `--metrics` writes `metrics tasks=N` (the tokio tasks alive) to
+//! stderr once a second.
+//!
 //! Ctrl-C or SIGTERM stops it gracefully: over HTTP, new connections are refused, `/readyz`
 //! turns 503 (`/healthz` and `/readyz` are served), and requests in flight get 10 seconds to
 //! finish; over stdio, it stops reading and lets the requests in flight finish.
@@ -26,7 +30,7 @@ use mcp_sdk::transport::http::server::HttpServerConfig;
 use tracing_subscriber::filter::LevelFilter;
 
 const USAGE: &str = "usage: everything --stdio | --http ADDR [--redis URL] [--name NAME] \
-                     (ADDR e.g. 127.0.0.1:3000; serves http://ADDR/mcp)";
+                     [--idle-timeout SECS] [--metrics] (ADDR e.g. 127.0.0.1:3000; serves http://ADDR/mcp)";
 
 /// The command line.
 #[derive(Default)]
@@ -35,6 +39,8 @@ struct Args {
     http: Option<String>,
     redis: Option<String>,
     name: Option<String>,
+    idle_timeout: Option<u64>,
+    metrics: bool,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -47,6 +53,8 @@ fn parse_args() -> anyhow::Result<Args> {
             "--http" => args.http = Some(value()?),
             "--redis" => args.redis = Some(value()?),
             "--name" => args.name = Some(value()?),
+            "--idle-timeout" => args.idle_timeout = Some(value()?.parse()?),
+            "--metrics" => args.metrics = true,
             _ => anyhow::bail!("unknown argument `{arg}`\n{USAGE}"),
         }
     }
@@ -62,6 +70,9 @@ async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).init();
 
     let args = parse_args()?;
+    if args.metrics {
+        tokio::spawn(metrics());
+    }
     let name = args.name.clone().unwrap_or_else(|| "everything".to_owned());
     let handle = ServerHandle::default();
     let builder = everything::builder(&handle)?.state(Instance(name.clone()));
@@ -72,7 +83,10 @@ async fn main() -> anyhow::Result<()> {
     };
     // Ctrl-C or SIGTERM drains: new connections are refused, /readyz turns 503, requests in
     // flight get 10 seconds to finish.
-    let config = HttpServerConfig::default().health_routes(true);
+    let mut config = HttpServerConfig::default().health_routes(true);
+    if let Some(secs) = args.idle_timeout {
+        config = config.session_idle_timeout(std::time::Duration::from_secs(secs));
+    }
     let (builder, config) = match &args.redis {
         Some(url) => everything::fleet(url, builder, config).await?,
         None => (builder, config),
@@ -81,4 +95,14 @@ async fn main() -> anyhow::Result<()> {
     tracing::info!(instance = %name, redis = ?args.redis, "serving Streamable HTTP at http://{addr}/mcp (health at /healthz, /readyz)");
     server.serve_http_until(addr.as_str(), config, shutdown_signal()).await?;
     Ok(())
+}
+
+/// `--metrics`: the tokio tasks alive, on stderr once a second (read by `cargo xtask soak`).
+async fn metrics() {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        let tasks = tokio::runtime::Handle::current().metrics().num_alive_tasks();
+        eprintln!("metrics tasks={tasks}");
+    }
 }

@@ -48,6 +48,8 @@ const STEPS: &[Step] = &[
     Step { name: "interop", action: Action::Xtask { command: "interop", run: crate::interop::run } },
     Step { name: "auth-e2e", action: Action::Xtask { command: "auth-e2e", run: crate::auth_e2e::run } },
     Step { name: "conformance", action: Action::Xtask { command: "conformance", run: crate::conformance::run } },
+    // The everything example under a mixed workload for 2 minutes: no growth after warm-up.
+    Step { name: "soak", action: Action::Xtask { command: "soak --minutes 2", run: soak } },
     // Redis, HAProxy and three instances of each example server: the fleet without stickiness.
     Step { name: "fleet", action: Action::Xtask { command: "fleet", run: fleet } },
 ];
@@ -181,6 +183,11 @@ fn peers(root: &Path) -> Result<()> {
 /// `cargo xtask hostile`: every attack.
 fn hostile(root: &Path) -> Result<()> {
     crate::hostile::run(root, &[])
+}
+
+/// `cargo xtask soak --minutes 2`.
+fn soak(root: &Path) -> Result<()> {
+    crate::soak::run(root, &["--minutes".to_owned(), "2".to_owned()])
 }
 
 /// `cargo xtask fleet` with every scenario.

@@ -2,7 +2,7 @@
 //!
 //! - `codegen`: regenerates `crates/mcp-types/src/generated/` from the vendored schemas.
 //! - `ci`: everything CI checks (system packages, formatting, clippy, tests, docs, hostile, interop,
-//!   auth-e2e, conformance, fleet).
+//!   auth-e2e, conformance, a 2-minute soak, fleet).
 //! - `bench`: our servers against rmcp, the TypeScript and Python SDKs and no-library baselines
 //!   (stdio and HTTP: throughput, latency, CPU, memory, cold start, sessions).
 //! - `interop`: the official TypeScript and Python SDK clients against our example servers, and
@@ -15,6 +15,9 @@
 //! - `hostile`: the `everything` example attacked over raw sockets by a client that breaks every
 //!   rule (slow, oversized, flooding, forged, malformed, pipelined); each answer exact, and the
 //!   server still serving a fresh client within a second with its memory back within a bound.
+//! - `soak`: the `everything` example under a mixed workload for N minutes (`--minutes N`,
+//!   default 10), over Streamable HTTP and stdio; fails when its memory, file descriptors,
+//!   threads or tasks grow after the warm-up; writes `target/soak/memory.svg` and a CSV.
 //! - `fleet`: three instances of `everything` (and of `http_server`) sharing a real Redis behind
 //!   HAProxy (round robin, no stickiness), and scenarios through the balancer (every revision,
 //!   list_changed fan-out, resuming after an instance is killed, Redis restarting, the SDK
@@ -29,6 +32,7 @@ mod fleet;
 mod hostile;
 mod interop;
 mod packages;
+mod soak;
 
 use std::path::PathBuf;
 
@@ -46,15 +50,16 @@ fn main() -> Result<()> {
         Some("conformance") => conformance::run(&root),
         Some("auth-e2e") => auth_e2e::run(&root),
         Some("packages") => packages::ensure(),
+        Some("soak") => soak::run(&root, &args[1..]),
         // Internal: a fleet behind HAProxy as one server target of `bench`.
         Some("fleet-front") => fleet::front(&args[1..]),
         Some("fleet") => fleet::run(&root, &args[1..]),
         Some("hostile") => hostile::run(&root, &args[1..]),
         // Internal: a relay that delays each byte, for `bench`'s `link` rows.
         Some("link-relay") => bench::link_relay(&args[1..]),
-        _ => {
-            bail!("usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance|packages|fleet|hostile>")
-        }
+        _ => bail!(
+            "usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance|packages|fleet|hostile|soak>"
+        ),
     }
 }
 

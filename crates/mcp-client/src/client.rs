@@ -136,6 +136,11 @@ pub(crate) async fn handshake(peer: &Peer, params: &InitializeRequestParams) -> 
 }
 
 /// A connected client.
+///
+/// Dropping it ends the connection as [`Client::close`] does, without waiting: reading stops,
+/// what was queued is written, the transport closes (over HTTP its streams end and the session
+/// is deleted; a child server is killed). Before, a dropped client's HTTP GET stream went on
+/// forever, and with it the server's session.
 pub struct Client {
     pub(crate) peer: Peer,
     pub(crate) server: ServerDescription,
@@ -148,6 +153,12 @@ pub struct Client {
     pub(crate) task_progress: crate::tasks::TaskProgress,
     /// Where the spans of requests read the HTTP session id from.
     pub(crate) session_source: trace::SessionSource,
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.peer.close();
+    }
 }
 
 impl std::fmt::Debug for Client {
