@@ -1,6 +1,7 @@
 //! Regressions found by `cargo xtask hostile` (issue 22), over real sockets: a body declared
 //! past the bound is refused at once, and the HTTP+SSE `/messages` endpoint answers an unknown
 //! session and bodies that are no message as the MCP endpoint does.
+#![cfg(feature = "http")]
 
 use std::sync::Arc;
 use std::time::Duration;
