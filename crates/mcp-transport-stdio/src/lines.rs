@@ -86,7 +86,11 @@ impl<R: AsyncRead + Unpin + Send + 'static> TransportRead for LineRead<R> {
             }
             if self.eof {
                 if self.discarding {
+                    // The end of the oversized line came since the last clearing: drop it too,
+                    // or the next read would give it as a line of its own.
                     self.discarding = false;
+                    self.buf.clear();
+                    self.scanned = 0;
                     return Some(Err(ReadError::Oversized { limit: self.max }));
                 }
                 if self.buf.iter().all(u8::is_ascii_whitespace) {
@@ -185,6 +189,36 @@ mod tests {
         assert!(got[1].as_ref().unwrap_err().contains("1000 bytes"));
         assert_eq!(got[2], Ok("{\"after\":1}".into()));
         assert!(got[3].is_err());
+    }
+
+    /// Hands out `input` `chunk` bytes per read.
+    struct Chunked {
+        input: Vec<u8>,
+        chunk: usize,
+    }
+
+    impl AsyncRead for Chunked {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            let n = self.chunk.min(self.input.len()).min(buf.remaining());
+            buf.put_slice(&self.input[..n]);
+            self.input.drain(..n);
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Found by the fuzz target `lines` (fuzz/artifacts/lines/): a last line over the limit,
+    /// without its newline, was reported as oversized and then its tail, the bytes read since
+    /// the framer last dropped what it had, came as a line of its own.
+    #[tokio::test]
+    async fn an_oversized_last_line_leaves_nothing_behind() {
+        let mut r = LineRead::new(Chunked { input: [b"{}\n".as_slice(), &[b'x'; 30]].concat(), chunk: 8 }, 10);
+        assert_eq!(r.read().await.unwrap().unwrap().frame, &b"{}"[..]);
+        assert!(matches!(r.read().await, Some(Err(ReadError::Oversized { limit: 10 }))));
+        assert!(r.read().await.is_none());
     }
 
     #[tokio::test]
