@@ -6,7 +6,8 @@ use mcp_server::UriTemplate;
 /// names only the template's variables. For a template that parses, an expansion of it (each
 /// variable given a value taken from the URI's bytes, of letters and digits) matches it, and
 /// the values the match gives expand to the same URI again (a template may match one URI in
-/// several ways, so the values themselves may differ).
+/// several ways, so the values themselves may differ). Not for templates that use a name
+/// twice: a match has one value per name.
 pub fn template(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let (template, uri) = text.split_once('\n').unwrap_or((&text, ""));
@@ -16,7 +17,9 @@ pub fn template(data: &[u8]) {
         assert!(found.keys().all(|k| names.contains(&k.as_str())), "a variable not in {template:?}");
     }
     // Literal text with `%` would be decoded in a value that swallows it.
-    if names.len() > 6 || template.len() > 200 || template.contains('%') {
+    // A name used twice has one value in a match: its expansion need not come back.
+    let repeated = names.iter().enumerate().any(|(i, n)| names[..i].contains(n));
+    if names.len() > 6 || template.len() > 200 || template.contains('%') || repeated {
         return;
     }
     let mut pool = uri.bytes().filter(u8::is_ascii_alphanumeric).cycle();

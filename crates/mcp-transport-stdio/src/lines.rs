@@ -78,14 +78,16 @@ impl<R: AsyncRead + Unpin + Send + 'static> TransportRead for LineRead<R> {
                 return Some(Ok(line.into()));
             }
             self.scanned = self.buf.len();
-            if self.buf.len() > self.max {
+            // A `\r` at the end may be the one before the newline, which is not counted.
+            let pending = self.buf.len() - usize::from(self.buf.last() == Some(&b'\r'));
+            if pending > self.max {
                 // Too long: drop what came so far and the rest of the line as it arrives.
                 self.buf.clear();
                 self.scanned = 0;
                 self.discarding = true;
             }
             if self.eof {
-                if self.discarding {
+                if self.discarding || self.buf.len() > self.max {
                     // The end of the oversized line came since the last clearing: drop it too,
                     // or the next read would give it as a line of its own.
                     self.discarding = false;
@@ -219,6 +221,20 @@ mod tests {
         assert_eq!(r.read().await.unwrap().unwrap().frame, &b"{}"[..]);
         assert!(matches!(r.read().await, Some(Err(ReadError::Oversized { limit: 10 }))));
         assert!(r.read().await.is_none());
+    }
+
+    /// Found by the fuzz target `lines`: a line of the limit's length ending in CRLF was
+    /// oversized when a read ended between its `\r` and its `\n`, and a line in the limit
+    /// otherwise.
+    #[tokio::test]
+    async fn a_line_of_the_limit_is_one_whatever_the_reads() {
+        for chunk in 1..14 {
+            let mut r = LineRead::new(Chunked { input: b"0123456789\r\nabcdefghij\r".to_vec(), chunk }, 10);
+            assert_eq!(r.read().await.unwrap().unwrap().frame, &b"0123456789"[..], "reads of {chunk}");
+            // The last line, without its newline, keeps its `\r`: 11 bytes.
+            assert!(matches!(r.read().await, Some(Err(ReadError::Oversized { limit: 10 }))), "reads of {chunk}");
+            assert!(r.read().await.is_none());
+        }
     }
 
     #[tokio::test]
