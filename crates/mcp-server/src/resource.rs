@@ -490,7 +490,7 @@ fn match_parts<'p, 'u>(
             // `{+var}` takes reserved characters too, but not the `?` that starts a query
             // expression right after it.
             let stops: &[char] = match (first, rest.first()) {
-                (Part::Reserved(_), Some(Part::Query(_))) => &['?', '#'],
+                (Part::Reserved(_) | Part::Fragment(_), Some(Part::Query(_))) => &['?', '#'],
                 (Part::Reserved(_) | Part::Fragment(_), _) => &[],
                 _ => &['/', '?', '#'],
             };
@@ -591,6 +591,8 @@ mod tests {
         assert_eq!(m("doc://{+path}{#frag}", "doc://a/b#c#d"), kv(&[("frag", "d"), ("path", "a/b#c")]));
         assert_eq!(m("doc://a{#frag}", "doc://atop"), None);
         assert!(UriTemplate::parse("doc://{#frag}{name}").is_err());
+        // A query expression after it: the fragment ends at the `?`, as it expands.
+        assert_eq!(m("doc://a{#frag}{?q}", "doc://a#top?q=1"), kv(&[("frag", "top"), ("q", "1")]));
     }
 
     #[test]
