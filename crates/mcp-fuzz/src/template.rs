@@ -24,13 +24,13 @@ pub fn template(data: &[u8]) {
         return;
     }
     let mut pool = uri.bytes().filter(u8::is_ascii_alphanumeric).cycle();
-    let values: Vec<(String, String)> = names
+    let values: Vec<(String, Option<String>)> = names
         .iter()
         .enumerate()
         .map(|(i, n)| {
             let len = 1 + i % 3;
             let v: String = (0..len).map(|_| pool.next().map_or('x', char::from)).collect();
-            ((*n).to_owned(), v)
+            ((*n).to_owned(), Some(v))
         })
         .collect();
     let Some(expanded) = expand(template, &values) else { return };
@@ -43,8 +43,8 @@ pub fn template(data: &[u8]) {
     }
     let found =
         parsed.matches(&expanded).unwrap_or_else(|| panic!("{template:?} does not match its expansion {expanded:?}"));
-    let again: Vec<(String, String)> =
-        names.iter().map(|n| ((*n).to_owned(), found.get(*n).cloned().unwrap_or_default())).collect();
+    let again: Vec<(String, Option<String>)> =
+        names.iter().map(|n| ((*n).to_owned(), found.get(*n).cloned())).collect();
     assert_eq!(expand(template, &again).as_deref(), Some(expanded.as_str()), "{template:?} matched as {found:?}");
 }
 
@@ -53,8 +53,9 @@ pub fn template(data: &[u8]) {
 /// percent-encoding (the values are letters and digits).
 /// `None` when a query expression is not last (such a template matches only URIs without a
 /// query).
-fn expand(template: &str, values: &[(String, String)]) -> Option<String> {
-    let value = |name: &str| values.iter().rev().find(|(n, _)| n == name).map_or("", |(_, v)| v.as_str());
+fn expand(template: &str, values: &[(String, Option<String>)]) -> Option<String> {
+    let defined = |name: &str| values.iter().rev().find(|(n, _)| n == name).and_then(|(_, v)| v.as_deref());
+    let value = |name: &str| defined(name).unwrap_or_default();
     let mut out = String::new();
     let mut rest = template;
     while let Some(open) = rest.find('{') {
@@ -68,9 +69,13 @@ fn expand(template: &str, values: &[(String, String)]) -> Option<String> {
                 if !rest.is_empty() {
                     return None;
                 }
-                let pairs: Vec<String> = names(&expr[1..]).iter().map(|n| format!("{n}={}", value(n))).collect();
-                out.push('?');
-                out.push_str(&pairs.join("&"));
+                // Undefined variables are left out, and the `?` with them when all are.
+                let pairs: Vec<String> =
+                    names(&expr[1..]).iter().filter_map(|n| Some(format!("{n}={}", defined(n)?))).collect();
+                if !pairs.is_empty() {
+                    out.push('?');
+                    out.push_str(&pairs.join("&"));
+                }
             }
             Some('/') => {
                 out.push('/');
