@@ -30,6 +30,7 @@ fn replay(kind: &str) -> usize {
             count += 1;
         }
     }
+    println!("{kind}: {count} inputs replayed");
     count
 }
 
