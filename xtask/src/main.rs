@@ -22,6 +22,8 @@
 //!   HAProxy (round robin, no stickiness), and scenarios through the balancer (every revision,
 //!   list_changed fan-out, resuming after an instance is killed, Redis restarting, the SDK
 //!   clients, the conformance server scenarios).
+//! - `fuzz`: the libFuzzer targets of `fuzz/` (nightly), each for `--minutes N`, the corpus
+//!   minimized after; crashes land in `fuzz/artifacts/` (see `docs/reliability.md`).
 
 mod auth_e2e;
 mod bench;
@@ -29,6 +31,7 @@ mod ci;
 mod codegen;
 mod conformance;
 mod fleet;
+mod fuzz;
 mod hostile;
 mod interop;
 mod packages;
@@ -55,10 +58,11 @@ fn main() -> Result<()> {
         Some("fleet-front") => fleet::front(&args[1..]),
         Some("fleet") => fleet::run(&root, &args[1..]),
         Some("hostile") => hostile::run(&root, &args[1..]),
+        Some("fuzz") => fuzz::run(&root, &args[1..]),
         // Internal: a relay that delays each byte, for `bench`'s `link` rows.
         Some("link-relay") => bench::link_relay(&args[1..]),
         _ => bail!(
-            "usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance|packages|fleet|hostile|soak>"
+            "usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance|packages|fleet|hostile|soak|fuzz>"
         ),
     }
 }

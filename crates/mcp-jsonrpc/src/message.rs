@@ -155,6 +155,12 @@ pub enum Parsed {
 
 /// Parses one frame (one line of stdio, one HTTP body).
 pub fn parse(frame: &[u8]) -> Parsed {
+    // JSON text is UTF-8 (RFC 8259), and serde_json checks that only in the strings it reads: a
+    // member it skips could hold any bytes, and the frame was taken as a message (found by the
+    // fuzz target `frame`).
+    if let Err(e) = std::str::from_utf8(frame) {
+        return Parsed::Invalid { id: None, error: ErrorObject::parse_error(e) };
+    }
     let first = frame.iter().copied().find(|b| !b.is_ascii_whitespace());
     match first {
         Some(b'[') => parse_batch(frame),
@@ -446,6 +452,19 @@ mod tests {
         );
         let note = encode_notification("acme/pinged", Some(&())).unwrap();
         assert_eq!(&note[..], br#"{"jsonrpc":"2.0","method":"acme/pinged"}"#);
+    }
+
+    /// Found by the fuzz target `frame` (fuzz/artifacts/frame/): bytes that are not UTF-8 in a
+    /// member serde_json skips made a message of a frame that is not JSON.
+    #[test]
+    fn a_frame_that_is_not_utf8_is_a_parse_error() {
+        let frame = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":{\"\xe2i\":1}}";
+        let Parsed::Invalid { id: None, error } = parse(frame) else {
+            panic!("a message from a frame that is no JSON")
+        };
+        assert_eq!(error.code, mcp_types::ErrorCode::PARSE_ERROR.code());
+        let batch = b"[{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"x\":\"\xff\"}]";
+        assert!(matches!(parse(batch), Parsed::Invalid { .. }));
     }
 
     #[test]

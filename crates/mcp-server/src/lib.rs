@@ -77,6 +77,8 @@ mod custom;
 mod dispatch;
 pub mod elicit;
 mod extract;
+#[doc(hidden)]
+pub mod fuzzing;
 mod handlers;
 #[cfg(feature = "http")]
 mod http;

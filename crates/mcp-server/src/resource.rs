@@ -321,8 +321,10 @@ enum Part {
     Literal(String),
     /// `{name}`: one path segment (no `/`, `?`, `#`).
     Simple(String),
-    /// `{+name}` or `{#name}`: anything, slashes included.
+    /// `{+name}`: anything, slashes included.
     Reserved(String),
+    /// `{#name}`: `#` then anything (a fragment).
+    Fragment(String),
     /// `{/name}`: `/` then one segment.
     Path(String),
     /// `{?a,b}`: query parameters (all optional).
@@ -364,12 +366,15 @@ impl UriTemplate {
                 _ if names.len() != 1 => {
                     return Err(err("only `{?a,b}` expressions may list several variables"));
                 }
-                Some('+' | '#') => Part::Reserved(names[0].clone()),
+                Some('+') => Part::Reserved(names[0].clone()),
+                Some('#') => Part::Fragment(names[0].clone()),
                 Some('/') => Part::Path(names[0].clone()),
                 _ => Part::Simple(names[0].clone()),
             };
-            if let (Some(Part::Simple(_) | Part::Reserved(_) | Part::Path(_)), Part::Simple(_) | Part::Reserved(_)) =
-                (parts.last(), &part)
+            if let (
+                Some(Part::Simple(_) | Part::Reserved(_) | Part::Path(_) | Part::Fragment(_)),
+                Part::Simple(_) | Part::Reserved(_),
+            ) = (parts.last(), &part)
             {
                 return Err(err("two variables side by side cannot be told apart"));
             }
@@ -396,7 +401,7 @@ impl UriTemplate {
             .iter()
             .flat_map(|p| match p {
                 Part::Literal(_) => vec![],
-                Part::Simple(n) | Part::Reserved(n) | Part::Path(n) => vec![n.as_str()],
+                Part::Simple(n) | Part::Reserved(n) | Part::Path(n) | Part::Fragment(n) => vec![n.as_str()],
                 Part::Query(ns) => ns.iter().map(String::as_str).collect(),
             })
             .collect()
@@ -470,9 +475,13 @@ fn match_parts<'p, 'u>(
             }
             true
         }
-        Part::Simple(name) | Part::Reserved(name) | Part::Path(name) => {
+        Part::Simple(name) | Part::Reserved(name) | Part::Path(name) | Part::Fragment(name) => {
             let uri = match first {
                 Part::Path(_) => match uri.strip_prefix('/') {
+                    Some(u) => u,
+                    None => return false,
+                },
+                Part::Fragment(_) => match uri.strip_prefix('#') {
                     Some(u) => u,
                     None => return false,
                 },
@@ -481,8 +490,8 @@ fn match_parts<'p, 'u>(
             // `{+var}` takes reserved characters too, but not the `?` that starts a query
             // expression right after it.
             let stops: &[char] = match (first, rest.first()) {
-                (Part::Reserved(_), Some(Part::Query(_))) => &['?', '#'],
-                (Part::Reserved(_), _) => &[],
+                (Part::Reserved(_) | Part::Fragment(_), Some(Part::Query(_))) => &['?', '#'],
+                (Part::Reserved(_) | Part::Fragment(_), _) => &[],
                 _ => &['/', '?', '#'],
             };
             let limit = uri.find(stops).unwrap_or(uri.len());
@@ -492,6 +501,7 @@ fn match_parts<'p, 'u>(
                 Some(Part::Literal(lit)) => uri[end..].starts_with(lit.as_str()),
                 Some(Part::Query(_)) => end == uri.len() || uri[end..].starts_with('?'),
                 Some(Part::Path(_)) => uri[end..].starts_with('/'),
+                Some(Part::Fragment(_)) => uri[end..].starts_with('#'),
                 // Two variables side by side are refused by `parse`.
                 Some(Part::Simple(_) | Part::Reserved(_)) => true,
             };
@@ -571,6 +581,18 @@ mod tests {
         assert_eq!(m("search://q{?term}", "search://q"), kv(&[]));
         assert_eq!(m("file:///{+path}{?rev}", "file:///a/b.txt?rev=3"), kv(&[("path", "a/b.txt"), ("rev", "3")]));
         assert_eq!(m("file:///{+path}{?rev}", "file:///a/b.txt"), kv(&[("path", "a/b.txt")]));
+    }
+
+    /// Found by the fuzz target `template` (fuzz/artifacts/template/): `{#frag}` was read as
+    /// `{+frag}`, so its value took the `#` that RFC 6570 writes before it.
+    #[test]
+    fn a_fragment_expression_starts_at_its_hash() {
+        assert_eq!(m("http://x/items/{id}{#frag}", "http://x/items/7#top"), kv(&[("frag", "top"), ("id", "7")]));
+        assert_eq!(m("doc://{+path}{#frag}", "doc://a/b#c#d"), kv(&[("frag", "d"), ("path", "a/b#c")]));
+        assert_eq!(m("doc://a{#frag}", "doc://atop"), None);
+        assert!(UriTemplate::parse("doc://{#frag}{name}").is_err());
+        // A query expression after it: the fragment ends at the `?`, as it expands.
+        assert_eq!(m("doc://a{#frag}{?q}", "doc://a#top?q=1"), kv(&[("frag", "top"), ("q", "1")]));
     }
 
     #[test]

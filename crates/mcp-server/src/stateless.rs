@@ -345,13 +345,13 @@ impl StateKeys {
     /// [`InputRounds::outcome`]), the tag base64url HMAC-SHA256, with the first key, over
     /// everything before it. The `0` is fixed: [`open`](Self::open) ignores it and tries every
     /// key (rotation), so no key index is written or read.
-    fn seal(&self, payload: &Value) -> String {
+    pub(crate) fn seal(&self, payload: &Value) -> String {
         let body = format!("v1.0.{}", URL_SAFE_NO_PAD.encode(payload.to_string()));
         let tag = Self::mac(&self.keys[0], body.as_bytes()).finalize().into_bytes();
         format!("{body}.{}", URL_SAFE_NO_PAD.encode(tag))
     }
 
-    fn open(&self, state: &str) -> Option<Value> {
+    pub(crate) fn open(&self, state: &str) -> Option<Value> {
         let (body, tag) = state.rsplit_once('.')?;
         let mut parts = body.splitn(3, '.');
         let (Some("v1"), Some(_index), Some(payload)) = (parts.next(), parts.next(), parts.next()) else {

@@ -78,15 +78,21 @@ impl<R: AsyncRead + Unpin + Send + 'static> TransportRead for LineRead<R> {
                 return Some(Ok(line.into()));
             }
             self.scanned = self.buf.len();
-            if self.buf.len() > self.max {
+            // A `\r` at the end may be the one before the newline, which is not counted.
+            let pending = self.buf.len() - usize::from(self.buf.last() == Some(&b'\r'));
+            if pending > self.max {
                 // Too long: drop what came so far and the rest of the line as it arrives.
                 self.buf.clear();
                 self.scanned = 0;
                 self.discarding = true;
             }
             if self.eof {
-                if self.discarding {
+                if self.discarding || self.buf.len() > self.max {
+                    // The end of the oversized line came since the last clearing: drop it too,
+                    // or the next read would give it as a line of its own.
                     self.discarding = false;
+                    self.buf.clear();
+                    self.scanned = 0;
                     return Some(Err(ReadError::Oversized { limit: self.max }));
                 }
                 if self.buf.iter().all(u8::is_ascii_whitespace) {
@@ -185,6 +191,50 @@ mod tests {
         assert!(got[1].as_ref().unwrap_err().contains("1000 bytes"));
         assert_eq!(got[2], Ok("{\"after\":1}".into()));
         assert!(got[3].is_err());
+    }
+
+    /// Hands out `input` `chunk` bytes per read.
+    struct Chunked {
+        input: Vec<u8>,
+        chunk: usize,
+    }
+
+    impl AsyncRead for Chunked {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            let n = self.chunk.min(self.input.len()).min(buf.remaining());
+            buf.put_slice(&self.input[..n]);
+            self.input.drain(..n);
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Found by the fuzz target `lines` (fuzz/artifacts/lines/): a last line over the limit,
+    /// without its newline, was reported as oversized and then its tail, the bytes read since
+    /// the framer last dropped what it had, came as a line of its own.
+    #[tokio::test]
+    async fn an_oversized_last_line_leaves_nothing_behind() {
+        let mut r = LineRead::new(Chunked { input: [b"{}\n".as_slice(), &[b'x'; 30]].concat(), chunk: 8 }, 10);
+        assert_eq!(r.read().await.unwrap().unwrap().frame, &b"{}"[..]);
+        assert!(matches!(r.read().await, Some(Err(ReadError::Oversized { limit: 10 }))));
+        assert!(r.read().await.is_none());
+    }
+
+    /// Found by the fuzz target `lines`: a line of the limit's length ending in CRLF was
+    /// oversized when a read ended between its `\r` and its `\n`, and a line in the limit
+    /// otherwise.
+    #[tokio::test]
+    async fn a_line_of_the_limit_is_one_whatever_the_reads() {
+        for chunk in 1..14 {
+            let mut r = LineRead::new(Chunked { input: b"0123456789\r\nabcdefghij\r".to_vec(), chunk }, 10);
+            assert_eq!(r.read().await.unwrap().unwrap().frame, &b"0123456789"[..], "reads of {chunk}");
+            // The last line, without its newline, keeps its `\r`: 11 bytes.
+            assert!(matches!(r.read().await, Some(Err(ReadError::Oversized { limit: 10 }))), "reads of {chunk}");
+            assert!(r.read().await.is_none());
+        }
     }
 
     #[tokio::test]

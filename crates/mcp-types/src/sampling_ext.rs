@@ -13,6 +13,14 @@ use crate::{ProtocolVersion, Revisions, SamplingContent, SamplingMessageContentB
 impl WireSerialize for SamplingContent {
     fn wire_serialize<S: Serializer>(&self, revs: Revisions, s: S) -> Result<S::Ok, S::Error> {
         let arrays_allowed = revs.intersects(ProtocolVersion::V2025_11_25.and_newer());
+        if let Some((kind, since)) = self.blocks().iter().find_map(|b| without_form(b, revs)) {
+            // Written as the fields of the revision, such a block would be `{}`, which no
+            // receiver reads (found by the fuzz target `types`).
+            return Err(S::Error::custom(format_args!(
+                "{kind} sampling content has no form before {}",
+                since.as_str()
+            )));
+        }
         match self {
             SamplingContent::Text(v) => ForRevision::new(v, revs).serialize(s),
             SamplingContent::Image(v) => ForRevision::new(v, revs).serialize(s),
@@ -29,6 +37,18 @@ impl WireSerialize for SamplingContent {
             },
         }
     }
+}
+
+/// The kind of `block` and the revision it came in, when none of `revs` has it (audio came in
+/// 2025-03-26, tool use and tool results in 2025-11-25).
+fn without_form(block: &SamplingMessageContentBlock, revs: Revisions) -> Option<(&'static str, ProtocolVersion)> {
+    let (kind, since) = match block {
+        SamplingMessageContentBlock::Text(_) | SamplingMessageContentBlock::Image(_) => return None,
+        SamplingMessageContentBlock::Audio(_) => ("audio", ProtocolVersion::V2025_03_26),
+        SamplingMessageContentBlock::ToolUse(_) => ("tool_use", ProtocolVersion::V2025_11_25),
+        SamplingMessageContentBlock::ToolResult(_) => ("tool_result", ProtocolVersion::V2025_11_25),
+    };
+    (!revs.intersects(since.and_newer())).then_some((kind, since))
 }
 
 impl SamplingContent {
@@ -51,6 +71,24 @@ impl SamplingContent {
 mod tests {
     use super::*;
     use crate::{TextContent, to_value_for};
+
+    /// Found by the fuzz target `types` (fuzz/artifacts/types/): a tool result written for
+    /// 2025-06-18 was `{}`, which does not decode as sampling content.
+    #[test]
+    fn blocks_a_revision_lacks_have_no_form_there() {
+        let result = serde_json::json!({"type": "tool_result", "toolUseId": "c", "content": []});
+        for content in [result.clone(), serde_json::json!([result])] {
+            let c: SamplingContent = serde_json::from_value(content).unwrap();
+            let err = to_value_for(&c, ProtocolVersion::V2025_06_18).unwrap_err().to_string();
+            assert!(err.contains("tool_result sampling content has no form before 2025-11-25"), "{err}");
+            assert!(to_value_for(&c, ProtocolVersion::V2025_11_25).is_ok());
+        }
+        let audio: SamplingContent =
+            serde_json::from_value(serde_json::json!({"type": "audio", "data": "AA==", "mimeType": "audio/wav"}))
+                .unwrap();
+        assert!(to_value_for(&audio, ProtocolVersion::V2024_11_05).is_err());
+        assert!(to_value_for(&audio, ProtocolVersion::V2025_03_26).is_ok());
+    }
 
     #[test]
     fn one_element_array_is_a_single_block_for_old_revisions() {

@@ -98,6 +98,12 @@ pub(crate) mod request;
 mod sse;
 mod transport;
 
+/// The SSE parser, for the fuzz targets of `crates/mcp-fuzz` (not a stable API).
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use super::sse::{SseEvent, SseParser};
+}
+
 pub use auth::{AuthProvider, Unauthorized};
 pub use config::{HttpClientConfig, ReconnectPolicy};
 pub use error::{HttpClientError, HttpErrorKind, HttpRequestError};

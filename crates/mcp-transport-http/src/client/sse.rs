@@ -10,7 +10,7 @@ use bytes::Bytes;
 
 /// One dispatched block of fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct SseEvent {
+pub struct SseEvent {
     /// The `event` field, if present.
     pub event: Option<String>,
     /// The data lines joined with `\n`; `None` when the block had no `data` line.
@@ -35,7 +35,7 @@ impl SseEvent {
 
 /// Feeds chunks of a stream, collects dispatched events.
 #[derive(Debug)]
-pub(crate) struct SseParser {
+pub struct SseParser {
     limit: usize,
     line: Vec<u8>,
     line_overflow: bool,
