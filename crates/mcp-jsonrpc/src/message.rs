@@ -208,10 +208,13 @@ fn parse_batch(frame: &[u8]) -> Parsed {
 
 /// The error for a frame that did not read as what it had to be: a member of the wrong type
 /// (-32600) stops serde before the end of the frame, so the rest is checked for being JSON at
-/// all (-32700 when it is not).
+/// all (-32700 when it is not). serde_json calls some valid JSON a syntax error where it reads
+/// a value: a number past `f64` or `i64` (`"id": 1e400`), which the JSON grammar allows; such a
+/// frame is JSON that is no valid message, -32600 (found by the fuzz target `frame`).
 fn classify(frame: &[u8], e: &serde_json::Error) -> ErrorObject {
+    use serde_json::error::Category;
     match e.classify() {
-        serde_json::error::Category::Data => match serde_json::from_slice::<serde::de::IgnoredAny>(frame) {
+        Category::Data | Category::Syntax => match serde_json::from_slice::<serde::de::IgnoredAny>(frame) {
             Ok(_) => ErrorObject::invalid_request(e),
             Err(syntax) => ErrorObject::parse_error(syntax),
         },
@@ -521,6 +524,19 @@ mod tests {
         assert!(matches!(items[0], Ok(Message::Request(_))));
         assert_eq!(items[1].as_ref().unwrap_err().error.code, -32600);
         assert!(matches!(items[2], Ok(Message::Notification(_))));
+    }
+
+    #[test]
+    fn a_number_past_the_range_of_an_id_is_an_invalid_request() {
+        // JSON by the grammar, which puts no bound on numbers; no id can hold it.
+        for id in ["1e400", "123456789012345678901234567890", "-1e99999"] {
+            let frame = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            let Parsed::Invalid { error, .. } = parse(frame.as_bytes()) else { panic!("{frame} is no message") };
+            assert_eq!(error.code, mcp_types::ErrorCode::INVALID_REQUEST.code(), "{frame}: {}", error.message);
+        }
+        let truncated = br#"{"jsonrpc":"2.0","id":1e400"#;
+        let Parsed::Invalid { error, .. } = parse(truncated) else { panic!("a truncated frame is no message") };
+        assert_eq!(error.code, mcp_types::ErrorCode::PARSE_ERROR.code());
     }
 
     #[test]
