@@ -1002,6 +1002,8 @@ async fn write_loop<W: TransportWrite>(
     shared: Arc<Shared>,
     finish: CancellationToken,
 ) {
+    // `close_writing` waits for this however the task ends (a transport that panics included).
+    let _written = shared.written.clone().drop_guard();
     // Empty until the first frame: an idle connection (an HTTP session, say) holds no batch.
     let mut batch = Vec::new();
     let grace = shared.config.shutdown_grace;
@@ -1050,7 +1052,6 @@ async fn write_loop<W: TransportWrite>(
     }
     rx.close();
     let _ = tokio::time::timeout(grace, writer.close()).await;
-    shared.written.cancel();
 }
 
 /// Ready `grace` after `token` fires.
