@@ -409,23 +409,136 @@ impl UriTemplate {
 
     /// Matches `uri`, returning the variables' (percent-decoded) values.
     ///
-    /// Linear in the length of `uri`: the split points looked at are bounded by twice its
-    /// length plus 100,000 (a URI whose backtracking through several variables needs more
-    /// does not match), so that no URI a client sends can keep the server busy.
+    /// When several splits of `uri` match, each variable takes the longest value that lets the
+    /// rest match, from the first to the last. Linear in the length of `uri` (times the number
+    /// of the template's parts, and its literals' lengths), whatever the URI: no URI a client
+    /// sends can keep the server busy, and none that matches is refused.
     pub fn matches(&self, uri: &str) -> Option<UriVariables> {
-        let mut found = Vec::new();
-        let mut budget = MATCH_BUDGET + 2 * uri.len();
-        if !match_parts(&self.parts, uri, &mut found, &mut budget) {
+        let table = Matchable::build(&self.parts, uri);
+        if !table.ok(0, 0) {
             return None;
         }
         // Values are decoded once, after the match: later captures of a name win.
+        let mut found: Vec<(&str, &str)> = Vec::new();
+        let (bytes, mut at) = (uri.as_bytes(), 0);
+        for (k, part) in self.parts.iter().enumerate() {
+            match part {
+                Part::Literal(lit) => at += lit.len(),
+                Part::Query(names) => {
+                    let query = uri[at..].strip_prefix('?').unwrap_or_default();
+                    let query = query.split_once('#').map_or(query, |(q, _)| q);
+                    for pair in query.split('&').filter(|p| !p.is_empty()) {
+                        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+                        if let Some(name) = names.iter().find(|n| *n == key) {
+                            found.push((name, value));
+                        }
+                    }
+                    at = uri.len();
+                }
+                Part::Simple(name) | Part::Reserved(name) | Part::Path(name) | Part::Fragment(name) => {
+                    let start = at + usize::from(matches!(part, Part::Path(_) | Part::Fragment(_)));
+                    let stops = value_stops(part, self.parts.get(k + 1));
+                    let limit = bytes[start..].iter().position(|b| stops.contains(b)).map_or(uri.len(), |i| start + i);
+                    // The table says some end in `start + 1..=limit` lets the rest match.
+                    let end = (start + 1..=limit).rev().find(|&e| uri.is_char_boundary(e) && table.ok(k + 1, e))?;
+                    found.push((name, &uri[start..end]));
+                    at = end;
+                }
+            }
+        }
         Some(found.into_iter().map(|(name, raw)| (name.to_owned(), decode(raw))).collect())
     }
 }
 
-/// How many split points [`UriTemplate::matches`] looks at for one URI, beyond twice its
-/// length.
-const MATCH_BUDGET: usize = 100_000;
+/// The bytes that end a variable's value, by its kind and the part after it. `{+var}` and
+/// `{#var}` take reserved characters too, but not the `?` that starts a query expression right
+/// after them.
+fn value_stops(part: &Part, next: Option<&Part>) -> &'static [u8] {
+    match (part, next) {
+        (Part::Reserved(_) | Part::Fragment(_), Some(Part::Query(_))) => b"?#",
+        (Part::Reserved(_) | Part::Fragment(_), _) => b"",
+        _ => b"/?#",
+    }
+}
+
+/// For each suffix of a template's parts and each position in a URI, whether those parts match
+/// the URI from there: one bit each, filled from the last part back, each part in one pass over
+/// the URI.
+struct Matchable {
+    /// Bits per row (positions `0..=uri.len()`), rounded up to whole words.
+    words: usize,
+    /// Row `k` (parts `k..`) is `bits[k * words..(k + 1) * words]`.
+    bits: Vec<u64>,
+}
+
+impl Matchable {
+    fn build(parts: &[Part], uri: &str) -> Matchable {
+        let (bytes, n) = (uri.as_bytes(), uri.len());
+        let words = (n + 1).div_ceil(64);
+        let mut table = Matchable { words, bits: vec![0; words * (parts.len() + 1)] };
+        table.set(parts.len(), n);
+        for (k, part) in parts.iter().enumerate().rev() {
+            match part {
+                Part::Literal(lit) if lit.len() <= n => {
+                    for p in 0..=n - lit.len() {
+                        if table.ok(k + 1, p + lit.len()) && bytes[p..].starts_with(lit.as_bytes()) {
+                            table.set(k, p);
+                        }
+                    }
+                }
+                // A query expression matches what is left: nothing, or `?` and a query with no
+                // fragment (or an empty one). It is the last part or matches nothing.
+                Part::Query(_) if k + 1 == parts.len() => {
+                    table.set(k, n);
+                    // The first `#` at or after `p + 1`, as `p` goes down.
+                    let mut hash = None;
+                    for p in (0..n).rev() {
+                        if bytes[p] == b'?' && hash.is_none_or(|h| h + 1 == n) {
+                            table.set(k, p);
+                        }
+                        if bytes[p] == b'#' {
+                            hash = Some(p);
+                        }
+                    }
+                }
+                Part::Literal(_) | Part::Query(_) => {}
+                Part::Simple(_) | Part::Reserved(_) | Part::Path(_) | Part::Fragment(_) => {
+                    let lead = match part {
+                        Part::Path(_) => Some(b'/'),
+                        Part::Fragment(_) => Some(b'#'),
+                        _ => None,
+                    };
+                    let stops = value_stops(part, parts.get(k + 1));
+                    // A value starting at `s` may end at `e` in `s + 1..=limit(s)`, where
+                    // `limit(s)` is the first stop at or after `s`. Going down from the end,
+                    // `open` says whether an end that lets the rest match is in that range.
+                    let mut open = false;
+                    for s in (0..n).rev() {
+                        if stops.contains(&bytes[s]) {
+                            open = false;
+                        } else if uri.is_char_boundary(s + 1) && table.ok(k + 1, s + 1) {
+                            open = true;
+                        }
+                        match lead {
+                            None if open => table.set(k, s),
+                            Some(lead) if open && s > 0 && bytes[s - 1] == lead => table.set(k, s - 1),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        table
+    }
+
+    fn ok(&self, part: usize, at: usize) -> bool {
+        self.bits[part * self.words + at / 64] & (1 << (at % 64)) != 0
+    }
+
+    fn set(&mut self, part: usize, at: usize) {
+        self.bits[part * self.words + at / 64] |= 1 << (at % 64);
+    }
+}
 
 fn decode(s: &str) -> String {
     let bytes = s.as_bytes();
@@ -446,86 +559,6 @@ fn decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Matches `parts` against `uri`, pushing each variable's raw (not yet decoded) value onto
-/// `found`; on failure `found` is as it was.
-fn match_parts<'p, 'u>(
-    parts: &'p [Part],
-    uri: &'u str,
-    found: &mut Vec<(&'p str, &'u str)>,
-    budget: &mut usize,
-) -> bool {
-    let Some((first, rest)) = parts.split_first() else {
-        return uri.is_empty();
-    };
-    match first {
-        Part::Literal(lit) => uri.strip_prefix(lit.as_str()).is_some_and(|u| match_parts(rest, u, found, budget)),
-        Part::Query(names) => {
-            let Some(query) = uri.strip_prefix('?') else {
-                return uri.is_empty() && rest.is_empty();
-            };
-            let (query, tail) = query.split_once('#').map_or((query, ""), |(q, t)| (q, t));
-            if !(tail.is_empty() && rest.is_empty()) {
-                return false;
-            }
-            for pair in query.split('&').filter(|p| !p.is_empty()) {
-                let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-                if let Some(name) = names.iter().find(|n| *n == k) {
-                    found.push((name, v));
-                }
-            }
-            true
-        }
-        Part::Simple(name) | Part::Reserved(name) | Part::Path(name) | Part::Fragment(name) => {
-            let uri = match first {
-                Part::Path(_) => match uri.strip_prefix('/') {
-                    Some(u) => u,
-                    None => return false,
-                },
-                Part::Fragment(_) => match uri.strip_prefix('#') {
-                    Some(u) => u,
-                    None => return false,
-                },
-                _ => uri,
-            };
-            // `{+var}` takes reserved characters too, but not the `?` that starts a query
-            // expression right after it.
-            let stops: &[char] = match (first, rest.first()) {
-                (Part::Reserved(_) | Part::Fragment(_), Some(Part::Query(_))) => &['?', '#'],
-                (Part::Reserved(_) | Part::Fragment(_), _) => &[],
-                _ => &['/', '?', '#'],
-            };
-            let limit = uri.find(stops).unwrap_or(uri.len());
-            // Where the value may end: only where what follows it can start.
-            let may_end = |end: usize| match rest.first() {
-                None => end == uri.len(),
-                Some(Part::Literal(lit)) => uri[end..].starts_with(lit.as_str()),
-                Some(Part::Query(_)) => end == uri.len() || uri[end..].starts_with('?'),
-                Some(Part::Path(_)) => uri[end..].starts_with('/'),
-                Some(Part::Fragment(_)) => uri[end..].starts_with('#'),
-                // Two variables side by side are refused by `parse`.
-                Some(Part::Simple(_) | Part::Reserved(_)) => true,
-            };
-            // Try the longest value first; values are never empty.
-            for end in (1..=limit).rev() {
-                if *budget == 0 {
-                    return false;
-                }
-                *budget -= 1;
-                if !uri.is_char_boundary(end) || !may_end(end) {
-                    continue;
-                }
-                let before = found.len();
-                found.push((name, &uri[..end]));
-                if match_parts(rest, &uri[end..], found, budget) {
-                    return true;
-                }
-                found.truncate(before);
-            }
-            false
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -539,7 +572,7 @@ mod tests {
     }
 
     #[test]
-    fn long_uris_match_in_linear_time_and_backtracking_is_bounded() {
+    fn long_uris_match_in_linear_time() {
         // 4 MiB: one pass over it, not one decode of every prefix.
         let long = "a".repeat(4 << 20);
         let got = m("test://items/{id}", &format!("test://items/{long}")).unwrap();
@@ -548,16 +581,100 @@ mod tests {
         let got = m("file:///{+path}.txt", &format!("file:///{long}/b.txt")).unwrap();
         assert_eq!(got[0].1.len(), long.len() + 2);
         assert_eq!(m("file:///{+path}.txt", &format!("file:///{long}")), None);
-        // Three reserved variables over a run of their separator: cubic to search in full; the
-        // budget ends it.
-        let dots = ".".repeat(20_000);
+        // Three reserved variables over a run of their separator: cubic for a backtracking
+        // matcher, one pass per part here.
+        let dots = ".".repeat(1 << 20);
         assert_eq!(m("x://{+a}.{+b}.{+c}!", &format!("x://{dots}")), None);
-        // Each split of the first variable would scan all of the rest for the second.
         assert_eq!(m("x://{+a}/{+b}!", &format!("x://{}", "/".repeat(1 << 20))), None);
-        // Backtracking that fits the budget still finds the match, and the later of two
+        // Where a match exists among them it is found.
+        let got = m("x://{+a}.{+b}.{+c}!{d}", &format!("x://{dots}!z")).unwrap();
+        assert_eq!(
+            got.iter().map(|(k, v)| (k.as_str(), v.len())).collect::<Vec<_>>(),
+            [("a", dots.len() - 4), ("b", 1), ("c", 1), ("d", 1)]
+        );
+        // Each variable takes the longest value that lets the rest match, and the later of two
         // captures of one query name wins.
         assert_eq!(m("x://{+a}.{+b}.txt", "x://1.2.3.txt"), kv(&[("a", "1.2"), ("b", "3")]));
         assert_eq!(m("x://{id}{?id}", "x://p?id=q&id=r"), kv(&[("id", "r")]));
+    }
+
+    /// The matcher gives what an exhaustive backtracking search gives (the longest value first,
+    /// variable by variable), on every short URI over the characters that matter.
+    #[test]
+    fn matches_as_an_exhaustive_search_does() {
+        fn search<'p, 'u>(parts: &'p [Part], uri: &'u str, found: &mut Vec<(&'p str, &'u str)>) -> bool {
+            let Some((first, rest)) = parts.split_first() else { return uri.is_empty() };
+            match first {
+                Part::Literal(lit) => uri.strip_prefix(lit.as_str()).is_some_and(|u| search(rest, u, found)),
+                Part::Query(names) => {
+                    let Some(query) = uri.strip_prefix('?') else { return uri.is_empty() && rest.is_empty() };
+                    let (query, tail) = query.split_once('#').unwrap_or((query, ""));
+                    if !(tail.is_empty() && rest.is_empty()) {
+                        return false;
+                    }
+                    for pair in query.split('&').filter(|p| !p.is_empty()) {
+                        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                        if let Some(name) = names.iter().find(|n| *n == k) {
+                            found.push((name, v));
+                        }
+                    }
+                    true
+                }
+                Part::Simple(name) | Part::Reserved(name) | Part::Path(name) | Part::Fragment(name) => {
+                    let uri = match first {
+                        Part::Path(_) => uri.strip_prefix('/'),
+                        Part::Fragment(_) => uri.strip_prefix('#'),
+                        _ => Some(uri),
+                    };
+                    let Some(uri) = uri else { return false };
+                    let stops = value_stops(first, rest.first());
+                    let limit = uri.bytes().position(|b| stops.contains(&b)).unwrap_or(uri.len());
+                    for end in (1..=limit).rev() {
+                        let before = found.len();
+                        found.push((name, &uri[..end]));
+                        if search(rest, &uri[end..], found) {
+                            return true;
+                        }
+                        found.truncate(before);
+                    }
+                    false
+                }
+            }
+        }
+        let templates = [
+            "x:{a}",
+            "x:{+a}",
+            "x:{a}.{b}",
+            "x:{+a}.{+b}.{c}",
+            "x:{+a}/{b}{?q}",
+            "x:{a}{/b}{#c}",
+            "x:{+a}{#b}{?q,r}",
+            "x:{+a}.{+a}",
+            "x:a{?q}",
+            "x:{a}{?q}x",
+            "x:{#a}.{+b}",
+        ];
+        let alphabet = ['.', '/', '?', '#', '=', '&', 'q', 'a'];
+        let mut checked = 0;
+        for template in templates {
+            let parsed = UriTemplate::parse(template).unwrap();
+            // Every URI `x:` plus up to 5 characters of the alphabet.
+            for len in 0..=5u32 {
+                for mut code in 0..alphabet.len().pow(len) {
+                    let mut uri = String::from("x:");
+                    for _ in 0..len {
+                        uri.push(alphabet[code % alphabet.len()]);
+                        code /= alphabet.len();
+                    }
+                    let mut found = Vec::new();
+                    let expected = search(&parsed.parts, &uri, &mut found)
+                        .then(|| found.into_iter().map(|(k, v)| (k.to_owned(), decode(v))).collect::<UriVariables>());
+                    assert_eq!(parsed.matches(&uri), expected, "{template} against {uri}");
+                    checked += usize::from(expected.is_some());
+                }
+            }
+        }
+        assert!(checked > 1000, "only {checked} matches");
     }
 
     #[test]
