@@ -116,28 +116,29 @@ fn positions(screen: &str, texts: &[&str]) -> Vec<usize> {
 fn a_form_is_asked_in_the_order_our_server_lists_it() {
     // `everything`'s SEP-1034 form lists name, age, score, status, verified (alphabetically:
     // age first); every field has a default, kept with Enter. At 2025-11-25 the form is an
-    // `elicitation/create` request (at 2026-07-28 it travels in an input-required result,
-    // which does not keep the order yet: docs/cli.md).
-    let tmux = Tmux::new();
-    let command = format!(
-        "{} --protocol 2025-11-25 call test_elicitation_sep1034_defaults -- {} --stdio; echo mcp-exit=$?; sleep 600",
-        env!("CARGO_BIN_EXE_mcp"),
-        example("everything").display()
-    );
-    tmux.run(&["new-session", "-d", "-s", "s", "-x", "200", "-y", "80", &command]);
-    tmux.wait_for("Answer? [a]ccept (fill in the form) / [d]ecline / [c]ancel:");
-    tmux.answer("a");
-    for (n, field) in ["name", "age", "score", "status", "verified"].iter().enumerate() {
-        tmux.wait_for(&format!("[{}/5] {field}", n + 1));
-        tmux.answer(if *field == "age" { "41" } else { "" });
+    // `elicitation/create` request; at 2026-07-28 it travels in an input-required result.
+    for protocol in ["2025-11-25", "2026-07-28"] {
+        let tmux = Tmux::new();
+        let command = format!(
+            "{} --protocol {protocol} call test_elicitation_sep1034_defaults -- {} --stdio; echo mcp-exit=$?; sleep 600",
+            env!("CARGO_BIN_EXE_mcp"),
+            example("everything").display()
+        );
+        tmux.run(&["new-session", "-d", "-s", "s", "-x", "200", "-y", "80", &command]);
+        tmux.wait_for("Answer? [a]ccept (fill in the form) / [d]ecline / [c]ancel:");
+        tmux.answer("a");
+        for (n, field) in ["name", "age", "score", "status", "verified"].iter().enumerate() {
+            tmux.wait_for(&format!("[{}/5] {field}", n + 1));
+            tmux.answer(if *field == "age" { "41" } else { "" });
+        }
+        tmux.wait_for("Send this answer? [a]ccept / [d]ecline / [c]ancel:");
+        tmux.answer("a");
+        let screen = tmux.wait_for("mcp-exit=");
+        let at = positions(&screen, &["[1/5] name", "[2/5] age", "[3/5] score", "[4/5] status", "[5/5] verified"]);
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{protocol}: {screen}");
+        assert!(screen.contains("\"age\":41") && screen.contains("\"name\":\"John Doe\""), "{protocol}: {screen}");
+        assert!(screen.contains("mcp-exit=0"), "{protocol}: {screen}");
     }
-    tmux.wait_for("Send this answer? [a]ccept / [d]ecline / [c]ancel:");
-    tmux.answer("a");
-    let screen = tmux.wait_for("mcp-exit=");
-    let at = positions(&screen, &["[1/5] name", "[2/5] age", "[3/5] score", "[4/5] status", "[5/5] verified"]);
-    assert!(at.windows(2).all(|w| w[0] < w[1]), "{screen}");
-    assert!(screen.contains("\"age\":41") && screen.contains("\"name\":\"John Doe\""), "{screen}");
-    assert!(screen.contains("mcp-exit=0"), "{screen}");
 }
 
 #[test]

@@ -45,6 +45,92 @@ impl<R: Request> Request for Json<R> {
     type Result = Value;
 }
 
+/// A request whose result may be `input_required`: [`Json`], with the result's
+/// `inputRequests` kept as written (see [`Answer`]).
+struct Rounds<R>(PhantomData<fn() -> R>);
+
+impl<R: Request> Request for Rounds<R> {
+    const METHOD: &'static str = R::METHOD;
+    const DIRECTION: Direction = R::DIRECTION;
+    const REVISIONS: Revisions = R::REVISIONS;
+    type Params = JsonObject;
+    type Result = Answer;
+}
+
+/// A result read as JSON, but for its `inputRequests`, kept as the server wrote them: a
+/// `serde_json::Value` sorts an object's members, and the fields of an elicitation form are to
+/// be asked in the server's order.
+pub(crate) struct Answer {
+    /// The result's other members.
+    value: JsonObject,
+    input_requests: Option<Box<serde_json::value::RawValue>>,
+}
+
+impl Answer {
+    /// The whole result as JSON.
+    fn into_value(self) -> Value {
+        let mut value = self.value;
+        if let Some(raw) = self.input_requests {
+            value.insert("inputRequests".to_owned(), serde_json::from_str(raw.get()).unwrap_or_default());
+        }
+        Value::Object(value)
+    }
+}
+
+impl serde::Serialize for Answer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in &self.value {
+            map.serialize_entry(key, value)?;
+        }
+        if let Some(raw) = &self.input_requests {
+            map.serialize_entry("inputRequests", raw)?;
+        }
+        map.end()
+    }
+}
+
+impl mcp_types::WireSerialize for Answer {
+    fn wire_serialize<S: serde::Serializer>(&self, _: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
+        serde::Serialize::serialize(self, serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Answer {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Answer;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a result object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Answer, A::Error> {
+                let mut answer = Answer { value: JsonObject::new(), input_requests: None };
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "inputRequests" {
+                        answer.input_requests = Some(map.next_value()?);
+                    } else {
+                        let value = map.next_value()?;
+                        answer.value.insert(key, value);
+                    }
+                }
+                Ok(answer)
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
+/// One request of an `input_required` result, its params as the server wrote them.
+#[derive(serde::Deserialize)]
+struct InputRequest {
+    #[serde(default)]
+    method: String,
+    #[serde(default)]
+    params: Option<Box<serde_json::value::RawValue>>,
+}
+
 /// The handlers that answer a server's input requests.
 #[derive(Clone, Default)]
 pub(crate) struct InputHandlers {
@@ -118,11 +204,6 @@ pub(crate) fn params_object<T: mcp_types::WireSerialize>(params: &T) -> Result<J
     }
 }
 
-/// The `resultType` of a result; absent means complete (servers of earlier revisions).
-fn result_type(result: &Value) -> Option<&str> {
-    result.get("resultType").and_then(Value::as_str)
-}
-
 /// The versions of an `UnsupportedProtocolVersion` error, if it lists any.
 pub(crate) fn supported_versions(error: &ErrorObject) -> Option<Vec<String>> {
     if error.code != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.code() {
@@ -158,7 +239,7 @@ pub(crate) async fn call<R: Request>(
     let mut rounds = 0usize;
     let mut version_retried = false;
     loop {
-        let result = match peer.request::<Json<R>>(params.clone(), options.clone()).await {
+        let result = match peer.request::<Rounds<R>>(params.clone(), options.clone()).await {
             Ok(result) => result,
             Err(CallError::Remote(e))
                 if !version_retried
@@ -172,9 +253,10 @@ pub(crate) async fn call<R: Request>(
             }
             Err(e) => return Err(e.into()),
         };
-        match result_type(&result) {
-            None | Some("complete") => return Ok(result),
-            Some("task") if tasks => return Ok(result),
+        // No `resultType` means complete (servers of earlier revisions).
+        match result.value.get("resultType").and_then(Value::as_str) {
+            None | Some("complete") => return Ok(result.into_value()),
+            Some("task") if tasks => return Ok(result.into_value()),
             Some("input_required") if INPUT_METHODS.contains(&R::METHOD) => {
                 if rounds >= max_rounds {
                     return Err(ClientError::TooManyRounds { method: R::METHOD.to_owned(), rounds });
@@ -202,18 +284,19 @@ pub(crate) fn declare_tasks(params: &mut JsonObject) {
     }
 }
 
-/// The answers to the `inputRequests` of `result` (an `input_required` result, or a task
-/// waiting for input), by key, from the builder's handlers.
+/// The answers to `inputRequests` (of an `input_required` result, or of a task waiting for
+/// input), by key, from the builder's handlers, asked in the order the server wrote them.
 pub(crate) async fn input_responses(
     method: &str,
-    result: &Value,
+    requests: Option<&serde_json::value::RawValue>,
     handlers: &InputHandlers,
 ) -> Result<JsonObject, ClientError> {
     let malformed = |field| ClientError::protocol(method, Violation::MalformedInputRequired(field));
-    let requests = match result.get("inputRequests") {
-        Some(Value::Object(m)) => m.clone(),
-        Some(Value::Null) | None => JsonObject::new(),
-        Some(_) => return Err(malformed("inputRequests")),
+    let requests: indexmap::IndexMap<String, InputRequest> = match requests {
+        None => indexmap::IndexMap::new(),
+        Some(raw) => {
+            serde_json::from_str::<Option<_>>(raw.get()).map_err(|_| malformed("inputRequests"))?.unwrap_or_default()
+        }
     };
     if requests.len() > MAX_INPUT_REQUESTS {
         let violation = Violation::TooManyInputRequests { count: requests.len(), limit: MAX_INPUT_REQUESTS };
@@ -221,9 +304,8 @@ pub(crate) async fn input_responses(
     }
     let mut responses = JsonObject::new();
     for (key, request) in requests {
-        let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
-        let raw_params = request.get("params").cloned().unwrap_or_else(|| Value::Object(JsonObject::new()));
-        let response = answer(&method, raw_params, handlers).await?;
+        let params = request.params.as_deref().map_or("{}", serde_json::value::RawValue::get);
+        let response = answer(&request.method, params, handlers).await?;
         responses.insert(key, response);
     }
     Ok(responses)
@@ -233,16 +315,16 @@ pub(crate) async fn input_responses(
 /// exact `requestState` (if any) into the params of the retry.
 async fn fulfil(
     method: &str,
-    result: &Value,
+    result: &Answer,
     handlers: &InputHandlers,
     params: &mut JsonObject,
 ) -> Result<(), ClientError> {
     let malformed = |field| ClientError::protocol(method, Violation::MalformedInputRequired(field));
-    let responses = input_responses(method, result, handlers).await?;
+    let responses = input_responses(method, result.input_requests.as_deref(), handlers).await?;
     if !responses.is_empty() {
         params.insert("inputResponses".to_owned(), Value::Object(responses));
     }
-    match result.get("requestState") {
+    match result.value.get("requestState") {
         Some(Value::String(state)) => {
             params.insert("requestState".to_owned(), Value::String(state.clone()));
         }
@@ -254,7 +336,7 @@ async fn fulfil(
 
 /// Runs the handler for one input request; a handler that panics refuses it (-32603), as it
 /// would in a session, instead of unwinding into the caller.
-async fn answer(method: &str, params: Value, handlers: &InputHandlers) -> Result<Value, ClientError> {
+async fn answer(method: &str, params: &str, handlers: &InputHandlers) -> Result<Value, ClientError> {
     use futures_util::FutureExt as _;
     match std::panic::AssertUnwindSafe(run_handler(method, params, handlers)).catch_unwind().await {
         Ok(answered) => answered,
@@ -265,14 +347,14 @@ async fn answer(method: &str, params: Value, handlers: &InputHandlers) -> Result
     }
 }
 
-async fn run_handler(method: &str, params: Value, handlers: &InputHandlers) -> Result<Value, ClientError> {
+async fn run_handler(method: &str, params: &str, handlers: &InputHandlers) -> Result<Value, ClientError> {
     let bad = |e: serde_json::Error| ClientError::decode(method, e);
     let refused = |error: ErrorObject| ClientError::Input { method: method.to_owned(), error };
     let missing = || ClientError::Input { method: method.to_owned(), error: ErrorObject::method_not_found(method) };
     match method {
         "elicitation/create" => {
             let h = handlers.elicitation.as_ref().ok_or_else(missing)?;
-            let params: ElicitRequestParams = serde_json::from_value(params).map_err(bad)?;
+            let params: ElicitRequestParams = serde_json::from_str(params).map_err(bad)?;
             crate::service::check_elicitation_mode(&params, handlers.elicitation_url).map_err(refused)?;
             let mut result = h.elicit(params.clone()).await.map_err(refused)?;
             if handlers.apply_defaults {
@@ -282,7 +364,7 @@ async fn run_handler(method: &str, params: Value, handlers: &InputHandlers) -> R
         }
         "sampling/createMessage" => {
             let h = handlers.sampling.as_ref().ok_or_else(missing)?;
-            let params: CreateMessageRequestParams = serde_json::from_value(params).map_err(bad)?;
+            let params: CreateMessageRequestParams = serde_json::from_str(params).map_err(bad)?;
             Ok(encode(&h.create_message(params).await.map_err(refused)?))
         }
         "roots/list" => {

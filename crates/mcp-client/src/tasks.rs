@@ -287,7 +287,9 @@ impl Client {
             match task.status {
                 TaskStatus::Working => sleep_poll(task.poll_interval).await,
                 TaskStatus::InputRequired => {
-                    let responses = input_responses(METHOD, &detailed, &s.handlers).await?;
+                    let requests = detailed.get("inputRequests").map(serde_json::value::to_raw_value).transpose();
+                    let requests = requests.map_err(|e| ClientError::decode(METHOD, e))?;
+                    let responses = input_responses(METHOD, requests.as_deref(), &s.handlers).await?;
                     if responses.is_empty() {
                         sleep_poll(task.poll_interval).await;
                         continue;

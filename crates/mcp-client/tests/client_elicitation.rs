@@ -126,3 +126,34 @@ async fn url_mode_completion_and_the_32042_error_reach_the_client() {
     let other = client.call_tool("nope", json!({})).await.unwrap_err();
     assert_eq!(other.url_elicitation_required(), None);
 }
+
+/// The fields of a derived form reach the client's handler in their declaration order (color,
+/// count, newsletter, favourite, toppings: not alphabetical; the multi-select needs 2025-11-25),
+/// in a session and in a 2026-07-28
+/// input-required round trip, where the form travels inside the `input_required` result.
+#[tokio::test]
+async fn form_fields_arrive_in_declaration_order_in_every_revision() {
+    use mcp_types::ProtocolVersion;
+    let server = server(Pending::default());
+    for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+        let record = seen.clone();
+        let handler = move |params: ElicitRequestParams| {
+            let record = record.clone();
+            async move {
+                if let ElicitRequestParams::ElicitRequestForm(form) = params {
+                    *record.lock().unwrap() = form.requested_schema.properties.keys().cloned().collect();
+                }
+                Ok(ElicitResult::new(ElicitAction::Decline))
+            }
+        };
+        let (a, b) = memory(64);
+        server.connect(a);
+        let client =
+            ClientBuilder::new("cli", "1").protocol_version(version).on_elicitation(handler).connect(b).await.unwrap();
+        assert_eq!(client.protocol_version(), version);
+        let r = client.call_tool("prefs", json!({})).await.unwrap();
+        assert_eq!(r.content[0].as_text().unwrap(), "Declined", "{version}");
+        assert_eq!(*seen.lock().unwrap(), ["color", "count", "newsletter", "favourite", "toppings"], "{version}");
+    }
+}

@@ -527,9 +527,10 @@ impl Context {
         method: &str,
         params: &P,
     ) -> Result<R, ClientRequestError> {
-        let params = mcp_types::to_value_for(params, self.version)
+        // As text: an elicitation form keeps its fields' order on the wire.
+        let params = mcp_types::to_string_for(params, self.version)
             .map_err(|e| ClientRequestError::InvalidInput(format!("cannot encode the input request: {e}")))?;
-        match rounds.ask(key, capability, method, params) {
+        match rounds.ask(key, capability, method, &params) {
             crate::stateless::Asked::Answer(answer) => serde_json::from_value(answer)
                 .map_err(|e| ClientRequestError::InvalidInput(format!("input `{key}`: {e}"))),
             crate::stateless::Asked::Pending => Err(ClientRequestError::InputRequired),

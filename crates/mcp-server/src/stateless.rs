@@ -399,8 +399,9 @@ pub(crate) struct InputRounds {
     capabilities: ClientCapabilities,
     /// Answers by key.
     answers: BTreeMap<String, Value>,
-    /// Input requests made in this round, by key.
-    pending: Mutex<BTreeMap<String, Value>>,
+    /// Input requests made in this round, by key, as JSON text: written as the handler's
+    /// params were encoded (an elicitation form keeps its fields' order).
+    pending: Mutex<BTreeMap<String, Box<RawValue>>>,
     /// A capability the handler needed and the client lacks.
     missing: Mutex<Option<&'static str>>,
     /// Counters for automatic keys, per kind.
@@ -492,20 +493,32 @@ impl InputRounds {
     }
 
     /// Asks for input under `key`: the answer if the client gave it, else a pending request.
-    pub(crate) fn ask(&self, key: &str, capability: &'static str, method: &str, params: Value) -> Asked {
-        if let Some(missing) = crate::context::input_missing(&self.capabilities, capability, &params) {
+    /// `params` is the request's params as JSON text.
+    pub(crate) fn ask(&self, key: &str, capability: &'static str, method: &str, params: &str) -> Asked {
+        let parsed = serde_json::from_str::<Value>(params).unwrap_or_default();
+        if let Some(missing) = crate::context::input_missing(&self.capabilities, capability, &parsed) {
             *self.missing.lock_unpoisoned() = Some(missing);
             return Asked::Missing;
         }
         if let Some(answer) = self.answers.get(key) {
             return Asked::Answer(answer.clone());
         }
-        let mut request = json!({"method": method});
-        if !params.as_object().is_some_and(Map::is_empty) {
-            request["params"] = params;
+        let mut request = String::with_capacity(params.len() + method.len() + 24);
+        request.push_str(r#"{"method":"#);
+        request.push_str(&Value::from(method).to_string());
+        if !parsed.as_object().is_some_and(Map::is_empty) {
+            request.push_str(r#","params":"#);
+            request.push_str(params);
         }
-        self.pending.lock_unpoisoned().insert(key.to_owned(), request);
-        Asked::Pending
+        request.push('}');
+        match RawValue::from_string(request) {
+            Ok(request) => {
+                self.pending.lock_unpoisoned().insert(key.to_owned(), request);
+                Asked::Pending
+            }
+            // Unreachable: `params` came from the serializer.
+            Err(_) => Asked::Missing,
+        }
     }
 
     /// What the request must answer instead of its handler's result, if anything: -32021 for
@@ -529,13 +542,25 @@ impl InputRounds {
             "req": self.digest(req),
             "answers": self.answers,
         });
-        let mut result = json!({
-            "resultType": "input_required",
-            "inputRequests": pending,
-            "requestState": server.state_keys.seal(&payload),
-        });
-        decorate(&mut result, &Decoration::new(server, None));
-        Some(rctx.encode_result(&result))
+        // Written, not built as a `Value`: the input requests keep their members' order.
+        #[derive(serde::Serialize)]
+        struct InputRequired<'a> {
+            #[serde(rename = "resultType")]
+            result_type: &'static str,
+            #[serde(rename = "inputRequests")]
+            input_requests: &'a BTreeMap<String, Box<RawValue>>,
+            #[serde(rename = "requestState")]
+            request_state: String,
+            #[serde(rename = "_meta")]
+            meta: BTreeMap<&'static str, &'a RawValue>,
+        }
+        let decoration = Decoration::new(server, None);
+        Some(rctx.encode_result(&InputRequired {
+            result_type: "input_required",
+            input_requests: &pending,
+            request_state: server.state_keys.seal(&payload),
+            meta: BTreeMap::from([(SERVER_INFO, &*decoration.server_info)]),
+        }))
     }
 }
 
