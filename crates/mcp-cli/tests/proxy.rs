@@ -37,14 +37,11 @@ async fn serve_everything() -> (Server, String) {
 /// `mcp proxy --serve 127.0.0.1:0 -- ARGS`: the process, and the URL it serves (from the line
 /// it prints to stderr).
 fn serve(args: &[&str]) -> (KillOnDrop, String) {
-    let mut child = Command::new(MCP)
-        .args(["proxy", "--serve", "127.0.0.1:0", "--"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    serve_with(Command::new(MCP).args(["proxy", "--serve", "127.0.0.1:0", "--"]).args(args))
+}
+
+fn serve_with(command: &mut Command) -> (KillOnDrop, String) {
+    let mut child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
@@ -183,6 +180,35 @@ async fn each_session_gets_a_child_that_ends_with_it() {
     }
     b.ping().await.unwrap();
     b.close().await.unwrap();
+}
+
+/// Ctrl-C at a terminal (SIGINT to the proxy's process group) stops the proxy, which stops
+/// each child through its stdin: the children, in process groups of their own, get no signal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_the_children_through_their_stdin() {
+    use std::os::unix::process::CommandExt as _;
+    let (_server, url) = serve_everything().await;
+    let log = std::env::temp_dir().join(format!("mcp-cli-proxy-ctrl-c-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    // The child: `mcp proxy URL` under a shell that writes down a SIGINT and the exit status.
+    let script = r#"trap 'echo signalled >> "$2"' INT; "$0" proxy "$1"; echo "exit $?" >> "$2""#;
+    let (mut proxy, served) = serve_with(
+        Command::new(MCP)
+            .args(["proxy", "--serve", "127.0.0.1:0", "--", "sh", "-c", script, MCP, &url])
+            .arg(&log)
+            .process_group(0),
+    );
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let client = builder(&seen).protocol_version(ProtocolVersion::V2025_11_25).connect_http(&served).await.unwrap();
+    client.ping().await.unwrap();
+    let group = proxy.0.id().to_string();
+    assert!(Command::new("kill").args(["-INT", "--", &format!("-{group}")]).status().unwrap().success());
+    let status = tokio::task::spawn_blocking(move || proxy.0.wait().unwrap()).await.unwrap();
+    assert!(status.success(), "{status:?}");
+    // The proxy waited for its child, so the log is complete.
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "exit 0\n");
+    let _ = std::fs::remove_file(&log);
+    drop(client);
 }
 
 #[test]

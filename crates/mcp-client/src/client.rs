@@ -296,9 +296,12 @@ impl Client {
 
     /// Closes the connection. What was sent before is written first (a
     /// `notifications/cancelled` of a call just dropped reaches the server), within the
-    /// connection's `shutdown_grace`. A child server is stopped the way the specification asks
-    /// (its stdin closed, then SIGTERM, then SIGKILL) while its stdout is still read, so a
-    /// server that is still writing is not cut off mid-message; it is always reaped.
+    /// connection's `shutdown_grace`, or a child server's grace
+    /// ([`ChildCommand::grace`](mcp_transport_stdio::ChildCommand::grace)). A child server is
+    /// stopped the way the specification asks (its stdin closed, then SIGTERM, then SIGKILL)
+    /// while its stdout is still read, so a server that is still writing is not cut off
+    /// mid-message; one that no longer reads its stdin gets SIGTERM once its grace is over. It
+    /// is always reaped.
     pub async fn close(&self) -> Result<(), ClientError> {
         if let Some(s) = self.stateless() {
             s.background.lock().await.subscription = None;
@@ -306,9 +309,11 @@ impl Client {
         let child = self.child.lock().await.take();
         let stopped = match child {
             Some(child) => {
-                // The queue goes out before the child's stdin closes (the writer closes it).
-                self.peer.close_writing().await;
-                Some(child.shutdown().await)
+                // The queue goes out before the child's stdin closes (the writer closes it),
+                // within the child's grace: a child that does not read its stdin gets SIGTERM
+                // then, not after the connection's own grace too.
+                let written = tokio::time::timeout(child.grace(), self.peer.close_writing()).await.is_ok();
+                Some(if written { child.shutdown().await } else { child.terminate().await })
             }
             None => None,
         };

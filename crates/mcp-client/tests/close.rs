@@ -1,6 +1,7 @@
 //! `Client::close` writes what was sent before it: a `notifications/cancelled` queued by a call
 //! dropped just before the close reaches a child server over its stdin pipe (it used to be lost
-//! when the child's stdin was closed ahead of the writer's queue).
+//! when the child's stdin was closed ahead of the writer's queue); a child that stopped reading
+//! gets SIGTERM after its grace, however long the connection's own grace.
 
 use std::time::Duration;
 
@@ -51,4 +52,45 @@ async fn a_cancellation_sent_right_before_close_reaches_the_child() {
     let cancel = lines.iter().position(|l| l.contains(r#""method":"notifications/cancelled""#));
     let cancel = cancel.unwrap_or_else(|| panic!("the server never got notifications/cancelled:\n{seen}"));
     assert_eq!(cancel, lines.len() - 1, "the cancellation is the last line:\n{seen}");
+}
+
+/// A server in `sh` that answers `initialize` and then never reads its stdin again; SIGTERM
+/// makes it write `terminated` to the file `$1` and exit.
+const DEAF_SERVER: &str = r#"
+trap 'echo terminated >> "$1"; kill $! 2>/dev/null; exit 0' TERM
+IFS= read -r line
+id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"sh","version":"0"}}}\n' "$id"
+sleep 600 &
+wait
+"#;
+
+/// A child whose stdin pipe is full (it stopped reading) gets SIGTERM once its grace is over,
+/// not once the connection's far longer `shutdown_grace` is over too: with a grace of 1 s and
+/// a `shutdown_grace` of 10 minutes, `close` returns within the minute (it used to wait the
+/// 10 minutes for the write, then the grace again to close stdin, before the SIGTERM).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_that_stops_reading_is_terminated_after_its_grace() {
+    let log = std::env::temp_dir().join(format!("mcp-client-close-deaf-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let command = ChildCommand::new("sh")
+        .args(["-c", DEAF_SERVER, "sh"])
+        .arg(&log)
+        .stderr(StderrMode::Capture)
+        .grace(Duration::from_secs(1));
+    let config = mcp_jsonrpc::PeerConfig { shutdown_grace: Duration::from_secs(600), ..Default::default() };
+    let client = ClientBuilder::new("close-test", "0")
+        .protocol_version(ProtocolVersion::V2025_11_25)
+        .peer_config(config)
+        .spawn(command)
+        .await
+        .expect("the sh server answers initialize");
+    // 4 MiB queued: far more than a pipe holds.
+    let big = serde_json::json!({"data": "x".repeat(4 << 20)});
+    client.notify_raw("notifications/big", Some(big)).await.unwrap();
+    let closed = tokio::time::timeout(Duration::from_secs(60), client.close()).await;
+    closed.expect("close waited for the connection's shutdown_grace").expect("the child was stopped");
+    let seen = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    assert_eq!(seen, "terminated\n");
 }

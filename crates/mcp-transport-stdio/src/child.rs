@@ -254,6 +254,11 @@ impl ChildProcess {
         self.pid
     }
 
+    /// How long each step of [`shutdown`](Self::shutdown) waits ([`ChildCommand::grace`]).
+    pub fn grace(&self) -> Duration {
+        self.grace
+    }
+
     /// The program's name.
     pub fn program(&self) -> &str {
         &self.program
@@ -309,6 +314,13 @@ impl ChildProcess {
         if closed && let Ok(status) = tokio::time::timeout(self.grace, self.child.wait()).await {
             return Ok(Shutdown { status: status?, step: ShutdownStep::StdinClosed });
         }
+        self.terminate().await
+    }
+
+    /// Stops a child that does not read its stdin (its pipe full) without waiting for it to:
+    /// SIGTERM and waits; then SIGKILL. The second half of [`shutdown`](Self::shutdown). The
+    /// child is always reaped.
+    pub async fn terminate(mut self) -> Result<Shutdown, ChildError> {
         if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()).and_then(rustix::process::Pid::from_raw) {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         }

@@ -26,6 +26,8 @@ use mcp_sdk::transport::http::server::{self, HttpServerConfig, SessionFactory};
 use mcp_sdk::transport::stdio::{ChildCommand, ChildProcess, ChildStdinWrite, StderrMode};
 use mcp_types::{ProtocolVersion, RequestId};
 use serde_json::value::RawValue;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::cli::{Global, exit};
 use crate::target::{self, Target};
@@ -37,7 +39,9 @@ const MAX_PENDING: usize = 1024;
 pub async fn run(addr: &str, server: &[String], global: &Global) -> ExitCode {
     let command = match target::resolve(global, server) {
         Ok(Target::Command { program, args, env }) => {
-            let mut command = ChildCommand::new(program).args(args).stderr(StderrMode::Inherit);
+            // In a process group of its own: Ctrl-C at the terminal reaches the proxy, which
+            // stops each child through its stdin, not the children in the middle of a request.
+            let mut command = ChildCommand::new(program).args(args).stderr(StderrMode::Inherit).process_group(true);
             for (key, value) in env {
                 command = command.env(key, value);
             }
@@ -62,11 +66,23 @@ pub async fn run(addr: &str, server: &[String], global: &Global) -> ExitCode {
     if let Ok(local) = listener.local_addr() {
         eprintln!("mcp proxy: serving http://{local}/mcp");
     }
-    let factory = Arc::new(ChildFactory { command, shared: Mutex::new(None) });
+    let factory = Arc::new(ChildFactory {
+        command,
+        shared: Mutex::new(None),
+        stopping: CancellationToken::new(),
+        children: TaskTracker::new(),
+    });
     let stop = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    match server::serve_listener_with_shutdown(factory, HttpServerConfig::default(), listener, stop).await {
+    let served =
+        server::serve_listener_with_shutdown(factory.clone(), HttpServerConfig::default(), listener, stop).await;
+    // Every child is stopped (stdin closed, then SIGTERM, then SIGKILL, each after the grace)
+    // before the proxy exits.
+    factory.stopping.cancel();
+    factory.children.close();
+    factory.children.wait().await;
+    match served {
         Ok(()) => ExitCode::from(exit::OK),
         Err(e) => {
             eprintln!("mcp proxy --serve: {e}");
@@ -80,6 +96,10 @@ struct ChildFactory {
     command: ChildCommand,
     /// The child of the requests without a session (2026-07-28), started by the first.
     shared: Mutex<Option<Arc<Link>>>,
+    /// Cancelled when the proxy stops: every child is then stopped.
+    stopping: CancellationToken,
+    /// The tasks that stop the children, awaited before the proxy exits.
+    children: TaskTracker,
 }
 
 /// The reading half of a child's stdout.
@@ -110,9 +130,13 @@ impl ChildFactory {
         let (link, process, read) = self.start(true)?;
         tokio::spawn(from_child(read, link.clone(), None));
         let ended = link.clone();
-        // Reaped when it ends; killed with the proxy (a process is killed when dropped).
-        tokio::spawn(async move {
-            ended.ended.wait().await;
+        let stopping = self.stopping.clone();
+        // Reaped when it ends; stopped with the proxy.
+        self.children.spawn(async move {
+            tokio::select! {
+                () = ended.ended.wait() => {}
+                () = stopping.cancelled() => {}
+            }
             let _ = process.shutdown().await;
         });
         *shared = Some(link.clone());
@@ -134,8 +158,12 @@ impl SessionFactory for ChildFactory {
         let peer = dispatcher.peer().clone();
         tokio::spawn(from_child(read, link, Some(peer.clone())));
         // The session's end (DELETE, expiry, the proxy stopping) stops the child.
-        tokio::spawn(async move {
-            peer.closed().await;
+        let stopping = self.stopping.clone();
+        self.children.spawn(async move {
+            tokio::select! {
+                () = peer.closed() => {}
+                () = stopping.cancelled() => {}
+            }
             match process.shutdown().await {
                 Ok(how) => tracing::debug!(?how, "the session ended; its server stopped"),
                 Err(e) => tracing::warn!("stopping a server: {e}"),
