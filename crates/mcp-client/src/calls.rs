@@ -127,7 +127,10 @@ impl Client {
         self.need(L::declared(&self.server.capabilities), L::CAPABILITY)?;
         let fresh = cursor.is_none();
         let mut page = match &self.connection {
-            Connection::Stateless(s) => s.list_page::<L>(&self.peer, cursor).await?,
+            Connection::Stateless(s) => {
+                let page = |options| s.list_page::<L>(&self.peer, cursor, options);
+                self.traced(L::METHOD, Target::None, CallOptions::default(), page).await?
+            }
             Connection::Session(_) => self.send_request::<L>(page_params(cursor), CallOptions::default()).await?,
         };
         L::received(self, &mut page, fresh);

@@ -249,22 +249,39 @@ impl Client {
     pub(crate) async fn send_request_about<R: mcp_types::Request>(
         &self,
         params: R::Params,
-        mut options: CallOptions,
+        options: CallOptions,
         target: Target<'_>,
     ) -> Result<R::Result, ClientError>
     where
         R::Params: Clone,
     {
-        let span = trace::request_span(R::METHOD, self.version, target, &self.session_source);
-        trace::prepare(&span, &mut options);
-        let sent = async {
+        self.traced(R::METHOD, target, options, |options| async move {
             match &self.connection {
                 Connection::Session(s) => s.request::<R>(&self.peer, params, options).await,
                 Connection::Stateless(s) => s.call::<R>(&self.peer, &params, options).await,
             }
-        };
+        })
+        .await
+    }
+
+    /// Sends a request through `send` in its `mcp.client.request` span: every request the
+    /// client makes goes through here (or through `initialize`'s and `server/discover`'s own
+    /// spans), so each has its span, its id on it, and (feature `opentelemetry`) its trace
+    /// context in `_meta`.
+    pub(crate) async fn traced<T, F>(
+        &self,
+        method: &str,
+        target: Target<'_>,
+        mut options: CallOptions,
+        send: impl FnOnce(CallOptions) -> F,
+    ) -> Result<T, ClientError>
+    where
+        F: Future<Output = Result<T, ClientError>>,
+    {
+        let span = trace::request_span(method, self.version, target, &self.session_source);
+        trace::prepare(&span, &mut options);
         // A clone of a disabled span is a copy of nothing.
-        let outcome = sent.instrument(span.clone()).await;
+        let outcome = send(options).instrument(span.clone()).await;
         trace::record_outcome(&span, &outcome);
         outcome
     }

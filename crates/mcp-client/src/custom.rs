@@ -13,6 +13,7 @@ use mcp_types::{CustomNotification, CustomRequest, JSONObject};
 use serde_json::Value;
 
 use crate::client::Connection;
+use crate::trace::Target;
 use crate::{Client, ClientError};
 
 /// A custom request's handler, erased.
@@ -119,14 +120,18 @@ impl Client {
         params: Option<Value>,
         options: CallOptions,
     ) -> Result<Value, ClientError> {
-        match &self.connection {
-            Connection::Session(s) => {
-                let send = || self.peer.request_raw(method, params.as_ref().map(|p| p as &dyn Body), options.clone());
-                let raw = s.renewing(&self.peer, method, send).await?;
-                serde_json::from_str(raw.get()).map_err(|e| ClientError::decode(method, e))
+        self.traced(method, Target::None, options, |options| async move {
+            match &self.connection {
+                Connection::Session(s) => {
+                    let body = params.as_ref().map(|p| p as &dyn Body);
+                    let send = || self.peer.request_raw(method, body, options.clone());
+                    let raw = s.renewing(&self.peer, method, send).await?;
+                    serde_json::from_str(raw.get()).map_err(|e| ClientError::decode(method, e))
+                }
+                Connection::Stateless(s) => s.call_raw(&self.peer, method, params, options).await,
             }
-            Connection::Stateless(s) => s.call_raw(&self.peer, method, params, options).await,
-        }
+        })
+        .await
     }
 
     /// Sends the custom notification `N` (see [`CustomNotification`]).

@@ -593,19 +593,23 @@ impl StatelessConnection {
     }
 
     /// A list page, from the cache when it is fresh there.
-    pub(crate) async fn list_page<R>(&self, peer: &Peer, cursor: Option<String>) -> Result<R::Result, ClientError>
+    pub(crate) async fn list_page<R>(
+        &self,
+        peer: &Peer,
+        cursor: Option<String>,
+        options: CallOptions,
+    ) -> Result<R::Result, ClientError>
     where
         R: Request<Params = PaginatedRequestParams>,
     {
         let Some(cache) = &self.cache else {
-            return self.call::<R>(peer, &page_params(cursor), CallOptions::default()).await;
+            return self.call::<R>(peer, &page_params(cursor), options).await;
         };
         if let Some(page) = cache.get(R::METHOD, &cursor) {
             return decode_result::<R>(page);
         }
         let params = page_params(cursor.clone());
-        let page = call::<R>(peer, &self.meta, &self.handlers, self.max_rounds, &params, CallOptions::default(), false)
-            .await?;
+        let page = call::<R>(peer, &self.meta, &self.handlers, self.max_rounds, &params, options, false).await?;
         cache.put(R::METHOD, cursor, &page);
         decode_result::<R>(page)
     }

@@ -42,6 +42,7 @@ use mcp_types::{
 use serde_json::Value;
 
 use crate::stateless::{StatelessConnection, TASKS_EXTENSION, input_responses};
+use crate::trace::Target;
 use crate::{Client, ClientError};
 
 /// What a tool called as a task answered.
@@ -189,11 +190,16 @@ impl Client {
             params.set_progress_token(token.clone());
             self.peer.route_progress(token, callback)
         });
+        let name = params.name.clone();
         let answer = match self.stateless() {
-            None => ToolTask::Running(self.send_request::<TaskToolCall>(params, options).await?.task),
+            None => {
+                let target = Target::Tool(&name);
+                ToolTask::Running(self.send_request_about::<TaskToolCall>(params, options, target).await?.task)
+            }
             Some(s) => {
                 let method = "tools/call";
-                let value = s.call_with_tasks::<mcp_types::CallToolRequest>(&self.peer, &params, options).await?;
+                let target = Target::Tool(&name);
+                let value = self.extension_call::<mcp_types::CallToolRequest>(s, &params, options, target).await?;
                 if value.get("resultType").and_then(Value::as_str) == Some("task") {
                     ToolTask::Running(extension_task(method, &value)?)
                 } else {
@@ -232,10 +238,22 @@ impl Client {
         Ok(task)
     }
 
+    /// A request of the stateless revision that declares the tasks extension (see
+    /// [`StatelessConnection::call_with_tasks`]), in its span.
+    async fn extension_call<R: mcp_types::Request>(
+        &self,
+        s: &StatelessConnection,
+        params: &R::Params,
+        options: CallOptions,
+        target: Target<'_>,
+    ) -> Result<Value, ClientError> {
+        self.traced(R::METHOD, target, options, |options| s.call_with_tasks::<R>(&self.peer, params, options)).await
+    }
+
     /// `tasks/get` of the extension: the detailed task, as JSON.
     async fn extension_get(&self, s: &StatelessConnection, task_id: &str) -> Result<Value, ClientError> {
         self.tasks_supported(self.supports_tool_tasks())?;
-        s.call_with_tasks::<ExtensionGet>(&self.peer, &task_params(task_id), CallOptions::default()).await
+        self.extension_call::<ExtensionGet>(s, &task_params(task_id), CallOptions::default(), Target::None).await
     }
 
     /// The result of a task made by [`call_tool_as_task`](Self::call_tool_as_task)
@@ -296,7 +314,7 @@ impl Client {
                     }
                     let mut params = task_params(task_id);
                     params.insert("inputResponses".to_owned(), Value::Object(responses));
-                    s.call_with_tasks::<ExtensionUpdate>(&self.peer, &params, CallOptions::default()).await?;
+                    self.extension_call::<ExtensionUpdate>(s, &params, CallOptions::default(), Target::None).await?;
                 }
                 TaskStatus::Completed => {
                     let result = detailed
@@ -343,7 +361,8 @@ impl Client {
             }
             Some(s) => {
                 self.tasks_supported(self.supports_tool_tasks())?;
-                s.call_with_tasks::<ExtensionCancel>(&self.peer, &task_params(task_id), CallOptions::default()).await?;
+                let params = task_params(task_id);
+                self.extension_call::<ExtensionCancel>(s, &params, CallOptions::default(), Target::None).await?;
                 return self.get_task(task_id).await;
             }
         };

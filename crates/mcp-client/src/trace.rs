@@ -59,7 +59,7 @@ impl SessionSource {
 /// feature `opentelemetry`); `otel.name`, `otel.kind` and `otel.status_description`, which
 /// `tracing-opentelemetry` reads.
 pub(crate) fn request_span(
-    method: &'static str,
+    method: &str,
     version: ProtocolVersion,
     target: Target<'_>,
     session: &SessionSource,
@@ -89,7 +89,7 @@ pub(crate) fn request_span(
 
 /// Records what an enabled span says of its request beyond its method and revision.
 #[cold]
-fn describe(span: &Span, method: &'static str, target: Target<'_>, session: &SessionSource) {
+fn describe(span: &Span, method: &str, target: Target<'_>, session: &SessionSource) {
     match target {
         Target::Tool(name) => {
             span.record("gen_ai.tool.name", name);

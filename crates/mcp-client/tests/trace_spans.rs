@@ -70,3 +70,49 @@ async fn each_request_has_a_client_span_and_a_callers_traceparent_reaches_the_se
     );
     client.close().await.unwrap();
 }
+
+/// At 2026-07-28 the calls that take their own way (a list page, a custom request, a tool
+/// called as a task and the extension's `tasks/get`) each have their span, with the id the
+/// server saw.
+#[tokio::test]
+async fn stateless_lists_custom_requests_and_tasks_have_spans_too() {
+    use mcp_client::tasks::ToolTask;
+    let (spans, _guard) = Spans::install();
+    let task = ToolDef::new("task", json!({"type": "object"}), |_args, _ctx| async move {
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("done")]))
+    })
+    .unwrap()
+    .task_support(mcp_server::TaskSupport::Required);
+    let server = Server::builder("traced", "1.0").tool(task).build().unwrap();
+    let (a, b) = memory(64);
+    server.connect(a);
+    let client = ClientBuilder::new("traced-client", "1.0").connect(b).await.unwrap();
+    assert!(client.protocol_version().is_stateless());
+
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 1);
+    let unknown = client.request_raw("acme/unknown", None).await;
+    assert!(matches!(unknown, Err(ClientError::Remote(e)) if e.code == -32601));
+    let ToolTask::Running(task) = client.call_tool_as_task("task", json!({}), None).await.unwrap() else {
+        panic!("no task")
+    };
+    let result = client.wait_for_task(&task.task_id).await.unwrap();
+    assert_eq!(result.content, vec![ContentBlock::text("done")]);
+
+    let sent = spans.named("mcp.client.request");
+    let served = spans.named("mcp.server.request");
+    let method = |span: &mcp_test_support::spans::Fields| span["mcp.method.name"].clone();
+    assert_eq!(
+        sent.iter().map(method).filter(|m| m != "server/discover").collect::<Vec<_>>()[..4],
+        ["tools/list", "acme/unknown", "tools/call", "tasks/get"],
+        "{sent:?}"
+    );
+    for span in sent.iter().filter(|s| s["mcp.method.name"] != "server/discover") {
+        assert_fields(span, &[("mcp.protocol.version", "2026-07-28"), ("otel.kind", "client")]);
+        let id = &span["jsonrpc.request.id"];
+        assert!(served.iter().any(|s| &s["jsonrpc.request.id"] == id), "{span:?} not served as {served:?}");
+    }
+    let call = sent.iter().find(|s| s["mcp.method.name"] == "tools/call").unwrap();
+    assert_fields(call, &[("gen_ai.tool.name", "task"), ("otel.name", "tools/call task")]);
+    let custom = sent.iter().find(|s| s["mcp.method.name"] == "acme/unknown").unwrap();
+    assert_fields(custom, &[("error.type", "-32601")]);
+}
