@@ -34,27 +34,20 @@ pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 const INPUT_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
 
 /// A request sent as JSON: the params encoded for 2026-07-28 with the `_meta` filled in, the
-/// result read as JSON to look at its `resultType` before decoding it.
-pub(crate) struct Json<R>(PhantomData<fn() -> R>);
+/// result read as JSON (a `Value`, or an [`Answer`]) to look at its `resultType` before
+/// decoding it.
+pub(crate) struct Json<R, O = Value>(PhantomData<fn() -> (R, O)>);
 
-impl<R: Request> Request for Json<R> {
+impl<R, O> Request for Json<R, O>
+where
+    R: Request,
+    O: serde::Serialize + mcp_types::WireSerialize + serde::de::DeserializeOwned + Send + 'static,
+{
     const METHOD: &'static str = R::METHOD;
     const DIRECTION: Direction = R::DIRECTION;
     const REVISIONS: Revisions = R::REVISIONS;
     type Params = JsonObject;
-    type Result = Value;
-}
-
-/// A request whose result may be `input_required`: [`Json`], with the result's
-/// `inputRequests` kept as written (see [`Answer`]).
-struct Rounds<R>(PhantomData<fn() -> R>);
-
-impl<R: Request> Request for Rounds<R> {
-    const METHOD: &'static str = R::METHOD;
-    const DIRECTION: Direction = R::DIRECTION;
-    const REVISIONS: Revisions = R::REVISIONS;
-    type Params = JsonObject;
-    type Result = Answer;
+    type Result = O;
 }
 
 /// A result read as JSON, but for its `inputRequests`, kept as the server wrote them: a
@@ -239,7 +232,7 @@ pub(crate) async fn call<R: Request>(
     let mut rounds = 0usize;
     let mut version_retried = false;
     loop {
-        let result = match peer.request::<Rounds<R>>(params.clone(), options.clone()).await {
+        let result = match peer.request::<Json<R, Answer>>(params.clone(), options.clone()).await {
             Ok(result) => result,
             Err(CallError::Remote(e))
                 if !version_retried

@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use mcp_client::ClientBuilder;
+use mcp_client::{Client, ClientBuilder};
+use mcp_jsonrpc::PeerConfig;
 use mcp_transport_stdio::{ChildCommand, StderrMode};
 use mcp_types::ProtocolVersion;
 
@@ -23,22 +24,31 @@ while IFS= read -r line; do
 done
 "#;
 
+/// A fresh log file for a server script (its `$1`).
+fn log_file(name: &str) -> std::path::PathBuf {
+    let log = std::env::temp_dir().join(format!("mcp-client-close-{name}-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    log
+}
+
+/// Our client of the server `script` (in `sh`, told `log`), with the child's `grace` and the
+/// connection's `config`.
+async fn spawn(script: &str, log: &std::path::Path, grace: Duration, config: PeerConfig) -> Client {
+    let command = ChildCommand::new("sh").args(["-c", script, "sh"]).arg(log).stderr(StderrMode::Capture).grace(grace);
+    ClientBuilder::new("close-test", "0")
+        .protocol_version(ProtocolVersion::V2025_11_25)
+        .peer_config(config)
+        .spawn(command)
+        .await
+        .expect("the sh server answers initialize")
+}
+
 // A current-thread runtime: the writer task runs only when the test yields, so a close that
 // does not wait for it closes stdin with the notification still queued.
 #[tokio::test(flavor = "current_thread")]
 async fn a_cancellation_sent_right_before_close_reaches_the_child() {
-    let log = std::env::temp_dir().join(format!("mcp-client-close-{}.log", std::process::id()));
-    let _ = std::fs::remove_file(&log);
-    let command = ChildCommand::new("sh")
-        .args(["-c", SERVER, "sh"])
-        .arg(&log)
-        .stderr(StderrMode::Capture)
-        .grace(Duration::from_secs(2));
-    let client = ClientBuilder::new("close-test", "0")
-        .protocol_version(ProtocolVersion::V2025_11_25)
-        .spawn(command)
-        .await
-        .expect("the sh server answers initialize");
+    let log = log_file("cancel");
+    let client = spawn(SERVER, &log, Duration::from_secs(2), PeerConfig::default()).await;
     // The server never answers `ping`: the call is dropped at its timeout, which queues
     // `notifications/cancelled` for it.
     let unanswered = tokio::time::timeout(Duration::from_millis(200), client.ping()).await;
@@ -71,20 +81,9 @@ wait
 /// 10 minutes for the write, then the grace again to close stdin, before the SIGTERM).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_that_stops_reading_is_terminated_after_its_grace() {
-    let log = std::env::temp_dir().join(format!("mcp-client-close-deaf-{}.log", std::process::id()));
-    let _ = std::fs::remove_file(&log);
-    let command = ChildCommand::new("sh")
-        .args(["-c", DEAF_SERVER, "sh"])
-        .arg(&log)
-        .stderr(StderrMode::Capture)
-        .grace(Duration::from_secs(1));
-    let config = mcp_jsonrpc::PeerConfig { shutdown_grace: Duration::from_secs(600), ..Default::default() };
-    let client = ClientBuilder::new("close-test", "0")
-        .protocol_version(ProtocolVersion::V2025_11_25)
-        .peer_config(config)
-        .spawn(command)
-        .await
-        .expect("the sh server answers initialize");
+    let log = log_file("deaf");
+    let config = PeerConfig { shutdown_grace: Duration::from_secs(600), ..Default::default() };
+    let client = spawn(DEAF_SERVER, &log, Duration::from_secs(1), config).await;
     // 4 MiB queued: far more than a pipe holds.
     let big = serde_json::json!({"data": "x".repeat(4 << 20)});
     client.notify_raw("notifications/big", Some(big)).await.unwrap();
