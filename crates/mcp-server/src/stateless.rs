@@ -503,22 +503,19 @@ impl InputRounds {
         if let Some(answer) = self.answers.get(key) {
             return Asked::Answer(answer.clone());
         }
-        let mut request = String::with_capacity(params.len() + method.len() + 24);
-        request.push_str(r#"{"method":"#);
-        request.push_str(&Value::from(method).to_string());
-        if !parsed.as_object().is_some_and(Map::is_empty) {
-            request.push_str(r#","params":"#);
-            request.push_str(params);
+        #[derive(serde::Serialize)]
+        struct InputRequest<'a> {
+            method: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            params: Option<&'a RawValue>,
         }
-        request.push('}');
-        match RawValue::from_string(request) {
-            Ok(request) => {
-                self.pending.lock_unpoisoned().insert(key.to_owned(), request);
-                Asked::Pending
-            }
-            // Unreachable: `params` came from the serializer.
-            Err(_) => Asked::Missing,
+        // `params` came from the serializer: it is JSON.
+        let params =
+            serde_json::from_str::<&RawValue>(params).ok().filter(|_| !parsed.as_object().is_some_and(Map::is_empty));
+        if let Ok(request) = serde_json::value::to_raw_value(&InputRequest { method, params }) {
+            self.pending.lock_unpoisoned().insert(key.to_owned(), request);
         }
+        Asked::Pending
     }
 
     /// What the request must answer instead of its handler's result, if anything: -32021 for
@@ -551,16 +548,18 @@ impl InputRounds {
             input_requests: &'a BTreeMap<String, Box<RawValue>>,
             #[serde(rename = "requestState")]
             request_state: String,
-            #[serde(rename = "_meta")]
-            meta: BTreeMap<&'static str, &'a RawValue>,
         }
-        let decoration = Decoration::new(server, None);
-        Some(rctx.encode_result(&InputRequired {
+        impl WireSerialize for InputRequired<'_> {
+            fn wire_serialize<S: serde::Serializer>(&self, _: mcp_types::Revisions, s: S) -> Result<S::Ok, S::Error> {
+                serde::Serialize::serialize(self, s)
+            }
+        }
+        let result = InputRequired {
             result_type: "input_required",
             input_requests: &pending,
             request_state: server.state_keys.seal(&payload),
-            meta: BTreeMap::from([(SERVER_INFO, &*decoration.server_info)]),
-        }))
+        };
+        Some(respond_stateless(rctx, &result, ProtocolVersion::V2026_07_28, &Decoration::new(server, None)))
     }
 }
 
