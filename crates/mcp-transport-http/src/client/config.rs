@@ -158,11 +158,12 @@ impl HttpClientConfig {
     /// the client discovers the authorization server, registers, lets the user authorize
     /// through the config's agent and sends the request again with the token (see
     /// [`oauth`](super::oauth)). Replaces an [`auth`](Self::auth) provider.
+    ///
+    /// The OAuth client makes its own HTTP client for metadata and the authorization server
+    /// (no redirects across origins, time limits), not the transport's; give it another with
+    /// [`OAuthConfig::http_client`](super::oauth::OAuthConfig::http_client).
     #[cfg(feature = "oauth")]
-    pub fn oauth(mut self, mut config: super::oauth::OAuthConfig) -> Self {
-        if config.http.is_none() {
-            config.http = self.client.clone();
-        }
+    pub fn oauth(mut self, config: super::oauth::OAuthConfig) -> Self {
         let client = super::oauth::OAuthClient::new(self.url.clone(), config);
         self.auth = Some(Arc::new(client));
         self

@@ -13,11 +13,13 @@ use url::Url;
 
 use super::agent::AuthorizationAgent;
 use super::challenge::{BearerChallenge, split_scopes};
+use super::http::OAuthHttp;
 use super::metadata::{
     AuthorizationServerMetadata, ProtectedResourceMetadata, discover_authorization_server, discover_resource,
     read_limited,
 };
-use super::pkce::{Pkce, random_token};
+use super::pending::PendingAuthorization;
+use super::pkce::{Pkce, constant_time_eq, random_token};
 use super::{
     AssertionKey, ClientCredentials, Grant, OAuthConfig, OAuthError, StoredTokens, TokenEndpointAuthMethod, TokenKey,
 };
@@ -48,7 +50,7 @@ struct Inner {
     config: OAuthConfig,
     /// The MCP endpoint.
     server: Url,
-    http: reqwest::Client,
+    http: OAuthHttp,
     /// The tokens in use, read by every request.
     current: Mutex<Option<(TokenKey, StoredTokens)>>,
     /// Held while a flow, a refresh or a discovery runs.
@@ -59,6 +61,9 @@ struct Inner {
 #[derive(Default)]
 struct FlowState {
     discovered: Option<Discovered>,
+    /// The metadata of each authorization server met, by issuer: tokens are refreshed at the
+    /// server that issued them (their key's issuer), never at the one discovered last.
+    servers: HashMap<String, AuthorizationServerMetadata>,
     /// Clients registered, by issuer.
     clients: HashMap<String, ClientCredentials>,
     /// The scopes asked so far (a step-up asks for their union with the challenge's).
@@ -76,13 +81,16 @@ struct Discovered {
     metadata_url: Option<String>,
     resource: Option<ProtectedResourceMetadata>,
     server: AuthorizationServerMetadata,
+    /// The tokens' key: its issuer is the authorization server as the resource names it (or,
+    /// for a 2025-03-26 server without resource metadata, the server's origin), the identity
+    /// credentials and tokens are bound to.
     key: TokenKey,
 }
 
 impl OAuthClient {
     /// The OAuth client of the MCP endpoint `server`.
     pub fn new(server: Url, config: OAuthConfig) -> Self {
-        let http = config.http.clone().unwrap_or_default();
+        let http = OAuthHttp::new(&config);
         OAuthClient {
             inner: Arc::new(Inner {
                 config,
@@ -113,19 +121,87 @@ impl OAuthClient {
         }
     }
 
+    /// Starts the authorization code flow without waiting for the user: discovers the
+    /// resource and its authorization server, registers if needed, and returns the
+    /// authorization URL with what finishing needs. Send the user to
+    /// [`PendingAuthorization::url`], keep the pending authorization (server side: it holds
+    /// the PKCE verifier and the client's credentials), and when the authorization server
+    /// redirects back, call [`OAuthClient::finish_authorization`], in this process or in
+    /// another with the same configuration. For web applications and tools whose user's
+    /// round trip outlives one call.
+    pub async fn begin_authorization(&self) -> Result<PendingAuthorization, OAuthError> {
+        let mut flow = self.inner.flow.lock().await;
+        let result = self.begin(&mut flow).await;
+        if let Err(e) = &result {
+            flow.last_error = Some(error_chain(e));
+        }
+        result
+    }
+
+    async fn begin(&self, flow: &mut FlowState) -> Result<PendingAuthorization, OAuthError> {
+        let agent = self.agent()?.clone();
+        let d = self.discover(flow, None, false).await?;
+        if !d.server.supports_s256() {
+            return Err(OAuthError::NoPkce(d.server.issuer.clone()));
+        }
+        let known = self.inner.config.store.load(&d.key).await.map(|t| t.client);
+        let client = self.client(flow, &d, known).await?;
+        let scopes = self.scopes(flow, &BearerChallenge::default(), &d, false);
+        let redirect_uri = agent.redirect_uri().clone();
+        let (url, state, pkce) = authorization_url(&d, &client, &redirect_uri, &scopes)?;
+        Ok(PendingAuthorization {
+            url,
+            state,
+            code_verifier: pkce.verifier,
+            redirect_uri,
+            key: d.key,
+            server: d.server,
+            client,
+            scopes,
+        })
+    }
+
+    /// Finishes an authorization begun with [`OAuthClient::begin_authorization`]: checks the
+    /// redirect (its `state`, then its `iss`, then an `error`), exchanges the code at the
+    /// token endpoint of the authorization server the flow began with, and keeps the tokens
+    /// (in use, and in the store, where any client of the same configuration finds them).
+    pub async fn finish_authorization(&self, pending: &PendingAuthorization, redirect: &Url) -> Result<(), OAuthError> {
+        if check_resource(&pending.key.resource, &self.inner.server).is_err() {
+            return Err(OAuthError::ForeignAuthorization(pending.key.resource.clone()));
+        }
+        let code = check_callback(redirect, &pending.state, &pending.server)?;
+        let mut flow = self.inner.flow.lock().await;
+        flow.servers.insert(pending.key.issuer.clone(), pending.server.clone());
+        let d =
+            Discovered { metadata_url: None, resource: None, server: pending.server.clone(), key: pending.key.clone() };
+        let form = vec![
+            ("grant_type", "authorization_code".to_owned()),
+            ("code", code),
+            ("redirect_uri", pending.redirect_uri.to_string()),
+            ("code_verifier", pending.code_verifier.clone()),
+            ("resource", pending.key.resource.clone()),
+        ];
+        let tokens = self.token_request(&d.server, pending.client.clone(), form, &pending.scopes, None).await?;
+        self.keep(&d.key, tokens).await;
+        Ok(())
+    }
+
     /// The access token of the current tokens, refreshed first if it is about to expire.
     async fn access_token(&self) -> Option<String> {
         let (key, tokens) = self.inner.current.lock_unpoisoned().clone()?;
         if tokens.expires_within(REFRESH_MARGIN) && tokens.refresh_token.is_some() {
-            let flow = self.inner.flow.lock().await;
+            let mut flow = self.inner.flow.lock().await;
             // Someone else may have refreshed meanwhile.
             if let Some(fresh) = self.current_token().filter(|t| *t != tokens.access_token) {
                 return Some(fresh);
             }
-            if let Some(d) = &flow.discovered {
-                match self.refresh_and_keep(d, &key, &tokens).await {
-                    Ok(access_token) => return Some(access_token),
-                    Err(e) => tracing::debug!(error = %e, "refreshing the access token failed"),
+            match self.refresh_and_keep(&mut flow, &key, &tokens).await {
+                Ok(access_token) => return Some(access_token),
+                Err(e) => {
+                    tracing::debug!(error = %e, "refreshing the access token failed");
+                    if is_invalid_client(&e) && self.is_dynamic(&tokens.client) {
+                        self.forget_registration(&mut flow, &key).await;
+                    }
                 }
             }
         }
@@ -167,8 +243,14 @@ impl OAuthClient {
         // trusts (SEP-2352): the metadata is read anew.
         let fresh = !step_up && current.is_some();
         let discovered = self.discover(flow, bearer.resource_metadata.as_deref(), fresh).await?;
+        if current.as_ref().is_some_and(|(key, _)| *key != discovered.key) {
+            // The resource now names another authorization server: the tokens of the one it
+            // named before are not used with it, nor refreshed anywhere but where they came from.
+            *self.inner.current.lock_unpoisoned() = None;
+        }
         // What is known of this resource (read from the store once per challenge).
         let stored = self.stored(&discovered, current.clone()).await;
+        let mut known_client = stored.as_ref().map(|t| t.client.clone());
         if step_up {
             let granted: BTreeSet<&String> = current.iter().flat_map(|(_, t)| &t.scopes).collect();
             if bearer.scopes().iter().all(|s| granted.contains(s)) {
@@ -181,34 +263,105 @@ impl OAuthClient {
                 return Ok(true);
             }
             if tokens.refresh_token.is_some() {
-                match self.refresh_and_keep(&discovered, &discovered.key, tokens).await {
+                match self.refresh_and_keep(flow, &discovered.key, tokens).await {
                     Ok(_) => return Ok(true),
-                    Err(e) => tracing::debug!(error = %e, "refreshing failed; authorizing anew"),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "refreshing failed; authorizing anew");
+                        if is_invalid_client(&e) && self.is_dynamic(&tokens.client) {
+                            known_client = None;
+                            self.forget_registration(flow, &discovered.key).await;
+                        }
+                    }
                 }
             }
         }
         self.count_flow(flow)?;
         let scopes = self.scopes(flow, &bearer, &discovered, step_up);
-        let known_client = stored.map(|t| t.client);
         let tokens = match self.inner.config.grant {
-            Grant::AuthorizationCode(_) => self.authorize(flow, &discovered, &scopes, known_client).await?,
+            Grant::AuthorizationCode(_) => {
+                let client = self.client(flow, &discovered, known_client).await?;
+                match self.authorize(&discovered, &scopes, &client).await {
+                    Err(e) if is_invalid_client(&e) && self.is_dynamic(&client) => {
+                        // The authorization server deleted the registration: register anew,
+                        // once.
+                        tracing::info!(issuer = %discovered.key.issuer, "the registered client is unknown to the authorization server; registering again");
+                        self.forget_registration(flow, &discovered.key).await;
+                        let client = self.client(flow, &discovered, None).await?;
+                        self.authorize(&discovered, &scopes, &client).await?
+                    }
+                    other => other?,
+                }
+            }
             Grant::ClientCredentials => self.client_credentials(&discovered, &scopes).await?,
         };
         self.keep(&discovered.key, tokens).await;
         Ok(true)
     }
 
-    /// Refreshes `tokens` and puts the new ones in use under `key`; their access token.
+    /// Refreshes `tokens` of `key` at the authorization server that issued them, and puts the
+    /// new ones in use; their access token. Other holders of the store (other processes
+    /// sharing a token file) are held off meanwhile, and if one of them refreshed first its
+    /// tokens are taken instead of presenting a rotated refresh token a second time.
     async fn refresh_and_keep(
         &self,
-        d: &Discovered,
+        flow: &mut FlowState,
         key: &TokenKey,
         tokens: &StoredTokens,
     ) -> Result<String, OAuthError> {
-        let refreshed = self.refresh(d, tokens).await?;
+        let store = &self.inner.config.store;
+        let _lock = store.lock(key).await;
+        let mut tokens = tokens.clone();
+        if let Some(latest) = store.load(key).await
+            && (latest.access_token != tokens.access_token || latest.refresh_token != tokens.refresh_token)
+        {
+            if !latest.expires_within(REFRESH_MARGIN) {
+                let access_token = latest.access_token.clone();
+                *self.inner.current.lock_unpoisoned() = Some((key.clone(), latest));
+                return Ok(access_token);
+            }
+            if latest.refresh_token.is_some() {
+                tokens = latest;
+            }
+        }
+        let server = self.server_of(flow, &key.issuer).await?;
+        let refreshed = self.refresh(&server, key, &tokens).await?;
         let access_token = refreshed.access_token.clone();
         self.keep(key, refreshed).await;
         Ok(access_token)
+    }
+
+    /// The metadata of the authorization server `issuer` (met before, else discovered at the
+    /// issuer itself).
+    async fn server_of(&self, flow: &mut FlowState, issuer: &str) -> Result<AuthorizationServerMetadata, OAuthError> {
+        if let Some(server) = flow.servers.get(issuer) {
+            return Ok(server.clone());
+        }
+        let server = discover_authorization_server(&self.inner.http, issuer, true)
+            .await?
+            .ok_or_else(|| OAuthError::Status { url: issuer.to_owned(), status: 404 })?;
+        flow.servers.insert(issuer.to_owned(), server.clone());
+        Ok(server)
+    }
+
+    /// Forgets a dynamic registration the authorization server no longer knows, and the
+    /// tokens issued to it.
+    async fn forget_registration(&self, flow: &mut FlowState, key: &TokenKey) {
+        flow.clients.remove(&key.issuer);
+        {
+            let mut current = self.inner.current.lock_unpoisoned();
+            if current.as_ref().is_some_and(|(k, _)| k == key) {
+                *current = None;
+            }
+        }
+        self.inner.config.store.save(key, None).await;
+    }
+
+    /// Whether `client` was registered dynamically (neither pre-registered nor a Client ID
+    /// Metadata Document), so that it may be registered again.
+    fn is_dynamic(&self, client: &ClientCredentials) -> bool {
+        let config = &self.inner.config;
+        config.credentials.as_ref().is_none_or(|c| c.client_id != client.client_id)
+            && config.client_metadata_url.as_deref() != Some(client.client_id.as_str())
     }
 
     /// The access token in use.
@@ -284,45 +437,47 @@ impl OAuthClient {
         let http = &self.inner.http;
         let server = &self.inner.server;
         let resource = discover_resource(http, server, metadata_url).await?;
-        let issuer = match resource.as_ref().and_then(|r| r.authorization_servers.first()) {
-            Some(issuer) => Url::parse(issuer).map_err(|_| OAuthError::InvalidUrl(issuer.clone()))?,
-            // 2025-03-26: the MCP server's origin is the authorization server.
-            None => origin(server),
-        };
         if let Some(r) = &resource {
             check_resource(&r.resource, server)?;
         }
+        let issuer = match resource.as_ref().and_then(|r| r.authorization_servers.first()) {
+            Some(issuer) => issuer.clone(),
+            // 2025-03-26: the MCP server's origin is the authorization server.
+            None => origin(server).as_str().trim_end_matches('/').to_owned(),
+        };
         let metadata = match discover_authorization_server(http, &issuer, resource.is_some()).await? {
             Some(m) => m,
-            None if resource.is_none() => AuthorizationServerMetadata::default_endpoints(&issuer),
-            None => return Err(OAuthError::Status { url: issuer.to_string(), status: 404 }),
+            None if resource.is_none() => AuthorizationServerMetadata::default_endpoints(&origin(server)),
+            None => return Err(OAuthError::Status { url: issuer, status: 404 }),
         };
         let resource_id = match &resource {
             Some(r) => r.resource.clone(),
             None => canonical(server),
         };
-        let key = TokenKey { issuer: metadata.issuer.clone(), resource: resource_id };
+        let key = TokenKey { issuer, resource: resource_id };
+        flow.servers.insert(key.issuer.clone(), metadata.clone());
         let d = Discovered { metadata_url: metadata_url.map(str::to_owned), resource, server: metadata, key };
         flow.discovered = Some(d.clone());
         Ok(d)
     }
 
     /// The client to use with the authorization server: registered before (in this process,
-    /// or `known` from the stored tokens), pre-registered, a Client ID Metadata Document, or
-    /// registered now.
+    /// or `known` from the stored tokens), pre-registered (for this server only), a Client ID
+    /// Metadata Document, or registered now.
     async fn client(
         &self,
         flow: &mut FlowState,
         d: &Discovered,
         known: Option<ClientCredentials>,
     ) -> Result<ClientCredentials, OAuthError> {
-        if let Some(c) = flow.clients.get(&d.server.issuer) {
+        if let Some(c) = flow.clients.get(&d.key.issuer) {
             return Ok(c.clone());
         }
         let config = &self.inner.config;
         let client = if let Some(c) = known {
             c
         } else if let Some(c) = &config.credentials {
+            check_binding(c, &d.key.issuer)?;
             c.clone()
         } else if let (Some(true), Some(url)) =
             (d.server.client_id_metadata_document_supported, &config.client_metadata_url)
@@ -333,7 +488,7 @@ impl OAuthClient {
         } else {
             return Err(OAuthError::NoRegistration(d.server.issuer.clone()));
         };
-        flow.clients.insert(d.server.issuer.clone(), client.clone());
+        flow.clients.insert(d.key.issuer.clone(), client.clone());
         Ok(client)
     }
 
@@ -359,60 +514,34 @@ impl OAuthClient {
             "response_types": ["code"],
             "token_endpoint_auth_method": method,
         });
-        let response = self
-            .inner
-            .http
-            .post(url.clone())
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| OAuthError::Http { url: url.to_string(), source: e })?;
+        let http = &self.inner.http;
+        let request = http.post(&url)?.json(&body);
+        let response = http.send(request, &url).await?;
         let registered: Registered = read_answer(response, &url).await?;
         let auth_method = registered
             .token_endpoint_auth_method
             .as_deref()
             .and_then(TokenEndpointAuthMethod::from_name)
             .or_else(|| TokenEndpointAuthMethod::from_name(method));
-        Ok(ClientCredentials { client_id: registered.client_id, client_secret: registered.client_secret, auth_method })
+        let mut client = ClientCredentials::new(registered.client_id, registered.client_secret);
+        client.auth_method = auth_method;
+        Ok(client)
     }
 
     /// The authorization code flow: PKCE, the user's authorization through the agent, the
     /// code exchanged for tokens.
     async fn authorize(
         &self,
-        flow: &mut FlowState,
         d: &Discovered,
         scopes: &[String],
-        known_client: Option<ClientCredentials>,
+        client: &ClientCredentials,
     ) -> Result<StoredTokens, OAuthError> {
         if !d.server.supports_s256() {
             return Err(OAuthError::NoPkce(d.server.issuer.clone()));
         }
         let agent = self.agent()?;
-        let client = self.client(flow, d, known_client).await?;
-        let pkce = Pkce::new();
-        let state = random_token();
         let redirect_uri = agent.redirect_uri().clone();
-        let mut url = Url::parse(&d.server.authorization_endpoint)
-            .map_err(|_| OAuthError::InvalidUrl(d.server.authorization_endpoint.clone()))?;
-        {
-            let mut q = url.query_pairs_mut();
-            q.append_pair("response_type", "code")
-                .append_pair("client_id", &client.client_id)
-                .append_pair("redirect_uri", redirect_uri.as_str())
-                .append_pair("code_challenge", &pkce.challenge)
-                .append_pair("code_challenge_method", "S256")
-                .append_pair("state", &state)
-                .append_pair("resource", &d.key.resource);
-            if !scopes.is_empty() {
-                q.append_pair("scope", &scopes.join(" "));
-            }
-            // OpenID Connect grants `offline_access` only with the consent prompt (Core §11);
-            // OpenID providers drop it otherwise, and with it the refresh token.
-            if scopes.iter().any(|s| s == OFFLINE_ACCESS) {
-                q.append_pair("prompt", "consent");
-            }
-        }
+        let (url, state, pkce) = authorization_url(d, client, &redirect_uri, scopes)?;
         let callback = agent.authorize(url).await?;
         let code = check_callback(&callback, &state, &d.server)?;
         let form = vec![
@@ -422,7 +551,7 @@ impl OAuthClient {
             ("code_verifier", pkce.verifier),
             ("resource", d.key.resource.clone()),
         ];
-        self.token_request(d, client, form, scopes, None).await
+        self.token_request(&d.server, client.clone(), form, scopes, None).await
     }
 
     /// The agent of the authorization code flow.
@@ -433,7 +562,8 @@ impl OAuthClient {
         }
     }
 
-    /// The client credentials grant: the client's own credentials for tokens.
+    /// The client credentials grant: the client's own credentials for tokens, from the
+    /// authorization server they are bound to only.
     async fn client_credentials(&self, d: &Discovered, scopes: &[String]) -> Result<StoredTokens, OAuthError> {
         let client = self
             .inner
@@ -441,46 +571,55 @@ impl OAuthClient {
             .credentials
             .clone()
             .ok_or(OAuthError::Configuration("the client credentials grant needs credentials"))?;
+        check_binding(&client, &d.key.issuer)?;
         let mut form = vec![("grant_type", "client_credentials".to_owned()), ("resource", d.key.resource.clone())];
         if !scopes.is_empty() {
             form.push(("scope", scopes.join(" ")));
         }
-        self.token_request(d, client, form, scopes, None).await
+        self.token_request(&d.server, client, form, scopes, None).await
     }
 
-    /// A refresh token exchanged for new tokens.
-    async fn refresh(&self, d: &Discovered, tokens: &StoredTokens) -> Result<StoredTokens, OAuthError> {
+    /// A refresh token exchanged for new tokens at `server`, the issuer of `key`.
+    async fn refresh(
+        &self,
+        server: &AuthorizationServerMetadata,
+        key: &TokenKey,
+        tokens: &StoredTokens,
+    ) -> Result<StoredTokens, OAuthError> {
         let refresh_token = tokens.refresh_token.clone().unwrap_or_default();
         let form = vec![
             ("grant_type", "refresh_token".to_owned()),
             ("refresh_token", refresh_token.clone()),
-            ("resource", d.key.resource.clone()),
+            ("resource", key.resource.clone()),
         ];
-        self.token_request(d, tokens.client.clone(), form, &tokens.scopes, Some(refresh_token)).await
+        self.token_request(server, tokens.client.clone(), form, &tokens.scopes, Some(refresh_token)).await
     }
 
-    /// A request to the token endpoint, with the client's authentication.
+    /// A request to the token endpoint of `server`, with the client's authentication.
     async fn token_request(
         &self,
-        d: &Discovered,
+        server: &AuthorizationServerMetadata,
         client: ClientCredentials,
         mut form: Vec<(&'static str, String)>,
         scopes: &[String],
         old_refresh: Option<String>,
     ) -> Result<StoredTokens, OAuthError> {
-        let url = Url::parse(&d.server.token_endpoint)
-            .map_err(|_| OAuthError::InvalidUrl(d.server.token_endpoint.clone()))?;
-        let mut request = self.inner.http.post(url.clone());
+        let url =
+            Url::parse(&server.token_endpoint).map_err(|_| OAuthError::InvalidUrl(server.token_endpoint.clone()))?;
+        let http = &self.inner.http;
+        let mut request = http.post(&url)?;
         if let Some(key) = &self.inner.config.assertion {
             form.push(("client_id", client.client_id.clone()));
             form.push(("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned()));
-            form.push(("client_assertion", assertion(key, &client.client_id, &d.server.issuer)?));
+            form.push(("client_assertion", assertion(key, &client.client_id, &server.issuer)?));
         } else {
-            request = authenticate(request, &mut form, &client, &d.server);
+            request = authenticate(request, &mut form, &client, server);
         }
-        let response =
-            request.form(&form).send().await.map_err(|e| OAuthError::Http { url: url.to_string(), source: e })?;
+        let response = http.send(request.form(&form), &url).await?;
         let answer: TokenAnswer = read_answer(response, &url).await?;
+        if !answer.token_type.eq_ignore_ascii_case("bearer") {
+            return Err(OAuthError::UnsupportedTokenType(answer.token_type));
+        }
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
         Ok(StoredTokens {
             client,
@@ -490,6 +629,56 @@ impl OAuthClient {
             scopes: answer.scope.as_deref().map(split_scopes).unwrap_or_else(|| scopes.to_vec()),
         })
     }
+}
+
+/// The authorization request's URL, its `state` and the PKCE pair.
+fn authorization_url(
+    d: &Discovered,
+    client: &ClientCredentials,
+    redirect_uri: &Url,
+    scopes: &[String],
+) -> Result<(Url, String, Pkce), OAuthError> {
+    let pkce = Pkce::new();
+    let state = random_token();
+    let mut url = Url::parse(&d.server.authorization_endpoint)
+        .map_err(|_| OAuthError::InvalidUrl(d.server.authorization_endpoint.clone()))?;
+    super::http::require_https(&url)?;
+    {
+        let mut q = url.query_pairs_mut();
+        q.append_pair("response_type", "code")
+            .append_pair("client_id", &client.client_id)
+            .append_pair("redirect_uri", redirect_uri.as_str())
+            .append_pair("code_challenge", &pkce.challenge)
+            .append_pair("code_challenge_method", "S256")
+            .append_pair("state", &state)
+            .append_pair("resource", &d.key.resource);
+        if !scopes.is_empty() {
+            q.append_pair("scope", &scopes.join(" "));
+        }
+        // OpenID Connect grants `offline_access` only with the consent prompt (Core §11);
+        // OpenID providers drop it otherwise, and with it the refresh token.
+        if scopes.iter().any(|s| s == OFFLINE_ACCESS) {
+            q.append_pair("prompt", "consent");
+        }
+    }
+    Ok((url, state, pkce))
+}
+
+/// Pre-registered credentials are for the authorization server they name, and no other.
+fn check_binding(credentials: &ClientCredentials, issuer: &str) -> Result<(), OAuthError> {
+    match &credentials.issuer {
+        None => Err(OAuthError::UnboundCredentials { client_id: credentials.client_id.clone() }),
+        Some(bound) if bound != issuer => {
+            Err(OAuthError::CredentialsIssuerMismatch { bound: bound.clone(), named: issuer.to_owned() })
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+/// Whether the authorization server said it does not know the client (a deleted
+/// registration).
+fn is_invalid_client(e: &OAuthError) -> bool {
+    matches!(e, OAuthError::Refused { error, .. } if error == "invalid_client")
 }
 
 /// Adds the client's authentication at the token endpoint to a request.
@@ -556,6 +745,8 @@ struct Registered {
 #[derive(Deserialize)]
 struct TokenAnswer {
     access_token: String,
+    /// RFC 6749 §5.1: required; this client uses `Bearer` tokens only.
+    token_type: String,
     #[serde(default)]
     expires_in: Option<u64>,
     #[serde(default)]
@@ -602,16 +793,15 @@ fn auth_method(client: &ClientCredentials, server: &AuthorizationServerMetadata)
     }
 }
 
-/// The code of the redirect, once its `error`, `state` and `iss` are checked.
-fn check_callback(callback: &Url, state: &str, server: &AuthorizationServerMetadata) -> Result<String, OAuthError> {
+/// The code of the redirect, once its `state` (first: nothing of a redirect that is not this
+/// flow's is acted on or shown), then its `iss`, then its `error` are checked.
+pub(crate) fn check_callback(
+    callback: &Url,
+    state: &str,
+    server: &AuthorizationServerMetadata,
+) -> Result<String, OAuthError> {
     let params: HashMap<String, String> = callback.query_pairs().into_owned().collect();
-    if let Some(error) = params.get("error") {
-        return Err(OAuthError::Refused {
-            error: error.clone(),
-            description: params.get("error_description").cloned(),
-        });
-    }
-    if params.get("state").map(String::as_str) != Some(state) {
+    if !params.get("state").is_some_and(|s| constant_time_eq(s.as_bytes(), state.as_bytes())) {
         return Err(OAuthError::InvalidResponse("its state is not the one sent"));
     }
     // RFC 9207: where the server says it sends `iss`, it must be there and be the issuer.
@@ -621,6 +811,12 @@ fn check_callback(callback: &Url, state: &str, server: &AuthorizationServerMetad
         }
         (None, Some(true)) => return Err(OAuthError::InvalidResponse("it has no iss")),
         _ => {}
+    }
+    if let Some(error) = params.get("error") {
+        return Err(OAuthError::Refused {
+            error: error.clone(),
+            description: params.get("error_description").cloned(),
+        });
     }
     params.get("code").cloned().ok_or(OAuthError::InvalidResponse("it has no code"))
 }
@@ -717,9 +913,21 @@ mod tests {
         assert!(check_callback(&cb("code=c&state=s"), "s", &server).is_err(), "iss advertised but missing");
         assert!(check_callback(&cb("code=c&state=s&iss=https%3A%2F%2Fevil"), "s", &server).is_err());
         assert!(matches!(
-            check_callback(&cb("error=access_denied&state=s"), "s", &server),
+            check_callback(&cb("error=access_denied&state=s&iss=https%3A%2F%2Fas.example"), "s", &server),
             Err(OAuthError::Refused { .. })
         ));
+        // An error is acted on only once the state and iss are this flow's: a forged redirect
+        // (a local page's) is not this flow's answer, whatever it says.
+        for forged in
+            ["error=access_denied", "error=access_denied&state=x", "error=access_denied&state=s&iss=https%3A%2F%2Fevil"]
+        {
+            assert!(
+                matches!(check_callback(&cb(forged), "s", &server), Err(OAuthError::InvalidResponse(_))),
+                "{forged}"
+            );
+        }
+        assert!(check_callback(&cb("code=c&state=ss&iss=https%3A%2F%2Fas.example"), "s", &server).is_err());
+        assert!(check_callback(&cb("code=c&state=&iss=https%3A%2F%2Fas.example"), "s", &server).is_err());
         let quiet = AuthorizationServerMetadata { issuer: "https://as.example".into(), ..Default::default() };
         assert_eq!(check_callback(&cb("code=c&state=s"), "s", &quiet).unwrap(), "c");
     }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::OAuthError;
+use super::http::{OAuthHttp, require_https};
 use crate::client::request::read_bounded;
 pub use crate::protected_resource::ProtectedResourceMetadata;
 use bytes::Bytes;
@@ -64,6 +65,17 @@ impl AuthorizationServerMetadata {
         }
     }
 
+    /// Refuses metadata whose endpoints are not HTTPS (or HTTP on loopback), or not URLs.
+    pub(crate) fn check_endpoints(&self) -> Result<(), OAuthError> {
+        let endpoints =
+            [Some(&self.authorization_endpoint), Some(&self.token_endpoint), self.registration_endpoint.as_ref()];
+        for endpoint in endpoints.into_iter().flatten().filter(|e| !e.is_empty()) {
+            let url = Url::parse(endpoint).map_err(|_| OAuthError::InvalidUrl(endpoint.clone()))?;
+            require_https(&url)?;
+        }
+        Ok(())
+    }
+
     /// Whether the server supports PKCE with S256. A server that does not say (no
     /// `code_challenge_methods_supported`) is refused: the specification requires clients to
     /// check it.
@@ -114,15 +126,11 @@ fn well_known(base: &Url, name: &str, path: &str) -> Option<Url> {
 /// GETs a JSON document: `Ok(None)` for a 4xx (not there), an error for anything else that
 /// is not a JSON object of type `T`.
 pub(crate) async fn fetch_json<T: serde::de::DeserializeOwned>(
-    http: &reqwest::Client,
+    http: &OAuthHttp,
     url: &Url,
 ) -> Result<Option<T>, OAuthError> {
-    let response = http
-        .get(url.clone())
-        .header(http::header::ACCEPT, "application/json")
-        .send()
-        .await
-        .map_err(|e| OAuthError::Http { url: url.to_string(), source: e })?;
+    let request = http.get(url)?.header(http::header::ACCEPT, "application/json");
+    let response = http.send(request, url).await?;
     let status = response.status();
     if status.is_client_error() {
         return Ok(None);
@@ -143,16 +151,20 @@ pub(crate) async fn read_limited(mut response: reqwest::Response, url: &Url) -> 
     }
 }
 
-/// Finds the protected resource metadata: at the challenge's `resource_metadata`, else at
-/// the well-known URLs of `server`. `None` when there is none (a 2025-03-26 server).
+/// Finds the protected resource metadata: at the challenge's `resource_metadata` when it is
+/// on the server's origin (the resource's own metadata; a challenge cannot send the client to
+/// fetch from another host), else at the well-known URLs of `server`. `None` when there is
+/// none (a 2025-03-26 server).
 pub(crate) async fn discover_resource(
-    http: &reqwest::Client,
+    http: &OAuthHttp,
     server: &Url,
     from_challenge: Option<&str>,
 ) -> Result<Option<ProtectedResourceMetadata>, OAuthError> {
     if let Some(url) = from_challenge {
         let url = Url::parse(url).map_err(|_| OAuthError::InvalidUrl(url.to_owned()))?;
-        if let Some(metadata) = fetch_json::<ProtectedResourceMetadata>(http, &url).await? {
+        if url.origin() != server.origin() {
+            tracing::warn!(%url, "the challenge names resource metadata on another origin; not fetched");
+        } else if let Some(metadata) = fetch_json::<ProtectedResourceMetadata>(http, &url).await? {
             return Ok(Some(metadata));
         }
     }
@@ -164,30 +176,28 @@ pub(crate) async fn discover_resource(
     Ok(None)
 }
 
-/// Finds the metadata of the authorization server `issuer`; `None` when none of the
-/// well-known URLs has it. With `check_issuer` (an issuer named by the protected resource
-/// metadata), the metadata's `issuer` must be `issuer` (RFC 8414 §3.3); a 2025-03-26 server,
-/// whose metadata is found at its own origin, is not held to it.
+/// Finds the metadata of the authorization server `issuer` (an HTTPS URL, or HTTP on
+/// loopback); `None` when none of the well-known URLs has it. With `check_issuer` (an issuer
+/// named by the protected resource metadata), the metadata's `issuer` must be `issuer`,
+/// character for character (RFC 8414 §3.3); a 2025-03-26 server, whose metadata is found at
+/// its own origin, is not held to it. Every endpoint the metadata names must be HTTPS too.
 pub(crate) async fn discover_authorization_server(
-    http: &reqwest::Client,
-    issuer: &Url,
+    http: &OAuthHttp,
+    issuer: &str,
     check_issuer: bool,
 ) -> Result<Option<AuthorizationServerMetadata>, OAuthError> {
-    for url in authorization_server_metadata_urls(issuer) {
+    let url = Url::parse(issuer).map_err(|_| OAuthError::InvalidUrl(issuer.to_owned()))?;
+    require_https(&url)?;
+    for url in authorization_server_metadata_urls(&url) {
         if let Some(metadata) = fetch_json::<AuthorizationServerMetadata>(http, &url).await? {
-            if check_issuer && !same_issuer(&metadata.issuer, issuer.as_str()) {
-                return Err(OAuthError::IssuerMismatch { expected: issuer.to_string(), found: metadata.issuer });
+            if check_issuer && metadata.issuer != issuer {
+                return Err(OAuthError::IssuerMismatch { expected: issuer.to_owned(), found: metadata.issuer });
             }
+            metadata.check_endpoints()?;
             return Ok(Some(metadata));
         }
     }
     Ok(None)
-}
-
-/// Whether two issuer identifiers are the same (a trailing `/` of a path-less URL aside,
-/// which URL parsers add).
-pub(crate) fn same_issuer(a: &str, b: &str) -> bool {
-    a == b || a.trim_end_matches('/') == b.trim_end_matches('/')
 }
 
 #[cfg(test)]

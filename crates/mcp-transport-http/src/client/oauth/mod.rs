@@ -43,16 +43,20 @@
 mod agent;
 mod challenge;
 mod flow;
+mod http;
 mod metadata;
+mod pending;
 mod pkce;
 mod store;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use agent::{AuthorizationAgent, LoopbackRedirect};
 pub use challenge::BearerChallenge;
 pub use flow::OAuthClient;
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
+pub use pending::{ExternalRedirect, PendingAuthorization};
 pub use store::{
     ClientCredentials, FileTokenStore, MemoryTokenStore, StoredTokens, TokenEndpointAuthMethod, TokenKey, TokenStore,
 };
@@ -150,6 +154,48 @@ pub enum OAuthError {
     /// A local I/O error (the loopback listener).
     #[error("I/O error")]
     Io(#[source] std::io::Error),
+    /// An authorization server endpoint that is not HTTPS (plain HTTP is accepted on loopback
+    /// only), or a URL that is not HTTP at all.
+    #[error("{0}: authorization server endpoints must use https (http only on loopback)")]
+    InsecureUrl(String),
+    /// A URL whose host is a private, loopback or link-local address, which the client was
+    /// told to refuse ([`OAuthConfig::deny_private_addresses`]).
+    #[error("{0}: the host is a private, loopback or link-local address")]
+    PrivateAddress(String),
+    /// The answer came from another origin than the URL asked (a redirect the HTTP client
+    /// followed across origins).
+    #[error("the request to {url} was redirected to another origin")]
+    Redirected {
+        /// The URL asked.
+        url: String,
+    },
+    /// Pre-registered credentials that do not say which authorization server issued them
+    /// ([`ClientCredentials::issuer`], [`OAuthConfig::issuer`]): they are never sent to one
+    /// a server merely names.
+    #[error("the pre-registered client `{client_id}` is not bound to an authorization server (set its issuer)")]
+    UnboundCredentials {
+        /// The client id.
+        client_id: String,
+    },
+    /// The resource names another authorization server than the one the pre-registered
+    /// credentials were issued by; they are not sent to it.
+    #[error("the pre-registered client is for the authorization server `{bound}`, but the server names `{named}`")]
+    CredentialsIssuerMismatch {
+        /// The issuer the credentials are bound to.
+        bound: String,
+        /// The issuer the protected resource metadata names.
+        named: String,
+    },
+    /// A token response of a type the client cannot use (only `Bearer` is).
+    #[error("the authorization server issued a token of type `{0}`, not `Bearer`")]
+    UnsupportedTokenType(String),
+    /// The user must authorize, and the agent does not take part in the flow
+    /// ([`ExternalRedirect`]): start it with [`OAuthClient::begin_authorization`].
+    #[error("the user must authorize (begin_authorization, then finish_authorization)")]
+    AuthorizationRequired,
+    /// A pending authorization that is not this client's (another MCP server's resource).
+    #[error("the pending authorization is for `{0}`, not for this server")]
+    ForeignAuthorization(String),
 }
 
 /// What the client asks and how.
@@ -162,6 +208,8 @@ pub struct OAuthConfig {
     pub(crate) client_metadata_url: Option<String>,
     pub(crate) store: Arc<dyn TokenStore>,
     pub(crate) http: Option<reqwest::Client>,
+    pub(crate) http_timeout: Duration,
+    pub(crate) deny_private: bool,
     pub(crate) max_flows_per_minute: usize,
 }
 
@@ -248,13 +296,29 @@ impl OAuthConfig {
             client_metadata_url: None,
             store: Arc::new(MemoryTokenStore::default()),
             http: None,
+            http_timeout: Duration::from_secs(30),
+            deny_private: false,
             max_flows_per_minute: 3,
         }
     }
 
-    /// Pre-registered credentials (used first, with any authorization server).
+    /// Pre-registered credentials, used with the authorization server they name
+    /// ([`ClientCredentials::issuer`]) and with no other: a resource that names another gets
+    /// [`OAuthError::CredentialsIssuerMismatch`], and credentials that name none are refused
+    /// ([`OAuthError::UnboundCredentials`]).
     pub fn credentials(mut self, credentials: ClientCredentials) -> Self {
         self.credentials = Some(credentials);
+        self
+    }
+
+    /// Binds the pre-registered credentials (of [`OAuthConfig::credentials`],
+    /// [`OAuthConfig::client_credentials`], [`OAuthConfig::client_credentials_jwt`]) to the
+    /// authorization server `issuer` (its issuer identifier, exactly as its metadata and the
+    /// protected resource metadata name it).
+    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
+        if let Some(credentials) = &mut self.credentials {
+            credentials.issuer = Some(issuer.into());
+        }
         self
     }
 
@@ -271,9 +335,31 @@ impl OAuthConfig {
         self
     }
 
-    /// The HTTP client for the authorization server (default: the transport's).
+    /// The HTTP client for metadata and the authorization server, instead of the one the
+    /// OAuth client builds (which follows redirects within an origin only, and has the
+    /// [`http_timeout`](Self::http_timeout)). Give it the same care: no redirects across
+    /// origins (an answer from another origin is refused, but the request has left by then),
+    /// and a connect timeout. The [`http_timeout`](Self::http_timeout) still limits each
+    /// request; [`deny_private_addresses`](Self::deny_private_addresses) then checks only
+    /// URLs whose host is an address.
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.http = Some(client);
+        self
+    }
+
+    /// The longest a request for metadata or to the authorization server may take, answer
+    /// included (default 30 s); the user's part of the flow has its own limit, the agent's.
+    pub fn http_timeout(mut self, timeout: Duration) -> Self {
+        self.http_timeout = timeout;
+        self
+    }
+
+    /// Refuses metadata and authorization servers at private, loopback, link-local and other
+    /// non-public addresses, whether a URL names one or a name resolves to one (default: off).
+    /// For a client hosted beside internal services, where a server's `401` could otherwise
+    /// make it fetch from them (server-side request forgery).
+    pub fn deny_private_addresses(mut self, deny: bool) -> Self {
+        self.deny_private = deny;
         self
     }
 

@@ -13,6 +13,15 @@ pub(crate) fn random_token() -> String {
     URL_SAFE_NO_PAD.encode(bytes)
 }
 
+/// Whether `a` and `b` are equal, in a time that depends on their lengths only (a `state`
+/// compared with the one sent must not tell how much of it a guess got right).
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 /// A verifier and its S256 challenge.
 pub(crate) struct Pkce {
     pub(crate) verifier: String,

@@ -66,12 +66,24 @@ pub struct ClientCredentials {
     /// metadata).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_method: Option<TokenEndpointAuthMethod>,
+    /// The authorization server that issued them (its issuer identifier): pre-registered
+    /// credentials are used with it and with no other. (A registration kept with tokens is
+    /// bound by the tokens' [`TokenKey`] instead.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
 }
 
 impl ClientCredentials {
     /// A client with an id and a secret.
     pub fn new(client_id: impl Into<String>, client_secret: Option<String>) -> Self {
-        ClientCredentials { client_id: client_id.into(), client_secret, auth_method: None }
+        ClientCredentials { client_id: client_id.into(), client_secret, auth_method: None, issuer: None }
+    }
+
+    /// Binds the credentials to the authorization server `issuer` (its issuer identifier,
+    /// exactly as its metadata names it).
+    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
     }
 
     /// Sets how the client authenticates at the token endpoint.
@@ -108,6 +120,16 @@ impl StoredTokens {
     }
 }
 
+/// Held while tokens of a key are refreshed (TEMPORARY: replaced by the local lane's).
+pub struct TokenLock(#[allow(dead_code)] Option<Box<dyn Send + Sync>>);
+
+impl TokenLock {
+    /// No lock.
+    pub fn none() -> Self {
+        TokenLock(None)
+    }
+}
+
 /// Keeps tokens between flows. [`MemoryTokenStore`] is the default, [`FileTokenStore`] keeps
 /// them in a file (for command-line tools).
 pub trait TokenStore: Send + Sync + 'static {
@@ -115,6 +137,11 @@ pub trait TokenStore: Send + Sync + 'static {
     fn load(&self, key: &TokenKey) -> BoxFuture<'_, Option<StoredTokens>>;
     /// Keeps `tokens` for `key` (`None` forgets them).
     fn save(&self, key: &TokenKey, tokens: Option<StoredTokens>) -> BoxFuture<'_, ()>;
+    /// Excludes other refreshers of `key` until dropped.
+    fn lock(&self, key: &TokenKey) -> BoxFuture<'_, TokenLock> {
+        let _ = key;
+        Box::pin(std::future::ready(TokenLock::none()))
+    }
 }
 
 /// Tokens in memory, for the life of the process.
