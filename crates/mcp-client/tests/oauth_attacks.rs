@@ -640,6 +640,24 @@ async fn a_registration_the_server_deleted_is_made_again() {
     assert!(honest.state.lock().unwrap().clients.contains_key(&dynamic));
 }
 
+#[tokio::test]
+async fn closing_after_a_logout_does_not_authorize_again() {
+    let tokens = Arc::new(Tokens::default());
+    let honest = AuthServer::start(tokens.clone(), Behaviour::default()).await;
+    let resource = Resource::start(tokens.clone(), &honest.base).await;
+    let oauth = oauth_client(&resource, OAuthConfig::new("victim", Browser::new()));
+    let client = connect(&resource.url(), oauth.clone()).await.unwrap();
+    echo(&client).await.unwrap();
+    let authorizations = || honest.seen().iter().filter(|s| s.path == "/authorize").count();
+    assert_eq!(authorizations(), 1);
+    oauth.logout().await;
+    // The session's DELETE goes without a token and gets 401: that ends the session, it does
+    // not send the user to authorize again (nor put tokens back in the store).
+    tokio::time::timeout(STEP, client.close()).await.expect("closing ends");
+    assert_eq!(authorizations(), 1);
+    assert!(oauth.tokens().is_none());
+}
+
 // ---------------------------------------------------------------------------------------
 // Begun here, finished elsewhere
 

@@ -558,6 +558,17 @@ impl Core {
     /// for more scopes (`insufficient_scope`), the provider may ask for another try, at most
     /// [`MAX_AUTH_TRIES`] times.
     async fn send(&self, build: impl Fn() -> reqwest::RequestBuilder) -> Result<reqwest::Response, reqwest::Error> {
+        self.send_answering(build, true).await
+    }
+
+    /// [`Self::send`], which with `answer_challenges` false sends the provider's current
+    /// `Authorization` and takes a 401 as the answer: what ending a session sends must not
+    /// start an authorization (after a logout, it would undo it).
+    async fn send_answering(
+        &self,
+        build: impl Fn() -> reqwest::RequestBuilder,
+        answer_challenges: bool,
+    ) -> Result<reqwest::Response, reqwest::Error> {
         let mut tries = 0;
         loop {
             let mut rb = build();
@@ -572,6 +583,7 @@ impl Core {
             let asks = status == StatusCode::UNAUTHORIZED
                 || (status == StatusCode::FORBIDDEN && challenge.as_ref().is_some_and(is_insufficient_scope));
             if asks
+                && answer_challenges
                 && tries < MAX_AUTH_TRIES
                 && let Some(auth) = &self.config.auth
             {
@@ -1292,7 +1304,7 @@ impl Core {
         self.ended.cancel();
         let snap = self.snapshot();
         let Some(session) = snap.session_id.clone().filter(|_| !snap.sse) else { return };
-        let send = self.send(|| self.request(Method::DELETE, &self.config.url, &snap));
+        let send = self.send_answering(|| self.request(Method::DELETE, &self.config.url, &snap), false);
         match tokio::time::timeout(self.config.http_timeout, send).await {
             Ok(Ok(r)) if r.status().is_success() || r.status() == StatusCode::METHOD_NOT_ALLOWED => {
                 debug!(?session, status = %r.status(), "session ended");

@@ -279,6 +279,10 @@ impl OAuthClient {
         let scopes = self.scopes(flow, &bearer, &discovered, step_up);
         let tokens = match self.inner.config.grant {
             Grant::AuthorizationCode(_) => {
+                // Before registering: a server without S256 gets nothing.
+                if !discovered.server.supports_s256() {
+                    return Err(OAuthError::NoPkce(discovered.server.issuer.clone()));
+                }
                 let client = self.client(flow, &discovered, known_client).await?;
                 match self.authorize(&discovered, &scopes, &client).await {
                     Err(e) if is_invalid_client(&e) && self.is_dynamic(&client) => {
