@@ -1,6 +1,7 @@
 //! `oauth_e2e`: our OAuth client end to end against a real OpenID provider (the npm package
-//! `oidc-provider`, `interop/oidc/provider.mjs`) and our resource server (the `auth_server`
-//! example), both run by `cargo xtask auth-e2e`:
+//! `oidc-provider`, `interop/oidc/provider.mjs`) and a resource server, our `auth_server`
+//! example or the official TypeScript SDK's `interop/ts/protected_server.mjs` (the same tools
+//! `add` and `count_down`, the same scopes), all run by `cargo xtask auth-e2e`:
 //!
 //! ```sh
 //! oauth_e2e --server http://127.0.0.1:PORT/mcp --other http://127.0.0.1:PORT2/mcp --store FILE

@@ -2,10 +2,12 @@
 //!
 //! It starts the npm package `oidc-provider` (`interop/oidc/provider.mjs`: Dynamic Client
 //! Registration, PKCE, resource indicators with JWT access tokens, refresh tokens, an
-//! interaction page that signs `alice` in and consents) and two `auth_server` examples that
-//! trust it: resource A (scope `mcp:read` for everything, `mcp:write` for the tools that are
-//! not read-only) and resource B. Then three clients authorize against A through the
-//! provider and call it:
+//! interaction page that signs `alice` in and consents), two `auth_server` examples that
+//! trust it, resource A (scope `mcp:read` for everything, `mcp:write` for the tools that are
+//! not read-only) and resource B, and a server of the official TypeScript SDK trusting it with
+//! A's scopes (`interop/ts/protected_server.mjs`: `requireBearerAuth`, `mcpAuthMetadataRouter`,
+//! a `jose` verifier of the provider's JWTs). Then three clients authorize against A through
+//! the provider and call it, and ours against the TypeScript SDK's server too:
 //!
 //! - ours (the `oauth_e2e` example): discovery, registration, the code flow, refresh before
 //!   expiry, step-up on 403, the file token store, audience and signature checks, logout;
@@ -34,8 +36,8 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// The provider's access token lifetime, in seconds.
 const ACCESS_TTL: &str = "20";
 
-/// Installs the provider and the official clients, starts the provider and two resource
-/// servers, runs every client against them.
+/// Installs the provider and the official clients, starts the provider and three resource
+/// servers (two of ours, one of the TypeScript SDK), runs every client against them.
 pub fn run(root: &Path) -> Result<()> {
     let started = Instant::now();
     let work = root.join("target/interop");
@@ -48,14 +50,20 @@ pub fn run(root: &Path) -> Result<()> {
     let [auth_server, oauth_e2e] = interop::build_examples(root, ["auth_server", "oauth_e2e"])?;
 
     let local = |port| SocketAddr::from(([127, 0, 0, 1], port));
-    let (issuer_addr, a_addr, b_addr) =
-        (local(interop::free_port()?), local(interop::free_port()?), local(interop::free_port()?));
+    let [issuer_addr, a_addr, b_addr, ts_addr] = [
+        local(interop::free_port()?),
+        local(interop::free_port()?),
+        local(interop::free_port()?),
+        local(interop::free_port()?),
+    ];
     let issuer = format!("http://{issuer_addr}");
     let (resource_a, resource_b) = (format!("http://{a_addr}/mcp"), format!("http://{b_addr}/mcp"));
+    let resource_ts = format!("http://{ts_addr}/mcp");
 
     let mut provider = Command::new(&node);
     provider.arg(oidc.join("provider.mjs")).args(["--port", &issuer_addr.port().to_string()]);
-    provider.args(["--resource", &resource_a, "--resource", &resource_b, "--access-ttl", ACCESS_TTL]);
+    provider.args(["--resource", &resource_a, "--resource", &resource_b, "--resource", &resource_ts]);
+    provider.args(["--access-ttl", ACCESS_TTL]);
     let _provider = ServerProcess::start(provider, issuer_addr, START_TIMEOUT)?;
     let server = |addr: SocketAddr, write_scope: bool| {
         let mut command = Command::new(&auth_server);
@@ -67,24 +75,27 @@ pub fn run(root: &Path) -> Result<()> {
     };
     let _a = server(a_addr, true)?;
     let _b = server(b_addr, false)?;
+    // The TypeScript SDK's server, with A's scopes (it fetches the provider's metadata first).
+    let mut ts_server = Command::new(&node);
+    ts_server.arg(ts.join("protected_server.mjs")).args(["--port", &ts_addr.port().to_string()]);
+    ts_server.args(["--issuer", &issuer, "--scope", "mcp:read", "--write-scope", "mcp:write"]);
+    let _ts_server = ServerProcess::start(ts_server, ts_addr, START_TIMEOUT)?;
 
-    let store = work.join("auth-e2e-tokens.json");
-    if store.exists() {
-        std::fs::remove_file(&store)?;
+    let [store, ts_store] = [work.join("auth-e2e-tokens.json"), work.join("auth-e2e-tokens-ts.json")];
+    for file in [&store, &ts_store] {
+        if file.exists() {
+            std::fs::remove_file(file)?;
+        }
     }
+    let ours = |name, server: &str, store: &Path| {
+        let args = ["--server", server, "--other", &resource_b, "--store", &store.display().to_string()];
+        (Client { name, program: oauth_e2e.clone(), args: Vec::new(), env: &[] }, args.map(str::to_owned).to_vec())
+    };
     let python_env: &[(&str, &str)] = &[("PYTHONDONTWRITEBYTECODE", "1"), ("PYTHONUTF8", "1")];
     let runs = [
-        (
-            Client { name: "our OAuth", program: oauth_e2e, args: Vec::new(), env: &[] },
-            vec![
-                "--server".to_owned(),
-                resource_a.clone(),
-                "--other".to_owned(),
-                resource_b.clone(),
-                "--store".to_owned(),
-                store.display().to_string(),
-            ],
-        ),
+        ours("our OAuth", &resource_a, &store),
+        // The other way round: our client against the TypeScript SDK's protected server.
+        ours("our OAuth (TypeScript SDK server)", &resource_ts, &ts_store),
         (
             Client {
                 name: "TypeScript SDK OAuth",
@@ -106,7 +117,9 @@ pub fn run(root: &Path) -> Result<()> {
     ];
     let mut failures = Vec::new();
     for (client, target) in &runs {
+        let run_started = Instant::now();
         let outcome = interop::run_client(root, client, target)?;
+        println!("==> {} client: {:.1} s", client.name, run_started.elapsed().as_secs_f64());
         if !outcome.passed {
             failures.push(format!("{} client: {}", client.name, outcome.summary));
         }

@@ -14,7 +14,7 @@
 //!
 //! - `target/interop/node`: Node 22 from the npm package `node` (`interop/node/package.json`);
 //!   the TypeScript client runs on it, whatever Node the machine has.
-//! - `target/interop/ts`: `@modelcontextprotocol/sdk` and `@modelcontextprotocol/server-everything`
+//! - `target/interop/ts`: `@modelcontextprotocol/sdk`, `@modelcontextprotocol/server-everything` and `jose`
 //!   (`interop/ts/package.json`) and a copy of the client scripts, which must sit next to their
 //!   `node_modules` to resolve the SDK.
 //! - `target/interop/venv`: a Python venv with `mcp` (`interop/python/requirements.txt`), which

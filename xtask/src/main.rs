@@ -8,7 +8,8 @@
 //! - `interop`: the official TypeScript and Python SDK clients against our example servers, and
 //!   our client against the official `server-everything` and a Python SDK server.
 //! - `auth-e2e`: authorization end to end: our OAuth client, and the TypeScript and Python SDK
-//!   ones, against the `auth_server` example and a real OpenID provider (`oidc-provider`).
+//!   ones, against the `auth_server` example and a real OpenID provider (`oidc-provider`), and
+//!   our client against a TypeScript SDK server behind the SDK's `requireBearerAuth`.
 //! - `packages`: installs the system packages the checks need (Redis, HAProxy) when missing.
 //! - `conformance`: the official conformance suite against the `everything` example server
 //!   (over Streamable HTTP) and the `conformance_client` example.
