@@ -34,7 +34,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
-use mcp_sdk::client::http::oauth::{AuthorizationAgent, ClientCredentials, OAuthConfig, OAuthError};
+use mcp_sdk::client::http::oauth::{AuthorizationAgent, BearerChallenge, ClientCredentials, OAuthConfig, OAuthError};
 use mcp_sdk::client::http::{HttpClientConfig, reqwest};
 use mcp_sdk::client::{CallOptions, Client, ClientBuilder};
 use mcp_sdk::types::{
@@ -161,7 +161,10 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 /// The `auth/` scenarios: connect through OAuth, list the tools, call `test-tool`. The
 /// `client-credentials-*` ones take the client's secret or private key from
 /// `MCP_CONFORMANCE_CONTEXT`; the others run the authorization code flow (with the
-/// pre-registered credentials of the context, when it has them).
+/// pre-registered credentials of the context, when it has them). Pre-registered credentials
+/// are bound to the authorization server that issued them; the context does not name it, so
+/// the harness, as the administrator who registered the client would, looks up the one the
+/// scenario's server names and binds them to it.
 async fn auth(scenario: &str, url: &str, builder: ClientBuilder) -> anyhow::Result<()> {
     let context: Value = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
         Ok(text) => serde_json::from_str(&text).context("MCP_CONFORMANCE_CONTEXT is not JSON")?,
@@ -171,18 +174,19 @@ async fn auth(scenario: &str, url: &str, builder: ClientBuilder) -> anyhow::Resu
     let oauth = match (scenario, id) {
         ("auth/client-credentials-basic", Some(id)) => {
             OAuthConfig::client_credentials(id, context["client_secret"].as_str().unwrap_or_default())
+                .issuer(issuer_of(url).await?)
         }
         ("auth/client-credentials-jwt", Some(id)) => {
             let pem = context["private_key_pem"].as_str().context("no private_key_pem in the context")?;
             let algorithm = context["signing_algorithm"].as_str().unwrap_or("ES256");
-            OAuthConfig::client_credentials_jwt(id, pem, algorithm)?
+            OAuthConfig::client_credentials_jwt(id, pem, algorithm)?.issuer(issuer_of(url).await?)
         }
         (_, id) => {
             let mut oauth = OAuthConfig::new("mcp-rust-sdk-conformance", FollowRedirect::new()?)
                 .client_metadata_url(CLIENT_METADATA_URL);
             if let Some(id) = id {
                 let secret = context["client_secret"].as_str().map(str::to_owned);
-                oauth = oauth.credentials(ClientCredentials::new(id, secret));
+                oauth = oauth.credentials(ClientCredentials::new(id, secret).issuer(issuer_of(url).await?));
             }
             oauth
         }
@@ -196,6 +200,31 @@ async fn auth(scenario: &str, url: &str, builder: ClientBuilder) -> anyhow::Resu
         log(&format!("test-tool: {}", text_of(&result.content)));
     }
     close(client).await
+}
+
+/// The authorization server the scenario's MCP server names (the first of its protected
+/// resource metadata, found from its 401's challenge or at the well-known path).
+async fn issuer_of(url: &str) -> anyhow::Result<String> {
+    let http = reqwest::Client::new();
+    let refused = http.post(url).header("content-type", "application/json").body("{}").send().await?;
+    let challenge = refused
+        .headers()
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .and_then(BearerChallenge::parse)
+        .and_then(|c| c.resource_metadata);
+    let metadata_url = match challenge {
+        Some(u) => u,
+        None => {
+            let mut u = Url::parse(url)?;
+            let path = u.path().trim_end_matches('/').to_owned();
+            u.set_path(&format!("/.well-known/oauth-protected-resource{path}"));
+            u.to_string()
+        }
+    };
+    let metadata: Value = http.get(&metadata_url).send().await?.json().await?;
+    let issuer = metadata["authorization_servers"][0].as_str().context("no authorization server named")?;
+    Ok(issuer.to_owned())
 }
 
 /// The user agent of the `auth/` scenarios: the suite's authorization server consents at

@@ -653,7 +653,7 @@ async fn closing_after_a_logout_does_not_authorize_again() {
     oauth.logout().await;
     // The session's DELETE goes without a token and gets 401: that ends the session, it does
     // not send the user to authorize again (nor put tokens back in the store).
-    tokio::time::timeout(STEP, client.close()).await.expect("closing ends");
+    let _ = tokio::time::timeout(STEP, client.close()).await.expect("closing ends");
     assert_eq!(authorizations(), 1);
     assert!(oauth.tokens().is_none());
 }

@@ -3,31 +3,46 @@
 //! on a 403 `insufficient_scope`.
 //!
 //! A tour:
-//! - [`OAuthConfig`]: who the client is (its name; pre-registered [`ClientCredentials`] or a
-//!   Client ID Metadata Document URL), the [`AuthorizationAgent`] that shows the user the
-//!   authorization page ([`LoopbackRedirect`] for desktop apps and command-line tools), the
-//!   [`TokenStore`] ([`MemoryTokenStore`] by default, [`FileTokenStore`]).
-//!   [`HttpClientConfig::oauth`](super::HttpClientConfig::oauth) turns it on.
+//! - [`OAuthConfig`]: who the client is (its name; pre-registered [`ClientCredentials`], bound
+//!   to the authorization server that issued them, or a Client ID Metadata Document URL), the
+//!   [`AuthorizationAgent`] that shows the user the authorization page ([`LoopbackRedirect`]
+//!   for desktop apps and command-line tools, [`ExternalRedirect`] for applications that
+//!   finish the flow themselves), the [`TokenStore`] ([`MemoryTokenStore`] by default,
+//!   [`FileTokenStore`]). [`HttpClientConfig::oauth`](super::HttpClientConfig::oauth) turns it
+//!   on.
 //! - On a 401 the client finds the protected resource metadata (the challenge's
-//!   `resource_metadata`, else the well-known URLs, path form first), then the authorization
-//!   server's metadata (RFC 8414, then OpenID Connect discovery, in the specification's
-//!   order); a server without either (2025-03-26) is its own authorization server, with the
-//!   default endpoints when it has no metadata.
-//! - It registers (pre-registered credentials, else a Client ID Metadata Document when the
-//!   server supports them, else Dynamic Client Registration), runs the authorization code flow
-//!   with PKCE S256 (a server that does not list S256 is refused), `state` and RFC 9207 `iss`
-//!   checked, the RFC 8707 `resource` on both requests, and authenticates at the token endpoint
-//!   as the registration says (`client_secret_basic`, `client_secret_post`, `none`).
+//!   `resource_metadata` when it is on the server's origin, else the well-known URLs, path form
+//!   first), then the authorization server's metadata (RFC 8414, then OpenID Connect
+//!   discovery, in the specification's order; its `issuer` identical to the one named); a
+//!   server without either (2025-03-26) is its own authorization server, with the default
+//!   endpoints when it has no metadata.
+//! - It registers (pre-registered credentials, with their own authorization server only, else
+//!   a Client ID Metadata Document when the server supports them, else Dynamic Client
+//!   Registration, made again when the server no longer knows the client), runs the
+//!   authorization code flow with PKCE S256 (a server that does not list S256 is refused),
+//!   `state` (first, in constant time) and RFC 9207 `iss` checked, the RFC 8707 `resource` on
+//!   both requests, and authenticates at the token endpoint as the registration says
+//!   (`client_secret_basic`, `client_secret_post`, `none`). Only `Bearer` tokens are taken.
 //! - Scopes: the challenge's `scope`, else the resource's `scopes_supported`, else none; a 403
 //!   `insufficient_scope` re-authorizes with the union of the scopes asked so far and the
 //!   challenge's (step-up), unless the token already has them; at most three flows a minute.
-//! - Tokens are refreshed before they expire and on a 401, and kept in the store keyed by the
-//!   authorization server and the resource.
+//! - Tokens are refreshed before they expire and on a 401, at the authorization server that
+//!   issued them and no other, and kept in the store keyed by that server and the resource;
+//!   other holders of the store (processes sharing a token file) are held off while one
+//!   refreshes ([`TokenStore::lock`]).
+//! - Its HTTP requests (metadata, registration, tokens) go through a client of its own: no
+//!   redirect is followed to another origin, each request has a time limit
+//!   ([`OAuthConfig::http_timeout`]), authorization server endpoints must be HTTPS (plain HTTP
+//!   on loopback only), and, for a client hosted beside internal services, private addresses
+//!   can be refused ([`OAuthConfig::deny_private_addresses`]).
+//! - [`OAuthClient::begin_authorization`] and [`OAuthClient::finish_authorization`] run the
+//!   code flow in two halves, for a web application or a tool whose user's round trip outlives
+//!   one call.
 //!
 //! Why no OAuth crate: `oauth2` covers PKCE and the token requests, which are a few lines
 //! here, and brings its own HTTP client abstraction; what MCP adds (RFC 9728 discovery, the
 //! discovery order, Client ID Metadata Documents, `iss`, step-up, the 2025-03-26 fallbacks) is
-//! most of this module either way. Requests go through the transport's `reqwest`.
+//! most of this module either way. Requests go through `reqwest`, as the transport's do.
 //!
 //! ```no_run
 //! use mcp_transport_http::client::HttpClientConfig;
