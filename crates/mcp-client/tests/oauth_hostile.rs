@@ -31,6 +31,9 @@ enum Metadata {
     NoPkce,
     /// An authorization server whose metadata names another issuer.
     WrongIssuer,
+    /// An authorization server whose metadata names its issuer with a `/` more: not the
+    /// identical string RFC 8414 §3.3 asks for.
+    TrailingSlash,
     /// An authorization server without a registration endpoint or Client ID Metadata
     /// Documents (and the client has no credentials).
     NoRegistration,
@@ -68,7 +71,7 @@ async fn resource_metadata(State(s): State<Stand>) -> Response {
         Metadata::OtherResource => {
             json_body(json!({"resource": "http://evil.example/mcp", "authorization_servers": [issuer]})).into_response()
         }
-        Metadata::NoPkce | Metadata::WrongIssuer | Metadata::NoRegistration => {
+        Metadata::NoPkce | Metadata::WrongIssuer | Metadata::TrailingSlash | Metadata::NoRegistration => {
             json_body(json!({"resource": resource, "authorization_servers": [issuer]})).into_response()
         }
     }
@@ -79,6 +82,7 @@ async fn server_metadata(State(s): State<Stand>, uri: Uri) -> Response {
     let base = format!("http://{}", s.addr);
     let issuer = match s.metadata {
         Metadata::WrongIssuer => "http://evil.example".to_owned(),
+        Metadata::TrailingSlash => format!("{base}/as/"),
         _ => format!("{base}/as"),
     };
     let pkce = match s.metadata {
@@ -171,6 +175,13 @@ async fn an_authorization_server_without_s256_is_refused_before_registering() {
 async fn metadata_naming_another_issuer_is_refused() {
     let (why, seen) = refused(Metadata::WrongIssuer).await;
     assert!(why.contains("issuer"), "{why}");
+    assert!(!seen.contains(&"/register".to_owned()), "{seen:?}");
+}
+
+#[tokio::test]
+async fn metadata_naming_its_issuer_with_another_spelling_is_refused() {
+    let (why, seen) = refused(Metadata::TrailingSlash).await;
+    assert!(why.contains("names issuer") && why.contains("/as/`"), "{why}");
     assert!(!seen.contains(&"/register".to_owned()), "{seen:?}");
 }
 
