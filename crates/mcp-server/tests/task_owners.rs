@@ -16,7 +16,7 @@ use tokio::net::TcpListener;
 
 const VERSION: &str = "2025-11-25";
 
-/// `slow` runs until cancelled; `quick` answers at once; both may be tasks.
+/// `slow` runs until cancelled; `quick` answers at once; both may be tasks; `must` must be one.
 fn test_server() -> Server {
     let slow = ToolDef::new("slow", json!({"type": "object"}), |_args, ctx: Context| async move {
         ctx.cancellation().cancelled().await;
@@ -29,7 +29,12 @@ fn test_server() -> Server {
     })
     .unwrap()
     .task_support(TaskSupport::Optional);
-    Server::builder("owners", "1.0.0").tools([slow, quick]).build().unwrap()
+    let must = ToolDef::new("must", json!({"type": "object"}), |_args, _ctx: Context| async move {
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("must")]))
+    })
+    .unwrap()
+    .task_support(TaskSupport::Required);
+    Server::builder("owners", "1.0.0").tools([slow, quick, must]).build().unwrap()
 }
 
 /// The endpoint's URL, served with `config`.
@@ -139,6 +144,11 @@ async fn a_stateless_endpoint_refuses_tasks_it_could_give_back_to_nobody() {
     // The tool is still served as a plain call; no task exists to be read.
     let plain = client.call("tools/call", json!({"name": "quick", "arguments": {}})).await;
     assert_eq!(plain["result"]["content"][0]["text"], "quick", "{plain}");
+    // A tool that must be a task cannot be called here at all.
+    for params in [json!({"name": "must", "arguments": {}}), json!({"name": "must", "arguments": {}, "task": {}})] {
+        let refused = client.call("tools/call", params).await;
+        assert_eq!(refused["error"]["code"], -32601, "{refused}");
+    }
     unknown_to(&mut client, "a-task-id", "a stateless client").await;
 }
 
