@@ -25,7 +25,8 @@ use crate::stateless;
 /// what that request declared).
 pub(crate) struct SessionState {
     pub(crate) peer: OnceLock<Peer>,
-    /// Unique in this process: the owner of the tasks the session creates.
+    /// Unique in this process (numbered from 1 in every process): with a random tag of the
+    /// process, the owner of the tasks of a connection outside HTTP (see `tasks_dispatch`).
     pub(crate) id: u64,
     inner: Mutex<SessionInner>,
 }

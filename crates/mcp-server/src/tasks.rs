@@ -11,8 +11,13 @@
 //!
 //! Tasks live in a [`TaskStore`]: [`MemoryTaskStore`] by default (bounded), or one of your own
 //! ([`ServerBuilder::tasks`](crate::ServerBuilder::tasks)). A task belongs to whoever created
-//! it: the HTTP principal when the endpoint checks tokens, else the session; its id (128
-//! random bits) is unknown to anyone else, who gets "unknown task" for it.
+//! it: the HTTP principal (its issuer, subject and client) when the endpoint checks tokens,
+//! else the HTTP session (by its `Mcp-Session-Id`, the same on every instance of a fleet), else
+//! the connection (stdio: one client per pipe; tagged with a random id of the process, so that
+//! servers sharing a store never mix their connections). Anyone else gets "unknown task"
+//! (-32602) for it, and lists none of it; its id is 128 random bits besides. A stateless HTTP
+//! endpoint without tokens has nothing to bind a task to (the next POST may be anyone's): there a
+//! task-augmented call is refused with -32601, and the task methods know no task.
 //!
 //! # The 2026-07-28 extension (`io.modelcontextprotocol/tasks`, SEP-2663)
 //!
@@ -69,7 +74,9 @@
 //! Extension tasks live in the same [`TaskStore`] (with their outstanding
 //! [`StoredTask::input_requests`] and delivered [`StoredTask::input_responses`]). Without an
 //! HTTP principal they are server-global, not bound to a connection: the extension lets a
-//! client poll or cancel a task from any connection, the unguessable id being the capability.
+//! client poll or cancel a task from any connection, and lets a server use the task id as the
+//! bearer of the task's state provided it cannot be guessed ("Security Considerations" of the
+//! extension), which 128 random bits are. With a principal they are the principal's.
 //! Status notifications (`notifications/tasks` on `subscriptions/listen`) are optional and not
 //! sent.
 
@@ -154,8 +161,9 @@ pub enum TaskStoreError {
     TooManyInputs(usize),
 }
 
-/// Where tasks live. Every operation names the owner (an opaque string: the principal or the
-/// session): a task of another owner is as unknown as one that never existed.
+/// Where tasks live. Every operation names the owner (an opaque string: the principal, the
+/// HTTP session or the connection): a task of another owner is as unknown as one that never
+/// existed.
 ///
 /// Status changes follow the specification's lifecycle: `working` and `input_required` move
 /// to each other or to a terminal status (`completed`, `failed`, `cancelled`); a terminal

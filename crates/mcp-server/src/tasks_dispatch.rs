@@ -31,14 +31,39 @@ pub(crate) fn offered<'a>(call: &Call<'a>) -> Option<&'a Arc<Tasks>> {
     (call.era.version == ProtocolVersion::V2025_11_25 && !call.era.is_stateless()).then_some(tasks)
 }
 
-/// Who owns the tasks this request creates or reads: the HTTP principal when the endpoint
-/// checks tokens (so a client keeps its tasks across sessions), else the session.
-fn owner(call: &Call<'_>) -> String {
-    principal_owner(call.rctx).unwrap_or_else(|| format!("session:{}", call.state.id))
+/// Who owns the tasks this request creates or reads, so that nobody else reaches them (the
+/// specification's binding of tasks to the requestor's context); `None` where nothing binds
+/// the request to a client:
+/// - the HTTP principal, when the endpoint checks tokens and the token names someone: a client
+///   keeps its tasks across sessions and instances;
+/// - else over HTTP the session, by its `Mcp-Session-Id`, which every instance of a fleet
+///   knows it by (a copy of the session elsewhere is the same owner); a POST outside any
+///   session (a stateless endpoint) has no owner: the next POST may be anyone's;
+/// - else the connection (stdio, in memory: one client at its end), by a random id of the
+///   process and the connection's number in it, so that servers sharing a store never mix
+///   their connections' tasks.
+fn owner(call: &Call<'_>) -> Option<String> {
+    if let Some(principal) = principal_owner(call.rctx) {
+        return Some(principal);
+    }
+    #[cfg(feature = "http")]
+    if let Some(info) = call.rctx.attachment().and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
+    {
+        return info.session_id().map(|id| format!("http-session:{id}"));
+    }
+    Some(format!("connection:{}:{}", process_tag(), call.state.id))
+}
+
+/// 128 random bits drawn once per process: what tells this process's connections from
+/// another's (their numbers start at 1 in every process).
+fn process_tag() -> &'static str {
+    static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TAG.get_or_init(crate::tasks::new_task_id)
 }
 
 /// The HTTP principal of a request, as a task owner, when the endpoint checks tokens and the
-/// token names someone.
+/// token names someone: its issuer (the `iss` claim; one subject of two issuers is two
+/// owners), subject and client.
 pub(crate) fn principal_owner(rctx: &mcp_jsonrpc::RequestContext) -> Option<String> {
     let _ = rctx;
     #[cfg(feature = "auth")]
@@ -48,8 +73,9 @@ pub(crate) fn principal_owner(rctx: &mcp_jsonrpc::RequestContext) -> Option<Stri
         .and_then(|info| info.extensions().get::<mcp_transport_http::server::auth::Principal>())
         .filter(|p| p.subject.is_some() || p.client_id.is_some())
     {
+        let issuer = principal.claims.get("iss").and_then(Value::as_str).unwrap_or("");
         return Some(format!(
-            "principal:{}\u{0}{}",
+            "principal:{issuer}\u{0}{}\u{0}{}",
             principal.subject.as_deref().unwrap_or(""),
             principal.client_id.as_deref().unwrap_or("")
         ));
@@ -116,26 +142,35 @@ pub(crate) fn route<'a>(
         (TaskSupport::Forbidden, Some(_)) => refuse(format!("tool `{}` cannot be called as a task", input.name)),
         (TaskSupport::Required, None) => refuse(format!("tool `{}` must be called as a task", input.name)),
         (_, Some(meta)) => {
+            let Some(owner) = owner(call) else {
+                return refuse(format!(
+                    "tool `{}` cannot be called as a task here: the request is in no session (a stateless \
+                     endpoint) and names no principal, so the task could be given back to nobody; call it \
+                     without `task`",
+                    input.name
+                ));
+            };
             let crate::dispatch::ToolCall { name, arguments, progress } = input;
             let ctx = call.context(progress);
-            Ok(start(call, tasks, registry.clone(), name.into_owned(), arguments, ctx, meta).boxed())
+            Ok(start(call, tasks, owner, registry.clone(), name.into_owned(), arguments, ctx, meta).boxed())
         }
         (_, None) => Err(input),
     }
 }
 
 /// Starts a task-augmented `tools/call`: creates the task, runs the tool in the background and
-/// answers with the task at once (`CreateTaskResult`).
+/// answers with the task at once (`CreateTaskResult`); the task is `owner`'s.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn start<'a>(
     call: &Call<'a>,
     tasks: &'a Arc<Tasks>,
+    owner: String,
     registry: Arc<Registry>,
     name: String,
     arguments: Option<JsonObject>,
     mut ctx: Context,
     meta: TaskMetadata,
 ) -> impl Future<Output = Reply> + Send + 'a {
-    let owner = owner(call);
     let peer = call.rctx.peer().clone();
     let version = call.era.version;
     let era = call.era;
@@ -195,6 +230,7 @@ impl Serve for GetTaskRequest {
         let call = *call;
         Box::pin(async move {
             let tasks = tasks_of::<Self>(&call)?;
+            let owner = owner.ok_or_else(|| unknown_task(&input.task_id))?;
             let stored =
                 tasks.config.store.get(&owner, &input.task_id).await.ok_or_else(|| unknown_task(&input.task_id))?;
             respond(call.rctx, &stored.task, call.era)
@@ -215,6 +251,7 @@ impl Serve for GetTaskPayloadRequest {
         Box::pin(async move {
             let tasks = tasks_of::<Self>(&call)?;
             let id = &input.task_id;
+            let owner = owner.ok_or_else(|| unknown_task(id))?;
             let stored = tasks.wait_terminal(&owner, id).await.ok_or_else(|| unknown_task(id))?;
             match stored.outcome {
                 Some(Ok(mut result)) => {
@@ -246,6 +283,8 @@ impl Serve for ListTasksRequest {
         let call = *call;
         Box::pin(async move {
             let tasks = tasks_of::<Self>(&call)?;
+            // Nobody's tasks: none.
+            let Some(owner) = owner else { return respond(call.rctx, &ListTasksResult::new(Vec::new()), call.era) };
             let cursor = input.and_then(|p| p.cursor);
             let page = tasks.config.store.list(&owner, cursor.as_deref(), tasks.config.page_size).await?;
             let mut result = ListTasksResult::new(page.tasks);
@@ -267,6 +306,7 @@ impl Serve for CancelTaskRequest {
         Box::pin(async move {
             let tasks = tasks_of::<Self>(&call)?;
             let id = &input.task_id;
+            let owner = owner.ok_or_else(|| unknown_task(id))?;
             let store = &tasks.config.store;
             let stored = store.get(&owner, id).await.ok_or_else(|| unknown_task(id))?;
             if is_terminal(&stored.task.status) {

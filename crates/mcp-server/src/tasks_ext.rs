@@ -31,8 +31,9 @@ pub(crate) const UPDATE: &str = "tasks/update";
 pub(crate) const CANCEL: &str = "tasks/cancel";
 
 /// The owner of extension tasks when the endpoint names no principal: the store is
-/// server-global (a client polls a task from any connection; its id, 128 random bits, is the
-/// capability to it).
+/// server-global (a client polls a task from any connection, which the revision's statelessness
+/// asks for; its id, 128 random bits returned only to its creator, is the capability to it, as
+/// the extension's security considerations allow).
 const SHARED_OWNER: &str = "ext";
 
 /// Whether the client capabilities declare the extension.
@@ -53,6 +54,8 @@ fn unknown_task(id: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!("unknown task `{id}`"))
 }
 
+/// Who owns the extension tasks a request creates or reads: the HTTP principal, else every
+/// client ([`SHARED_OWNER`]).
 pub(crate) fn owner(rctx: &RequestContext) -> String {
     crate::tasks_dispatch::principal_owner(rctx).unwrap_or_else(|| SHARED_OWNER.to_owned())
 }

@@ -405,3 +405,33 @@ async fn a_subscription_with_task_ids_hears_each_change_of_those_tasks() {
     let e = c.error("subscriptions/listen", json!({"notifications": {"taskIds": [id]}}), without_ext()).await;
     assert_eq!(e["code"], -32021, "{e}");
 }
+
+/// Without an HTTP principal an extension task is reachable by its id alone, from any
+/// connection (the extension lets the id be the capability to the task), so the id must be
+/// unguessable: 128 bits from the OS's generator, no two alike, and no bit fixed or biased (a
+/// counter, a clock or a short random part would show here).
+#[tokio::test]
+async fn without_a_principal_the_id_is_the_capability_so_it_is_unguessable() {
+    use base64::Engine as _;
+    let server = server(Arc::new(Semaphore::new(0)));
+    let (mut maker, mut other) = (connect(&server), connect(&server));
+    let mut ids = Vec::new();
+    for _ in 0..256 {
+        ids.push(maker.start("instant", json!({})).await);
+    }
+    assert_eq!(text(&other.until(&ids[0], "completed").await["result"]), "now", "any connection reaches it");
+    let bits: Vec<[u8; 16]> = ids
+        .iter()
+        .map(|id| {
+            let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(id).unwrap_or_default();
+            bytes.try_into().unwrap_or_else(|b: Vec<u8>| panic!("{id}: {} bytes, not 16", b.len()))
+        })
+        .collect();
+    let distinct: std::collections::HashSet<_> = bits.iter().collect();
+    assert_eq!(distinct.len(), ids.len(), "two ids alike");
+    for bit in 0..128 {
+        let ones = bits.iter().filter(|b| b[bit / 8] & (1 << (bit % 8)) != 0).count();
+        // Of 256 fair bits, outside 64..=192 is eight standard deviations away.
+        assert!((64..=192).contains(&ones), "bit {bit} is set in {ones} of 256 ids");
+    }
+}
