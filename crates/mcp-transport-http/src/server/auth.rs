@@ -449,7 +449,7 @@ impl Owner {
 #[cfg(feature = "client")]
 mod remote;
 #[cfg(feature = "client")]
-pub use remote::{HttpJwks, IntrospectionVerifier};
+pub use remote::{HttpJwks, IntrospectionVerifier, InvalidIssuer};
 
 /// A set of JSON Web Keys (RFC 7517), as [`JwtVerifier`] reads them.
 pub use jsonwebtoken::jwk::JwkSet;
