@@ -121,12 +121,10 @@ async fn flaky_jwks(then: Then) -> (String, Arc<AtomicUsize>) {
 
 /// Moves the runtime's clock `by` ahead (paused only while it moves: the fetches after it
 /// run on real sockets, which a paused clock would time out at once).
-fn advance_clock(by: Duration) -> impl std::future::Future<Output = ()> {
-    async move {
-        tokio::time::pause();
-        tokio::time::advance(by).await;
-        tokio::time::resume();
-    }
+async fn advance_clock(by: Duration) {
+    tokio::time::pause();
+    tokio::time::advance(by).await;
+    tokio::time::resume();
 }
 
 #[tokio::test]

@@ -63,6 +63,8 @@ pub const WELL_KNOWN_PATH: &str = "/.well-known/oauth-protected-resource";
 /// extensions for handlers.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Principal {
+    /// The authorization server that issued the token (the `iss` claim), if known.
+    pub issuer: Option<String>,
     /// The resource owner (the `sub` claim), if the token names one.
     pub subject: Option<String>,
     /// The OAuth client the token was issued to (`client_id` or `azp`).
@@ -483,16 +485,23 @@ impl JwksSource for StaticJwks {
     }
 }
 
-/// Verifies JWT access tokens (RFC 9068) against the keys of a [`JwksSource`]: the signature
-/// by a key of the set, with an asymmetric algorithm that key allows (never `none`, never an
-/// HMAC); `iss` the issuer; `aud` containing the resource; `exp` in the future and `nbf` in
-/// the past, with a leeway (default 30 s). The [`Principal`] has `sub`, `client_id` (or
-/// `azp`), the scopes of `scope` (space-separated) or `scp`, `exp`, `aud` and every claim.
+/// Verifies JWT access tokens (RFC 9068) against the keys of a [`JwksSource`]: the header
+/// `typ` `at+jwt` (or `application/at+jwt`, in any case; others only as
+/// [`accept_typ`](JwtVerifier::accept_typ) allows), so that an ID token is no access token; the
+/// signature by a key of the set, with an asymmetric algorithm that key allows (never `none`,
+/// never an HMAC); `iss` the issuer; `aud` containing the resource; `exp` in the future and
+/// `nbf` in the past, with a leeway (default 30 s). The [`Principal`] has `iss`, `sub`,
+/// `client_id` (or `azp`), the scopes of `scope` (space-separated) or `scp`, `exp`, `aud` and
+/// every claim.
 pub struct JwtVerifier {
     issuer: String,
     audience: String,
     source: Box<dyn JwksSource>,
     leeway: Duration,
+    /// Header `typ` values accepted besides RFC 9068's, normalized (see [`typ_name`]).
+    extra_types: Vec<String>,
+    /// Whether tokens without `typ` are accepted.
+    untyped: bool,
 }
 
 impl std::fmt::Debug for JwtVerifier {
@@ -514,6 +523,8 @@ impl JwtVerifier {
             audience: audience.into(),
             source: Box::new(source),
             leeway: Duration::from_secs(30),
+            extra_types: Vec::new(),
+            untyped: false,
         }
     }
     /// The clock skew tolerated on `exp` and `nbf` (default 30 s).
@@ -521,10 +532,37 @@ impl JwtVerifier {
         self.leeway = leeway;
         self
     }
+    /// Accepts tokens whose header `typ` is one of `types` (compared as `at+jwt` is: without
+    /// an `application/` prefix, in any case) besides RFC 9068's `at+jwt`, for authorization
+    /// servers whose JWT access tokens are typed otherwise (many say `JWT`). Weaker: the type
+    /// is what tells an access token from an ID token of the same issuer, and an ID token
+    /// whose `aud` is this resource (a client registered with the resource URI as its id)
+    /// would then pass as an access token.
+    pub fn accept_typ(mut self, types: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.extra_types.extend(types.into_iter().map(|t| typ_name(&t.into()).to_owned()));
+        self
+    }
+    /// Accepts tokens without a header `typ` too (default: refused), for authorization servers
+    /// that type nothing. Weaker, as [`accept_typ`](Self::accept_typ) is.
+    pub fn accept_untyped(mut self, accept: bool) -> Self {
+        self.untyped = accept;
+        self
+    }
 
     async fn verify_jwt(&self, token: &str) -> Result<Principal, TokenError> {
         use jsonwebtoken::errors::ErrorKind;
         let header = jsonwebtoken::decode_header(token).map_err(|e| TokenError::Invalid(e.to_string()))?;
+        // RFC 9068 §4: an access token says so (an ID token of the same issuer must not pass).
+        let typed = match &header.typ {
+            Some(typ) => {
+                let typ = typ_name(typ);
+                typ == ACCESS_TOKEN_TYP || self.extra_types.contains(&typ)
+            }
+            None => self.untyped,
+        };
+        if !typed {
+            return Err(TokenError::Invalid(format!("the token's type is {:?}, not \"at+jwt\"", header.typ)));
+        }
         let mut set = self.source.keys(false).await?;
         if header.kid.as_ref().is_some_and(|kid| set.find(kid).is_none()) {
             set = self.source.keys(true).await?;
@@ -592,6 +630,18 @@ fn allowed_algorithms(jwk: &jsonwebtoken::jwk::Jwk) -> Vec<jsonwebtoken::Algorit
     }
 }
 
+/// The `typ` of JWT access tokens (RFC 9068 §2.1), as [`typ_name`] gives it.
+const ACCESS_TOKEN_TYP: &str = "at+jwt";
+
+/// A `typ` as compared: lowercase, without the `application/` prefix (RFC 7515 §4.1.9).
+fn typ_name(typ: &str) -> String {
+    let typ = typ.trim().to_ascii_lowercase();
+    match typ.strip_prefix("application/") {
+        Some(rest) => rest.to_owned(),
+        None => typ,
+    }
+}
+
 /// The principal of verified claims.
 fn principal_of(claims: Map<String, Value>) -> Principal {
     let text = |key: &str| claims.get(key).and_then(Value::as_str).map(str::to_owned);
@@ -609,6 +659,7 @@ fn principal_of(claims: Map<String, Value>) -> Principal {
     };
     let expires_at = claims.get("exp").and_then(Value::as_u64).map(|s| SystemTime::UNIX_EPOCH + Duration::from_secs(s));
     Principal {
+        issuer: text("iss"),
         subject: text("sub"),
         client_id: text("client_id").or_else(|| text("azp")),
         scopes,
