@@ -315,10 +315,14 @@ async fn introspection_server() -> (String, Arc<AtomicUsize>) {
                 return (StatusCode::UNAUTHORIZED, String::new());
             }
             let answer = match token.as_str() {
-                "good" => json!({"active": true, "sub": "alice", "client_id": "app", "scope": "mcp:read",
-                    "aud": [RESOURCE], "exp": now() + 600}),
+                "good" => {
+                    json!({"active": true, "iss": ISSUER, "sub": "alice", "client_id": "app", "scope": "mcp:read",
+                    "aud": [RESOURCE], "exp": now() + 600})
+                }
                 "other-audience" => json!({"active": true, "sub": "alice", "aud": "https://other.example.com"}),
                 "no-audience" => json!({"active": true, "sub": "alice"}),
+                "not-yet-valid" => json!({"active": true, "sub": "alice", "aud": RESOURCE, "nbf": now() + 600}),
+                "valid-in-a-moment" => json!({"active": true, "sub": "alice", "aud": RESOURCE, "nbf": now() + 5}),
                 _ => json!({"active": false}),
             };
             (StatusCode::OK, answer.to_string())
@@ -335,11 +339,15 @@ async fn introspection_accepts_active_tokens_for_this_resource_and_caches_answer
     assert_eq!(principal.subject.as_deref(), Some("alice"));
     assert_eq!(principal.client_id.as_deref(), Some("app"));
     assert_eq!(principal.scopes, ["mcp:read"]);
+    assert_eq!(principal.issuer.as_deref(), Some(ISSUER));
     assert!(verifier.verify("good").await.is_ok());
     assert_eq!(calls.load(Ordering::SeqCst), 1, "the answer is cached");
     assert!(matches!(verifier.verify("revoked").await, Err(TokenError::Invalid(_))));
     assert!(matches!(verifier.verify("other-audience").await, Err(TokenError::WrongAudience)));
     assert!(matches!(verifier.verify("no-audience").await, Err(TokenError::WrongAudience)));
+    // A token not valid yet (`nbf` ahead, past the clock skew tolerated) is refused.
+    assert!(matches!(verifier.verify("not-yet-valid").await, Err(TokenError::Expired)));
+    assert!(verifier.verify("valid-in-a-moment").await.is_ok());
     // Without a cache, every verification asks.
     let uncached = IntrospectionVerifier::new(format!("{base}/introspect"), "client-1", "s=cret", RESOURCE)
         .cache_ttl(Duration::ZERO);

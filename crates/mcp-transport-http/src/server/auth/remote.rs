@@ -351,12 +351,16 @@ impl JwtVerifier {
     }
 }
 
+/// The clock skew tolerated on an introspected token's `nbf`, as [`JwtVerifier`]'s default.
+const NBF_LEEWAY: Duration = Duration::from_secs(30);
+
 /// Verifies opaque (or any) access tokens by asking the authorization server's introspection
 /// endpoint (RFC 7662), authenticated with client credentials (`client_secret_basic`). A token
 /// is valid when the answer is `active`, its `aud` contains the resource (a token without
-/// `aud` is refused: it could be for anyone), and its `exp`, if any, is in the future. Answers
-/// are cached for a short time (default 60 s, never past the token's `exp`), keyed by the
-/// SHA-256 of the token (the token itself is not kept), at most 10,000 of them.
+/// `aud` is refused: it could be for anyone), its `exp`, if any, is in the future, and its
+/// `nbf`, if any, is not (with 30 s of clock skew). Answers are cached for a short time
+/// (default 60 s, never past the token's `exp`), keyed by the SHA-256 of the token (the token
+/// itself is not kept), at most 10,000 of them.
 pub struct IntrospectionVerifier {
     endpoint: String,
     client_id: String,
@@ -468,7 +472,12 @@ impl IntrospectionVerifier {
         if !principal.audience.contains(&self.resource) {
             return Err(TokenError::WrongAudience);
         }
-        if principal.expires_at.is_some_and(|exp| exp <= SystemTime::now()) {
+        let now = SystemTime::now();
+        if principal.expires_at.is_some_and(|exp| exp <= now) {
+            return Err(TokenError::Expired);
+        }
+        let not_before = principal.claims.get("nbf").and_then(Value::as_u64);
+        if not_before.is_some_and(|nbf| SystemTime::UNIX_EPOCH + Duration::from_secs(nbf) > now + NBF_LEEWAY) {
             return Err(TokenError::Expired);
         }
         Ok(principal)
