@@ -509,4 +509,7 @@ impl TokenVerifier for IntrospectionVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenError>> {
         Box::pin(self.introspect(token))
     }
+    fn audience(&self) -> Option<&str> {
+        Some(&self.resource)
+    }
 }
