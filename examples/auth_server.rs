@@ -1,8 +1,9 @@
 //! `auth_server`: the `stdio_server` feature set (tools, prompts, resources, completions) over
 //! Streamable HTTP, protected as an OAuth 2.1 resource server (see `docs/auth.md`): every
 //! request needs a JWT access token issued by `--issuer` for this resource. The issuer's
-//! signing keys are fetched from the `jwks_uri` of its metadata (OpenID Connect discovery,
-//! else RFC 8414), cached, and fetched again for an unknown key.
+//! signing keys are fetched from the `jwks_uri` of its metadata (RFC 8414, else OpenID Connect
+//! discovery; `JwtVerifier::from_issuer`) when the first token comes, cached, and fetched
+//! again for an unknown key.
 //!
 //! ```sh
 //! cargo run --example auth_server -- --http 127.0.0.1:8080 --issuer http://localhost:9000
@@ -18,8 +19,7 @@
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
-use mcp_sdk::client::http::reqwest;
-use mcp_sdk::transport::http::server::auth::{AuthConfig, HttpJwks, JwtVerifier};
+use mcp_sdk::transport::http::server::auth::{AuthConfig, JwtVerifier};
 use mcp_sdk::transport::http::server::{HttpServerConfig, serve_listener};
 
 /// The command line.
@@ -57,33 +57,13 @@ fn args() -> anyhow::Result<Args> {
     Ok(args)
 }
 
-/// The `jwks_uri` of the issuer's metadata: OpenID Connect discovery, else RFC 8414.
-async fn jwks_uri(issuer: &str) -> anyhow::Result<String> {
-    let http = reqwest::Client::new();
-    let base = issuer.trim_end_matches('/');
-    for url in
-        [format!("{base}/.well-known/openid-configuration"), format!("{base}/.well-known/oauth-authorization-server")]
-    {
-        let Ok(response) = http.get(&url).send().await else { continue };
-        if !response.status().is_success() {
-            continue;
-        }
-        let metadata: serde_json::Value = response.json().await.with_context(|| format!("{url} is not JSON"))?;
-        if let Some(uri) = metadata["jwks_uri"].as_str() {
-            return Ok(uri.to_owned());
-        }
-    }
-    bail!("the issuer {issuer} publishes no metadata with a jwks_uri")
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(tracing::Level::INFO).init();
     let args = args()?;
     let listener = tokio::net::TcpListener::bind(&args.addr).await.with_context(|| format!("binding {}", args.addr))?;
     let resource = args.resource.unwrap_or(format!("http://{}/mcp", listener.local_addr()?));
-    let jwks = HttpJwks::new(jwks_uri(&args.issuer).await?);
-    let verifier = JwtVerifier::new(args.issuer.clone(), resource.clone(), jwks);
+    let verifier = JwtVerifier::from_issuer(args.issuer.clone(), resource.clone())?;
     let mut auth = AuthConfig::new(resource.clone(), verifier)?.authorization_server(args.issuer);
     let supported: Vec<String> = args.scopes.iter().chain(&args.write_scope).cloned().collect();
     if !supported.is_empty() {

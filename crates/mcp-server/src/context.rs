@@ -232,7 +232,9 @@ impl Context {
     }
 
     /// The HTTP request that carried this request, when served over HTTP: its headers and
-    /// extensions (what middleware such as authentication put there).
+    /// extensions (what middleware such as authentication put there). On an endpoint that
+    /// checks tokens (feature `auth`), its `Authorization` header has been taken out: the
+    /// handler has `principal`, never the token.
     #[cfg(feature = "http")]
     pub fn http_request(&self) -> Option<&mcp_transport_http::server::RequestInfo> {
         self.attachment.as_ref()?.downcast_ref()

@@ -3,20 +3,33 @@
 //! scopes of tools, and the principal as handlers see it.
 #![cfg(feature = "auth")]
 
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
 use futures_util::future::BoxFuture;
 use mcp_server::mcp_transport_http::server::auth::{AuthConfig, Principal, TokenError, TokenVerifier};
-use mcp_server::mcp_transport_http::server::{self, HttpServerConfig};
+use mcp_server::mcp_transport_http::server::{self, HttpServerConfig, InMemorySharedSessions, SharedSessions};
 use mcp_server::{Context, Server, ToolDef, ToolError};
 use mcp_types::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
-/// Tokens by their text: who they speak for and what they grant.
-struct TokenTable;
+/// The issuer of the tokens of the table (but `alice-elsewhere`'s).
+const ISSUER: &str = "https://auth.example.com";
+
+/// Tokens by their text: who they speak for and what they grant, for `resource`.
+struct TokenTable {
+    resource: String,
+}
 
 impl TokenVerifier for TokenTable {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenError>> {
         Box::pin(async move {
+            let for_us = Principal {
+                issuer: Some(ISSUER.to_owned()),
+                audience: vec![self.resource.clone()],
+                ..Principal::default()
+            };
             let (subject, scopes): (&str, &[&str]) = match token {
                 "alice-read" => ("alice", &["mcp:read"]),
                 "alice-write" => ("alice", &["mcp:read", "mcp:write"]),
@@ -25,7 +38,26 @@ impl TokenVerifier for TokenTable {
                 "backend-down" => return Err(TokenError::Unavailable("the introspection endpoint is down".into())),
                 // Tokens that name neither a subject nor a client.
                 "anonymous-1" | "anonymous-2" => {
-                    return Ok(Principal { scopes: vec!["mcp:read".to_owned()], ..Principal::default() });
+                    return Ok(Principal { scopes: vec!["mcp:read".to_owned()], ..for_us });
+                }
+                // What a verifier that checks too little lets through.
+                "alice-expired" | "alice-other-audience" | "alice-no-audience" | "alice-elsewhere" => {
+                    let mut principal = Principal {
+                        subject: Some("alice".to_owned()),
+                        client_id: Some("client-1".to_owned()),
+                        scopes: vec!["mcp:read".to_owned()],
+                        ..for_us
+                    };
+                    match token {
+                        "alice-expired" => {
+                            principal.expires_at = Some(SystemTime::now() - Duration::from_secs(120));
+                        }
+                        "alice-other-audience" => principal.audience = vec!["https://other.example.com/mcp".to_owned()],
+                        "alice-no-audience" => principal.audience.clear(),
+                        // The same subject and client, named by another authorization server.
+                        _ => principal.issuer = Some("https://other-issuer.example.com".to_owned()),
+                    }
+                    return Ok(principal);
                 }
                 _ => return Err(TokenError::Invalid("unknown token".into())),
             };
@@ -33,7 +65,8 @@ impl TokenVerifier for TokenTable {
                 subject: Some(subject.to_owned()),
                 client_id: Some("client-1".to_owned()),
                 scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
-                ..Principal::default()
+                expires_at: Some(SystemTime::now() + Duration::from_secs(600)),
+                ..for_us
             })
         })
     }
@@ -57,7 +90,16 @@ fn test_server() -> Server {
     let write =
         tool("write", |_| Ok(CallToolResult::success(vec![ContentBlock::text("written")]))).scopes(["mcp:write"]);
     let admin = tool("admin", |_| Ok(CallToolResult::success(vec![]))).scopes(["mcp:admin", "mcp:write"]);
-    Server::builder("auth-test", "1.0.0").tool(whoami).tool(write).tool(admin).build().unwrap()
+    // What the handler sees of the HTTP request: its header names, and whether any header
+    // value or extension holds a token.
+    let headers = tool("headers", |ctx| {
+        let request = ctx.http_request().expect("an HTTP request");
+        let mut names: Vec<&str> = request.headers().keys().map(|n| n.as_str()).collect();
+        names.sort_unstable();
+        let leaked = request.headers().values().any(|v| v.to_str().is_ok_and(|v| v.contains("alice-read")));
+        Ok(CallToolResult::success(vec![ContentBlock::text(format!("{} leaked={leaked}", names.join(",")))]))
+    });
+    Server::builder("auth-test", "1.0.0").tool(whoami).tool(write).tool(admin).tool(headers).build().unwrap()
 }
 
 struct Harness {
@@ -68,14 +110,14 @@ struct Harness {
 async fn start() -> Harness {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let auth = AuthConfig::new(format!("{base}/mcp"), TokenTable)
+    let auth = AuthConfig::new(format!("{base}/mcp"), TokenTable { resource: format!("{base}/mcp") })
         .unwrap()
         .authorization_server("https://auth.example.com")
         .scopes_supported(["mcp:read", "mcp:write"])
         .required_scopes(["mcp:read"])
         .resource_name("auth test");
     let config = HttpServerConfig::new().json_response(true).health_routes(true).auth(auth);
-    let factory = std::sync::Arc::new(test_server());
+    let factory = Arc::new(test_server());
     tokio::spawn(async move { server::serve_listener(factory, config, listener).await });
     Harness { base, http: reqwest::Client::new() }
 }
@@ -346,4 +388,142 @@ async fn an_oversized_authorization_header_is_refused_before_any_check_and_the_s
     }
     let session = h.initialize("alice-read").await;
     assert_eq!(text_of(h.call("alice-read", &session, "whoami").await).await, r#"alice ["mcp:read"]"#);
+}
+
+#[tokio::test]
+async fn what_a_custom_verifier_lets_through_expired_or_for_another_audience_is_refused() {
+    let h = start().await;
+    for (token, description) in [
+        ("alice-expired", "the access token has expired"),
+        ("alice-other-audience", "the access token is not for this resource"),
+        // A verifier that says nothing of the audience: the token could be for anyone.
+        ("alice-no-audience", "the access token is not for this resource"),
+    ] {
+        let response = h.post(Some(token), None, ping()).await;
+        assert_eq!(response.status(), 401, "{token}");
+        let expected = format!(
+            r#"Bearer error="invalid_token", scope="mcp:read", resource_metadata="{}", error_description="{description}""#,
+            h.metadata_url()
+        );
+        assert_eq!(challenge(&response), expected, "{token}");
+    }
+    // A good token of the same table passes.
+    h.initialize("alice-read").await;
+}
+
+#[tokio::test]
+async fn handlers_never_see_the_token() {
+    let h = start().await;
+    let session = h.initialize("alice-read").await;
+    let seen = text_of(h.call("alice-read", &session, "headers").await).await;
+    let (names, leaked) = seen.split_once(' ').unwrap();
+    assert!(names.split(',').any(|n| n == "content-type"), "{seen}");
+    assert!(!names.split(',').any(|n| n == "authorization"), "{seen}");
+    assert_eq!(leaked, "leaked=false");
+}
+
+#[tokio::test]
+async fn one_subject_named_by_two_issuers_is_two_principals() {
+    let h = start().await;
+    let session = h.initialize("alice-read").await;
+    // The same `sub` and client id, from another authorization server.
+    assert_eq!(h.call("alice-elsewhere", &session, "whoami").await.status(), 404);
+    let theirs = h.initialize("alice-elsewhere").await;
+    assert_eq!(h.call("alice-read", &theirs, "whoami").await.status(), 404);
+    assert_eq!(text_of(h.call("alice-read", &session, "whoami").await).await, r#"alice ["mcp:read"]"#);
+}
+
+#[tokio::test]
+async fn a_session_of_a_token_naming_nobody_is_known_to_every_instance_of_a_fleet() {
+    // Two instances of one resource, sharing their sessions.
+    let resource = "https://mcp.example.com/mcp";
+    let store: Arc<dyn SharedSessions> = Arc::new(InMemorySharedSessions::new());
+    let mut instances = Vec::new();
+    for _ in 0..2 {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let auth = AuthConfig::new(resource, TokenTable { resource: resource.to_owned() }).unwrap();
+        let config = HttpServerConfig::new().json_response(true).shared_sessions(store.clone()).auth(auth);
+        let server = test_server();
+        let router = server.http_router(config.clone());
+        tokio::spawn(async move { server::serve_router(listener, router, &config).await });
+        instances.push(Harness { base, http: reqwest::Client::new() });
+    }
+    let session = instances[0].initialize("anonymous-1").await;
+    assert_eq!(text_of(instances[1].call("anonymous-1", &session, "whoami").await).await, r#"- ["mcp:read"]"#);
+    // Another token naming nobody is another principal there too.
+    assert_eq!(instances[1].call("anonymous-2", &session, "whoami").await.status(), 404);
+    assert_eq!(instances[0].call("anonymous-2", &session, "whoami").await.status(), 404);
+}
+
+#[tokio::test]
+async fn the_metadata_is_readable_from_any_origin() {
+    let h = start().await;
+    let url = h.metadata_url();
+    let response = h.http.get(&url).header("origin", "https://app.example.com").send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["access-control-allow-origin"], "*");
+    // The preflight of a browser's GET with MCP-Protocol-Version.
+    let preflight = h
+        .http
+        .request(reqwest::Method::OPTIONS, &url)
+        .header("origin", "https://app.example.com")
+        .header("access-control-request-method", "GET")
+        .header("access-control-request-headers", "mcp-protocol-version")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(preflight.status(), 204);
+    let headers = preflight.headers();
+    assert_eq!(headers["access-control-allow-origin"], "*");
+    assert!(headers["access-control-allow-methods"].to_str().unwrap().contains("GET"));
+    assert_eq!(headers["access-control-allow-headers"], "mcp-protocol-version");
+}
+
+#[tokio::test]
+async fn a_challenge_is_readable_by_a_browser_origin_the_endpoint_admits() {
+    let h = start().await;
+    // Bound to loopback, the endpoint admits localhost origins.
+    let origin = "http://localhost:5173";
+    let post = |token: Option<&'static str>, body: Value| {
+        let request = h
+            .http
+            .post(format!("{}/mcp", h.base))
+            .header("origin", origin)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        match token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    };
+    let exposes = |response: &reqwest::Response| {
+        let headers = response.headers();
+        assert_eq!(headers["access-control-allow-origin"], origin, "{headers:?}");
+        let exposed = headers["access-control-expose-headers"].to_str().unwrap().to_ascii_lowercase();
+        assert!(exposed.split(',').any(|h| h.trim() == "www-authenticate"), "{exposed}");
+        assert!(headers.get_all("vary").iter().any(|v| v.to_str().unwrap().to_ascii_lowercase().contains("origin")));
+    };
+    let unauthorized = post(None, ping()).send().await.unwrap();
+    assert_eq!(unauthorized.status(), 401);
+    exposes(&unauthorized);
+    let invalid = post(Some("forged"), ping()).send().await.unwrap();
+    assert_eq!(invalid.status(), 401);
+    exposes(&invalid);
+    let insufficient = post(Some("alice-none"), ping()).send().await.unwrap();
+    assert_eq!(insufficient.status(), 403);
+    exposes(&insufficient);
+    // A tool's scope, refused after the body is read.
+    let session = h.initialize("alice-read").await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "write", "arguments": {}}});
+    let request = post(Some("alice-read"), call).header("mcp-session-id", &session);
+    let refused = request.header("mcp-protocol-version", "2025-11-25").send().await.unwrap();
+    assert_eq!(refused.status(), 403);
+    exposes(&refused);
+    // An origin the endpoint does not admit gets no CORS headers (and no challenge).
+    let foreign = h.http.post(format!("{}/mcp", h.base)).header("origin", "https://evil.example.com");
+    let foreign = foreign.body(ping().to_string()).send().await.unwrap();
+    assert_eq!(foreign.status(), 403);
+    assert!(foreign.headers().get("access-control-allow-origin").is_none());
 }

@@ -27,8 +27,15 @@ fn claims(edit: impl FnOnce(&mut serde_json::Map<String, Value>)) -> Value {
     claims
 }
 
+/// An access token (RFC 9068: `typ` `at+jwt`) of the test key.
 fn signed(claims: &Value) -> String {
+    typed(Some("at+jwt"), claims)
+}
+
+/// A token of the test key with the header `typ`.
+fn typed(typ: Option<&str>, claims: &Value) -> String {
     let mut header = Header::new(Algorithm::ES256);
+    header.typ = typ.map(str::to_owned);
     header.kid = Some("test-key".to_owned());
     let key = EncodingKey::from_ec_pem(TEST_KEY.as_bytes()).unwrap();
     jsonwebtoken::encode(&header, claims, &key).unwrap()
@@ -47,6 +54,7 @@ async fn a_valid_token_gives_its_principal() {
     assert_eq!(principal.audience, [RESOURCE]);
     assert!(principal.expires_at.unwrap() > SystemTime::now());
     assert_eq!(principal.claims["iss"], ISSUER);
+    assert_eq!(principal.issuer.as_deref(), Some(ISSUER));
     // An audience list that names the resource, and `scp` for the scopes, do too.
     let listed = claims(|c| {
         c.insert("aud".into(), json!(["https://other.example.com", RESOURCE]));
@@ -54,6 +62,30 @@ async fn a_valid_token_gives_its_principal() {
         c.insert("scp".into(), json!(["mcp:read"]));
     });
     assert_eq!(verify(&signed(&listed)).await.unwrap().scopes, ["mcp:read"]);
+}
+
+#[tokio::test]
+async fn an_id_token_whose_audience_is_the_resource_is_refused() {
+    // An OpenID provider's ID token (`typ` `JWT`, or none) for a client whose id is the
+    // resource URI: signed by the same key, naming the issuer and the resource.
+    let id_token = claims(|c| {
+        c.insert("azp".into(), json!(RESOURCE));
+        c.insert("nonce".into(), json!("n-0S6_WzA2Mj"));
+    });
+    for typ in [Some("JWT"), None, Some("id_token+jwt"), Some("at+jwt+other")] {
+        assert!(matches!(verify(&typed(typ, &id_token)).await, Err(TokenError::Invalid(_))), "{typ:?}");
+    }
+    // RFC 9068's type, with or without its `application/` prefix, in any case.
+    for typ in ["at+jwt", "application/at+jwt", "AT+JWT", "Application/At+JWT"] {
+        assert!(verify(&typed(Some(typ), &claims(|_| {}))).await.is_ok(), "{typ}");
+    }
+    // Opted in, for providers whose access tokens are typed otherwise (weaker).
+    let lenient = verifier().accept_typ(["JWT"]);
+    assert!(lenient.verify(&typed(Some("jwt"), &id_token)).await.is_ok());
+    assert!(lenient.verify(&typed(None, &id_token)).await.is_err());
+    let untyped = verifier().accept_untyped(true);
+    assert!(untyped.verify(&typed(None, &id_token)).await.is_ok());
+    assert!(untyped.verify(&typed(Some("JWT"), &id_token)).await.is_err());
 }
 
 #[tokio::test]
@@ -95,12 +127,13 @@ async fn a_token_for_another_audience_or_of_another_issuer_is_refused() {
 async fn unsigned_and_hmac_tokens_are_refused() {
     let claims = claims(|_| {});
     let part = |v: &Value| URL_SAFE_NO_PAD.encode(v.to_string());
-    let none = format!("{}.{}.", part(&json!({"alg": "none", "typ": "JWT", "kid": "test-key"})), part(&claims));
+    let none = format!("{}.{}.", part(&json!({"alg": "none", "typ": "at+jwt", "kid": "test-key"})), part(&claims));
     assert!(matches!(verify(&none).await, Err(TokenError::Invalid(_))));
     // HS256 keyed with the public key's text (the algorithm confusion attack), and with any
     // other secret.
     for secret in [TEST_JWKS.as_bytes(), b"secret".as_slice()] {
         let mut header = Header::new(Algorithm::HS256);
+        header.typ = Some("at+jwt".to_owned());
         header.kid = Some("test-key".to_owned());
         let token = jsonwebtoken::encode(&header, &claims, &EncodingKey::from_secret(secret)).unwrap();
         assert!(matches!(verify(&token).await, Err(TokenError::Invalid(_))));
@@ -111,6 +144,7 @@ async fn unsigned_and_hmac_tokens_are_refused() {
 async fn a_token_of_an_unknown_key_or_tampered_with_is_refused() {
     let claims = claims(|_| {});
     let mut header = Header::new(Algorithm::ES256);
+    header.typ = Some("at+jwt".to_owned());
     header.kid = Some("another-key".to_owned());
     let key = EncodingKey::from_ec_pem(TEST_KEY.as_bytes()).unwrap();
     let unknown = jsonwebtoken::encode(&header, &claims, &key).unwrap();
@@ -132,6 +166,7 @@ async fn a_symmetric_key_in_the_set_verifies_nothing() {
     let jwks = r#"{"keys": [{"kty": "oct", "kid": "test-key", "k": "c2VjcmV0"}]}"#;
     let verifier = JwtVerifier::new(ISSUER, RESOURCE, StaticJwks::from_json(jwks).unwrap());
     let mut header = Header::new(Algorithm::HS256);
+    header.typ = Some("at+jwt".to_owned());
     header.kid = Some("test-key".to_owned());
     let token = jsonwebtoken::encode(&header, &claims(|_| {}), &EncodingKey::from_secret(b"secret")).unwrap();
     assert!(matches!(verifier.verify(&token).await, Err(TokenError::Invalid(_))));

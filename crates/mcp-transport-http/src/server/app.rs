@@ -81,15 +81,17 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
     if let Some((sse, messages)) = http_sse {
         router = router.route(&sse, get(http_sse::open_stream)).route(&messages, post(http_sse::post_message));
     }
-    // The protected resource metadata, served without a token.
+    // The protected resource metadata, served without a token, to any origin.
     #[cfg(feature = "auth")]
     if let Some(auth) = auth {
+        use super::auth::AuthConfig;
         // Encoded once: the metadata does not change while the router serves.
         let body = auth.metadata_json();
         for metadata_path in auth.metadata_paths(&path) {
             let body = body.clone();
-            let answer = move || async move { ([(header::CONTENT_TYPE, crate::headers::APPLICATION_JSON)], body) };
-            router = router.route(&metadata_path, get(answer));
+            let answer = move || async move { AuthConfig::metadata_response(body) };
+            let preflight = |headers: HeaderMap| async move { AuthConfig::metadata_preflight(&headers) };
+            router = router.route(&metadata_path, get(answer).options(preflight));
         }
     }
     if health_routes {

@@ -13,14 +13,21 @@
 //! | a token in the query string (`access_token=`), several `Authorization` headers | 400, `error="invalid_request"` |
 //! | a valid token without the required scopes (the endpoint's, or a tool's) | 403, `error="insufficient_scope", scope="…"` |
 //! | the verifier's backend failed ([`TokenError::Unavailable`]) | 503 with `Retry-After: 5`, no challenge |
-//! | a session used with a token of another subject or client (or, for tokens naming neither, another token) | 404, as for an unknown session |
+//! | a session used with a token of another issuer, subject or client (or, for tokens naming neither subject nor client, another token) | 404, as for an unknown session |
+//!
+//! Whatever the verifier, the endpoint refuses a [`Principal`] past its expiry or whose
+//! audience names neither this resource nor the verifier's (see [`TokenVerifier`]). A
+//! challenge to a browser request (an `Origin` the endpoint admits) is readable by that
+//! origin (`Access-Control-Allow-Origin`, `Access-Control-Expose-Headers: WWW-Authenticate`).
 //!
 //! Verifiers: [`JwtVerifier`] (JWTs, keys from a [`JwksSource`]: [`StaticJwks`], or with the
 //! `client` feature `HttpJwks`, fetched and cached) and, with the `client` feature,
 //! `IntrospectionVerifier` (RFC 7662); or a [`TokenVerifier`] of your own.
 //!
 //! The verified [`Principal`] goes into the request's [`http::Extensions`], where handlers find
-//! it (`Context::principal` in `mcp-server`). The metadata is served without a token at
+//! it (`Context::principal` in `mcp-server`); the `Authorization` header is taken out of the
+//! request, so handlers never see the token. The metadata is served without a token, to any
+//! origin (`Access-Control-Allow-Origin: *`, and its CORS preflight answered), at
 //! `/.well-known/oauth-protected-resource` and at the same followed by the endpoint's path
 //! (`/.well-known/oauth-protected-resource/mcp`).
 //!
@@ -51,6 +58,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::future::BoxFuture;
 use mcp_jsonrpc::message::{Message, Parsed};
 use serde_json::{Map, Value};
+use sha2::{Digest as _, Sha256};
 
 use super::SessionFactory;
 use crate::headers::APPLICATION_JSON;
@@ -63,6 +71,8 @@ pub const WELL_KNOWN_PATH: &str = "/.well-known/oauth-protected-resource";
 /// extensions for handlers.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Principal {
+    /// The authorization server that issued the token (the `iss` claim), if known.
+    pub issuer: Option<String>,
     /// The resource owner (the `sub` claim), if the token names one.
     pub subject: Option<String>,
     /// The OAuth client the token was issued to (`client_id` or `azp`).
@@ -112,6 +122,14 @@ pub enum TokenError {
 /// giving the [`Principal`] it speaks for. A verifier must refuse tokens issued for another
 /// audience ([`TokenError::WrongAudience`]).
 ///
+/// The endpoint checks again what the verifier gives, whatever verifier it is: a principal
+/// past its [`expires_at`](Principal::expires_at) (beyond the verifier's
+/// [`expiry_leeway`](TokenVerifier::expiry_leeway)) is refused as expired, and one whose
+/// [`audience`](Principal::audience) names neither the resource URI of [`AuthConfig::new`] nor
+/// the verifier's [`audience`](TokenVerifier::audience) as for another resource. An empty
+/// audience is refused too: a verifier says which resource a token is for, so that a token
+/// for another one cannot pass through a verifier that forgot to look.
+///
 /// ```
 /// use mcp_transport_http::server::auth::{Principal, TokenError, TokenVerifier};
 /// use futures_util::future::BoxFuture;
@@ -122,7 +140,12 @@ pub enum TokenError {
 ///     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenError>> {
 ///         Box::pin(async move {
 ///             match token {
-///                 "let-me-in" => Ok(Principal { subject: Some("alice".into()), ..Principal::default() }),
+///                 "let-me-in" => Ok(Principal {
+///                     subject: Some("alice".into()),
+///                     // The resource URI given to `AuthConfig::new`.
+///                     audience: vec!["https://mcp.example.com/mcp".into()],
+///                     ..Principal::default()
+///                 }),
 ///                 _ => Err(TokenError::Invalid("unknown token".into())),
 ///             }
 ///         })
@@ -132,6 +155,21 @@ pub enum TokenError {
 pub trait TokenVerifier: Send + Sync + 'static {
     /// Verifies `token` (the text after `Bearer `).
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenError>>;
+
+    /// The audience this verifier holds tokens to when it is not the resource URI of
+    /// [`AuthConfig::new`] (an API identifier such as `api://mcp`): the endpoint then admits
+    /// principals whose [`audience`](Principal::audience) names either. Default: none, only
+    /// the resource URI.
+    fn audience(&self) -> Option<&str> {
+        None
+    }
+
+    /// The clock skew this verifier tolerates past a token's expiry: the endpoint refuses a
+    /// principal whose [`expires_at`](Principal::expires_at) is further in the past. Default:
+    /// none.
+    fn expiry_leeway(&self) -> Duration {
+        Duration::ZERO
+    }
 }
 
 /// The resource URI given to [`AuthConfig::new`] is no absolute `http(s)` URI without a
@@ -160,8 +198,6 @@ pub struct AuthConfig {
     resource_path: String,
     required_scopes: Vec<String>,
     verifier: Arc<dyn TokenVerifier>,
-    /// Keys the fingerprints of tokens that name neither a subject nor a client.
-    fingerprints: std::hash::RandomState,
 }
 
 impl std::fmt::Debug for AuthConfig {
@@ -201,7 +237,6 @@ impl AuthConfig {
             resource_path: path,
             required_scopes: Vec::new(),
             verifier: Arc::new(verifier),
-            fingerprints: std::hash::RandomState::new(),
         })
     }
     /// Adds an authorization server (its issuer URL) to the metadata.
@@ -267,6 +302,28 @@ impl AuthConfig {
         serde_json::to_vec(&self.metadata).unwrap_or_default().into()
     }
 
+    /// The answer to a GET of the metadata: readable from any origin (it is public, and a
+    /// browser client on another origin must read it to find the authorization server).
+    pub(crate) fn metadata_response(body: bytes::Bytes) -> Response {
+        let headers = [(header::CONTENT_TYPE, APPLICATION_JSON), (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")];
+        (headers, body).into_response()
+    }
+
+    /// The answer to the CORS preflight of a GET of the metadata: any origin, with the
+    /// headers it asks for (`MCP-Protocol-Version`, say), no credentials.
+    pub(crate) fn metadata_preflight(request: &HeaderMap) -> Response {
+        let mut response = StatusCode::NO_CONTENT.into_response();
+        let headers = response.headers_mut();
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+        headers.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, OPTIONS"));
+        if let Some(asked) = request.get(header::ACCESS_CONTROL_REQUEST_HEADERS) {
+            headers.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, asked.clone());
+        }
+        headers.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400"));
+        headers.insert(header::VARY, HeaderValue::from_static("Access-Control-Request-Headers"));
+        response
+    }
+
     /// A challenge: `status` with `WWW-Authenticate: Bearer` and, for an `error`, an OAuth
     /// error body.
     fn challenge(&self, status: StatusCode, error: Option<(&str, &str)>, scopes: &[String]) -> Response {
@@ -307,8 +364,20 @@ fn quoted(text: &str) -> String {
 }
 
 /// Checks the bearer token of a request of the endpoint and puts its [`Principal`] in the
-/// request's extensions; the challenge to answer with otherwise.
+/// request's extensions, taking the `Authorization` header out of the request (handlers never
+/// see the token); the challenge to answer with otherwise, readable by the request's browser
+/// origin.
 pub(crate) async fn authenticate(auth: &AuthConfig, parts: &mut Parts) -> Result<(), Response> {
+    match check_token(auth, parts).await {
+        Ok(()) => {
+            parts.headers.remove(header::AUTHORIZATION);
+            Ok(())
+        }
+        Err(response) => Err(readable_by_origin(response, &parts.headers)),
+    }
+}
+
+async fn check_token(auth: &AuthConfig, parts: &mut Parts) -> Result<(), Response> {
     if parts.uri.query().is_some_and(|q| q.split('&').any(|pair| pair.split('=').next() == Some("access_token"))) {
         let description = "access tokens are not accepted in the query string";
         return Err(auth.challenge(StatusCode::BAD_REQUEST, Some(("invalid_request", description)), &[]));
@@ -320,7 +389,8 @@ pub(crate) async fn authenticate(auth: &AuthConfig, parts: &mut Parts) -> Result
             return Err(auth.challenge(StatusCode::BAD_REQUEST, Some(("invalid_request", description)), &[]));
         }
     };
-    let principal = match auth.verifier.verify(token).await {
+    let verdict = auth.verifier.verify(token).await.and_then(|principal| auth.recheck(principal));
+    let principal = match verdict {
         Ok(principal) => principal,
         Err(TokenError::Unavailable(error)) => {
             tracing::warn!(error = %error, "the token verifier failed");
@@ -345,19 +415,50 @@ pub(crate) async fn authenticate(auth: &AuthConfig, parts: &mut Parts) -> Result
     }
     if principal.subject.is_none() && principal.client_id.is_none() {
         // Nobody to bind a session to but the token itself.
-        parts.extensions.insert(TokenFingerprint(std::hash::BuildHasher::hash_one(&auth.fingerprints, token)));
+        parts.extensions.insert(TokenFingerprint(Sha256::digest(token.as_bytes()).into()));
     }
     parts.extensions.insert(principal);
     Ok(())
 }
 
+impl AuthConfig {
+    /// What the endpoint checks of a verified principal, whatever the verifier: not past its
+    /// expiry, and for this resource.
+    fn recheck(&self, principal: Principal) -> Result<Principal, TokenError> {
+        let verifier = &self.verifier;
+        let now = SystemTime::now();
+        if principal.expires_at.is_some_and(|exp| exp + verifier.expiry_leeway() <= now) {
+            return Err(TokenError::Expired);
+        }
+        let ours = |aud: &String| *aud == self.metadata.resource || verifier.audience() == Some(aud.as_str());
+        if !principal.audience.iter().any(ours) {
+            return Err(TokenError::WrongAudience);
+        }
+        Ok(principal)
+    }
+}
+
+/// Makes an answer of the authorization checks (a challenge) readable by the browser origin of
+/// the request, one the endpoint admits (the Origin check comes first): a browser client can
+/// then read `WWW-Authenticate` and find the authorization server. Nothing for a request
+/// without `Origin`.
+fn readable_by_origin(mut response: Response, request: &HeaderMap) -> Response {
+    let mut origins = request.get_all(header::ORIGIN).iter();
+    let (Some(origin), None) = (origins.next(), origins.next()) else { return response };
+    let headers = response.headers_mut();
+    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.clone());
+    headers.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("WWW-Authenticate"));
+    headers.append(header::VARY, HeaderValue::from_static("Origin"));
+    response
+}
+
 /// Seconds a client is asked to wait when the token verifier's backend failed (503).
 const VERIFIER_RETRY_AFTER: &str = "5";
 
-/// A keyed hash of a token that names neither a subject nor a client: the owner of the
-/// sessions it creates.
+/// The SHA-256 of a token that names neither a subject nor a client: the owner of the
+/// sessions it creates, the same on every instance of a fleet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct TokenFingerprint(u64);
+struct TokenFingerprint([u8; 32]);
 
 /// The token of the `Authorization: Bearer` header (`None` without one or with another
 /// scheme); what is wrong with the header otherwise.
@@ -387,9 +488,9 @@ pub(crate) fn authorize(
     auth: &AuthConfig,
     factory: &dyn SessionFactory,
     parsed: &Parsed,
-    extensions: &http::Extensions,
+    parts: &Parts,
 ) -> Result<(), Response> {
-    let Some(principal) = extensions.get::<Principal>() else { return Ok(()) };
+    let Some(principal) = parts.extensions.get::<Principal>() else { return Ok(()) };
     let mut needed: Option<Vec<String>> = None;
     let mut check = |message: &Message| {
         if let Message::Request(request) = message
@@ -409,16 +510,17 @@ pub(crate) fn authorize(
         Parsed::Invalid { .. } => {}
     }
     match needed {
-        Some(scopes) => Err(auth.insufficient_scope(&scopes)),
+        Some(scopes) => Err(readable_by_origin(auth.insufficient_scope(&scopes), &parts.headers)),
         None => Ok(()),
     }
 }
 
-/// Who a session belongs to: the subject and client of the token that created it, or that
-/// token alone when it names neither (a refreshed token then finds the session unknown, and
-/// the client starts another; two anonymous tokens never share one).
+/// Who a session belongs to: the issuer, subject and client of the token that created it, or
+/// that token alone when it names neither subject nor client (a refreshed token then finds the
+/// session unknown, and the client starts another; two anonymous tokens never share one).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Owner {
+    issuer: Option<String>,
     subject: Option<String>,
     client_id: Option<String>,
     token: Option<TokenFingerprint>,
@@ -429,6 +531,7 @@ impl Owner {
     pub(crate) fn of(extensions: &http::Extensions) -> Option<Owner> {
         let principal = extensions.get::<Principal>()?;
         Some(Owner {
+            issuer: principal.issuer.clone(),
             subject: principal.subject.clone(),
             client_id: principal.client_id.clone(),
             token: extensions.get::<TokenFingerprint>().copied(),
@@ -440,16 +543,18 @@ impl Owner {
         Owner::of(extensions).is_some_and(|other| other == *self)
     }
 
-    /// The owner as one line, for the record of a session a fleet shares.
+    /// The owner as one line, for the record of a session a fleet shares: what every instance
+    /// computes alike for the same token.
     pub(crate) fn record(&self) -> String {
-        serde_json::json!([self.subject, self.client_id, self.token.map(|t| t.0)]).to_string()
+        let token = self.token.map(|t| t.0.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        serde_json::json!([self.issuer, self.subject, self.client_id, token]).to_string()
     }
 }
 
 #[cfg(feature = "client")]
 mod remote;
 #[cfg(feature = "client")]
-pub use remote::{HttpJwks, IntrospectionVerifier};
+pub use remote::{HttpJwks, IntrospectionVerifier, InvalidIssuer};
 
 /// A set of JSON Web Keys (RFC 7517), as [`JwtVerifier`] reads them.
 pub use jsonwebtoken::jwk::JwkSet;
@@ -483,16 +588,23 @@ impl JwksSource for StaticJwks {
     }
 }
 
-/// Verifies JWT access tokens (RFC 9068) against the keys of a [`JwksSource`]: the signature
-/// by a key of the set, with an asymmetric algorithm that key allows (never `none`, never an
-/// HMAC); `iss` the issuer; `aud` containing the resource; `exp` in the future and `nbf` in
-/// the past, with a leeway (default 30 s). The [`Principal`] has `sub`, `client_id` (or
-/// `azp`), the scopes of `scope` (space-separated) or `scp`, `exp`, `aud` and every claim.
+/// Verifies JWT access tokens (RFC 9068) against the keys of a [`JwksSource`]: the header
+/// `typ` `at+jwt` (or `application/at+jwt`, in any case; others only as
+/// [`accept_typ`](JwtVerifier::accept_typ) allows), so that an ID token is no access token; the
+/// signature by a key of the set, with an asymmetric algorithm that key allows (never `none`,
+/// never an HMAC); `iss` the issuer; `aud` containing the resource; `exp` in the future and
+/// `nbf` in the past, with a leeway (default 30 s). The [`Principal`] has `iss`, `sub`,
+/// `client_id` (or `azp`), the scopes of `scope` (space-separated) or `scp`, `exp`, `aud` and
+/// every claim.
 pub struct JwtVerifier {
     issuer: String,
     audience: String,
     source: Box<dyn JwksSource>,
     leeway: Duration,
+    /// Header `typ` values accepted besides RFC 9068's, normalized (see [`typ_name`]).
+    extra_types: Vec<String>,
+    /// Whether tokens without `typ` are accepted.
+    untyped: bool,
 }
 
 impl std::fmt::Debug for JwtVerifier {
@@ -514,6 +626,8 @@ impl JwtVerifier {
             audience: audience.into(),
             source: Box::new(source),
             leeway: Duration::from_secs(30),
+            extra_types: Vec::new(),
+            untyped: false,
         }
     }
     /// The clock skew tolerated on `exp` and `nbf` (default 30 s).
@@ -521,10 +635,37 @@ impl JwtVerifier {
         self.leeway = leeway;
         self
     }
+    /// Accepts tokens whose header `typ` is one of `types` (compared as `at+jwt` is: without
+    /// an `application/` prefix, in any case) besides RFC 9068's `at+jwt`, for authorization
+    /// servers whose JWT access tokens are typed otherwise (many say `JWT`). Weaker: the type
+    /// is what tells an access token from an ID token of the same issuer, and an ID token
+    /// whose `aud` is this resource (a client registered with the resource URI as its id)
+    /// would then pass as an access token.
+    pub fn accept_typ(mut self, types: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.extra_types.extend(types.into_iter().map(|t| typ_name(&t.into()).to_owned()));
+        self
+    }
+    /// Accepts tokens without a header `typ` too (default: refused), for authorization servers
+    /// that type nothing. Weaker, as [`accept_typ`](Self::accept_typ) is.
+    pub fn accept_untyped(mut self, accept: bool) -> Self {
+        self.untyped = accept;
+        self
+    }
 
     async fn verify_jwt(&self, token: &str) -> Result<Principal, TokenError> {
         use jsonwebtoken::errors::ErrorKind;
         let header = jsonwebtoken::decode_header(token).map_err(|e| TokenError::Invalid(e.to_string()))?;
+        // RFC 9068 §4: an access token says so (an ID token of the same issuer must not pass).
+        let typed = match &header.typ {
+            Some(typ) => {
+                let typ = typ_name(typ);
+                typ == ACCESS_TOKEN_TYP || self.extra_types.contains(&typ)
+            }
+            None => self.untyped,
+        };
+        if !typed {
+            return Err(TokenError::Invalid(format!("the token's type is {:?}, not \"at+jwt\"", header.typ)));
+        }
         let mut set = self.source.keys(false).await?;
         if header.kid.as_ref().is_some_and(|kid| set.find(kid).is_none()) {
             set = self.source.keys(true).await?;
@@ -565,6 +706,12 @@ impl TokenVerifier for JwtVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenError>> {
         Box::pin(self.verify_jwt(token))
     }
+    fn audience(&self) -> Option<&str> {
+        Some(&self.audience)
+    }
+    fn expiry_leeway(&self) -> Duration {
+        self.leeway
+    }
 }
 
 /// The asymmetric algorithms a key may verify: the one it declares (`alg`), or those of its
@@ -592,6 +739,18 @@ fn allowed_algorithms(jwk: &jsonwebtoken::jwk::Jwk) -> Vec<jsonwebtoken::Algorit
     }
 }
 
+/// The `typ` of JWT access tokens (RFC 9068 §2.1), as [`typ_name`] gives it.
+const ACCESS_TOKEN_TYP: &str = "at+jwt";
+
+/// A `typ` as compared: lowercase, without the `application/` prefix (RFC 7515 §4.1.9).
+fn typ_name(typ: &str) -> String {
+    let typ = typ.trim().to_ascii_lowercase();
+    match typ.strip_prefix("application/") {
+        Some(rest) => rest.to_owned(),
+        None => typ,
+    }
+}
+
 /// The principal of verified claims.
 fn principal_of(claims: Map<String, Value>) -> Principal {
     let text = |key: &str| claims.get(key).and_then(Value::as_str).map(str::to_owned);
@@ -609,6 +768,7 @@ fn principal_of(claims: Map<String, Value>) -> Principal {
     };
     let expires_at = claims.get("exp").and_then(Value::as_u64).map(|s| SystemTime::UNIX_EPOCH + Duration::from_secs(s));
     Principal {
+        issuer: text("iss"),
         subject: text("sub"),
         client_id: text("client_id").or_else(|| text("azp")),
         scopes,

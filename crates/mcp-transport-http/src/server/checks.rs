@@ -159,14 +159,14 @@ impl FromRequestParts<Arc<App>> for Authenticated {
     }
 }
 
-/// The principal of the request may make the requests of the POST body `parsed` (feature
-/// `auth`: asked of the session factory): 403 `insufficient_scope` otherwise.
-pub(super) fn authorized(app: &App, parsed: &Parsed, extensions: &axum::http::Extensions) -> Result<(), Response> {
+/// The principal of the request (of head `parts`) may make the requests of the POST body
+/// `parsed` (feature `auth`: asked of the session factory): 403 `insufficient_scope` otherwise.
+pub(super) fn authorized(app: &App, parsed: &Parsed, parts: &Parts) -> Result<(), Response> {
     #[cfg(feature = "auth")]
     if let Some(auth) = app.config().auth.as_deref() {
-        return super::auth::authorize(auth, app.factory.as_ref(), parsed, extensions);
+        return super::auth::authorize(auth, app.factory.as_ref(), parsed, parts);
     }
-    let _ = (app, parsed, extensions);
+    let _ = (app, parsed, parts);
     Ok(())
 }
 

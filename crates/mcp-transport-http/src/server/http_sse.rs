@@ -84,7 +84,7 @@ pub(super) async fn post_message(
     if let message::Parsed::Invalid { id, error } = &parsed {
         return Err(error_response(StatusCode::BAD_REQUEST, id.as_ref(), error));
     }
-    authorized(&app, &parsed, &parts.extensions)?;
+    authorized(&app, &parsed, &parts)?;
     let info =
         RequestInfo { parts, session_id: Some(session.router.session_id.clone()), stream: None, _in_flight: None };
     if session.peer().is_closed() {

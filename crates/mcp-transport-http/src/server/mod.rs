@@ -192,11 +192,12 @@ impl std::fmt::Debug for RequestInfo {
 
 impl RequestInfo {
     /// The request's method, URI, headers and extensions (what middleware put there, e.g. an
-    /// authenticated user).
+    /// authenticated user). On an endpoint that checks tokens (feature `auth`), the
+    /// `Authorization` header is not among the headers: the token stays with the endpoint.
     pub fn parts(&self) -> &http::request::Parts {
         &self.parts
     }
-    /// The request's headers.
+    /// The request's headers (without `Authorization` on an endpoint that checks tokens).
     pub fn headers(&self) -> &http::HeaderMap {
         &self.parts.headers
     }

@@ -52,7 +52,7 @@ pub(super) async fn post_mcp(
     let (parts, body) = request.into_parts();
     let body = read_body(&app, body).await?;
     let what = classify(&body)?;
-    authorized(&app, &what.parsed, &parts.extensions)?;
+    authorized(&app, &what.parsed, &parts)?;
     let header_version = protocol_version(&parts.headers, what.requests.first())?;
     if header_version.is_some_and(ProtocolVersion::is_stateless) || what.stateless_envelope {
         return stateless_revision::post(&app, parts, what.parsed, header_version).await;
