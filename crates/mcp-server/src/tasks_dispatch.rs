@@ -73,7 +73,7 @@ pub(crate) fn principal_owner(rctx: &mcp_jsonrpc::RequestContext) -> Option<Stri
         .and_then(|info| info.extensions().get::<mcp_transport_http::server::auth::Principal>())
         .filter(|p| p.subject.is_some() || p.client_id.is_some())
     {
-        let issuer = principal.claims.get("iss").and_then(Value::as_str).unwrap_or("");
+        let issuer = principal.issuer.as_deref().unwrap_or("");
         return Some(format!(
             "principal:{issuer}\u{0}{}\u{0}{}",
             principal.subject.as_deref().unwrap_or(""),

@@ -176,6 +176,7 @@ mod principals {
                 claims.insert("sub".into(), json!(subject));
                 claims.insert("aud".into(), json!(self.audience));
                 Ok(Principal {
+                    issuer: Some(format!("https://{issuer}.example")),
                     subject: Some(subject.to_owned()),
                     client_id: Some("client-1".to_owned()),
                     audience: vec![self.audience.clone()],
