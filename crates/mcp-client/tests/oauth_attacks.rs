@@ -82,11 +82,22 @@ struct Behaviour {
     token_type: &'static str,
     /// The authorization server's metadata names this token endpoint instead of its own.
     token_endpoint: Option<String>,
+    /// A refresh waits this long for a second one to arrive, so that two clients refreshing
+    /// at once overlap at the server whatever the scheduling (the window only makes a race
+    /// visible: nothing waits for it to pass).
+    refresh_window: Option<Duration>,
 }
 
 impl Default for Behaviour {
     fn default() -> Self {
-        Behaviour { pkce: true, expires_in: 3600, token_redirect: None, token_type: "Bearer", token_endpoint: None }
+        Behaviour {
+            pkce: true,
+            expires_in: 3600,
+            token_redirect: None,
+            token_type: "Bearer",
+            token_endpoint: None,
+            refresh_window: None,
+        }
     }
 }
 
@@ -103,6 +114,8 @@ struct AsState {
     /// A spent refresh token presented again.
     reused: usize,
     registrations: usize,
+    /// Refreshes waiting in their window.
+    refreshing: usize,
     seen: Vec<Seen>,
     next: u64,
 }
@@ -111,6 +124,8 @@ struct AsState {
 #[derive(Clone)]
 struct AuthServer {
     base: String,
+    /// Refreshes in progress meet here (see [`Behaviour::refresh_window`]).
+    rendezvous: Arc<tokio::sync::Notify>,
     behaviour: Arc<Mutex<Behaviour>>,
     state: Arc<Mutex<AsState>>,
     tokens: Arc<Tokens>,
@@ -120,7 +135,7 @@ impl AuthServer {
     async fn start(tokens: Arc<Tokens>, behaviour: Behaviour) -> AuthServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let s = AuthServer { base, behaviour: Arc::new(Mutex::new(behaviour)), state: Arc::default(), tokens };
+        let s = AuthServer { base, rendezvous: Arc::default(), behaviour: Arc::new(Mutex::new(behaviour)), state: Arc::default(), tokens };
         let app = Router::new()
             .route("/.well-known/oauth-authorization-server", get(as_metadata))
             .route("/register", post(as_register))
@@ -220,6 +235,19 @@ async fn as_token(State(s): State<AuthServer>, headers: HeaderMap, body: Bytes) 
     let b = s.behaviour.lock().unwrap().clone();
     if let Some(to) = b.token_redirect {
         return (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, to)]).into_response();
+    }
+    if let (Some(window), Some("refresh_token")) = (b.refresh_window, form.get("grant_type").map(String::as_str)) {
+        let arrived = {
+            let mut st = s.state.lock().unwrap();
+            st.refreshing += 1;
+            st.refreshing
+        };
+        if arrived >= 2 {
+            s.rendezvous.notify_one();
+        } else {
+            let _ = tokio::time::timeout(window, s.rendezvous.notified()).await;
+        }
+        s.state.lock().unwrap().refreshing -= 1;
     }
     let refuse = |error: &str| json_body(StatusCode::BAD_REQUEST, json!({"error": error}));
     let mut st = s.state.lock().unwrap();
@@ -656,6 +684,38 @@ async fn closing_after_a_logout_does_not_authorize_again() {
     let _ = tokio::time::timeout(STEP, client.close()).await.expect("closing ends");
     assert_eq!(authorizations(), 1);
     assert!(oauth.tokens().is_none());
+}
+
+// ---------------------------------------------------------------------------------------
+// Finding 6: clients sharing a token file
+
+#[tokio::test]
+async fn clients_sharing_a_token_file_never_present_a_refresh_token_twice() {
+    let tokens = Arc::new(Tokens::default());
+    // Rotating refresh tokens, a reuse refused (and counted); tokens that expire at once, so
+    // that every call refreshes; refreshes that meet at the server.
+    let behaviour = Behaviour { expires_in: 1, refresh_window: Some(Duration::from_millis(200)), ..Behaviour::default() };
+    let honest = AuthServer::start(tokens.clone(), behaviour).await;
+    let resource = Resource::start(tokens.clone(), &honest.base).await;
+    let dir = std::env::temp_dir().join(format!("mcp-shared-file-{}", std::process::id()));
+    let file = dir.join("tokens.json");
+    // Two clients, each with a store of its own on the one file: two `mcp` processes.
+    let config = || OAuthConfig::new("cli", Browser::new()).store(FileTokenStore::new(&file));
+    let a = connect(&resource.url(), oauth_client(&resource, config())).await.unwrap();
+    echo(&a).await.unwrap();
+    let b = connect(&resource.url(), oauth_client(&resource, config())).await.unwrap();
+    for _ in 0..4 {
+        let (x, y) = tokio::join!(echo(&a), echo(&b));
+        x.unwrap();
+        y.unwrap();
+    }
+    let st = honest.state.lock().unwrap();
+    assert_eq!(st.reused, 0, "a rotated refresh token was presented again");
+    assert!(st.spent.len() >= 8, "every call refreshed: {}", st.spent.len());
+    // One authorization in all: the second client found the first's tokens in the file.
+    assert_eq!(st.seen.iter().filter(|s| s.path == "/authorize").count(), 1);
+    drop(st);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 // ---------------------------------------------------------------------------------------
