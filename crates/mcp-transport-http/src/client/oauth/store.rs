@@ -664,6 +664,17 @@ mod tests {
         let _ = std::fs::remove_dir_all(dir);
     }
 
+    /// Only a missing file is an empty store; any other read error (permission denied, which
+    /// a test running as root cannot produce; EIO) leaves the file alone, as a garbled one.
+    #[test]
+    fn only_a_missing_file_is_an_empty_store() {
+        assert!(entries(Err(ErrorKind::NotFound.into())).unwrap().is_empty());
+        for kind in [ErrorKind::PermissionDenied, ErrorKind::Other, ErrorKind::InvalidData] {
+            assert!(matches!(entries(Err(kind.into())), Err(Unreadable::Io(_))), "{kind:?}");
+        }
+        assert!(matches!(entries(Ok(b"[{}]".to_vec())), Err(Unreadable::Invalid(_))));
+    }
+
     /// Two stores on one file (two processes, in effect: each opens the file itself) saving
     /// different keys at once lose none of them.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
