@@ -79,6 +79,8 @@ pub async fn run(command: AuthCommand, global: &Global) -> ExitCode {
 /// `$BROWSER` when set), waits for the redirect, keeps the tokens.
 async fn login(url: &str, global: &Global) -> Result<u8> {
     let config = HttpClientConfig::parse(url).with_context(|| format!("{url}: not a URL"))?;
+    // The store never replaces a file it cannot read: say so before the user authorizes.
+    read_entries(&token_file())?;
     let agent = LoopbackRedirect::bind(0).await.context("cannot listen for the redirect")?;
     let agent = agent.timeout(Duration::from_secs(300)).open_with(|authorize: Url| {
         eprintln!("Open this URL in a browser to log in:\n\n    {authorize}\n");

@@ -1,6 +1,6 @@
-//! `mcp auth status` and `logout` over a token file (the login itself, against a real OpenID
-//! provider, runs in `cargo xtask auth-e2e`), and `mcp proxy` refusing a server that wants
-//! authorization when there are no tokens.
+//! `mcp auth status` and `logout` over a token file (the login itself runs in `auth_login.rs`
+//! against stand-in servers, and in `cargo xtask auth-e2e` against a real OpenID provider),
+//! and `mcp proxy` refusing a server that wants authorization when there are no tokens.
 
 use std::io::Write as _;
 use std::path::PathBuf;

@@ -135,7 +135,13 @@ impl AuthServer {
     async fn start(tokens: Arc<Tokens>, behaviour: Behaviour) -> AuthServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let s = AuthServer { base, rendezvous: Arc::default(), behaviour: Arc::new(Mutex::new(behaviour)), state: Arc::default(), tokens };
+        let s = AuthServer {
+            base,
+            rendezvous: Arc::default(),
+            behaviour: Arc::new(Mutex::new(behaviour)),
+            state: Arc::default(),
+            tokens,
+        };
         let app = Router::new()
             .route("/.well-known/oauth-authorization-server", get(as_metadata))
             .route("/register", post(as_register))
@@ -694,7 +700,8 @@ async fn clients_sharing_a_token_file_never_present_a_refresh_token_twice() {
     let tokens = Arc::new(Tokens::default());
     // Rotating refresh tokens, a reuse refused (and counted); tokens that expire at once, so
     // that every call refreshes; refreshes that meet at the server.
-    let behaviour = Behaviour { expires_in: 1, refresh_window: Some(Duration::from_millis(200)), ..Behaviour::default() };
+    let behaviour =
+        Behaviour { expires_in: 1, refresh_window: Some(Duration::from_millis(200)), ..Behaviour::default() };
     let honest = AuthServer::start(tokens.clone(), behaviour).await;
     let resource = Resource::start(tokens.clone(), &honest.base).await;
     let dir = std::env::temp_dir().join(format!("mcp-shared-file-{}", std::process::id()));

@@ -73,7 +73,8 @@ pub use flow::OAuthClient;
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use pending::{ExternalRedirect, PendingAuthorization};
 pub use store::{
-    ClientCredentials, FileTokenStore, MemoryTokenStore, StoredTokens, TokenEndpointAuthMethod, TokenKey, TokenStore,
+    ClientCredentials, FileTokenStore, MemoryTokenStore, StoredTokens, TokenEndpointAuthMethod, TokenKey, TokenLock,
+    TokenStore,
 };
 
 /// Why an authorization flow failed.
