@@ -290,9 +290,20 @@ async fn main() -> anyhow::Result<ExitCode> {
         })
         .await;
 
-    if let Some(client) = run.client.take() {
-        let _ = client.close().await;
-    }
+    report
+        .check("closing after the logout authorizes nobody again", async {
+            let visits = run.browser.visits();
+            if let Some(client) = run.client.take() {
+                let _ = client.close().await;
+            }
+            ensure!(run.browser.visits() == visits, "{} authorizations after closing", run.browser.visits());
+            ensure!(run.oauth.tokens().is_none(), "tokens held again");
+            let text = std::fs::read_to_string(&run.args.store)?;
+            let entries: serde_json::Value = serde_json::from_str(&text)?;
+            ensure!(entries.as_array().is_some_and(Vec::is_empty), "the store holds {entries}");
+            Ok(String::new())
+        })
+        .await;
     Ok(report.finish())
 }
 
