@@ -65,7 +65,7 @@ end
 "#;
 
 /// KEYS: task, live set, owner index, last number. ARGV: max tasks, ttl (ms), owner, id,
-/// timestamp, poll interval (ms), task key prefix.
+/// timestamp, poll interval (ms).
 const CREATE: &str = r#"
 local max, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
 local t = redis.call('TIME')
@@ -84,8 +84,11 @@ redis.call('ZADD', KEYS[2], string.format('%.0f', now_ms + ttl), ARGV[4])
 stretch(KEYS[2], ttl)
 redis.call('ZADD', KEYS[3], seq, ARGV[4])
 if redis.call('ZCARD', KEYS[3]) > max then
+  -- What the live set no longer holds goes: the set just dropped what expired by this
+  -- millisecond, while Redis keeps a key through its last millisecond, so asking EXISTS
+  -- would keep the tasks expiring now and let the index grow past the live tasks.
   for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
-    if redis.call('EXISTS', ARGV[7] .. id) == 0 then redis.call('ZREM', KEYS[3], id) end
+    if not redis.call('ZSCORE', KEYS[2], id) then redis.call('ZREM', KEYS[3], id) end
   end
 end
 stretch(KEYS[3], ttl)
@@ -399,8 +402,7 @@ impl TaskStore for RedisTaskStore {
                 .arg(&owner)
                 .arg(&id)
                 .arg(&stamp)
-                .arg(poll)
-                .arg(self.task_key(""));
+                .arg(poll);
             let answer: Vec<String> =
                 self.run("create", invocation.invoke_async(&mut conn)).await.map_err(TaskStoreError::Backend)?;
             match answer.as_slice() {
