@@ -17,9 +17,10 @@ use bytes::Bytes;
 use mcp_jsonrpc::RequestId;
 use tokio::sync::mpsc;
 
-use super::SessionFactory;
-use super::checks::{busy, session_id, session_not_found};
+use super::checks::session_id;
 use super::config::HttpServerConfig;
+use super::factory::{SessionFactory, SharedSession};
+use super::response::{busy, draining, error_response, session_not_found};
 use super::session::{Mode, Session, SessionRouter, SharedLink};
 use super::shared::{BusMessage, Fleet, Kind};
 use super::sse_body::{ConnGuard, SseBody};
@@ -133,7 +134,7 @@ impl App {
     /// the server is shutting down).
     pub(super) fn admit(&self, id: Option<&RequestId>) -> Result<InFlight, Response> {
         if self.config.drain.is_draining() {
-            return Err(super::checks::draining(id));
+            return Err(draining(id));
         }
         let limit = self.config.max_requests_in_flight;
         let admitted =
@@ -376,7 +377,7 @@ fn owner_record(extensions: &Extensions) -> Box<str> {
 
 /// 503: the fleet's store of sessions did not answer.
 fn store_unavailable() -> Response {
-    let mut response = super::checks::error_response(
+    let mut response = error_response(
         axum::http::StatusCode::SERVICE_UNAVAILABLE,
         None,
         &mcp_jsonrpc::ErrorObject::internal_error("the shared session store is unavailable; try again later"),
@@ -396,7 +397,7 @@ impl App {
     /// This instance's copy of a shared session (`router`'s), new or from its `record`, its
     /// calls numbered from the instance's range; `None` when the session is not shared or the
     /// factory cannot share it (or read the record).
-    fn connect_copy(&self, router: &Arc<SessionRouter>, record: Option<&[u8]>) -> Option<super::SharedSession> {
+    fn connect_copy(&self, router: &Arc<SessionRouter>, record: Option<&[u8]>) -> Option<SharedSession> {
         let base = router.shared()?.fleet.base();
         let shared = self.factory.connect_shared(router.clone(), record)?;
         shared.dispatcher.peer().number_calls_from(base as i64);

@@ -56,11 +56,9 @@ use std::time::{Duration, SystemTime};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 use futures_util::future::BoxFuture;
-use mcp_jsonrpc::message::{Message, Parsed};
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
-use super::SessionFactory;
 use crate::headers::APPLICATION_JSON;
 pub use crate::protected_resource::ProtectedResourceMetadata;
 
@@ -356,6 +354,13 @@ impl AuthConfig {
         let description = "the access token lacks a scope this request needs";
         self.challenge(StatusCode::FORBIDDEN, Some(("insufficient_scope", description)), scopes)
     }
+
+    /// 403 `insufficient_scope` naming `scopes`, readable by the browser origin of the request
+    /// (of `headers`): the answer to a request the session factory refused (see
+    /// [`SessionFactory::authorize`](crate::server::SessionFactory::authorize)).
+    pub(crate) fn refuse_scopes(&self, scopes: &[String], headers: &HeaderMap) -> Response {
+        readable_by_origin(self.insufficient_scope(scopes), headers)
+    }
 }
 
 /// `text` as the content of a quoted-string: without quotes, backslashes, or controls.
@@ -395,7 +400,7 @@ async fn check_token(auth: &AuthConfig, parts: &mut Parts) -> Result<(), Respons
         Err(TokenError::Unavailable(error)) => {
             tracing::warn!(error = %error, "the token verifier failed");
             let error = mcp_jsonrpc::ErrorObject::internal_error("the access token cannot be verified now");
-            let mut response = super::checks::error_response(StatusCode::SERVICE_UNAVAILABLE, None, &error);
+            let mut response = super::response::error_response(StatusCode::SERVICE_UNAVAILABLE, None, &error);
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(VERIFIER_RETRY_AFTER));
             return Err(response);
         }
@@ -479,40 +484,6 @@ fn bearer_token(headers: &HeaderMap) -> Result<Option<&str>, &'static str> {
     let valid = !body.is_empty()
         && body.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/'));
     if valid { Ok(Some(token)) } else { Err("the bearer token is malformed") }
-}
-
-/// Asks the factory whether the principal of the request may make each request of a POST:
-/// 403 `insufficient_scope` otherwise, naming in one challenge every scope the POST needs (the
-/// endpoint's, and those of each request refused).
-pub(crate) fn authorize(
-    auth: &AuthConfig,
-    factory: &dyn SessionFactory,
-    parsed: &Parsed,
-    parts: &Parts,
-) -> Result<(), Response> {
-    let Some(principal) = parts.extensions.get::<Principal>() else { return Ok(()) };
-    let mut needed: Option<Vec<String>> = None;
-    let mut check = |message: &Message| {
-        if let Message::Request(request) = message
-            && let Err(insufficient) = factory.authorize(request, principal)
-        {
-            let scopes = needed.get_or_insert_with(|| auth.required_scopes.clone());
-            for scope in insufficient.scopes {
-                if !scopes.contains(&scope) {
-                    scopes.push(scope);
-                }
-            }
-        }
-    };
-    match parsed {
-        Parsed::Single(message) => check(message),
-        Parsed::Batch(items) => items.iter().filter_map(|item| item.as_ref().ok()).for_each(check),
-        Parsed::Invalid { .. } => {}
-    }
-    match needed {
-        Some(scopes) => Err(readable_by_origin(auth.insufficient_scope(&scopes), &parts.headers)),
-        None => Ok(()),
-    }
 }
 
 /// Who a session belongs to: the issuer, subject and client of the token that created it, or

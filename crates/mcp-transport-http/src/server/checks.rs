@@ -11,47 +11,30 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::FromRequestParts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use bytes::Bytes;
 use http_body_util::BodyExt as _;
 use mcp_jsonrpc::message::{self, Message, Parsed};
 use mcp_jsonrpc::{ErrorObject, RequestId};
 use mcp_types::ProtocolVersion;
 
-use super::Rejection;
 use super::app::App;
+#[cfg(feature = "auth")]
+use super::auth::{AuthConfig, Principal};
+use super::factory::Rejection;
+#[cfg(feature = "auth")]
+use super::factory::SessionFactory;
+use super::response::{error_response, invalid_request, unsupported_version};
 use crate::headers::{APPLICATION_JSON, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, TEXT_EVENT_STREAM};
-
-/// A JSON-RPC error as an HTTP response.
-pub(super) fn error_response(status: StatusCode, id: Option<&RequestId>, error: &ErrorObject) -> Response {
-    let body = message::encode_error(id, error);
-    (status, [(header::CONTENT_TYPE, APPLICATION_JSON)], body).into_response()
-}
 
 /// A [`Rejection`] as the answer to the request `id`.
 pub(super) fn rejection_response(rejection: &Rejection, id: Option<&RequestId>) -> Response {
     error_response(rejection.status, id, &rejection.error)
 }
 
-/// -32022 (400): the revisions we serve, and the one asked for.
-pub(super) fn unsupported_version(requested: &str, id: Option<&RequestId>) -> Response {
-    let error = ErrorObject::unsupported_protocol_version(requested, ProtocolVersion::ALL.into_iter().rev());
-    error_response(StatusCode::BAD_REQUEST, id, &error)
-}
-
 /// -32020 (400): headers that are missing or disagree with the body.
 pub(super) fn header_mismatch(id: Option<&RequestId>, detail: impl std::fmt::Display) -> Response {
     rejection_response(&Rejection::header_mismatch(detail), id)
-}
-
-/// An invalid-request error (-32600) without an id, with `status`.
-pub(super) fn invalid_request(status: StatusCode, message: impl std::fmt::Display) -> Response {
-    error_response(status, None, &ErrorObject::invalid_request(message))
-}
-
-/// 404: the session ended while its request was on the way.
-pub(super) fn session_ended() -> Response {
-    invalid_request(StatusCode::NOT_FOUND, "the session has ended")
 }
 
 /// Whether an Accept header admits `media` (`type/subtype`), wildcards included. No header
@@ -164,10 +147,40 @@ impl FromRequestParts<Arc<App>> for Authenticated {
 pub(super) fn authorized(app: &App, parsed: &Parsed, parts: &Parts) -> Result<(), Response> {
     #[cfg(feature = "auth")]
     if let Some(auth) = app.config().auth.as_deref() {
-        return super::auth::authorize(auth, app.factory.as_ref(), parsed, parts);
+        return authorize(auth, app.factory.as_ref(), parsed, parts);
     }
     let _ = (app, parsed, parts);
     Ok(())
+}
+
+/// Asks the factory whether the principal of the request may make each request of a POST:
+/// 403 `insufficient_scope` otherwise, naming in one challenge every scope the POST needs (the
+/// endpoint's, and those of each request refused).
+#[cfg(feature = "auth")]
+fn authorize(auth: &AuthConfig, factory: &dyn SessionFactory, parsed: &Parsed, parts: &Parts) -> Result<(), Response> {
+    let Some(principal) = parts.extensions.get::<Principal>() else { return Ok(()) };
+    let mut needed: Option<Vec<String>> = None;
+    let mut check = |message: &Message| {
+        if let Message::Request(request) = message
+            && let Err(insufficient) = factory.authorize(request, principal)
+        {
+            let scopes = needed.get_or_insert_with(|| auth.required().to_vec());
+            for scope in insufficient.scopes {
+                if !scopes.contains(&scope) {
+                    scopes.push(scope);
+                }
+            }
+        }
+    };
+    match parsed {
+        Parsed::Single(message) => check(message),
+        Parsed::Batch(items) => items.iter().filter_map(|item| item.as_ref().ok()).for_each(check),
+        Parsed::Invalid { .. } => {}
+    }
+    match needed {
+        Some(scopes) => Err(auth.refuse_scopes(&scopes, &parts.headers)),
+        None => Ok(()),
+    }
 }
 
 /// A POST to the MCP endpoint accepts what it may be answered with (406 otherwise) and
@@ -222,32 +235,6 @@ pub(super) fn session_id(headers: &HeaderMap) -> Result<&str, Response> {
     }
     header_str(headers, MCP_SESSION_ID)
         .ok_or_else(|| invalid_request(StatusCode::BAD_REQUEST, "missing Mcp-Session-Id header"))
-}
-
-/// 404 for a session id we do not know (or no longer).
-pub(super) fn session_not_found() -> Response {
-    error_response(
-        StatusCode::NOT_FOUND,
-        None,
-        &ErrorObject::new(mcp_types::ErrorCode::SESSION_NOT_FOUND.code(), "session not found"),
-    )
-}
-
-/// 503 with `Retry-After`: no room for another request in flight.
-pub(super) fn busy(limit: usize, id: Option<&RequestId>) -> Response {
-    let error = ErrorObject::internal_error(format!("the server is busy: {limit} requests are in flight"));
-    let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, id, &error);
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    response
-}
-
-/// 503 with `Retry-After` and `Connection: close`: the server is shutting down (draining).
-pub(super) fn draining(id: Option<&RequestId>) -> Response {
-    let error = ErrorObject::internal_error("the server is shutting down");
-    let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, id, &error);
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
-    response
 }
 
 /// Reads a body within the size and time limits.

@@ -9,7 +9,8 @@ use axum::response::{IntoResponse, Response};
 use mcp_types::ProtocolVersion;
 
 use super::app::App;
-use super::checks::{AllowedOrigin, Authenticated, accepts_sse, header_str, invalid_request, protocol_version};
+use super::checks::{AllowedOrigin, Authenticated, accepts_sse, header_str, protocol_version};
+use super::response::{draining, invalid_request};
 use super::session::STANDALONE;
 use super::sse_body::ConnGuard;
 use crate::headers::LAST_EVENT_ID;
@@ -31,7 +32,7 @@ pub(super) async fn get_mcp(
     accepts_sse(headers)?;
     protocol_version(headers, None)?;
     if config.drain.is_draining() {
-        return Err(super::checks::draining(None));
+        return Err(draining(None));
     }
     let session = app.session(headers, &parts.extensions).await?;
     let router = &session.router;

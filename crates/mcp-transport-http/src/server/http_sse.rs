@@ -13,10 +13,8 @@ use mcp_jsonrpc::message;
 
 use super::RequestInfo;
 use super::app::App;
-use super::checks::{
-    AllowedOrigin, Authenticated, accepts_sse, authorized, error_response, invalid_request, read_body, session_ended,
-    session_not_found,
-};
+use super::checks::{AllowedOrigin, Authenticated, accepts_sse, authorized, read_body};
+use super::response::{draining, error_response, invalid_request, session_ended, session_not_found};
 use super::session::Mode;
 use super::sse_body::ConnGuard;
 
@@ -30,7 +28,7 @@ pub(super) async fn open_stream(
     let (parts, _) = request.into_parts();
     accepts_sse(&parts.headers)?;
     if app.config().drain.is_draining() {
-        return Err(super::checks::draining(None));
+        return Err(draining(None));
     }
     let Some((_, messages)) = &app.config().http_sse else {
         return Ok(StatusCode::NOT_FOUND.into_response());

@@ -17,9 +17,10 @@ use tokio::sync::oneshot;
 use super::RequestInfo;
 use super::app::App;
 use super::checks::{
-    AllowedOrigin, Authenticated, Classified, PostMediaTypes, authorized, batch_allowed, classify, error_response,
-    protocol_version, read_body, session_ended,
+    AllowedOrigin, Authenticated, Classified, PostMediaTypes, authorized, batch_allowed, classify, protocol_version,
+    read_body,
 };
+use super::response::{error_response, session_ended};
 use super::session::{Answer, Answered, Mode, OpenError, Session};
 use super::shared::Kind;
 use super::sse_body::ConnGuard;

@@ -25,6 +25,7 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 
 use super::event_store::EventStore;
 use super::shared::{Fanout, Fleet, Kind};
+use super::sse::{retry_event, sse_event};
 
 /// The stream number of the standalone (GET) stream.
 pub(crate) const STANDALONE: u64 = 0;
@@ -558,43 +559,6 @@ pub(crate) enum Answered {
     Json(oneshot::Receiver<Bytes>),
 }
 
-/// One SSE `message` event carrying a JSON-RPC message, in one buffer (one write).
-pub(crate) fn sse_event(id: Option<(u64, u64)>, message: &[u8]) -> Bytes {
-    let mut out = BytesMut::with_capacity(message.len() + 64);
-    if let Some((stream, seq)) = id {
-        out.put_slice(b"id: ");
-        put_decimal(&mut out, stream);
-        out.put_u8(b'-');
-        put_decimal(&mut out, seq);
-        out.put_u8(b'\n');
-    }
-    out.put_slice(b"event: message\ndata: ");
-    // Our encoder writes compact JSON: no raw line breaks inside a message.
-    out.put_slice(message);
-    out.put_slice(b"\n\n");
-    out.freeze()
-}
-
-/// An SSE event with only a `retry` field: the client waits this long before it reconnects.
-fn retry_event(retry: Duration) -> Bytes {
-    Bytes::from(format!("retry: {}\n\n", retry.as_millis()))
-}
-
-/// Writes `n` in decimal (without going through `format!`).
-fn put_decimal(out: &mut BytesMut, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.put_slice(&digits[at..]);
-}
-
 impl FrameSink for SessionRouter {
     fn deliver(&self, frame: Outbound) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
         Box::pin(async move { SessionRouter::deliver(self, &frame).await })
@@ -606,7 +570,7 @@ pub(crate) struct Session {
     pub(crate) router: Arc<SessionRouter>,
     pub(crate) dispatcher: Dispatcher,
     /// Applies a record another copy saved (a session a fleet shares).
-    pub(crate) refresh: Option<super::Refresh>,
+    pub(crate) refresh: Option<super::factory::Refresh>,
     /// The address of the client that created the session, counted against
     /// `max_sessions_per_client` (`None`: unknown, or a fleet's copy of a session created
     /// elsewhere).

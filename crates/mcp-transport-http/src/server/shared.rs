@@ -250,7 +250,7 @@ impl Relay {
             return true;
         }
         self.after = message.seq;
-        let event = super::session::sse_event(Some((message.stream, message.seq)), &message.frame);
+        let event = super::sse::sse_event(Some((message.stream, message.seq)), &message.frame);
         self.tx.try_send(event).is_ok() && !message.last
     }
 }

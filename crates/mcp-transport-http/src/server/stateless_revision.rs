@@ -17,10 +17,9 @@ use tokio::sync::mpsc;
 
 use super::RequestInfo;
 use super::app::App;
-use super::checks::{
-    error_response, header_mismatch, header_str, invalid_request, rejection_response, unsupported_version,
-};
-use super::session::sse_event;
+use super::checks::{header_mismatch, header_str, rejection_response};
+use super::response::{error_response, invalid_request, unsupported_version};
+use super::sse::sse_event;
 use super::sse_body::ConnGuard;
 use crate::headers::{MCP_METHOD, MCP_PROTOCOL_VERSION, mirrored_value};
 
