@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::ConnectInfo;
-use axum::http::{Extensions, HeaderMap, HeaderValue, header};
+use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use axum::routing::{get, post};
 use bytes::Bytes;
@@ -21,10 +21,14 @@ use super::checks::session_id;
 use super::config::HttpServerConfig;
 use super::factory::{SessionFactory, SharedSession};
 use super::response::{busy, draining, error_response, session_not_found};
-use super::session::{Mode, Session, SessionRouter, SharedLink};
-use super::shared::{BusMessage, Fleet, Kind};
-use super::sse_body::{ConnGuard, SseBody};
-use super::table::{Full, SessionTable};
+use super::session::Session;
+use super::session::drain::Drain;
+use super::session::table::{Full, SessionTable};
+use super::shared::bus::{BusMessage, Kind};
+use super::shared::fleet::Fleet;
+use super::shared::link::SharedLink;
+use super::stream::body::{ConnGuard, SseBody};
+use super::stream::router::{Mode, SessionRouter};
 use super::{handlers, http_sse, post};
 use crate::headers::TEXT_EVENT_STREAM;
 
@@ -32,7 +36,8 @@ use crate::headers::TEXT_EVENT_STREAM;
 pub(crate) struct App {
     pub(super) factory: Arc<dyn SessionFactory>,
     config: HttpServerConfig,
-    sessions: Mutex<SessionTable>,
+    /// The sessions (shared with the configuration's [`Drain`](super::session::drain::Drain)).
+    sessions: Arc<Mutex<SessionTable>>,
     reaper: AtomicBool,
     /// This endpoint's part in a fleet that shares sessions, if it does.
     pub(super) fleet: Option<Arc<Fleet>>,
@@ -58,18 +63,18 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
     #[cfg(feature = "auth")]
     let auth = config.auth.clone();
     let drain = config.drain.clone();
-    let health_routes = config.health_routes;
+    let health = config.health_routes;
     let fleet = config.shared_sessions.clone().map(|store| Arc::new(Fleet::new(store)));
     let app = Arc::new(App {
         factory,
         config,
-        sessions: Mutex::new(SessionTable::default()),
+        sessions: Arc::default(),
         reaper: AtomicBool::new(false),
         fleet,
         listener: AtomicBool::new(false),
         in_flight: Arc::new(AtomicUsize::new(0)),
     });
-    drain.register(&app);
+    drain.register(&app.sessions);
     // In a fleet, the other instances' messages are heard from the start (when built within a
     // runtime; else from the first session).
     if let Some(fleet) = &app.fleet
@@ -95,10 +100,19 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
             router = router.route(&metadata_path, get(answer).options(preflight));
         }
     }
-    if health_routes {
-        router = super::shutdown::health_routes(router, drain);
+    if health {
+        router = health_routes(router, drain);
     }
     router.with_state(app)
+}
+
+/// `/healthz` (200 while the process serves) and `/readyz` (200, 503 once draining).
+fn health_routes(router: axum::Router<Arc<App>>, drain: Arc<Drain>) -> axum::Router<Arc<App>> {
+    let ready = move || {
+        let ready = drain.is_ready();
+        async move { if ready { (StatusCode::OK, "ready") } else { (StatusCode::SERVICE_UNAVAILABLE, "draining") } }
+    };
+    router.route("/healthz", get(|| async { "ok" })).route("/readyz", get(ready))
 }
 
 impl App {
@@ -172,27 +186,6 @@ impl App {
             self.touch_shared(fleet, &session);
         }
         Some(session)
-    }
-
-    /// A graceful shutdown starts: the sessions' standalone streams end (with a `retry` hint).
-    pub(super) async fn begin_drain(&self) {
-        for session in self.all_sessions() {
-            session.router.end_standalone().await;
-        }
-    }
-
-    /// The shutdown's grace is over: requests still running are answered with an error (those
-    /// with a stream of their own) and their handlers cancelled; every stream ends.
-    pub(super) async fn cancel_all(&self) {
-        for session in self.all_sessions() {
-            session.router.shut_down().await;
-            // Those of an HTTP+SSE session too, which have no stream to answer on.
-            session.peer().cancel_all_incoming();
-        }
-    }
-
-    fn all_sessions(&self) -> Vec<Arc<Session>> {
-        self.sessions.lock_unpoisoned().all()
     }
 
     /// Forgets session `id` (the caller ends it).

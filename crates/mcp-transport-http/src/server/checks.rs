@@ -320,10 +320,10 @@ pub(super) fn batch_allowed(what: &Classified, version: ProtocolVersion) -> Resu
 
 /// 503 with `Retry-After`: the endpoint, or the client's address, holds as many sessions as
 /// it may (`full` says which); the answer to request `id`.
-pub(super) fn too_many_sessions(full: super::table::Full, id: Option<&RequestId>) -> Response {
+pub(super) fn too_many_sessions(full: super::session::table::Full, id: Option<&RequestId>) -> Response {
     let message = match full {
-        super::table::Full::Server => "too many sessions; try again later",
-        super::table::Full::Client => "too many sessions from this client address; end one or try again later",
+        super::session::table::Full::Server => "too many sessions; try again later",
+        super::session::table::Full::Client => "too many sessions from this client address; end one or try again later",
     };
     let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, id, &ErrorObject::internal_error(message));
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(SESSIONS_RETRY_AFTER));

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::event_store::{EventStore, InMemoryEventStore};
+use super::session::drain::Drain;
+use super::stream::event_store::{EventStore, InMemoryEventStore};
 
 /// Which values of a header (Host or Origin) are allowed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +50,7 @@ pub struct HttpServerConfig {
     pub(crate) unready_delay: Duration,
     pub(crate) health_routes: bool,
     /// Whether the endpoints built from this configuration (and its clones) are draining.
-    pub(crate) drain: Arc<super::shutdown::Drain>,
+    pub(crate) drain: Arc<Drain>,
 }
 
 impl std::fmt::Debug for HttpServerConfig {

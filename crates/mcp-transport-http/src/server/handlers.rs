@@ -11,8 +11,8 @@ use mcp_types::ProtocolVersion;
 use super::app::App;
 use super::checks::{AllowedOrigin, Authenticated, accepts_sse, header_str, protocol_version};
 use super::response::{draining, invalid_request};
-use super::session::STANDALONE;
-use super::sse_body::ConnGuard;
+use super::stream::body::ConnGuard;
+use super::stream::router::STANDALONE;
 use crate::headers::LAST_EVENT_ID;
 
 /// GET: opens the session's standalone SSE stream, or with `Last-Event-ID` resumes a stream.

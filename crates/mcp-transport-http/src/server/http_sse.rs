@@ -15,8 +15,8 @@ use super::RequestInfo;
 use super::app::App;
 use super::checks::{AllowedOrigin, Authenticated, accepts_sse, authorized, read_body};
 use super::response::{draining, error_response, invalid_request, session_ended, session_not_found};
-use super::session::Mode;
-use super::sse_body::ConnGuard;
+use super::stream::body::ConnGuard;
+use super::stream::router::Mode;
 
 /// GET `/sse`: a new session and its stream, opened with the `endpoint` event.
 pub(super) async fn open_stream(

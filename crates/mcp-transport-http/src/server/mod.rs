@@ -55,7 +55,6 @@ mod app;
 pub mod auth;
 mod checks;
 mod config;
-mod event_store;
 mod factory;
 mod handlers;
 mod http_sse;
@@ -65,17 +64,16 @@ mod session;
 pub mod shared;
 mod shutdown;
 mod sse;
-mod sse_body;
 mod stateless_revision;
-mod table;
+mod stream;
 
 use std::sync::{Arc, Weak};
 
 pub use config::{HttpServerConfig, Policy};
-pub use event_store::{EventStore, InMemoryEventStore, StoredEvent};
 pub use factory::{Refresh, Rejection, SessionFactory, SharedSession};
 pub use shared::{Fanout, InMemorySharedSessions, SharedError, SharedFuture, SharedSessions};
 pub use shutdown::serve_router_with_shutdown;
+pub use stream::event_store::{EventStore, InMemoryEventStore, StoredEvent};
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 /// The HTTP request that carried a message, attached to it for its handler
@@ -83,7 +81,7 @@ use tokio::net::{TcpListener, ToSocketAddrs};
 pub struct RequestInfo {
     parts: http::request::Parts,
     session_id: Option<Arc<str>>,
-    stream: Option<(Weak<session::SessionRouter>, u64)>,
+    stream: Option<(Weak<stream::router::SessionRouter>, u64)>,
     /// The POST's place among the requests in flight, held while its handlers hold this.
     _in_flight: Option<app::InFlight>,
 }
@@ -139,7 +137,7 @@ impl RequestInfo {
         }
     }
 
-    fn router(&self) -> Option<Arc<session::SessionRouter>> {
+    fn router(&self) -> Option<Arc<stream::router::SessionRouter>> {
         self.stream.as_ref().and_then(|(router, _)| router.upgrade())
     }
 

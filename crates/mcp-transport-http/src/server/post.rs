@@ -21,10 +21,11 @@ use super::checks::{
     read_body,
 };
 use super::response::{error_response, session_ended};
-use super::session::{Answer, Answered, Mode, OpenError, Session};
-use super::shared::Kind;
-use super::sse_body::ConnGuard;
+use super::session::Session;
+use super::shared::bus::Kind;
 use super::stateless_revision;
+use super::stream::body::ConnGuard;
+use super::stream::router::{Answer, Answered, Mode, OpenError};
 use crate::headers::{APPLICATION_JSON, MCP_SESSION_ID};
 
 /// The kind of exchange a POST is: what its handlers see, and how its SSE answer begins.

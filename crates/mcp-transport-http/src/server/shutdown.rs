@@ -9,77 +9,16 @@ use std::sync::{Arc, Mutex, Weak};
 use std::task::Poll;
 use std::time::Duration;
 
-use axum::http::StatusCode;
-use axum::routing::get;
 use futures_util::task::AtomicWaker;
 use mcp_jsonrpc::sync::MutexExt as _;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
-use super::app::App;
 use super::config::HttpServerConfig;
 
 /// How long connections get to end once the requests still running after the grace are
 /// cancelled (their error answers written), before they are dropped.
 const CANCEL_WAIT: Duration = Duration::from_secs(1);
-
-/// Whether the endpoints built from one configuration are draining, and those endpoints.
-#[derive(Default)]
-pub(crate) struct Drain {
-    /// A graceful shutdown has started: `/readyz` answers 503 (through the unready delay).
-    unready: AtomicBool,
-    /// The endpoints drain: new requests get 503.
-    draining: AtomicBool,
-    apps: Mutex<Vec<Weak<App>>>,
-}
-
-impl Drain {
-    /// Whether a graceful shutdown has started.
-    pub(crate) fn is_draining(&self) -> bool {
-        self.draining.load(Ordering::Relaxed)
-    }
-
-    /// Whether `/readyz` answers 200: no graceful shutdown has started.
-    fn is_ready(&self) -> bool {
-        !self.unready.load(Ordering::Relaxed)
-    }
-
-    /// Adds an endpoint built from the configuration (forgetting those gone).
-    pub(super) fn register(&self, app: &Arc<App>) {
-        let mut apps = self.apps.lock_unpoisoned();
-        apps.retain(|a| a.strong_count() > 0);
-        apps.push(Arc::downgrade(app));
-    }
-
-    fn apps(&self) -> Vec<Arc<App>> {
-        self.apps.lock_unpoisoned().iter().filter_map(Weak::upgrade).collect()
-    }
-
-    /// Draining starts: readiness turns false, new requests get 503, standalone streams end.
-    async fn begin(&self) {
-        self.unready.store(true, Ordering::Relaxed);
-        self.draining.store(true, Ordering::Relaxed);
-        for app in self.apps() {
-            app.begin_drain().await;
-        }
-    }
-
-    /// The grace is over: what still runs is cancelled.
-    async fn cancel(&self) {
-        for app in self.apps() {
-            app.cancel_all().await;
-        }
-    }
-}
-
-/// `/healthz` (200 while the process serves) and `/readyz` (200, 503 once draining).
-pub(super) fn health_routes(router: axum::Router<Arc<App>>, drain: Arc<Drain>) -> axum::Router<Arc<App>> {
-    let ready = move || {
-        let ready = drain.is_ready();
-        async move { if ready { (StatusCode::OK, "ready") } else { (StatusCode::SERVICE_UNAVAILABLE, "draining") } }
-    };
-    router.route("/healthz", get(|| async { "ok" })).route("/readyz", get(ready))
-}
 
 /// Serves `router` on `listener` as [`serve_router`](super::serve_router) does, until
 /// `signal` completes; then shuts down gracefully and returns `Ok`:

@@ -20,7 +20,7 @@ use super::app::App;
 use super::checks::{header_mismatch, header_str, rejection_response};
 use super::response::{error_response, invalid_request, unsupported_version};
 use super::sse::sse_event;
-use super::sse_body::ConnGuard;
+use super::stream::body::ConnGuard;
 use crate::headers::{MCP_METHOD, MCP_PROTOCOL_VERSION, mirrored_value};
 
 /// Serves a 2026-07-28 POST (`header_version` is its `MCP-Protocol-Version`, if it parsed).

@@ -2,15 +2,15 @@
 //! created: what the bounds on live sessions ([`HttpServerConfig::max_sessions`] and
 //! [`HttpServerConfig::max_sessions_per_client`]) are checked against.
 //!
-//! [`HttpServerConfig::max_sessions`]: super::HttpServerConfig::max_sessions
-//! [`HttpServerConfig::max_sessions_per_client`]: super::HttpServerConfig::max_sessions_per_client
+//! [`HttpServerConfig::max_sessions`]: crate::server::HttpServerConfig::max_sessions
+//! [`HttpServerConfig::max_sessions_per_client`]: crate::server::HttpServerConfig::max_sessions_per_client
 
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use hashbrown::HashMap;
 
-use super::session::Session;
+use super::Session;
 
 /// The live sessions, and how many of them each client address holds.
 #[derive(Default)]

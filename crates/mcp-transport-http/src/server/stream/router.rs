@@ -20,12 +20,14 @@ use std::time::{Duration, Instant};
 
 use bytes::{BufMut as _, Bytes, BytesMut};
 use mcp_jsonrpc::transport::{Outbound, Route};
-use mcp_jsonrpc::{Dispatcher, FrameSink, Peer, RequestId};
+use mcp_jsonrpc::{FrameSink, RequestId};
 use tokio::sync::{Mutex, mpsc, oneshot};
 
 use super::event_store::EventStore;
-use super::shared::{Fanout, Fleet, Kind};
-use super::sse::{retry_event, sse_event};
+use crate::server::shared::bus::Kind;
+use crate::server::shared::link::SharedLink;
+use crate::server::shared::{Fanout, SharedError};
+use crate::server::sse::{retry_event, sse_event};
 
 /// The stream number of the standalone (GET) stream.
 pub(crate) const STANDALONE: u64 = 0;
@@ -89,33 +91,6 @@ pub(crate) enum OpenError {
     DuplicateId(RequestId),
     /// The session is over.
     Closed,
-}
-
-/// A session's part in a fleet: the fleet, the owner to record (feature `auth`), how long
-/// the record lives unused.
-pub(crate) struct SharedLink {
-    pub(crate) fleet: Arc<Fleet>,
-    pub(crate) owner: Box<str>,
-    pub(crate) ttl: Duration,
-    /// Milliseconds since `epoch` of the last touch of the record.
-    touched: AtomicU64,
-    epoch: Instant,
-}
-
-impl SharedLink {
-    pub(crate) fn new(fleet: Arc<Fleet>, owner: Box<str>, ttl: Duration) -> Self {
-        SharedLink { fleet, owner, ttl, touched: AtomicU64::new(0), epoch: Instant::now() }
-    }
-
-    /// Whether the record is due for a touch (a tenth of its ttl since the last one), counted
-    /// as touched if so.
-    pub(crate) fn touch_due(&self) -> bool {
-        let now = self.epoch.elapsed().as_millis() as u64;
-        let every = (self.ttl.as_millis() as u64 / 10).max(1);
-        let last = self.touched.load(Ordering::Relaxed);
-        now.saturating_sub(last) >= every
-            && self.touched.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
-    }
 }
 
 /// The routing table and event numbering of one session.
@@ -195,7 +170,7 @@ impl SessionRouter {
 
     /// Saves the factory's `record` of the session (after the transport's: its owner) and
     /// tells the other copies to reload it.
-    pub(crate) async fn save(&self, record: &[u8]) -> Result<(), super::SharedError> {
+    pub(crate) async fn save(&self, record: &[u8]) -> Result<(), SharedError> {
         let Some(link) = &self.shared else { return Ok(()) };
         let mut bytes = BytesMut::with_capacity(link.owner.len() + 1 + record.len());
         bytes.put_slice(link.owner.as_bytes());
@@ -562,41 +537,5 @@ pub(crate) enum Answered {
 impl FrameSink for SessionRouter {
     fn deliver(&self, frame: Outbound) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
         Box::pin(async move { SessionRouter::deliver(self, &frame).await })
-    }
-}
-
-/// A session: its routing, and its peer's entry point.
-pub(crate) struct Session {
-    pub(crate) router: Arc<SessionRouter>,
-    pub(crate) dispatcher: Dispatcher,
-    /// Applies a record another copy saved (a session a fleet shares).
-    pub(crate) refresh: Option<super::factory::Refresh>,
-    /// The address of the client that created the session, counted against
-    /// `max_sessions_per_client` (`None`: unknown, or a fleet's copy of a session created
-    /// elsewhere).
-    pub(crate) client: Option<std::net::IpAddr>,
-    /// Who the session belongs to (the principal of the request that created it): requests
-    /// of anyone else find no such session.
-    #[cfg(feature = "auth")]
-    pub(crate) owner: Option<super::auth::Owner>,
-}
-
-impl Session {
-    /// The session's peer.
-    pub(crate) fn peer(&self) -> &Peer {
-        self.dispatcher.peer()
-    }
-
-    /// Ends the session: the peer stops, its connections close.
-    pub(crate) async fn end(&self) {
-        self.peer().close();
-        self.router.close().await;
-    }
-
-    /// Ends this instance's copy of a session a fleet shares (idle here): the session lives
-    /// on, in the store and in the other copies.
-    pub(crate) async fn end_copy(&self) {
-        self.peer().close();
-        self.router.close_copy().await;
     }
 }

@@ -12,17 +12,17 @@ use bytes::{Bytes, BytesMut};
 use http_body::Frame;
 use tokio::sync::mpsc;
 
-use super::session::SessionRouter;
+use super::router::SessionRouter;
 
 /// Counts an open SSE connection of a session while it lasts.
-pub(super) struct ConnGuard {
+pub(crate) struct ConnGuard {
     router: Arc<SessionRouter>,
     on_drop: Option<Box<dyn FnOnce() + Send>>,
 }
 
 impl ConnGuard {
     /// Counts a connection of `router`'s session; `on_drop` runs when it closes.
-    pub(super) fn new(router: Arc<SessionRouter>, on_drop: Option<Box<dyn FnOnce() + Send>>) -> Self {
+    pub(crate) fn new(router: Arc<SessionRouter>, on_drop: Option<Box<dyn FnOnce() + Send>>) -> Self {
         router.connections.fetch_add(1, Ordering::Relaxed);
         ConnGuard { router, on_drop }
     }
@@ -39,7 +39,7 @@ impl Drop for ConnGuard {
 }
 
 /// The body of an SSE response: queued events, written together when several are ready.
-pub(super) struct SseBody {
+pub(crate) struct SseBody {
     pending: VecDeque<Bytes>,
     live: Option<mpsc::Receiver<Bytes>>,
     keep_alive: Option<Pin<Box<tokio::time::Interval>>>,
@@ -52,7 +52,7 @@ const COALESCE: usize = 64;
 impl SseBody {
     /// `first` events, then what `live` brings until it ends, with a comment every
     /// `keep_alive` while nothing else comes.
-    pub(super) fn new(
+    pub(crate) fn new(
         first: Vec<Bytes>,
         live: Option<mpsc::Receiver<Bytes>>,
         keep_alive: Option<Duration>,
