@@ -177,7 +177,7 @@ pub trait TokenVerifier: Send + Sync + 'static {
 pub struct InvalidResource(String);
 
 /// A request a valid token does not grant enough for: the scopes it needs (answered with 403
-/// `insufficient_scope`). What [`SessionFactory::authorize`] returns.
+/// `insufficient_scope`). What [`SessionFactory::authorize`](crate::server::SessionFactory::authorize) returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InsufficientScope {
     /// The scopes the request needs (those the token has included).

@@ -1,28 +1,26 @@
 //! The checks of the endpoint's requests, each giving the response to answer with when it
-//! fails: extractors for what every handler of a route checks first, `Result<_, Response>`
-//! helpers for the rest, so that handlers read as a list of `?`s.
+//! fails: `Result<_, Response>` functions of the configuration, the headers and the body, so
+//! that handlers read as a list of `?`s (what every handler of a route checks first, they take
+//! as extractors built on these: `handlers/extract.rs`). They use the configuration, the
+//! factory (a request's scopes) and auth below them, not the endpoint's state.
 //!
 //! A failed check's `Response` is the value its handler returns at once, so boxing it would
 //! only add an allocation.
 #![allow(clippy::result_large_err)]
 
-use std::sync::Arc;
-
 use axum::body::Body;
-use axum::extract::FromRequestParts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
+use axum::http::{HeaderMap, StatusCode, header, request::Parts};
 use axum::response::Response;
 use bytes::Bytes;
 use http_body_util::BodyExt as _;
+use mcp_jsonrpc::RequestId;
 use mcp_jsonrpc::message::{self, Message, Parsed};
-use mcp_jsonrpc::{ErrorObject, RequestId};
 use mcp_types::ProtocolVersion;
 
-use super::app::App;
 #[cfg(feature = "auth")]
 use super::auth::{AuthConfig, Principal};
+use super::config::HttpServerConfig;
 use super::factory::Rejection;
-#[cfg(feature = "auth")]
 use super::factory::SessionFactory;
 use super::response::{error_response, invalid_request, unsupported_version};
 use crate::headers::{APPLICATION_JSON, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, TEXT_EVENT_STREAM};
@@ -79,24 +77,11 @@ pub(super) fn header_str(headers: &HeaderMap, name: impl header::AsHeaderName) -
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-/// Host and Origin passed the DNS-rebinding checks (403 otherwise). Every handler takes it
-/// first.
-pub(super) struct AllowedOrigin;
-
-impl FromRequestParts<Arc<App>> for AllowedOrigin {
-    type Rejection = Response;
-
-    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, Response> {
-        check_origin(app, parts).map(|()| AllowedOrigin)
-    }
-}
-
 /// DNS-rebinding protection: Host and Origin against the allow-lists. Every value counts: a
 /// second Host line (which RFC 9112 answers with 400) or Origin line cannot slip past the
 /// first, and the authority of an absolute-form target, which names the host in place of
 /// Host, is checked too. An HTTP/1.1 request without Host gets 400, as RFC 9112 says.
-fn check_origin(app: &App, parts: &Parts) -> Result<(), Response> {
-    let config = app.config();
+pub(super) fn check_origin(config: &HttpServerConfig, parts: &Parts) -> Result<(), Response> {
     let mut hosts = parts.headers.get_all(header::HOST).iter();
     let host = hosts.next();
     if hosts.next().is_some() {
@@ -120,36 +105,19 @@ fn check_origin(app: &App, parts: &Parts) -> Result<(), Response> {
     Ok(())
 }
 
-/// The request's bearer token passed the checks of the endpoint's [`AuthConfig`] (feature
-/// `auth`), and its principal is in the request's extensions: 401, 403, 400 or 503 otherwise
-/// (see [`super::auth`]). Without an `AuthConfig`, every request passes at no cost. Every
-/// handler takes it after [`AllowedOrigin`].
-///
-/// [`AuthConfig`]: super::HttpServerConfig
-pub(super) struct Authenticated;
-
-impl FromRequestParts<Arc<App>> for Authenticated {
-    type Rejection = Response;
-
-    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, Response> {
-        #[cfg(feature = "auth")]
-        if let Some(auth) = app.config().auth.as_deref() {
-            super::auth::authenticate(auth, parts).await?;
-        }
-        #[cfg(not(feature = "auth"))]
-        let _ = (parts, app);
-        Ok(Authenticated)
-    }
-}
-
 /// The principal of the request (of head `parts`) may make the requests of the POST body
 /// `parsed` (feature `auth`: asked of the session factory): 403 `insufficient_scope` otherwise.
-pub(super) fn authorized(app: &App, parsed: &Parsed, parts: &Parts) -> Result<(), Response> {
+pub(super) fn authorized(
+    config: &HttpServerConfig,
+    factory: &dyn SessionFactory,
+    parsed: &Parsed,
+    parts: &Parts,
+) -> Result<(), Response> {
     #[cfg(feature = "auth")]
-    if let Some(auth) = app.config().auth.as_deref() {
-        return authorize(auth, app.factory.as_ref(), parsed, parts);
+    if let Some(auth) = config.auth.as_deref() {
+        return authorize(auth, factory, parsed, parts);
     }
-    let _ = (app, parsed, parts);
+    let _ = (config, factory, parsed, parts);
     Ok(())
 }
 
@@ -185,32 +153,25 @@ fn authorize(auth: &AuthConfig, factory: &dyn SessionFactory, parsed: &Parsed, p
 
 /// A POST to the MCP endpoint accepts what it may be answered with (406 otherwise) and
 /// carries JSON (415 otherwise).
-pub(super) struct PostMediaTypes;
-
-impl FromRequestParts<Arc<App>> for PostMediaTypes {
-    type Rejection = Response;
-
-    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, Response> {
-        let headers = &parts.headers;
-        let admitted = if app.config().json_response {
-            accepts(headers, APPLICATION_JSON)
-        } else {
-            accepts_each(headers, [APPLICATION_JSON, TEXT_EVENT_STREAM]) == [true; 2]
-        };
-        if !admitted {
-            return Err(invalid_request(
-                StatusCode::NOT_ACCEPTABLE,
-                "the client must accept both application/json and text/event-stream",
-            ));
-        }
-        let json = header_str(headers, header::CONTENT_TYPE)
-            .and_then(|ct| ct.split(';').next())
-            .is_some_and(|ct| ct.trim().eq_ignore_ascii_case(APPLICATION_JSON));
-        if !json {
-            return Err(invalid_request(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"));
-        }
-        Ok(PostMediaTypes)
+pub(super) fn post_media_types(config: &HttpServerConfig, headers: &HeaderMap) -> Result<(), Response> {
+    let admitted = if config.json_response {
+        accepts(headers, APPLICATION_JSON)
+    } else {
+        accepts_each(headers, [APPLICATION_JSON, TEXT_EVENT_STREAM]) == [true; 2]
+    };
+    if !admitted {
+        return Err(invalid_request(
+            StatusCode::NOT_ACCEPTABLE,
+            "the client must accept both application/json and text/event-stream",
+        ));
     }
+    let json = header_str(headers, header::CONTENT_TYPE)
+        .and_then(|ct| ct.split(';').next())
+        .is_some_and(|ct| ct.trim().eq_ignore_ascii_case(APPLICATION_JSON));
+    if !json {
+        return Err(invalid_request(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"));
+    }
+    Ok(())
 }
 
 /// The `MCP-Protocol-Version` header, when present; 400 for a revision we don't speak.
@@ -238,8 +199,7 @@ pub(super) fn session_id(headers: &HeaderMap) -> Result<&str, Response> {
 }
 
 /// Reads a body within the size and time limits.
-pub(super) async fn read_body(app: &App, body: Body) -> Result<Bytes, Response> {
-    let config = app.config();
+pub(super) async fn read_body(config: &HttpServerConfig, body: Body) -> Result<Bytes, Response> {
     let too_large = || {
         invalid_request(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -317,19 +277,3 @@ pub(super) fn batch_allowed(what: &Classified, version: ProtocolVersion) -> Resu
     }
     Ok(())
 }
-
-/// 503 with `Retry-After`: the endpoint, or the client's address, holds as many sessions as
-/// it may (`full` says which); the answer to request `id`.
-pub(super) fn too_many_sessions(full: super::session::table::Full, id: Option<&RequestId>) -> Response {
-    let message = match full {
-        super::session::table::Full::Server => "too many sessions; try again later",
-        super::session::table::Full::Client => "too many sessions from this client address; end one or try again later",
-    };
-    let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, id, &ErrorObject::internal_error(message));
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(SESSIONS_RETRY_AFTER));
-    response
-}
-
-/// The `Retry-After` (seconds) of a new session refused because the sessions are at their
-/// bound: long enough for a few to end or expire.
-pub(super) const SESSIONS_RETRY_AFTER: &str = "5";

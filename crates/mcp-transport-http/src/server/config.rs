@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::session::drain::Drain;
+use super::shared::SharedSessions;
 use super::stream::event_store::{EventStore, InMemoryEventStore};
 
 /// Which values of a header (Host or Origin) are allowed.
@@ -41,7 +42,7 @@ pub struct HttpServerConfig {
     pub(crate) keep_alive: Option<Duration>,
     pub(crate) retry: Duration,
     pub(crate) event_store: Option<Arc<dyn EventStore>>,
-    pub(crate) shared_sessions: Option<Arc<dyn super::SharedSessions>>,
+    pub(crate) shared_sessions: Option<Arc<dyn SharedSessions>>,
     pub(crate) hosts: Policy,
     pub(crate) origins: Policy,
     #[cfg(feature = "auth")]
@@ -237,7 +238,7 @@ impl HttpServerConfig {
     /// (resumption on any instance) and a session factory that supports it (`mcp-server`'s
     /// `Server` does). `mcp-redis` has a store on Redis. Default: none, sessions live in this
     /// process.
-    pub fn shared_sessions(mut self, store: Arc<dyn super::SharedSessions>) -> Self {
+    pub fn shared_sessions(mut self, store: Arc<dyn SharedSessions>) -> Self {
         self.shared_sessions = Some(store);
         self
     }

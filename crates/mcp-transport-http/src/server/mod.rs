@@ -50,113 +50,30 @@
 //! # }
 //! ```
 
-mod app;
 #[cfg(feature = "auth")]
 pub mod auth;
 mod checks;
 mod config;
+mod endpoint;
 mod factory;
 mod handlers;
-mod http_sse;
-mod post;
 mod response;
+mod routes;
 mod session;
 pub mod shared;
 mod shutdown;
 mod sse;
-mod stateless_revision;
 mod stream;
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 pub use config::{HttpServerConfig, Policy};
 pub use factory::{Refresh, Rejection, SessionFactory, SharedSession};
+pub use handlers::info::RequestInfo;
 pub use shared::{Fanout, InMemorySharedSessions, SharedError, SharedFuture, SharedSessions};
 pub use shutdown::serve_router_with_shutdown;
 pub use stream::event_store::{EventStore, InMemoryEventStore, StoredEvent};
 use tokio::net::{TcpListener, ToSocketAddrs};
-
-/// The HTTP request that carried a message, attached to it for its handler
-/// (`RequestContext::attachment`, or `Context::http_request` in `mcp-server`).
-pub struct RequestInfo {
-    parts: http::request::Parts,
-    session_id: Option<Arc<str>>,
-    stream: Option<(Weak<stream::router::SessionRouter>, u64)>,
-    /// The POST's place among the requests in flight, held while its handlers hold this.
-    _in_flight: Option<app::InFlight>,
-}
-
-impl std::fmt::Debug for RequestInfo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RequestInfo")
-            .field("method", &self.parts.method)
-            .field("uri", &self.parts.uri)
-            .field("session_id", &self.session_id)
-            .finish_non_exhaustive()
-    }
-}
-
-impl RequestInfo {
-    /// The request's method, URI, headers and extensions (what middleware put there, e.g. an
-    /// authenticated user). On an endpoint that checks tokens (feature `auth`), the
-    /// `Authorization` header is not among the headers: the token stays with the endpoint.
-    pub fn parts(&self) -> &http::request::Parts {
-        &self.parts
-    }
-    /// The request's headers (without `Authorization` on an endpoint that checks tokens).
-    pub fn headers(&self) -> &http::HeaderMap {
-        &self.parts.headers
-    }
-    /// The request's extensions.
-    pub fn extensions(&self) -> &http::Extensions {
-        &self.parts.extensions
-    }
-    /// The request's URI.
-    pub fn uri(&self) -> &http::Uri {
-        &self.parts.uri
-    }
-    /// The session, if any.
-    pub fn session_id(&self) -> Option<&str> {
-        self.session_id.as_deref()
-    }
-    /// Whether this request's session is shared by a fleet
-    /// ([`HttpServerConfig::shared_sessions`]): its factory then saves what it knows of the
-    /// session with [`save_session`](Self::save_session) whenever that changes.
-    pub fn shares_session(&self) -> bool {
-        self.router().is_some_and(|router| router.shared().is_some())
-    }
-
-    /// Saves `record` as what the fleet knows of this request's session (its factory's part:
-    /// revision, client capabilities, log level, ...), and tells the other instances' copies
-    /// to reload it. Does nothing when the session is not shared. Fails when the store does
-    /// (the request should then fail: another instance would serve the session without it).
-    pub async fn save_session(&self, record: &[u8]) -> Result<(), SharedError> {
-        match self.router() {
-            Some(router) => router.save(record).await,
-            None => Ok(()),
-        }
-    }
-
-    fn router(&self) -> Option<Arc<stream::router::SessionRouter>> {
-        self.stream.as_ref().and_then(|(router, _)| router.upgrade())
-    }
-
-    /// Closes the SSE connection that carries this request's response, without ending the
-    /// request (SSE polling, SEP-1699): the client reconnects after the `retry` delay with
-    /// `Last-Event-ID` and gets what was sent meanwhile. Whether there was a connection to
-    /// close: JSON responses and HTTP+SSE sessions have none, and a stream of which the client
-    /// holds no event id yet (before 2025-11-25 no priming event gives it one) is left open,
-    /// for the client could not resume it.
-    pub async fn close_sse_stream(&self) -> bool {
-        match &self.stream {
-            Some((router, stream)) => match router.upgrade() {
-                Some(router) => router.close_connection(*stream).await,
-                None => false,
-            },
-            None => false,
-        }
-    }
-}
 
 /// An axum router serving the MCP endpoint (and the HTTP+SSE endpoints if enabled) with
 /// sessions run by `factory`.
@@ -164,7 +81,7 @@ impl RequestInfo {
 /// [`Policy::Auto`] host and origin checks mean the localhost allow-list here (the bind
 /// address is unknown); [`serve`] decides by the address it binds.
 pub fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig) -> axum::Router {
-    app::router(factory, config.resolve(true))
+    routes::router(factory, config.resolve(true))
 }
 
 /// Binds `addr` and serves the endpoint.
@@ -242,5 +159,5 @@ pub async fn serve_listener_with_shutdown(
     let loopback = listener.local_addr()?.ip().is_loopback();
     let config = config.resolve(loopback);
     let limits = config.clone();
-    serve_router_with_shutdown(listener, app::router(factory, config), &limits, signal).await
+    serve_router_with_shutdown(listener, routes::router(factory, config), &limits, signal).await
 }

@@ -217,7 +217,7 @@ fn serve_connection(
         .keep_alive(true);
     // The handlers of the connection's requests run in its task: there they find its client's
     // address (for the per-client bound on sessions) at no cost to each request.
-    super::app::CLIENT_ADDRESS.scope(peer.ip(), async move {
+    super::endpoint::CLIENT_ADDRESS.scope(peer.ip(), async move {
         let conn = builder.serve_connection(TokioIo::new(tcp), service);
         tokio::pin!(conn);
         let result = tokio::select! {

@@ -11,15 +11,16 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use mcp_jsonrpc::message;
 
-use super::RequestInfo;
-use super::app::App;
-use super::checks::{AllowedOrigin, Authenticated, accepts_sse, authorized, read_body};
-use super::response::{draining, error_response, invalid_request, session_ended, session_not_found};
-use super::stream::body::ConnGuard;
-use super::stream::router::Mode;
+use super::extract::{AllowedOrigin, Authenticated};
+use super::info::RequestInfo;
+use crate::server::checks::{accepts_sse, authorized, read_body};
+use crate::server::endpoint::App;
+use crate::server::response::{draining, error_response, invalid_request, session_ended, session_not_found};
+use crate::server::stream::body::ConnGuard;
+use crate::server::stream::router::Mode;
 
 /// GET `/sse`: a new session and its stream, opened with the `endpoint` event.
-pub(super) async fn open_stream(
+pub(crate) async fn open_stream(
     State(app): State<Arc<App>>,
     _: AllowedOrigin,
     _: Authenticated,
@@ -54,13 +55,13 @@ pub(super) async fn open_stream(
 
 /// The query of a POST to `/messages`.
 #[derive(serde::Deserialize)]
-pub(super) struct MessagesQuery {
+pub(crate) struct MessagesQuery {
     #[serde(rename = "sessionId")]
     session_id: Option<String>,
 }
 
 /// POST `/messages`: a message for the session named in the query; answers go on its stream.
-pub(super) async fn post_message(
+pub(crate) async fn post_message(
     State(app): State<Arc<App>>,
     _: AllowedOrigin,
     _: Authenticated,
@@ -75,14 +76,14 @@ pub(super) async fn post_message(
         // As at the MCP endpoint: 404 with -32001, so that the client starts a new session.
         return Err(session_not_found());
     };
-    let body = read_body(&app, body).await?;
+    let body = read_body(app.config(), body).await?;
     let parsed = message::parse(&body);
     // What is no message is refused here, as at the MCP endpoint (400 with -32700 or -32600),
     // rather than accepted with 202 and answered on the stream.
     if let message::Parsed::Invalid { id, error } = &parsed {
         return Err(error_response(StatusCode::BAD_REQUEST, id.as_ref(), error));
     }
-    authorized(&app, &parsed, &parts)?;
+    authorized(app.config(), app.factory.as_ref(), &parsed, &parts)?;
     let info =
         RequestInfo { parts, session_id: Some(session.router.session_id.clone()), stream: None, _in_flight: None };
     if session.peer().is_closed() {

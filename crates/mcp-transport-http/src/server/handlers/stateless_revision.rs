@@ -15,13 +15,13 @@ use mcp_jsonrpc::{ErrorObject, Peer, RequestId};
 use mcp_types::{ErrorCode, ProtocolVersion};
 use tokio::sync::mpsc;
 
-use super::RequestInfo;
-use super::app::App;
-use super::checks::{header_mismatch, header_str, rejection_response};
-use super::response::{error_response, invalid_request, unsupported_version};
-use super::sse::sse_event;
-use super::stream::body::ConnGuard;
+use super::info::RequestInfo;
 use crate::headers::{MCP_METHOD, MCP_PROTOCOL_VERSION, mirrored_value};
+use crate::server::checks::{header_mismatch, header_str, rejection_response};
+use crate::server::endpoint::App;
+use crate::server::response::{error_response, invalid_request, unsupported_version};
+use crate::server::sse::sse_event;
+use crate::server::stream::body::ConnGuard;
 
 /// Serves a 2026-07-28 POST (`header_version` is its `MCP-Protocol-Version`, if it parsed).
 pub(super) async fn post(
@@ -51,7 +51,7 @@ pub(super) async fn post(
 }
 
 /// The headers against the body: `MCP-Protocol-Version` and `Mcp-Method` here, the rest by
-/// the session factory ([`SessionFactory::check_request`](super::SessionFactory::check_request)).
+/// the session factory ([`SessionFactory::check_request`](crate::server::SessionFactory::check_request)).
 /// Only what they are checked against is read of the params, through the request's index,
 /// which the server and the handler then read too.
 fn check_headers(

@@ -8,15 +8,16 @@ use axum::http::{Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mcp_types::ProtocolVersion;
 
-use super::app::App;
-use super::checks::{AllowedOrigin, Authenticated, accepts_sse, header_str, protocol_version};
-use super::response::{draining, invalid_request};
-use super::stream::body::ConnGuard;
-use super::stream::router::STANDALONE;
+use super::extract::{AllowedOrigin, Authenticated};
 use crate::headers::LAST_EVENT_ID;
+use crate::server::checks::{accepts_sse, header_str, protocol_version};
+use crate::server::endpoint::App;
+use crate::server::response::{draining, invalid_request};
+use crate::server::stream::body::ConnGuard;
+use crate::server::stream::router::STANDALONE;
 
 /// GET: opens the session's standalone SSE stream, or with `Last-Event-ID` resumes a stream.
-pub(super) async fn get_mcp(
+pub(crate) async fn get_mcp(
     State(app): State<Arc<App>>,
     _: AllowedOrigin,
     _: Authenticated,
@@ -51,7 +52,7 @@ pub(super) async fn get_mcp(
 }
 
 /// DELETE: ends the session.
-pub(super) async fn delete_mcp(
+pub(crate) async fn delete_mcp(
     State(app): State<Arc<App>>,
     _: AllowedOrigin,
     _: Authenticated,

@@ -14,19 +14,17 @@ use mcp_types::Notification as _;
 use mcp_types::ProtocolVersion;
 use tokio::sync::oneshot;
 
-use super::RequestInfo;
-use super::app::App;
-use super::checks::{
-    AllowedOrigin, Authenticated, Classified, PostMediaTypes, authorized, batch_allowed, classify, protocol_version,
-    read_body,
-};
-use super::response::{error_response, session_ended};
-use super::session::Session;
-use super::shared::bus::Kind;
+use super::extract::{AllowedOrigin, Authenticated, PostMediaTypes};
+use super::info::RequestInfo;
 use super::stateless_revision;
-use super::stream::body::ConnGuard;
-use super::stream::router::{Answer, Answered, Mode, OpenError};
 use crate::headers::{APPLICATION_JSON, MCP_SESSION_ID};
+use crate::server::checks::{Classified, authorized, batch_allowed, classify, protocol_version, read_body};
+use crate::server::endpoint::App;
+use crate::server::response::{error_response, session_ended};
+use crate::server::session::Session;
+use crate::server::shared::bus::Kind;
+use crate::server::stream::body::ConnGuard;
+use crate::server::stream::router::{Answer, Answered, Mode, OpenError};
 
 /// The kind of exchange a POST is: what its handlers see, and how its SSE answer begins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +42,7 @@ enum Exchange {
 }
 
 /// POST: checks its headers and body, then serves it by what it is.
-pub(super) async fn post_mcp(
+pub(crate) async fn post_mcp(
     State(app): State<Arc<App>>,
     _: AllowedOrigin,
     _: Authenticated,
@@ -52,9 +50,9 @@ pub(super) async fn post_mcp(
     request: Request<Body>,
 ) -> Result<Response, Response> {
     let (parts, body) = request.into_parts();
-    let body = read_body(&app, body).await?;
+    let body = read_body(app.config(), body).await?;
     let what = classify(&body)?;
-    authorized(&app, &what.parsed, &parts)?;
+    authorized(app.config(), app.factory.as_ref(), &what.parsed, &parts)?;
     let header_version = protocol_version(&parts.headers, what.requests.first())?;
     if header_version.is_some_and(ProtocolVersion::is_stateless) || what.stateless_envelope {
         return stateless_revision::post(&app, parts, what.parsed, header_version).await;

@@ -1,0 +1,230 @@
+//! The endpoint's part in a fleet that shares sessions: a session this instance does not hold
+//! loaded from the store, the records of sessions in use kept alive, and the messages of the
+//! other instances (their clients' answers, GET stream messages, probes, record changes,
+//! ends) applied here.
+
+use mcp_jsonrpc::sync::MutexExt as _;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use axum::http::{Extensions, HeaderValue, header};
+use axum::response::Response;
+use bytes::Bytes;
+
+use super::{App, owner_record};
+use crate::server::factory::SharedSession;
+use crate::server::response::{error_response, session_not_found};
+use crate::server::session::Session;
+use crate::server::session::table::Full;
+use crate::server::shared::bus::{BusMessage, Kind};
+use crate::server::shared::fleet::Fleet;
+use crate::server::shared::link::SharedLink;
+use crate::server::stream::router::{Mode, SessionRouter};
+
+/// 503: the fleet's store of sessions did not answer.
+fn store_unavailable() -> Response {
+    let mut response = error_response(
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        None,
+        &mcp_jsonrpc::ErrorObject::internal_error("the shared session store is unavailable; try again later"),
+    );
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// A fleet's part of the endpoint: sessions loaded from the store, and the messages of the
+/// other instances.
+impl App {
+    /// A new copy's part in `fleet`.
+    pub(super) fn link(&self, fleet: &Arc<Fleet>, owner: Box<str>) -> SharedLink {
+        SharedLink::new(fleet.clone(), owner, self.config.session_idle_timeout)
+    }
+
+    /// This instance's copy of a shared session (`router`'s), new or from its `record`, its
+    /// calls numbered from the instance's range; `None` when the session is not shared or the
+    /// factory cannot share it (or read the record).
+    pub(super) fn connect_copy(&self, router: &Arc<SessionRouter>, record: Option<&[u8]>) -> Option<SharedSession> {
+        let base = router.shared()?.fleet.base();
+        let shared = self.factory.connect_shared(router.clone(), record)?;
+        shared.dispatcher.peer().number_calls_from(base as i64);
+        Some(shared)
+    }
+
+    /// Keeps the record of a session in use alive in the store (at most every few seconds per
+    /// copy).
+    pub(super) fn touch_shared(&self, fleet: &Arc<Fleet>, session: &Arc<Session>) {
+        if !session.router.shared().is_some_and(SharedLink::touch_due) {
+            return;
+        }
+        let (fleet, id, ttl) = (fleet.clone(), session.router.session_id.clone(), self.config.session_idle_timeout);
+        tokio::spawn(async move {
+            if let Err(e) = fleet.store.touch(&id, ttl).await {
+                tracing::warn!(session = %id, "fleet: session not touched: {e}");
+            }
+        });
+    }
+
+    /// The copy here of session `id`, which this instance does not hold, from the store.
+    pub(super) async fn load_shared(
+        self: &Arc<Self>,
+        fleet: &Arc<Fleet>,
+        id: &str,
+        extensions: &Extensions,
+    ) -> Result<Arc<Session>, Response> {
+        let record = match fleet.store.load(id).await {
+            Ok(Some(record)) => record,
+            Ok(None) => return Err(session_not_found()),
+            Err(e) => {
+                tracing::warn!(session = %id, "fleet: the session store failed: {e}");
+                return Err(store_unavailable());
+            }
+        };
+        let (owner, record) = split_record(&record).ok_or_else(session_not_found)?;
+        if owner != &*owner_record(extensions) {
+            tracing::debug!(session = %id, "a shared session used by another principal");
+            return Err(session_not_found());
+        }
+        // A copy counts toward the sessions this instance holds, not toward a client address
+        // (the session was counted for its client where it was created).
+        if self.sessions.lock_unpoisoned().len() >= self.config.max_sessions {
+            self.reap().await;
+        }
+        let id: Arc<str> = id.into();
+        let link = self.link(fleet, owner.into());
+        let queue = self.config.stream_queue;
+        let router = SessionRouter::new(
+            id.clone(),
+            Mode::Streamable,
+            self.config.event_store.clone(),
+            queue,
+            self.config.retry,
+            Some(link),
+        );
+        router.touch();
+        let shared = self.connect_copy(&router, Some(record)).ok_or_else(session_not_found)?;
+        let session = Arc::new(Session {
+            router,
+            dispatcher: shared.dispatcher,
+            refresh: Some(shared.refresh),
+            client: None,
+            #[cfg(feature = "auth")]
+            owner: crate::server::auth::Owner::of(extensions),
+        });
+        // Another request loaded it meanwhile (that copy serves), or the table is full.
+        let refused = {
+            let mut sessions = self.sessions.lock_unpoisoned();
+            match sessions.get(&id).cloned() {
+                Some(first) => Some(Ok(first)),
+                None if sessions.len() >= self.config.max_sessions => Some(Err(self.full(Full::Server, None, None))),
+                None => {
+                    sessions.insert(id, session.clone());
+                    None
+                }
+            }
+        };
+        if let Some(outcome) = refused {
+            session.end_copy().await;
+            return outcome;
+        }
+        self.start_reaper();
+        self.start_listener(fleet);
+        Ok(session)
+    }
+
+    /// Listens to the fleet's bus (once).
+    pub(super) fn start_listener(self: &Arc<Self>, fleet: &Arc<Fleet>) {
+        if self.listener.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        // Subscribed now: what is published from here on reaches this endpoint.
+        let mut bus = fleet.store.subscribe();
+        let app = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let message = match bus.recv().await {
+                    Ok(message) => message,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::warn!("fleet: {n} messages of other instances missed (the bus ran ahead)");
+                        continue;
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(app) = app.upgrade() else { return };
+                app.on_bus(&message).await;
+            }
+        });
+    }
+
+    /// A message of another instance.
+    async fn on_bus(&self, bytes: &Bytes) {
+        let Some(fleet) = &self.fleet else { return };
+        let Some(message) = BusMessage::decode(bytes) else {
+            tracing::debug!("fleet: unreadable message on the bus");
+            return;
+        };
+        if message.origin == fleet.tag {
+            return;
+        }
+        match message.kind {
+            Kind::Event => return fleet.relay(&message),
+            Kind::Alive => return fleet.alive(&message),
+            _ => {}
+        }
+        let Some(session) = self.local(&message.session) else { return };
+        match message.kind {
+            Kind::Incoming => deliver_incoming(&session, &message.frame).await,
+            Kind::Standalone => session.router.deliver_standalone(&message.frame).await,
+            Kind::Probe if session.router.release(message.stream).await => {
+                let mut alive = fleet.message(Kind::Alive, &message.session, Bytes::new());
+                alive.stream = message.stream;
+                fleet.publish(alive).await;
+            }
+            Kind::Changed => self.refresh(fleet, &session).await,
+            Kind::Ended => {
+                if let Some(gone) = self.remove(&message.session) {
+                    gone.end_copy().await;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Reloads the record of a session another instance changed into the copy here.
+    async fn refresh(&self, fleet: &Fleet, session: &Session) {
+        let id = &session.router.session_id;
+        match fleet.store.load(id).await {
+            Ok(Some(record)) => {
+                if let (Some(refresh), Some((_, record))) = (&session.refresh, split_record(&record))
+                    && !refresh(record)
+                {
+                    tracing::warn!(session = %id, "fleet: a session record could not be read");
+                }
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(session = %id, "fleet: a changed session not reloaded: {e}"),
+        }
+    }
+
+    /// The client ended a shared session (DELETE): its record goes, and the other copies end.
+    pub(crate) async fn end_shared(&self, session: &Session) {
+        let Some(link) = session.router.shared() else { return };
+        let id = &session.router.session_id;
+        if let Err(e) = link.fleet.store.remove(id).await {
+            tracing::warn!(session = %id, "fleet: the record of an ended session not removed: {e}");
+        }
+        link.fleet.publish(link.fleet.message(Kind::Ended, id, Bytes::new())).await;
+    }
+}
+
+/// A record as the store holds it: the owner's line, then the factory's part.
+fn split_record(record: &[u8]) -> Option<(&str, &[u8])> {
+    let newline = record.iter().position(|&b| b == b'\n')?;
+    Some((std::str::from_utf8(&record[..newline]).ok()?, &record[newline + 1..]))
+}
+
+/// A client's message another instance got: handed to this copy's peer, which takes the
+/// responses it awaits and the cancellations of what it runs.
+async fn deliver_incoming(session: &Session, frame: &Bytes) {
+    let parsed = mcp_jsonrpc::message::parse(frame);
+    session.dispatcher.dispatch(parsed, None).await;
+}

@@ -1,0 +1,59 @@
+//! The endpoint's routes: the MCP endpoint (GET, POST, DELETE), the HTTP+SSE endpoints if
+//! enabled, the protected resource metadata (feature `auth`) and the health routes, over the
+//! state of one endpoint. The top of the server: it uses the handlers and the endpoint's state
+//! below it, and nothing uses it but the public functions of `server`.
+
+use std::sync::Arc;
+
+#[cfg(feature = "auth")]
+use axum::http::HeaderMap;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+
+use super::config::HttpServerConfig;
+use super::endpoint::App;
+use super::factory::SessionFactory;
+use super::handlers::{get_delete, http_sse, post};
+use super::session::drain::Drain;
+
+/// The endpoint's routes: the MCP endpoint, and the HTTP+SSE endpoints if enabled.
+pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig) -> axum::Router {
+    let path = config.path.clone();
+    let http_sse = config.http_sse.clone();
+    #[cfg(feature = "auth")]
+    let auth = config.auth.clone();
+    let drain = config.drain.clone();
+    let health = config.health_routes;
+    let app = App::new(factory, config);
+    let mcp = get(get_delete::get_mcp).post(post::post_mcp).delete(get_delete::delete_mcp);
+    let mut router = axum::Router::new().route(&path, mcp);
+    if let Some((sse, messages)) = http_sse {
+        router = router.route(&sse, get(http_sse::open_stream)).route(&messages, post(http_sse::post_message));
+    }
+    // The protected resource metadata, served without a token, to any origin.
+    #[cfg(feature = "auth")]
+    if let Some(auth) = auth {
+        use super::auth::AuthConfig;
+        // Encoded once: the metadata does not change while the router serves.
+        let body = auth.metadata_json();
+        for metadata_path in auth.metadata_paths(&path) {
+            let body = body.clone();
+            let answer = move || async move { AuthConfig::metadata_response(body) };
+            let preflight = |headers: HeaderMap| async move { AuthConfig::metadata_preflight(&headers) };
+            router = router.route(&metadata_path, get(answer).options(preflight));
+        }
+    }
+    if health {
+        router = health_routes(router, drain);
+    }
+    router.with_state(app)
+}
+
+/// `/healthz` (200 while the process serves) and `/readyz` (200, 503 once draining).
+fn health_routes(router: axum::Router<Arc<App>>, drain: Arc<Drain>) -> axum::Router<Arc<App>> {
+    let ready = move || {
+        let ready = drain.is_ready();
+        async move { if ready { (StatusCode::OK, "ready") } else { (StatusCode::SERVICE_UNAVAILABLE, "draining") } }
+    };
+    router.route("/healthz", get(|| async { "ok" })).route("/readyz", get(ready))
+}
