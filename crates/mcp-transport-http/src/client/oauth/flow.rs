@@ -23,8 +23,8 @@ use super::pkce::{Pkce, constant_time_eq, random_token};
 use super::{
     AssertionKey, ClientCredentials, Grant, OAuthConfig, OAuthError, StoredTokens, TokenEndpointAuthMethod, TokenKey,
 };
+use crate::client::auth::{AuthProvider, Unauthorized};
 use crate::client::request::client_secret_basic;
-use crate::client::{AuthProvider, Unauthorized};
 
 /// The scope that asks for a refresh token (OpenID Connect; SEP-2207).
 const OFFLINE_ACCESS: &str = "offline_access";
