@@ -14,7 +14,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::message::decode_custom_params;
-use crate::{BoxFuture, Peer};
+use crate::peer::handle::Peer;
+use crate::peer::service::BoxFuture;
 
 /// A custom request's handler, erased: the params as they came, the request's context.
 pub type RequestFn<C> = Arc<dyn Fn(Option<&RawValue>, C) -> BoxFuture<Result<Value, ErrorObject>> + Send + Sync>;

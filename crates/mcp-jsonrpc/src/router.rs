@@ -11,7 +11,8 @@ use std::sync::Arc;
 use mcp_types::{ErrorObject, ForRevision, Notification, Request};
 
 use crate::message::{self, decode_params};
-use crate::peer::{BoxFuture, Peer, Reply, RequestContext, Service};
+use crate::peer::handle::Peer;
+use crate::peer::service::{BoxFuture, Reply, RequestContext, Service};
 
 type RequestHandler = Arc<dyn Fn(message::Request, RequestContext) -> BoxFuture<Reply> + Send + Sync>;
 type NotificationHandler = Arc<dyn Fn(message::Notification, &Peer) + Send + Sync>;

@@ -27,11 +27,11 @@
 //!
 //! Not shared: sessions of the legacy HTTP+SSE transport (their one stream is their session:
 //! pin them to an instance by address).
-//!
-//! This folder is the fleet link: here the store's interface (public), `bus.rs` (the messages
-//! between instances), `fleet.rs` (an endpoint's part in the fleet: its tag, what it
-//! publishes, the streams it relays), `link.rs` (a session's part). It uses only the SSE wire
-//! format (`server/sse.rs`); the streams and the endpoint above use it.
+
+// This folder is the fleet link: here the store's interface (public), `bus.rs` (the messages
+// between instances), `fleet.rs` (an endpoint's part in the fleet: its tag, what it
+// publishes, the streams it relays), `link.rs` (a session's part). It uses only the SSE wire
+// format (`server/sse.rs`); the streams and the endpoint above use it.
 
 use mcp_jsonrpc::sync::MutexExt as _;
 use std::future::Future;
