@@ -290,7 +290,9 @@ fn admit(shared: &Shared, id: &RequestId, running: &mut Option<Running>) -> Admi
     }
 }
 
-/// Takes a request out of the running table (waking [`wind_down`](super::shared::wind_down) when it was the last).
+/// Takes a request out of the running table (waking [`wind_down`] when it was the last).
+///
+/// [`wind_down`]: super::shared::wind_down
 fn leave_running(shared: &Shared, id: &RequestId) {
     let now_idle = {
         let mut running = shared.running.lock_unpoisoned();

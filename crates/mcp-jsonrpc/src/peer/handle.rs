@@ -79,11 +79,13 @@ impl Peer {
     /// say), then closes the transport's writing half (a child server's stdin: the first step
     /// of its shutdown) while the reading goes on; returns once that is done. Frames sent
     /// afterwards are not written (calls fail with [`CallError::Closed`]). A write the other
-    /// side does not read gets [`PeerConfig::shutdown_grace`](super::PeerConfig::shutdown_grace), and so does closing.
+    /// side does not read gets [`PeerConfig::shutdown_grace`], and so does closing.
     ///
     /// [`Peer::close`] writes what is queued too, but only once reading has stopped; this is
     /// for a peer that must see everything before its input ends, while its output is still
     /// read. A driven connection ([`Peer::driven`]) queues nothing: this returns at once.
+    ///
+    /// [`PeerConfig::shutdown_grace`]: super::PeerConfig::shutdown_grace
     pub async fn close_writing(&self) {
         if matches!(self.shared.out, Out::Sink(_)) {
             return;

@@ -1,6 +1,6 @@
 //! The peer engine: one for both server and client roles.
 //!
-//! [`Peer::spawn`] runs a connection over a [`Transport`](crate::transport::Transport): a reader task parses frames and
+//! [`Peer::spawn`] runs a connection over a [`Transport`]: a reader task parses frames and
 //! dispatches them (requests to the [`Service`] concurrently, responses to the calls waiting
 //! for them, cancellation and progress to their requests), and a writer task sends queued
 //! frames in batches. The returned [`Peer`] handle makes calls and sends notifications.
@@ -14,7 +14,7 @@
 //! - outgoing ids are integers from a counter: never reused within a connection;
 //! - `ping` is answered by the engine (but for a 2026-07-28 request, which has no `ping`: it
 //!   goes to the service);
-//! - `notifications/cancelled` cancels the handler (its [`CancellationToken`](tokio_util::sync::CancellationToken) fires, its future
+//! - `notifications/cancelled` cancels the handler (its [`CancellationToken`] fires, its future
 //!   is dropped) and no response is sent; `initialize` is never cancelled;
 //! - dropping the future of an outgoing call, or its timeout, sends `notifications/cancelled`;
 //! - progress notifications reach the caller's callback by token, reset the call's timeout, and
@@ -25,6 +25,9 @@
 //! - a panic in a handler becomes an internal-error response;
 //! - when the connection ends, pending calls fail with [`CallError::Closed`] and running
 //!   handlers get [`PeerConfig::shutdown_grace`] to finish before they are cancelled.
+//!
+//! [`Transport`]: crate::transport::Transport
+//! [`CancellationToken`]: tokio_util::sync::CancellationToken
 
 // The folder, lowest first (each file uses only those before it): `config.rs` and
 // `error.rs` (settings, `CallError`), `shared.rs` (a connection's state and the way frames

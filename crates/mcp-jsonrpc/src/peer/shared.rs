@@ -38,7 +38,9 @@ pub(super) struct Running {
     pub(super) method_is_initialize: bool,
 }
 
-/// Where a driven connection's frames go (see [`Peer::driven`](super::Peer::driven)): its transport's routing.
+/// Where a driven connection's frames go (see [`Peer::driven`]): its transport's routing.
+///
+/// [`Peer::driven`]: super::Peer::driven
 pub trait FrameSink: Send + Sync + 'static {
     /// Delivers one frame. Frames of one sender arrive in the order sent; the sink must not
     /// wait on its reader (drop a connection that does not read rather than block).
