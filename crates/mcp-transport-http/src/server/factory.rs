@@ -21,12 +21,15 @@ pub trait SessionFactory: Send + Sync + 'static {
     /// a client that negotiated `version` earlier; the client's capabilities are unknown, so
     /// the server asks nothing of it.
     fn connect_stateless(&self, sink: Arc<dyn FrameSink>, version: ProtocolVersion) -> Dispatcher;
-    /// Starts a session that the instances of a fleet share (see [`shared`](crate::server::shared)): a new one
+    /// Starts a session that the instances of a fleet share (see [`shared`]): a new one
     /// (`record` is `None`, its first message is initialize), or the copy here of one this or
     /// another instance started, rebuilt from the `record` saved of it (with
-    /// [`RequestInfo::save_session`](crate::server::RequestInfo::save_session)). `None` when the factory cannot share sessions (the
+    /// [`RequestInfo::save_session`]). `None` when the factory cannot share sessions (the
     /// default): a new session is then started with [`connect`](Self::connect) and lives here
     /// only, and a record is not served.
+    ///
+    /// [`shared`]: crate::server::shared
+    /// [`RequestInfo::save_session`]: crate::server::RequestInfo::save_session
     fn connect_shared(&self, sink: Arc<dyn FrameSink>, record: Option<&[u8]>) -> Option<SharedSession> {
         let _ = (sink, record);
         None

@@ -12,7 +12,8 @@ use mcp_jsonrpc::sync::MutexExt as _;
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
-use super::{JwkSet, JwksSource, JwtVerifier, Principal, TokenError, TokenVerifier, principal_of};
+use super::jwt::{JwkSet, JwksSource, JwtVerifier, principal_of};
+use super::{Principal, TokenError, TokenVerifier};
 use crate::client::request::{client_secret_basic, read_bounded};
 use bytes::Bytes;
 use tokio::time::Instant;

@@ -108,7 +108,7 @@ impl App {
             refresh: Some(shared.refresh),
             client: None,
             #[cfg(feature = "auth")]
-            owner: crate::server::auth::Owner::of(extensions),
+            owner: crate::server::auth::owner::Owner::of(extensions),
         });
         // Another request loaded it meanwhile (that copy serves), or the table is full.
         let refused = {

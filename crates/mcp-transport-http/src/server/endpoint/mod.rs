@@ -36,7 +36,7 @@ mod fleet;
 pub(crate) struct App {
     pub(super) factory: Arc<dyn SessionFactory>,
     config: HttpServerConfig,
-    /// The sessions (shared with the configuration's [`Drain`](crate::server::session::drain::Drain)).
+    /// The sessions (shared with the configuration's drain, for a graceful shutdown).
     sessions: Arc<Mutex<SessionTable>>,
     reaper: AtomicBool,
     /// This endpoint's part in a fleet that shares sessions, if it does.
@@ -209,7 +209,7 @@ impl App {
             refresh,
             client,
             #[cfg(feature = "auth")]
-            owner: crate::server::auth::Owner::of(extensions),
+            owner: crate::server::auth::owner::Owner::of(extensions),
         });
         sessions.insert(id, session.clone());
         drop(sessions);
@@ -342,7 +342,7 @@ fn new_session_id() -> String {
 /// What a fleet's store records of a session's owner (feature `auth`; empty otherwise).
 fn owner_record(extensions: &Extensions) -> Box<str> {
     #[cfg(feature = "auth")]
-    if let Some(owner) = crate::server::auth::Owner::of(extensions) {
+    if let Some(owner) = crate::server::auth::owner::Owner::of(extensions) {
         return owner.record().into();
     }
     #[cfg(not(feature = "auth"))]

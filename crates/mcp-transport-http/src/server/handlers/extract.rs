@@ -25,8 +25,8 @@ impl FromRequestParts<Arc<App>> for AllowedOrigin {
 
 /// The request's bearer token passed the checks of the endpoint's [`AuthConfig`] (feature
 /// `auth`), and its principal is in the request's extensions: 401, 403, 400 or 503 otherwise
-/// (see [`auth`](crate::server::auth)). Without an `AuthConfig`, every request passes at no cost. Every
-/// handler takes it after [`AllowedOrigin`].
+/// (see [`auth`](crate::server::auth)). Without an `AuthConfig`, every request passes at no
+/// cost. Every handler takes it after [`AllowedOrigin`].
 ///
 /// [`AuthConfig`]: crate::server::HttpServerConfig::auth
 pub(crate) struct Authenticated;
@@ -37,7 +37,7 @@ impl FromRequestParts<Arc<App>> for Authenticated {
     async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, Response> {
         #[cfg(feature = "auth")]
         if let Some(auth) = app.config().auth.as_deref() {
-            crate::server::auth::authenticate(auth, parts).await?;
+            crate::server::auth::check::authenticate(auth, parts).await?;
         }
         #[cfg(not(feature = "auth"))]
         let _ = (parts, app);

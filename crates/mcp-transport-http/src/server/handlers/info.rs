@@ -51,8 +51,10 @@ impl RequestInfo {
         self.session_id.as_deref()
     }
     /// Whether this request's session is shared by a fleet
-    /// ([`HttpServerConfig::shared_sessions`](crate::server::HttpServerConfig::shared_sessions)): its factory then saves what it knows of the
+    /// ([`HttpServerConfig::shared_sessions`]): its factory then saves what it knows of the
     /// session with [`save_session`](Self::save_session) whenever that changes.
+    ///
+    /// [`HttpServerConfig::shared_sessions`]: crate::server::HttpServerConfig::shared_sessions
     pub fn shares_session(&self) -> bool {
         self.router().is_some_and(|router| router.shared().is_some())
     }

@@ -51,9 +51,11 @@ pub(super) async fn post(
 }
 
 /// The headers against the body: `MCP-Protocol-Version` and `Mcp-Method` here, the rest by
-/// the session factory ([`SessionFactory::check_request`](crate::server::SessionFactory::check_request)).
+/// the session factory ([`SessionFactory::check_request`]).
 /// Only what they are checked against is read of the params, through the request's index,
 /// which the server and the handler then read too.
+///
+/// [`SessionFactory::check_request`]: crate::server::SessionFactory::check_request
 fn check_headers(
     app: &App,
     request: &Request,

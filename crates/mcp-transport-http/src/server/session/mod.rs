@@ -27,7 +27,7 @@ pub(crate) struct Session {
     /// Who the session belongs to (the principal of the request that created it): requests
     /// of anyone else find no such session.
     #[cfg(feature = "auth")]
-    pub(crate) owner: Option<crate::server::auth::Owner>,
+    pub(crate) owner: Option<crate::server::auth::owner::Owner>,
 }
 
 impl Session {

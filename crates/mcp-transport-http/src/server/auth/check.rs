@@ -1,0 +1,155 @@
+//! The token check of each request of a protected endpoint: the bearer token read from the
+//! one `Authorization` header, verified, checked again by the endpoint (expiry, audience,
+//! required scopes), and its principal put in the request's extensions; the challenges made
+//! readable by the request's browser origin.
+// A failed check's `Response` is returned at once (see `checks`): boxing it would only allocate.
+#![allow(clippy::result_large_err)]
+
+use std::time::SystemTime;
+
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
+use axum::response::Response;
+use sha2::{Digest as _, Sha256};
+
+use super::config::AuthConfig;
+use super::owner::TokenFingerprint;
+use super::{Principal, TokenError};
+
+/// Checks the bearer token of a request of the endpoint and puts its [`Principal`] in the
+/// request's extensions, taking the `Authorization` header out of the request (handlers never
+/// see the token); the challenge to answer with otherwise, readable by the request's browser
+/// origin.
+pub(crate) async fn authenticate(auth: &AuthConfig, parts: &mut Parts) -> Result<(), Response> {
+    match check_token(auth, parts).await {
+        Ok(()) => {
+            parts.headers.remove(header::AUTHORIZATION);
+            Ok(())
+        }
+        Err(response) => Err(readable_by_origin(response, &parts.headers)),
+    }
+}
+
+async fn check_token(auth: &AuthConfig, parts: &mut Parts) -> Result<(), Response> {
+    if parts.uri.query().is_some_and(|q| q.split('&').any(|pair| pair.split('=').next() == Some("access_token"))) {
+        let description = "access tokens are not accepted in the query string";
+        return Err(auth.challenge(StatusCode::BAD_REQUEST, Some(("invalid_request", description)), &[]));
+    }
+    let token = match bearer_token(&parts.headers) {
+        Ok(Some(token)) => token,
+        Ok(None) => return Err(auth.challenge(StatusCode::UNAUTHORIZED, None, &auth.required_scopes)),
+        Err(description) => {
+            return Err(auth.challenge(StatusCode::BAD_REQUEST, Some(("invalid_request", description)), &[]));
+        }
+    };
+    let verdict = auth.verifier.verify(token).await.and_then(|principal| auth.recheck(principal));
+    let principal = match verdict {
+        Ok(principal) => principal,
+        Err(TokenError::Unavailable(error)) => {
+            tracing::warn!(error = %error, "the token verifier failed");
+            let error = mcp_jsonrpc::ErrorObject::internal_error("the access token cannot be verified now");
+            let mut response = crate::server::response::error_response(StatusCode::SERVICE_UNAVAILABLE, None, &error);
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(VERIFIER_RETRY_AFTER));
+            return Err(response);
+        }
+        Err(error) => {
+            tracing::debug!(error = %error, "access token refused");
+            let description = match error {
+                TokenError::Expired => "the access token has expired",
+                TokenError::WrongAudience => "the access token is not for this resource",
+                _ => "the access token is invalid",
+            };
+            let error = Some(("invalid_token", description));
+            return Err(auth.challenge(StatusCode::UNAUTHORIZED, error, &auth.required_scopes));
+        }
+    };
+    if !principal.missing_scopes(&auth.required_scopes).is_empty() {
+        return Err(auth.insufficient_scope(&auth.required_scopes));
+    }
+    if principal.subject.is_none() && principal.client_id.is_none() {
+        // Nobody to bind a session to but the token itself.
+        parts.extensions.insert(TokenFingerprint(Sha256::digest(token.as_bytes()).into()));
+    }
+    parts.extensions.insert(principal);
+    Ok(())
+}
+
+impl AuthConfig {
+    /// What the endpoint checks of a verified principal, whatever the verifier: not past its
+    /// expiry, and for this resource.
+    fn recheck(&self, principal: Principal) -> Result<Principal, TokenError> {
+        let verifier = &self.verifier;
+        let now = SystemTime::now();
+        if principal.expires_at.is_some_and(|exp| exp + verifier.expiry_leeway() <= now) {
+            return Err(TokenError::Expired);
+        }
+        let ours = |aud: &String| *aud == self.metadata.resource || verifier.audience() == Some(aud.as_str());
+        if !principal.audience.iter().any(ours) {
+            return Err(TokenError::WrongAudience);
+        }
+        Ok(principal)
+    }
+
+    /// 403 `insufficient_scope` naming `scopes`, readable by the browser origin of the request
+    /// (of `headers`): the answer to a request the session factory refused (see
+    /// [`SessionFactory::authorize`](crate::server::SessionFactory::authorize)).
+    pub(crate) fn refuse_scopes(&self, scopes: &[String], headers: &HeaderMap) -> Response {
+        readable_by_origin(self.insufficient_scope(scopes), headers)
+    }
+}
+
+/// Makes an answer of the authorization checks (a challenge) readable by the browser origin of
+/// the request, one the endpoint admits (the Origin check comes first): a browser client can
+/// then read `WWW-Authenticate` and find the authorization server. Nothing for a request
+/// without `Origin`.
+fn readable_by_origin(mut response: Response, request: &HeaderMap) -> Response {
+    let mut origins = request.get_all(header::ORIGIN).iter();
+    let (Some(origin), None) = (origins.next(), origins.next()) else { return response };
+    let headers = response.headers_mut();
+    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.clone());
+    headers.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("WWW-Authenticate"));
+    headers.append(header::VARY, HeaderValue::from_static("Origin"));
+    response
+}
+
+/// Seconds a client is asked to wait when the token verifier's backend failed (503).
+const VERIFIER_RETRY_AFTER: &str = "5";
+
+/// The token of the `Authorization: Bearer` header (`None` without one or with another
+/// scheme); what is wrong with the header otherwise.
+fn bearer_token(headers: &HeaderMap) -> Result<Option<&str>, &'static str> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let Some(value) = values.next() else { return Ok(None) };
+    if values.next().is_some() {
+        return Err("more than one Authorization header");
+    }
+    let value = value.to_str().map_err(|_| "the Authorization header is not visible ASCII")?;
+    let Some((scheme, token)) = value.split_once(' ') else { return Ok(None) };
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Ok(None);
+    }
+    let token = token.trim();
+    // RFC 6750's b64token.
+    let body = token.trim_end_matches('=');
+    let valid = !body.is_empty()
+        && body.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/'));
+    if valid { Ok(Some(token)) } else { Err("the bearer token is malformed") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_tokens_are_read_from_the_header_only() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(bearer_token(&headers), Ok(None));
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
+        assert_eq!(bearer_token(&headers), Ok(None));
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("bearer abc.DEF-_~+/=="));
+        assert_eq!(bearer_token(&headers), Ok(Some("abc.DEF-_~+/==")));
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer a b"));
+        assert!(bearer_token(&headers).is_err());
+        headers.append(header::AUTHORIZATION, HeaderValue::from_static("Bearer abc"));
+        assert!(bearer_token(&headers).is_err());
+    }
+}
