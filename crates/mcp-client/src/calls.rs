@@ -17,8 +17,8 @@ use mcp_types::{
 use crate::client::Connection;
 use crate::error::Violation;
 use crate::listen::Subscription;
-use crate::stateless::page_params;
 use crate::trace::Target;
+use crate::wire::stateless::page_params;
 use crate::{CallOptions, Client, ClientError};
 
 /// The most pages a `list_all_*` helper follows before it gives up (a server that keeps

@@ -15,9 +15,9 @@ use tracing::Instrument as _;
 
 use crate::error::session_expired;
 use crate::stateless::StatelessConnection;
-use crate::tool_headers;
 use crate::trace::{self, Target};
 use crate::validate::SchemaChecks;
+use crate::wire::tool_headers;
 use crate::{CallOptions, ClientError, ServerEvent};
 
 /// Who the server is, from `initialize` or `server/discover`.

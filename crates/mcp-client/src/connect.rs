@@ -15,9 +15,10 @@ use crate::cache::ListCache;
 use crate::client::{Connection, ServerDescription, SessionConnection, handshake};
 use crate::listen::Registry;
 use crate::service::{self, ClientService, emitter};
-use crate::stateless::{self, DiscoverOutcome, Discovered, RequestMeta, STATELESS, StatelessConnection};
-use crate::tool_headers::HeaderRules;
+use crate::stateless::{self, DiscoverOutcome, Discovered, StatelessConnection};
 use crate::validate::SchemaChecks;
+use crate::wire::stateless::{RequestMeta, STATELESS};
+use crate::wire::tool_headers::HeaderRules;
 use crate::{Client, ClientBuilder, ClientError, ServerEvent};
 
 /// How connecting failed.

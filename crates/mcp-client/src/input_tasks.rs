@@ -23,7 +23,7 @@ use mcp_types::{
 };
 use serde_json::Value;
 
-use crate::tasks::AnsweredWith;
+use crate::wire::tasks::AnsweredWith;
 
 /// The most tasks the client keeps at once.
 pub const MAX_TASKS: usize = 64;

@@ -68,9 +68,9 @@ mod listen;
 mod service;
 mod stateless;
 pub mod tasks;
-mod tool_headers;
 mod trace;
 mod validate;
+mod wire;
 
 /// The HTTP client transport's configuration and types (`mcp-transport-http`'s `client`
 /// module): [`http::HttpClientConfig`] for [`ClientBuilder::connect_http_with`],
@@ -84,5 +84,5 @@ pub use error::{ClientError, Violation};
 pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elicitation_defaults};
 pub use listen::{Subscription, SubscriptionEnd};
 pub use mcp_jsonrpc::CallOptions;
-pub use service::ServerEvent;
-pub use tool_headers::{InvalidToolHeaders, ToolHeaders};
+pub use wire::event::ServerEvent;
+pub use wire::tool_headers::{InvalidToolHeaders, ToolHeaders};

@@ -7,49 +7,16 @@ use std::sync::Arc;
 use mcp_jsonrpc::{BoxFuture, Peer, Reply, RequestContext, Router, Service, message};
 use mcp_types::{
     CreateMessageRequest, ElicitRequest, ElicitRequestParams, ErrorObject, ListRootsRequest, ListRootsResult,
-    LoggingMessageNotificationParams, ProtocolVersion,
+    ProtocolVersion,
 };
 use tokio::sync::broadcast;
 
 use crate::cache::ListCache;
 use crate::custom::CustomHandlers;
 use crate::handlers::apply_elicitation_defaults;
-use crate::listen::{self, Registry};
+use crate::listen::Registry;
 use crate::stateless::InputHandlers;
-
-/// A notification from the server.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum ServerEvent {
-    /// A log message (`notifications/message`).
-    Log(LoggingMessageNotificationParams),
-    /// The tool list changed.
-    ToolListChanged,
-    /// The prompt list changed.
-    PromptListChanged,
-    /// The resource list changed.
-    ResourceListChanged,
-    /// A subscribed resource changed.
-    ResourceUpdated {
-        /// Its URI.
-        uri: String,
-    },
-    /// A URL-mode elicitation was completed out of band (2025-11-25).
-    ElicitationComplete {
-        /// The elicitation it completes.
-        elicitation_id: String,
-    },
-    /// A task's status changed (`notifications/tasks/status`, 2025-11-25): its whole state.
-    TaskStatus(mcp_types::Task),
-    /// A notification the client does not model (a custom method, an extension's), as it
-    /// came.
-    Notification {
-        /// Its method.
-        method: String,
-        /// Its params, if any.
-        params: Option<serde_json::Value>,
-    },
-}
+use crate::wire::event::{self, ServerEvent};
 
 /// The user's callback for every event.
 pub(crate) type EventCallback = Arc<dyn Fn(ServerEvent) + Send + Sync>;
@@ -108,7 +75,7 @@ impl Service for ClientService {
             }
             return;
         }
-        if let Some(id) = listen::subscription_of(&n)
+        if let Some(id) = event::subscription_of(&n)
             && self.registry.deliver(&id, &n, &*self.emit)
         {
             return;
@@ -116,7 +83,7 @@ impl Service for ClientService {
         if self.custom.notify(&n, peer) {
             return;
         }
-        match listen::event_of(&n) {
+        match event::event_of(&n) {
             Some(event) => (self.emit)(event),
             None => tracing::debug!(method = %n.method, "unhandled notification"),
         }

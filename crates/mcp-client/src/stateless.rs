@@ -1,119 +1,31 @@
-//! The stateless revision (2026-07-28): the per-request `_meta`, the `server/discover` probe,
-//! result types and input-required round trips.
+//! The stateless revision (2026-07-28): the `server/discover` probe, input-required round trips
+//! and the connection of the revision.
 
-use mcp_jsonrpc::sync::MutexExt as _;
 use std::collections::BTreeSet;
-use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use mcp_jsonrpc::{CallError, CallOptions, FrameHints, Peer};
+use mcp_jsonrpc::{CallError, CallOptions, Peer};
 use mcp_types::{
-    ClientCapabilities, CreateMessageRequestParams, Direction, DiscoverResult, ElicitRequestParams, ErrorCode,
-    ErrorObject, Implementation, JsonObject, ListRootsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
-    Request, Revisions, ServerCapabilities, SubscriptionFilter, meta,
+    CreateMessageRequestParams, DiscoverResult, ElicitRequestParams, ErrorObject, Implementation, JsonObject,
+    ListRootsResult, PaginatedRequestParams, ProtocolVersion, Request, ServerCapabilities, SubscriptionFilter,
 };
 use serde_json::Value;
 use tracing::Instrument as _;
 
 use crate::cache::ListCache;
-use crate::listen::{self, Registry, Subscription};
-
 use crate::error::{ClientError, Violation};
 use crate::handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elicitation_defaults};
-use crate::tool_headers::HeaderRules;
-
-/// The stateless revision this client speaks.
-pub(crate) const STATELESS: ProtocolVersion = ProtocolVersion::V2026_07_28;
-
-/// The tasks extension of 2026-07-28 (SEP-2663).
-pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+use crate::listen::{self, Registry, Subscription};
+use crate::wire::stateless::{
+    Answer, Json, RequestMeta, STATELESS, decode_result, encode, listen_params, page_params, params_object,
+    supported_versions,
+};
+use crate::wire::tasks::declare_tasks;
 
 /// The requests a server may answer with `input_required`.
 const INPUT_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
-
-/// A request sent as JSON: the params encoded for 2026-07-28 with the `_meta` filled in, the
-/// result read as JSON (a `Value`, or an [`Answer`]) to look at its `resultType` before
-/// decoding it.
-pub(crate) struct Json<R, O = Value>(PhantomData<fn() -> (R, O)>);
-
-impl<R, O> Request for Json<R, O>
-where
-    R: Request,
-    O: serde::Serialize + mcp_types::WireSerialize + serde::de::DeserializeOwned + Send + 'static,
-{
-    const METHOD: &'static str = R::METHOD;
-    const DIRECTION: Direction = R::DIRECTION;
-    const REVISIONS: Revisions = R::REVISIONS;
-    type Params = JsonObject;
-    type Result = O;
-}
-
-/// A result read as JSON, but for its `inputRequests`, kept as the server wrote them: a
-/// `serde_json::Value` sorts an object's members, and the fields of an elicitation form are to
-/// be asked in the server's order.
-pub(crate) struct Answer {
-    /// The result's other members.
-    value: JsonObject,
-    input_requests: Option<Box<serde_json::value::RawValue>>,
-}
-
-impl Answer {
-    /// The whole result as JSON.
-    fn into_value(self) -> Value {
-        let mut value = self.value;
-        if let Some(raw) = self.input_requests {
-            value.insert("inputRequests".to_owned(), serde_json::from_str(raw.get()).unwrap_or_default());
-        }
-        Value::Object(value)
-    }
-}
-
-impl serde::Serialize for Answer {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap as _;
-        let mut map = serializer.serialize_map(None)?;
-        for (key, value) in &self.value {
-            map.serialize_entry(key, value)?;
-        }
-        if let Some(raw) = &self.input_requests {
-            map.serialize_entry("inputRequests", raw)?;
-        }
-        map.end()
-    }
-}
-
-impl mcp_types::WireSerialize for Answer {
-    fn wire_serialize<S: serde::Serializer>(&self, _: Revisions, serializer: S) -> Result<S::Ok, S::Error> {
-        serde::Serialize::serialize(self, serializer)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Answer {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = Answer;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a result object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Answer, A::Error> {
-                let mut answer = Answer { value: JsonObject::new(), input_requests: None };
-                while let Some(key) = map.next_key::<String>()? {
-                    if key == "inputRequests" {
-                        answer.input_requests = Some(map.next_value()?);
-                    } else {
-                        let value = map.next_value()?;
-                        answer.value.insert(key, value);
-                    }
-                }
-                Ok(answer)
-            }
-        }
-        deserializer.deserialize_map(Visitor)
-    }
-}
 
 /// One request of an `input_required` result, its params as the server wrote them.
 #[derive(serde::Deserialize)]
@@ -139,73 +51,6 @@ pub(crate) struct InputHandlers {
 /// The most input requests one `input_required` result may carry: each may prompt the user
 /// or run a model, and a server's result must not make that unbounded.
 const MAX_INPUT_REQUESTS: usize = 16;
-
-/// What every stateless request carries in its `_meta`.
-#[derive(Debug)]
-pub(crate) struct RequestMeta {
-    pub(crate) info: Implementation,
-    pub(crate) capabilities: ClientCapabilities,
-    /// Set by `set_logging_level`: the server logs for each request at this level.
-    pub(crate) log_level: std::sync::Mutex<Option<LoggingLevel>>,
-    /// Over HTTP: the headers of each request, handed to the transport.
-    pub(crate) header_rules: Option<Arc<HeaderRules>>,
-}
-
-impl RequestMeta {
-    /// Sets the level every later request asks the server to log at.
-    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
-        *self.log_level.lock_unpoisoned() = Some(level);
-    }
-
-    /// The `_meta` protocol fields, merged into `params`.
-    pub(crate) fn apply(&self, params: &mut JsonObject, version: &str) {
-        let meta = params.entry("_meta").or_insert_with(|| Value::Object(JsonObject::new()));
-        if !meta.is_object() {
-            *meta = Value::Object(JsonObject::new());
-        }
-        let Value::Object(meta) = meta else { return };
-        meta.insert(meta::PROTOCOL_VERSION.to_owned(), Value::from(version));
-        meta.insert(meta::CLIENT_INFO.to_owned(), encode(&self.info));
-        meta.insert(meta::CLIENT_CAPABILITIES.to_owned(), encode(&self.capabilities));
-        let level = self.log_level.lock_unpoisoned().clone();
-        if let Some(level) = level {
-            meta.insert(meta::LOG_LEVEL.to_owned(), encode(&level));
-        }
-    }
-
-    /// The transport's hints for a stateless request of `method` with `params` (over HTTP:
-    /// its headers; `None` over other transports).
-    pub(crate) fn hints(&self, method: &str, params: &JsonObject) -> Option<FrameHints> {
-        self.header_rules.as_ref()?.hints(STATELESS.as_str(), method, params)
-    }
-}
-
-/// A value encoded for 2026-07-28 (`null` if it cannot be, which the generated types never do).
-pub(crate) fn encode<T: mcp_types::WireSerialize + ?Sized>(value: &T) -> Value {
-    mcp_types::to_value_for(value, STATELESS).unwrap_or(Value::Null)
-}
-
-/// Params encoded for 2026-07-28, as an object.
-pub(crate) fn params_object<T: mcp_types::WireSerialize>(params: &T) -> Result<JsonObject, ClientError> {
-    match mcp_types::to_value_for(params, STATELESS) {
-        Ok(Value::Object(m)) => Ok(m),
-        Ok(Value::Null) => Ok(JsonObject::new()),
-        Ok(other) => {
-            Err(ClientError::Encode(serde::ser::Error::custom(format!("params must be a JSON object, not {other}"))))
-        }
-        Err(e) => Err(ClientError::Encode(e)),
-    }
-}
-
-/// The versions of an `UnsupportedProtocolVersion` error, if it lists any.
-pub(crate) fn supported_versions(error: &ErrorObject) -> Option<Vec<String>> {
-    if error.code != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.code() {
-        return None;
-    }
-    let list = error.data.as_ref()?.get("supported")?.as_array()?;
-    let versions: Vec<String> = list.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect();
-    (!versions.is_empty()).then_some(versions)
-}
 
 /// Sends a stateless request: `_meta` filled in, a rejected revision retried once when the
 /// server lists ours, `input_required` answered (up to `max_rounds` retries). Returns the
@@ -261,18 +106,6 @@ pub(crate) async fn call<R: Request>(
             Some(other) => {
                 return Err(ClientError::protocol(R::METHOD, Violation::UnknownResultType(other.to_owned())));
             }
-        }
-    }
-}
-
-/// Declares the tasks extension in the client capabilities of a request's `_meta`.
-pub(crate) fn declare_tasks(params: &mut JsonObject) {
-    let Some(Value::Object(meta)) = params.get_mut("_meta") else { return };
-    let caps = meta.entry(meta::CLIENT_CAPABILITIES.to_owned()).or_insert_with(|| Value::Object(JsonObject::new()));
-    if let Value::Object(caps) = caps {
-        let extensions = caps.entry("extensions").or_insert_with(|| Value::Object(JsonObject::new()));
-        if let Value::Object(extensions) = extensions {
-            extensions.insert(TASKS_EXTENSION.to_owned(), Value::Object(JsonObject::new()));
         }
     }
 }
@@ -491,23 +324,6 @@ pub(crate) async fn probe(
             Err(e) => return Err(e.into()),
         }
     }
-}
-
-/// The notification filter of a subscription, for the `_meta`-less params.
-pub(crate) fn listen_params(filter: &mcp_types::SubscriptionFilter) -> JsonObject {
-    let mut params = JsonObject::new();
-    params.insert("notifications".to_owned(), encode(filter));
-    params
-}
-
-/// The params of a list page.
-pub(crate) fn page_params(cursor: Option<String>) -> PaginatedRequestParams {
-    PaginatedRequestParams { cursor, ..Default::default() }
-}
-
-/// A result decoded from JSON.
-fn decode_result<R: Request>(value: Value) -> Result<R::Result, ClientError> {
-    serde_json::from_value(value).map_err(|e| ClientError::decode(R::METHOD, e))
 }
 
 /// The subscription the client keeps: the resources subscribed with `Client::subscribe` and
