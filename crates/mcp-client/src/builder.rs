@@ -11,9 +11,9 @@ use mcp_types::{
 };
 
 use crate::connect::ConnectError;
-use crate::handlers::{ElicitationHandler, RootsHandler, SamplingHandler};
-use crate::service::EventCallback;
-use crate::stateless::InputHandlers;
+use crate::serve::custom::CustomHandlers;
+use crate::serve::handlers::{ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler};
+use crate::serve::service::EventCallback;
 use crate::{Client, ClientError, ServerEvent};
 
 /// Which protocol eras the client may speak.
@@ -49,7 +49,7 @@ pub struct ClientBuilder {
     /// Capabilities declared beyond what the handlers imply.
     pub(crate) declared: Declared,
     /// The handlers of the server's custom requests and notifications.
-    pub(crate) custom: crate::custom::CustomHandlers,
+    pub(crate) custom: CustomHandlers,
 }
 
 /// What a client declares beyond its handlers (see [`ClientBuilder::sampling_tools`] and the

@@ -14,7 +14,7 @@ use crate::builder::EraChoice;
 use crate::cache::ListCache;
 use crate::client::{Connection, ServerDescription, SessionConnection, handshake};
 use crate::listen::Registry;
-use crate::service::{self, ClientService, emitter};
+use crate::serve::service::{self, ClientService, emitter};
 use crate::stateless::{self, DiscoverOutcome, Discovered, StatelessConnection};
 use crate::validate::SchemaChecks;
 use crate::wire::stateless::{RequestMeta, STATELESS};

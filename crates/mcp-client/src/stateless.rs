@@ -8,49 +8,24 @@ use std::time::Duration;
 
 use mcp_jsonrpc::{CallError, CallOptions, Peer};
 use mcp_types::{
-    CreateMessageRequestParams, DiscoverResult, ElicitRequestParams, ErrorObject, Implementation, JsonObject,
-    ListRootsResult, PaginatedRequestParams, ProtocolVersion, Request, ServerCapabilities, SubscriptionFilter,
+    DiscoverResult, Implementation, JsonObject, PaginatedRequestParams, ProtocolVersion, Request, ServerCapabilities,
+    SubscriptionFilter,
 };
 use serde_json::Value;
 use tracing::Instrument as _;
 
 use crate::cache::ListCache;
 use crate::error::{ClientError, Violation};
-use crate::handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elicitation_defaults};
 use crate::listen::{self, Registry, Subscription};
+use crate::serve::handlers::InputHandlers;
+use crate::serve::input::input_responses;
 use crate::wire::stateless::{
-    Answer, Json, RequestMeta, STATELESS, decode_result, encode, listen_params, page_params, params_object,
-    supported_versions,
+    Answer, Json, RequestMeta, STATELESS, decode_result, listen_params, page_params, params_object, supported_versions,
 };
 use crate::wire::tasks::declare_tasks;
 
 /// The requests a server may answer with `input_required`.
 const INPUT_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
-
-/// One request of an `input_required` result, its params as the server wrote them.
-#[derive(serde::Deserialize)]
-struct InputRequest {
-    #[serde(default)]
-    method: String,
-    #[serde(default)]
-    params: Option<Box<serde_json::value::RawValue>>,
-}
-
-/// The handlers that answer a server's input requests.
-#[derive(Clone, Default)]
-pub(crate) struct InputHandlers {
-    pub(crate) sampling: Option<Arc<dyn SamplingHandler>>,
-    pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
-    pub(crate) roots: Option<Arc<dyn RootsHandler>>,
-    pub(crate) apply_defaults: bool,
-    pub(crate) elicitation_url: bool,
-    /// The server may make sampling and elicitation requests tasks (2025-11-25).
-    pub(crate) tasks: bool,
-}
-
-/// The most input requests one `input_required` result may carry: each may prompt the user
-/// or run a model, and a server's result must not make that unbounded.
-const MAX_INPUT_REQUESTS: usize = 16;
 
 /// Sends a stateless request: `_meta` filled in, a rejected revision retried once when the
 /// server lists ours, `input_required` answered (up to `max_rounds` retries). Returns the
@@ -110,33 +85,6 @@ pub(crate) async fn call<R: Request>(
     }
 }
 
-/// The answers to `inputRequests` (of an `input_required` result, or of a task waiting for
-/// input), by key, from the builder's handlers, asked in the order the server wrote them.
-pub(crate) async fn input_responses(
-    method: &str,
-    requests: Option<&serde_json::value::RawValue>,
-    handlers: &InputHandlers,
-) -> Result<JsonObject, ClientError> {
-    let malformed = |field| ClientError::protocol(method, Violation::MalformedInputRequired(field));
-    let requests: indexmap::IndexMap<String, InputRequest> = match requests {
-        None => indexmap::IndexMap::new(),
-        Some(raw) => {
-            serde_json::from_str::<Option<_>>(raw.get()).map_err(|_| malformed("inputRequests"))?.unwrap_or_default()
-        }
-    };
-    if requests.len() > MAX_INPUT_REQUESTS {
-        let violation = Violation::TooManyInputRequests { count: requests.len(), limit: MAX_INPUT_REQUESTS };
-        return Err(ClientError::protocol(method, violation));
-    }
-    let mut responses = JsonObject::new();
-    for (key, request) in requests {
-        let params = request.params.as_deref().map_or("{}", serde_json::value::RawValue::get);
-        let response = answer(&request.method, params, handlers).await?;
-        responses.insert(key, response);
-    }
-    Ok(responses)
-}
-
 /// Answers the input requests of an `input_required` result; puts `inputResponses` and the
 /// exact `requestState` (if any) into the params of the retry.
 async fn fulfil(
@@ -158,47 +106,6 @@ async fn fulfil(
         Some(_) => return Err(malformed("requestState")),
     }
     Ok(())
-}
-
-/// Runs the handler for one input request; a handler that panics refuses it (-32603), as it
-/// would in a session, instead of unwinding into the caller.
-async fn answer(method: &str, params: &str, handlers: &InputHandlers) -> Result<Value, ClientError> {
-    use futures_util::FutureExt as _;
-    match std::panic::AssertUnwindSafe(run_handler(method, params, handlers)).catch_unwind().await {
-        Ok(answered) => answered,
-        Err(_) => Err(ClientError::Input {
-            method: method.to_owned(),
-            error: ErrorObject::internal_error(format!("the {method} handler panicked")),
-        }),
-    }
-}
-
-async fn run_handler(method: &str, params: &str, handlers: &InputHandlers) -> Result<Value, ClientError> {
-    let bad = |e: serde_json::Error| ClientError::decode(method, e);
-    let refused = |error: ErrorObject| ClientError::Input { method: method.to_owned(), error };
-    let missing = || ClientError::Input { method: method.to_owned(), error: ErrorObject::method_not_found(method) };
-    match method {
-        "elicitation/create" => {
-            let h = handlers.elicitation.as_ref().ok_or_else(missing)?;
-            let params: ElicitRequestParams = serde_json::from_str(params).map_err(bad)?;
-            crate::service::check_elicitation_mode(&params, handlers.elicitation_url).map_err(refused)?;
-            let mut result = h.elicit(params.clone()).await.map_err(refused)?;
-            if handlers.apply_defaults {
-                apply_elicitation_defaults(&params, &mut result);
-            }
-            Ok(encode(&result))
-        }
-        "sampling/createMessage" => {
-            let h = handlers.sampling.as_ref().ok_or_else(missing)?;
-            let params: CreateMessageRequestParams = serde_json::from_str(params).map_err(bad)?;
-            Ok(encode(&h.create_message(params).await.map_err(refused)?))
-        }
-        "roots/list" => {
-            let h = handlers.roots.as_ref().ok_or_else(missing)?;
-            Ok(encode(&ListRootsResult::new(h.roots().await.map_err(refused)?)))
-        }
-        _ => Err(missing()),
-    }
 }
 
 /// What `server/discover` told about the server.

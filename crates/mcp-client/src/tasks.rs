@@ -41,7 +41,8 @@ use mcp_types::{
 
 use serde_json::Value;
 
-use crate::stateless::{StatelessConnection, input_responses};
+use crate::serve::input::input_responses;
+use crate::stateless::StatelessConnection;
 use crate::trace::Target;
 use crate::wire::tasks::{AnsweredWith, TASKS_EXTENSION, extension_task};
 use crate::{Client, ClientError};

@@ -5,17 +5,14 @@
 use std::sync::Arc;
 
 use mcp_jsonrpc::{BoxFuture, Peer, Reply, RequestContext, Router, Service, message};
-use mcp_types::{
-    CreateMessageRequest, ElicitRequest, ElicitRequestParams, ErrorObject, ListRootsRequest, ListRootsResult,
-    ProtocolVersion,
-};
+use mcp_types::{CreateMessageRequest, ElicitRequest, ListRootsRequest, ListRootsResult, ProtocolVersion};
 use tokio::sync::broadcast;
 
 use crate::cache::ListCache;
-use crate::custom::CustomHandlers;
-use crate::handlers::apply_elicitation_defaults;
 use crate::listen::Registry;
-use crate::stateless::InputHandlers;
+use crate::serve::custom::CustomHandlers;
+use crate::serve::handlers::{InputHandlers, apply_elicitation_defaults, check_elicitation_mode, session_era};
+use crate::serve::input_tasks;
 use crate::wire::event::{self, ServerEvent};
 
 /// The user's callback for every event.
@@ -130,28 +127,7 @@ pub(crate) fn router(handlers: &InputHandlers) -> Router {
         });
     }
     if handlers.tasks {
-        router = crate::input_tasks::routes(router, handlers, Default::default());
+        router = input_tasks::routes(router, handlers, Default::default());
     }
     router
-}
-
-/// A server's request of a session-era kind (sampling, elicitation, roots) is answered only in
-/// a session whose revision has it (from `since`): a 2026-07-28 server asks within its results.
-pub(crate) fn session_era<R: mcp_types::Request>(
-    ctx: &RequestContext,
-    since: ProtocolVersion,
-) -> Result<(), ErrorObject> {
-    let version = ctx.peer().protocol_version();
-    if version.is_stateless() || version < since {
-        return Err(ErrorObject::method_not_found(R::METHOD));
-    }
-    Ok(())
-}
-
-/// URL-mode elicitation only where it was declared (2025-11-25: else -32602).
-pub(crate) fn check_elicitation_mode(params: &ElicitRequestParams, url_mode: bool) -> Result<(), ErrorObject> {
-    if matches!(params, ElicitRequestParams::ElicitRequestURL(_)) && !url_mode {
-        return Err(ErrorObject::invalid_params("URL-mode elicitation was not declared by this client"));
-    }
-    Ok(())
 }
