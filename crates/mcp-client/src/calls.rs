@@ -14,7 +14,7 @@ use mcp_types::{
     UnsubscribeRequestParams,
 };
 
-use crate::client::Connection;
+use crate::connection::Connection;
 use crate::error::Violation;
 use crate::listen::Subscription;
 use crate::trace::Target;

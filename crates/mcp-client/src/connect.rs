@@ -12,10 +12,12 @@ use tokio::sync::broadcast;
 
 use crate::builder::EraChoice;
 use crate::cache::ListCache;
-use crate::client::{Connection, ServerDescription, SessionConnection, handshake};
+use crate::connection::discover::{self, DiscoverOutcome, Discovered};
+use crate::connection::session::{SessionConnection, handshake};
+use crate::connection::stateless::StatelessConnection;
+use crate::connection::{Connection, ServerDescription};
 use crate::listen::Registry;
 use crate::serve::service::{self, ClientService, emitter};
-use crate::stateless::{self, DiscoverOutcome, Discovered, StatelessConnection};
 use crate::validate::SchemaChecks;
 use crate::wire::stateless::{RequestMeta, STATELESS};
 use crate::wire::tool_headers::HeaderRules;
@@ -186,7 +188,7 @@ impl ClientBuilder {
             peer.set_protocol_version(STATELESS);
             let timeout = (!over_http).then_some(self.discover_timeout);
             let fallback = self.era == EraChoice::Auto;
-            match stateless::probe(peer, meta, timeout, over_http, fallback).await {
+            match discover::probe(peer, meta, timeout, over_http, fallback).await {
                 Ok(DiscoverOutcome::Stateless(discovered)) => return Ok(Negotiated::Stateless(discovered)),
                 Ok(DiscoverOutcome::SessionRevisions { why, conclusive }) => {
                     tracing::debug!(reason = %why, "not a 2026-07-28 server; falling back to `initialize`");
@@ -206,7 +208,7 @@ impl ClientBuilder {
             {
                 tracing::debug!(error = %refusal, "`initialize` refused; asking with `server/discover`");
                 peer.set_protocol_version(STATELESS);
-                match stateless::probe(peer, meta, None, over_http, false).await {
+                match discover::probe(peer, meta, None, over_http, false).await {
                     Ok(DiscoverOutcome::Stateless(discovered)) => Ok(Negotiated::Stateless(discovered)),
                     other => {
                         if let Err(e) = other {

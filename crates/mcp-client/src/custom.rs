@@ -8,7 +8,7 @@ use mcp_jsonrpc::message::Body;
 use mcp_types::{CustomNotification, CustomRequest, JSONObject};
 use serde_json::Value;
 
-use crate::client::Connection;
+use crate::connection::Connection;
 use crate::trace::Target;
 use crate::{Client, ClientError};
 

@@ -31,8 +31,8 @@
 
 use std::time::Duration;
 
+use mcp_jsonrpc::CallOptions;
 use mcp_jsonrpc::sync::MutexExt as _;
-use mcp_jsonrpc::{CallOptions, ProgressRegistration};
 use mcp_types::{
     CallToolRequestParams, CallToolResult, CancelTaskRequest, CancelTaskRequestParams, CreateTaskResult,
     GetTaskPayloadRequestParams, GetTaskRequest, GetTaskRequestParams, ListTasksRequest, ListTasksResult,
@@ -41,8 +41,8 @@ use mcp_types::{
 
 use serde_json::Value;
 
+use crate::connection::stateless::StatelessConnection;
 use crate::serve::input::input_responses;
-use crate::stateless::StatelessConnection;
 use crate::trace::Target;
 use crate::wire::tasks::{AnsweredWith, TASKS_EXTENSION, extension_task};
 use crate::{Client, ClientError};
@@ -102,10 +102,6 @@ const MAX_POLL_INTERVAL: Duration = Duration::from_secs(30);
 
 /// The most tasks whose progress a client routes at once (the oldest route goes first).
 const MAX_TASK_PROGRESS: usize = 256;
-
-/// The progress routes of running tasks, by task id: a task's progress comes under the token
-/// of the call that created it, long after that call was answered.
-pub(crate) type TaskProgress = std::sync::Mutex<std::collections::VecDeque<(String, ProgressRegistration)>>;
 
 impl Client {
     /// Whether the server runs tools as tasks: it declared `tasks.requests.tools.call`
