@@ -8,9 +8,10 @@ use mcp_jsonrpc::message::Body;
 use mcp_types::{CustomNotification, CustomRequest, JSONObject};
 use serde_json::Value;
 
+use crate::client::Client;
 use crate::connection::Connection;
+use crate::error::ClientError;
 use crate::trace::Target;
-use crate::{Client, ClientError};
 
 /// Params as JSON, `None` for a type that writes `null` (`()`, `None`).
 fn params_value<T: serde::Serialize>(params: &T) -> Result<Option<Value>, ClientError> {

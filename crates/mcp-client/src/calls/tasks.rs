@@ -41,11 +41,13 @@ use mcp_types::{
 
 use serde_json::Value;
 
+use crate::client::Client;
 use crate::connection::stateless::StatelessConnection;
+use crate::error::{ClientError, Violation};
+use crate::listen::Subscription;
 use crate::serve::input::input_responses;
 use crate::trace::Target;
 use crate::wire::tasks::{AnsweredWith, TASKS_EXTENSION, extension_task};
-use crate::{Client, ClientError};
 
 /// What a tool called as a task answered.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,7 +133,7 @@ impl Client {
         ttl: Option<Duration>,
     ) -> Result<ToolTask, ClientError> {
         let mut params = CallToolRequestParams::new(name);
-        params.arguments = crate::calls::arguments_object(name, arguments)?;
+        params.arguments = crate::calls::protocol::arguments_object(name, arguments)?;
         let ttl = ttl.map(|t| i64::try_from(t.as_millis()).unwrap_or(i64::MAX));
         params.task = Some(TaskMetadata { ttl });
         self.call_tool_as_task_with(params, CallOptions::default()).await
@@ -287,13 +289,13 @@ impl Client {
                     let result = detailed
                         .get("result")
                         .cloned()
-                        .ok_or_else(|| ClientError::protocol(METHOD, crate::Violation::MalformedTask("result")))?;
+                        .ok_or_else(|| ClientError::protocol(METHOD, Violation::MalformedTask("result")))?;
                     return serde_json::from_value(result).map_err(|e| ClientError::decode(METHOD, e));
                 }
                 TaskStatus::Failed => {
                     let error = detailed.get("error").cloned().unwrap_or_default();
                     let error = serde_json::from_value(error)
-                        .map_err(|_| ClientError::protocol(METHOD, crate::Violation::MalformedTask("error")))?;
+                        .map_err(|_| ClientError::protocol(METHOD, Violation::MalformedTask("error")))?;
                     return Err(ClientError::Remote(error));
                 }
                 TaskStatus::Cancelled => {
@@ -342,7 +344,7 @@ impl Client {
     /// with the task as it now is. The server honours the tasks this client may read. In
     /// 2025-11-25 status changes come as events of the connection instead
     /// ([`Client::events`]), and this fails with [`ClientError::NotSupported`].
-    pub async fn follow_tasks(&self, task_ids: &[&str]) -> Result<crate::Subscription, ClientError> {
+    pub async fn follow_tasks(&self, task_ids: &[&str]) -> Result<Subscription, ClientError> {
         let Some(s) = self.stateless().filter(|_| self.supports_tool_tasks()) else {
             return Err(ClientError::NotSupported("tasks"));
         };
