@@ -122,7 +122,7 @@ pub struct MethodInfo {
 /// Its params and result are plain serde types: the SDK writes them as they serialize, the
 /// same for every revision. Name the method with a prefix of your own (`acme/search`), as the
 /// specification asks of extensions: a protocol method cannot be a custom one
-/// ([`is_reserved_method`]).
+/// ([`is_reserved_method`](crate::is_reserved_method)).
 ///
 /// ```
 /// use mcp_types::CustomRequest;
