@@ -59,18 +59,13 @@ mod builder;
 mod cache;
 mod calls;
 mod client;
-mod connect;
-mod custom;
+mod connection;
 mod error;
-mod handlers;
-pub mod input_tasks;
 mod listen;
-mod service;
-mod stateless;
-pub mod tasks;
-mod tool_headers;
+mod serve;
 mod trace;
 mod validate;
+mod wire;
 
 /// The HTTP client transport's configuration and types (`mcp-transport-http`'s `client`
 /// module): [`http::HttpClientConfig`] for [`ClientBuilder::connect_http_with`],
@@ -79,10 +74,12 @@ mod validate;
 pub use mcp_transport_http::client as http;
 
 pub use builder::ClientBuilder;
+pub use calls::tasks;
 pub use client::Client;
 pub use error::{ClientError, Violation};
-pub use handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elicitation_defaults};
 pub use listen::{Subscription, SubscriptionEnd};
 pub use mcp_jsonrpc::CallOptions;
-pub use service::ServerEvent;
-pub use tool_headers::{InvalidToolHeaders, ToolHeaders};
+pub use serve::handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elicitation_defaults};
+pub use serve::input_tasks;
+pub use wire::event::ServerEvent;
+pub use wire::tool_headers::{InvalidToolHeaders, ToolHeaders};

@@ -12,72 +12,15 @@ use std::time::Duration;
 use mcp_jsonrpc::message::{self, Notification};
 use mcp_jsonrpc::{CallError, CallOptions, CancellationToken, Peer};
 use mcp_types::{
-    CancelledNotificationParams, ElicitationCompleteNotificationParams, LoggingMessageNotificationParams, RequestId,
-    ResourceUpdatedNotificationParams, SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
+    CancelledNotificationParams, RequestId, SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
     SubscriptionsListenRequest,
 };
 use tokio::sync::{mpsc, oneshot};
 
-use crate::error::Violation;
-use crate::stateless::{self, Json, RequestMeta};
-use crate::{ClientError, ServerEvent};
-
-/// The event a notification is, if it is one the client reports.
-pub(crate) fn event_of(n: &Notification) -> Option<ServerEvent> {
-    let event = match n.method.as_str() {
-        "notifications/message" => ServerEvent::Log(decode::<LoggingMessageNotificationParams>(n)?),
-        "notifications/tools/list_changed" => ServerEvent::ToolListChanged,
-        "notifications/prompts/list_changed" => ServerEvent::PromptListChanged,
-        "notifications/resources/list_changed" => ServerEvent::ResourceListChanged,
-        "notifications/resources/updated" => {
-            ServerEvent::ResourceUpdated { uri: decode::<ResourceUpdatedNotificationParams>(n)?.uri }
-        }
-        "notifications/elicitation/complete" => ServerEvent::ElicitationComplete {
-            elicitation_id: decode::<ElicitationCompleteNotificationParams>(n)?.elicitation_id,
-        },
-        // A task followed through `subscriptions/listen` (the 2026-07-28 tasks extension).
-        "notifications/tasks" => {
-            let task = decode::<serde_json::Value>(n)?;
-            ServerEvent::TaskStatus(crate::tasks::extension_task(&n.method, &task).ok()?)
-        }
-        "notifications/tasks/status" => ServerEvent::TaskStatus(decode::<mcp_types::Task>(n)?),
-        // Any other: the user's to read (a custom method, an extension's).
-        _ => ServerEvent::Notification {
-            method: n.method.clone(),
-            params: n.params.as_deref().and_then(|p| serde_json::from_str(p.get()).ok()),
-        },
-    };
-    Some(event)
-}
-
-fn decode<T: serde::de::DeserializeOwned>(n: &Notification) -> Option<T> {
-    match message::decode_params::<T>(n.params.as_deref()) {
-        Ok(p) => Some(p),
-        Err(e) => {
-            tracing::debug!(method = %n.method, error = %e, "malformed notification");
-            None
-        }
-    }
-}
-
-/// The subscription a notification belongs to (`_meta["io.modelcontextprotocol/subscriptionId"]`).
-pub(crate) fn subscription_of(n: &Notification) -> Option<RequestId> {
-    let params = n.params.as_deref()?;
-    if !params.get().contains(mcp_types::meta::SUBSCRIPTION_ID) {
-        return None;
-    }
-    #[derive(serde::Deserialize)]
-    struct WithMeta {
-        #[serde(rename = "_meta")]
-        meta: Meta,
-    }
-    #[derive(serde::Deserialize)]
-    struct Meta {
-        #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
-        id: RequestId,
-    }
-    serde_json::from_str::<WithMeta>(params.get()).ok().map(|w| w.meta.id)
-}
+use crate::error::{ClientError, Violation};
+use crate::wire::event::{ServerEvent, decode, event_of};
+use crate::wire::stateless::{Json, RequestMeta, STATELESS};
+use crate::wire::tasks::declare_tasks;
 
 /// Why a subscription ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,9 +151,9 @@ pub(crate) async fn open(
     sink: Sink,
     ack_timeout: Duration,
 ) -> Result<Opened, ClientError> {
-    meta.apply(&mut params, stateless::STATELESS.as_str());
+    meta.apply(&mut params, STATELESS.as_str());
     if tasks {
-        stateless::declare_tasks(&mut params);
+        declare_tasks(&mut params);
     }
     let (open_tx, open_rx) = oneshot::channel();
     let opening: Opening = Arc::new(Mutex::new(Some(open_tx)));

@@ -14,7 +14,7 @@ use mcp_types::{ErrorObject, ProtocolVersion, RequestId};
 use tracing::Span;
 use tracing::field::{Empty, display};
 
-use crate::ClientError;
+use crate::error::ClientError;
 
 /// What a request is about, for its span's name and attributes.
 #[derive(Debug, Clone, Copy)]

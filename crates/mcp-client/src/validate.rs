@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use mcp_types::{CallToolRequestParams, CallToolResult, Tool};
 
-use crate::ClientError;
+use crate::error::ClientError;
 
 /// A compiled JSON Schema.
 #[cfg(feature = "jsonschema")]

@@ -1,47 +1,10 @@
 //! Checks on the model: what the compiler would not catch, or would report far from the
-//! offending token (tool names, generics, URI templates, completion targets, documented
-//! arguments that do not exist).
-
-use proc_macro2::TokenTree;
-use quote::ToTokens;
-use syn::Signature;
+//! offending token (tool names, URI templates, completion targets, documented arguments that
+//! do not exist). Signatures the model cannot represent (generic, `unsafe`, `impl Trait`) are
+//! refused while it is read, in `model`.
 
 use crate::attr::Ctxt;
-use crate::model::{Function, Kind, Options};
-
-/// What the signature may not be.
-pub(crate) fn signature(cx: &mut Ctxt, kind: Kind, sig: &Signature) {
-    let attribute = kind.attribute();
-    if !sig.generics.params.is_empty() {
-        cx.error_at(&sig.generics, format!("a `#[{attribute}]` function cannot be generic"));
-    }
-    if let Some(unsafety) = &sig.unsafety {
-        cx.error_at(unsafety, format!("a `#[{attribute}]` function cannot be `unsafe`"));
-    }
-    for input in &sig.inputs {
-        if let syn::FnArg::Typed(arg) = input
-            && mentions_impl(arg.ty.to_token_stream())
-        {
-            cx.error_at(&arg.ty, format!("a `#[{attribute}]` function cannot be generic; name the type"));
-        }
-    }
-    if let syn::ReturnType::Type(_, ty) = &sig.output
-        && mentions_impl(ty.to_token_stream())
-    {
-        cx.error_at(
-            ty,
-            format!("the return type of a `#[{attribute}]` function cannot be `impl Trait`; name the type"),
-        );
-    }
-}
-
-fn mentions_impl(tokens: proc_macro2::TokenStream) -> bool {
-    tokens.into_iter().any(|t| match t {
-        TokenTree::Ident(i) => i == "impl",
-        TokenTree::Group(g) => mentions_impl(g.stream()),
-        _ => false,
-    })
-}
+use crate::model::{Function, Options};
 
 /// Checks a function and completes its model (the variables of a resource's URI template).
 pub(crate) fn function(cx: &mut Ctxt, f: &mut Function) {

@@ -2,8 +2,8 @@
 //! signature, doc comment and attribute arguments. Building it strips the attributes the
 //! compiler must not see (`#[serde(...)]` on parameters, `#[tool]` on methods).
 
-use proc_macro2::{Span, TokenStream};
-use quote::format_ident;
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident};
 use syn::{FnArg, Ident, LitStr, Pat, ReturnType, Signature, Type, Visibility};
 
 use crate::attr::{self, Annotations, Args, Ctxt, DefaultValue, Docs, Icon, MetaEntry};
@@ -173,7 +173,7 @@ impl Function {
         sig: &Signature,
         krate: Option<&syn::Path>,
     ) -> Option<Function> {
-        crate::check::signature(cx, kind, sig);
+        signature(cx, kind, sig);
         let in_impl = krate.is_some();
         let mut krate = krate.cloned().unwrap_or_else(default_crate);
         let args = match Args::parse_tokens(args) {
@@ -326,6 +326,40 @@ fn without_resource_keys(cx: &mut Ctxt, args: &Args) -> Args {
         cx.error_at(m.path(), format!("prompts have no `{key}` in any MCP revision (resources do)"));
     }
     Args { positional: args.positional.clone(), items }
+}
+
+/// What the signature may not be.
+fn signature(cx: &mut Ctxt, kind: Kind, sig: &Signature) {
+    let attribute = kind.attribute();
+    if !sig.generics.params.is_empty() {
+        cx.error_at(&sig.generics, format!("a `#[{attribute}]` function cannot be generic"));
+    }
+    if let Some(unsafety) = &sig.unsafety {
+        cx.error_at(unsafety, format!("a `#[{attribute}]` function cannot be `unsafe`"));
+    }
+    for input in &sig.inputs {
+        if let syn::FnArg::Typed(arg) = input
+            && mentions_impl(arg.ty.to_token_stream())
+        {
+            cx.error_at(&arg.ty, format!("a `#[{attribute}]` function cannot be generic; name the type"));
+        }
+    }
+    if let syn::ReturnType::Type(_, ty) = &sig.output
+        && mentions_impl(ty.to_token_stream())
+    {
+        cx.error_at(
+            ty,
+            format!("the return type of a `#[{attribute}]` function cannot be `impl Trait`; name the type"),
+        );
+    }
+}
+
+fn mentions_impl(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|t| match t {
+        TokenTree::Ident(i) => i == "impl",
+        TokenTree::Group(g) => mentions_impl(g.stream()),
+        _ => false,
+    })
 }
 
 fn receiver(cx: &mut Ctxt, kind: Kind, sig: &Signature, in_impl: bool) -> Receiver {

@@ -83,7 +83,7 @@ pub(crate) fn handlers(h: &Handlers, item: &syn::ItemImpl) -> TokenStream {
                 #(#methods)*
             }
 
-            impl #impl_generics #p::mcp_server::Handlers for #self_ty #where_clause {
+            impl #impl_generics #p::Handlers for #self_ty #where_clause {
                 #(#trait_methods)*
             }
         };

@@ -60,6 +60,7 @@ pub mod meta;
 /// check it).
 pub const X_MCP_HEADER: &str = "x-mcp-header";
 mod method;
+mod methods_ext;
 mod sampling_ext;
 mod task_ext;
 mod version;
@@ -77,8 +78,8 @@ pub use generated::types::*;
 pub use indexmap;
 pub use method::{
     CustomNotification, CustomRequest, Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request,
-    is_reserved_method,
 };
+pub use methods_ext::is_reserved_method;
 pub use version::{ProtocolVersion, Revisions, UnsupportedVersion};
 pub use wire::{ForRevision, WireSerialize, to_string_for, to_value_for};
 

@@ -14,8 +14,9 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::generated::types::ProgressToken;
+use crate::version::Revisions;
 use crate::wire::WireSerialize;
-use crate::{ProgressToken, Revisions};
 
 /// Who sends a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -121,7 +122,7 @@ pub struct MethodInfo {
 /// Its params and result are plain serde types: the SDK writes them as they serialize, the
 /// same for every revision. Name the method with a prefix of your own (`acme/search`), as the
 /// specification asks of extensions: a protocol method cannot be a custom one
-/// ([`is_reserved_method`]).
+/// ([`is_reserved_method`](crate::is_reserved_method)).
 ///
 /// ```
 /// use mcp_types::CustomRequest;
@@ -171,23 +172,4 @@ pub trait CustomNotification: 'static {
     const METHOD: &'static str;
     /// The `params` member.
     type Params: Serialize + DeserializeOwned + Send + 'static;
-}
-
-/// The methods of the official extensions the SDK serves itself (the 2026-07-28 tasks
-/// extension's), beside the protocol's [`METHODS`](crate::METHODS).
-const EXTENSION_METHODS: [&str; 2] = ["tasks/update", "notifications/tasks"];
-
-/// Whether `method` belongs to the protocol (a method of any revision, or of an official
-/// extension the SDK serves) or to JSON-RPC itself (`rpc.*`): a custom method cannot take
-/// such a name.
-///
-/// ```
-/// assert!(mcp_types::is_reserved_method("tools/call"));
-/// assert!(mcp_types::is_reserved_method("rpc.discover"));
-/// assert!(!mcp_types::is_reserved_method("acme/search"));
-/// ```
-pub fn is_reserved_method(method: &str) -> bool {
-    method.starts_with("rpc.")
-        || EXTENSION_METHODS.contains(&method)
-        || crate::METHODS.iter().any(|m| m.method == method)
 }

@@ -211,7 +211,7 @@ fn render_types(model: &Model) -> Result<TokenStream> {
         use serde::{Deserialize, Deserializer, Serialize, Serializer};
         use serde::ser::SerializeMap;
         use crate::wire::{ForRevision, Probe, WireSerialize};
-        use crate::Revisions;
+        use crate::version::Revisions;
         #(#items)*
     })
 }
@@ -866,7 +866,7 @@ fn render_methods(model: &Model) -> Result<TokenStream> {
     items.extend(params_meta_impls(model));
     Ok(quote! {
         use crate::method::{Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request};
-        use crate::Revisions;
+        use crate::version::Revisions;
         use super::types::*;
         #(#items)*
         /// Every request and notification of every revision, sorted by type name.
@@ -966,8 +966,8 @@ fn render_registry(model: &Model) -> Result<TokenStream> {
     }
     Ok(quote! {
         use super::types::*;
-        use crate::Revisions;
-        use crate::__registry::{SchemaType, roundtrip};
+        use crate::version::Revisions;
+        use crate::__registry::entry::{SchemaType, roundtrip};
         /// Every definition of every revision's schema, by the name the schema gives it.
         pub static SCHEMA_TYPES: &[SchemaType] = &[ #(#rows)* ];
     })

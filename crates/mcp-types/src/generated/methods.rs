@@ -5,7 +5,7 @@
 use crate::method::{
     Direction, MethodInfo, MethodKind, Notification, ParamsMeta, Request,
 };
-use crate::Revisions;
+use crate::version::Revisions;
 use super::types::*;
 impl Request for CallToolRequest {
     const METHOD: &'static str = "tools/call";

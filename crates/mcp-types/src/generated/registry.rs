@@ -3,8 +3,8 @@
 //! The schema definition names of every revision, mapped to Rust types.
 
 use super::types::*;
-use crate::Revisions;
-use crate::__registry::{SchemaType, roundtrip};
+use crate::version::Revisions;
+use crate::__registry::entry::{SchemaType, roundtrip};
 /// Every definition of every revision's schema, by the name the schema gives it.
 pub static SCHEMA_TYPES: &[SchemaType] = &[
     SchemaType {

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde::ser::SerializeMap;
 use crate::wire::{ForRevision, Probe, WireSerialize};
-use crate::Revisions;
+use crate::version::Revisions;
 /// Base for objects that include optional annotations for the client. The client can use annotations to inform how objects are used or displayed
 ///
 /// Revisions: 2024-11-05.

@@ -1,11 +1,13 @@
-//! Handlers for the requests a server sends to the client: sampling, elicitation, roots.
+//! Handlers for the requests a server sends to the client: sampling, elicitation, roots; the
+//! set of them the builder holds ([`InputHandlers`]), and the checks each passes first.
 
 use std::future::Future;
+use std::sync::Arc;
 
-use mcp_jsonrpc::BoxFuture;
+use mcp_jsonrpc::{BoxFuture, RequestContext};
 use mcp_types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult,
-    ElicitResultContentValue, ErrorObject, Root,
+    ElicitResultContentValue, ErrorObject, ProtocolVersion, Root,
 };
 
 /// Answers `sampling/createMessage`: asks the application's model for a completion.
@@ -96,4 +98,37 @@ pub fn apply_elicitation_defaults(params: &ElicitRequestParams, result: &mut Eli
             content.insert(name.clone(), value);
         }
     }
+}
+
+/// The handlers that answer a server's input requests.
+#[derive(Clone, Default)]
+pub(crate) struct InputHandlers {
+    pub(crate) sampling: Option<Arc<dyn SamplingHandler>>,
+    pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
+    pub(crate) roots: Option<Arc<dyn RootsHandler>>,
+    pub(crate) apply_defaults: bool,
+    pub(crate) elicitation_url: bool,
+    /// The server may make sampling and elicitation requests tasks (2025-11-25).
+    pub(crate) tasks: bool,
+}
+
+/// A server's request of a session-era kind (sampling, elicitation, roots) is answered only in
+/// a session whose revision has it (from `since`): a 2026-07-28 server asks within its results.
+pub(crate) fn session_era<R: mcp_types::Request>(
+    ctx: &RequestContext,
+    since: ProtocolVersion,
+) -> Result<(), ErrorObject> {
+    let version = ctx.peer().protocol_version();
+    if version.is_stateless() || version < since {
+        return Err(ErrorObject::method_not_found(R::METHOD));
+    }
+    Ok(())
+}
+
+/// URL-mode elicitation only where it was declared (2025-11-25: else -32602).
+pub(crate) fn check_elicitation_mode(params: &ElicitRequestParams, url_mode: bool) -> Result<(), ErrorObject> {
+    if matches!(params, ElicitRequestParams::ElicitRequestURL(_)) && !url_mode {
+        return Err(ErrorObject::invalid_params("URL-mode elicitation was not declared by this client"));
+    }
+    Ok(())
 }

@@ -1,24 +1,30 @@
-//! Connecting: the service of the server's requests, the negotiation of the era
-//! (`server/discover`, `initialize`, or both), and the [`Client`] it ends in.
+//! Connecting: `ClientBuilder::connect`, `connect_http` and `spawn`; the service of the
+//! server's requests, the negotiation of the era (`server/discover`, `initialize`, or both), and
+//! the [`Client`] it ends in.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_jsonrpc::{Peer, Transport, TransportKind};
-use mcp_transport_stdio::ChildProcess;
+use mcp_transport_stdio::{ChildCommand, ChildProcess};
 use mcp_types::{InitializeRequestParams, InitializeResult};
 use tokio::sync::broadcast;
 
-use crate::builder::EraChoice;
+use crate::builder::{ClientBuilder, EraChoice};
 use crate::cache::ListCache;
-use crate::client::{Connection, ServerDescription, SessionConnection, handshake};
+use crate::client::Client;
+use crate::connection::discover::{self, DiscoverOutcome, Discovered};
+use crate::connection::session::{SessionConnection, handshake};
+use crate::connection::stateless::StatelessConnection;
+use crate::connection::{Connection, ServerDescription};
+use crate::error::ClientError;
 use crate::listen::Registry;
-use crate::service::{self, ClientService, emitter};
-use crate::stateless::{self, DiscoverOutcome, Discovered, RequestMeta, STATELESS, StatelessConnection};
-use crate::tool_headers::HeaderRules;
+use crate::serve::service::{self, ClientService, emitter};
 use crate::validate::SchemaChecks;
-use crate::{Client, ClientBuilder, ClientError, ServerEvent};
+use crate::wire::event::ServerEvent;
+use crate::wire::stateless::{RequestMeta, STATELESS};
+use crate::wire::tool_headers::HeaderRules;
 
 /// How connecting failed.
 pub(crate) enum ConnectError {
@@ -57,6 +63,66 @@ struct Shared {
 }
 
 impl ClientBuilder {
+    /// Connects over `transport` and negotiates the protocol revision: `server/discover`
+    /// first (a 2026-07-28 server), else the `initialize` handshake. If a server refuses
+    /// `initialize` with a JSON-RPC error after a probe that failed without saying that it
+    /// speaks only session revisions (an error, no answer in time; or no probe, with
+    /// [`initialize_first`](Self::initialize_first)), it is asked with `server/discover` once
+    /// more, and spoken to in 2026-07-28 if it answers as a 2026-07-28 server.
+    pub async fn connect<T: Transport>(self, transport: T) -> Result<Client, ClientError> {
+        self.establish(transport, None, false).await.map_err(ConnectError::into_error)
+    }
+
+    /// Connects to the MCP endpoint at `url` over Streamable HTTP (falling back to HTTP+SSE
+    /// for a 2024-11-05 server) and negotiates the protocol revision.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), mcp_client::ClientError> {
+    /// let client = mcp_client::ClientBuilder::new("my-app", "1.0").connect_http("http://127.0.0.1:8080/mcp").await?;
+    /// println!("{} speaks {}", client.server_info().name, client.protocol_version());
+    /// client.close().await?; // DELETE ends the session
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "http")]
+    pub async fn connect_http(self, url: &str) -> Result<Client, ClientError> {
+        let config = crate::http::HttpClientConfig::parse(url).map_err(|e| ClientError::Transport(Arc::new(e)))?;
+        self.connect_http_with(config).await
+    }
+
+    /// Connects over Streamable HTTP with a full configuration (headers, authorization,
+    /// timeouts, a reqwest client of your own; see [`crate::http::HttpClientConfig`]) and
+    /// negotiates the protocol revision.
+    #[cfg(feature = "http")]
+    pub async fn connect_http_with(self, config: crate::http::HttpClientConfig) -> Result<Client, ClientError> {
+        let transport =
+            crate::http::StreamableHttpTransport::new(config).map_err(|e| ClientError::Transport(Arc::new(e)))?;
+        let handle = transport.handle();
+        let mut client = self.connect(transport).await?;
+        client.session_source.http = Some(handle);
+        Ok(client)
+    }
+
+    /// Runs a server as a child process, connects to it over its stdio, and negotiates the
+    /// protocol revision. If the child dies during the handshake, the error carries its exit
+    /// status and the tail of its stderr. A server that exits on the `server/discover` probe
+    /// (some servers of the session revisions end on any request before `initialize`) is
+    /// started once more and spoken to with `initialize`.
+    pub async fn spawn(self, command: ChildCommand) -> Result<Client, ClientError> {
+        let (transport, child) = ChildProcess::spawn(command.clone())?;
+        let respawnable = self.era == EraChoice::Auto;
+        let retry = self.clone();
+        match self.establish(transport, Some(child), respawnable).await {
+            Ok(client) => Ok(client),
+            Err(ConnectError::ProbeClosed) => {
+                tracing::info!("the server exited on server/discover; starting it again for `initialize`");
+                let (transport, child) = ChildProcess::spawn(command)?;
+                let retry = retry.session_revisions_only();
+                retry.establish(transport, Some(child), false).await.map_err(ConnectError::into_error)
+            }
+            Err(ConnectError::Error(e)) => Err(e),
+        }
+    }
+
     /// Starts the connection over `transport`, negotiates the era and builds the client.
     /// `child` is the server's process, if it was spawned: when negotiation fails it is
     /// stopped (and its exit reported), unless it closed on the probe and is `respawnable`.
@@ -185,7 +251,7 @@ impl ClientBuilder {
             peer.set_protocol_version(STATELESS);
             let timeout = (!over_http).then_some(self.discover_timeout);
             let fallback = self.era == EraChoice::Auto;
-            match stateless::probe(peer, meta, timeout, over_http, fallback).await {
+            match discover::probe(peer, meta, timeout, over_http, fallback).await {
                 Ok(DiscoverOutcome::Stateless(discovered)) => return Ok(Negotiated::Stateless(discovered)),
                 Ok(DiscoverOutcome::SessionRevisions { why, conclusive }) => {
                     tracing::debug!(reason = %why, "not a 2026-07-28 server; falling back to `initialize`");
@@ -205,7 +271,7 @@ impl ClientBuilder {
             {
                 tracing::debug!(error = %refusal, "`initialize` refused; asking with `server/discover`");
                 peer.set_protocol_version(STATELESS);
-                match stateless::probe(peer, meta, None, over_http, false).await {
+                match discover::probe(peer, meta, None, over_http, false).await {
                     Ok(DiscoverOutcome::Stateless(discovered)) => Ok(Negotiated::Stateless(discovered)),
                     other => {
                         if let Err(e) = other {

@@ -1,12 +1,10 @@
-//! A table from every schema definition name of every revision to its Rust type, for tests and
-//! tools that work by schema name.
+//! One row of the generated registry: a schema definition, the revisions that define it, its
+//! Rust type and the round trip through that type.
 
 use serde::de::DeserializeOwned;
 
-use crate::Revisions;
+use crate::version::Revisions;
 use crate::wire::{ForRevision, WireSerialize};
-
-pub use crate::generated::registry::SCHEMA_TYPES;
 
 /// One definition of the schemas.
 #[derive(Debug, Clone, Copy)]
@@ -19,11 +17,6 @@ pub struct SchemaType {
     pub rust_type: &'static str,
     /// Decodes JSON into the Rust type, then serializes it for `revs`.
     pub roundtrip: fn(serde_json::Value, Revisions) -> Result<serde_json::Value, String>,
-}
-
-/// Finds the entry for a definition name of one revision.
-pub fn lookup(name: &str, rev: crate::ProtocolVersion) -> Option<&'static SchemaType> {
-    SCHEMA_TYPES.iter().find(|t| t.name == name && t.revisions.contains(rev))
 }
 
 /// Decodes `value` as `T` and serializes it for `revs`.

@@ -5,51 +5,15 @@
 use std::sync::Arc;
 
 use mcp_jsonrpc::{BoxFuture, Peer, Reply, RequestContext, Router, Service, message};
-use mcp_types::{
-    CreateMessageRequest, ElicitRequest, ElicitRequestParams, ErrorObject, ListRootsRequest, ListRootsResult,
-    LoggingMessageNotificationParams, ProtocolVersion,
-};
+use mcp_types::{CreateMessageRequest, ElicitRequest, ListRootsRequest, ListRootsResult, ProtocolVersion};
 use tokio::sync::broadcast;
 
 use crate::cache::ListCache;
-use crate::custom::CustomHandlers;
-use crate::handlers::apply_elicitation_defaults;
-use crate::listen::{self, Registry};
-use crate::stateless::InputHandlers;
-
-/// A notification from the server.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum ServerEvent {
-    /// A log message (`notifications/message`).
-    Log(LoggingMessageNotificationParams),
-    /// The tool list changed.
-    ToolListChanged,
-    /// The prompt list changed.
-    PromptListChanged,
-    /// The resource list changed.
-    ResourceListChanged,
-    /// A subscribed resource changed.
-    ResourceUpdated {
-        /// Its URI.
-        uri: String,
-    },
-    /// A URL-mode elicitation was completed out of band (2025-11-25).
-    ElicitationComplete {
-        /// The elicitation it completes.
-        elicitation_id: String,
-    },
-    /// A task's status changed (`notifications/tasks/status`, 2025-11-25): its whole state.
-    TaskStatus(mcp_types::Task),
-    /// A notification the client does not model (a custom method, an extension's), as it
-    /// came.
-    Notification {
-        /// Its method.
-        method: String,
-        /// Its params, if any.
-        params: Option<serde_json::Value>,
-    },
-}
+use crate::listen::Registry;
+use crate::serve::custom::CustomHandlers;
+use crate::serve::handlers::{InputHandlers, apply_elicitation_defaults, check_elicitation_mode, session_era};
+use crate::serve::input_tasks;
+use crate::wire::event::{self, ServerEvent};
 
 /// The user's callback for every event.
 pub(crate) type EventCallback = Arc<dyn Fn(ServerEvent) + Send + Sync>;
@@ -108,7 +72,7 @@ impl Service for ClientService {
             }
             return;
         }
-        if let Some(id) = listen::subscription_of(&n)
+        if let Some(id) = event::subscription_of(&n)
             && self.registry.deliver(&id, &n, &*self.emit)
         {
             return;
@@ -116,7 +80,7 @@ impl Service for ClientService {
         if self.custom.notify(&n, peer) {
             return;
         }
-        match listen::event_of(&n) {
+        match event::event_of(&n) {
             Some(event) => (self.emit)(event),
             None => tracing::debug!(method = %n.method, "unhandled notification"),
         }
@@ -163,28 +127,7 @@ pub(crate) fn router(handlers: &InputHandlers) -> Router {
         });
     }
     if handlers.tasks {
-        router = crate::input_tasks::routes(router, handlers, Default::default());
+        router = input_tasks::routes(router, handlers, Default::default());
     }
     router
-}
-
-/// A server's request of a session-era kind (sampling, elicitation, roots) is answered only in
-/// a session whose revision has it (from `since`): a 2026-07-28 server asks within its results.
-pub(crate) fn session_era<R: mcp_types::Request>(
-    ctx: &RequestContext,
-    since: ProtocolVersion,
-) -> Result<(), ErrorObject> {
-    let version = ctx.peer().protocol_version();
-    if version.is_stateless() || version < since {
-        return Err(ErrorObject::method_not_found(R::METHOD));
-    }
-    Ok(())
-}
-
-/// URL-mode elicitation only where it was declared (2025-11-25: else -32602).
-pub(crate) fn check_elicitation_mode(params: &ElicitRequestParams, url_mode: bool) -> Result<(), ErrorObject> {
-    if matches!(params, ElicitRequestParams::ElicitRequestURL(_)) && !url_mode {
-        return Err(ErrorObject::invalid_params("URL-mode elicitation was not declared by this client"));
-    }
-    Ok(())
 }

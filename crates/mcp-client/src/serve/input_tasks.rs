@@ -23,7 +23,8 @@ use mcp_types::{
 };
 use serde_json::Value;
 
-use crate::tasks::AnsweredWith;
+use crate::serve::handlers::{InputHandlers, apply_elicitation_defaults, check_elicitation_mode, session_era};
+use crate::wire::tasks::AnsweredWith;
 
 /// The most tasks the client keeps at once.
 pub const MAX_TASKS: usize = 64;
@@ -208,7 +209,7 @@ fn encode<T: mcp_types::WireSerialize>(result: &T, ctx: &RequestContext) -> Resu
 
 /// Adds the routes of a task-receiving client: sampling and elicitation that may be tasks
 /// (replacing the plain ones), and the four task methods.
-pub(crate) fn routes(mut router: Router, handlers: &crate::stateless::InputHandlers, tasks: Arc<InputTasks>) -> Router {
+pub(crate) fn routes(mut router: Router, handlers: &InputHandlers, tasks: Arc<InputTasks>) -> Router {
     use mcp_types::{CreateMessageRequest, ElicitRequest};
     if let Some(h) = handlers.sampling.clone() {
         let tasks = tasks.clone();
@@ -216,7 +217,7 @@ pub(crate) fn routes(mut router: Router, handlers: &crate::stateless::InputHandl
             router.request::<MaybeTask<CreateMessageRequest>, _, _>(move |params: CreateMessageRequestParams, ctx| {
                 let h = h.clone();
                 let task = params.task.clone();
-                let session = crate::service::session_era::<CreateMessageRequest>(&ctx, ProtocolVersion::V2024_11_05);
+                let session = session_era::<CreateMessageRequest>(&ctx, ProtocolVersion::V2024_11_05);
                 let work_ctx = ctx.clone();
                 let work = async move {
                     session?;
@@ -234,14 +235,14 @@ pub(crate) fn routes(mut router: Router, handlers: &crate::stateless::InputHandl
                 ElicitRequestParams::ElicitRequestForm(p) => p.task.clone(),
                 ElicitRequestParams::ElicitRequestURL(p) => p.task.clone(),
             };
-            let checked = crate::service::session_era::<ElicitRequest>(&ctx, ProtocolVersion::V2025_06_18)
-                .and_then(|()| crate::service::check_elicitation_mode(&params, url_mode));
+            let checked = session_era::<ElicitRequest>(&ctx, ProtocolVersion::V2025_06_18)
+                .and_then(|()| check_elicitation_mode(&params, url_mode));
             let work_ctx = ctx.clone();
             let work = async move {
                 checked?;
                 let mut result = h.elicit(params.clone()).await?;
                 if defaults {
-                    crate::handlers::apply_elicitation_defaults(&params, &mut result);
+                    apply_elicitation_defaults(&params, &mut result);
                 }
                 encode(&result, &work_ctx)
             };

@@ -1,76 +1,17 @@
 //! Custom methods: requests and notifications outside the protocol (a method of the user's own,
-//! or an extension's). The client sends them ([`Client::request`], [`Client::request_raw`],
-//! [`Client::notify`], [`Client::notify_raw`]) and serves the server's with handlers set on the
-//! [`ClientBuilder`](crate::ClientBuilder), typed ([`CustomRequest`], [`CustomNotification`]) or
-//! raw. A custom notification without a handler reaches the user as
-//! [`ServerEvent::Notification`](crate::ServerEvent::Notification).
+//! or an extension's), sent by the client ([`Client::request`], [`Client::request_raw`],
+//! [`Client::notify`], [`Client::notify_raw`]), typed ([`CustomRequest`], [`CustomNotification`])
+//! or raw. The handlers of the server's are in `serve::custom`.
 
-use std::collections::HashMap;
-
-use mcp_jsonrpc::message::{self, Body};
-use mcp_jsonrpc::{BoxFuture, CallOptions, Peer, Reply, RequestContext};
+use mcp_jsonrpc::CallOptions;
+use mcp_jsonrpc::message::Body;
 use mcp_types::{CustomNotification, CustomRequest, JSONObject};
 use serde_json::Value;
 
-use crate::client::Connection;
+use crate::client::Client;
+use crate::connection::Connection;
+use crate::error::ClientError;
 use crate::trace::Target;
-use crate::{Client, ClientError};
-
-/// A custom request's handler, erased.
-type RequestFn = mcp_jsonrpc::custom::RequestFn<RequestContext>;
-/// A custom notification's handler, erased.
-type NotificationFn = mcp_jsonrpc::custom::NotificationFn;
-
-/// The handlers of the server's custom requests and notifications, by method.
-#[derive(Clone, Default)]
-pub(crate) struct CustomHandlers {
-    requests: HashMap<String, RequestFn>,
-    notifications: HashMap<String, NotificationFn>,
-    /// A handler registered under a method of the protocol: refused when connecting.
-    pub(crate) refused: Option<String>,
-}
-
-impl CustomHandlers {
-    /// Sets the handler of requests of `method` (replacing any before).
-    pub(crate) fn add_request(&mut self, method: String, handler: RequestFn) {
-        if mcp_types::is_reserved_method(&method) {
-            self.refused.get_or_insert(method);
-        } else {
-            self.requests.insert(method, handler);
-        }
-    }
-
-    /// Sets the handler of notifications of `method` (replacing any before).
-    pub(crate) fn add_notification(&mut self, method: String, handler: NotificationFn) {
-        if mcp_types::is_reserved_method(&method) {
-            self.refused.get_or_insert(method);
-        } else {
-            self.notifications.insert(method, handler);
-        }
-    }
-
-    /// Serves a custom request, if it has a handler.
-    pub(crate) fn serve(&self, request: &message::Request, ctx: &RequestContext) -> Option<BoxFuture<Reply>> {
-        let handler = self.requests.get(request.method.as_str())?;
-        let answer = handler(request.params.as_deref(), ctx.clone());
-        let ctx = ctx.clone();
-        Some(Box::pin(async move { ctx.encode_result(&answer.await?) }))
-    }
-
-    /// Hands a notification to its handler; whether it had one.
-    pub(crate) fn notify(&self, n: &message::Notification, peer: &Peer) -> bool {
-        if self.notifications.is_empty() {
-            return false;
-        }
-        match self.notifications.get(n.method.as_str()) {
-            Some(handler) => {
-                handler(n.params.as_deref(), peer);
-                true
-            }
-            None => false,
-        }
-    }
-}
 
 /// Params as JSON, `None` for a type that writes `null` (`()`, `None`).
 fn params_value<T: serde::Serialize>(params: &T) -> Result<Option<Value>, ClientError> {

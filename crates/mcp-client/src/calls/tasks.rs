@@ -31,8 +31,8 @@
 
 use std::time::Duration;
 
+use mcp_jsonrpc::CallOptions;
 use mcp_jsonrpc::sync::MutexExt as _;
-use mcp_jsonrpc::{CallOptions, ProgressRegistration};
 use mcp_types::{
     CallToolRequestParams, CallToolResult, CancelTaskRequest, CancelTaskRequestParams, CreateTaskResult,
     GetTaskPayloadRequestParams, GetTaskRequest, GetTaskRequestParams, ListTasksRequest, ListTasksResult,
@@ -41,9 +41,13 @@ use mcp_types::{
 
 use serde_json::Value;
 
-use crate::stateless::{StatelessConnection, TASKS_EXTENSION, input_responses};
+use crate::client::Client;
+use crate::connection::stateless::StatelessConnection;
+use crate::error::{ClientError, Violation};
+use crate::listen::Subscription;
+use crate::serve::input::input_responses;
 use crate::trace::Target;
-use crate::{Client, ClientError};
+use crate::wire::tasks::{AnsweredWith, TASKS_EXTENSION, extension_task};
 
 /// What a tool called as a task answered.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,37 +93,6 @@ fn task_params(task_id: &str) -> mcp_types::JsonObject {
     params
 }
 
-/// The task of an extension's task (`resultType: "task"`) or detailed task (`tasks/get`).
-pub(crate) fn extension_task(method: &str, value: &Value) -> Result<Task, ClientError> {
-    let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
-    let malformed = || ClientError::protocol(method, crate::Violation::MalformedTask("taskId"));
-    let task_id = text("taskId").ok_or_else(malformed)?;
-    let status: TaskStatus = serde_json::from_value(value.get("status").cloned().unwrap_or_default())
-        .map_err(|e| ClientError::decode(method, e))?;
-    let mut task =
-        Task::new(text("createdAt").unwrap_or_default(), text("lastUpdatedAt").unwrap_or_default(), status, task_id);
-    task.status_message = text("statusMessage");
-    task.ttl = value.get("ttlMs").and_then(Value::as_i64);
-    task.poll_interval = value.get("pollIntervalMs").and_then(Value::as_i64);
-    Ok(task)
-}
-
-/// Request `R` answered with `T` instead of its own result: a task-augmented request is
-/// answered with the task, `tasks/result` with the result of the request that made the task.
-pub(crate) struct AnsweredWith<R, T>(std::marker::PhantomData<(R, T)>);
-
-impl<R, T> mcp_types::Request for AnsweredWith<R, T>
-where
-    R: mcp_types::Request,
-    T: serde::Serialize + mcp_types::WireSerialize + serde::de::DeserializeOwned + Send + 'static,
-{
-    const METHOD: &'static str = R::METHOD;
-    const DIRECTION: mcp_types::Direction = R::DIRECTION;
-    const REVISIONS: Revisions = R::REVISIONS;
-    type Params = R::Params;
-    type Result = T;
-}
-
 /// `tools/call` augmented with `task`: answered with the task.
 type TaskToolCall = AnsweredWith<mcp_types::CallToolRequest, CreateTaskResult>;
 
@@ -131,10 +104,6 @@ const MAX_POLL_INTERVAL: Duration = Duration::from_secs(30);
 
 /// The most tasks whose progress a client routes at once (the oldest route goes first).
 const MAX_TASK_PROGRESS: usize = 256;
-
-/// The progress routes of running tasks, by task id: a task's progress comes under the token
-/// of the call that created it, long after that call was answered.
-pub(crate) type TaskProgress = std::sync::Mutex<std::collections::VecDeque<(String, ProgressRegistration)>>;
 
 impl Client {
     /// Whether the server runs tools as tasks: it declared `tasks.requests.tools.call`
@@ -164,7 +133,7 @@ impl Client {
         ttl: Option<Duration>,
     ) -> Result<ToolTask, ClientError> {
         let mut params = CallToolRequestParams::new(name);
-        params.arguments = crate::calls::arguments_object(name, arguments)?;
+        params.arguments = crate::calls::protocol::arguments_object(name, arguments)?;
         let ttl = ttl.map(|t| i64::try_from(t.as_millis()).unwrap_or(i64::MAX));
         params.task = Some(TaskMetadata { ttl });
         self.call_tool_as_task_with(params, CallOptions::default()).await
@@ -320,13 +289,13 @@ impl Client {
                     let result = detailed
                         .get("result")
                         .cloned()
-                        .ok_or_else(|| ClientError::protocol(METHOD, crate::Violation::MalformedTask("result")))?;
+                        .ok_or_else(|| ClientError::protocol(METHOD, Violation::MalformedTask("result")))?;
                     return serde_json::from_value(result).map_err(|e| ClientError::decode(METHOD, e));
                 }
                 TaskStatus::Failed => {
                     let error = detailed.get("error").cloned().unwrap_or_default();
                     let error = serde_json::from_value(error)
-                        .map_err(|_| ClientError::protocol(METHOD, crate::Violation::MalformedTask("error")))?;
+                        .map_err(|_| ClientError::protocol(METHOD, Violation::MalformedTask("error")))?;
                     return Err(ClientError::Remote(error));
                 }
                 TaskStatus::Cancelled => {
@@ -375,7 +344,7 @@ impl Client {
     /// with the task as it now is. The server honours the tasks this client may read. In
     /// 2025-11-25 status changes come as events of the connection instead
     /// ([`Client::events`]), and this fails with [`ClientError::NotSupported`].
-    pub async fn follow_tasks(&self, task_ids: &[&str]) -> Result<crate::Subscription, ClientError> {
+    pub async fn follow_tasks(&self, task_ids: &[&str]) -> Result<Subscription, ClientError> {
         let Some(s) = self.stateless().filter(|_| self.supports_tool_tasks()) else {
             return Err(ClientError::NotSupported("tasks"));
         };
@@ -393,25 +362,4 @@ impl Client {
 async fn sleep_poll(interval_ms: Option<i64>) {
     let interval = interval_ms.and_then(|ms| u64::try_from(ms).ok()).unwrap_or(1000);
     tokio::time::sleep(Duration::from_millis(interval).min(MAX_POLL_INTERVAL)).await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_extension_task_is_read_flat_and_a_malformed_one_refused() {
-        let task = serde_json::json!({"taskId": "t1", "status": "working", "createdAt": "2026-07-28T00:00:00Z",
-            "lastUpdatedAt": "2026-07-28T00:00:01Z", "ttlMs": 60000, "pollIntervalMs": 500, "statusMessage": "busy"});
-        let read = extension_task("tasks/get", &task).unwrap();
-        assert_eq!((read.task_id.as_str(), read.ttl, read.poll_interval), ("t1", Some(60_000), Some(500)));
-        assert_eq!(read.status_message.as_deref(), Some("busy"));
-        let no_id = serde_json::json!({"status": "working"});
-        assert!(matches!(
-            extension_task("tasks/get", &no_id),
-            Err(ClientError::Protocol { violation: crate::Violation::MalformedTask("taskId"), .. })
-        ));
-        let bad_status = serde_json::json!({"taskId": "t1", "status": 7});
-        assert!(matches!(extension_task("tasks/get", &bad_status), Err(ClientError::Decode { .. })));
-    }
 }

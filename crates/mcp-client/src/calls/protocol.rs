@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use mcp_jsonrpc::CallOptions;
+
 use mcp_types::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CompleteRequest, CompleteRequestParams,
     CompleteRequestParamsArgument, CompleteResult, CompletionReference, DiscoverRequest, GetPromptRequest,
@@ -14,12 +16,12 @@ use mcp_types::{
     UnsubscribeRequestParams,
 };
 
-use crate::client::Connection;
-use crate::error::Violation;
+use crate::client::Client;
+use crate::connection::Connection;
+use crate::error::{ClientError, Violation};
 use crate::listen::Subscription;
-use crate::stateless::page_params;
 use crate::trace::Target;
-use crate::{CallOptions, Client, ClientError};
+use crate::wire::stateless::page_params;
 
 /// The most pages a `list_all_*` helper follows before it gives up (a server that keeps
 /// sending new cursors would otherwise keep it busy forever).

@@ -1,20 +1,22 @@
-//! [`ClientBuilder`]: what the client declares and which revisions it may speak.
+//! [`ClientBuilder`]: what the client declares and which revisions it may speak; and, in
+//! `connect`, connecting: the negotiation of the era and the [`Client`](crate::Client) it ends
+//! in. The top layer: it may use every other module, and none uses it but the crate's root.
+
+mod connect;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_jsonrpc::{PeerConfig, Transport};
-use mcp_transport_stdio::{ChildCommand, ChildProcess};
+use mcp_jsonrpc::PeerConfig;
 use mcp_types::{
     ClientCapabilities, ClientCapabilitiesElicitation, ClientCapabilitiesRoots, ClientCapabilitiesSampling,
     Implementation, ProtocolVersion,
 };
 
-use crate::connect::ConnectError;
-use crate::handlers::{ElicitationHandler, RootsHandler, SamplingHandler};
-use crate::service::EventCallback;
-use crate::stateless::InputHandlers;
-use crate::{Client, ClientError, ServerEvent};
+use crate::serve::custom::CustomHandlers;
+use crate::serve::handlers::{ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler};
+use crate::serve::service::EventCallback;
+use crate::wire::event::ServerEvent;
 
 /// Which protocol eras the client may speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,7 +31,7 @@ pub(crate) enum EraChoice {
     Stateless,
 }
 
-/// Configures and connects a [`Client`].
+/// Configures and connects a [`Client`](crate::Client).
 #[derive(Clone)]
 pub struct ClientBuilder {
     pub(crate) info: Implementation,
@@ -49,7 +51,7 @@ pub struct ClientBuilder {
     /// Capabilities declared beyond what the handlers imply.
     pub(crate) declared: Declared,
     /// The handlers of the server's custom requests and notifications.
-    pub(crate) custom: crate::custom::CustomHandlers,
+    pub(crate) custom: CustomHandlers,
 }
 
 /// What a client declares beyond its handlers (see [`ClientBuilder::sampling_tools`] and the
@@ -141,7 +143,8 @@ impl ClientBuilder {
     }
 
     /// How many times a call is sent again with the input a 2026-07-28 server asked for
-    /// (`input_required`) before it fails with [`ClientError::TooManyRounds`] (default 10).
+    /// (`input_required`) before it fails with
+    /// [`ClientError::TooManyRounds`](crate::ClientError::TooManyRounds) (default 10).
     pub fn max_input_rounds(mut self, rounds: usize) -> Self {
         self.max_input_rounds = rounds;
         self
@@ -237,7 +240,8 @@ impl ClientBuilder {
     /// and the request's context (its id, cancellation, the connection). Params that do not
     /// decode are -32602; the handler's error is the request's, its panic an internal error
     /// (-32603). A second handler of the same method replaces the first; a handler of one of
-    /// the protocol's methods makes connecting fail ([`ClientError::ReservedMethod`]).
+    /// the protocol's methods makes connecting fail
+    /// ([`ClientError::ReservedMethod`](crate::ClientError::ReservedMethod)).
     ///
     /// ```
     /// use mcp_client::ClientBuilder;
@@ -310,7 +314,7 @@ impl ClientBuilder {
     ///
     /// With a 2026-07-28 server, change notifications come only on a subscription: the client
     /// opens one at connection for the list changes the server declares (see
-    /// [`Client::subscribe`] for resource updates).
+    /// [`Client::subscribe`](crate::Client::subscribe) for resource updates).
     pub fn on_event(mut self, f: impl Fn(ServerEvent) + Send + Sync + 'static) -> Self {
         self.on_event = Some(Arc::new(f));
         self
@@ -395,65 +399,5 @@ impl ClientBuilder {
             });
         }
         caps
-    }
-
-    /// Connects over `transport` and negotiates the protocol revision: `server/discover`
-    /// first (a 2026-07-28 server), else the `initialize` handshake. If a server refuses
-    /// `initialize` with a JSON-RPC error after a probe that failed without saying that it
-    /// speaks only session revisions (an error, no answer in time; or no probe, with
-    /// [`initialize_first`](Self::initialize_first)), it is asked with `server/discover` once
-    /// more, and spoken to in 2026-07-28 if it answers as a 2026-07-28 server.
-    pub async fn connect<T: Transport>(self, transport: T) -> Result<Client, ClientError> {
-        self.establish(transport, None, false).await.map_err(ConnectError::into_error)
-    }
-
-    /// Connects to the MCP endpoint at `url` over Streamable HTTP (falling back to HTTP+SSE
-    /// for a 2024-11-05 server) and negotiates the protocol revision.
-    ///
-    /// ```no_run
-    /// # async fn run() -> Result<(), mcp_client::ClientError> {
-    /// let client = mcp_client::ClientBuilder::new("my-app", "1.0").connect_http("http://127.0.0.1:8080/mcp").await?;
-    /// println!("{} speaks {}", client.server_info().name, client.protocol_version());
-    /// client.close().await?; // DELETE ends the session
-    /// # Ok(()) }
-    /// ```
-    #[cfg(feature = "http")]
-    pub async fn connect_http(self, url: &str) -> Result<Client, ClientError> {
-        let config = crate::http::HttpClientConfig::parse(url).map_err(|e| ClientError::Transport(Arc::new(e)))?;
-        self.connect_http_with(config).await
-    }
-
-    /// Connects over Streamable HTTP with a full configuration (headers, authorization,
-    /// timeouts, a reqwest client of your own; see [`crate::http::HttpClientConfig`]) and
-    /// negotiates the protocol revision.
-    #[cfg(feature = "http")]
-    pub async fn connect_http_with(self, config: crate::http::HttpClientConfig) -> Result<Client, ClientError> {
-        let transport =
-            crate::http::StreamableHttpTransport::new(config).map_err(|e| ClientError::Transport(Arc::new(e)))?;
-        let handle = transport.handle();
-        let mut client = self.connect(transport).await?;
-        client.session_source.http = Some(handle);
-        Ok(client)
-    }
-
-    /// Runs a server as a child process, connects to it over its stdio, and negotiates the
-    /// protocol revision. If the child dies during the handshake, the error carries its exit
-    /// status and the tail of its stderr. A server that exits on the `server/discover` probe
-    /// (some servers of the session revisions end on any request before `initialize`) is
-    /// started once more and spoken to with `initialize`.
-    pub async fn spawn(self, command: ChildCommand) -> Result<Client, ClientError> {
-        let (transport, child) = ChildProcess::spawn(command.clone())?;
-        let respawnable = self.era == EraChoice::Auto;
-        let retry = self.clone();
-        match self.establish(transport, Some(child), respawnable).await {
-            Ok(client) => Ok(client),
-            Err(ConnectError::ProbeClosed) => {
-                tracing::info!("the server exited on server/discover; starting it again for `initialize`");
-                let (transport, child) = ChildProcess::spawn(command)?;
-                let retry = retry.session_revisions_only();
-                retry.establish(transport, Some(child), false).await.map_err(ConnectError::into_error)
-            }
-            Err(ConnectError::Error(e)) => Err(e),
-        }
     }
 }

@@ -1,0 +1,90 @@
+//! The input a 2026-07-28 server asks for (the `inputRequests` of an `input_required` result,
+//! or of a task waiting for input), answered by the builder's handlers.
+
+use mcp_types::{CreateMessageRequestParams, ElicitRequestParams, ErrorObject, JsonObject, ListRootsResult};
+use serde_json::Value;
+
+use crate::error::{ClientError, Violation};
+use crate::serve::handlers::{InputHandlers, apply_elicitation_defaults, check_elicitation_mode};
+use crate::wire::stateless::encode;
+
+/// One request of an `input_required` result, its params as the server wrote them.
+#[derive(serde::Deserialize)]
+struct InputRequest {
+    #[serde(default)]
+    method: String,
+    #[serde(default)]
+    params: Option<Box<serde_json::value::RawValue>>,
+}
+
+/// The most input requests one `input_required` result may carry: each may prompt the user
+/// or run a model, and a server's result must not make that unbounded.
+const MAX_INPUT_REQUESTS: usize = 16;
+
+/// The answers to `inputRequests` (of an `input_required` result, or of a task waiting for
+/// input), by key, from the builder's handlers, asked in the order the server wrote them.
+pub(crate) async fn input_responses(
+    method: &str,
+    requests: Option<&serde_json::value::RawValue>,
+    handlers: &InputHandlers,
+) -> Result<JsonObject, ClientError> {
+    let malformed = |field| ClientError::protocol(method, Violation::MalformedInputRequired(field));
+    let requests: indexmap::IndexMap<String, InputRequest> = match requests {
+        None => indexmap::IndexMap::new(),
+        Some(raw) => {
+            serde_json::from_str::<Option<_>>(raw.get()).map_err(|_| malformed("inputRequests"))?.unwrap_or_default()
+        }
+    };
+    if requests.len() > MAX_INPUT_REQUESTS {
+        let violation = Violation::TooManyInputRequests { count: requests.len(), limit: MAX_INPUT_REQUESTS };
+        return Err(ClientError::protocol(method, violation));
+    }
+    let mut responses = JsonObject::new();
+    for (key, request) in requests {
+        let params = request.params.as_deref().map_or("{}", serde_json::value::RawValue::get);
+        let response = answer(&request.method, params, handlers).await?;
+        responses.insert(key, response);
+    }
+    Ok(responses)
+}
+
+/// Runs the handler for one input request; a handler that panics refuses it (-32603), as it
+/// would in a session, instead of unwinding into the caller.
+async fn answer(method: &str, params: &str, handlers: &InputHandlers) -> Result<Value, ClientError> {
+    use futures_util::FutureExt as _;
+    match std::panic::AssertUnwindSafe(run_handler(method, params, handlers)).catch_unwind().await {
+        Ok(answered) => answered,
+        Err(_) => Err(ClientError::Input {
+            method: method.to_owned(),
+            error: ErrorObject::internal_error(format!("the {method} handler panicked")),
+        }),
+    }
+}
+
+async fn run_handler(method: &str, params: &str, handlers: &InputHandlers) -> Result<Value, ClientError> {
+    let bad = |e: serde_json::Error| ClientError::decode(method, e);
+    let refused = |error: ErrorObject| ClientError::Input { method: method.to_owned(), error };
+    let missing = || ClientError::Input { method: method.to_owned(), error: ErrorObject::method_not_found(method) };
+    match method {
+        "elicitation/create" => {
+            let h = handlers.elicitation.as_ref().ok_or_else(missing)?;
+            let params: ElicitRequestParams = serde_json::from_str(params).map_err(bad)?;
+            check_elicitation_mode(&params, handlers.elicitation_url).map_err(refused)?;
+            let mut result = h.elicit(params.clone()).await.map_err(refused)?;
+            if handlers.apply_defaults {
+                apply_elicitation_defaults(&params, &mut result);
+            }
+            Ok(encode(&result))
+        }
+        "sampling/createMessage" => {
+            let h = handlers.sampling.as_ref().ok_or_else(missing)?;
+            let params: CreateMessageRequestParams = serde_json::from_str(params).map_err(bad)?;
+            Ok(encode(&h.create_message(params).await.map_err(refused)?))
+        }
+        "roots/list" => {
+            let h = handlers.roots.as_ref().ok_or_else(missing)?;
+            Ok(encode(&ListRootsResult::new(h.roots().await.map_err(refused)?)))
+        }
+        _ => Err(missing()),
+    }
+}
