@@ -13,62 +13,9 @@ use mcp_types::{
     RequestId,
 };
 
+use crate::error::{ClientRequestError, ToolError};
 use crate::extract::{Progress, ProgressReport, StateMap};
 use crate::session::SessionState;
-
-/// Why a request to the client failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ClientRequestError {
-    /// The client did not declare the capability the request needs.
-    #[error("the client did not declare the `{0}` capability")]
-    NotSupported(&'static str),
-    /// 2026-07-28: the client's answer is not there yet. The request ends with an
-    /// input-required result whatever the handler returns, and the client retries it with the
-    /// answer; the handler then runs again and gets it. Propagate this error with `?`.
-    #[error("waiting for the client's input (the request is retried with it)")]
-    InputRequired,
-    /// 2026-07-28: the client's answer does not decode as the expected result.
-    #[error("invalid input response: {0}")]
-    InvalidInput(String),
-    /// 2026-07-28: the request being served cannot ask the client for input (`sampling`,
-    /// `elicitation`, `roots`). The revision has no requests from server to client, and only
-    /// `tools/call`, `prompts/get` and `resources/read` may answer with an input-required
-    /// result; a completion handler, say, cannot ask.
-    #[error(
-        "cannot ask the client for `{0}` while serving this request: in protocol revision 2026-07-28 only \
-         tools/call, prompts/get and resources/read can ask the client for input"
-    )]
-    NotInThisRequest(&'static str),
-    /// 2026-07-28 has no requests from server to client (a server asks for input within its
-    /// results): a custom request cannot be sent to a client of that revision.
-    #[error("protocol revision {version} has no requests from server to client: `{method}` cannot be sent")]
-    NoRequestsInRevision {
-        /// The request's method.
-        method: String,
-        /// The request's revision.
-        version: ProtocolVersion,
-    },
-    /// The call failed (the client's error, a timeout, the connection closed, ...).
-    #[error(transparent)]
-    Call(#[from] CallError),
-    /// The session's protocol revision does not have this (elicitation before 2025-06-18,
-    /// URL-mode elicitation before 2025-11-25).
-    #[error("{what} does not exist in protocol revision {version}")]
-    NotInRevision {
-        /// What was asked for.
-        what: &'static str,
-        /// The revision in use.
-        version: ProtocolVersion,
-    },
-    /// The type given to [`Context::elicit`] is not a form the revision can express.
-    #[error(transparent)]
-    Form(#[from] crate::ElicitSchemaError),
-    /// The content of an accepted elicitation does not match the requested schema, or does
-    /// not decode into the type asked for.
-    #[error("invalid elicitation content: {0}")]
-    InvalidContent(crate::elicit::ContentError),
-}
 
 /// The context of one request, handed to tool, prompt, resource and completion handlers.
 #[derive(Clone)]
@@ -171,9 +118,9 @@ impl Context {
     ///     Ok("done".into())
     /// }
     /// ```
-    pub async fn run_as_task(&self) -> Result<(), crate::ToolError> {
+    pub async fn run_as_task(&self) -> Result<(), ToolError> {
         match &self.deferred {
-            Some(deferred) => deferred.begin(self).await.map_err(crate::ToolError::Protocol),
+            Some(deferred) => deferred.begin(self).await.map_err(ToolError::Protocol),
             None => Ok(()),
         }
     }
@@ -616,33 +563,6 @@ pub(crate) fn elicitation_missing(
         e.url.is_none().then_some("elicitation.url")
     } else {
         (e.form.is_none() && e.url.is_some()).then_some("elicitation.form")
-    }
-}
-
-impl From<ClientRequestError> for crate::ToolError {
-    /// A missing capability or an invalid input answer is a protocol error (-32021, -32602);
-    /// anything else fails the tool.
-    fn from(e: ClientRequestError) -> Self {
-        match e {
-            ClientRequestError::NotSupported(capability) => {
-                crate::ToolError::Protocol(mcp_types::ErrorObject::missing_required_client_capability(capability))
-            }
-            ClientRequestError::InvalidInput(message) => {
-                crate::ToolError::Protocol(mcp_types::ErrorObject::invalid_params(message))
-            }
-            other => crate::ToolError::Tool(other.to_string()),
-        }
-    }
-}
-
-impl From<ClientRequestError> for mcp_types::ErrorObject {
-    /// For prompt, resource and completion handlers, which answer JSON-RPC errors: a missing
-    /// capability is -32021, an invalid input answer -32602, the rest an internal error.
-    fn from(e: ClientRequestError) -> Self {
-        match crate::ToolError::from(e) {
-            crate::ToolError::Protocol(error) => error,
-            other => mcp_types::ErrorObject::internal_error(other),
-        }
     }
 }
 

@@ -17,8 +17,8 @@ use serde_json::value::RawValue;
 
 use crate::context::Context;
 use crate::dispatch::Call;
+use crate::error::DefinitionError;
 use crate::session::respond;
-use crate::tool::DefinitionError;
 
 /// A custom request's handler, erased.
 type RequestFn = mcp_jsonrpc::custom::RequestFn<Context>;

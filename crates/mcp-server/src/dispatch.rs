@@ -38,9 +38,9 @@ use serde::de::DeserializeOwned;
 
 use crate::completion::{Completion, CompletionRequest};
 use crate::context::Context;
+use crate::error::ToolError;
 use crate::server::{Registry, ServerShared};
 use crate::session::{Era, SessionState, downgrade_content, downgrade_tool_result, respond};
-use crate::tool::ToolError;
 
 /// The outcome of a tool's handler on checked arguments, inside an async block: arguments the
 /// input schema refuses, the handler's failure (or panic) are a result with `isError`; a

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::schema_check::Schema;
+use crate::schema::Schema;
 use crate::stateless::StateKeys;
 
 /// A schema compiled by the built-in checker (`schema_check`), which handles the subset of

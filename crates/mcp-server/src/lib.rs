@@ -71,11 +71,13 @@
 
 #[cfg(feature = "auth")]
 mod auth;
+mod bus;
 mod completion;
 mod context;
 mod custom;
 mod dispatch;
 pub mod elicit;
+mod error;
 mod extract;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -88,7 +90,7 @@ mod param_headers;
 mod prompt;
 mod prompt_args;
 mod resource;
-pub(crate) mod schema_check;
+mod schema;
 mod server;
 mod session;
 mod shutdown;
@@ -100,21 +102,23 @@ mod tasks_ext;
 mod tool;
 mod trace;
 
+pub use bus::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
-pub use context::{ClientRequestError, Context, Logger};
-pub use elicit::{ContentError, ElicitSchemaError, Elicitation, FormProblem, UrlElicitation};
+pub use context::{Context, Logger};
+pub use elicit::{Elicitation, UrlElicitation};
+pub use error::{ClientRequestError, DefinitionError, ToolError};
 pub use extract::{FromContext, Progress, ProgressReport, State};
 pub use handlers::Handlers;
 pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, Json, StringArgument};
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};
 pub use prompt_args::decode_prompt_arguments;
 pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};
+pub use schema::form::{ContentError, ElicitSchemaError, FormProblem};
 pub use server::{RootsChangedCallback, Server, ServerBuilder};
 pub use shutdown::shutdown_signal;
 pub use stateless::CacheTarget;
-pub use subscriptions::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use tasks::{TaskConfig, TaskSupport};
-pub use tool::{DefinitionError, ToolDef, ToolError, ToolHandler, check_tool_name};
+pub use tool::{ToolDef, ToolHandler, check_tool_name};
 
 /// The HTTP transport, for its configuration and request types.
 #[cfg(feature = "http")]

@@ -14,7 +14,7 @@ use mcp_types::{
 };
 
 use crate::completion::Completion;
-use crate::tool::ToolError;
+use crate::error::ToolError;
 
 /// A value a tool can return.
 ///

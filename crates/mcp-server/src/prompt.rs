@@ -92,7 +92,7 @@ impl PromptDef {
     /// assert_eq!((arguments[0].name.as_str(), arguments[0].required), ("code", Some(true)));
     /// assert_eq!((arguments[1].name.as_str(), arguments[1].required), ("max_issues", Some(false)));
     /// ```
-    pub fn with_args<T, F, Fut>(name: impl Into<String>, handler: F) -> Result<Self, crate::DefinitionError>
+    pub fn with_args<T, F, Fut>(name: impl Into<String>, handler: F) -> Result<Self, crate::error::DefinitionError>
     where
         T: DeserializeOwned + schemars::JsonSchema + Send + 'static,
         F: Fn(T, Context) -> Fut + Send + Sync + 'static,
@@ -141,9 +141,9 @@ impl PromptDef {
     /// ```
     pub fn arguments_from<T: DeserializeOwned + schemars::JsonSchema>(
         mut self,
-    ) -> Result<Self, crate::DefinitionError> {
+    ) -> Result<Self, crate::error::DefinitionError> {
         let arguments = crate::prompt_args::prompt_arguments::<T>().map_err(|reason| {
-            crate::DefinitionError::InvalidPromptArguments { name: self.prompt.name.clone(), reason }
+            crate::error::DefinitionError::InvalidPromptArguments { name: self.prompt.name.clone(), reason }
         })?;
         self.prompt.arguments.get_or_insert_with(Vec::new).extend(arguments);
         Ok(self)
@@ -235,10 +235,12 @@ impl PromptDef {
 
     /// Refuses two arguments of one name, and a completer of an argument the prompt does not
     /// have (which no client could ask for).
-    pub(crate) fn check(&self) -> Result<(), crate::DefinitionError> {
+    pub(crate) fn check(&self) -> Result<(), crate::error::DefinitionError> {
         let arguments = self.prompt.arguments.as_deref().unwrap_or_default();
-        let invalid =
-            |reason: String| crate::DefinitionError::InvalidPromptArguments { name: self.prompt.name.clone(), reason };
+        let invalid = |reason: String| crate::error::DefinitionError::InvalidPromptArguments {
+            name: self.prompt.name.clone(),
+            reason,
+        };
         for (i, a) in arguments.iter().enumerate() {
             if arguments[..i].iter().any(|b| b.name == a.name) {
                 return Err(invalid(format!("two arguments are named `{}`", a.name)));

@@ -15,7 +15,7 @@ use crate::prompt::PromptArguments;
 /// The arguments a prompt lists for the struct `T` (see
 /// [`PromptDef::arguments_from`](crate::PromptDef::arguments_from)), or why there are none.
 pub(crate) fn prompt_arguments<T: DeserializeOwned + schemars::JsonSchema>() -> Result<Vec<PromptArgument>, String> {
-    let schema = crate::elicit::inline_schema_for::<T>();
+    let schema = crate::schema::form::inline_schema_for::<T>();
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Err(format!("`{}` is not a struct with named fields", T::schema_name()));
     };

@@ -103,10 +103,10 @@ impl ResourceDef {
     }
 
     /// Refuses a URI without a scheme.
-    pub(crate) fn check_uri(&self) -> Result<(), crate::DefinitionError> {
+    pub(crate) fn check_uri(&self) -> Result<(), crate::error::DefinitionError> {
         match uri_scheme_len(&self.resource.uri) {
             Some(_) => Ok(()),
-            None => Err(crate::DefinitionError::InvalidUri {
+            None => Err(crate::error::DefinitionError::InvalidUri {
                 name: self.resource.name.clone(),
                 uri: self.resource.uri.clone(),
             }),

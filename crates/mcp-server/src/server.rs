@@ -14,12 +14,13 @@ use mcp_types::{
 };
 
 use crate::custom::CustomMethods;
+use crate::error::DefinitionError;
 use crate::extract::StateMap;
 use crate::handlers::Handlers;
 use crate::prompt::PromptDef;
 use crate::resource::{ResourceDef, TemplateDef};
 use crate::session::{Session, SessionState};
-use crate::tool::{DefinitionError, ToolDef};
+use crate::tool::ToolDef;
 
 /// The registered items, with the lists as sent prepared once.
 #[derive(Default, Clone)]
@@ -106,7 +107,7 @@ pub(crate) struct ServerShared {
     pub(crate) on_roots_changed: Option<RootsChangedCallback>,
     pub(crate) cache_hints: crate::stateless::CachePolicy,
     pub(crate) state_keys: crate::stateless::StateKeys,
-    pub(crate) bus: Arc<dyn crate::SubscriptionBus>,
+    pub(crate) bus: Arc<dyn crate::bus::SubscriptionBus>,
     /// The tasks (2025-11-25): present when the server declares the `tasks` capability.
     pub(crate) tasks: Option<Arc<crate::tasks::Tasks>>,
     /// The handlers of methods outside the protocol.
@@ -185,7 +186,7 @@ pub struct ServerBuilder {
     cache_hints: crate::stateless::CachePolicy,
     state_keys: Option<Vec<Vec<u8>>>,
     state_ttl: std::time::Duration,
-    bus: Option<Arc<dyn crate::SubscriptionBus>>,
+    bus: Option<Arc<dyn crate::bus::SubscriptionBus>>,
     tasks: Option<crate::tasks::TaskConfig>,
     task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
     enable_tools: bool,
@@ -245,7 +246,7 @@ impl ServerBuilder {
 
     /// Where changes go to reach `subscriptions/listen` streams (2026-07-28); default: an
     /// [`InMemoryBus`](crate::InMemoryBus) of this process.
-    pub fn subscription_bus(mut self, bus: Arc<dyn crate::SubscriptionBus>) -> Self {
+    pub fn subscription_bus(mut self, bus: Arc<dyn crate::bus::SubscriptionBus>) -> Self {
         self.bus = Some(bus);
         self
     }
@@ -557,7 +558,7 @@ impl ServerBuilder {
             extensions: capability_map(self.extensions, tasks.is_some().then_some(crate::tasks::EXTENSION)),
             ..Default::default()
         };
-        let bus = self.bus.unwrap_or_else(crate::subscriptions::default_bus);
+        let bus = self.bus.unwrap_or_else(crate::bus::default_bus);
         let info_json = serde_json::value::to_raw_value(&self.info).expect("an Implementation serializes");
         Ok(Server {
             shared: Arc::new(ServerShared {
@@ -824,7 +825,7 @@ impl Server {
     }
 
     /// Tells the subscription bus and every connected session that a list changed.
-    async fn broadcast<N: crate::subscriptions::ListChanged>(&self) {
+    async fn broadcast<N: crate::bus::ListChanged>(&self) {
         self.shared.bus.publish(N::EVENT);
         if self.shared.bus.fans_out() {
             // The relay tells the sessions, of this change as of other instances'.
@@ -938,7 +939,7 @@ impl Server {
 
     /// Tells the clients subscribed to `uri` that it changed.
     pub async fn notify_resource_updated(&self, uri: &str) {
-        self.shared.bus.publish(crate::ChangeEvent::ResourceUpdated(uri.to_owned()));
+        self.shared.bus.publish(crate::bus::ChangeEvent::ResourceUpdated(uri.to_owned()));
         if self.shared.bus.fans_out() {
             return self.start_relay();
         }
@@ -977,8 +978,8 @@ impl Server {
     }
 
     /// Tells this process's sessions of a change (`None`: of every list).
-    async fn tell_sessions(&self, event: Option<crate::ChangeEvent>) {
-        use crate::ChangeEvent;
+    async fn tell_sessions(&self, event: Option<crate::bus::ChangeEvent>) {
+        use crate::bus::ChangeEvent;
         let sessions = self.live_sessions();
         let peers = |filter: &dyn Fn(&SessionState) -> bool| {
             sessions.iter().filter(|s| filter(s)).filter_map(|s| s.peer.get().cloned()).collect::<Vec<_>>()
@@ -1039,7 +1040,7 @@ trait Item: Sized {
     /// `tools`, `prompts` or `resources`.
     const CAPABILITY: &'static str;
     /// The notification that its list changed.
-    type Changed: crate::subscriptions::ListChanged;
+    type Changed: crate::bus::ListChanged;
     /// Whether `capabilities` declare its kind.
     fn declared(capabilities: &ServerCapabilities) -> bool;
     /// Its list in `registry`.

@@ -566,7 +566,7 @@ pub(crate) struct Tasks {
     watching: std::sync::atomic::AtomicBool,
     /// Where a task's status changes are announced (to `subscriptions/listen` streams that
     /// follow it, 2026-07-28).
-    bus: Arc<dyn crate::SubscriptionBus>,
+    bus: Arc<dyn crate::bus::SubscriptionBus>,
 }
 
 struct Running {
@@ -579,13 +579,13 @@ struct Running {
 }
 
 impl Tasks {
-    pub(crate) fn new(config: TaskConfig, bus: Arc<dyn crate::SubscriptionBus>) -> Self {
+    pub(crate) fn new(config: TaskConfig, bus: Arc<dyn crate::bus::SubscriptionBus>) -> Self {
         Tasks { config, running: Arc::default(), watching: std::sync::atomic::AtomicBool::new(false), bus }
     }
 
     /// Announces that task `id` changed (its status, its outstanding input).
     pub(crate) fn changed(&self, id: &str) {
-        self.bus.publish(crate::ChangeEvent::TaskChanged(id.to_owned()));
+        self.bus.publish(crate::bus::ChangeEvent::TaskChanged(id.to_owned()));
     }
 
     /// Records a task of `owner` started here; its cancellation token.
@@ -623,9 +623,9 @@ impl Tasks {
         tokio::spawn(async move {
             loop {
                 let ids = match events.recv().await {
-                    Ok(crate::ChangeEvent::TaskChanged(id)) => vec![id],
+                    Ok(crate::bus::ChangeEvent::TaskChanged(id)) => vec![id],
                     // Changes may have been missed: every task running here is looked at.
-                    Ok(crate::ChangeEvent::Resync) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    Ok(crate::bus::ChangeEvent::Resync) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                         let Some(running) = running.upgrade() else { return };
                         running.lock_unpoisoned().keys().cloned().collect()
                     }

@@ -265,8 +265,8 @@ pub(crate) async fn ask(
     capability: &'static str,
     method: &str,
     params: Value,
-) -> Result<Value, crate::ClientRequestError> {
-    use crate::ClientRequestError;
+) -> Result<Value, crate::error::ClientRequestError> {
+    use crate::error::ClientRequestError;
     let caps = ctx.session.client_capabilities();
     if let Some(missing) = crate::context::input_missing(&caps, capability, &params) {
         return Err(ClientRequestError::NotSupported(missing));

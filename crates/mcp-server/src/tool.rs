@@ -29,67 +29,9 @@ use mcp_jsonrpc::BoxFuture;
 use mcp_types::{CallToolResult, ErrorObject, JsonObject, Tool, ToolAnnotations};
 
 use crate::context::Context;
-use crate::schema_check;
+use crate::error::{DefinitionError, ToolError};
+use crate::schema;
 use crate::tasks::TaskSupport;
-
-/// Why a tool call failed.
-///
-/// `Tool` errors become a result with `isError: true`, which the model sees and can act on;
-/// `Protocol` errors become a JSON-RPC error response.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ToolError {
-    /// The tool failed: reported to the model as an `isError` result.
-    #[error("{0}")]
-    Tool(String),
-    /// A protocol-level failure: reported as a JSON-RPC error.
-    #[error("{0}")]
-    Protocol(ErrorObject),
-}
-
-impl ToolError {
-    /// A tool failure with a message for the model.
-    pub fn new(message: impl std::fmt::Display) -> Self {
-        ToolError::Tool(message.to_string())
-    }
-
-    /// The -32042 "URL elicitation required" error (`URLElicitationRequiredError`,
-    /// 2025-11-25): the call cannot go on until the user has completed these URL-mode
-    /// elicitations (each with its `elicitationId`, as
-    /// [`UrlElicitation::params`](crate::UrlElicitation::params) builds them); the client
-    /// presents them and retries. [`UrlElicitation::required`](crate::UrlElicitation::required)
-    /// is the shorthand for one.
-    pub fn url_elicitation_required(
-        message: impl Into<String>,
-        elicitations: Vec<mcp_types::ElicitRequestURLParams>,
-    ) -> Self {
-        ToolError::Protocol(ErrorObject::url_elicitation_required(message, elicitations))
-    }
-}
-
-impl From<String> for ToolError {
-    fn from(s: String) -> Self {
-        ToolError::Tool(s)
-    }
-}
-
-impl From<&str> for ToolError {
-    fn from(s: &str) -> Self {
-        ToolError::Tool(s.to_owned())
-    }
-}
-
-impl From<ErrorObject> for ToolError {
-    fn from(e: ErrorObject) -> Self {
-        ToolError::Protocol(e)
-    }
-}
-
-impl From<serde_json::Error> for ToolError {
-    fn from(e: serde_json::Error) -> Self {
-        ToolError::Tool(e.to_string())
-    }
-}
 
 /// The code behind a tool.
 pub trait ToolHandler: Send + Sync + 'static {
@@ -105,91 +47,6 @@ where
     fn call(&self, arguments: JsonObject, ctx: Context) -> BoxFuture<Result<CallToolResult, ToolError>> {
         Box::pin(self(arguments, ctx))
     }
-}
-
-/// Why a tool definition was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum DefinitionError {
-    /// The name breaks the 2025-11-25 naming rule.
-    #[error("invalid tool name `{name}`: {reason}")]
-    InvalidName {
-        /// The name.
-        name: String,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
-    /// The input or output schema is not an object schema, or does not compile.
-    #[error("invalid {which} of tool `{name}`: {reason}")]
-    InvalidSchema {
-        /// The tool.
-        name: String,
-        /// `inputSchema` or `outputSchema`.
-        which: &'static str,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// A resource's URI starts with no scheme such as `file:` (often: its name and URI were
-    /// given the wrong way round).
-    #[error(
-        "invalid URI `{uri}` of resource `{name}`: it starts with no scheme such as `file:` (are the name and URI swapped?)"
-    )]
-    InvalidUri {
-        /// The resource's name.
-        name: String,
-        /// The URI.
-        uri: String,
-    },
-    /// An item added at runtime to a server that did not declare its kind's capability.
-    #[error(
-        "the server does not declare the `{capability}` capability: enable it on its builder to add {capability} at runtime"
-    )]
-    NotDeclared {
-        /// `tools`, `prompts` or `resources`.
-        capability: &'static str,
-    },
-    /// A type the tool elicits ([`ToolDef::elicits`]) is no elicitation form.
-    #[error("tool `{name}` elicits a type that is not a form: {error}")]
-    InvalidElicitation {
-        /// The tool.
-        name: String,
-        /// Why the type is not a form.
-        #[source]
-        error: crate::ElicitSchemaError,
-    },
-    /// A prompt's arguments cannot be listed: its argument struct is not a struct of named
-    /// fields or has a field that is a list or an object, two arguments share a name, or a
-    /// completer names no argument.
-    #[error("invalid arguments of prompt `{name}`: {reason}")]
-    InvalidPromptArguments {
-        /// The prompt.
-        name: String,
-        /// What is wrong with them.
-        reason: String,
-    },
-    /// Two items with the same name (or URI).
-    #[error("duplicate {kind} `{name}`")]
-    Duplicate {
-        /// `tool`, `prompt`, `resource`, `resource template`, `custom request` or
-        /// `custom notification`.
-        kind: &'static str,
-        /// The name, URI or method.
-        name: String,
-    },
-    /// A custom method named as one of the protocol's (see
-    /// [`is_reserved_method`](mcp_types::is_reserved_method)): it would shadow it.
-    #[error("`{method}` is a method of the protocol: a custom method needs a name of its own (`vendor/method`)")]
-    ReservedMethod {
-        /// The method.
-        method: String,
-    },
-    /// An extension whose identifier has no prefix (`vendor/name`), which the 2026-07-28
-    /// specification requires of extension identifiers.
-    #[error("invalid extension identifier `{name}`: it needs a prefix, as in `com.example/{name}`")]
-    InvalidExtension {
-        /// The identifier.
-        name: String,
-    },
 }
 
 /// Checks a tool name against the 2025-11-25 rule: 1 to 128 characters, ASCII letters,
@@ -244,7 +101,7 @@ pub struct ToolDef {
 /// client the structured content as returned).
 #[derive(Clone)]
 pub(crate) enum SchemaCheck {
-    Subset(Arc<schema_check::Schema>),
+    Subset(Arc<schema::Schema>),
     #[cfg(feature = "jsonschema")]
     Full(Arc<jsonschema::Validator>),
     #[cfg(not(feature = "jsonschema"))]
@@ -254,7 +111,7 @@ pub(crate) enum SchemaCheck {
 impl SchemaCheck {
     /// Compiles the schema `which` (`inputSchema` or `outputSchema`) of tool `name`.
     fn compile(name: &str, which: &'static str, schema: &JsonObject) -> Result<SchemaCheck, DefinitionError> {
-        if let Some(schema) = schema_check::Schema::compile_object(schema) {
+        if let Some(schema) = schema::Schema::compile_object(schema) {
             return Ok(SchemaCheck::Subset(Arc::new(schema)));
         }
         #[cfg(feature = "jsonschema")]
@@ -568,7 +425,7 @@ impl ToolDef {
     /// # Ok::<(), DefinitionError>(())
     /// ```
     pub fn elicits<T: schemars::JsonSchema + 'static>(self) -> Result<Self, DefinitionError> {
-        match crate::elicit::check_form::<T>() {
+        match crate::schema::form::check_form::<T>() {
             Ok(()) => Ok(self),
             Err(error) => Err(DefinitionError::InvalidElicitation { name: self.tool.name.clone(), error }),
         }
