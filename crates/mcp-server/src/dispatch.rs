@@ -38,9 +38,10 @@ use serde::de::DeserializeOwned;
 
 use crate::completion::{Completion, CompletionRequest};
 use crate::context::Context;
+use crate::context::session::SessionState;
 use crate::error::ToolError;
 use crate::server::{Registry, ServerShared};
-use crate::session::{Era, SessionState, downgrade_content, downgrade_tool_result, respond};
+use crate::session::{Era, downgrade_content, downgrade_tool_result, respond};
 
 /// The outcome of a tool's handler on checked arguments, inside an async block: arguments the
 /// input schema refuses, the handler's failure (or panic) are a result with `isError`; a
@@ -439,11 +440,6 @@ impl Serve for ReadResourceRequest {
     }
 }
 
-/// The most resources one session may subscribe to at once.
-pub(crate) const MAX_SUBSCRIPTIONS: usize = 4096;
-/// The most bytes of URIs one session's subscriptions may hold.
-pub(crate) const MAX_SUBSCRIPTION_BYTES: usize = 1 << 20;
-
 impl Serve for SubscribeRequest {
     type Input<'a> = SubscribeRequestParams;
     fn offered(capabilities: &ServerCapabilities) -> bool {
@@ -452,7 +448,7 @@ impl Serve for SubscribeRequest {
     fn serve(call: &Call<'_>, p: SubscribeRequestParams) -> impl Future<Output = Reply> + Send {
         async move {
             call.state.subscribe(p.uri)?;
-            crate::session::save_shared(call.state, call.rctx).await?;
+            crate::context::session::save_shared(call.state, call.rctx).await?;
             call.respond::<Self>(&EmptyResult::default())
         }
     }
@@ -466,7 +462,7 @@ impl Serve for UnsubscribeRequest {
     fn serve(call: &Call<'_>, p: UnsubscribeRequestParams) -> impl Future<Output = Reply> + Send {
         async move {
             call.state.unsubscribe(&p.uri);
-            crate::session::save_shared(call.state, call.rctx).await?;
+            crate::context::session::save_shared(call.state, call.rctx).await?;
             call.respond::<Self>(&EmptyResult::default())
         }
     }
@@ -534,7 +530,7 @@ impl Serve for SetLevelRequest {
                 }
                 level => {
                     call.state.set_log_level(level);
-                    crate::session::save_shared(call.state, call.rctx).await?;
+                    crate::context::session::save_shared(call.state, call.rctx).await?;
                     call.respond::<Self>(&EmptyResult::default())
                 }
             }

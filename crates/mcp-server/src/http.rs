@@ -10,7 +10,7 @@ use mcp_types::ProtocolVersion;
 use tokio::net::ToSocketAddrs;
 
 use crate::Server;
-use crate::session::SessionState;
+use crate::context::session::SessionState;
 
 impl SessionFactory for Server {
     fn connect(&self, sink: Arc<dyn FrameSink>) -> Dispatcher {

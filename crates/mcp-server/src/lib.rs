@@ -76,9 +76,7 @@ mod completion;
 mod context;
 mod custom;
 mod dispatch;
-pub mod elicit;
 mod error;
-mod extract;
 #[doc(hidden)]
 pub mod fuzzing;
 mod handlers;
@@ -104,10 +102,12 @@ mod trace;
 
 pub use bus::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
+pub use context::elicit;
+pub use context::elicit::{Elicitation, UrlElicitation};
+pub use context::extract::{FromContext, State};
+pub use context::progress::{Progress, ProgressReport};
 pub use context::{Context, Logger};
-pub use elicit::{Elicitation, UrlElicitation};
 pub use error::{ClientRequestError, DefinitionError, ToolError};
-pub use extract::{FromContext, Progress, ProgressReport, State};
 pub use handlers::Handlers;
 pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, Json, StringArgument};
 pub use prompt::{PromptArguments, PromptDef, PromptHandler};

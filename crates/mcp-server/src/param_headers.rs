@@ -128,7 +128,7 @@ pub(crate) fn check(shared: &ServerShared, request: &Request, headers: &HeaderMa
         PROMPTS_GET => ("name", false),
         RESOURCES_READ => ("uri", false),
         // The tasks extension (SEP-2663): the task the request names.
-        crate::tasks_ext::GET | crate::tasks_ext::UPDATE | crate::tasks_ext::CANCEL => ("taskId", false),
+        crate::tasks::GET | crate::tasks::UPDATE | crate::tasks::CANCEL => ("taskId", false),
         _ => return Ok(()),
     };
     let value = request.param(field).and_then(json::str_text);

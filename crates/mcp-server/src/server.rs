@@ -13,13 +13,14 @@ use mcp_types::{
     ServerCapabilitiesPrompts, ServerCapabilitiesResources, ServerCapabilitiesTools, Tool, ToolListChangedNotification,
 };
 
+use crate::context::StateMap;
+use crate::context::session::SessionState;
 use crate::custom::CustomMethods;
 use crate::error::DefinitionError;
-use crate::extract::StateMap;
 use crate::handlers::Handlers;
 use crate::prompt::PromptDef;
 use crate::resource::{ResourceDef, TemplateDef};
-use crate::session::{Session, SessionState};
+use crate::session::Session;
 use crate::tool::ToolDef;
 
 /// The registered items, with the lists as sent prepared once.
@@ -109,7 +110,7 @@ pub(crate) struct ServerShared {
     pub(crate) state_keys: crate::stateless::StateKeys,
     pub(crate) bus: Arc<dyn crate::bus::SubscriptionBus>,
     /// The tasks (2025-11-25): present when the server declares the `tasks` capability.
-    pub(crate) tasks: Option<Arc<crate::tasks::Tasks>>,
+    pub(crate) tasks: Option<Arc<crate::tasks::running::Tasks>>,
     /// The handlers of methods outside the protocol.
     pub(crate) custom: CustomMethods,
     registry: RwLock<Arc<Registry>>,
@@ -187,8 +188,8 @@ pub struct ServerBuilder {
     state_keys: Option<Vec<Vec<u8>>>,
     state_ttl: std::time::Duration,
     bus: Option<Arc<dyn crate::bus::SubscriptionBus>>,
-    tasks: Option<crate::tasks::TaskConfig>,
-    task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
+    tasks: Option<crate::tasks::config::TaskConfig>,
+    task_store: Option<Arc<dyn crate::tasks::store::TaskStore>>,
     enable_tools: bool,
     enable_prompts: bool,
     enable_resources: bool,
@@ -383,7 +384,7 @@ impl ServerBuilder {
     /// store and ttls (see [`TaskConfig`](crate::TaskConfig)). Without it, a server with a tool
     /// of [`TaskSupport`](crate::TaskSupport) `Optional` or `Required` uses the defaults
     /// (an in-memory store). Either way the server declares the `tasks` capability.
-    pub fn tasks(mut self, config: crate::tasks::TaskConfig) -> Self {
+    pub fn tasks(mut self, config: crate::tasks::config::TaskConfig) -> Self {
         self.tasks = Some(config);
         self
     }
@@ -391,7 +392,7 @@ impl ServerBuilder {
     /// [`tasks`](Self::tasks)), whatever the rest of their configuration; unlike `tasks`, it
     /// does not by itself make the server declare the `tasks` capability. For a fleet: every
     /// instance's tasks in one shared store (`mcp_redis::Redis::task_store`).
-    pub fn task_store(mut self, store: impl crate::tasks::TaskStore) -> Self {
+    pub fn task_store(mut self, store: impl crate::tasks::store::TaskStore) -> Self {
         self.task_store = Some(Arc::new(store));
         self
     }
@@ -533,8 +534,8 @@ impl ServerBuilder {
             None => registry
                 .tools
                 .iter()
-                .any(|t| t.task_support != crate::TaskSupport::Forbidden)
-                .then(crate::tasks::TaskConfig::default),
+                .any(|t| t.task_support != crate::tasks::TaskSupport::Forbidden)
+                .then(crate::tasks::config::TaskConfig::default),
         };
         if let (Some(config), Some(store)) = (&mut tasks, self.task_store) {
             config.store = store;
@@ -576,7 +577,7 @@ impl ServerBuilder {
                     Some(keys) if !keys.is_empty() => crate::stateless::StateKeys::new(keys, self.state_ttl),
                     _ => crate::stateless::StateKeys::random(self.state_ttl),
                 },
-                tasks: tasks.map(|config| Arc::new(crate::tasks::Tasks::new(config, bus.clone()))),
+                tasks: tasks.map(|config| Arc::new(crate::tasks::running::Tasks::new(config, bus.clone()))),
                 custom: self.custom,
                 bus,
                 registry: RwLock::new(Arc::new(registry)),

@@ -2,179 +2,21 @@
 //! its log level and subscriptions, and the entry of its requests (handed to
 //! [`dispatch`](crate::dispatch) once the revision they are served in is known).
 
-use mcp_jsonrpc::sync::MutexExt as _;
-use std::collections::HashSet;
 use std::future::Future;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use mcp_jsonrpc::message::{self, decode_params};
 use mcp_jsonrpc::{BoxFuture, ErrorObject, Peer, Reply, RequestContext, Service};
 use mcp_types::{
-    CallToolRequest, ClientCapabilities, ContentBlock, DiscoverRequest, ForRevision, GetPromptRequest, Implementation,
-    InitializeRequest, InitializeRequestParams, InitializeResult, InitializedNotification, LoggingLevel, Notification,
-    ProtocolVersion, ReadResourceRequest, Request, RootsListChangedNotification, SubscriptionsListenRequest,
-    WireSerialize,
+    CallToolRequest, ContentBlock, DiscoverRequest, ForRevision, GetPromptRequest, InitializeRequest,
+    InitializeRequestParams, InitializeResult, InitializedNotification, Notification, ProtocolVersion,
+    ReadResourceRequest, Request, RootsListChangedNotification, SubscriptionsListenRequest, WireSerialize,
 };
 
-use crate::context::severity;
-use crate::dispatch::{Call, MAX_SUBSCRIPTION_BYTES, MAX_SUBSCRIPTIONS, dispatch};
+use crate::context::session::{SessionState, save_shared};
+use crate::dispatch::{Call, dispatch};
 use crate::server::ServerShared;
 use crate::stateless;
-
-/// What the server knows about one connected client (for a request of the stateless revision:
-/// what that request declared).
-pub(crate) struct SessionState {
-    pub(crate) peer: OnceLock<Peer>,
-    /// Unique in this process (numbered from 1 in every process): with a random tag of the
-    /// process, the owner of the tasks of a connection outside HTTP (see `tasks_dispatch`).
-    pub(crate) id: u64,
-    inner: Mutex<SessionInner>,
-}
-
-/// A new session's [`SessionState::id`].
-fn next_session_id() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
-
-#[derive(Default)]
-struct SessionInner {
-    initialized: bool,
-    capabilities: ClientCapabilities,
-    client_info: Option<Implementation>,
-    /// The `clientInfo` of a request of the stateless revision, as JSON: decoded only if a
-    /// handler asks for it.
-    client_info_json: Option<Box<str>>,
-    log_level: Option<LoggingLevel>,
-    /// Requests of the stateless revision get log messages only when they ask (`_meta`
-    /// logLevel).
-    quiet_by_default: bool,
-    subscriptions: HashSet<String>,
-}
-
-impl SessionState {
-    pub(crate) fn new() -> Self {
-        SessionState { peer: OnceLock::new(), id: next_session_id(), inner: Mutex::new(SessionInner::default()) }
-    }
-    /// A session that skips the handshake: served as initialized, the client's capabilities
-    /// unknown (so nothing is asked of it).
-    pub(crate) fn preinitialized() -> Self {
-        let inner = SessionInner { initialized: true, ..SessionInner::default() };
-        SessionState { peer: OnceLock::new(), id: next_session_id(), inner: Mutex::new(inner) }
-    }
-    fn inner(&self) -> std::sync::MutexGuard<'_, SessionInner> {
-        self.inner.lock_unpoisoned()
-    }
-    pub(crate) fn is_initialized(&self) -> bool {
-        self.inner().initialized
-    }
-    pub(crate) fn client_capabilities(&self) -> ClientCapabilities {
-        self.inner().capabilities.clone()
-    }
-    pub(crate) fn client_info(&self) -> Option<Implementation> {
-        let mut inner = self.inner();
-        if let Some(json) = inner.client_info_json.take() {
-            inner.client_info = stateless::decode_raw(&json).ok();
-        }
-        inner.client_info.clone()
-    }
-    pub(crate) fn log_enabled(&self, level: &LoggingLevel) -> bool {
-        let inner = self.inner();
-        match &inner.log_level {
-            Some(min) => severity(level) >= severity(min),
-            None => !inner.quiet_by_default,
-        }
-    }
-    /// The state of one request of the stateless revision: what its `_meta` declared.
-    pub(crate) fn stateless(envelope: stateless::Envelope<'_>) -> Self {
-        let inner = SessionInner {
-            initialized: true,
-            capabilities: envelope.capabilities,
-            client_info: None,
-            client_info_json: envelope.client_info.map(Box::from),
-            log_level: envelope.log_level,
-            quiet_by_default: true,
-            subscriptions: HashSet::new(),
-        };
-        SessionState { peer: OnceLock::new(), id: next_session_id(), inner: Mutex::new(inner) }
-    }
-    pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
-        self.inner().subscriptions.contains(uri)
-    }
-    /// Subscribes to `uri`: what a client may make the session hold is bounded.
-    pub(crate) fn subscribe(&self, uri: String) -> Result<(), ErrorObject> {
-        let mut inner = self.inner();
-        let subscriptions = &mut inner.subscriptions;
-        if !subscriptions.contains(&uri) {
-            let bytes: usize = subscriptions.iter().map(String::len).sum::<usize>() + uri.len();
-            if subscriptions.len() >= MAX_SUBSCRIPTIONS || bytes > MAX_SUBSCRIPTION_BYTES {
-                return Err(ErrorObject::invalid_params(format!(
-                    "too many subscriptions: a session holds at most {MAX_SUBSCRIPTIONS} URIs of \
-                     {MAX_SUBSCRIPTION_BYTES} bytes in all; unsubscribe first"
-                )));
-            }
-            subscriptions.insert(uri);
-        }
-        Ok(())
-    }
-    pub(crate) fn unsubscribe(&self, uri: &str) {
-        self.inner().subscriptions.remove(uri);
-    }
-    /// The least severe level of log messages the client wants (`logging/setLevel`).
-    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
-        self.inner().log_level = Some(level);
-    }
-
-    #[cfg(feature = "http")]
-    /// What another instance of a fleet needs to serve this session (see
-    /// `mcp_transport_http::server::shared`): the revision, what the client declared, its log
-    /// level and subscriptions, as JSON.
-    pub(crate) fn record(&self, version: ProtocolVersion) -> Vec<u8> {
-        let inner = self.inner();
-        let record = SessionRecord {
-            version: version.as_str().to_owned(),
-            capabilities: inner.capabilities.clone(),
-            client_info: inner.client_info.clone(),
-            log_level: inner.log_level.clone(),
-            subscriptions: inner.subscriptions.iter().cloned().collect(),
-        };
-        serde_json::to_vec(&record).unwrap_or_default()
-    }
-
-    #[cfg(feature = "http")]
-    /// A session rebuilt from its [`record`](Self::record), and its revision.
-    pub(crate) fn from_record(record: &[u8]) -> Option<(Self, ProtocolVersion)> {
-        let state = SessionState::new();
-        let version = state.apply_record(record)?;
-        state.inner().initialized = true;
-        Some((state, version))
-    }
-
-    #[cfg(feature = "http")]
-    /// Takes what a [`record`](Self::record) says; its revision, or `None` if unreadable.
-    pub(crate) fn apply_record(&self, record: &[u8]) -> Option<ProtocolVersion> {
-        let record: SessionRecord = serde_json::from_slice(record).ok()?;
-        let version = ProtocolVersion::from_wire(&record.version)?;
-        let mut inner = self.inner();
-        inner.capabilities = record.capabilities;
-        inner.client_info = record.client_info;
-        inner.log_level = record.log_level;
-        inner.subscriptions = record.subscriptions.into_iter().collect();
-        Some(version)
-    }
-}
-
-/// A session as a fleet's store keeps it.
-#[cfg(feature = "http")]
-#[derive(serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SessionRecord {
-    version: String,
-    capabilities: ClientCapabilities,
-    client_info: Option<Implementation>,
-    log_level: Option<LoggingLevel>,
-    subscriptions: Vec<String>,
-}
 
 /// The `Service` of one connection.
 pub(crate) struct Session {
@@ -218,7 +60,7 @@ pub(crate) struct Era {
     pub(crate) decoration: Option<stateless::Decoration>,
     /// The answers the request carries and the input it asks for (the methods that may answer
     /// with an input-required result).
-    pub(crate) input_rounds: Option<Arc<stateless::InputRounds>>,
+    pub(crate) input_rounds: Option<Arc<crate::context::rounds::InputRounds>>,
 }
 
 impl Era {
@@ -328,7 +170,7 @@ fn handle_stateless<'a>(
     server: &'a ServerShared,
     req: &'a message::Request,
     rctx: &'a RequestContext,
-    envelope: stateless::Envelope<'a>,
+    envelope: crate::context::session::Envelope<'a>,
 ) -> impl Future<Output = Reply> + Send + 'a {
     async move {
         let method = req.method.as_str();
@@ -353,9 +195,9 @@ fn handle_stateless<'a>(
         }
         // The methods that may answer with an input-required result.
         let input_rounds = match method {
-            CallToolRequest::METHOD | GetPromptRequest::METHOD | ReadResourceRequest::METHOD => {
-                Some(Arc::new(stateless::InputRounds::from_request(server, req, envelope.capabilities.clone())?))
-            }
+            CallToolRequest::METHOD | GetPromptRequest::METHOD | ReadResourceRequest::METHOD => Some(Arc::new(
+                crate::context::rounds::InputRounds::from_request(server, req, envelope.capabilities.clone())?,
+            )),
             _ => None,
         };
         let decoration = stateless::Decoration::new(server, server.cache_hints.for_method(method).cloned());
@@ -370,23 +212,6 @@ fn handle_stateless<'a>(
     }
 }
 
-/// Saves the session for the other instances of a fleet, when it is shared (HTTP with
-/// `HttpServerConfig::shared_sessions`); boxed, and only then.
-pub(crate) async fn save_shared(state: &SessionState, rctx: &RequestContext) -> Result<(), ErrorObject> {
-    #[cfg(feature = "http")]
-    if let Some(info) = rctx.attachment().and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
-        && info.shares_session()
-    {
-        let record = state.record(rctx.peer().protocol_version());
-        return Box::pin(info.save_session(&record)).await.map_err(|e| {
-            tracing::warn!("fleet: the session could not be saved: {e}");
-            ErrorObject::internal_error("the shared session store is unavailable; try again later")
-        });
-    }
-    let _ = (state, rctx);
-    Ok(())
-}
-
 /// `initialize`: the handshake of the session revisions.
 fn initialize(
     server: &ServerShared,
@@ -399,12 +224,7 @@ fn initialize(
     let version = ProtocolVersion::from_wire(&p.protocol_version)
         .filter(|v| !v.is_stateless())
         .unwrap_or(ProtocolVersion::LATEST_SESSION);
-    {
-        let mut inner = state.inner();
-        inner.capabilities = p.capabilities;
-        inner.client_info = Some(p.client_info);
-        inner.initialized = true;
-    }
+    state.initialize(p.capabilities, p.client_info);
     rctx.peer().set_protocol_version(version);
     let mut result = InitializeResult::new(server.capabilities.clone(), version.as_str(), server.info.clone());
     result.instructions = server.instructions.clone();
@@ -437,7 +257,7 @@ mod tests {
             &'static ServerShared,
             &'static message::Request,
             &'static RequestContext,
-            stateless::Envelope<'static>,
+            crate::context::session::Envelope<'static>,
             _,
         >(handle_stateless);
         assert!(stateless <= 1280, "a stateless request's future is {stateless} bytes");

@@ -19,14 +19,15 @@ use mcp_jsonrpc::raw::{has_keys, str_text};
 use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
 use mcp_types::{
     CacheScope, ClientCapabilities, DiscoverRequest, ErrorCode, ForRevision, ListPromptsRequest,
-    ListResourceTemplatesRequest, ListResourcesRequest, ListToolsRequest, LoggingLevel, ProtocolVersion,
-    ReadResourceRequest, Request as _, WireSerialize,
+    ListResourceTemplatesRequest, ListResourcesRequest, ListToolsRequest, ProtocolVersion, ReadResourceRequest,
+    Request as _, WireSerialize,
 };
-use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::context::rounds::InputRounds;
+use crate::context::session::{Envelope, decode_raw};
 use crate::server::ServerShared;
 
 /// The `_meta` keys of a request of the stateless revision.
@@ -41,21 +42,6 @@ const SERVER_INFO: &str = mcp_types::meta::SERVER_INFO;
 /// describes).
 fn supported_versions() -> impl Iterator<Item = ProtocolVersion> {
     ProtocolVersion::ALL.into_iter().rev()
-}
-
-/// What a request of the stateless revision declares about its client.
-pub(crate) struct Envelope<'a> {
-    pub(crate) version: ProtocolVersion,
-    pub(crate) capabilities: ClientCapabilities,
-    /// The `clientInfo` JSON, decoded only if a handler asks for it.
-    pub(crate) client_info: Option<&'a str>,
-    pub(crate) log_level: Option<LoggingLevel>,
-}
-
-/// Decodes a raw value as it would decode from its `serde_json::Value` (whose outcome, errors
-/// included, is authoritative where the two could differ).
-pub(crate) fn decode_raw<T: DeserializeOwned>(raw: &str) -> Result<T, serde_json::Error> {
-    serde_json::from_str(raw).or_else(|_| serde_json::from_value(serde_json::from_str::<Value>(raw)?))
 }
 
 /// The envelope of a request of the stateless revision, if it has one (`None`: a request of
@@ -390,37 +376,6 @@ fn request_digest(method: &str, params: &Map<String, Value>) -> String {
     URL_SAFE_NO_PAD.encode(&hasher.finalize()[..16])
 }
 
-/// The input-required round trips of one request of the stateless revision (`tools/call`,
-/// `prompts/get`, `resources/read`): the answers it carries (`inputResponses` of this retry
-/// and, through `requestState`, of earlier rounds) and the input requests its handler makes in
-/// this round. A round that asked for input ends with an `input_required` result instead of the
-/// handler's ([`InputRounds::outcome`]); the client retries with the answers.
-pub(crate) struct InputRounds {
-    capabilities: ClientCapabilities,
-    /// Answers by key.
-    answers: BTreeMap<String, Value>,
-    /// Input requests made in this round, by key, as JSON text: written as the handler's
-    /// params were encoded (an elicitation form keeps its fields' order).
-    pending: Mutex<BTreeMap<String, Box<RawValue>>>,
-    /// A capability the handler needed and the client lacks.
-    missing: Mutex<Option<&'static str>>,
-    /// Counters for automatic keys, per kind.
-    counters: Mutex<BTreeMap<&'static str, usize>>,
-    /// The request's digest (see [`request_digest`]), computed when state is opened or sealed:
-    /// most requests do neither.
-    digest: std::sync::OnceLock<String>,
-}
-
-/// What asking the client for input gives a handler serving the stateless revision.
-pub(crate) enum Asked {
-    /// The client answered (in this retry or an earlier one).
-    Answer(Value),
-    /// Not yet: the request ends with an input-required result (the handler's `Err`).
-    Pending,
-    /// The client did not declare the capability.
-    Missing,
-}
-
 impl InputRounds {
     /// Reads `inputResponses` and `requestState` of a request that may carry them.
     pub(crate) fn from_request(
@@ -482,40 +437,6 @@ impl InputRounds {
                 decode_params::<Option<Map<String, Value>>>(req.params.as_deref()).ok().flatten().unwrap_or_default();
             request_digest(&req.method, &params)
         })
-    }
-
-    /// The next automatic key of a kind: `elicitation-1`, `sampling-1`, `roots-1`, ...
-    pub(crate) fn next_key(&self, kind: &'static str) -> String {
-        let mut counters = self.counters.lock_unpoisoned();
-        let n = counters.entry(kind).or_default();
-        *n += 1;
-        format!("{kind}-{n}")
-    }
-
-    /// Asks for input under `key`: the answer if the client gave it, else a pending request.
-    /// `params` is the request's params as JSON text.
-    pub(crate) fn ask(&self, key: &str, capability: &'static str, method: &str, params: &str) -> Asked {
-        let parsed = serde_json::from_str::<Value>(params).unwrap_or_default();
-        if let Some(missing) = crate::context::input_missing(&self.capabilities, capability, &parsed) {
-            *self.missing.lock_unpoisoned() = Some(missing);
-            return Asked::Missing;
-        }
-        if let Some(answer) = self.answers.get(key) {
-            return Asked::Answer(answer.clone());
-        }
-        #[derive(serde::Serialize)]
-        struct InputRequest<'a> {
-            method: &'a str,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            params: Option<&'a RawValue>,
-        }
-        // `params` came from the serializer: it is JSON.
-        let params =
-            serde_json::from_str::<&RawValue>(params).ok().filter(|_| !parsed.as_object().is_some_and(Map::is_empty));
-        if let Ok(request) = serde_json::value::to_raw_value(&InputRequest { method, params }) {
-            self.pending.lock_unpoisoned().insert(key.to_owned(), request);
-        }
-        Asked::Pending
     }
 
     /// What the request must answer instead of its handler's result, if anything: -32021 for

@@ -16,12 +16,13 @@ use mcp_types::{
 };
 use serde_json::Value;
 
-use crate::TaskSupport;
 use crate::context::Context;
 use crate::dispatch::{Call, Serve, run_tool};
 use crate::server::Registry;
 use crate::session::respond;
-use crate::tasks::{TaskLink, TaskOutcome, Tasks, is_terminal, notify_status, related_task};
+use crate::tasks::TaskSupport;
+use crate::tasks::running::{TaskLink, Tasks, notify_status};
+use crate::tasks::{TaskOutcome, is_terminal, related_task};
 
 /// The server's tasks, when this request may use them: the server declared the capability and
 /// the request is of a session of revision 2025-11-25 (before it tasks do not exist; in

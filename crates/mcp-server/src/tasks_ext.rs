@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use mcp_jsonrpc::message;
 use mcp_jsonrpc::sync::MutexExt as _;
 use mcp_jsonrpc::{CancellationToken, ErrorObject, Reply, RequestContext};
-use mcp_types::{CallToolResult, ClientCapabilities, ErrorCode, JsonObject, ProgressToken, Task, TaskStatus};
+use mcp_types::{ClientCapabilities, ErrorCode, JsonObject, ProgressToken, Task, TaskStatus};
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
@@ -18,17 +18,9 @@ use crate::context::Context;
 use crate::dispatch::{Call, run_tool};
 use crate::server::{Registry, ServerShared};
 use crate::stateless::{Decoration, decorate};
-use crate::tasks::{TaskLink, TaskOutcome, TaskStore, TaskStoreError, Tasks, is_terminal};
-
-/// The extension's identifier: the key in `capabilities.extensions`.
-pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
-
-/// `tasks/get`, `tasks/update`, `tasks/cancel`: the methods of the extension.
-pub(crate) const GET: &str = "tasks/get";
-/// See [`GET`].
-pub(crate) const UPDATE: &str = "tasks/update";
-/// See [`GET`].
-pub(crate) const CANCEL: &str = "tasks/cancel";
+use crate::tasks::running::{Deferred, Escalate, Ran, TaskLink, Tasks};
+use crate::tasks::store::TaskStore;
+use crate::tasks::{CANCEL, EXTENSION, GET, TaskOutcome, UPDATE, is_terminal};
 
 /// The owner of extension tasks when the endpoint names no principal: the store is
 /// server-global (a client polls a task from any connection, which the revision's statelessness
@@ -174,48 +166,6 @@ pub(crate) async fn call_tool(
     }
 }
 
-/// What the handler of a deferred task tells the request waiting for it.
-pub(crate) enum Ran {
-    /// It became a task.
-    Task(Task),
-    /// It ended before becoming one: the call's result.
-    Done(Result<CallToolResult, ErrorObject>),
-}
-
-type Escalate = Arc<Mutex<Option<oneshot::Sender<Ran>>>>;
-
-/// A call whose task begins where its handler awaits [`Context::run_as_task`].
-pub(crate) struct Deferred {
-    tasks: Arc<Tasks>,
-    owner: String,
-    /// The task, once created.
-    pub(crate) link: Arc<OnceLock<Arc<TaskLink>>>,
-    escalate: Escalate,
-    cancel: CancellationToken,
-}
-
-impl Deferred {
-    /// Creates the task (once), answers the waiting request with it.
-    pub(crate) async fn begin(&self, ctx: &Context) -> Result<(), ErrorObject> {
-        if self.link.get().is_some() {
-            return Ok(());
-        }
-        let config = &self.tasks.config;
-        let task = config
-            .store
-            .create(&self.owner, config.ttl(None), config.poll_interval)
-            .await
-            .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
-        self.tasks.started_with(&task.task_id, &self.owner, self.cancel.clone());
-        let link = TaskLink::new(task.task_id.clone(), self.owner.clone(), self.tasks.clone(), ctx.peer.clone(), true);
-        let _ = self.link.set(Arc::new(link));
-        if let Some(tx) = self.escalate.lock_unpoisoned().take() {
-            let _ = tx.send(Ran::Task(task));
-        }
-        Ok(())
-    }
-}
-
 /// Runs a task's handler (in the background) and records how it ended: a result (even one
 /// with `isError`) completes the task, a protocol error fails it, `tasks/cancel` stops it.
 /// A deferred call that ends before its task begins hands its result to the request.
@@ -255,34 +205,6 @@ async fn run(
         tasks.changed(&link.id);
     }
     tasks.ended(&link.id);
-}
-
-/// Asks the client for input through an extension task (see [`TaskLink::ask_input`]).
-pub(crate) async fn ask(
-    link: &TaskLink,
-    ctx: &Context,
-    key: &str,
-    capability: &'static str,
-    method: &str,
-    params: Value,
-) -> Result<Value, crate::error::ClientRequestError> {
-    use crate::error::ClientRequestError;
-    let caps = ctx.session.client_capabilities();
-    if let Some(missing) = crate::context::input_missing(&caps, capability, &params) {
-        return Err(ClientRequestError::NotSupported(missing));
-    }
-    let mut request = json!({"method": method});
-    if !params.as_object().is_some_and(Map::is_empty) {
-        request["params"] = params;
-    }
-    match link.ask_input(key, request, &ctx.cancel).await {
-        Ok(Some(answer)) => Ok(answer),
-        Ok(None) => Err(ClientRequestError::Call(mcp_jsonrpc::CallError::Cancelled)),
-        Err(TaskStoreError::TooManyInputs(n)) => {
-            Err(ClientRequestError::InvalidInput(format!("too many outstanding input requests ({n})")))
-        }
-        Err(e) => Err(ClientRequestError::InvalidInput(e.to_string())),
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::context::Context;
+use super::Context;
 use crate::error::ClientRequestError;
 pub use crate::schema::form::{ContentError, ElicitSchemaError, FormProblem};
 use crate::schema::form::{Form, form_for};
