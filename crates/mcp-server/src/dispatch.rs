@@ -36,11 +36,12 @@ use mcp_types::{
 };
 use serde::de::DeserializeOwned;
 
-use crate::completion::{Completion, CompletionRequest};
 use crate::context::Context;
 use crate::context::session::SessionState;
+use crate::def::completion::{Completion, CompletionRequest};
+use crate::def::registry::Registry;
 use crate::error::ToolError;
-use crate::server::{Registry, ServerShared};
+use crate::server::ServerShared;
 use crate::session::{Era, downgrade_content, downgrade_tool_result, respond};
 
 /// The outcome of a tool's handler on checked arguments, inside an async block: arguments the
@@ -348,7 +349,7 @@ impl Serve for CallToolRequest {
 
 /// [`tool_outcome!`] as a future of its own, for the task paths.
 pub(crate) fn run_tool<'a>(
-    tool: &'a crate::ToolDef,
+    tool: &'a crate::def::tool::ToolDef,
     name: &'a str,
     arguments: Option<JsonObject>,
     ctx: Context,

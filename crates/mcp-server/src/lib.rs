@@ -72,22 +72,17 @@
 #[cfg(feature = "auth")]
 mod auth;
 mod bus;
-mod completion;
 mod context;
 mod custom;
+mod def;
 mod dispatch;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
-mod handlers;
 #[cfg(feature = "http")]
 mod http;
-mod output;
 #[cfg(feature = "http")]
 mod param_headers;
-mod prompt;
-mod prompt_args;
-mod resource;
 mod schema;
 mod server;
 mod session;
@@ -97,28 +92,28 @@ mod subscriptions;
 pub mod tasks;
 mod tasks_dispatch;
 mod tasks_ext;
-mod tool;
 mod trace;
 
 pub use bus::{ChangeEvent, InMemoryBus, SubscriptionBus};
-pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
 pub use context::elicit;
 pub use context::elicit::{Elicitation, UrlElicitation};
 pub use context::extract::{FromContext, State};
 pub use context::progress::{Progress, ProgressReport};
 pub use context::{Context, Logger};
+pub use def::cache::CacheTarget;
+pub use def::completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
+pub use def::handlers::Handlers;
+pub use def::output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, Json, StringArgument};
+pub use def::prompt::{PromptDef, PromptHandler};
+pub use def::prompt_args::{PromptArguments, decode_prompt_arguments};
+pub use def::resource::{ResourceDef, ResourceHandler, TemplateDef};
+pub use def::tool::{ToolDef, ToolHandler, check_tool_name};
+pub use def::uri_template::{TemplateError, UriTemplate, UriVariables};
 pub use error::{ClientRequestError, DefinitionError, ToolError};
-pub use handlers::Handlers;
-pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, Json, StringArgument};
-pub use prompt::{PromptArguments, PromptDef, PromptHandler};
-pub use prompt_args::decode_prompt_arguments;
-pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};
 pub use schema::form::{ContentError, ElicitSchemaError, FormProblem};
 pub use server::{RootsChangedCallback, Server, ServerBuilder};
 pub use shutdown::shutdown_signal;
-pub use stateless::CacheTarget;
 pub use tasks::{TaskConfig, TaskSupport};
-pub use tool::{ToolDef, ToolHandler, check_tool_name};
 
 /// The HTTP transport, for its configuration and request types.
 #[cfg(feature = "http")]

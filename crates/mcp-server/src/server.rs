@@ -1,97 +1,27 @@
 //! The server: built once from its tools, prompts and resources, then served over any number
 //! of connections. Items can be added and removed at runtime; connected clients are told.
 
-use hashbrown::HashMap;
 use mcp_jsonrpc::sync::{MutexExt as _, RwLockExt as _};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use mcp_jsonrpc::{Peer, PeerConfig, Transport};
 use mcp_types::{
-    Implementation, JsonObject, Prompt, PromptListChangedNotification, Resource, ResourceListChangedNotification,
-    ResourceTemplate, ResourceUpdatedNotification, ResourceUpdatedNotificationParams, ServerCapabilities,
-    ServerCapabilitiesPrompts, ServerCapabilitiesResources, ServerCapabilitiesTools, Tool, ToolListChangedNotification,
+    Implementation, JsonObject, PromptListChangedNotification, ResourceListChangedNotification, ResourceTemplate,
+    ResourceUpdatedNotification, ResourceUpdatedNotificationParams, ServerCapabilities, ServerCapabilitiesPrompts,
+    ServerCapabilitiesResources, ServerCapabilitiesTools, Tool, ToolListChangedNotification,
 };
 
 use crate::context::StateMap;
 use crate::context::session::SessionState;
-use crate::custom::CustomMethods;
+use crate::def::custom::CustomMethods;
+use crate::def::handlers::Handlers;
+use crate::def::prompt::PromptDef;
+use crate::def::registry::Registry;
+use crate::def::resource::{ResourceDef, TemplateDef};
+use crate::def::tool::ToolDef;
 use crate::error::DefinitionError;
-use crate::handlers::Handlers;
-use crate::prompt::PromptDef;
-use crate::resource::{ResourceDef, TemplateDef};
 use crate::session::Session;
-use crate::tool::ToolDef;
-
-/// The registered items, with the lists as sent prepared once.
-#[derive(Default, Clone)]
-pub(crate) struct Registry {
-    pub(crate) tools: Vec<ToolDef>,
-    pub(crate) tool_list: Vec<Tool>,
-    /// The tools as clients of revisions before 2026-07-28 see them, when an output schema is
-    /// not an object schema (empty otherwise: `tool_list` serves them too).
-    legacy_tool_list: Vec<Tool>,
-    tool_index: HashMap<String, usize>,
-    pub(crate) prompts: Vec<PromptDef>,
-    pub(crate) prompt_list: Vec<Prompt>,
-    prompt_index: HashMap<String, usize>,
-    pub(crate) resources: Vec<ResourceDef>,
-    pub(crate) resource_list: Vec<Resource>,
-    resource_index: HashMap<String, usize>,
-    pub(crate) templates: Vec<TemplateDef>,
-    pub(crate) template_list: Vec<ResourceTemplate>,
-}
-
-impl Registry {
-    fn rebuild(&mut self) {
-        self.tool_list = self.tools.iter().map(|t| t.tool.clone()).collect();
-        self.legacy_tool_list = match self.tools.iter().any(|t| t.wraps_output) {
-            false => Vec::new(),
-            true => self
-                .tools
-                .iter()
-                .map(|t| {
-                    let mut tool = t.tool.clone();
-                    if t.wraps_output {
-                        tool.output_schema = tool.output_schema.as_ref().map(crate::tool::legacy_output_schema);
-                    }
-                    tool
-                })
-                .collect(),
-        };
-        self.tool_index = self.tools.iter().enumerate().map(|(i, t)| (t.tool.name.clone(), i)).collect();
-        self.prompt_list = self.prompts.iter().map(|p| p.prompt.clone()).collect();
-        self.prompt_index = self.prompts.iter().enumerate().map(|(i, p)| (p.prompt.name.clone(), i)).collect();
-        self.resource_list = self.resources.iter().map(|r| r.resource.clone()).collect();
-        self.resource_index = self.resources.iter().enumerate().map(|(i, r)| (r.resource.uri.clone(), i)).collect();
-        self.template_list = self.templates.iter().map(|t| t.template.clone()).collect();
-    }
-    /// The tools as listed to a client of `version`.
-    pub(crate) fn tool_list(&self, version: mcp_types::ProtocolVersion) -> &[Tool] {
-        match version < mcp_types::ProtocolVersion::V2026_07_28 && !self.legacy_tool_list.is_empty() {
-            true => &self.legacy_tool_list,
-            false => &self.tool_list,
-        }
-    }
-    pub(crate) fn prompt_list(&self, _: mcp_types::ProtocolVersion) -> &[Prompt] {
-        &self.prompt_list
-    }
-    pub(crate) fn resource_list(&self, _: mcp_types::ProtocolVersion) -> &[Resource] {
-        &self.resource_list
-    }
-    pub(crate) fn template_list(&self, _: mcp_types::ProtocolVersion) -> &[ResourceTemplate] {
-        &self.template_list
-    }
-    pub(crate) fn tool(&self, name: &str) -> Option<&ToolDef> {
-        self.tool_index.get(name).map(|i| &self.tools[*i])
-    }
-    pub(crate) fn prompt(&self, name: &str) -> Option<&PromptDef> {
-        self.prompt_index.get(name).map(|i| &self.prompts[*i])
-    }
-    pub(crate) fn resource(&self, uri: &str) -> Option<&ResourceDef> {
-        self.resource_index.get(uri).map(|i| &self.resources[*i])
-    }
-}
 
 pub(crate) struct ServerShared {
     pub(crate) info: Implementation,
@@ -106,7 +36,7 @@ pub(crate) struct ServerShared {
     pub(crate) peer_config: PeerConfig,
     pub(crate) state: Arc<StateMap>,
     pub(crate) on_roots_changed: Option<RootsChangedCallback>,
-    pub(crate) cache_hints: crate::stateless::CachePolicy,
+    pub(crate) cache_hints: crate::def::cache::CachePolicy,
     pub(crate) state_keys: crate::stateless::StateKeys,
     pub(crate) bus: Arc<dyn crate::bus::SubscriptionBus>,
     /// The tasks (2025-11-25): present when the server declares the `tasks` capability.
@@ -184,7 +114,7 @@ pub struct ServerBuilder {
     templates: Vec<TemplateDef>,
     state: StateMap,
     on_roots_changed: Option<RootsChangedCallback>,
-    cache_hints: crate::stateless::CachePolicy,
+    cache_hints: crate::def::cache::CachePolicy,
     state_keys: Option<Vec<Vec<u8>>>,
     state_ttl: std::time::Duration,
     bus: Option<Arc<dyn crate::bus::SubscriptionBus>>,
@@ -219,7 +149,7 @@ impl ServerBuilder {
     /// clients: how long a result stays fresh and whether shared caches may keep it (default:
     /// 0 ms, private). Sets all of them; [`cache_hints_for`](Self::cache_hints_for) sets one.
     pub fn cache_hints(mut self, ttl: std::time::Duration, scope: mcp_types::CacheScope) -> Self {
-        self.cache_hints = crate::stateless::CachePolicy::all(crate::stateless::CacheHints::new(ttl, scope));
+        self.cache_hints = crate::def::cache::CachePolicy::all(crate::def::cache::CacheHints::new(ttl, scope));
         self
     }
 
@@ -228,11 +158,11 @@ impl ServerBuilder {
     /// their `resources/read`.
     pub fn cache_hints_for(
         mut self,
-        target: crate::CacheTarget,
+        target: crate::def::cache::CacheTarget,
         ttl: std::time::Duration,
         scope: mcp_types::CacheScope,
     ) -> Self {
-        self.cache_hints.set(target, crate::stateless::CacheHints::new(ttl, scope));
+        self.cache_hints.set(target, crate::def::cache::CacheHints::new(ttl, scope));
         self
     }
 

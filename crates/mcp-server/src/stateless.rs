@@ -18,9 +18,7 @@ use mcp_jsonrpc::message::{self, decode_params};
 use mcp_jsonrpc::raw::{has_keys, str_text};
 use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
 use mcp_types::{
-    CacheScope, ClientCapabilities, DiscoverRequest, ErrorCode, ForRevision, ListPromptsRequest,
-    ListResourceTemplatesRequest, ListResourcesRequest, ListToolsRequest, ProtocolVersion, ReadResourceRequest,
-    Request as _, WireSerialize,
+    ClientCapabilities, DiscoverRequest, ErrorCode, ForRevision, ProtocolVersion, Request as _, WireSerialize,
 };
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -28,6 +26,7 @@ use sha2::{Digest, Sha256};
 
 use crate::context::rounds::InputRounds;
 use crate::context::session::{Envelope, decode_raw};
+use crate::def::cache::{CacheHints, CacheTarget};
 use crate::server::ServerShared;
 
 /// The `_meta` keys of a request of the stateless revision.
@@ -88,97 +87,6 @@ pub(crate) fn may_have_envelope(req: &message::Request) -> bool {
     req.method == DiscoverRequest::METHOD
         || req.is_indexed()
         || req.params.as_deref().is_some_and(|p| mcp_jsonrpc::raw::names_protocol_version(p.get()))
-}
-
-/// The results that carry cache hints (`ttlMs`, `cacheScope`) in 2026-07-28, each with hints
-/// of its own: see [`ServerBuilder::cache_hints_for`](crate::ServerBuilder::cache_hints_for).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum CacheTarget {
-    /// `server/discover`.
-    Discover,
-    /// `tools/list`.
-    ToolsList,
-    /// `prompts/list`.
-    PromptsList,
-    /// `resources/list`.
-    ResourcesList,
-    /// `resources/templates/list`.
-    ResourceTemplatesList,
-    /// `resources/read`, for resources and templates without hints of their own
-    /// ([`ResourceDef::cache_hints`](crate::ResourceDef::cache_hints),
-    /// [`TemplateDef::cache_hints`](crate::TemplateDef::cache_hints)).
-    ResourcesRead,
-}
-
-impl CacheTarget {
-    /// Every target.
-    pub const ALL: [CacheTarget; 6] = [
-        CacheTarget::Discover,
-        CacheTarget::ToolsList,
-        CacheTarget::PromptsList,
-        CacheTarget::ResourcesList,
-        CacheTarget::ResourceTemplatesList,
-        CacheTarget::ResourcesRead,
-    ];
-
-    /// The target of a method whose result carries cache hints.
-    pub fn of_method(method: &str) -> Option<CacheTarget> {
-        Some(match method {
-            DiscoverRequest::METHOD => CacheTarget::Discover,
-            ListToolsRequest::METHOD => CacheTarget::ToolsList,
-            ListPromptsRequest::METHOD => CacheTarget::PromptsList,
-            ListResourcesRequest::METHOD => CacheTarget::ResourcesList,
-            ListResourceTemplatesRequest::METHOD => CacheTarget::ResourceTemplatesList,
-            ReadResourceRequest::METHOD => CacheTarget::ResourcesRead,
-            _ => return None,
-        })
-    }
-}
-
-/// Freshness hints of cacheable results.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CacheHints {
-    pub(crate) ttl_ms: i64,
-    pub(crate) scope: CacheScope,
-}
-
-impl CacheHints {
-    pub(crate) fn new(ttl: Duration, scope: CacheScope) -> Self {
-        CacheHints { ttl_ms: i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX), scope }
-    }
-}
-
-impl Default for CacheHints {
-    fn default() -> Self {
-        CacheHints { ttl_ms: 0, scope: CacheScope::Private }
-    }
-}
-
-/// The server's cache hints, one setting per [`CacheTarget`].
-#[derive(Debug, Clone, Default)]
-pub(crate) struct CachePolicy {
-    hints: [CacheHints; CacheTarget::ALL.len()],
-}
-
-impl CachePolicy {
-    /// The same hints for every target.
-    pub(crate) fn all(hints: CacheHints) -> Self {
-        CachePolicy { hints: std::array::from_fn(|_| hints.clone()) }
-    }
-
-    pub(crate) fn set(&mut self, target: CacheTarget, hints: CacheHints) {
-        self.hints[target as usize] = hints;
-    }
-
-    pub(crate) fn get(&self, target: CacheTarget) -> &CacheHints {
-        &self.hints[target as usize]
-    }
-
-    /// The hints of a method's result, if it carries any.
-    pub(crate) fn for_method(&self, method: &str) -> Option<&CacheHints> {
-        CacheTarget::of_method(method).map(|t| self.get(t))
-    }
 }
 
 /// How requests of the stateless revision are answered: the result decoration of one request.

@@ -17,8 +17,8 @@ use mcp_types::{
 use serde_json::Value;
 
 use crate::context::Context;
+use crate::def::registry::Registry;
 use crate::dispatch::{Call, Serve, run_tool};
-use crate::server::Registry;
 use crate::session::respond;
 use crate::tasks::TaskSupport;
 use crate::tasks::running::{TaskLink, Tasks, notify_status};

@@ -15,8 +15,9 @@ use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
 use crate::context::Context;
+use crate::def::registry::Registry;
 use crate::dispatch::{Call, run_tool};
-use crate::server::{Registry, ServerShared};
+use crate::server::ServerShared;
 use crate::stateless::{Decoration, decorate};
 use crate::tasks::running::{Deferred, Escalate, Ran, TaskLink, Tasks};
 use crate::tasks::store::TaskStore;

@@ -9,11 +9,9 @@ use mcp_jsonrpc::BoxFuture;
 use mcp_types::{ErrorObject, GetPromptResult, JsonObject, Prompt, PromptArgument};
 use serde::de::DeserializeOwned;
 
-use crate::completion::{Completer, Completion, CompletionRequest};
+use super::completion::{Completer, Completion, CompletionRequest};
+use super::prompt_args::PromptArguments;
 use crate::context::Context;
-
-/// The arguments of a prompt: name to value.
-pub type PromptArguments = BTreeMap<String, String>;
 
 /// The code behind a prompt.
 pub trait PromptHandler: Send + Sync + 'static {
@@ -101,7 +99,7 @@ impl PromptDef {
         let handler = Arc::new(handler);
         PromptDef::new(name, move |arguments: PromptArguments, ctx: Context| {
             let handler = handler.clone();
-            async move { handler(crate::decode_prompt_arguments::<T>(&arguments)?, ctx).await }
+            async move { handler(super::prompt_args::decode_prompt_arguments::<T>(&arguments)?, ctx).await }
         })
         .arguments_from::<T>()
     }
@@ -142,7 +140,7 @@ impl PromptDef {
     pub fn arguments_from<T: DeserializeOwned + schemars::JsonSchema>(
         mut self,
     ) -> Result<Self, crate::error::DefinitionError> {
-        let arguments = crate::prompt_args::prompt_arguments::<T>().map_err(|reason| {
+        let arguments = super::prompt_args::prompt_arguments::<T>().map_err(|reason| {
             crate::error::DefinitionError::InvalidPromptArguments { name: self.prompt.name.clone(), reason }
         })?;
         self.prompt.arguments.get_or_insert_with(Vec::new).extend(arguments);

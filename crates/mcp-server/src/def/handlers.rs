@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use crate::prompt::PromptDef;
-use crate::resource::{ResourceDef, TemplateDef};
-use crate::tool::ToolDef;
+use super::prompt::PromptDef;
+use super::resource::{ResourceDef, TemplateDef};
+use super::tool::ToolDef;
 
 /// A value that provides tools, prompts, resources and resource templates, sharing its state
 /// between them through an `Arc`.

@@ -10,7 +10,10 @@ use serde_json::Value;
 
 use mcp_types::{ErrorObject, PromptArgument};
 
-use crate::prompt::PromptArguments;
+use std::collections::BTreeMap;
+
+/// The arguments of a prompt: name to value.
+pub type PromptArguments = BTreeMap<String, String>;
 
 /// The arguments a prompt lists for the struct `T` (see
 /// [`PromptDef::arguments_from`](crate::PromptDef::arguments_from)), or why there are none.

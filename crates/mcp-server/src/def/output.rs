@@ -13,7 +13,7 @@ use mcp_types::{
     PromptMessage, Role, TextResourceContents,
 };
 
-use crate::completion::Completion;
+use super::completion::Completion;
 use crate::error::ToolError;
 
 /// A value a tool can return.
