@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::schema::Schema;
-use crate::stateless::StateKeys;
+use crate::serve::seal::StateKeys;
 
 /// A schema compiled by the built-in checker (`schema_check`), which handles the subset of
 /// JSON Schema tool input schemas use.

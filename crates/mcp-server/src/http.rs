@@ -53,7 +53,7 @@ impl SessionFactory for Server {
     /// The 2026-07-28 `Mcp-Name` and `Mcp-Param-*` headers against the request's body (see
     /// `param_headers`).
     fn check_request(&self, request: &message::Request, headers: &http::HeaderMap) -> Result<(), server::Rejection> {
-        crate::param_headers::check(&self.shared, request, headers)
+        crate::serve::param_headers::check(&self.shared, request, headers)
     }
     /// The scopes of the tool, prompt or resource a request names (`ToolDef::scopes`) against
     /// the token's (see `auth`).
@@ -63,7 +63,7 @@ impl SessionFactory for Server {
         request: &message::Request,
         principal: &server::auth::Principal,
     ) -> Result<(), server::auth::InsufficientScope> {
-        crate::auth::authorize(&self.shared, request, principal)
+        crate::serve::auth::authorize(&self.shared, request, principal)
     }
 }
 

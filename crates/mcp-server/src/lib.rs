@@ -69,29 +69,19 @@
 //! }
 //! ```
 
-#[cfg(feature = "auth")]
-mod auth;
 mod bus;
 mod context;
-mod custom;
 mod def;
-mod dispatch;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 #[cfg(feature = "http")]
 mod http;
-#[cfg(feature = "http")]
-mod param_headers;
 mod schema;
+mod serve;
 mod server;
-mod session;
 mod shutdown;
-mod stateless;
-mod subscriptions;
 pub mod tasks;
-mod tasks_dispatch;
-mod tasks_ext;
 mod trace;
 
 pub use bus::{ChangeEvent, InMemoryBus, SubscriptionBus};
@@ -111,7 +101,8 @@ pub use def::tool::{ToolDef, ToolHandler, check_tool_name};
 pub use def::uri_template::{TemplateError, UriTemplate, UriVariables};
 pub use error::{ClientRequestError, DefinitionError, ToolError};
 pub use schema::form::{ContentError, ElicitSchemaError, FormProblem};
-pub use server::{RootsChangedCallback, Server, ServerBuilder};
+pub use serve::shared::RootsChangedCallback;
+pub use server::{Server, ServerBuilder};
 pub use shutdown::shutdown_signal;
 pub use tasks::{TaskConfig, TaskSupport};
 

@@ -21,65 +21,8 @@ use crate::def::registry::Registry;
 use crate::def::resource::{ResourceDef, TemplateDef};
 use crate::def::tool::ToolDef;
 use crate::error::DefinitionError;
-use crate::session::Session;
-
-pub(crate) struct ServerShared {
-    pub(crate) info: Implementation,
-    /// `info` as JSON, written once: 2026-07-28 results carry it in their `_meta`.
-    pub(crate) info_json: Arc<serde_json::value::RawValue>,
-    pub(crate) instructions: Option<String>,
-    pub(crate) capabilities: ServerCapabilities,
-    pub(crate) page_size: usize,
-    /// Whether tools registered at runtime get their output schema compiled for the check of
-    /// their structured content (see [`ServerBuilder::check_structured_content`]).
-    pub(crate) check_structured_content: bool,
-    pub(crate) peer_config: PeerConfig,
-    pub(crate) state: Arc<StateMap>,
-    pub(crate) on_roots_changed: Option<RootsChangedCallback>,
-    pub(crate) cache_hints: crate::def::cache::CachePolicy,
-    pub(crate) state_keys: crate::stateless::StateKeys,
-    pub(crate) bus: Arc<dyn crate::bus::SubscriptionBus>,
-    /// The tasks (2025-11-25): present when the server declares the `tasks` capability.
-    pub(crate) tasks: Option<Arc<crate::tasks::running::Tasks>>,
-    /// The handlers of methods outside the protocol.
-    pub(crate) custom: CustomMethods,
-    registry: RwLock<Arc<Registry>>,
-    sessions: Mutex<Vec<Weak<SessionState>>>,
-    /// Sessions ended since `sessions` was last swept (see [`ServerShared::session_ended`]).
-    ended: std::sync::atomic::AtomicUsize,
-    /// The task that tells this process's sessions of what a bus that fans out brings runs.
-    relay: std::sync::atomic::AtomicBool,
-}
-
-impl ServerShared {
-    pub(crate) fn registry(&self) -> Arc<Registry> {
-        self.registry.read_unpoisoned().clone()
-    }
-
-    /// A session's service is gone. Once as many have ended as half the list holds, the list
-    /// is swept (amortized O(1) per session): a `Weak` keeps its session's allocation, so
-    /// entries left after a burst of sessions ended would hold that memory (4 KiB a session,
-    /// scattered over the heap) until as many new sessions came.
-    pub(crate) fn session_ended(&self) {
-        use std::sync::atomic::Ordering;
-        let ended = self.ended.fetch_add(1, Ordering::Relaxed) + 1;
-        let mut sessions = self.sessions.lock_unpoisoned();
-        if ended * 2 >= sessions.len() {
-            self.ended.store(0, Ordering::Relaxed);
-            sessions.retain(|s| s.upgrade().is_some_and(|s| s.peer.get().is_some_and(|p| !p.is_closed())));
-            let live = sessions.len();
-            if sessions.capacity() > 64 && live < sessions.capacity() / 4 {
-                sessions.shrink_to(live * 2);
-            }
-        }
-    }
-
-    /// How many sessions the list of live ones holds (ended ones not swept yet included).
-    #[cfg(test)]
-    pub(crate) fn listed_sessions(&self) -> usize {
-        self.sessions.lock_unpoisoned().len()
-    }
-}
+use crate::serve::session::Session;
+use crate::serve::shared::{RootsChangedCallback, ServerShared};
 
 /// Builds a [`Server`].
 ///
@@ -127,10 +70,6 @@ pub struct ServerBuilder {
     experimental: BTreeMap<String, JsonObject>,
     extensions: BTreeMap<String, JsonObject>,
 }
-
-/// Called when a client says its roots changed; the [`Peer`] reaches that client (to call
-/// `roots/list` again, say).
-pub type RootsChangedCallback = Arc<dyn Fn(Peer) + Send + Sync>;
 
 impl std::fmt::Debug for ServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -504,8 +443,8 @@ impl ServerBuilder {
                 on_roots_changed: self.on_roots_changed,
                 cache_hints: self.cache_hints,
                 state_keys: match self.state_keys {
-                    Some(keys) if !keys.is_empty() => crate::stateless::StateKeys::new(keys, self.state_ttl),
-                    _ => crate::stateless::StateKeys::random(self.state_ttl),
+                    Some(keys) if !keys.is_empty() => crate::serve::seal::StateKeys::new(keys, self.state_ttl),
+                    _ => crate::serve::seal::StateKeys::random(self.state_ttl),
                 },
                 tasks: tasks.map(|config| Arc::new(crate::tasks::running::Tasks::new(config, bus.clone()))),
                 custom: self.custom,

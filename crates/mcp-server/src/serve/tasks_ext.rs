@@ -14,20 +14,15 @@ use mcp_types::{ClientCapabilities, ErrorCode, JsonObject, ProgressToken, Task, 
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
+use super::call::{Call, run_tool};
+use super::owner::extension_owner;
+use super::reply::{Decoration, decorate, downgrade_content, respond};
 use crate::context::Context;
 use crate::def::registry::Registry;
-use crate::dispatch::{Call, run_tool};
-use crate::server::ServerShared;
-use crate::stateless::{Decoration, decorate};
+use crate::serve::shared::ServerShared;
 use crate::tasks::running::{Deferred, Escalate, Ran, TaskLink, Tasks};
 use crate::tasks::store::TaskStore;
 use crate::tasks::{CANCEL, EXTENSION, GET, TaskOutcome, UPDATE, is_terminal};
-
-/// The owner of extension tasks when the endpoint names no principal: the store is
-/// server-global (a client polls a task from any connection, which the revision's statelessness
-/// asks for; its id, 128 random bits returned only to its creator, is the capability to it, as
-/// the extension's security considerations allow).
-const SHARED_OWNER: &str = "ext";
 
 /// Whether the client capabilities declare the extension.
 pub(crate) fn declared(capabilities: &ClientCapabilities) -> bool {
@@ -45,12 +40,6 @@ pub(crate) fn missing_extension(why: &str) -> ErrorObject {
 
 fn unknown_task(id: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!("unknown task `{id}`"))
-}
-
-/// Who owns the extension tasks a request creates or reads: the HTTP principal, else every
-/// client ([`SHARED_OWNER`]).
-pub(crate) fn owner(rctx: &RequestContext) -> String {
-    crate::tasks_dispatch::principal_owner(rctx).unwrap_or_else(|| SHARED_OWNER.to_owned())
 }
 
 /// The extension's `Task` members of a stored task (`ttlMs`, `pollIntervalMs`).
@@ -107,11 +96,11 @@ pub(crate) async fn call_tool(
             return Err(missing_extension(&format!("tool `{name}`")));
         }
         let mut result = run_tool(tool, &name, arguments, call.context(progress)).await?;
-        crate::session::downgrade_content(&mut result.content, call.era.version);
-        return crate::session::respond(call.rctx, &result, call.era);
+        downgrade_content(&mut result.content, call.era.version);
+        return respond(call.rctx, &result, call.era);
     }
     let deferred = tool.deferred_task;
-    let owner = owner(call.rctx);
+    let owner = extension_owner(call.rctx);
     let mut ctx = call.context(progress);
     let server = call.server;
     if !deferred {
@@ -160,8 +149,8 @@ pub(crate) async fn call_tool(
         }
         Ok(Ran::Done(result)) => {
             let mut result = result?;
-            crate::session::downgrade_content(&mut result.content, call.era.version);
-            crate::session::respond(call.rctx, &result, call.era)
+            downgrade_content(&mut result.content, call.era.version);
+            respond(call.rctx, &result, call.era)
         }
         Err(_) => Err(ErrorObject::internal_error("the tool's handler stopped")),
     }
@@ -198,7 +187,7 @@ async fn run(
     };
     if let Some(outcome) = outcome {
         let outcome: TaskOutcome = outcome.and_then(|mut result| {
-            crate::session::downgrade_content(&mut result.content, version);
+            downgrade_content(&mut result.content, version);
             serde_json::to_value(mcp_types::ForRevision::new(&result, version)).map_err(ErrorObject::internal_error)
         });
         let status = if outcome.is_ok() { TaskStatus::Completed } else { TaskStatus::Failed };
@@ -259,7 +248,7 @@ pub(crate) async fn serve(
         return Err(missing_extension(&format!("`{method}`")));
     }
     let params: TaskParams = message::decode_params(req.params.as_deref())?;
-    let owner = owner(rctx);
+    let owner = extension_owner(rctx);
     let store = &tasks.config.store;
     let id = &params.task_id;
     match method {

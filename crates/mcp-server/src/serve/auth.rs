@@ -8,7 +8,7 @@ use mcp_jsonrpc::raw as json;
 use mcp_transport_http::server::auth::{InsufficientScope, Principal};
 use mcp_types::{CallToolRequest, GetPromptRequest, ReadResourceRequest, Request as _};
 
-use crate::server::ServerShared;
+use crate::serve::shared::ServerShared;
 
 /// Whether `principal` has the scopes of what `request` names (a tool, a prompt, a resource).
 /// Only the name is read of the params, through the request's index.

@@ -16,10 +16,11 @@ use mcp_types::{
 };
 use serde_json::Value;
 
+use super::call::{Call, Serve, ToolCall, run_tool};
+use super::owner::session_owner;
+use super::reply::{downgrade_tool_result, respond};
 use crate::context::Context;
 use crate::def::registry::Registry;
-use crate::dispatch::{Call, Serve, run_tool};
-use crate::session::respond;
 use crate::tasks::TaskSupport;
 use crate::tasks::running::{TaskLink, Tasks, notify_status};
 use crate::tasks::{TaskOutcome, is_terminal, related_task};
@@ -30,58 +31,6 @@ use crate::tasks::{TaskOutcome, is_terminal, related_task};
 pub(crate) fn offered<'a>(call: &Call<'a>) -> Option<&'a Arc<Tasks>> {
     let tasks = call.server.tasks.as_ref()?;
     (call.era.version == ProtocolVersion::V2025_11_25 && !call.era.is_stateless()).then_some(tasks)
-}
-
-/// Who owns the tasks this request creates or reads, so that nobody else reaches them (the
-/// specification's binding of tasks to the requestor's context); `None` where nothing binds
-/// the request to a client:
-/// - the HTTP principal, when the endpoint checks tokens and the token names someone: a client
-///   keeps its tasks across sessions and instances;
-/// - else over HTTP the session, by its `Mcp-Session-Id`, which every instance of a fleet
-///   knows it by (a copy of the session elsewhere is the same owner); a POST outside any
-///   session (a stateless endpoint) has no owner: the next POST may be anyone's;
-/// - else the connection (stdio, in memory: one client at its end), by a random id of the
-///   process and the connection's number in it, so that servers sharing a store never mix
-///   their connections' tasks.
-fn owner(call: &Call<'_>) -> Option<String> {
-    if let Some(principal) = principal_owner(call.rctx) {
-        return Some(principal);
-    }
-    #[cfg(feature = "http")]
-    if let Some(info) = call.rctx.attachment().and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
-    {
-        return info.session_id().map(|id| format!("http-session:{id}"));
-    }
-    Some(format!("connection:{}:{}", process_tag(), call.state.id))
-}
-
-/// 128 random bits drawn once per process: what tells this process's connections from
-/// another's (their numbers start at 1 in every process).
-fn process_tag() -> &'static str {
-    static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    TAG.get_or_init(crate::tasks::new_task_id)
-}
-
-/// The HTTP principal of a request, as a task owner, when the endpoint checks tokens and the
-/// token names someone: its issuer (the `iss` claim; one subject of two issuers is two
-/// owners), subject and client.
-pub(crate) fn principal_owner(rctx: &mcp_jsonrpc::RequestContext) -> Option<String> {
-    let _ = rctx;
-    #[cfg(feature = "auth")]
-    if let Some(principal) = rctx
-        .attachment()
-        .and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
-        .and_then(|info| info.extensions().get::<mcp_transport_http::server::auth::Principal>())
-        .filter(|p| p.subject.is_some() || p.client_id.is_some())
-    {
-        let issuer = principal.issuer.as_deref().unwrap_or("");
-        return Some(format!(
-            "principal:{issuer}\u{0}{}\u{0}{}",
-            principal.subject.as_deref().unwrap_or(""),
-            principal.client_id.as_deref().unwrap_or("")
-        ));
-    }
-    None
 }
 
 /// The tasks of a request to a task method: -32601 where tasks are not offered.
@@ -104,8 +53,8 @@ fn unknown_task(id: &str) -> ErrorObject {
 pub(crate) fn route<'a>(
     call: &Call<'a>,
     tasks: &'a Arc<Tasks>,
-    input: crate::dispatch::ToolCall<'a>,
-) -> Result<futures_util::future::BoxFuture<'a, Reply>, crate::dispatch::ToolCall<'a>> {
+    input: ToolCall<'a>,
+) -> Result<futures_util::future::BoxFuture<'a, Reply>, ToolCall<'a>> {
     use futures_util::FutureExt as _;
     // A session whose client did not offer tasks makes plain calls only: decided before the
     // registry is read (the plain path reads it).
@@ -119,9 +68,9 @@ pub(crate) fn route<'a>(
         if support == TaskSupport::Forbidden {
             return Err(input);
         }
-        let crate::dispatch::ToolCall { name, arguments, progress, .. } = input;
+        let ToolCall { name, arguments, progress, .. } = input;
         let future =
-            crate::tasks_ext::call_tool(*call, tasks, registry.clone(), name.into_owned(), arguments, progress);
+            super::tasks_ext::call_tool(*call, tasks, registry.clone(), name.into_owned(), arguments, progress);
         return Ok(future.boxed());
     }
     // The `task` member, read only here: a plain call's params decoding does not look for it.
@@ -143,7 +92,7 @@ pub(crate) fn route<'a>(
         (TaskSupport::Forbidden, Some(_)) => refuse(format!("tool `{}` cannot be called as a task", input.name)),
         (TaskSupport::Required, None) => refuse(format!("tool `{}` must be called as a task", input.name)),
         (_, Some(meta)) => {
-            let Some(owner) = owner(call) else {
+            let Some(owner) = session_owner(call) else {
                 return refuse(format!(
                     "tool `{}` cannot be called as a task here: the request is in no session (a stateless \
                      endpoint) and names no principal, so the task could be given back to nobody; call it \
@@ -151,7 +100,7 @@ pub(crate) fn route<'a>(
                     input.name
                 ));
             };
-            let crate::dispatch::ToolCall { name, arguments, progress } = input;
+            let ToolCall { name, arguments, progress } = input;
             let ctx = call.context(progress);
             Ok(start(call, tasks, owner, registry.clone(), name.into_owned(), arguments, ctx, meta).boxed())
         }
@@ -192,7 +141,7 @@ pub(crate) fn start<'a>(
             let outcome: TaskOutcome = match registry.tool(&name) {
                 Some(tool) => match run_tool(tool, &name, arguments, ctx).await {
                     Ok(mut result) => {
-                        crate::session::downgrade_tool_result(&mut result, tool.wraps_output, version);
+                        downgrade_tool_result(&mut result, tool.wraps_output, version);
                         serde_json::to_value(mcp_types::ForRevision::new(&result, version))
                             .map_err(ErrorObject::internal_error)
                     }
@@ -227,7 +176,7 @@ impl Serve for GetTaskRequest {
         capabilities.tasks.is_some()
     }
     fn serve<'a>(call: &Call<'a>, input: GetTaskRequestParams) -> impl Future<Output = Reply> + Send {
-        let owner = owner(call);
+        let owner = session_owner(call);
         let call = *call;
         Box::pin(async move {
             let tasks = tasks_of::<Self>(&call)?;
@@ -247,7 +196,7 @@ impl Serve for GetTaskPayloadRequest {
     /// Blocks until the task is terminal, then answers what the request would have: its
     /// result (with the related-task `_meta`) or its error.
     fn serve<'a>(call: &Call<'a>, input: GetTaskPayloadRequestParams) -> impl Future<Output = Reply> + Send {
-        let owner = owner(call);
+        let owner = session_owner(call);
         let call = *call;
         Box::pin(async move {
             let tasks = tasks_of::<Self>(&call)?;
@@ -280,7 +229,7 @@ impl Serve for ListTasksRequest {
         capabilities.tasks.is_some()
     }
     fn serve<'a>(call: &Call<'a>, input: Option<PaginatedRequestParams>) -> impl Future<Output = Reply> + Send {
-        let owner = owner(call);
+        let owner = session_owner(call);
         let call = *call;
         Box::pin(async move {
             let tasks = tasks_of::<Self>(&call)?;
@@ -302,7 +251,7 @@ impl Serve for CancelTaskRequest {
     }
     /// Moves the task to `cancelled` (a terminal task is -32602) and stops its handler.
     fn serve<'a>(call: &Call<'a>, input: CancelTaskRequestParams) -> impl Future<Output = Reply> + Send {
-        let owner = owner(call);
+        let owner = session_owner(call);
         let call = *call;
         Box::pin(async move {
             let tasks = tasks_of::<Self>(&call)?;

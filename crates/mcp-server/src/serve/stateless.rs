@@ -8,33 +8,30 @@
 
 use mcp_jsonrpc::sync::MutexExt as _;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, Mac};
 use mcp_jsonrpc::message::{self, decode_params};
-use mcp_jsonrpc::raw::{has_keys, str_text};
+use mcp_jsonrpc::raw::str_text;
 use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
-use mcp_types::{
-    ClientCapabilities, DiscoverRequest, ErrorCode, ForRevision, ProtocolVersion, Request as _, WireSerialize,
-};
+use mcp_types::{ClientCapabilities, DiscoverRequest, ErrorCode, ProtocolVersion, Request as _, WireSerialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::reply::{Decoration, respond_stateless};
+use super::shared::ServerShared;
 use crate::context::rounds::InputRounds;
 use crate::context::session::{Envelope, decode_raw};
-use crate::def::cache::{CacheHints, CacheTarget};
-use crate::server::ServerShared;
+use crate::def::cache::CacheTarget;
 
 /// The `_meta` keys of a request of the stateless revision.
 pub(crate) const PROTOCOL_VERSION: &str = mcp_types::meta::PROTOCOL_VERSION;
 const CLIENT_CAPABILITIES: &str = mcp_types::meta::CLIENT_CAPABILITIES;
 const CLIENT_INFO: &str = mcp_types::meta::CLIENT_INFO;
 const LOG_LEVEL: &str = mcp_types::meta::LOG_LEVEL;
-const SERVER_INFO: &str = mcp_types::meta::SERVER_INFO;
 
 /// Every revision this server speaks, newest first: the stateless one per request, the
 /// session revisions after an `initialize` (a server of both, as the versioning page
@@ -89,101 +86,6 @@ pub(crate) fn may_have_envelope(req: &message::Request) -> bool {
         || req.params.as_deref().is_some_and(|p| mcp_jsonrpc::raw::names_protocol_version(p.get()))
 }
 
-/// How requests of the stateless revision are answered: the result decoration of one request.
-pub(crate) struct Decoration {
-    /// The server's `Implementation`, as JSON.
-    pub(crate) server_info: Arc<RawValue>,
-    pub(crate) cache: Option<CacheHints>,
-}
-
-impl Decoration {
-    /// The decoration of `server`'s results, with these cache hints.
-    pub(crate) fn new(server: &ServerShared, cache: Option<CacheHints>) -> Self {
-        Decoration { server_info: server.info_json.clone(), cache }
-    }
-}
-
-/// Encodes a result for a request of the stateless revision: `serverInfo` in `_meta`, cache
-/// hints where due.
-pub(crate) fn respond_stateless<T: WireSerialize>(
-    rctx: &RequestContext,
-    result: &T,
-    version: ProtocolVersion,
-    decoration: &Decoration,
-) -> Reply {
-    rctx.encode_result(&Decorated { result, version, decoration })
-}
-
-/// A result encoded for a request of the stateless revision, decorated as it is written: the
-/// result's own JSON, then the members the decoration adds (those the result does not have),
-/// without going through a `serde_json::Value`.
-struct Decorated<'a, T: ?Sized> {
-    result: &'a T,
-    version: ProtocolVersion,
-    decoration: &'a Decoration,
-}
-
-impl<T: WireSerialize + ?Sized> mcp_jsonrpc::message::Body for Decorated<'_, T> {
-    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        let start = out.len();
-        serde_json::to_writer(&mut *out, &ForRevision::new(self.result, self.version))?;
-        let written = std::str::from_utf8(&out[start..]).map_err(serde::ser::Error::custom)?;
-        // What serde_json wrote is valid JSON: a quick scan finds its members.
-        let Some(([meta, result_type, ttl, scope], len)) =
-            has_keys(written, &["_meta", "resultType", "ttlMs", "cacheScope"])
-        else {
-            // Not an object: nothing to decorate.
-            return Ok(());
-        };
-        if meta {
-            // The result has `_meta` of its own: merge into it.
-            let mut value: Value = serde_json::from_str(written)?;
-            out.truncate(start);
-            decorate(&mut value, self.decoration);
-            return serde_json::to_writer(out, &value);
-        }
-        // Compact JSON of an object ends with its `}`: reopen it.
-        out.pop();
-        if len > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(br#""_meta":{""#);
-        out.extend_from_slice(SERVER_INFO.as_bytes());
-        out.extend_from_slice(br#"":"#);
-        out.extend_from_slice(self.decoration.server_info.get().as_bytes());
-        out.push(b'}');
-        if !result_type {
-            out.extend_from_slice(br#","resultType":"complete""#);
-        }
-        if let Some(cache) = &self.decoration.cache {
-            if !ttl {
-                out.extend_from_slice(br#","ttlMs":"#);
-                serde_json::to_writer(&mut *out, &cache.ttl_ms)?;
-            }
-            if !scope {
-                out.extend_from_slice(br#","cacheScope":"#);
-                serde_json::to_writer(&mut *out, cache.scope.as_str())?;
-            }
-        }
-        out.push(b'}');
-        Ok(())
-    }
-}
-
-pub(crate) fn decorate(value: &mut Value, decoration: &Decoration) {
-    let Value::Object(object) = value else { return };
-    object.entry("resultType").or_insert_with(|| json!("complete"));
-    if let Some(cache) = &decoration.cache {
-        object.entry("ttlMs").or_insert_with(|| json!(cache.ttl_ms));
-        object.entry("cacheScope").or_insert_with(|| json!(cache.scope.as_str()));
-    }
-    let meta = object.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(meta) = meta {
-        meta.entry(SERVER_INFO)
-            .or_insert_with(|| serde_json::from_str(decoration.server_info.get()).unwrap_or_default());
-    }
-}
-
 /// `server/discover`.
 pub(crate) fn discover(server: &ServerShared, rctx: &RequestContext, version: ProtocolVersion) -> Reply {
     let hints = server.cache_hints.get(CacheTarget::Discover);
@@ -200,63 +102,6 @@ pub(crate) fn discover(server: &ServerShared, rctx: &RequestContext, version: Pr
 
 // ---------------------------------------------------------------------------------------------
 // Input-required round trips.
-
-/// The keys that seal `requestState`: the first seals, all open (rotation).
-#[derive(Clone)]
-pub(crate) struct StateKeys {
-    keys: Arc<Vec<Vec<u8>>>,
-    pub(crate) ttl: Duration,
-}
-
-impl std::fmt::Debug for StateKeys {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StateKeys").field("keys", &self.keys.len()).field("ttl", &self.ttl).finish()
-    }
-}
-
-type HmacSha256 = Hmac<Sha256>;
-
-impl StateKeys {
-    /// Keys given by the application (the first seals); at least one.
-    pub(crate) fn new(keys: Vec<Vec<u8>>, ttl: Duration) -> Self {
-        StateKeys { keys: Arc::new(keys), ttl }
-    }
-
-    /// A random key of this process: state sealed here opens only here.
-    pub(crate) fn random(ttl: Duration) -> Self {
-        let mut key = vec![0u8; 32];
-        getrandom::fill(&mut key).expect("the OS random number generator failed");
-        StateKeys::new(vec![key], ttl)
-    }
-
-    fn mac(key: &[u8], data: &[u8]) -> HmacSha256 {
-        let mut mac = HmacSha256::new_from_slice(key).expect("HMAC takes keys of any length");
-        mac.update(data);
-        mac
-    }
-
-    /// `v1.0.<payload>.<tag>`: the payload base64url JSON (`aud`, `exp`, `req`, `answers`: see
-    /// [`InputRounds::outcome`]), the tag base64url HMAC-SHA256, with the first key, over
-    /// everything before it. The `0` is fixed: [`open`](Self::open) ignores it and tries every
-    /// key (rotation), so no key index is written or read.
-    pub(crate) fn seal(&self, payload: &Value) -> String {
-        let body = format!("v1.0.{}", URL_SAFE_NO_PAD.encode(payload.to_string()));
-        let tag = Self::mac(&self.keys[0], body.as_bytes()).finalize().into_bytes();
-        format!("{body}.{}", URL_SAFE_NO_PAD.encode(tag))
-    }
-
-    pub(crate) fn open(&self, state: &str) -> Option<Value> {
-        let (body, tag) = state.rsplit_once('.')?;
-        let mut parts = body.splitn(3, '.');
-        let (Some("v1"), Some(_index), Some(payload)) = (parts.next(), parts.next(), parts.next()) else {
-            return None;
-        };
-        let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
-        // Any of the keys: rotation keeps older keys opening what they sealed.
-        self.keys.iter().find(|key| Self::mac(key, body.as_bytes()).verify_slice(&tag).is_ok())?;
-        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()
-    }
-}
 
 fn now_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
@@ -389,28 +234,5 @@ impl InputRounds {
             request_state: server.state_keys.seal(&payload),
         };
         Some(respond_stateless(rctx, &result, ProtocolVersion::V2026_07_28, &Decoration::new(server, None)))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sealed_state_opens_only_with_a_key_that_sealed_it() {
-        let old = StateKeys::new(vec![b"old key".to_vec()], Duration::from_secs(60));
-        let rotated = StateKeys::new(vec![b"new key".to_vec(), b"old key".to_vec()], Duration::from_secs(60));
-        let foreign = StateKeys::new(vec![b"someone else".to_vec()], Duration::from_secs(60));
-        let payload = json!({"answers": {"a": 1}});
-        let state = old.seal(&payload);
-        assert_eq!(old.open(&state), Some(payload.clone()));
-        assert_eq!(rotated.open(&state), Some(payload.clone()), "rotation keeps old keys opening");
-        assert_eq!(foreign.open(&state), None);
-        assert_eq!(old.open(&format!("{state}-TAMPERED")), None);
-        let mut bytes = state.clone().into_bytes();
-        let i = bytes.len() / 2;
-        bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
-        assert_eq!(old.open(&String::from_utf8(bytes).unwrap()), None);
-        assert_eq!(rotated.open(&rotated.seal(&payload)), Some(payload));
     }
 }

@@ -13,9 +13,9 @@ use futures_util::FutureExt as _;
 use mcp_jsonrpc::{ErrorObject, Reply};
 use mcp_types::ProgressToken;
 
+use super::call::Call;
+use super::reply::respond;
 use crate::def::custom::RequestFn;
-use crate::dispatch::Call;
-use crate::session::respond;
 
 /// Serves a custom request with its handler: its context like a tool's (progress, logging,
 /// cancellation, requests to the client), its result encoded for the request's revision

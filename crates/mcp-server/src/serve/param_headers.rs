@@ -15,7 +15,7 @@ use mcp_transport_http::headers::{MCP_NAME, mirrored_value};
 use mcp_transport_http::server::Rejection;
 use mcp_types::{CallToolRequest, GetPromptRequest, ReadResourceRequest, Request as _};
 
-use crate::server::ServerShared;
+use crate::serve::shared::ServerShared;
 
 const TOOLS_CALL: &str = CallToolRequest::METHOD;
 const PROMPTS_GET: &str = GetPromptRequest::METHOD;

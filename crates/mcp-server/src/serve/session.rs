@@ -1,6 +1,6 @@
 //! One client's session: the lifecycle (initialize, initialized), what the client declared,
 //! its log level and subscriptions, and the entry of its requests (handed to
-//! [`dispatch`](crate::dispatch) once the revision they are served in is known).
+//! `dispatch` once the revision they are served in is known).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -8,15 +8,17 @@ use std::sync::Arc;
 use mcp_jsonrpc::message::{self, decode_params};
 use mcp_jsonrpc::{BoxFuture, ErrorObject, Peer, Reply, RequestContext, Service};
 use mcp_types::{
-    CallToolRequest, ContentBlock, DiscoverRequest, ForRevision, GetPromptRequest, InitializeRequest,
-    InitializeRequestParams, InitializeResult, InitializedNotification, Notification, ProtocolVersion,
-    ReadResourceRequest, Request, RootsListChangedNotification, SubscriptionsListenRequest, WireSerialize,
+    CallToolRequest, DiscoverRequest, GetPromptRequest, InitializeRequest, InitializeRequestParams, InitializeResult,
+    InitializedNotification, Notification, ProtocolVersion, ReadResourceRequest, Request, RootsListChangedNotification,
+    SubscriptionsListenRequest,
 };
 
+use super::call::Call;
+use super::dispatch::dispatch;
+use super::reply::{Decoration, Era, respond};
+use super::shared::ServerShared;
+use super::stateless;
 use crate::context::session::{SessionState, save_shared};
-use crate::dispatch::{Call, dispatch};
-use crate::server::ServerShared;
-use crate::stateless;
 
 /// The `Service` of one connection.
 pub(crate) struct Session {
@@ -50,77 +52,6 @@ impl Service for Session {
                 }
             }
         }
-    }
-}
-
-/// How one request is answered: in which revision, and for a request of the stateless
-/// revision (2026-07-28) with which result decoration and input-required round trips.
-pub(crate) struct Era {
-    pub(crate) version: ProtocolVersion,
-    pub(crate) decoration: Option<stateless::Decoration>,
-    /// The answers the request carries and the input it asks for (the methods that may answer
-    /// with an input-required result).
-    pub(crate) input_rounds: Option<Arc<crate::context::rounds::InputRounds>>,
-}
-
-impl Era {
-    /// A request of a session revision (after the handshake): no decoration, no round trips.
-    fn session(version: ProtocolVersion) -> Self {
-        Era { version, decoration: None, input_rounds: None }
-    }
-    /// Whether the request is of the stateless revision (its results are decorated).
-    pub(crate) fn is_stateless(&self) -> bool {
-        self.decoration.is_some()
-    }
-}
-
-/// Encodes a result for the request's revision (decorated for the stateless revision).
-pub(crate) fn respond<T: WireSerialize>(ctx: &RequestContext, result: &T, era: &Era) -> Reply {
-    match &era.decoration {
-        Some(decoration) => stateless::respond_stateless(ctx, result, era.version, decoration),
-        None => ctx.encode_result(&ForRevision::new(result, era.version)),
-    }
-}
-
-/// Content blocks a revision lacks, rewritten to ones it has (a link becomes text naming the
-/// resource, audio before 2025-03-26 becomes a note), so that an older client can read the
-/// result.
-pub(crate) fn downgrade_content(content: &mut [ContentBlock], version: ProtocolVersion) {
-    for block in content.iter_mut() {
-        let replacement = match block {
-            ContentBlock::ResourceLink(link) if version < ProtocolVersion::V2025_06_18 => {
-                Some(format!("resource: {} ({})", link.name, link.uri))
-            }
-            ContentBlock::Audio(audio) if version < ProtocolVersion::V2025_03_26 => Some(format!(
-                "[audio content of type {} omitted: this client's protocol revision has no audio]",
-                audio.mime_type
-            )),
-            _ => None,
-        };
-        if let Some(text) = replacement {
-            *block = ContentBlock::text(text);
-        }
-    }
-}
-
-/// A tool's result as a client of `version` can read it: its content downgraded (see
-/// [`downgrade_content`]) and, for revisions before 2026-07-28 (whose schemas demand an object),
-/// structured content that is not an object, or that answers to an output schema that is not
-/// an object schema (`wraps_output`), wrapped as `{"result": ...}`, as the tool's listed schema is (see
-/// [`legacy_output_schema`](crate::tool::legacy_output_schema)).
-#[inline]
-pub(crate) fn downgrade_tool_result(
-    result: &mut mcp_types::CallToolResult,
-    wraps_output: bool,
-    version: ProtocolVersion,
-) {
-    downgrade_content(&mut result.content, version);
-    if version < ProtocolVersion::V2026_07_28
-        && let Some(structured) = &mut result.structured_content
-        && (wraps_output || !structured.is_object())
-    {
-        let value = std::mem::take(structured);
-        *structured = serde_json::Value::Object(std::iter::once(("result".to_owned(), value)).collect());
     }
 }
 
@@ -179,19 +110,19 @@ fn handle_stateless<'a>(
         }
         if method == SubscriptionsListenRequest::METHOD {
             // Boxed: a long-lived stream, whose state the other requests need not carry.
-            let tasks_declared = crate::tasks_ext::declared(&envelope.capabilities);
-            let listen = Box::pin(crate::subscriptions::listen(server, req.params.as_deref(), rctx, tasks_declared));
+            let tasks_declared = super::tasks_ext::declared(&envelope.capabilities);
+            let listen = Box::pin(super::subscriptions::listen(server, req.params.as_deref(), rctx, tasks_declared));
             // Not kept across the await (the client's capabilities are large).
             drop(envelope);
             return listen.await;
         }
-        if crate::tasks_ext::is_task_method(method)
+        if super::tasks_ext::is_task_method(method)
             && let Some(tasks) = &server.tasks
         {
             // The tasks extension (boxed: a rare path); the envelope not kept across the await.
-            let declared = crate::tasks_ext::declared(&envelope.capabilities);
+            let declared = super::tasks_ext::declared(&envelope.capabilities);
             drop(envelope);
-            return Box::pin(crate::tasks_ext::serve(server, tasks, req, rctx, declared)).await;
+            return Box::pin(super::tasks_ext::serve(server, tasks, req, rctx, declared)).await;
         }
         // The methods that may answer with an input-required result.
         let input_rounds = match method {
@@ -200,7 +131,7 @@ fn handle_stateless<'a>(
             )),
             _ => None,
         };
-        let decoration = stateless::Decoration::new(server, server.cache_hints.for_method(method).cloned());
+        let decoration = Decoration::new(server, server.cache_hints.for_method(method).cloned());
         let version = envelope.version;
         let state = Arc::new(SessionState::stateless(envelope));
         let era = Era { version, decoration: Some(decoration), input_rounds: input_rounds.clone() };

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use crate::bus::ChangeEvent;
-use crate::server::ServerShared;
+use crate::serve::shared::ServerShared;
 
 #[derive(serde::Deserialize, Default)]
 struct Filter {
@@ -124,12 +124,12 @@ pub(crate) async fn listen(
         return Err(ErrorObject::invalid_params("`notifications` is missing"));
     };
     let mut honoured = Filter::honoured(asked, &server.capabilities);
-    let owner = crate::tasks_ext::owner(rctx);
+    let owner = super::owner::extension_owner(rctx);
     if !honoured.task_ids.is_empty() {
         match &server.tasks {
             None => honoured.task_ids.clear(),
             Some(_) if !tasks_declared => {
-                return Err(crate::tasks_ext::missing_extension("`subscriptions/listen` with `taskIds`"));
+                return Err(super::tasks_ext::missing_extension("`subscriptions/listen` with `taskIds`"));
             }
             Some(tasks) => {
                 honoured.task_ids.truncate(MAX_TASK_IDS);
@@ -172,7 +172,7 @@ pub(crate) async fn listen(
                 && honoured.task_ids.contains(id)
             {
                 // The task as `tasks/get` details it (gone: nothing to tell).
-                let Ok(mut task) = crate::tasks_ext::detailed(tasks.config.store.as_ref(), &owner, id).await else {
+                let Ok(mut task) = super::tasks_ext::detailed(tasks.config.store.as_ref(), &owner, id).await else {
                     continue;
                 };
                 task.insert("_meta".to_owned(), tag.clone());
@@ -193,7 +193,7 @@ pub(crate) async fn listen(
 /// subscription id (and `serverInfo`) in `_meta`.
 fn complete(server: &ServerShared, rctx: &RequestContext, tag: Value) -> Reply {
     let mut result = json!({"_meta": tag});
-    crate::stateless::decorate(&mut result, &crate::stateless::Decoration::new(server, None));
+    super::reply::decorate(&mut result, &super::reply::Decoration::new(server, None));
     rctx.encode_result(&result)
 }
 

@@ -15,92 +15,29 @@
 // are part of every request's.
 #![allow(clippy::manual_async_fn)]
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::future::{Future, ready};
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use futures_util::FutureExt as _;
-use mcp_jsonrpc::message::{self, decode_params};
-use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
+use mcp_jsonrpc::{ErrorObject, Reply};
 use mcp_types::{
     CallToolRequest, CallToolResult, CompleteRequest, CompleteRequestParams, CompleteResult, CompletionReference,
-    EmptyResult, GetPromptRequest, GetPromptRequestParams, JsonObject, ListPromptsRequest, ListPromptsResult,
+    EmptyResult, GetPromptRequest, GetPromptRequestParams, ListPromptsRequest, ListPromptsResult,
     ListResourceTemplatesRequest, ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult,
-    ListToolsRequest, ListToolsResult, LoggingLevel, PaginatedRequestParams, ProgressToken, ReadResourceRequest,
+    ListToolsRequest, ListToolsResult, LoggingLevel, PaginatedRequestParams, ReadResourceRequest,
     ReadResourceRequestParams, ReadResourceResult, Request, ServerCapabilities, SetLevelRequest, SetLevelRequestParams,
     SubscribeRequest, SubscribeRequestParams, UnsubscribeRequest, UnsubscribeRequestParams,
 };
-use serde::de::DeserializeOwned;
 
-use crate::context::Context;
-use crate::context::session::SessionState;
+use super::call::{Call, FromParams, Serve, ToolCall, tool_outcome, tool_panicked};
+use super::reply::{downgrade_content, downgrade_tool_result};
+use crate::context::session::save_shared;
 use crate::def::completion::{Completion, CompletionRequest};
 use crate::def::registry::Registry;
 use crate::error::ToolError;
-use crate::server::ServerShared;
-use crate::session::{Era, downgrade_content, downgrade_tool_result, respond};
-
-/// The outcome of a tool's handler on checked arguments, inside an async block: arguments the
-/// input schema refuses, the handler's failure (or panic) are a result with `isError`; a
-/// protocol error is the request's error, and so is a result whose structured content does not
-/// match the output schema, when the server checks it (`ToolDef::check_output`, a branch on a
-/// field that is `None` when it does not). A macro, so that a plain call's future holds the
-/// handler's future in place (a function's future around it costs a move and a state more on
-/// every call).
-macro_rules! tool_outcome {
-    ($tool:expr, $name:expr, $arguments:expr, $ctx:expr) => {{
-        let (arguments, problem) = $tool.check_arguments($arguments.unwrap_or_default());
-        match problem {
-            Some(problem) => Ok(CallToolResult::error(problem)),
-            None => match AssertUnwindSafe($tool.handler.call(arguments, $ctx)).catch_unwind().await {
-                Ok(Ok(result)) => $tool.check_output(result),
-                Ok(Err(ToolError::Tool(message))) => Ok(CallToolResult::error(message)),
-                Ok(Err(ToolError::Protocol(e))) => Err(e),
-                Err(panic) => Ok(tool_panicked($name, panic.as_ref())),
-            },
-        }
-    }};
-}
-
-/// One request being served: what its method may need, borrowed from the caller.
-#[derive(Clone, Copy)]
-pub(crate) struct Call<'a> {
-    pub(crate) server: &'a ServerShared,
-    pub(crate) state: &'a Arc<SessionState>,
-    pub(crate) req: &'a message::Request,
-    pub(crate) rctx: &'a RequestContext,
-    pub(crate) era: &'a Era,
-}
-
-impl Call<'_> {
-    /// The context handed to a handler of this request.
-    pub(crate) fn context(&self, progress_token: Option<ProgressToken>) -> Context {
-        Context {
-            version: self.era.version,
-            input_rounds: self.era.input_rounds.clone(),
-            peer: self.rctx.peer().clone(),
-            session: self.state.clone(),
-            request_id: self.rctx.id().clone(),
-            cancel: self.rctx.cancellation().clone(),
-            progress_token,
-            state: self.server.state.clone(),
-            attachment: self.rctx.attachment().cloned(),
-            task: None,
-            deferred: None,
-        }
-    }
-
-    /// Encodes the result of a method of marker `R` for the request's revision (decorated for
-    /// the stateless revision): what every method answers with.
-    #[inline]
-    fn respond<R: Serve>(&self, result: &R::Result) -> Reply {
-        respond(self.rctx, result, self.era)
-    }
-}
 
 /// Serves a request of an initialized session, or a request of the stateless revision, by the
 /// marker type of its method.
@@ -125,7 +62,7 @@ pub(crate) fn dispatch(call: Call<'_>) -> impl Future<Output = Reply> + Send {
             // Not the protocol's: a custom method, if the server has a handler for it (its
             // future boxed, out of every request's).
             other => match call.server.custom.request(other) {
-                Some(handler) => Box::pin(crate::custom::serve(call, handler.clone())).await,
+                Some(handler) => Box::pin(super::custom::serve(call, handler.clone())).await,
                 None => Err(ErrorObject::method_not_found(other)),
             },
         }
@@ -147,31 +84,6 @@ fn serve<R: Serve>(call: &Call<'_>) -> impl Future<Output = Reply> + Send {
         }
         let input = <R::Input<'_> as FromParams<'_>>::read(call)?;
         R::serve(call, input).await
-    }
-}
-
-/// A request the server serves, implemented by its marker type.
-pub(crate) trait Serve: Request {
-    /// What the method reads of its params: `Self::Params`, or a cheaper view of them.
-    type Input<'a>: FromParams<'a>;
-    /// Whether the server offers the method: it declared the capability the method belongs to.
-    /// A method it does not offer is -32601, as if unknown.
-    fn offered(capabilities: &ServerCapabilities) -> bool;
-    /// Serves the decoded params, and answers with the result encoded by [`Call::respond`]:
-    /// encoded where it is built, the result (hundreds of bytes) is not moved out of the
-    /// method's future and through the ones around it; only the encoded reply is.
-    fn serve<'a>(call: &Call<'a>, input: Self::Input<'a>) -> impl Future<Output = Reply> + Send;
-}
-
-/// What a method reads of its request's params (-32602 if they do not decode).
-pub(crate) trait FromParams<'a>: Sized {
-    /// Reads the params of the request `call` serves.
-    fn read(call: &Call<'a>) -> Result<Self, ErrorObject>;
-}
-
-impl<T: DeserializeOwned> FromParams<'_> for T {
-    fn read(call: &Call<'_>) -> Result<Self, ErrorObject> {
-        decode_params(call.req.params.as_deref())
     }
 }
 
@@ -251,72 +163,6 @@ listings! {
     ListResourceTemplatesRequest: resources, template_list => ListResourceTemplatesResult<mcp_types::ResourceTemplate>;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Tools.
-
-/// The members of `tools/call` params that a call needs (`CallToolRequestParams` has more):
-/// `_meta` is read for its progress token only, and the rest of it (in 2026-07-28 the client's
-/// info and capabilities) is skipped rather than built into JSON values.
-#[derive(serde::Deserialize)]
-struct ToolCallParams<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-    #[serde(default)]
-    arguments: Option<JsonObject>,
-    #[serde(rename = "_meta", default)]
-    meta: Option<CallMeta>,
-}
-
-#[derive(serde::Deserialize)]
-struct CallMeta {
-    #[serde(rename = "progressToken", default)]
-    progress_token: Option<ProgressToken>,
-}
-
-/// What a `tools/call` needs of its params (the name borrowed from them where it has no
-/// escapes): the input of [`CallToolRequest`], cheaper than its whole params.
-pub(crate) struct ToolCall<'a> {
-    pub(crate) name: Cow<'a, str>,
-    pub(crate) arguments: Option<JsonObject>,
-    pub(crate) progress: Option<ProgressToken>,
-}
-
-impl<'a> FromParams<'a> for ToolCall<'a> {
-    // In the request's future, as before tasks moved `serve`'s body behind a branch.
-    #[inline(always)]
-    fn read(call: &Call<'a>) -> Result<ToolCall<'a>, ErrorObject> {
-        let req = call.req;
-        // A request of the stateless revision had its params indexed for its envelope: its
-        // members are read from there, and its `_meta` is not scanned again. Other requests
-        // are decoded in one pass (cheaper than indexing them).
-        if call.era.is_stateless()
-            && let Some(params) = req.params_object()
-        {
-            fn member<T: DeserializeOwned>(text: Option<&str>) -> Result<Option<T>, ErrorObject> {
-                text.map(serde_json::from_str::<Option<T>>)
-                    .transpose()
-                    .map(Option::flatten)
-                    .map_err(ErrorObject::invalid_params)
-            }
-            let name = params.get("name").ok_or_else(|| ErrorObject::invalid_params("missing field `name`"))?;
-            let name = match mcp_jsonrpc::raw::str_text(name) {
-                Some(name) => name,
-                // Not a string: serde_json's own words for it.
-                None => serde_json::from_str::<String>(name).map(Into::into).map_err(ErrorObject::invalid_params)?,
-            };
-            return Ok(ToolCall {
-                name,
-                arguments: member(params.get("arguments"))?,
-                progress: member(req.meta_object().and_then(|m| m.get(mcp_types::meta::PROGRESS_TOKEN)))?,
-            });
-        }
-        let text = req.params.as_deref().map_or("{}", serde_json::value::RawValue::get);
-        let ToolCallParams { name, arguments, meta } =
-            serde_json::from_str(text).map_err(ErrorObject::invalid_params)?;
-        Ok(ToolCall { name, arguments, progress: meta.and_then(|m| m.progress_token) })
-    }
-}
-
 impl Serve for CallToolRequest {
     type Input<'a> = ToolCall<'a>;
     fn offered(capabilities: &ServerCapabilities) -> bool {
@@ -329,7 +175,7 @@ impl Serve for CallToolRequest {
             // that path is boxed, out of this future.
             let input = match &call.server.tasks {
                 None => input,
-                Some(tasks) => match crate::tasks_dispatch::route(&call, tasks, input) {
+                Some(tasks) => match super::tasks::route(&call, tasks, input) {
                     Ok(task_path) => return task_path.await,
                     Err(plain) => plain,
                 },
@@ -345,24 +191,6 @@ impl Serve for CallToolRequest {
             call.respond::<Self>(&result)
         }
     }
-}
-
-/// [`tool_outcome!`] as a future of its own, for the task paths.
-pub(crate) fn run_tool<'a>(
-    tool: &'a crate::def::tool::ToolDef,
-    name: &'a str,
-    arguments: Option<JsonObject>,
-    ctx: Context,
-) -> impl Future<Output = Result<CallToolResult, ErrorObject>> + Send + 'a {
-    async move { tool_outcome!(tool, name, arguments, ctx) }
-}
-
-/// The result of a tool whose handler panicked (with `isError`).
-#[cold]
-fn tool_panicked(name: &str, panic: &(dyn std::any::Any + Send)) -> CallToolResult {
-    let msg = mcp_jsonrpc::panic_message(panic);
-    tracing::warn!(tool = %name, panic = %msg, "tool panicked");
-    CallToolResult::error(format!("tool `{name}` failed: {msg}"))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -449,7 +277,7 @@ impl Serve for SubscribeRequest {
     fn serve(call: &Call<'_>, p: SubscribeRequestParams) -> impl Future<Output = Reply> + Send {
         async move {
             call.state.subscribe(p.uri)?;
-            crate::context::session::save_shared(call.state, call.rctx).await?;
+            save_shared(call.state, call.rctx).await?;
             call.respond::<Self>(&EmptyResult::default())
         }
     }
@@ -463,7 +291,7 @@ impl Serve for UnsubscribeRequest {
     fn serve(call: &Call<'_>, p: UnsubscribeRequestParams) -> impl Future<Output = Reply> + Send {
         async move {
             call.state.unsubscribe(&p.uri);
-            crate::context::session::save_shared(call.state, call.rctx).await?;
+            save_shared(call.state, call.rctx).await?;
             call.respond::<Self>(&EmptyResult::default())
         }
     }
@@ -531,7 +359,7 @@ impl Serve for SetLevelRequest {
                 }
                 level => {
                     call.state.set_log_level(level);
-                    crate::context::session::save_shared(call.state, call.rctx).await?;
+                    save_shared(call.state, call.rctx).await?;
                     call.respond::<Self>(&EmptyResult::default())
                 }
             }
