@@ -75,12 +75,9 @@ mod def;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
-#[cfg(feature = "http")]
-mod http;
 mod schema;
 mod serve;
 mod server;
-mod shutdown;
 pub mod tasks;
 mod trace;
 
@@ -102,8 +99,9 @@ pub use def::uri_template::{TemplateError, UriTemplate, UriVariables};
 pub use error::{ClientRequestError, DefinitionError, ToolError};
 pub use schema::form::{ContentError, ElicitSchemaError, FormProblem};
 pub use serve::shared::RootsChangedCallback;
-pub use server::{Server, ServerBuilder};
-pub use shutdown::shutdown_signal;
+pub use server::Server;
+pub use server::builder::ServerBuilder;
+pub use server::shutdown::shutdown_signal;
 pub use tasks::{TaskConfig, TaskSupport};
 
 /// The HTTP transport, for its configuration and request types.

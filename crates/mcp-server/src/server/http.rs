@@ -9,7 +9,7 @@ use mcp_transport_http::server::{self, HttpServerConfig, SessionFactory};
 use mcp_types::ProtocolVersion;
 use tokio::net::ToSocketAddrs;
 
-use crate::Server;
+use super::Server;
 use crate::context::session::SessionState;
 
 impl SessionFactory for Server {
