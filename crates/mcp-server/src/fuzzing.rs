@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use crate::schema::Schema;
 use crate::serve::seal::StateKeys;
 
-/// A schema compiled by the built-in checker (`schema_check`), which handles the subset of
+/// A schema compiled by the built-in checker (`schema`), which handles the subset of
 /// JSON Schema tool input schemas use.
 #[derive(Debug)]
 pub struct CheckedSchema(Schema);

@@ -83,7 +83,6 @@ mod trace;
 
 pub use bus::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use context::elicit;
-pub use context::elicit::{Elicitation, UrlElicitation};
 pub use context::extract::{FromContext, State};
 pub use context::progress::{Progress, ProgressReport};
 pub use context::{Context, Logger};
@@ -96,8 +95,9 @@ pub use def::prompt_args::{PromptArguments, decode_prompt_arguments};
 pub use def::resource::{ResourceDef, ResourceHandler, TemplateDef};
 pub use def::tool::{ToolDef, ToolHandler, check_tool_name};
 pub use def::uri_template::{TemplateError, UriTemplate, UriVariables};
+#[doc(no_inline)]
+pub use elicit::{ContentError, ElicitSchemaError, Elicitation, FormProblem, UrlElicitation};
 pub use error::{ClientRequestError, DefinitionError, ToolError};
-pub use schema::form::{ContentError, ElicitSchemaError, FormProblem};
 pub use serve::shared::RootsChangedCallback;
 pub use server::Server;
 pub use server::builder::ServerBuilder;

@@ -51,7 +51,7 @@ impl Progress {
 }
 
 /// A progress notification being built: made by [`Progress::report`] or
-/// [`Context::progress`], sent when awaited (if the client asked for progress; otherwise
+/// [`Context::progress`](crate::Context::progress), sent when awaited (if the client asked for progress; otherwise
 /// awaiting it does nothing).
 ///
 /// `F` is the future that sends it; it is never named by users. Awaiting the report costs

@@ -22,7 +22,7 @@ pub(crate) const MAX_SUBSCRIPTION_BYTES: usize = 1 << 20;
 pub(crate) struct SessionState {
     pub(crate) peer: OnceLock<Peer>,
     /// Unique in this process (numbered from 1 in every process): with a random tag of the
-    /// process, the owner of the tasks of a connection outside HTTP (see `tasks_dispatch`).
+    /// process, the owner of the tasks of a connection outside HTTP (see `serve::owner`).
     pub(crate) id: u64,
     inner: Mutex<SessionInner>,
 }

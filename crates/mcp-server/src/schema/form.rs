@@ -64,7 +64,8 @@ pub enum FormProblem {
     },
 }
 
-/// Why an accepted answer's content is not a `T` ([`ClientRequestError::InvalidContent`](crate::ClientRequestError::InvalidContent)).
+/// Why an accepted answer's content is not a `T`
+/// ([`ClientRequestError::InvalidContent`](crate::ClientRequestError::InvalidContent)).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ContentError {

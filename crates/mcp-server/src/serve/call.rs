@@ -4,7 +4,7 @@
 //! its params ([`ToolCall`]) and the outcome of a tool's handler ([`run_tool`]), which the plain
 //! and the task paths share.
 
-// As in `dispatch.rs`: futures as async blocks.
+// As in `dispatch`: futures as async blocks.
 #![allow(clippy::manual_async_fn)]
 
 use std::borrow::Cow;

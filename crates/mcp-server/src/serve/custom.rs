@@ -1,11 +1,10 @@
-//! Custom methods: requests and notifications outside the protocol (a method of the user's own,
-//! or an extension's), with handlers registered on the [`ServerBuilder`](crate::ServerBuilder)
-//! typed ([`CustomRequest`], [`CustomNotification`]) or raw (method name and JSON params).
+//! Serving a custom request (a method outside the protocol, whose handler the builder
+//! registered in `def::custom`): its context like a tool's, its result for the request's
+//! revision.
 //!
-//! Dispatch looks them up only where a method is not the protocol's (the last arm of
-//! [`dispatch`](crate::dispatch)'s `match`, the unknown notifications of a session): the
-//! protocol's methods pay nothing for them. A custom request's future is boxed, out of the
-//! future every request has.
+//! Dispatch looks custom methods up only where a method is not the protocol's (the last arm of
+//! `dispatch`'s `match`, the unknown notifications of a session): the protocol's methods pay
+//! nothing for them. A custom request's future is boxed, out of the future every request has.
 
 use std::panic::AssertUnwindSafe;
 

@@ -29,7 +29,8 @@ pub(crate) struct ServerShared {
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) page_size: usize,
     /// Whether tools registered at runtime get their output schema compiled for the check of
-    /// their structured content (see [`ServerBuilder::check_structured_content`](crate::ServerBuilder::check_structured_content)).
+    /// their structured content (see
+    /// [`ServerBuilder::check_structured_content`](crate::ServerBuilder::check_structured_content)).
     pub(crate) check_structured_content: bool,
     pub(crate) peer_config: PeerConfig,
     pub(crate) state: Arc<StateMap>,

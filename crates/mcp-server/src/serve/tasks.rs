@@ -2,7 +2,7 @@
 //! `tasks/list`, `tasks/cancel`) and the start of a task-augmented `tools/call`: the server
 //! side of [`tasks`](crate::tasks).
 
-// As in `dispatch.rs`: futures as async blocks.
+// As in `dispatch`: futures as async blocks.
 #![allow(clippy::manual_async_fn)]
 
 use std::future::Future;

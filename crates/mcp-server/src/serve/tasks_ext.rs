@@ -92,7 +92,7 @@ pub(crate) async fn call_tool(
     };
     let declared = declared(&call.state.client_capabilities());
     if !declared {
-        if tool.task_support == crate::TaskSupport::Required {
+        if tool.task_support == crate::tasks::TaskSupport::Required {
             return Err(missing_extension(&format!("tool `{name}`")));
         }
         let mut result = run_tool(tool, &name, arguments, call.context(progress)).await?;

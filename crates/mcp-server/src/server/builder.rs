@@ -288,7 +288,7 @@ impl ServerBuilder {
     pub fn request_handler<R, F, Fut>(mut self, handler: F) -> Self
     where
         R: mcp_types::CustomRequest,
-        F: Fn(R::Params, crate::Context) -> Fut + Send + Sync + 'static,
+        F: Fn(R::Params, crate::context::Context) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<R::Result, mcp_types::ErrorObject>> + Send + 'static,
     {
         self.custom.add_request(
@@ -303,7 +303,7 @@ impl ServerBuilder {
     /// [`request_handler`](Self::request_handler) otherwise.
     pub fn raw_request_handler<F, Fut>(mut self, method: impl Into<String>, handler: F) -> Self
     where
-        F: Fn(Option<serde_json::Value>, crate::Context) -> Fut + Send + Sync + 'static,
+        F: Fn(Option<serde_json::Value>, crate::context::Context) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<serde_json::Value, mcp_types::ErrorObject>> + Send + 'static,
     {
         self.custom.add_request(method.into(), mcp_jsonrpc::custom::raw_request(handler));

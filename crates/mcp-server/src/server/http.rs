@@ -51,12 +51,12 @@ impl SessionFactory for Server {
         dispatcher
     }
     /// The 2026-07-28 `Mcp-Name` and `Mcp-Param-*` headers against the request's body (see
-    /// `param_headers`).
+    /// `serve::param_headers`).
     fn check_request(&self, request: &message::Request, headers: &http::HeaderMap) -> Result<(), server::Rejection> {
         crate::serve::param_headers::check(&self.shared, request, headers)
     }
     /// The scopes of the tool, prompt or resource a request names (`ToolDef::scopes`) against
-    /// the token's (see `auth`).
+    /// the token's (see `serve::auth`).
     #[cfg(feature = "auth")]
     fn authorize(
         &self,

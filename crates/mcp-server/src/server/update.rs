@@ -31,7 +31,7 @@ impl Server {
     /// Adds a tool (or replaces the one of the same name) and tells connected clients.
     ///
     /// The server must declare the tools capability: built with a tool, or with
-    /// [`ServerBuilder::enable_tools`].
+    /// [`ServerBuilder::enable_tools`](crate::ServerBuilder::enable_tools).
     pub async fn add_tool(&self, mut tool: ToolDef) -> Result<(), DefinitionError> {
         if self.shared.check_structured_content {
             tool.compile_output_check()?;
@@ -47,7 +47,7 @@ impl Server {
     /// Adds a prompt (or replaces the one of the same name) and tells connected clients.
     ///
     /// The server must declare the prompts capability: built with a prompt, or with
-    /// [`ServerBuilder::enable_prompts`].
+    /// [`ServerBuilder::enable_prompts`](crate::ServerBuilder::enable_prompts).
     pub async fn add_prompt(&self, prompt: PromptDef) -> Result<(), DefinitionError> {
         prompt.check()?;
         self.add(prompt).await
@@ -61,7 +61,7 @@ impl Server {
     /// Adds a resource (or replaces the one at the same URI) and tells connected clients.
     ///
     /// The server must declare the resources capability: built with a resource or template, or
-    /// with [`ServerBuilder::enable_resources`].
+    /// with [`ServerBuilder::enable_resources`](crate::ServerBuilder::enable_resources).
     pub async fn add_resource(&self, resource: ResourceDef) -> Result<(), DefinitionError> {
         resource.check_uri()?;
         self.add(resource).await
@@ -77,7 +77,7 @@ impl Server {
     /// `subscriptions/listen` streams that asked for resource list changes hear of it too).
     ///
     /// The server must declare the resources capability: built with a resource or template, or
-    /// with [`ServerBuilder::enable_resources`].
+    /// with [`ServerBuilder::enable_resources`](crate::ServerBuilder::enable_resources).
     ///
     /// ```
     /// use mcp_server::{Server, TemplateDef};

@@ -80,14 +80,11 @@
 //! Status notifications (`notifications/tasks` on `subscriptions/listen`) are optional and not
 //! sent.
 
-//!
-//! # Inside
-//!
-//! This module holds what a task is (its support, its outcome, the extension's names) and the
-//! state of tasks: `store` (the [`TaskStore`] trait and [`MemoryTaskStore`]), `config`
-//! ([`TaskConfig`]) and `running` (the tasks running in this process, and the link a handler's
-//! context has to its task). It uses only `bus`; serving the task methods belongs to the
-//! serving layer (`serve::tasks` for 2025-11-25, `serve::tasks_ext` for the extension).
+// Inside: this module holds what a task is (its support, its outcome, the extension's names)
+// and the state of tasks: `store` (the `TaskStore` trait and `MemoryTaskStore`), `config`
+// (`TaskConfig`) and `running` (the tasks running in this process, and the link a handler's
+// context has to its task). Layer 2: it uses only `bus`; serving the task methods belongs to
+// the serving layer (`serve::tasks` for 2025-11-25, `serve::tasks_ext` for the extension).
 
 use mcp_jsonrpc::ErrorObject;
 use mcp_types::TaskStatus;
