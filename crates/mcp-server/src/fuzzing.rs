@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::schema_check::Schema;
-use crate::stateless::StateKeys;
+use crate::schema::Schema;
+use crate::serve::seal::StateKeys;
 
-/// A schema compiled by the built-in checker (`schema_check`), which handles the subset of
+/// A schema compiled by the built-in checker (`schema`), which handles the subset of
 /// JSON Schema tool input schemas use.
 #[derive(Debug)]
 pub struct CheckedSchema(Schema);

@@ -69,52 +69,40 @@
 //! }
 //! ```
 
-#[cfg(feature = "auth")]
-mod auth;
-mod completion;
+mod bus;
 mod context;
-mod custom;
-mod dispatch;
-pub mod elicit;
-mod extract;
+mod def;
+mod error;
 #[doc(hidden)]
 pub mod fuzzing;
-mod handlers;
-#[cfg(feature = "http")]
-mod http;
-mod output;
-#[cfg(feature = "http")]
-mod param_headers;
-mod prompt;
-mod prompt_args;
-mod resource;
-pub(crate) mod schema_check;
+mod schema;
+mod serve;
 mod server;
-mod session;
-mod shutdown;
-mod stateless;
-mod subscriptions;
 pub mod tasks;
-mod tasks_dispatch;
-mod tasks_ext;
-mod tool;
 mod trace;
 
-pub use completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
-pub use context::{ClientRequestError, Context, Logger};
+pub use bus::{ChangeEvent, InMemoryBus, SubscriptionBus};
+pub use context::elicit;
+pub use context::extract::{FromContext, State};
+pub use context::progress::{Progress, ProgressReport};
+pub use context::{Context, Logger};
+pub use def::cache::CacheTarget;
+pub use def::completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
+pub use def::handlers::Handlers;
+pub use def::output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, Json, StringArgument};
+pub use def::prompt::{PromptDef, PromptHandler};
+pub use def::prompt_args::{PromptArguments, decode_prompt_arguments};
+pub use def::resource::{ResourceDef, ResourceHandler, TemplateDef};
+pub use def::tool::{ToolDef, ToolHandler, check_tool_name};
+pub use def::uri_template::{TemplateError, UriTemplate, UriVariables};
+#[doc(no_inline)]
 pub use elicit::{ContentError, ElicitSchemaError, Elicitation, FormProblem, UrlElicitation};
-pub use extract::{FromContext, Progress, ProgressReport, State};
-pub use handlers::Handlers;
-pub use output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, Json, StringArgument};
-pub use prompt::{PromptArguments, PromptDef, PromptHandler};
-pub use prompt_args::decode_prompt_arguments;
-pub use resource::{ResourceDef, ResourceHandler, TemplateDef, TemplateError, UriTemplate, UriVariables};
-pub use server::{RootsChangedCallback, Server, ServerBuilder};
-pub use shutdown::shutdown_signal;
-pub use stateless::CacheTarget;
-pub use subscriptions::{ChangeEvent, InMemoryBus, SubscriptionBus};
+pub use error::{ClientRequestError, DefinitionError, ToolError};
+pub use serve::shared::RootsChangedCallback;
+pub use server::Server;
+pub use server::builder::ServerBuilder;
+pub use server::shutdown::shutdown_signal;
 pub use tasks::{TaskConfig, TaskSupport};
-pub use tool::{DefinitionError, ToolDef, ToolError, ToolHandler, check_tool_name};
 
 /// The HTTP transport, for its configuration and request types.
 #[cfg(feature = "http")]

@@ -1,0 +1,279 @@
+//! The handler's view of a request: the [`Context`] every handler gets (who the client is,
+//! cancellation, progress, logging), and in its files what a handler does with it:
+//! `client` (requests to the client: sampling, elicitation, roots, custom requests, asked in a
+//! session, through input-required round trips or through a task), `elicit` (typed
+//! elicitation, public), `extract` (context parameters), `progress`, and the state a context
+//! reads: `session` (what the client declared), `rounds` (a 2026-07-28 request's round trips)
+//! and `capability` (what an input request needs of the client).
+//!
+//! Layer 3: uses `tasks` (a task's link) and the foundations (`error`, `schema`, `trace`);
+//! the definitions and the serving use it, never the reverse.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use mcp_jsonrpc::{CancellationToken, Peer};
+use mcp_types::{
+    ClientCapabilities, Implementation, LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParams,
+    ProgressToken, ProtocolVersion, RequestId,
+};
+
+use self::progress::{Progress, ProgressReport};
+use self::rounds::InputRounds;
+use self::session::SessionState;
+use crate::error::ToolError;
+use crate::tasks::running::{Deferred, TaskLink};
+
+mod capability;
+mod client;
+pub mod elicit;
+pub(crate) mod extract;
+pub(crate) mod progress;
+pub(crate) mod rounds;
+pub(crate) mod session;
+
+/// Values shared by every handler of a server, by type.
+pub(crate) type StateMap = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
+
+/// The context of one request, handed to tool, prompt, resource and completion handlers.
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) version: ProtocolVersion,
+    /// For a request of the stateless revision (2026-07-28) that may ask for input: its
+    /// input-required round trips (the answers it carries, the input it asks for).
+    pub(crate) input_rounds: Option<Arc<InputRounds>>,
+    pub(crate) peer: Peer,
+    pub(crate) session: Arc<SessionState>,
+    pub(crate) request_id: RequestId,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) progress_token: Option<ProgressToken>,
+    pub(crate) state: Arc<StateMap>,
+    pub(crate) attachment: Option<mcp_jsonrpc::Attachment>,
+    /// The task this request runs as (a task-augmented `tools/call`, 2025-11-25, or a task
+    /// of the 2026-07-28 extension).
+    pub(crate) task: Option<Arc<TaskLink>>,
+    /// A 2026-07-28 call whose task begins where the handler awaits
+    /// [`run_as_task`](Self::run_as_task).
+    pub(crate) deferred: Option<Arc<Deferred>>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context").field("request_id", &self.request_id).finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// The id of the request being handled.
+    pub fn request_id(&self) -> &RequestId {
+        &self.request_id
+    }
+
+    /// Fires when the client cancels the request (or the connection ends).
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the request was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// The task the messages of this request name in their `_meta`
+    /// (`io.modelcontextprotocol/related-task`): a task of 2025-11-25 (the 2026-07-28 extension
+    /// does not relate messages to tasks).
+    fn related_task(&self) -> Option<&str> {
+        self.task.as_deref().filter(|t| !t.extension).map(|t| t.id.as_str())
+    }
+
+    /// The id of the task this request runs as (a `tools/call` the client made a task, see
+    /// [`tasks`](crate::tasks)); `None` for a plain request.
+    pub fn task_id(&self) -> Option<&str> {
+        self.current_task().map(|t| t.id.as_str())
+    }
+
+    /// The task this request runs as, if any (a deferred one once it began).
+    fn current_task(&self) -> Option<&TaskLink> {
+        self.task.as_deref().or_else(|| self.deferred.as_ref()?.link.get().map(|l| &**l))
+    }
+
+    /// The task of the 2026-07-28 extension this request runs as, if any: input is asked
+    /// through it.
+    fn extension_task(&self) -> Option<&TaskLink> {
+        self.current_task().filter(|t| t.extension)
+    }
+
+    /// Where the task begins, for a tool defined with
+    /// [`ToolDef::deferred_task`](crate::ToolDef::deferred_task) called by a 2026-07-28 request
+    /// that declares the tasks extension: the call is answered with the new task
+    /// (`resultType: "task"`) and the rest of the handler runs as that task. What the handler
+    /// did before (input-required round trips included) was synchronous. Everywhere else (a
+    /// call already running as a task, a plain call, a session's call) this does nothing:
+    /// the same handler serves every kind of call. See [`tasks`](crate::tasks).
+    ///
+    /// ```
+    /// use mcp_server::{ClientRequestError, Context, ToolError};
+    ///
+    /// async fn handler(ctx: Context) -> Result<String, ToolError> {
+    ///     // ... synchronous part: validate, ask for input with `ctx.elicit_as::<T>(..)` ...
+    ///     ctx.run_as_task().await?;
+    ///     // ... long-running part ...
+    ///     Ok("done".into())
+    /// }
+    /// ```
+    pub async fn run_as_task(&self) -> Result<(), ToolError> {
+        match &self.deferred {
+            Some(deferred) => deferred.begin(&self.peer).await.map_err(ToolError::Protocol),
+            None => Ok(()),
+        }
+    }
+
+    /// The protocol revision this request is served in: the session's, or 2026-07-28 for a
+    /// request of the stateless revision.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.version
+    }
+
+    /// The client's capabilities: declared at `initialize`, or in the `_meta` of a request of
+    /// the stateless revision.
+    pub fn client_capabilities(&self) -> ClientCapabilities {
+        self.session.client_capabilities()
+    }
+
+    /// The client's name and version, as it reported them.
+    pub fn client_info(&self) -> Option<Implementation> {
+        self.session.client_info()
+    }
+
+    /// The connection to the client.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// What the transport attached to the request (see
+    /// [`mcp_jsonrpc::RequestContext::attachment`]).
+    pub fn attachment(&self) -> Option<&mcp_jsonrpc::Attachment> {
+        self.attachment.as_ref()
+    }
+
+    /// The HTTP request that carried this request, when served over HTTP: its headers and
+    /// extensions (what middleware such as authentication put there). On an endpoint that
+    /// checks tokens (feature `auth`), its `Authorization` header has been taken out: the
+    /// handler has `principal`, never the token.
+    #[cfg(feature = "http")]
+    pub fn http_request(&self) -> Option<&mcp_transport_http::server::RequestInfo> {
+        self.attachment.as_ref()?.downcast_ref()
+    }
+
+    /// Who the request's access token speaks for, when the HTTP endpoint checks tokens
+    /// (feature `auth`, [`HttpServerConfig::auth`](mcp_transport_http::server::HttpServerConfig::auth));
+    /// `None` over stdio and over HTTP without `auth`. Never pass the token itself on to
+    /// other services: it was issued for this server only.
+    #[cfg(feature = "auth")]
+    pub fn principal(&self) -> Option<&mcp_transport_http::server::auth::Principal> {
+        self.http_request()?.extensions().get()
+    }
+
+    /// Over HTTP, closes the SSE connection carrying this request's response while the handler
+    /// goes on (SSE polling): the client reconnects and resumes. Whether there was one.
+    pub async fn close_sse_stream(&self) -> bool {
+        #[cfg(feature = "http")]
+        if let Some(info) = self.http_request() {
+            return info.close_sse_stream().await;
+        }
+        false
+    }
+
+    /// The shared state of type `T` registered with
+    /// [`ServerBuilder::state`](crate::ServerBuilder::state), if any.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.state.get(&std::any::TypeId::of::<T>()).cloned().and_then(|s| s.downcast::<T>().ok())
+    }
+
+    /// A handle that reports the progress of this request; it can outlive the context.
+    pub fn progress_reporter(&self) -> Progress {
+        Progress::new(self.peer.clone(), self.progress_token.clone(), self.related_task().map(Arc::from))
+    }
+
+    /// Reports progress, if the client asked for it (otherwise does nothing): `progress` so
+    /// far, with an optional total and message, sent when awaited (as
+    /// [`Progress::report`] does).
+    ///
+    /// ```
+    /// async fn copy(ctx: mcp_server::Context) {
+    ///     ctx.progress(3.0).total(10.0).message("copying").await;
+    /// }
+    /// ```
+    pub fn progress(&self, progress: f64) -> ProgressReport<'_, impl Future<Output = ()> + Send + '_> {
+        progress::progress_report(&self.peer, self.progress_token.as_ref(), self.related_task(), progress)
+    }
+
+    /// Sends a log message to the client, if its level passes the level the client set (with
+    /// `logging/setLevel`; a request of the stateless revision gets messages only if its `_meta`
+    /// names a level). The message names no logger; [`logger`](Self::logger) gives one that
+    /// does.
+    ///
+    /// ```
+    /// use mcp_server::Context;
+    /// use mcp_types::LoggingLevel;
+    ///
+    /// async fn copy(ctx: Context) {
+    ///     ctx.log(LoggingLevel::Info, serde_json::json!("copying")).await;
+    /// }
+    /// ```
+    pub async fn log(&self, level: LoggingLevel, data: serde_json::Value) {
+        self.send_log(level, None, data).await;
+    }
+
+    /// A view of this context that sends log messages named `name` (the `logger` member of
+    /// each message), with the same level filter as [`log`](Self::log).
+    ///
+    /// ```
+    /// use mcp_server::Context;
+    /// use mcp_types::LoggingLevel;
+    ///
+    /// async fn copy(ctx: Context) {
+    ///     let log = ctx.logger("copy");
+    ///     log.log(LoggingLevel::Info, serde_json::json!("started")).await;
+    ///     log.log(LoggingLevel::Info, serde_json::json!("done")).await;
+    /// }
+    /// ```
+    pub fn logger<'a>(&'a self, name: &'a str) -> Logger<'a> {
+        Logger { ctx: self, name }
+    }
+
+    /// A `notifications/message` to the client, if `level` passes its filter.
+    async fn send_log(&self, level: LoggingLevel, logger: Option<&str>, data: serde_json::Value) {
+        if !self.session.log_enabled(&level) {
+            return;
+        }
+        let mut params = LoggingMessageNotificationParams::new(data, level);
+        params.logger = logger.map(str::to_owned);
+        params.meta = self.related_task().map(crate::tasks::related_task_meta);
+        if let Err(e) = self.peer.notify::<LoggingMessageNotification>(params).await {
+            tracing::debug!(error = %e, "log notification not sent");
+        }
+    }
+}
+
+/// A [`Context`] that sends log messages under a logger name: made by [`Context::logger`].
+#[derive(Clone, Copy, Debug)]
+pub struct Logger<'a> {
+    ctx: &'a Context,
+    name: &'a str,
+}
+
+impl Logger<'_> {
+    /// The logger name the messages carry.
+    pub fn name(&self) -> &str {
+        self.name
+    }
+
+    /// Sends a log message named after this logger, if its level passes the level the client
+    /// set (as [`Context::log`] does).
+    pub async fn log(&self, level: LoggingLevel, data: serde_json::Value) {
+        self.ctx.send_log(level, Some(self.name), data).await;
+    }
+}

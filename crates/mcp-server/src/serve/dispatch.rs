@@ -1,0 +1,388 @@
+//! Typed dispatch: the requests a server serves, one [`Serve`] implementation per request
+//! marker type of `mcp-types`, picked by the marker's `METHOD`.
+//!
+//! What every method shares is written once, in [`serve`]: a method the stateless revision
+//! removed, or whose capability the server did not declare, is -32601 (as if unknown); params
+//! that do not decode are -32602. Each method answers through [`Call::respond`], which encodes
+//! its result for the request's revision (and, for the stateless revision, decorates it). The
+//! four list methods share one paging function ([`Listing`]).
+//!
+//! Dispatch is a `match` on the method string, whose arms are the markers' `METHOD`s: no table,
+//! no allocation and no boxing per request; each arm awaits its method's future in place.
+
+// The methods that await are written as functions returning async blocks: an async fn's future
+// holds its arguments twice (once as arguments, once moved into its body), and these futures
+// are part of every request's.
+#![allow(clippy::manual_async_fn)]
+
+use std::collections::BTreeMap;
+use std::future::{Future, ready};
+use std::panic::AssertUnwindSafe;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use futures_util::FutureExt as _;
+use mcp_jsonrpc::{ErrorObject, Reply};
+use mcp_types::{
+    CallToolRequest, CallToolResult, CompleteRequest, CompleteRequestParams, CompleteResult, CompletionReference,
+    EmptyResult, GetPromptRequest, GetPromptRequestParams, ListPromptsRequest, ListPromptsResult,
+    ListResourceTemplatesRequest, ListResourceTemplatesResult, ListResourcesRequest, ListResourcesResult,
+    ListToolsRequest, ListToolsResult, LoggingLevel, PaginatedRequestParams, ReadResourceRequest,
+    ReadResourceRequestParams, ReadResourceResult, Request, ServerCapabilities, SetLevelRequest, SetLevelRequestParams,
+    SubscribeRequest, SubscribeRequestParams, UnsubscribeRequest, UnsubscribeRequestParams,
+};
+
+use super::call::{Call, FromParams, Serve, ToolCall, tool_outcome, tool_panicked};
+use super::reply::{downgrade_content, downgrade_tool_result};
+use crate::context::session::save_shared;
+use crate::def::completion::{Completion, CompletionRequest};
+use crate::def::registry::Registry;
+use crate::error::ToolError;
+
+/// Serves a request of an initialized session, or a request of the stateless revision, by the
+/// marker type of its method.
+pub(crate) fn dispatch(call: Call<'_>) -> impl Future<Output = Reply> + Send {
+    async move {
+        match call.req.method.as_str() {
+            ListToolsRequest::METHOD => serve::<ListToolsRequest>(&call).await,
+            CallToolRequest::METHOD => serve::<CallToolRequest>(&call).await,
+            ListPromptsRequest::METHOD => serve::<ListPromptsRequest>(&call).await,
+            GetPromptRequest::METHOD => serve::<GetPromptRequest>(&call).await,
+            ListResourcesRequest::METHOD => serve::<ListResourcesRequest>(&call).await,
+            ListResourceTemplatesRequest::METHOD => serve::<ListResourceTemplatesRequest>(&call).await,
+            ReadResourceRequest::METHOD => serve::<ReadResourceRequest>(&call).await,
+            SubscribeRequest::METHOD => serve::<SubscribeRequest>(&call).await,
+            UnsubscribeRequest::METHOD => serve::<UnsubscribeRequest>(&call).await,
+            CompleteRequest::METHOD => serve::<CompleteRequest>(&call).await,
+            SetLevelRequest::METHOD => serve::<SetLevelRequest>(&call).await,
+            mcp_types::GetTaskRequest::METHOD => serve::<mcp_types::GetTaskRequest>(&call).await,
+            mcp_types::GetTaskPayloadRequest::METHOD => serve::<mcp_types::GetTaskPayloadRequest>(&call).await,
+            mcp_types::ListTasksRequest::METHOD => serve::<mcp_types::ListTasksRequest>(&call).await,
+            mcp_types::CancelTaskRequest::METHOD => serve::<mcp_types::CancelTaskRequest>(&call).await,
+            // Not the protocol's: a custom method, if the server has a handler for it (its
+            // future boxed, out of every request's).
+            other => match call.server.custom.request(other) {
+                Some(handler) => Box::pin(super::custom::serve(call, handler.clone())).await,
+                None => Err(ErrorObject::method_not_found(other)),
+            },
+        }
+    }
+}
+
+/// What every method shares: the gate and the decoding of its params (the method encodes its
+/// own result, [`Serve::serve`]).
+///
+/// The gate: a method the stateless revision removed (`logging/setLevel`, `resources/subscribe`,
+/// ...), asked for in a request of that revision, or a method whose capability the server did
+/// not declare, is -32601. (A session serves the methods of the session revisions whatever
+/// revision its connection was set up with.)
+fn serve<R: Serve>(call: &Call<'_>) -> impl Future<Output = Reply> + Send {
+    async move {
+        let removed = call.era.is_stateless() && !R::REVISIONS.contains(call.era.version);
+        if removed || !R::offered(&call.server.capabilities) {
+            return Err(ErrorObject::method_not_found(R::METHOD));
+        }
+        let input = <R::Input<'_> as FromParams<'_>>::read(call)?;
+        R::serve(call, input).await
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The list methods.
+
+/// A list method: one page of a list the registry prepared.
+trait Listing: Request<Params = PaginatedRequestParams> {
+    /// An entry of the list.
+    type Item: Clone;
+    /// Whether the server declared the capability the list belongs to.
+    fn offered(capabilities: &ServerCapabilities) -> bool;
+    /// The whole list, as a client of `version` sees it.
+    fn items(registry: &Registry, version: mcp_types::ProtocolVersion) -> &[Self::Item];
+    /// The result of one page.
+    fn page(items: Vec<Self::Item>, next_cursor: Option<String>) -> Self::Result;
+}
+
+impl<R: Listing> Serve for R {
+    type Input<'a> = PaginatedRequestParams;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        <R as Listing>::offered(capabilities)
+    }
+    fn serve(call: &Call<'_>, params: PaginatedRequestParams) -> impl Future<Output = Reply> + Send {
+        ready(list::<R>(call, &params))
+    }
+}
+
+/// One page of the list of a list method, encoded.
+fn list<R: Listing>(call: &Call<'_>, params: &PaginatedRequestParams) -> Reply {
+    let registry = call.server.registry();
+    let (items, next) = page(R::items(&registry, call.era.version), params.cursor.as_deref(), call.server.page_size)?;
+    call.respond::<R>(&R::page(items, next))
+}
+
+/// Opaque, stable cursors: the offset of the next page, base64url-encoded.
+fn page<T: Clone>(items: &[T], cursor: Option<&str>, size: usize) -> Result<(Vec<T>, Option<String>), ErrorObject> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => URL_SAFE_NO_PAD
+            .decode(c)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .and_then(|s| s.strip_prefix("o:").and_then(|n| n.parse::<usize>().ok()))
+            .filter(|n| *n <= items.len())
+            .ok_or_else(|| ErrorObject::invalid_params(format!("invalid cursor `{c}`")))?,
+    };
+    let end = start.saturating_add(size).min(items.len());
+    let next = (end < items.len()).then(|| URL_SAFE_NO_PAD.encode(format!("o:{end}")));
+    Ok((items[start..end].to_vec(), next))
+}
+
+/// Implements [`Listing`] for list methods: `marker: capability, registry list => result`.
+macro_rules! listings {
+    ($($marker:ty: $capability:ident, $list:ident => $result:ident<$item:ty>;)*) => {$(
+        impl Listing for $marker {
+            type Item = $item;
+            fn offered(capabilities: &ServerCapabilities) -> bool {
+                capabilities.$capability.is_some()
+            }
+            fn items(registry: &Registry, version: mcp_types::ProtocolVersion) -> &[$item] {
+                registry.$list(version)
+            }
+            fn page(items: Vec<$item>, next_cursor: Option<String>) -> $result {
+                let mut result = $result::new(items);
+                result.next_cursor = next_cursor;
+                result
+            }
+        }
+    )*};
+}
+
+listings! {
+    ListToolsRequest: tools, tool_list => ListToolsResult<mcp_types::Tool>;
+    ListPromptsRequest: prompts, prompt_list => ListPromptsResult<mcp_types::Prompt>;
+    ListResourcesRequest: resources, resource_list => ListResourcesResult<mcp_types::Resource>;
+    ListResourceTemplatesRequest: resources, template_list => ListResourceTemplatesResult<mcp_types::ResourceTemplate>;
+}
+
+impl Serve for CallToolRequest {
+    type Input<'a> = ToolCall<'a>;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.tools.is_some()
+    }
+    fn serve<'a>(call: &Call<'a>, input: ToolCall<'a>) -> impl Future<Output = Reply> + Send {
+        let call = *call;
+        async move {
+            // A server with task tools decides first whether the call is (or must be) a task:
+            // that path is boxed, out of this future.
+            let input = match &call.server.tasks {
+                None => input,
+                Some(tasks) => match super::tasks::route(&call, tasks, input) {
+                    Ok(task_path) => return task_path.await,
+                    Err(plain) => plain,
+                },
+            };
+            // Only what the call needs was decoded, and is kept across its await.
+            let ToolCall { name, arguments, progress } = input;
+            let registry = call.server.registry();
+            let Some(tool) = registry.tool(&name) else {
+                return Err(ErrorObject::invalid_params(format!("unknown tool `{name}`")));
+            };
+            let mut result: CallToolResult = tool_outcome!(tool, &name, arguments, call.context(progress))?;
+            downgrade_tool_result(&mut result, tool.wraps_output, call.era.version);
+            call.respond::<Self>(&result)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prompts.
+
+impl Serve for GetPromptRequest {
+    type Input<'a> = GetPromptRequestParams;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.prompts.is_some()
+    }
+    fn serve(call: &Call<'_>, p: GetPromptRequestParams) -> impl Future<Output = Reply> + Send {
+        // Looked up before the future: it holds the handler's future only, not the params
+        // (whose `_meta` is hundreds of bytes) nor the registry.
+        let get = (|| {
+            let registry = call.server.registry();
+            let Some(prompt) = registry.prompt(&p.name) else {
+                return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", p.name)));
+            };
+            let arguments = p.arguments.unwrap_or_default();
+            let missing = prompt.missing(&arguments);
+            if !missing.is_empty() {
+                return Err(ErrorObject::invalid_params(format!(
+                    "prompt `{}` needs the argument(s): {}",
+                    p.name,
+                    missing.join(", ")
+                )));
+            }
+            let progress = p.meta.and_then(|m| m.progress_token);
+            Ok(prompt.handler.get(arguments, call.context(progress)))
+        })();
+        async move {
+            let mut result = get?.await?;
+            for m in &mut result.messages {
+                downgrade_content(std::slice::from_mut(&mut m.content), call.era.version);
+            }
+            call.respond::<Self>(&result)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resources.
+
+impl Serve for ReadResourceRequest {
+    type Input<'a> = ReadResourceRequestParams;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.resources.is_some()
+    }
+    fn serve(call: &Call<'_>, p: ReadResourceRequestParams) -> impl Future<Output = Reply> + Send {
+        // Looked up before the future: it holds the handler's future only, not the params
+        // (whose `_meta` is hundreds of bytes).
+        let read = (|| {
+            let progress = p.meta.and_then(|m| m.progress_token);
+            let registry = call.server.registry();
+            let (handler, variables, cache) = match registry.resource(&p.uri) {
+                Some(r) => (&r.handler, BTreeMap::new(), r.cache.clone()),
+                None => match registry.templates.iter().find_map(|t| t.pattern.matches(&p.uri).map(|v| (t, v))) {
+                    Some((t, vars)) => (&t.handler, vars, t.cache.clone()),
+                    None => return Err(ErrorObject::resource_not_found(&p.uri).for_revision(call.era.version)),
+                },
+            };
+            Ok((handler.read(p.uri, variables, call.context(progress)), cache))
+        })();
+        async move {
+            let (read, cache) = read?;
+            // A handler's "not found" (`ErrorObject::resource_not_found`) in the revision's code.
+            let contents = read.await.map_err(|e| e.for_revision(call.era.version))?;
+            let mut result = ReadResourceResult::new(contents);
+            if let Some(hints) = cache {
+                // The resource's own hints win over the server's (2026-07-28 only on the wire).
+                result.ttl_ms = Some(hints.ttl_ms);
+                result.cache_scope = Some(hints.scope);
+            }
+            call.respond::<Self>(&result)
+        }
+    }
+}
+
+impl Serve for SubscribeRequest {
+    type Input<'a> = SubscribeRequestParams;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.resources.is_some()
+    }
+    fn serve(call: &Call<'_>, p: SubscribeRequestParams) -> impl Future<Output = Reply> + Send {
+        async move {
+            call.state.subscribe(p.uri)?;
+            save_shared(call.state, call.rctx).await?;
+            call.respond::<Self>(&EmptyResult::default())
+        }
+    }
+}
+
+impl Serve for UnsubscribeRequest {
+    type Input<'a> = UnsubscribeRequestParams;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.resources.is_some()
+    }
+    fn serve(call: &Call<'_>, p: UnsubscribeRequestParams) -> impl Future<Output = Reply> + Send {
+        async move {
+            call.state.unsubscribe(&p.uri);
+            save_shared(call.state, call.rctx).await?;
+            call.respond::<Self>(&EmptyResult::default())
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Completions and logging.
+
+impl Serve for CompleteRequest {
+    type Input<'a> = CompleteRequestParams;
+    fn offered(capabilities: &ServerCapabilities) -> bool {
+        capabilities.completions.is_some()
+    }
+    fn serve(call: &Call<'_>, p: CompleteRequestParams) -> impl Future<Output = Reply> + Send {
+        // Looked up before the future: it holds the completer's future only, not the params
+        // (whose `_meta` is hundreds of bytes).
+        let complete = (|| {
+            let registry = call.server.registry();
+            let completer = match &p.r#ref {
+                CompletionReference::PromptReference(r) => match registry.prompt(&r.name) {
+                    Some(prompt) => prompt.completer(&p.argument.name),
+                    None => return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", r.name))),
+                },
+                CompletionReference::ResourceTemplateReference(r) => {
+                    match registry.templates.iter().find(|t| t.template.uri_template == r.uri) {
+                        Some(t) => t.completer(&p.argument.name),
+                        None => {
+                            return Err(ErrorObject::invalid_params(format!("unknown resource template `{}`", r.uri)));
+                        }
+                    }
+                }
+            };
+            Ok(completer.map(|c| {
+                let request = CompletionRequest {
+                    name: p.argument.name,
+                    value: p.argument.value,
+                    context: p.context.and_then(|c| c.arguments).unwrap_or_default(),
+                };
+                let progress = p.meta.and_then(|m| m.progress_token);
+                c.complete(request, call.context(progress))
+            }))
+        })();
+        async move {
+            let completion = match complete? {
+                Some(complete) => complete.await?,
+                None => Completion::default(),
+            };
+            call.respond::<Self>(&CompleteResult::new(completion.into_wire()))
+        }
+    }
+}
+
+impl Serve for SetLevelRequest {
+    type Input<'a> = SetLevelRequestParams;
+    /// Offered whatever the server declared: a session may always set its level.
+    fn offered(_: &ServerCapabilities) -> bool {
+        true
+    }
+    fn serve(call: &Call<'_>, p: SetLevelRequestParams) -> impl Future<Output = Reply> + Send {
+        // The level is one of the eight of RFC 5424; anything else is invalid params.
+        async move {
+            match p.level {
+                LoggingLevel::Other(level) => {
+                    Err(ErrorObject::invalid_params(format!("unknown logging level `{level}`")))
+                }
+                level => {
+                    call.state.set_log_level(level);
+                    save_shared(call.state, call.rctx).await?;
+                    call.respond::<Self>(&EmptyResult::default())
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_of_any_size_and_forged_cursors_do_not_panic() {
+        let items = [1, 2, 3];
+        let (all, next) = page(&items, None, usize::MAX).unwrap();
+        assert_eq!((all, next), (vec![1, 2, 3], None));
+        // The offset 1, as a cursor: valid, whatever the page size.
+        let cursor = URL_SAFE_NO_PAD.encode("o:1");
+        assert_eq!(page(&items, Some(&cursor), usize::MAX).unwrap(), (vec![2, 3], None));
+        let (two, next) = page(&items, None, 2).unwrap();
+        assert_eq!(two, [1, 2]);
+        assert_eq!(page(&items, next.as_deref(), 2).unwrap(), (vec![3], None));
+        let beyond = URL_SAFE_NO_PAD.encode("o:4");
+        assert_eq!(page(&items, Some(&beyond), 2).unwrap_err().code, -32602);
+    }
+}

@@ -1,0 +1,196 @@
+//! One client's session: the lifecycle (initialize, initialized), what the client declared,
+//! its log level and subscriptions, and the entry of its requests (handed to
+//! `dispatch` once the revision they are served in is known).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use mcp_jsonrpc::message::{self, decode_params};
+use mcp_jsonrpc::{BoxFuture, ErrorObject, Peer, Reply, RequestContext, Service};
+use mcp_types::{
+    CallToolRequest, DiscoverRequest, GetPromptRequest, InitializeRequest, InitializeRequestParams, InitializeResult,
+    InitializedNotification, Notification, ProtocolVersion, ReadResourceRequest, Request, RootsListChangedNotification,
+    SubscriptionsListenRequest,
+};
+
+use super::call::Call;
+use super::dispatch::dispatch;
+use super::reply::{Decoration, Era, respond};
+use super::shared::ServerShared;
+use super::stateless;
+use crate::context::session::{SessionState, save_shared};
+
+/// The `Service` of one connection.
+pub(crate) struct Session {
+    pub(crate) server: Arc<ServerShared>,
+    pub(crate) state: Arc<SessionState>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.server.session_ended();
+    }
+}
+
+impl Service for Session {
+    fn request(&self, request: message::Request, ctx: RequestContext) -> BoxFuture<Reply> {
+        // `Span::none()` unless a subscriber wants it: then nothing of the request is read.
+        let span = crate::trace::request_span(&request, &ctx);
+        Box::pin(crate::trace::Traced::new(handle(self.server.clone(), self.state.clone(), request, ctx), span))
+    }
+
+    fn notification(&self, notification: message::Notification, peer: &Peer) {
+        match notification.method.as_str() {
+            InitializedNotification::METHOD => tracing::debug!("client initialized"),
+            RootsListChangedNotification::METHOD => match &self.server.on_roots_changed {
+                Some(f) => f(peer.clone()),
+                None => tracing::debug!("client roots changed"),
+            },
+            other => {
+                if !self.server.custom.notify(other, notification.params.as_deref(), peer) {
+                    tracing::debug!(method = other, "unhandled notification");
+                }
+            }
+        }
+    }
+}
+
+/// One request of the connection: of the stateless revision if its params carry the envelope,
+/// else of the connection's session (`initialize` first).
+#[expect(clippy::manual_async_fn, reason = "an async fn's future holds its arguments twice")]
+fn handle(
+    server: Arc<ServerShared>,
+    state: Arc<SessionState>,
+    req: message::Request,
+    rctx: RequestContext,
+) -> impl Future<Output = Reply> + Send + 'static {
+    async move {
+        let (server, state) = (&*server, &state);
+        // A request without the version key in its params is not read any further here.
+        if stateless::may_have_envelope(&req) {
+            // Boxed, in a statement of its own, the envelope's scope ended: a temporary or a
+            // binding still in scope at the await would keep its room in this future (which
+            // every request's is) across it.
+            let stateless = stateless::envelope(&req)?.map(|e| Box::pin(handle_stateless(server, &req, &rctx, e)));
+            if let Some(stateless) = stateless {
+                return stateless.await;
+            }
+        }
+        let method = req.method.as_str();
+        if method == InitializeRequest::METHOD {
+            let reply = initialize(server, state, &req, &rctx)?;
+            // In a fleet, any instance may serve the next request: the session is saved first.
+            save_shared(state, &rctx).await?;
+            return Ok(reply);
+        }
+        if !state.is_initialized() {
+            return Err(ErrorObject::invalid_request(format!(
+                "`{method}` before `initialize`: the session is not initialized"
+            )));
+        }
+        let era = Era::session(rctx.peer().protocol_version());
+        dispatch(Call { server, state, req: &req, rctx: &rctx, era: &era }).await
+    }
+}
+
+/// A request of the stateless revision (2026-07-28): served on its own, whatever the
+/// connection's session, with what its `_meta` declares. A method the revision removed is
+/// -32601 ([`dispatch`] checks each marker's revisions).
+#[expect(clippy::manual_async_fn, reason = "an async fn's future holds its arguments twice")]
+fn handle_stateless<'a>(
+    server: &'a ServerShared,
+    req: &'a message::Request,
+    rctx: &'a RequestContext,
+    envelope: crate::context::session::Envelope<'a>,
+) -> impl Future<Output = Reply> + Send + 'a {
+    async move {
+        let method = req.method.as_str();
+        if method == DiscoverRequest::METHOD {
+            return stateless::discover(server, rctx, envelope.version);
+        }
+        if method == SubscriptionsListenRequest::METHOD {
+            // Boxed: a long-lived stream, whose state the other requests need not carry.
+            let tasks_declared = super::tasks_ext::declared(&envelope.capabilities);
+            let listen = Box::pin(super::subscriptions::listen(server, req.params.as_deref(), rctx, tasks_declared));
+            // Not kept across the await (the client's capabilities are large).
+            drop(envelope);
+            return listen.await;
+        }
+        if super::tasks_ext::is_task_method(method)
+            && let Some(tasks) = &server.tasks
+        {
+            // The tasks extension (boxed: a rare path); the envelope not kept across the await.
+            let declared = super::tasks_ext::declared(&envelope.capabilities);
+            drop(envelope);
+            return Box::pin(super::tasks_ext::serve(server, tasks, req, rctx, declared)).await;
+        }
+        // The methods that may answer with an input-required result.
+        let input_rounds = match method {
+            CallToolRequest::METHOD | GetPromptRequest::METHOD | ReadResourceRequest::METHOD => Some(Arc::new(
+                crate::context::rounds::InputRounds::from_request(server, req, envelope.capabilities.clone())?,
+            )),
+            _ => None,
+        };
+        let decoration = Decoration::new(server, server.cache_hints.for_method(method).cloned());
+        let version = envelope.version;
+        let state = Arc::new(SessionState::stateless(envelope));
+        let era = Era { version, decoration: Some(decoration), input_rounds: input_rounds.clone() };
+        let reply = dispatch(Call { server, state: &state, req, rctx, era: &era }).await;
+        match input_rounds.and_then(|rounds| rounds.outcome(server, rctx, req)) {
+            Some(outcome) => outcome,
+            None => reply,
+        }
+    }
+}
+
+/// `initialize`: the handshake of the session revisions.
+fn initialize(
+    server: &ServerShared,
+    state: &Arc<SessionState>,
+    req: &message::Request,
+    rctx: &RequestContext,
+) -> Reply {
+    let p: InitializeRequestParams = decode_params(req.params.as_deref())?;
+    // The client's revision if we speak it (and it has the handshake), else our newest.
+    let version = ProtocolVersion::from_wire(&p.protocol_version)
+        .filter(|v| !v.is_stateless())
+        .unwrap_or(ProtocolVersion::LATEST_SESSION);
+    state.initialize(p.capabilities, p.client_info);
+    rctx.peer().set_protocol_version(version);
+    let mut result = InitializeResult::new(server.capabilities.clone(), version.as_str(), server.info.clone());
+    result.instructions = server.instructions.clone();
+    respond(rctx, &result, &Era::session(version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The size of the future a function returns, for arguments of these types.
+    fn future_size<F, A, B, C, D, Fut>(_: F) -> usize
+    where
+        F: Fn(A, B, C, D) -> Fut,
+    {
+        std::mem::size_of::<Fut>()
+    }
+
+    /// Every request's future is as large as its largest branch: the stateless revision's
+    /// branch is boxed (the envelope not kept across its await), no argument is held twice, and
+    /// no method's future keeps its params (in an unoptimized build: 576 bytes for a request,
+    /// 936 more for a request of the stateless revision, in November 2026).
+    #[test]
+    fn a_requests_future_stays_small() {
+        let request =
+            future_size::<_, Arc<ServerShared>, Arc<SessionState>, message::Request, RequestContext, _>(handle);
+        assert!(request <= 768, "a request's future is {request} bytes");
+        let stateless = future_size::<
+            _,
+            &'static ServerShared,
+            &'static message::Request,
+            &'static RequestContext,
+            crate::context::session::Envelope<'static>,
+            _,
+        >(handle_stateless);
+        assert!(stateless <= 1280, "a stateless request's future is {stateless} bytes");
+    }
+}

@@ -1,0 +1,81 @@
+//! What every connection of a server shares ([`ServerShared`]): its identity, capabilities and
+//! settings, the registry of its items, its custom methods, tasks and bus, and the list of its
+//! live sessions. The builder makes it, the serving reads it, the server changes it at runtime.
+
+use mcp_jsonrpc::sync::{MutexExt as _, RwLockExt as _};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+use mcp_jsonrpc::{Peer, PeerConfig};
+use mcp_types::{Implementation, ServerCapabilities};
+
+use super::seal::StateKeys;
+use crate::bus::SubscriptionBus;
+use crate::context::StateMap;
+use crate::context::session::SessionState;
+use crate::def::cache::CachePolicy;
+use crate::def::custom::CustomMethods;
+use crate::def::registry::Registry;
+use crate::tasks::running::Tasks;
+
+/// Called when a client says its roots changed; the [`Peer`] reaches that client (to call
+/// `roots/list` again, say).
+pub type RootsChangedCallback = Arc<dyn Fn(Peer) + Send + Sync>;
+
+pub(crate) struct ServerShared {
+    pub(crate) info: Implementation,
+    /// `info` as JSON, written once: 2026-07-28 results carry it in their `_meta`.
+    pub(crate) info_json: Arc<serde_json::value::RawValue>,
+    pub(crate) instructions: Option<String>,
+    pub(crate) capabilities: ServerCapabilities,
+    pub(crate) page_size: usize,
+    /// Whether tools registered at runtime get their output schema compiled for the check of
+    /// their structured content (see
+    /// [`ServerBuilder::check_structured_content`](crate::ServerBuilder::check_structured_content)).
+    pub(crate) check_structured_content: bool,
+    pub(crate) peer_config: PeerConfig,
+    pub(crate) state: Arc<StateMap>,
+    pub(crate) on_roots_changed: Option<RootsChangedCallback>,
+    pub(crate) cache_hints: CachePolicy,
+    pub(crate) state_keys: StateKeys,
+    pub(crate) bus: Arc<dyn SubscriptionBus>,
+    /// The tasks (2025-11-25): present when the server declares the `tasks` capability.
+    pub(crate) tasks: Option<Arc<Tasks>>,
+    /// The handlers of methods outside the protocol.
+    pub(crate) custom: CustomMethods,
+    pub(crate) registry: RwLock<Arc<Registry>>,
+    pub(crate) sessions: Mutex<Vec<Weak<SessionState>>>,
+    /// Sessions ended since `sessions` was last swept (see [`ServerShared::session_ended`]).
+    pub(crate) ended: std::sync::atomic::AtomicUsize,
+    /// The task that tells this process's sessions of what a bus that fans out brings runs.
+    pub(crate) relay: std::sync::atomic::AtomicBool,
+}
+
+impl ServerShared {
+    pub(crate) fn registry(&self) -> Arc<Registry> {
+        self.registry.read_unpoisoned().clone()
+    }
+
+    /// A session's service is gone. Once as many have ended as half the list holds, the list
+    /// is swept (amortized O(1) per session): a `Weak` keeps its session's allocation, so
+    /// entries left after a burst of sessions ended would hold that memory (4 KiB a session,
+    /// scattered over the heap) until as many new sessions came.
+    pub(crate) fn session_ended(&self) {
+        use std::sync::atomic::Ordering;
+        let ended = self.ended.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut sessions = self.sessions.lock_unpoisoned();
+        if ended * 2 >= sessions.len() {
+            self.ended.store(0, Ordering::Relaxed);
+            sessions.retain(|s| s.upgrade().is_some_and(|s| s.peer.get().is_some_and(|p| !p.is_closed())));
+            let live = sessions.len();
+            if sessions.capacity() > 64 && live < sessions.capacity() / 4 {
+                sessions.shrink_to(live * 2);
+            }
+        }
+    }
+
+    /// How many sessions the list of live ones holds (ended ones not swept yet included).
+    #[cfg(test)]
+    pub(crate) fn listed_sessions(&self) -> usize {
+        self.sessions.lock_unpoisoned().len()
+    }
+}

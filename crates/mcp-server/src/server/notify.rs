@@ -1,0 +1,145 @@
+//! Telling connected clients of changes: list changes and resource updates, sent to this
+//! process's sessions directly, or (a fleet, with a bus that fans out) through the relay of
+//! every change the bus brings, this instance's and the others'.
+
+use mcp_jsonrpc::sync::MutexExt as _;
+use std::sync::{Arc, Weak};
+
+use mcp_types::{
+    PromptListChangedNotification, ResourceListChangedNotification, ResourceUpdatedNotification,
+    ResourceUpdatedNotificationParams, ToolListChangedNotification,
+};
+
+use super::Server;
+use crate::bus::{ChangeEvent, ListChanged};
+use crate::context::session::SessionState;
+
+impl Server {
+    /// Connected, initialized sessions.
+    pub(super) fn live_sessions(&self) -> Vec<Arc<SessionState>> {
+        let sessions = self.shared.sessions.lock_unpoisoned();
+        sessions.iter().filter_map(Weak::upgrade).filter(|s| s.is_initialized()).collect()
+    }
+
+    /// Tells the subscription bus and every connected session that a list changed.
+    pub(super) async fn broadcast<N: ListChanged>(&self) {
+        self.shared.bus.publish(N::EVENT);
+        if self.shared.bus.fans_out() {
+            // The relay tells the sessions, of this change as of other instances'.
+            return self.start_relay();
+        }
+        let sends = self.live_sessions().into_iter().filter_map(|session| {
+            let peer = session.peer.get()?.clone();
+            Some(notify_within::<N>(peer, Default::default()))
+        });
+        futures_util::future::join_all(sends).await;
+    }
+
+    /// Tells the clients subscribed to `uri` that it changed.
+    pub async fn notify_resource_updated(&self, uri: &str) {
+        self.shared.bus.publish(ChangeEvent::ResourceUpdated(uri.to_owned()));
+        if self.shared.bus.fans_out() {
+            return self.start_relay();
+        }
+        let sends =
+            self.live_sessions().into_iter().filter(|session| session.is_subscribed(uri)).filter_map(|session| {
+                let peer = session.peer.get()?.clone();
+                Some(notify_within::<ResourceUpdatedNotification>(peer, ResourceUpdatedNotificationParams::new(uri)))
+            });
+        futures_util::future::join_all(sends).await;
+    }
+}
+
+/// A fleet: the changes a bus that fans out brings (this instance's and the others'), told to
+/// this process's sessions.
+impl Server {
+    /// Starts the relay (once, in a runtime).
+    pub(super) fn start_relay(&self) {
+        use std::sync::atomic::Ordering;
+        if tokio::runtime::Handle::try_current().is_err() || self.shared.relay.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let mut events = self.shared.bus.subscribe();
+        let server = Arc::downgrade(&self.shared);
+        tokio::spawn(async move {
+            loop {
+                let event = match events.recv().await {
+                    Ok(event) => Some(event),
+                    // Missed some: every list may have changed.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => None,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(shared) = server.upgrade() else { return };
+                Server { shared }.tell_sessions(event).await;
+            }
+        });
+    }
+
+    /// Tells this process's sessions of a change (`None`: of every list).
+    async fn tell_sessions(&self, event: Option<ChangeEvent>) {
+        let sessions = self.live_sessions();
+        let peers = |filter: &dyn Fn(&SessionState) -> bool| {
+            sessions.iter().filter(|s| filter(s)).filter_map(|s| s.peer.get().cloned()).collect::<Vec<_>>()
+        };
+        let all = peers(&|_| true);
+        let sends: Vec<futures_util::future::BoxFuture<'static, ()>> = match event {
+            Some(ChangeEvent::ToolsListChanged) => fanout::<ToolListChangedNotification>(all, Default::default),
+            Some(ChangeEvent::PromptsListChanged) => fanout::<PromptListChangedNotification>(all, Default::default),
+            Some(ChangeEvent::ResourcesListChanged) => fanout::<ResourceListChangedNotification>(all, Default::default),
+            Some(ChangeEvent::ResourceUpdated(uri)) => {
+                let subscribed = peers(&|s| s.is_subscribed(&uri));
+                fanout::<ResourceUpdatedNotification>(subscribed, || ResourceUpdatedNotificationParams::new(&uri))
+            }
+            Some(ChangeEvent::TaskChanged(_)) => Vec::new(),
+            Some(ChangeEvent::Resync) | None => {
+                let mut sends = fanout::<ToolListChangedNotification>(all.clone(), Default::default);
+                sends.extend(fanout::<PromptListChangedNotification>(all.clone(), Default::default));
+                sends.extend(fanout::<ResourceListChangedNotification>(all, Default::default));
+                sends
+            }
+        };
+        futures_util::future::join_all(sends).await;
+    }
+}
+
+/// Notification `N` to each of `peers` (of a server whose capabilities declare it), hinted
+/// [`Fanout`](mcp_transport_http::server::Fanout): of the copies of a session a fleet shares,
+/// the one that holds its GET stream sends it.
+fn fanout<N>(
+    peers: Vec<mcp_jsonrpc::Peer>,
+    params: impl Fn() -> N::Params,
+) -> Vec<futures_util::future::BoxFuture<'static, ()>>
+where
+    N: mcp_types::Notification<Params: Send + Sync + 'static>,
+{
+    peers
+        .into_iter()
+        .map(|peer| {
+            let params = params();
+            Box::pin(async move {
+                #[cfg(feature = "http")]
+                let sent = peer.notify_with_hints::<N>(params, Arc::new(mcp_transport_http::server::Fanout));
+                #[cfg(not(feature = "http"))]
+                let sent = peer.notify::<N>(params);
+                match tokio::time::timeout(NOTIFY_WAIT, sent).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => tracing::debug!(error = %e, method = N::METHOD, "notification not sent"),
+                    Err(_) => tracing::warn!(method = N::METHOD, "a client reads nothing: notification not sent to it"),
+                }
+            }) as futures_util::future::BoxFuture<'static, ()>
+        })
+        .collect()
+}
+
+/// How long a notification to every client waits for room in one client's outgoing queue: a
+/// client that reads nothing for that long misses it, and the others do not wait for it.
+const NOTIFY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Sends a notification to one client of many, waiting at most [`NOTIFY_WAIT`] for room.
+async fn notify_within<N: mcp_types::Notification>(peer: mcp_jsonrpc::Peer, params: N::Params) {
+    match tokio::time::timeout(NOTIFY_WAIT, peer.notify::<N>(params)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::debug!(error = %e, method = N::METHOD, "notification not sent"),
+        Err(_) => tracing::warn!(method = N::METHOD, "a client reads nothing: notification not sent to it"),
+    }
+}
