@@ -1,7 +1,11 @@
 //! Sessions a fleet shares, on Redis: [`RedisSessions`], the transport's `SharedSessions`.
 //!
-//! - the record of session `ID`: a string at `PREFIX:session:ID`, with the session's idle
-//!   timeout as its expiry (refreshed while the session is used);
+//! - the record of session `ID`: a hash at `PREFIX:session:ID`, a field per part of the
+//!   record (the owner, the session's fixed part, its log level, one per subscription) and
+//!   its version in `.version`, with the session's idle timeout as its expiry (refreshed
+//!   while the session is used). Each change is one Lua script that writes only the fields
+//!   it changes, and only while the record exists: a change never undoes another instance's,
+//!   and never brings back a session that ended (DEL) or expired;
 //! - messages between instances: published on the channel `PREFIX:fleet`, read by one
 //!   subscriber connection per process, which reconnects by itself when Redis comes back.
 
@@ -11,13 +15,79 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::StreamExt as _;
 use mcp_jsonrpc::sync::MutexExt as _;
-use mcp_transport_http::server::{SharedFuture, SharedSessions};
+use mcp_transport_http::server::{FieldChange, SessionRecord, SharedFuture, SharedSessions};
 use tokio::sync::broadcast;
 
 use crate::Redis;
 
 /// How many messages of other instances a slow endpoint may fall behind by.
 const BUS_CAPACITY: usize = 4096;
+
+/// The field of a record's version.
+const VERSION_FIELD: &str = ".version";
+
+/// Creates the record `KEYS[1]` with the fields `ARGV[2..]` (name, value, ...) at version 1,
+/// expiring in `ARGV[1]` ms, unless it exists: 1 if created, 0 if not.
+static CREATE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('HSET', KEYS[1], '.version', 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+",
+    )
+});
+
+/// Applies the changes `ARGV[2..]` (`s` name value: set; `d` name '': remove) to the record
+/// `KEYS[1]` if it exists, raises its version and makes it expire in `ARGV[1]` ms: the record
+/// then (HGETALL), or nil (and nothing written) if it does not exist.
+static UPDATE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+for i = 2, #ARGV, 3 do
+  if ARGV[i] == 's' then
+    redis.call('HSET', KEYS[1], ARGV[i + 1], ARGV[i + 2])
+  else
+    redis.call('HDEL', KEYS[1], ARGV[i + 1])
+  end
+end
+redis.call('HINCRBY', KEYS[1], '.version', 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return redis.call('HGETALL', KEYS[1])
+",
+    )
+});
+
+/// A record as HGETALL gives it (name, value, ...): `None` if empty (no such key).
+fn record_of(flat: Vec<Vec<u8>>) -> Result<Option<SessionRecord>, crate::Error> {
+    if flat.is_empty() {
+        return Ok(None);
+    }
+    let mut record = SessionRecord { version: 0, fields: Vec::with_capacity((flat.len() / 2).saturating_sub(1)) };
+    let mut flat = flat.into_iter();
+    while let (Some(name), Some(value)) = (flat.next(), flat.next()) {
+        let name =
+            String::from_utf8(name).map_err(|_| crate::Error::Corrupt("a session record's field name".into()))?;
+        if name == VERSION_FIELD {
+            let version = std::str::from_utf8(&value).ok().and_then(|v| v.parse().ok());
+            record.version = version.ok_or_else(|| crate::Error::Corrupt("a session record's version".into()))?;
+        } else {
+            record.fields.push((name, Bytes::from(value)));
+        }
+    }
+    if record.version == 0 {
+        return Err(crate::Error::Corrupt("a session record without its version".into()));
+    }
+    Ok(Some(record))
+}
+
+/// A ttl as Redis takes it: whole milliseconds, at least 1.
+fn millis(ttl: Duration) -> u64 {
+    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
+}
 
 /// The records of a fleet's sessions and its message bus, on Redis (see the module docs).
 /// Give it to every instance's `HttpServerConfig::shared_sessions`.
@@ -69,6 +139,25 @@ impl RedisSessions {
         })
     }
 
+    /// Runs `invocation` of a script within the configured timeout, tried once more on a
+    /// dropped connection (as [`query`](Self::query)). Every key it touches is in its KEYS.
+    fn invoke<T: redis::FromRedisValue + Send + 'static>(
+        &self,
+        invocation: redis::ScriptInvocation<'static>,
+    ) -> SharedFuture<'static, T> {
+        let mut conn = self.redis.conn();
+        let timeout = self.redis.config().timeout;
+        Box::pin(async move {
+            let first = crate::keys::bounded(timeout, invocation.invoke_async::<T>(&mut conn)).await;
+            match first {
+                Err(crate::Error::Redis(e)) if e.is_io_error() || e.is_connection_dropped() => {
+                    Ok(crate::keys::bounded(timeout, invocation.invoke_async::<T>(&mut conn)).await?)
+                }
+                other => Ok(other?),
+            }
+        })
+    }
+
     /// Reads the fleet's channel into `bus` until every receiver is gone, reconnecting (with
     /// a growing delay, at most a second) while Redis is away.
     async fn listen(client: redis::Client, channel: Arc<str>, bus: broadcast::Sender<Bytes>) {
@@ -98,23 +187,44 @@ impl RedisSessions {
 }
 
 impl SharedSessions for RedisSessions {
-    fn save(&self, id: &str, record: Bytes, ttl: Duration) -> SharedFuture<'_, ()> {
-        let mut cmd = redis::cmd("SET");
-        cmd.arg(self.key(id)).arg(&record[..]).arg("PX").arg(ttl.as_millis().max(1) as u64);
-        self.query::<()>(cmd)
+    fn create(&self, id: &str, fields: &[(String, Bytes)], ttl: Duration) -> SharedFuture<'_, bool> {
+        let mut invocation = CREATE.key(self.key(id));
+        invocation.arg(millis(ttl));
+        for (name, value) in fields {
+            invocation.arg(name.as_str()).arg(&value[..]);
+        }
+        self.invoke::<bool>(invocation)
     }
 
-    fn load(&self, id: &str) -> SharedFuture<'_, Option<Bytes>> {
-        let mut cmd = redis::cmd("GET");
+    fn update(&self, id: &str, changes: &[FieldChange], ttl: Duration) -> SharedFuture<'_, Option<SessionRecord>> {
+        let mut invocation = UPDATE.key(self.key(id));
+        invocation.arg(millis(ttl));
+        for change in changes {
+            match change {
+                FieldChange::Set(name, value) => invocation.arg("s").arg(name.as_str()).arg(&value[..]),
+                FieldChange::Remove(name) => invocation.arg("d").arg(name.as_str()).arg(""),
+            };
+        }
+        let record = self.invoke::<Option<Vec<Vec<u8>>>>(invocation);
+        Box::pin(async move {
+            match record.await? {
+                Some(flat) => Ok(record_of(flat)?),
+                None => Ok(None),
+            }
+        })
+    }
+
+    fn load(&self, id: &str) -> SharedFuture<'_, Option<SessionRecord>> {
+        let mut cmd = redis::cmd("HGETALL");
         cmd.arg(self.key(id));
-        let record = self.query::<Option<Vec<u8>>>(cmd);
-        Box::pin(async move { Ok(record.await?.map(Bytes::from)) })
+        let record = self.query::<Vec<Vec<u8>>>(cmd);
+        Box::pin(async move { Ok(record_of(record.await?)?) })
     }
 
-    fn touch(&self, id: &str, ttl: Duration) -> SharedFuture<'_, ()> {
+    fn touch(&self, id: &str, ttl: Duration) -> SharedFuture<'_, bool> {
         let mut cmd = redis::cmd("PEXPIRE");
-        cmd.arg(self.key(id)).arg(ttl.as_millis().max(1) as u64);
-        self.query::<()>(cmd)
+        cmd.arg(self.key(id)).arg(millis(ttl));
+        self.query::<bool>(cmd)
     }
 
     fn remove(&self, id: &str) -> SharedFuture<'_, ()> {

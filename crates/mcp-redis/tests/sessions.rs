@@ -2,18 +2,25 @@
 //! one is served by the other, the answer to a server's request POSTed to the other reaches its
 //! handler, DELETE ends it everywhere; with Redis down, a session the instance does not hold
 //! gets 503 (and the instance goes on serving what needs no Redis), and service returns when
-//! Redis does.
+//! Redis does. The session's record takes changes made on two instances at once, a copy
+//! loaded just before a DELETE cannot bring the session back, and a session with an open
+//! stream keeps its record past the idle timeout.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_redis::{Redis, RedisConfig};
-use mcp_server::mcp_transport_http::server::{self, EventStore, HttpServerConfig, InMemoryEventStore};
+use bytes::Bytes;
+use mcp_redis::{Redis, RedisConfig, RedisSessions};
+use mcp_server::mcp_transport_http::server::{
+    self, EventStore, FieldChange, HttpServerConfig, InMemoryEventStore, SessionRecord, SharedFuture, SharedSessions,
+};
 use mcp_server::{Server, ToolDef, ToolError};
 use mcp_test_support::redis::RedisServer;
-use mcp_types::{CallToolResult, ContentBlock};
+use mcp_types::{CallToolResult, ContentBlock, LoggingLevel};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
+use tokio::sync::{broadcast, oneshot};
 
 const VERSION: &str = "2025-06-18";
 
@@ -23,25 +30,42 @@ fn instance() -> Server {
         Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(roots.roots[0].uri.clone())]))
     })
     .unwrap();
-    Server::builder("redis-fleet", "1.0.0").tool(roots).build().unwrap()
+    // Logs "logged" at level info, then answers.
+    let log = ToolDef::new("log", json!({"type": "object"}), |_, ctx| async move {
+        ctx.log(LoggingLevel::Info, json!("logged")).await;
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("done")]))
+    })
+    .unwrap();
+    Server::builder("redis-fleet", "1.0.0").tool(roots).tool(log).enable_resources().build().unwrap()
+}
+
+/// A handle on `redis` of its own, as each process of a fleet has.
+fn handle(redis: &RedisServer) -> Redis {
+    Redis::connect_with(RedisConfig::new(redis.url()).timeout(Duration::from_millis(500))).unwrap()
 }
 
 /// Two instances on one Redis (each with a handle of its own, as two processes would have).
 async fn fleet(redis: &RedisServer) -> Vec<String> {
+    let stores: Vec<Arc<dyn SharedSessions>> =
+        vec![Arc::new(handle(redis).sessions()), Arc::new(handle(redis).sessions())];
+    fleet_of(redis, stores, HttpServerConfig::default()).await
+}
+
+/// An instance per store, with `config`, on one Redis.
+async fn fleet_of(redis: &RedisServer, stores: Vec<Arc<dyn SharedSessions>>, config: HttpServerConfig) -> Vec<String> {
     let events: Arc<dyn EventStore> = Arc::new(InMemoryEventStore::default());
     let mut bases = Vec::new();
-    for _ in 0..2 {
-        let handle = Redis::connect_with(RedisConfig::new(redis.url()).timeout(Duration::from_millis(500))).unwrap();
-        let config =
-            HttpServerConfig::default().shared_sessions(Arc::new(handle.sessions())).event_store(Some(events.clone()));
+    let instances = stores.len() as i64;
+    for store in stores {
+        let config = config.clone().shared_sessions(store).event_store(Some(events.clone()));
         let router = instance().http_router(config.clone());
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         bases.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
         tokio::spawn(async move { server::serve_router(listener, router, &config).await });
     }
-    // Both instances hear the fleet's channel before the test begins.
+    // Every instance hears the fleet's channel before the test begins.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while numsub(redis) < 2 {
+    while numsub(redis) < instances {
         assert!(Instant::now() < deadline, "the instances did not subscribe to mcp:fleet");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -165,4 +189,250 @@ async fn with_redis_down_a_session_elsewhere_is_503_and_service_returns_with_red
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(post(&bases[0], Some(&session), ping(3)).send().await.unwrap().status(), 200);
+}
+
+/// The store of one instance, steered by the test: the instance hears the fleet's messages only
+/// when the test passes them on, a load of the session it names waits for the test, and its
+/// saves fail while it says so.
+struct Steered {
+    inner: RedisSessions,
+    /// What Redis brought, not yet passed on.
+    heard: tokio::sync::Mutex<broadcast::Receiver<Bytes>>,
+    /// What the instance hears.
+    passed: broadcast::Sender<Bytes>,
+    /// A load to hold: the session, told when its record was read, then waits for the go.
+    hold: Mutex<Option<Held>>,
+    fail_saves: AtomicBool,
+}
+
+/// A load held: of which session, told when the record was read, waiting for the go.
+type Held = (String, oneshot::Sender<()>, oneshot::Receiver<()>);
+
+impl Steered {
+    fn new(inner: RedisSessions) -> Arc<Steered> {
+        let heard = tokio::sync::Mutex::new(inner.subscribe());
+        let (passed, _) = broadcast::channel(64);
+        Arc::new(Steered { inner, heard, passed, hold: Mutex::new(None), fail_saves: AtomicBool::new(false) })
+    }
+
+    /// Holds the next load of `session` once its record was read: the first receiver says it
+    /// was, the sender lets it go on.
+    fn hold_load(&self, session: &str) -> (oneshot::Receiver<()>, oneshot::Sender<()>) {
+        let (read_tx, read_rx) = oneshot::channel();
+        let (go_tx, go_rx) = oneshot::channel();
+        *self.hold.lock().unwrap() = Some((session.to_owned(), read_tx, go_rx));
+        (read_rx, go_tx)
+    }
+
+    /// Passes on what Redis brought up to the message that ends `session`, and returns once
+    /// the instance handled it (it took the next message, which no instance reads).
+    async fn pass_until_ended(&self, session: &str) {
+        let mut heard = self.heard.lock().await;
+        loop {
+            let message = tokio::time::timeout(Duration::from_secs(10), heard.recv()).await.unwrap().unwrap();
+            let header = String::from_utf8_lossy(&message[..message.iter().position(|&b| b == b'\n').unwrap()]);
+            let ended = header.split(' ').nth(1) == Some("x") && header.split(' ').nth(2) == Some(session);
+            self.passed.send(message).unwrap();
+            if ended {
+                break;
+            }
+        }
+        self.passed.send(Bytes::from_static(b"not a message")).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.passed.is_empty() {
+            assert!(Instant::now() < deadline, "the instance did not take its messages");
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+impl SharedSessions for Steered {
+    fn create(&self, id: &str, fields: &[(String, Bytes)], ttl: Duration) -> SharedFuture<'_, bool> {
+        self.inner.create(id, fields, ttl)
+    }
+    fn update(&self, id: &str, changes: &[FieldChange], ttl: Duration) -> SharedFuture<'_, Option<SessionRecord>> {
+        if self.fail_saves.load(Ordering::Relaxed) {
+            return Box::pin(async { Err("saves fail (the test says so)".into()) });
+        }
+        self.inner.update(id, changes, ttl)
+    }
+    fn load(&self, id: &str) -> SharedFuture<'_, Option<SessionRecord>> {
+        let hold = {
+            let mut hold = self.hold.lock().unwrap();
+            if hold.as_ref().is_some_and(|(held, _, _)| held == id) { hold.take() } else { None }
+        };
+        let load = self.inner.load(id);
+        Box::pin(async move {
+            let record = load.await?;
+            if let Some((_, read, go)) = hold {
+                read.send(()).unwrap();
+                go.await.unwrap();
+            }
+            Ok(record)
+        })
+    }
+    fn touch(&self, id: &str, ttl: Duration) -> SharedFuture<'_, bool> {
+        self.inner.touch(id, ttl)
+    }
+    fn remove(&self, id: &str) -> SharedFuture<'_, ()> {
+        self.inner.remove(id)
+    }
+    fn publish(&self, message: Bytes) -> SharedFuture<'_, ()> {
+        self.inner.publish(message)
+    }
+    fn subscribe(&self) -> broadcast::Receiver<Bytes> {
+        self.passed.subscribe()
+    }
+}
+
+/// All Redis holds of session `id`'s record, as text, whatever its layout.
+fn record_text(redis: &RedisServer, id: &str) -> String {
+    let mut conn = redis::Client::open(redis.url()).unwrap().get_connection().unwrap();
+    let key = format!("mcp:session:{id}");
+    let kind: String = redis::cmd("TYPE").arg(&key).query(&mut conn).unwrap();
+    let parts: Vec<Vec<u8>> = match kind.as_str() {
+        "string" => vec![redis::cmd("GET").arg(&key).query(&mut conn).unwrap()],
+        "hash" => redis::cmd("HGETALL").arg(&key).query(&mut conn).unwrap(),
+        "none" => Vec::new(),
+        other => panic!("a record of type {other}"),
+    };
+    parts.iter().map(|p| String::from_utf8_lossy(p)).collect::<Vec<_>>().join(" ")
+}
+
+/// The JSON-RPC answer (the last message) of a POST.
+async fn answer(response: reqwest::Response) -> Value {
+    assert_eq!(response.status(), 200, "{response:?}");
+    let mut messages = Messages(response, String::new());
+    loop {
+        let message = messages.next().await;
+        if message.get("id").is_some() && message.get("method").is_none() {
+            return message;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_on_one_instance_and_a_level_set_on_another_both_stay() {
+    let redis = RedisServer::start();
+    let steered = Steered::new(handle(&redis).sessions());
+    let stores: Vec<Arc<dyn SharedSessions>> = vec![Arc::new(handle(&redis).sessions()), steered.clone()];
+    let bases = fleet_of(&redis, stores, HttpServerConfig::default()).await;
+    let session = initialize(&bases[0]).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    answer(post(&bases[1], Some(&session), ping).send().await.unwrap()).await;
+    // Instance 1 holds a copy and has not heard of the subscription made on instance 0 when
+    // it sets the level (its bus is held): each change is in the record all the same.
+    let subscribe = json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": "test://x"}});
+    assert!(answer(post(&bases[0], Some(&session), subscribe).send().await.unwrap()).await.get("result").is_some());
+    let level = json!({"jsonrpc": "2.0", "id": 3, "method": "logging/setLevel", "params": {"level": "error"}});
+    assert!(answer(post(&bases[1], Some(&session), level).send().await.unwrap()).await.get("result").is_some());
+    let record = record_text(&redis, &session);
+    assert!(record.contains("test://x"), "the subscription was lost: {record}");
+    assert!(record.contains("error"), "the level was lost: {record}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_the_store_refused_is_not_kept() {
+    let redis = RedisServer::start();
+    let steered = Steered::new(handle(&redis).sessions());
+    let stores: Vec<Arc<dyn SharedSessions>> = vec![steered.clone()];
+    let bases = fleet_of(&redis, stores, HttpServerConfig::default()).await;
+    let session = initialize(&bases[0]).await;
+    steered.fail_saves.store(true, Ordering::Relaxed);
+    let level = json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "error"}});
+    let refused = answer(post(&bases[0], Some(&session), level).send().await.unwrap()).await;
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
+    // The level the client was told was not set is not applied: info logs still come.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "log", "arguments": {}}});
+    let mut messages = Messages(post(&bases[0], Some(&session), call).send().await.unwrap(), String::new());
+    let first = messages.next().await;
+    assert_eq!(first["method"], "notifications/message", "{first}");
+    assert_eq!(first["params"]["data"], "logged");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_loaded_just_before_a_delete_does_not_bring_the_session_back() {
+    let redis = RedisServer::start();
+    let steered = Steered::new(handle(&redis).sessions());
+    let stores: Vec<Arc<dyn SharedSessions>> = vec![Arc::new(handle(&redis).sessions()), steered.clone()];
+    let bases = fleet_of(&redis, stores, HttpServerConfig::default()).await;
+    let session = initialize(&bases[0]).await;
+    // Instance 1 reads the record for a request...
+    let (read, go) = steered.hold_load(&session);
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let pinged = tokio::spawn(post(&bases[1], Some(&session), ping).send());
+    read.await.unwrap();
+    // ...the client ends the session on instance 0, and instance 1 handles the end (it holds
+    // no copy yet)...
+    let delete = reqwest::Client::new().delete(&bases[0]).header("mcp-session-id", &session);
+    assert_eq!(delete.send().await.unwrap().status(), 200);
+    steered.pass_until_ended(&session).await;
+    // ...then instance 1 makes its copy from what it read: the session stays ended.
+    go.send(()).unwrap();
+    assert_eq!(pinged.await.unwrap().unwrap().status(), 404);
+    let level = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "error"}});
+    assert_eq!(post(&bases[1], Some(&session), level).send().await.unwrap().status(), 404);
+    assert_eq!(redis.command(&format!("EXISTS mcp:session:{session}")), ":0");
+    assert_eq!(
+        post(&bases[0], Some(&session), json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_with_an_open_stream_keeps_its_record_past_the_idle_timeout() {
+    let redis = RedisServer::start();
+    let idle = Duration::from_millis(600);
+    let config = HttpServerConfig::default().session_idle_timeout(idle);
+    let stores: Vec<Arc<dyn SharedSessions>> =
+        vec![Arc::new(handle(&redis).sessions()), Arc::new(handle(&redis).sessions())];
+    let bases = fleet_of(&redis, stores, config).await;
+    let session = initialize(&bases[0]).await;
+    let get = reqwest::Client::new()
+        .get(&bases[0])
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", VERSION);
+    let stream = get.send().await.unwrap();
+    assert_eq!(stream.status(), 200);
+    // Redis's expiry has to really pass: three idle timeouts with nothing but the open stream.
+    tokio::time::sleep(idle * 3).await;
+    assert_eq!(redis.command(&format!("EXISTS mcp:session:{session}")), ":1", "the record expired while in use");
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    assert_eq!(answer(post(&bases[1], Some(&session), ping).send().await.unwrap()).await["id"], 1);
+    drop(stream);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_record_changes_per_field_and_never_comes_back() {
+    let redis = RedisServer::start();
+    let store = handle(&redis).sessions();
+    let ttl = Duration::from_secs(60);
+    let set = |name: &str, value: &'static [u8]| FieldChange::Set(name.to_owned(), Bytes::from_static(value));
+    let fixed = [("session".to_owned(), Bytes::from_static(b"{}"))];
+    assert!(store.update("s", &[set("level", b"1")], ttl).await.unwrap().is_none(), "no record: no write");
+    assert!(!store.touch("s", ttl).await.unwrap());
+    assert!(store.load("s").await.unwrap().is_none());
+    assert!(store.create("s", &fixed, ttl).await.unwrap());
+    assert!(!store.create("s", &fixed, ttl).await.unwrap(), "made once");
+    // Two instances change a field each, neither knowing of the other's change.
+    let other = handle(&redis).sessions();
+    store.update("s", &[set("sub:a", b"")], ttl).await.unwrap().unwrap();
+    let record = other.update("s", &[set("level", b"1")], ttl).await.unwrap().unwrap();
+    assert_eq!(record.version, 3);
+    assert_eq!(record.field("sub:a").map(|v| &v[..]), Some(&b""[..]));
+    assert_eq!(record.field("level").map(|v| &v[..]), Some(&b"1"[..]));
+    let record = store.update("s", &[FieldChange::Remove("sub:a".into())], ttl).await.unwrap().unwrap();
+    assert!(record.field("sub:a").is_none() && record.field("session").is_some());
+    assert_eq!(store.load("s").await.unwrap(), Some(record));
+    assert!(redis.command("PTTL mcp:session:s").trim_start_matches(':').parse::<i64>().unwrap() > 0);
+    assert!(store.touch("s", ttl).await.unwrap());
+    store.remove("s").await.unwrap();
+    assert!(other.update("s", &[set("level", b"2")], ttl).await.unwrap().is_none(), "not made again");
+    assert!(!other.touch("s", ttl).await.unwrap());
+    assert_eq!(redis.command("EXISTS mcp:session:s"), ":0");
 }

@@ -298,9 +298,11 @@ async fn a_tool_added_on_one_instance_is_announced_once_on_the_get_stream_the_ot
 async fn a_record_that_cannot_be_read_is_an_unknown_session() {
     let fleet = start().await;
     let ttl = Duration::from_secs(60);
-    // No owner line; an owner line, then what the server cannot read as a session.
-    fleet.store.save("0badrecord", bytes::Bytes::from_static(b"{}"), ttl).await.unwrap();
-    fleet.store.save("1badrecord", bytes::Bytes::from_static(b"\n{\"version\": 7}"), ttl).await.unwrap();
+    // No owner; an owner, then what the server cannot read as a session.
+    let field = |name: &str, value: &'static [u8]| (name.to_owned(), bytes::Bytes::from_static(value));
+    assert!(fleet.store.create("0badrecord", &[field("session", b"{}")], ttl).await.unwrap());
+    let unreadable = [field(".owner", b""), field("session", b"{\"version\": 7}")];
+    assert!(fleet.store.create("1badrecord", &unreadable, ttl).await.unwrap());
     for id in ["0badrecord", "1badrecord"] {
         let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
         let answer = fleet.post(0, Some(id), ping).send().await.unwrap();

@@ -7,7 +7,11 @@ use mcp_jsonrpc::sync::MutexExt as _;
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
 
+#[cfg(feature = "http")]
+use axum::body::Bytes;
 use mcp_jsonrpc::{ErrorObject, Peer, RequestContext};
+#[cfg(feature = "http")]
+use mcp_transport_http::server::{FieldChange, SessionRecord};
 use mcp_types::{ClientCapabilities, Implementation, LoggingLevel, ProtocolVersion};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -46,6 +50,10 @@ struct SessionInner {
     /// logLevel).
     quiet_by_default: bool,
     subscriptions: HashSet<String>,
+    /// The version of the fleet's record this copy holds (0: none yet); an older record is not
+    /// applied over a newer one.
+    #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "a fleet's record needs feature http"))]
+    record_version: u64,
 }
 
 impl SessionState {
@@ -98,6 +106,7 @@ impl SessionState {
             log_level: envelope.log_level,
             quiet_by_default: true,
             subscriptions: HashSet::new(),
+            record_version: 0,
         };
         SessionState { peer: OnceLock::new(), id: next_session_id(), inner: Mutex::new(inner) }
     }
@@ -107,18 +116,17 @@ impl SessionState {
     /// Subscribes to `uri`: what a client may make the session hold is bounded.
     pub(crate) fn subscribe(&self, uri: String) -> Result<(), ErrorObject> {
         let mut inner = self.inner();
-        let subscriptions = &mut inner.subscriptions;
-        if !subscriptions.contains(&uri) {
-            let bytes: usize = subscriptions.iter().map(String::len).sum::<usize>() + uri.len();
-            if subscriptions.len() >= MAX_SUBSCRIPTIONS || bytes > MAX_SUBSCRIPTION_BYTES {
-                return Err(ErrorObject::invalid_params(format!(
-                    "too many subscriptions: a session holds at most {MAX_SUBSCRIPTIONS} URIs of \
-                     {MAX_SUBSCRIPTION_BYTES} bytes in all; unsubscribe first"
-                )));
-            }
-            subscriptions.insert(uri);
+        if !inner.subscriptions.contains(&uri) {
+            room_for(&inner.subscriptions, &uri)?;
+            inner.subscriptions.insert(uri);
         }
         Ok(())
+    }
+    /// Whether the session may subscribe to `uri` too (see [`subscribe`](Self::subscribe)).
+    #[cfg(feature = "http")]
+    fn may_subscribe(&self, uri: &str) -> Result<(), ErrorObject> {
+        let inner = self.inner();
+        if inner.subscriptions.contains(uri) { Ok(()) } else { room_for(&inner.subscriptions, uri) }
     }
     pub(crate) fn unsubscribe(&self, uri: &str) {
         self.inner().subscriptions.remove(uri);
@@ -127,26 +135,39 @@ impl SessionState {
     pub(crate) fn set_log_level(&self, level: LoggingLevel) {
         self.inner().log_level = Some(level);
     }
-
-    #[cfg(feature = "http")]
-    /// What another instance of a fleet needs to serve this session (see
-    /// `mcp_transport_http::server::shared`): the revision, what the client declared, its log
-    /// level and subscriptions, as JSON.
-    pub(crate) fn record(&self, version: ProtocolVersion) -> Vec<u8> {
-        let inner = self.inner();
-        let record = SessionRecord {
-            version: version.as_str().to_owned(),
-            capabilities: inner.capabilities.clone(),
-            client_info: inner.client_info.clone(),
-            log_level: inner.log_level.clone(),
-            subscriptions: inner.subscriptions.iter().cloned().collect(),
-        };
-        serde_json::to_vec(&record).unwrap_or_default()
+    /// Undoes [`initialize`](Self::initialize) (the fleet's store did not take the session).
+    pub(crate) fn uninitialize(&self) {
+        let mut inner = self.inner();
+        inner.initialized = false;
+        inner.capabilities = ClientCapabilities::default();
+        inner.client_info = None;
     }
 
     #[cfg(feature = "http")]
-    /// A session rebuilt from its [`record`](Self::record), and its revision.
-    pub(crate) fn from_record(record: &[u8]) -> Option<(Self, ProtocolVersion)> {
+    /// The fields of the fleet's record (see `mcp_transport_http::server::shared`) that
+    /// `change` sets or removes: the session's fixed part (revision, what the client declared
+    /// at `initialize`) in `session`, its log level in `level`, each subscription in a field
+    /// `sub:URI` of its own.
+    fn record_changes(&self, change: &RecordChange<'_>, version: ProtocolVersion) -> Vec<FieldChange> {
+        match change {
+            RecordChange::Initialized => {
+                let inner = self.inner();
+                let fixed = FixedRecord {
+                    version: version.as_str().to_owned(),
+                    capabilities: inner.capabilities.clone(),
+                    client_info: inner.client_info.clone(),
+                };
+                vec![FieldChange::Set(SESSION_FIELD.to_owned(), json_bytes(&fixed))]
+            }
+            RecordChange::Level(level) => vec![FieldChange::Set(LEVEL_FIELD.to_owned(), json_bytes(level))],
+            RecordChange::Subscribe(uri) => vec![FieldChange::Set(format!("{SUBSCRIPTION_FIELD}{uri}"), Bytes::new())],
+            RecordChange::Unsubscribe(uri) => vec![FieldChange::Remove(format!("{SUBSCRIPTION_FIELD}{uri}"))],
+        }
+    }
+
+    #[cfg(feature = "http")]
+    /// A session rebuilt from its fleet's record, and its revision.
+    pub(crate) fn from_record(record: &SessionRecord) -> Option<(Self, ProtocolVersion)> {
         let state = SessionState::new();
         let version = state.apply_record(record)?;
         state.inner().initialized = true;
@@ -154,29 +175,82 @@ impl SessionState {
     }
 
     #[cfg(feature = "http")]
-    /// Takes what a [`record`](Self::record) says; its revision, or `None` if unreadable.
-    pub(crate) fn apply_record(&self, record: &[u8]) -> Option<ProtocolVersion> {
-        let record: SessionRecord = serde_json::from_slice(record).ok()?;
-        let version = ProtocolVersion::from_wire(&record.version)?;
+    /// Takes what the fleet's `record` says, unless this copy holds a newer version already;
+    /// its revision, or `None` if unreadable.
+    pub(crate) fn apply_record(&self, record: &SessionRecord) -> Option<ProtocolVersion> {
+        let fixed: FixedRecord = serde_json::from_slice(record.field(SESSION_FIELD)?).ok()?;
+        let version = ProtocolVersion::from_wire(&fixed.version)?;
+        let log_level = match record.field(LEVEL_FIELD) {
+            Some(level) => Some(serde_json::from_slice::<LoggingLevel>(level).ok()?),
+            None => None,
+        };
         let mut inner = self.inner();
-        inner.capabilities = record.capabilities;
-        inner.client_info = record.client_info;
-        inner.log_level = record.log_level;
-        inner.subscriptions = record.subscriptions.into_iter().collect();
+        if inner.record_version > 0 && record.version <= inner.record_version {
+            return Some(version);
+        }
+        inner.record_version = record.version;
+        inner.capabilities = fixed.capabilities;
+        inner.client_info = fixed.client_info;
+        inner.log_level = log_level;
+        inner.subscriptions = record
+            .fields
+            .iter()
+            .filter_map(|(name, _)| name.strip_prefix(SUBSCRIPTION_FIELD))
+            .map(str::to_owned)
+            .collect();
         Some(version)
     }
 }
 
-/// A session as a fleet's store keeps it.
+/// Whether `subscriptions` have room for `uri` too.
+fn room_for(subscriptions: &HashSet<String>, uri: &str) -> Result<(), ErrorObject> {
+    let bytes: usize = subscriptions.iter().map(String::len).sum::<usize>() + uri.len();
+    if subscriptions.len() >= MAX_SUBSCRIPTIONS || bytes > MAX_SUBSCRIPTION_BYTES {
+        return Err(ErrorObject::invalid_params(format!(
+            "too many subscriptions: a session holds at most {MAX_SUBSCRIPTIONS} URIs of \
+             {MAX_SUBSCRIPTION_BYTES} bytes in all; unsubscribe first"
+        )));
+    }
+    Ok(())
+}
+
+/// A change of a session that a fleet's record holds.
+#[cfg_attr(not(feature = "http"), allow(dead_code, reason = "a fleet's record needs feature http"))]
+pub(crate) enum RecordChange<'a> {
+    /// The handshake: the revision and what the client declared.
+    Initialized,
+    /// `logging/setLevel`.
+    Level(&'a LoggingLevel),
+    /// `resources/subscribe`.
+    Subscribe(&'a str),
+    /// `resources/unsubscribe`.
+    Unsubscribe(&'a str),
+}
+
+/// The record's field of the fixed part of a session.
+#[cfg(feature = "http")]
+const SESSION_FIELD: &str = "session";
+/// The record's field of the log level.
+#[cfg(feature = "http")]
+const LEVEL_FIELD: &str = "level";
+/// What the record's field of a subscription starts with (the URI follows).
+#[cfg(feature = "http")]
+const SUBSCRIPTION_FIELD: &str = "sub:";
+
+/// The part of a session a fleet's record keeps in one field: set at `initialize`, never
+/// changed.
 #[cfg(feature = "http")]
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct SessionRecord {
+struct FixedRecord {
     version: String,
     capabilities: ClientCapabilities,
     client_info: Option<Implementation>,
-    log_level: Option<LoggingLevel>,
-    subscriptions: Vec<String>,
+}
+
+#[cfg(feature = "http")]
+fn json_bytes(value: &impl serde::Serialize) -> Bytes {
+    Bytes::from(serde_json::to_vec(value).unwrap_or_default())
 }
 
 /// `level` is at least as severe as `threshold`.
@@ -209,19 +283,38 @@ pub(crate) fn decode_raw<T: DeserializeOwned>(raw: &str) -> Result<T, serde_json
     serde_json::from_str(raw).or_else(|_| serde_json::from_value(serde_json::from_str::<Value>(raw)?))
 }
 
-/// Saves the session for the other instances of a fleet, when it is shared (HTTP with
-/// `HttpServerConfig::shared_sessions`); boxed, and only then.
-pub(crate) async fn save_shared(state: &SessionState, rctx: &RequestContext) -> Result<(), ErrorObject> {
+/// Records `change` of the session in the fleet's store when the session is shared (HTTP with
+/// `HttpServerConfig::shared_sessions`), and then takes the record as the store holds it
+/// (this change and every other instance's): whether it did, that is whether the session is
+/// shared; the caller applies the change itself when it is not. A change the store did not
+/// take is not applied (the request fails). Boxed, and only for a shared session.
+pub(crate) async fn update_shared(
+    state: &SessionState,
+    rctx: &RequestContext,
+    change: RecordChange<'_>,
+) -> Result<bool, ErrorObject> {
     #[cfg(feature = "http")]
     if let Some(info) = rctx.attachment().and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
         && info.shares_session()
     {
-        let record = state.record(rctx.peer().protocol_version());
-        return Box::pin(info.save_session(&record)).await.map_err(|e| {
+        if let RecordChange::Subscribe(uri) = change {
+            state.may_subscribe(uri)?;
+        }
+        let changes = state.record_changes(&change, rctx.peer().protocol_version());
+        let record = Box::pin(info.update_session(&changes)).await.map_err(|e| {
+            if e.is::<mcp_transport_http::server::SessionEnded>() {
+                return ErrorObject::invalid_request("the session ended");
+            }
             tracing::warn!("fleet: the session could not be saved: {e}");
             ErrorObject::internal_error("the shared session store is unavailable; try again later")
-        });
+        })?;
+        if let Some(record) = record
+            && state.apply_record(&record).is_none()
+        {
+            tracing::warn!("fleet: the session's record could not be read back");
+        }
+        return Ok(true);
     }
-    let _ = (state, rctx);
-    Ok(())
+    let _ = (state, rctx, change);
+    Ok(false)
 }

@@ -34,7 +34,7 @@ use mcp_types::{
 
 use super::call::{Call, FromParams, Serve, ToolCall, tool_outcome, tool_panicked};
 use super::reply::{downgrade_content, downgrade_tool_result};
-use crate::context::session::save_shared;
+use crate::context::session::{RecordChange, update_shared};
 use crate::def::completion::{Completion, CompletionRequest};
 use crate::def::registry::Registry;
 use crate::error::ToolError;
@@ -276,8 +276,10 @@ impl Serve for SubscribeRequest {
     }
     fn serve(call: &Call<'_>, p: SubscribeRequestParams) -> impl Future<Output = Reply> + Send {
         async move {
-            call.state.subscribe(p.uri)?;
-            save_shared(call.state, call.rctx).await?;
+            // Shared: in the record first, then here (with the record); else here only.
+            if !update_shared(call.state, call.rctx, RecordChange::Subscribe(&p.uri)).await? {
+                call.state.subscribe(p.uri)?;
+            }
             call.respond::<Self>(&EmptyResult::default())
         }
     }
@@ -290,8 +292,9 @@ impl Serve for UnsubscribeRequest {
     }
     fn serve(call: &Call<'_>, p: UnsubscribeRequestParams) -> impl Future<Output = Reply> + Send {
         async move {
-            call.state.unsubscribe(&p.uri);
-            save_shared(call.state, call.rctx).await?;
+            if !update_shared(call.state, call.rctx, RecordChange::Unsubscribe(&p.uri)).await? {
+                call.state.unsubscribe(&p.uri);
+            }
             call.respond::<Self>(&EmptyResult::default())
         }
     }
@@ -358,8 +361,9 @@ impl Serve for SetLevelRequest {
                     Err(ErrorObject::invalid_params(format!("unknown logging level `{level}`")))
                 }
                 level => {
-                    call.state.set_log_level(level);
-                    save_shared(call.state, call.rctx).await?;
+                    if !update_shared(call.state, call.rctx, RecordChange::Level(&level)).await? {
+                        call.state.set_log_level(level);
+                    }
                     call.respond::<Self>(&EmptyResult::default())
                 }
             }

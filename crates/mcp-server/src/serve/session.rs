@@ -18,7 +18,7 @@ use super::dispatch::dispatch;
 use super::reply::{Decoration, Era, respond};
 use super::shared::ServerShared;
 use super::stateless;
-use crate::context::session::{SessionState, save_shared};
+use crate::context::session::{RecordChange, SessionState, update_shared};
 
 /// The `Service` of one connection.
 pub(crate) struct Session {
@@ -79,8 +79,12 @@ fn handle(
         let method = req.method.as_str();
         if method == InitializeRequest::METHOD {
             let reply = initialize(server, state, &req, &rctx)?;
-            // In a fleet, any instance may serve the next request: the session is saved first.
-            save_shared(state, &rctx).await?;
+            // In a fleet, any instance may serve the next request: the session is recorded
+            // first (and not initialized here if the store did not take it).
+            if let Err(e) = update_shared(state, &rctx, RecordChange::Initialized).await {
+                state.uninitialize();
+                return Err(e);
+            }
             return Ok(reply);
         }
         if !state.is_initialized() {

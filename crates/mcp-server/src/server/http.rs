@@ -19,10 +19,14 @@ impl SessionFactory for Server {
         self.register(&state, dispatcher.peer(), true);
         dispatcher
     }
-    /// A session a fleet shares: new, or rebuilt from the record another instance saved
-    /// (revision, client capabilities and info, log level, subscriptions), which the copy here
-    /// reloads when it changes.
-    fn connect_shared(&self, sink: Arc<dyn FrameSink>, record: Option<&[u8]>) -> Option<server::SharedSession> {
+    /// A session a fleet shares: new, or rebuilt from the record the fleet keeps (revision,
+    /// client capabilities and info, log level, subscriptions), which the copy here reloads
+    /// when another instance changes it.
+    fn connect_shared(
+        &self,
+        sink: Arc<dyn FrameSink>,
+        record: Option<&server::SessionRecord>,
+    ) -> Option<server::SharedSession> {
         let (state, version) = match record {
             Some(record) => {
                 let (state, version) = SessionState::from_record(record)?;
@@ -37,7 +41,9 @@ impl SessionFactory for Server {
         }
         self.register(&state, dispatcher.peer(), true);
         let weak = Arc::downgrade(&state);
-        let refresh = Box::new(move |record: &[u8]| weak.upgrade().is_none_or(|s| s.apply_record(record).is_some()));
+        let refresh = Box::new(move |record: &server::SessionRecord| {
+            weak.upgrade().is_none_or(|s| s.apply_record(record).is_some())
+        });
         Some(server::SharedSession { dispatcher, refresh })
     }
     /// One POST outside any session: its handler polled in the POST's task (unless the

@@ -10,6 +10,7 @@ use mcp_types::ProtocolVersion;
 
 #[cfg(feature = "auth")]
 use super::auth;
+use super::shared::SessionRecord;
 
 /// What runs the sessions of an HTTP endpoint: a driven peer
 /// ([`Peer::driven`](mcp_jsonrpc::Peer::driven)) per session, whose frames go to `sink` (the
@@ -23,14 +24,14 @@ pub trait SessionFactory: Send + Sync + 'static {
     fn connect_stateless(&self, sink: Arc<dyn FrameSink>, version: ProtocolVersion) -> Dispatcher;
     /// Starts a session that the instances of a fleet share (see [`shared`]): a new one
     /// (`record` is `None`, its first message is initialize), or the copy here of one this or
-    /// another instance started, rebuilt from the `record` saved of it (with
-    /// [`RequestInfo::save_session`]). `None` when the factory cannot share sessions (the
+    /// another instance started, rebuilt from the `record` kept of it (changed with
+    /// [`RequestInfo::update_session`]). `None` when the factory cannot share sessions (the
     /// default): a new session is then started with [`connect`](Self::connect) and lives here
     /// only, and a record is not served.
     ///
     /// [`shared`]: crate::server::shared
-    /// [`RequestInfo::save_session`]: crate::server::RequestInfo::save_session
-    fn connect_shared(&self, sink: Arc<dyn FrameSink>, record: Option<&[u8]>) -> Option<SharedSession> {
+    /// [`RequestInfo::update_session`]: crate::server::RequestInfo::update_session
+    fn connect_shared(&self, sink: Arc<dyn FrameSink>, record: Option<&SessionRecord>) -> Option<SharedSession> {
         let _ = (sink, record);
         None
     }
@@ -66,14 +67,14 @@ pub trait SessionFactory: Send + Sync + 'static {
 pub struct SharedSession {
     /// The session's entry point.
     pub dispatcher: Dispatcher,
-    /// Applies a record another instance saved (its log level, subscriptions, ...) to this
-    /// copy; whether it could be read.
+    /// Applies a record another instance changed (its log level, subscriptions, ...) to this
+    /// copy, unless the copy holds as new a version already; whether it could be read.
     pub refresh: Refresh,
 }
 
-/// How a copy of a shared session takes a record another instance saved (see
+/// How a copy of a shared session takes a record another instance changed (see
 /// [`SharedSession::refresh`]).
-pub type Refresh = Box<dyn Fn(&[u8]) -> bool + Send + Sync>;
+pub type Refresh = Box<dyn Fn(&SessionRecord) -> bool + Send + Sync>;
 
 impl std::fmt::Debug for SharedSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -70,7 +70,9 @@ use std::sync::Arc;
 pub use config::{HttpServerConfig, Policy};
 pub use factory::{Refresh, Rejection, SessionFactory, SharedSession};
 pub use handlers::info::RequestInfo;
-pub use shared::{Fanout, InMemorySharedSessions, SharedError, SharedFuture, SharedSessions};
+pub use shared::{
+    Fanout, FieldChange, InMemorySharedSessions, SessionEnded, SessionRecord, SharedError, SharedFuture, SharedSessions,
+};
 pub use shutdown::serve_router_with_shutdown;
 pub use stream::event_store::{EventStore, InMemoryEventStore, StoredEvent};
 use tokio::net::{TcpListener, ToSocketAddrs};

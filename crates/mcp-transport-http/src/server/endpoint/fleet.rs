@@ -19,6 +19,7 @@ use crate::server::session::table::Full;
 use crate::server::shared::bus::{BusMessage, Kind};
 use crate::server::shared::fleet::Fleet;
 use crate::server::shared::link::SharedLink;
+use crate::server::shared::{OWNER_FIELD, SessionRecord};
 use crate::server::stream::router::{Mode, SessionRouter};
 
 /// 503: the fleet's store of sessions did not answer.
@@ -35,15 +36,19 @@ fn store_unavailable() -> Response {
 /// A fleet's part of the endpoint: sessions loaded from the store, and the messages of the
 /// other instances.
 impl App {
-    /// A new copy's part in `fleet`.
-    pub(super) fn link(&self, fleet: &Arc<Fleet>, owner: Box<str>) -> SharedLink {
-        SharedLink::new(fleet.clone(), owner, self.config.session_idle_timeout)
+    /// A new copy's part in `fleet`: of a new session, or of one `recorded` in the store.
+    pub(super) fn link(&self, fleet: &Arc<Fleet>, owner: Box<str>, recorded: bool) -> SharedLink {
+        SharedLink::new(fleet.clone(), owner, self.config.session_idle_timeout, recorded)
     }
 
     /// This instance's copy of a shared session (`router`'s), new or from its `record`, its
     /// calls numbered from the instance's range; `None` when the session is not shared or the
     /// factory cannot share it (or read the record).
-    pub(super) fn connect_copy(&self, router: &Arc<SessionRouter>, record: Option<&[u8]>) -> Option<SharedSession> {
+    pub(super) fn connect_copy(
+        &self,
+        router: &Arc<SessionRouter>,
+        record: Option<&SessionRecord>,
+    ) -> Option<SharedSession> {
         let base = router.shared()?.fleet.base();
         let shared = self.factory.connect_shared(router.clone(), record)?;
         shared.dispatcher.peer().number_calls_from(base as i64);
@@ -51,17 +56,34 @@ impl App {
     }
 
     /// Keeps the record of a session in use alive in the store (at most every few seconds per
-    /// copy).
+    /// copy); a copy whose record is gone is marked to end.
     pub(super) fn touch_shared(&self, fleet: &Arc<Fleet>, session: &Arc<Session>) {
-        if !session.router.shared().is_some_and(SharedLink::touch_due) {
+        let Some(link) = session.router.shared() else { return };
+        if !link.recorded() || !link.touch_due() {
             return;
         }
-        let (fleet, id, ttl) = (fleet.clone(), session.router.session_id.clone(), self.config.session_idle_timeout);
-        tokio::spawn(async move {
-            if let Err(e) = fleet.store.touch(&id, ttl).await {
-                tracing::warn!(session = %id, "fleet: session not touched: {e}");
-            }
-        });
+        let (fleet, router, ttl) = (fleet.clone(), session.router.clone(), self.config.session_idle_timeout);
+        tokio::spawn(async move { touch(&fleet, &router, ttl).await });
+    }
+
+    /// Keeps alive the records of the shared sessions this instance holds that are in use:
+    /// an SSE stream open or a request running, however long ago their last request came
+    /// (at most [`KEEP_ALIVE_BATCH`] touches at a time).
+    pub(super) async fn keep_alive(&self, fleet: &Arc<Fleet>) {
+        let in_use: Vec<Arc<SessionRouter>> = self
+            .sessions
+            .lock_unpoisoned()
+            .iter()
+            .filter(|s| {
+                s.router.shared().is_some_and(|l| l.recorded() && !l.is_gone())
+                    && (s.router.connections.load(Ordering::Relaxed) > 0 || s.peer().running_requests() > 0)
+            })
+            .map(|s| s.router.clone())
+            .collect();
+        let ttl = self.config.session_idle_timeout;
+        for batch in in_use.chunks(KEEP_ALIVE_BATCH) {
+            futures_util::future::join_all(batch.iter().map(|router| touch(fleet, router, ttl))).await;
+        }
     }
 
     /// The copy here of session `id`, which this instance does not hold, from the store.
@@ -79,7 +101,8 @@ impl App {
                 return Err(store_unavailable());
             }
         };
-        let (owner, record) = split_record(&record).ok_or_else(session_not_found)?;
+        let owner =
+            record.field(OWNER_FIELD).and_then(|o| std::str::from_utf8(o).ok()).ok_or_else(session_not_found)?;
         if owner != &*owner_record(extensions) {
             tracing::debug!(session = %id, "a shared session used by another principal");
             return Err(session_not_found());
@@ -90,7 +113,7 @@ impl App {
             self.reap().await;
         }
         let id: Arc<str> = id.into();
-        let link = self.link(fleet, owner.into());
+        let link = self.link(fleet, owner.into(), true);
         let queue = self.config.stream_queue;
         let router = SessionRouter::new(
             id.clone(),
@@ -101,7 +124,7 @@ impl App {
             Some(link),
         );
         router.touch();
-        let shared = self.connect_copy(&router, Some(record)).ok_or_else(session_not_found)?;
+        let shared = self.connect_copy(&router, Some(&record)).ok_or_else(session_not_found)?;
         let session = Arc::new(Session {
             router,
             dispatcher: shared.dispatcher,
@@ -128,7 +151,22 @@ impl App {
         }
         self.start_reaper();
         self.start_listener(fleet);
-        Ok(session)
+        // The record read may be older than the session's end (a DELETE on another instance
+        // whose message came before this copy was in the table): the copy serves only if the
+        // record is still there now, or else ends before it serves anything.
+        let live = fleet.store.touch(&session.router.session_id, self.config.session_idle_timeout).await;
+        if let (Ok(true), Some(link)) = (&live, session.router.shared()) {
+            link.touched();
+            return Ok(session);
+        }
+        self.remove_copy(&session).await;
+        match live {
+            Err(e) => {
+                tracing::warn!(session = %session.router.session_id, "fleet: the session store failed: {e}");
+                Err(store_unavailable())
+            }
+            _ => Err(session_not_found()),
+        }
     }
 
     /// Listens to the fleet's bus (once).
@@ -189,20 +227,39 @@ impl App {
         }
     }
 
-    /// Reloads the record of a session another instance changed into the copy here.
-    async fn refresh(&self, fleet: &Fleet, session: &Session) {
+    /// Reloads the record of a session another instance changed into the copy here; a copy
+    /// whose record is gone ends.
+    async fn refresh(&self, fleet: &Fleet, session: &Arc<Session>) {
         let id = &session.router.session_id;
         match fleet.store.load(id).await {
             Ok(Some(record)) => {
-                if let (Some(refresh), Some((_, record))) = (&session.refresh, split_record(&record))
-                    && !refresh(record)
+                if let Some(refresh) = &session.refresh
+                    && !refresh(&record)
                 {
                     tracing::warn!(session = %id, "fleet: a session record could not be read");
                 }
             }
-            Ok(None) => {}
+            Ok(None) => {
+                tracing::debug!(session = %id, "fleet: the session's record is gone: its copy here ends");
+                self.remove_copy(session).await;
+            }
             Err(e) => tracing::warn!(session = %id, "fleet: a changed session not reloaded: {e}"),
         }
+    }
+
+    /// Ends the copy `session` here (if the table still holds this one).
+    async fn remove_copy(&self, session: &Arc<Session>) {
+        if let Some(link) = session.router.shared() {
+            link.set_gone();
+        }
+        let id = &session.router.session_id;
+        {
+            let mut sessions = self.sessions.lock_unpoisoned();
+            if sessions.get(id).is_some_and(|s| Arc::ptr_eq(s, session)) {
+                sessions.remove(id);
+            }
+        }
+        session.end_copy().await;
     }
 
     /// The client ended a shared session (DELETE): its record goes, and the other copies end.
@@ -216,10 +273,22 @@ impl App {
     }
 }
 
-/// A record as the store holds it: the owner's line, then the factory's part.
-fn split_record(record: &[u8]) -> Option<(&str, &[u8])> {
-    let newline = record.iter().position(|&b| b == b'\n')?;
-    Some((std::str::from_utf8(&record[..newline]).ok()?, &record[newline + 1..]))
+/// The most touches the keep-alive of an endpoint awaits at once.
+const KEEP_ALIVE_BATCH: usize = 64;
+
+/// Keeps the record of `router`'s session for `ttl` from now; if it is gone, the copy is
+/// marked to end (the next lookup or the reaper ends it).
+async fn touch(fleet: &Fleet, router: &SessionRouter, ttl: std::time::Duration) {
+    let Some(link) = router.shared() else { return };
+    link.touched();
+    match fleet.store.touch(&router.session_id, ttl).await {
+        Ok(true) => {}
+        Ok(false) => {
+            tracing::debug!(session = %router.session_id, "fleet: the session's record is gone: its copy here ends");
+            link.set_gone();
+        }
+        Err(e) => tracing::warn!(session = %router.session_id, "fleet: session not touched: {e}"),
+    }
 }
 
 /// A client's message another instance got: handed to this copy's peer, which takes the

@@ -147,10 +147,17 @@ impl App {
             }
             return None;
         }
-        session.router.touch();
         if let Some(fleet) = &self.fleet {
+            if session.router.shared().is_some_and(|l| l.is_gone()) {
+                // The store has no record of it any more (it ended, or expired): this copy ends.
+                if let Some(gone) = sessions.remove(id) {
+                    tokio::spawn(async move { gone.end_copy().await });
+                }
+                return None;
+            }
             self.touch_shared(fleet, &session);
         }
+        session.router.touch();
         Some(session)
     }
 
@@ -182,7 +189,7 @@ impl App {
         }
         let id: Arc<str> = new_session_id().into();
         let shared = match (&self.fleet, mode) {
-            (Some(fleet), Mode::Streamable) => Some(self.link(fleet, owner_record(extensions))),
+            (Some(fleet), Mode::Streamable) => Some(self.link(fleet, owner_record(extensions), false)),
             _ => None,
         };
         let router = SessionRouter::new(
@@ -246,6 +253,7 @@ impl App {
         let expired: Vec<Arc<Session>> = {
             self.sessions.lock_unpoisoned().remove_where(|s| {
                 s.peer().is_closed()
+                    || s.router.shared().is_some_and(|l| l.is_gone())
                     || (s.router.idle_for() >= timeout
                         && s.router.connections.load(Ordering::Relaxed) == 0
                         && s.peer().running_requests() == 0)
@@ -274,6 +282,9 @@ impl App {
             loop {
                 tick.tick().await;
                 let Some(app) = app.upgrade() else { return };
+                if let Some(fleet) = &app.fleet {
+                    app.keep_alive(fleet).await;
+                }
                 app.reap().await;
             }
         });

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Weak};
 
 use crate::server::endpoint::InFlight;
-use crate::server::shared::SharedError;
+use crate::server::shared::{FieldChange, SessionRecord, SharedError};
 use crate::server::stream::router::SessionRouter;
 
 /// The HTTP request that carried a message, attached to it for its handler
@@ -51,22 +51,27 @@ impl RequestInfo {
         self.session_id.as_deref()
     }
     /// Whether this request's session is shared by a fleet
-    /// ([`HttpServerConfig::shared_sessions`]): its factory then saves what it knows of the
-    /// session with [`save_session`](Self::save_session) whenever that changes.
+    /// ([`HttpServerConfig::shared_sessions`]): its factory then records what it knows of the
+    /// session with [`update_session`](Self::update_session) whenever that changes.
     ///
     /// [`HttpServerConfig::shared_sessions`]: crate::server::HttpServerConfig::shared_sessions
     pub fn shares_session(&self) -> bool {
         self.router().is_some_and(|router| router.shared().is_some())
     }
 
-    /// Saves `record` as what the fleet knows of this request's session (its factory's part:
-    /// revision, client capabilities, log level, ...), and tells the other instances' copies
-    /// to reload it. Does nothing when the session is not shared. Fails when the store does
-    /// (the request should then fail: another instance would serve the session without it).
-    pub async fn save_session(&self, record: &[u8]) -> Result<(), SharedError> {
+    /// Applies `changes` to what the fleet records of this request's session (its factory's
+    /// fields: revision, client capabilities, log level, ...), field by field, and tells the
+    /// other instances' copies to reload it. The first change (at `initialize`) makes the
+    /// record. The record as it is after the change, whatever other instances changed too
+    /// (for the factory to take, rather than changing its copy before the record holds the
+    /// change); `None` when the session is not shared. Fails when the store does (the request
+    /// should then fail: another instance would serve the session without the change), with
+    /// [`SessionEnded`](crate::server::SessionEnded) when the session ended meanwhile (this
+    /// copy then ends too), or when a field's name starts with `.` (the transport's).
+    pub async fn update_session(&self, changes: &[FieldChange]) -> Result<Option<SessionRecord>, SharedError> {
         match self.router() {
-            Some(router) => router.save(record).await,
-            None => Ok(()),
+            Some(router) => router.update(changes).await,
+            None => Ok(None),
         }
     }
 

@@ -77,6 +77,11 @@ impl SessionTable {
         ids.iter().filter_map(|id| self.remove(id)).collect()
     }
 
+    /// The sessions, in no order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Arc<Session>> {
+        self.sessions.values()
+    }
+
     /// Every session.
     pub(crate) fn all(&self) -> Vec<Arc<Session>> {
         self.sessions.values().cloned().collect()

@@ -1,8 +1,9 @@
 //! A session's part in a fleet ([`SharedLink`]): the fleet it belongs to, the owner its record
-//! names, and when the record is due to be kept alive.
+//! names, when the record is due to be kept alive, whether it exists, and whether the session
+//! was found gone from the store.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::fleet::Fleet;
@@ -16,11 +17,25 @@ pub(crate) struct SharedLink {
     /// Milliseconds since `epoch` of the last touch of the record.
     touched: AtomicU64,
     epoch: Instant,
+    /// The record exists in the store (this copy was loaded from it, or made it).
+    recorded: AtomicBool,
+    /// The store has no record of the session any more (it ended or expired): this copy ends.
+    gone: AtomicBool,
 }
 
 impl SharedLink {
-    pub(crate) fn new(fleet: Arc<Fleet>, owner: Box<str>, ttl: Duration) -> Self {
-        SharedLink { fleet, owner, ttl, touched: AtomicU64::new(0), epoch: Instant::now() }
+    /// The link of a copy: of a new session (whose record is still to be made) or of one
+    /// loaded from its record (`recorded`).
+    pub(crate) fn new(fleet: Arc<Fleet>, owner: Box<str>, ttl: Duration, recorded: bool) -> Self {
+        SharedLink {
+            fleet,
+            owner,
+            ttl,
+            touched: AtomicU64::new(0),
+            epoch: Instant::now(),
+            recorded: AtomicBool::new(recorded),
+            gone: AtomicBool::new(false),
+        }
     }
 
     /// Whether the record is due for a touch (a tenth of its ttl since the last one), counted
@@ -31,5 +46,29 @@ impl SharedLink {
         let last = self.touched.load(Ordering::Relaxed);
         now.saturating_sub(last) >= every
             && self.touched.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+    }
+
+    /// Counts the record as touched now.
+    pub(crate) fn touched(&self) {
+        self.touched.store(self.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// Whether the record exists (made or loaded by this copy).
+    pub(crate) fn recorded(&self) -> bool {
+        self.recorded.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn set_recorded(&self) {
+        self.recorded.store(true, Ordering::Release);
+    }
+
+    /// Whether the store was found without the session's record.
+    pub(crate) fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::Acquire)
+    }
+
+    /// The store has no record of the session: this copy is to end.
+    pub(crate) fn set_gone(&self) {
+        self.gone.store(true, Ordering::Release);
     }
 }

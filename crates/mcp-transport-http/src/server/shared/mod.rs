@@ -52,20 +52,77 @@ pub type SharedError = Box<dyn std::error::Error + Send + Sync>;
 /// The future of a [`SharedSessions`] operation.
 pub type SharedFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SharedError>> + Send + 'a>>;
 
+/// The record of a shared session, as a [`SharedSessions`] store keeps it: named fields, each
+/// written on its own (so that changes made on two instances at once both stay), and a
+/// version that every change raises.
+///
+/// The transport's field is `.owner` (the principal, feature `auth`); the factory's are what
+/// its [`RequestInfo::update_session`](crate::server::RequestInfo::update_session) sets
+/// (names not starting with `.`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionRecord {
+    /// 1 when the record is created, one more with each change.
+    pub version: u64,
+    /// The fields, by name.
+    pub fields: Vec<(String, Bytes)>,
+}
+
+impl SessionRecord {
+    /// The value of field `name`.
+    pub fn field(&self, name: &str) -> Option<&Bytes> {
+        self.fields.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+}
+
+/// The field of a [`SessionRecord`] that names the session's owner (the transport's).
+pub(crate) const OWNER_FIELD: &str = ".owner";
+
+/// A change of one field of a [`SessionRecord`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldChange {
+    /// Sets field `.0` to `.1`.
+    Set(String, Bytes),
+    /// Removes field `.0`.
+    Remove(String),
+}
+
+impl FieldChange {
+    /// The field it changes.
+    pub fn name(&self) -> &str {
+        match self {
+            FieldChange::Set(name, _) | FieldChange::Remove(name) => name,
+        }
+    }
+}
+
+/// The error of an update of a session whose record is gone (ended, or expired): the copy of
+/// the session that asked ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the session ended")]
+pub struct SessionEnded;
+
 /// Where the instances of a fleet keep the records of their sessions, and how they send each
 /// other messages. `mcp-redis` has one on Redis; [`InMemorySharedSessions`] serves the
 /// endpoints of one process (tests).
 ///
-/// A record is opaque bytes: the transport's part (the owner, with feature `auth`) and the
-/// session factory's (revision, client capabilities, log level, subscriptions).
+/// A record ([`SessionRecord`]) is a set of fields, changed one by one, never written whole:
+/// a change made by one instance does not undo another's. Only [`create`](Self::create) makes
+/// a record; once removed or expired, a record is never made again by
+/// [`update`](Self::update) or [`touch`](Self::touch), so that a copy of a session that
+/// outlived its end cannot bring it back.
 pub trait SharedSessions: Send + Sync + 'static {
-    /// Saves the record of session `id`, kept for `ttl` after this save or the last
-    /// [`touch`](Self::touch).
-    fn save(&self, id: &str, record: Bytes, ttl: Duration) -> SharedFuture<'_, ()>;
+    /// Creates the record of new session `id` with `fields`, at version 1, kept for `ttl`;
+    /// `false` (and nothing written) if a record of `id` exists.
+    fn create(&self, id: &str, fields: &[(String, Bytes)], ttl: Duration) -> SharedFuture<'_, bool>;
+    /// Applies `changes` to the record of session `id`, in one step, raises its version and
+    /// keeps it for `ttl` from now: the record as it is then, or `None` (and nothing written)
+    /// if there is no record of `id` (the session ended or expired).
+    fn update(&self, id: &str, changes: &[FieldChange], ttl: Duration) -> SharedFuture<'_, Option<SessionRecord>>;
     /// The record of session `id`, if it exists.
-    fn load(&self, id: &str) -> SharedFuture<'_, Option<Bytes>>;
-    /// Keeps session `id` for `ttl` from now (it is in use).
-    fn touch(&self, id: &str, ttl: Duration) -> SharedFuture<'_, ()>;
+    fn load(&self, id: &str) -> SharedFuture<'_, Option<SessionRecord>>;
+    /// Keeps session `id` for `ttl` from now (it is in use); whether its record exists (else
+    /// nothing is written).
+    fn touch(&self, id: &str, ttl: Duration) -> SharedFuture<'_, bool>;
     /// Forgets session `id`.
     fn remove(&self, id: &str) -> SharedFuture<'_, ()>;
     /// Sends `message` to every instance (this one included: it recognizes its own).
@@ -75,11 +132,18 @@ pub trait SharedSessions: Send + Sync + 'static {
     fn subscribe(&self) -> broadcast::Receiver<Bytes>;
 }
 
+/// A record in an [`InMemorySharedSessions`]: its fields, version and end of life.
+#[derive(Debug)]
+struct Stored {
+    record: SessionRecord,
+    until: Instant,
+}
+
 /// [`SharedSessions`] in this process's memory: for several endpoints in one process (tests,
 /// and trying a fleet out). Records expire; the bus is a bounded broadcast channel.
 #[derive(Debug)]
 pub struct InMemorySharedSessions {
-    records: Mutex<std::collections::HashMap<String, (Bytes, Instant)>>,
+    records: Mutex<std::collections::HashMap<String, Stored>>,
     bus: broadcast::Sender<Bytes>,
 }
 
@@ -98,30 +162,58 @@ impl InMemorySharedSessions {
     /// The number of live records.
     pub fn len(&self) -> usize {
         let now = Instant::now();
-        self.records.lock_unpoisoned().values().filter(|(_, until)| *until > now).count()
+        self.records.lock_unpoisoned().values().filter(|s| s.until > now).count()
     }
 
     /// Whether no record is live.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The live record of `id`, for a change (an expired one is dropped).
+    fn live<'a>(records: &'a mut std::collections::HashMap<String, Stored>, id: &str) -> Option<&'a mut Stored> {
+        if records.get(id).is_some_and(|s| s.until <= Instant::now()) {
+            records.remove(id);
+        }
+        records.get_mut(id)
+    }
 }
 
 impl SharedSessions for InMemorySharedSessions {
-    fn save(&self, id: &str, record: Bytes, ttl: Duration) -> SharedFuture<'_, ()> {
-        self.records.lock_unpoisoned().insert(id.to_owned(), (record, Instant::now() + ttl));
-        Box::pin(std::future::ready(Ok(())))
+    fn create(&self, id: &str, fields: &[(String, Bytes)], ttl: Duration) -> SharedFuture<'_, bool> {
+        let mut records = self.records.lock_unpoisoned();
+        let created = InMemorySharedSessions::live(&mut records, id).is_none();
+        if created {
+            let record = SessionRecord { version: 1, fields: fields.to_vec() };
+            records.insert(id.to_owned(), Stored { record, until: Instant::now() + ttl });
+        }
+        Box::pin(std::future::ready(Ok(created)))
     }
-    fn load(&self, id: &str) -> SharedFuture<'_, Option<Bytes>> {
+    fn update(&self, id: &str, changes: &[FieldChange], ttl: Duration) -> SharedFuture<'_, Option<SessionRecord>> {
+        let mut records = self.records.lock_unpoisoned();
+        let updated = InMemorySharedSessions::live(&mut records, id).map(|stored| {
+            let fields = &mut stored.record.fields;
+            for change in changes {
+                fields.retain(|(name, _)| name != change.name());
+                if let FieldChange::Set(name, value) = change {
+                    fields.push((name.clone(), value.clone()));
+                }
+            }
+            stored.record.version += 1;
+            stored.until = Instant::now() + ttl;
+            stored.record.clone()
+        });
+        Box::pin(std::future::ready(Ok(updated)))
+    }
+    fn load(&self, id: &str) -> SharedFuture<'_, Option<SessionRecord>> {
         let now = Instant::now();
-        let record = self.records.lock_unpoisoned().get(id).filter(|(_, until)| *until > now).map(|(r, _)| r.clone());
+        let record = self.records.lock_unpoisoned().get(id).filter(|s| s.until > now).map(|s| s.record.clone());
         Box::pin(std::future::ready(Ok(record)))
     }
-    fn touch(&self, id: &str, ttl: Duration) -> SharedFuture<'_, ()> {
-        if let Some((_, until)) = self.records.lock_unpoisoned().get_mut(id) {
-            *until = Instant::now() + ttl;
-        }
-        Box::pin(std::future::ready(Ok(())))
+    fn touch(&self, id: &str, ttl: Duration) -> SharedFuture<'_, bool> {
+        let mut records = self.records.lock_unpoisoned();
+        let live = InMemorySharedSessions::live(&mut records, id).map(|s| s.until = Instant::now() + ttl).is_some();
+        Box::pin(std::future::ready(Ok(live)))
     }
     fn remove(&self, id: &str) -> SharedFuture<'_, ()> {
         self.records.lock_unpoisoned().remove(id);
@@ -142,3 +234,44 @@ impl SharedSessions for InMemorySharedSessions {
 /// [`Peer::notify_with_hints`](mcp_jsonrpc::Peer::notify_with_hints).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Fanout;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(name: &str, value: &'static [u8]) -> FieldChange {
+        FieldChange::Set(name.to_owned(), Bytes::from_static(value))
+    }
+
+    /// What every store does (`mcp-redis`'s tests check the same of Redis's).
+    #[tokio::test]
+    async fn changes_are_per_field_and_never_bring_a_record_back() {
+        let store = InMemorySharedSessions::new();
+        let ttl = Duration::from_secs(60);
+        let fixed = [("session".to_owned(), Bytes::from_static(b"{}"))];
+        assert!(store.update("s", &[set("level", b"1")], ttl).await.unwrap().is_none(), "no record: no write");
+        assert!(!store.touch("s", ttl).await.unwrap());
+        assert!(store.load("s").await.unwrap().is_none());
+        assert!(store.create("s", &fixed, ttl).await.unwrap());
+        assert!(!store.create("s", &fixed, ttl).await.unwrap(), "made once");
+        // Two copies change a field each, neither knowing of the other's change.
+        store.update("s", &[set("sub:a", b"")], ttl).await.unwrap().unwrap();
+        let record = store.update("s", &[set("level", b"1")], ttl).await.unwrap().unwrap();
+        assert_eq!(record.version, 3);
+        assert_eq!(record.field("sub:a").map(|v| &v[..]), Some(&b""[..]));
+        assert_eq!(record.field("level").map(|v| &v[..]), Some(&b"1"[..]));
+        let record = store.update("s", &[FieldChange::Remove("sub:a".into())], ttl).await.unwrap().unwrap();
+        assert!(record.field("sub:a").is_none() && record.field("session").is_some());
+        assert_eq!(store.load("s").await.unwrap(), Some(record));
+        assert!(store.touch("s", ttl).await.unwrap());
+        store.remove("s").await.unwrap();
+        assert!(store.update("s", &[set("level", b"2")], ttl).await.unwrap().is_none(), "not made again");
+        assert!(!store.touch("s", ttl).await.unwrap());
+        assert!(store.is_empty());
+        // An expired record is gone as a removed one is.
+        assert!(store.create("t", &fixed, Duration::from_millis(1)).await.unwrap());
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(store.update("t", &[set("level", b"1")], ttl).await.unwrap().is_none());
+        assert!(!store.touch("t", ttl).await.unwrap());
+    }
+}

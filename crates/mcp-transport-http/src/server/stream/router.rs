@@ -26,7 +26,7 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 use super::event_store::EventStore;
 use crate::server::shared::bus::Kind;
 use crate::server::shared::link::SharedLink;
-use crate::server::shared::{Fanout, SharedError};
+use crate::server::shared::{Fanout, FieldChange, OWNER_FIELD, SessionEnded, SessionRecord, SharedError};
 use crate::server::sse::{retry_event, sse_event};
 
 /// The stream number of the standalone (GET) stream.
@@ -168,17 +168,43 @@ impl SessionRouter {
         self.shared.as_ref()
     }
 
-    /// Saves the factory's `record` of the session (after the transport's: its owner) and
-    /// tells the other copies to reload it.
-    pub(crate) async fn save(&self, record: &[u8]) -> Result<(), SharedError> {
-        let Some(link) = &self.shared else { return Ok(()) };
-        let mut bytes = BytesMut::with_capacity(link.owner.len() + 1 + record.len());
-        bytes.put_slice(link.owner.as_bytes());
-        bytes.put_u8(b'\n');
-        bytes.put_slice(record);
-        link.fleet.store.save(&self.session_id, bytes.freeze(), link.ttl).await?;
+    /// Applies the factory's `changes` to the session's record (made by the first change, with
+    /// the transport's field, the owner) and tells the other copies to reload it: the record
+    /// as it is then, or `None` when the session is not shared. Fails when the store does, or
+    /// with [`SessionEnded`] when the record is gone (the copy is then marked to end).
+    pub(crate) async fn update(&self, changes: &[FieldChange]) -> Result<Option<SessionRecord>, SharedError> {
+        let Some(link) = &self.shared else { return Ok(None) };
+        if link.is_gone() {
+            return Err(SessionEnded.into());
+        }
+        if let Some(change) = changes.iter().find(|c| c.name().starts_with('.')) {
+            return Err(format!("the session record's field {:?} is the transport's", change.name()).into());
+        }
+        let store = &link.fleet.store;
+        if !link.recorded() {
+            let mut fields = Vec::with_capacity(changes.len() + 1);
+            fields.push((OWNER_FIELD.to_owned(), Bytes::copy_from_slice(link.owner.as_bytes())));
+            for change in changes {
+                if let FieldChange::Set(name, value) = change {
+                    fields.retain(|(n, _)| n != name);
+                    fields.push((name.clone(), value.clone()));
+                }
+            }
+            let created = store.create(&self.session_id, &fields, link.ttl).await?;
+            link.set_recorded();
+            if created {
+                link.touched();
+                return Ok(Some(SessionRecord { version: 1, fields }));
+            }
+            // Another request of the session made it meanwhile: this one changes it.
+        }
+        let Some(record) = store.update(&self.session_id, changes, link.ttl).await? else {
+            link.set_gone();
+            return Err(SessionEnded.into());
+        };
+        link.touched();
         link.fleet.publish(link.fleet.message(Kind::Changed, &self.session_id, Bytes::new())).await;
-        Ok(())
+        Ok(Some(record))
     }
 
     /// Another instance resumes `stream`: if it is open here (its requests not all
