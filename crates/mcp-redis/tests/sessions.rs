@@ -24,6 +24,9 @@ use tokio::sync::{broadcast, oneshot};
 
 const VERSION: &str = "2025-06-18";
 
+/// Ends the calls of the tool `wait`.
+static RELEASE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
 fn instance() -> Server {
     let roots = ToolDef::new("roots", json!({"type": "object"}), |_, ctx| async move {
         let roots = ctx.list_roots().await.map_err(ToolError::new)?;
@@ -36,7 +39,13 @@ fn instance() -> Server {
         Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("done")]))
     })
     .unwrap();
-    Server::builder("redis-fleet", "1.0.0").tool(roots).tool(log).enable_resources().build().unwrap()
+    // Waits for the test's word (a long call), then answers.
+    let wait = ToolDef::new("wait", json!({"type": "object"}), |_, _| async move {
+        RELEASE.notified().await;
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("done")]))
+    })
+    .unwrap();
+    Server::builder("redis-fleet", "1.0.0").tool(roots).tool(log).tool(wait).enable_resources().build().unwrap()
 }
 
 /// A handle on `redis` of its own, as each process of a fleet has.
@@ -248,6 +257,9 @@ impl Steered {
 
 impl SharedSessions for Steered {
     fn create(&self, id: &str, fields: &[(String, Bytes)], ttl: Duration) -> SharedFuture<'_, bool> {
+        if self.fail_saves.load(Ordering::Relaxed) {
+            return Box::pin(async { Err("saves fail (the test says so)".into()) });
+        }
         self.inner.create(id, fields, ttl)
     }
     fn update(&self, id: &str, changes: &[FieldChange], ttl: Duration) -> SharedFuture<'_, Option<SessionRecord>> {
@@ -339,6 +351,15 @@ async fn a_change_the_store_refused_is_not_kept() {
     let bases = fleet_of(&redis, stores, HttpServerConfig::default()).await;
     let session = initialize(&bases[0]).await;
     steered.fail_saves.store(true, Ordering::Relaxed);
+    // An initialize the store refused leaves its session uninitialized.
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    let response = post(&bases[0], None, init).send().await.unwrap();
+    let refused_session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    assert_eq!(answer(response).await["error"]["code"], -32603);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let listed = answer(post(&bases[0], Some(&refused_session), list).send().await.unwrap()).await;
+    assert_eq!(listed["error"]["code"], -32600, "{listed}");
     let level = json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "error"}});
     let refused = answer(post(&bases[0], Some(&session), level).send().await.unwrap()).await;
     assert_eq!(refused["error"]["code"], -32603, "{refused}");
@@ -435,4 +456,59 @@ async fn the_record_changes_per_field_and_never_comes_back() {
     assert!(other.update("s", &[set("level", b"2")], ttl).await.unwrap().is_none(), "not made again");
     assert!(!other.touch("s", ttl).await.unwrap());
     assert_eq!(redis.command("EXISTS mcp:session:s"), ":0");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_waiting_on_a_long_call_keeps_its_record_past_the_idle_timeout() {
+    let redis = RedisServer::start();
+    let idle = Duration::from_millis(600);
+    // JSON responses: the call holds no SSE stream, only a request running.
+    let config = HttpServerConfig::default().session_idle_timeout(idle).json_response(true);
+    let stores: Vec<Arc<dyn SharedSessions>> =
+        vec![Arc::new(handle(&redis).sessions()), Arc::new(handle(&redis).sessions())];
+    let bases = fleet_of(&redis, stores, config).await;
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    let response = post(&bases[0], None, init).send().await.unwrap();
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    assert!(response.json::<Value>().await.unwrap().get("result").is_some());
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait", "arguments": {}}});
+    let waiting = tokio::spawn(post(&bases[0], Some(&session), call).send());
+    // Redis's expiry has to really pass: three idle timeouts with nothing but the call running.
+    tokio::time::sleep(idle * 3).await;
+    assert_eq!(redis.command(&format!("EXISTS mcp:session:{session}")), ":1", "the record expired while in use");
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    let pinged = post(&bases[1], Some(&session), ping).send().await.unwrap();
+    assert_eq!(pinged.json::<Value>().await.unwrap()["id"], 2);
+    RELEASE.notify_one();
+    let done = waiting.await.unwrap().unwrap().json::<Value>().await.unwrap();
+    assert_eq!(done["result"]["content"][0]["text"], "done", "{done}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_whose_record_is_gone_ends() {
+    let redis = RedisServer::start();
+    let config = HttpServerConfig::default().session_idle_timeout(Duration::from_millis(600));
+    let stores: Vec<Arc<dyn SharedSessions>> = vec![Arc::new(handle(&redis).sessions())];
+    let bases = fleet_of(&redis, stores, config).await;
+    let session = initialize(&bases[0]).await;
+    let get = reqwest::Client::new()
+        .get(&bases[0])
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", VERSION);
+    let mut stream = get.send().await.unwrap();
+    assert_eq!(stream.status(), 200);
+    // The record goes (as when Redis evicts it): the instance that serves the stream finds
+    // out when it keeps the record alive, and ends its copy, stream and all.
+    assert_eq!(redis.command(&format!("DEL mcp:session:{session}")), ":1");
+    loop {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), stream.chunk()).await;
+        if !matches!(chunk.expect("the stream of a session gone from Redis ends"), Ok(Some(_))) {
+            break;
+        }
+    }
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    assert_eq!(post(&bases[0], Some(&session), ping).send().await.unwrap().status(), 404);
+    assert_eq!(redis.command(&format!("EXISTS mcp:session:{session}")), ":0", "not made again");
 }

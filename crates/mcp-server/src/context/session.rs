@@ -318,3 +318,32 @@ pub(crate) async fn update_shared(
     let _ = (state, rctx, change);
     Ok(false)
 }
+
+#[cfg(all(test, feature = "http"))]
+mod tests {
+    use super::*;
+
+    fn record(version: u64, level: &str, subscriptions: &[&str]) -> SessionRecord {
+        let fixed = br#"{"version":"2025-06-18","capabilities":{},"clientInfo":null}"#;
+        let mut fields = vec![
+            (SESSION_FIELD.to_owned(), Bytes::from_static(fixed)),
+            (LEVEL_FIELD.to_owned(), Bytes::from(format!("\"{level}\""))),
+        ];
+        fields.extend(subscriptions.iter().map(|uri| (format!("{SUBSCRIPTION_FIELD}{uri}"), Bytes::new())));
+        SessionRecord { version, fields }
+    }
+
+    #[test]
+    fn a_copy_takes_newer_records_only() {
+        let (state, version) = SessionState::from_record(&record(2, "error", &["a://1"])).unwrap();
+        assert_eq!(version, ProtocolVersion::from_wire("2025-06-18").unwrap());
+        assert!(state.is_subscribed("a://1") && !state.log_enabled(&LoggingLevel::Info));
+        // A reload that read the record before the change this copy took last comes after it.
+        assert!(state.apply_record(&record(1, "debug", &[])).is_some());
+        assert!(state.is_subscribed("a://1") && !state.log_enabled(&LoggingLevel::Info));
+        assert!(state.apply_record(&record(3, "debug", &["a://2"])).is_some());
+        assert!(!state.is_subscribed("a://1") && state.is_subscribed("a://2"));
+        assert!(state.log_enabled(&LoggingLevel::Debug));
+        assert!(state.apply_record(&SessionRecord { version: 4, fields: Vec::new() }).is_none(), "unreadable");
+    }
+}
