@@ -19,7 +19,8 @@
 //!   [`EventStore`](super::EventStore)); an instance that resumes a stream asks whether its
 //!   owner still runs it, and ends the stream after the replay when none answers;
 //! - a change of the session's record (log level, subscriptions) refreshes the other copies;
-//!   its end (DELETE) ends them.
+//!   its end (DELETE) ends them. A copy that finds the record gone (on a reload, a change, or
+//!   the touch that keeps a record in use alive) ends too.
 //!
 //! Change notifications (`list_changed`, resource updates) reach every instance through the
 //! server's subscription bus; each copy of a session gets them, and only the one that holds
