@@ -114,7 +114,7 @@ async fn two_instances_serve_one_session_through_redis() {
     let redis = RedisServer::start();
     let bases = fleet(&redis).await;
     let session = initialize(&bases[0]).await;
-    assert!(redis.command(&format!("PTTL mcp:session:{session}")).starts_with(':'), "kept with an expiry");
+    assert!(redis.command(&format!("PTTL mcp:session:{{{session}}}")).starts_with(':'), "kept with an expiry");
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "roots", "arguments": {}}});
     let mut answers = Messages(post(&bases[1], Some(&session), call).send().await.unwrap(), String::new());
     let asked = answers.next().await;
@@ -125,7 +125,7 @@ async fn two_instances_serve_one_session_through_redis() {
     assert_eq!(result["result"]["content"][0]["text"], "file:///redis", "{result}");
     let delete = reqwest::Client::new().delete(&bases[1]).header("mcp-session-id", &session);
     assert_eq!(delete.send().await.unwrap().status(), 200);
-    assert_eq!(redis.command(&format!("EXISTS mcp:session:{session}")), ":0");
+    assert_eq!(redis.command(&format!("EXISTS mcp:session:{{{session}}}")), ":0");
     let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
     assert_eq!(post(&bases[0], Some(&session), ping).send().await.unwrap().status(), 404);
 }
