@@ -111,7 +111,8 @@ pub(crate) fn cluster(
     protocol: ProtocolVersion,
     push: Option<Box<dyn Fn(redis::PushInfo) + Send + Sync>>,
 ) -> RedisResult<ClusterConnection> {
-    let mut builder = redis::cluster::ClusterClientBuilder::new(nodes.iter().map(String::as_str)).use_protocol(protocol);
+    let mut builder =
+        redis::cluster::ClusterClientBuilder::new(nodes.iter().map(String::as_str)).use_protocol(protocol);
     if let Some(pem) = &config.tls_ca {
         builder = builder.certs(redis::TlsCertificates { client_tls: None, root_cert: Some(pem.clone()) });
     }
@@ -190,10 +191,7 @@ impl SentinelPrimary {
 
     /// Runs `request` on the primary; when it meets a former primary or none, asks the sentinels
     /// again and retries (backing off up to 500 ms), until the configured timeout.
-    async fn run<'a, T>(
-        &'a self,
-        request: impl Fn(ConnectionManager) -> RedisFuture<'a, T>,
-    ) -> RedisResult<T> {
+    async fn run<'a, T>(&'a self, request: impl Fn(ConnectionManager) -> RedisFuture<'a, T>) -> RedisResult<T> {
         let deadline = Instant::now() + self.timeout;
         let mut delay = Duration::from_millis(20);
         loop {
@@ -220,11 +218,34 @@ impl SentinelPrimary {
     }
 
     async fn command(&self, cmd: &Cmd) -> RedisResult<Value> {
-        self.run(|mut conn| Box::pin(async move { conn.req_packed_command(cmd).await })).await
+        self.run(|mut conn| {
+            Box::pin(async move {
+                let value = conn.req_packed_command(cmd).await?;
+                read_only(&value)?;
+                Ok(value)
+            })
+        })
+        .await
     }
 
     async fn commands(&self, pipeline: &Pipeline, offset: usize, count: usize) -> RedisResult<Vec<Value>> {
-        self.run(|mut conn| Box::pin(async move { conn.req_packed_commands(pipeline, offset, count).await })).await
+        self.run(|mut conn| {
+            Box::pin(async move {
+                let values = conn.req_packed_commands(pipeline, offset, count).await?;
+                values.iter().try_for_each(read_only)?;
+                Ok(values)
+            })
+        })
+        .await
+    }
+}
+
+/// A `READONLY` answer (a former primary's: redis-rs gives a server's errors as values) as an
+/// error, so that [`SentinelPrimary::run`] retries it.
+fn read_only(value: &Value) -> RedisResult<()> {
+    match value {
+        Value::ServerError(error) if error.kind() == Some(ServerErrorKind::ReadOnly) => Err(error.clone().into()),
+        _ => Ok(()),
     }
 }
 
@@ -243,7 +264,9 @@ fn retryable(error: &RedisError) -> bool {
     moved(error)
         || matches!(
             error.kind(),
-            ErrorKind::MasterNameNotFoundBySentinel | ErrorKind::EmptySentinelList | ErrorKind::NoValidReplicasFoundBySentinel
+            ErrorKind::MasterNameNotFoundBySentinel
+                | ErrorKind::EmptySentinelList
+                | ErrorKind::NoValidReplicasFoundBySentinel
         )
         || error.kind() == ErrorKind::Server(ServerErrorKind::MasterDown)
 }

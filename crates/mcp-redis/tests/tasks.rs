@@ -558,7 +558,8 @@ mod servers {
         let created = client.recv().await;
         validate("2025-11-25", "CreateTaskResult", &created["result"]);
         let id = created["result"]["task"]["taskId"].as_str().unwrap().to_owned();
-        let pttl: i64 = redis.command(&format!("PTTL mcp:{{tasks}}:task:{id}")).trim_start_matches(':').parse().unwrap();
+        let pttl: i64 =
+            redis.command(&format!("PTTL mcp:{{tasks}}:task:{id}")).trim_start_matches(':').parse().unwrap();
         assert!(pttl > 50_000 && pttl <= 60_000, "{pttl}");
         assert_eq!(client.result("tasks/get", json!({"taskId": id})).await["status"], "working");
         let listed = client.result("tasks/list", json!({})).await;
