@@ -14,6 +14,23 @@
 //!
 //! Every key lives under a prefix (`mcp:` unless set) and expires.
 //!
+//! # Deployments
+//!
+//! [`RedisConfig`] names one of three [`Deployment`]s, each tested with every store above
+//! against real local servers (`tests/deployments.rs`):
+//!
+//! - one server: `redis://`, or `rediss://` for TLS (rustls; the system's trust store, or the
+//!   CAs given with [`RedisConfig::tls_ca_pem`]);
+//! - the primary that Sentinel names ([`RedisConfig::sentinel`]): a command that meets a former
+//!   primary (`READONLY`) or none asks the sentinels again and is retried on the new primary,
+//!   within [`RedisConfig::timeout`];
+//! - a Redis Cluster ([`RedisConfig::cluster`]): what one script touches shares a hash tag (a
+//!   session's keys `{SESSION}`, the task store's `{tasks}`), so it sits in one slot.
+//!
+//! Subscriptions (the bus, the fleet channel) are plain pub/sub on a RESP3 connection of their
+//! own that redis-rs reconnects and resubscribes by itself. redis-rs is built with the features
+//! `tokio-rustls-comp`, `sentinel`, `cluster-async`, `connection-manager` and `script` only.
+//!
 //! When Redis is down or slow, what needs it fails with a clear error after
 //! [`RedisConfig::timeout`], and works again by itself once Redis is back; nothing else of the
 //! instance stops.
