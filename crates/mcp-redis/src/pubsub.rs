@@ -136,7 +136,7 @@ async fn keep(config: RedisConfig, channel: String, on_push: OnPush) {
             // sentinels name, if it moved.
             let Some(primary) = &sentinel else { continue };
             match crate::keys::bounded(config.timeout, primary.primary()).await {
-                Ok(client) if client.get_connection_info().addr() != &address => {
+                Ok(client) if Some(client.get_connection_info().addr()) != address.as_ref() => {
                     tracing::info!(channel, "Redis Sentinel: the primary moved; subscribing on the new one");
                     break;
                 }
@@ -148,14 +148,15 @@ async fn keep(config: RedisConfig, channel: String, on_push: OnPush) {
     }
 }
 
-/// A RESP3 connection subscribed to `channel`, and the address it reaches (under Sentinel).
+/// A RESP3 connection subscribed to `channel`, and the address it reaches (`None` on a
+/// cluster).
 async fn connect(
     config: &RedisConfig,
     sentinel: Option<&SentinelPrimary>,
     channel: &str,
     on_push: &OnPush,
     state: &Arc<State>,
-) -> Result<(Subscribed, redis::ConnectionAddr), crate::Error> {
+) -> Result<(Subscribed, Option<redis::ConnectionAddr>), crate::Error> {
     let timeout = config.timeout;
     let (on_push, state) = (on_push.clone(), state.clone());
     let push = move |info: PushInfo| {
@@ -173,13 +174,13 @@ async fn connect(
         (Deployment::Cluster(nodes), _) => {
             let mut conn = cluster(nodes, config, ProtocolVersion::RESP3, Some(Box::new(push)))?;
             crate::keys::bounded(timeout, conn.subscribe(channel)).await?;
-            return Ok((Subscribed::Cluster(conn), redis::ConnectionAddr::Tcp(String::new(), 0)));
+            return Ok((Subscribed::Cluster(conn), None));
         }
         (Deployment::Single(url), _) => client(url, config, ProtocolVersion::RESP3)?,
         (_, Some(primary)) => crate::keys::bounded(timeout, primary.primary()).await?,
         (_, None) => return Err(crate::Error::Corrupt("no deployment to subscribe to".to_owned())),
     };
-    let address = client.get_connection_info().addr().clone();
+    let address = Some(client.get_connection_info().addr().clone());
     let manager = manager_config(config)
         .set_push_sender(move |info: PushInfo| {
             push(info);
