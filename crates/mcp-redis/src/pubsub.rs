@@ -64,10 +64,12 @@ impl Redis {
     }
 }
 
-/// Whether the subscription's connection is up, and a wake-up when it is lost.
+/// Whether the subscription's connection is up, and a wake-up when it is lost; one per
+/// connection (`live` until it is replaced: a replaced one's pushes are ignored).
 struct State {
     lost: Notify,
     up: AtomicBool,
+    live: AtomicBool,
 }
 
 /// A subscribed connection, kept while the subscription runs.
@@ -88,7 +90,6 @@ impl Subscribed {
 
 /// Keeps `channel` subscribed until cancelled.
 async fn keep(config: RedisConfig, channel: String, on_push: OnPush) {
-    let state = Arc::new(State { lost: Notify::new(), up: AtomicBool::new(false) });
     let sentinel = match &config.deployment {
         Deployment::Sentinel { sentinels, service } => {
             match SentinelPrimary::new(sentinels, service, &config, ProtocolVersion::RESP3) {
@@ -103,10 +104,12 @@ async fn keep(config: RedisConfig, channel: String, on_push: OnPush) {
     };
     let mut backoff = Duration::from_millis(50);
     loop {
+        let state = Arc::new(State { lost: Notify::new(), up: AtomicBool::new(false), live: AtomicBool::new(true) });
         let connected = connect(&config, sentinel.as_ref(), &channel, &on_push, &state).await;
         let (conn, address) = match connected {
             Ok(connected) => connected,
             Err(error) => {
+                state.live.store(false, Ordering::Release);
                 tracing::warn!(%error, channel, ?backoff, "cannot subscribe to Redis: retrying");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);
@@ -125,7 +128,16 @@ async fn keep(config: RedisConfig, channel: String, on_push: OnPush) {
                 let _ = tokio::time::timeout(HEALTH_CHECK, state.lost.notified()).await;
             }
             tokio::time::sleep(backoff).await;
+            let was_up = state.up.load(Ordering::Acquire);
             let pong = crate::keys::bounded(config.timeout, conn.ping()).await;
+            if was_up && let Err(error) = &pong {
+                // Up but not answering (redis-rs reconnects on a dropped connection, not on a
+                // timeout): subscribe again on a new connection.
+                tracing::warn!(%error, channel, "the subscription's connection does not answer: subscribing anew");
+                state.up.store(false, Ordering::Release);
+                on_push(Push::Disconnected);
+                break;
+            }
             if state.up.load(Ordering::Acquire) {
                 backoff = Duration::from_millis(50);
                 continue;
@@ -144,6 +156,7 @@ async fn keep(config: RedisConfig, channel: String, on_push: OnPush) {
                 Err(error) => tracing::debug!(%error, "Redis Sentinel: no primary named yet"),
             }
         }
+        state.live.store(false, Ordering::Release);
         drop(conn);
     }
 }
@@ -160,6 +173,9 @@ async fn connect(
     let timeout = config.timeout;
     let (on_push, state) = (on_push.clone(), state.clone());
     let push = move |info: PushInfo| {
+        if !state.live.load(Ordering::Acquire) {
+            return;
+        }
         match info.kind {
             PushKind::Disconnection => {
                 state.up.store(false, Ordering::Release);
