@@ -367,16 +367,22 @@ pub mod fleet {
     use mcp_sdk::transport::http::server::HttpServerConfig;
 
     /// `builder` and `config` with the server's state shared through the Redis at `url`
-    /// (`redis://127.0.0.1:6379`): sessions, resumable streams, change notifications, tasks
-    /// and the `requestState` keys (see docs/deploy.md). The keys are read at start-up, so
-    /// Redis must answer then; afterwards an instance whose Redis goes away keeps serving what
-    /// needs no Redis, and the rest works again when Redis is back.
+    /// (`redis://127.0.0.1:6379`, or `rediss://` for TLS, trusting the CA certificates in PEM
+    /// of the environment variable `MCP_REDIS_CA_PEM` if set, the system's otherwise):
+    /// sessions, resumable streams, change notifications, tasks and the `requestState` keys
+    /// (see docs/deploy.md). The keys are read at start-up, so Redis must answer then;
+    /// afterwards an instance whose Redis goes away keeps serving what needs no Redis, and the
+    /// rest works again when Redis is back.
     pub async fn configure(
         url: &str,
         builder: ServerBuilder,
         config: HttpServerConfig,
     ) -> Result<(ServerBuilder, HttpServerConfig), mcp_redis::Error> {
-        let redis = mcp_redis::Redis::connect(url)?;
+        let mut redis = mcp_redis::RedisConfig::new(url);
+        if let Some(pem) = std::env::var_os("MCP_REDIS_CA_PEM") {
+            redis = redis.tls_ca_pem(pem.into_encoded_bytes());
+        }
+        let redis = mcp_redis::Redis::connect_with(redis)?;
         let builder = builder
             // list_changed and resource updates heard on every instance, cancels of tasks too
             .subscription_bus(std::sync::Arc::new(redis.subscription_bus()))

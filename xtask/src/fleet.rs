@@ -14,6 +14,10 @@
 //!   TypeScript SDK 2.x one, 2026-07-28) against the `http_server` fleet;
 //! - the conformance suites' server scenarios against the `everything` fleet.
 //!
+//! With `--tls`, Redis also listens for TLS (a throwaway CA and certificate made by `openssl`)
+//! and the instances reach it only there (`rediss://`, the CA in `MCP_REDIS_CA_PEM`); the
+//! harness's own probes keep to its plain port.
+//!
 //! Each scenario prints one `PASS` or `FAIL` line; the command fails if any failed. Every child
 //! is killed at the end, also on failure. Logs and HAProxy's configuration are in
 //! `target/fleet/` (one `.log` per process).
@@ -68,12 +72,12 @@ const SCENARIOS: [&str; 7] = ["balancing", "revisions", "fanout", "resume", "red
 
 /// Starts the fleet, runs the scenarios through the balancer, reports each.
 ///
-/// `args`: `[--instances N] [SCENARIO...]`: N instances per fleet (default 3; with 1, the
+/// `args`: `[--instances N] [--tls] [SCENARIO...]`: N instances per fleet (default 3; with 1, the
 /// scenarios that need no sharing pass, which checks the checks), and the scenarios to run
 /// (default all of [`SCENARIOS`]).
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let started = Instant::now();
-    let (instances, selected) = parse_args(args)?;
+    let (instances, tls, selected) = parse_args(args)?;
     packages::ensure()?;
     let [everything, http_server, fleet_check] =
         interop::build_examples(root, ["everything", "http_server", "fleet_check"])?;
@@ -82,7 +86,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
     }
     fs::create_dir_all(&dir)?;
-    let mut fleet = Fleet::start(&dir, &everything, &http_server, instances)?;
+    let tls = if tls { Some(RedisTls::make(&dir)?) } else { None };
+    let mut fleet = Fleet::start(&dir, &everything, &http_server, instances, tls)?;
     println!(
         "==> fleet ready: Redis at {}, {instances} `everything` behind {}, {instances} `http_server` behind {} \
          (logs in {})",
@@ -141,12 +146,15 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
 }
 
 /// `[--instances N] [SCENARIO...]`.
-fn parse_args(args: &[String]) -> Result<(usize, Vec<&'static str>)> {
+fn parse_args(args: &[String]) -> Result<(usize, bool, Vec<&'static str>)> {
     let mut instances = NAMES.len();
+    let mut tls = false;
     let mut selected = Vec::new();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
-        if arg == "--instances" {
+        if arg == "--tls" {
+            tls = true;
+        } else if arg == "--instances" {
             let n = it.next().and_then(|n| n.parse().ok()).filter(|n| (1..=NAMES.len()).contains(n));
             instances = n.with_context(|| format!("--instances takes 1 to {}", NAMES.len()))?;
         } else {
@@ -159,7 +167,7 @@ fn parse_args(args: &[String]) -> Result<(usize, Vec<&'static str>)> {
     }
     selected.sort_by_key(|s| SCENARIOS.iter().position(|k| k == s));
     selected.dedup();
-    Ok((instances, selected))
+    Ok((instances, tls, selected))
 }
 
 /// The official SDK clients (session revisions, and the TypeScript SDK 2.x in 2026-07-28)
@@ -288,6 +296,8 @@ struct Fleet {
     http_server: PathBuf,
     redis_addr: SocketAddr,
     redis: Option<Proc>,
+    /// With `--tls`: the instances reach Redis over TLS only.
+    tls: Option<RedisTls>,
     instances: Vec<Instance>,
     frontends: BTreeMap<&'static str, SocketAddr>,
     haproxy: Option<Proc>,
@@ -305,12 +315,67 @@ impl Drop for Fleet {
     }
 }
 
+/// The TLS port of the fleet's Redis and its throwaway CA and certificate (made by `openssl`,
+/// for 127.0.0.1).
+struct RedisTls {
+    port: u16,
+    dir: PathBuf,
+    ca_pem: String,
+}
+
+impl RedisTls {
+    fn make(dir: &Path) -> Result<RedisTls> {
+        let dir = dir.join("tls");
+        fs::create_dir_all(&dir)?;
+        let openssl = |args: &[&str]| -> Result<()> {
+            let out = Command::new("openssl").args(args).current_dir(&dir).stdin(Stdio::null()).output()?;
+            if !out.status.success() {
+                bail!("openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            }
+            Ok(())
+        };
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+        openssl(
+            &[
+                &["req", "-x509"][..],
+                &ec,
+                &["-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=fleet CA"],
+                &["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+            ]
+            .concat(),
+        )?;
+        openssl(
+            &[&["req"][..], &ec, &["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"]].concat(),
+        )?;
+        fs::write(dir.join("server.ext"), "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")?;
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+        ])?;
+        let ca_pem = fs::read_to_string(dir.join("ca.pem"))?;
+        Ok(RedisTls { port: interop::free_port()?, dir, ca_pem })
+    }
+}
+
 fn loopback() -> Result<SocketAddr> {
     Ok(SocketAddr::from(([127, 0, 0, 1], interop::free_port()?)))
 }
 
 impl Fleet {
-    fn start(dir: &Path, everything: &Path, http_server: &Path, count: usize) -> Result<Self> {
+    fn start(dir: &Path, everything: &Path, http_server: &Path, count: usize, tls: Option<RedisTls>) -> Result<Self> {
         let mut instances = Vec::new();
         for kind in [Kind::Everything, Kind::Showcase] {
             for name in &NAMES[..count] {
@@ -324,6 +389,7 @@ impl Fleet {
             http_server: http_server.to_path_buf(),
             redis_addr: loopback()?,
             redis: None,
+            tls,
             instances,
             frontends,
             haproxy: None,
@@ -367,8 +433,13 @@ impl Fleet {
         })
     }
 
+    /// The instances' Redis: `rediss://` on the TLS port with `--tls` (the harness's own
+    /// probes use the plain port).
     fn redis_url(&self) -> String {
-        format!("redis://{}", self.redis_addr)
+        match &self.tls {
+            Some(tls) => format!("rediss://127.0.0.1:{}", tls.port),
+            None => format!("redis://{}", self.redis_addr),
+        }
     }
 
     fn url(&self, kind: Kind) -> String {
@@ -383,6 +454,12 @@ impl Fleet {
             .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
             .arg("--dir")
             .arg(&self.dir);
+        if let Some(tls) = &self.tls {
+            command.args(["--tls-port", &tls.port.to_string(), "--tls-auth-clients", "no"]);
+            command.arg("--tls-cert-file").arg(tls.dir.join("server.pem"));
+            command.arg("--tls-key-file").arg(tls.dir.join("server.key"));
+            command.arg("--tls-ca-cert-file").arg(tls.dir.join("ca.pem"));
+        }
         let mut proc = Proc::spawn("redis-server", command, &self.dir.join("redis.log"))?;
         let addr = self.redis_addr;
         poll(START_TIMEOUT, "redis-server answers PING", || {
@@ -408,6 +485,9 @@ impl Fleet {
                 .env("RUST_LOG", "info"),
             Kind::Showcase => command.args([&instance.addr.to_string(), "--redis", &redis]),
         };
+        if let Some(tls) = &self.tls {
+            command.env("MCP_REDIS_CA_PEM", &tls.ca_pem);
+        }
         let label = format!("{}-{}", instance.kind.backend(), instance.name);
         let mut proc = Proc::spawn(&label, command, &self.dir.join(format!("{label}.log")))?;
         let addr = instance.addr;

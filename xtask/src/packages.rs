@@ -1,5 +1,5 @@
-//! System packages the checks need (Redis for the tests of `mcp-redis`, HAProxy for the
-//! fleet, tmux for the terminal sessions of `mcp-cli`'s tests), installed from Debian's
+//! System packages the checks need (Redis for the tests of `mcp-redis`, OpenSSL's command for
+//! the throwaway CA of its TLS test, HAProxy for the fleet, tmux for the terminal sessions of `mcp-cli`'s tests), installed from Debian's
 //! repositories when their command is missing, the way the interop step installs Node and the
 //! SDKs.
 
@@ -8,7 +8,8 @@ use std::process::Command;
 use anyhow::{Result, bail};
 
 /// The packages, each with the command that tells it is installed.
-pub const PACKAGES: &[(&str, &str)] = &[("redis-server", "redis-server"), ("haproxy", "haproxy"), ("tmux", "tmux")];
+pub const PACKAGES: &[(&str, &str)] =
+    &[("redis-server", "redis-server"), ("openssl", "openssl"), ("haproxy", "haproxy"), ("tmux", "tmux")];
 
 /// Whether `command` is on `PATH`.
 fn installed(command: &str) -> bool {

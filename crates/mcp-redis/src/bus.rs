@@ -7,34 +7,30 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use futures_util::StreamExt as _;
 use mcp_jsonrpc::sync::MutexExt as _;
 use mcp_server::{ChangeEvent, SubscriptionBus};
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc};
 
 use crate::Redis;
 use crate::keys::bounded;
+use crate::pubsub::{Push, Subscription};
 
 /// How many local receivers may fall behind, and how many events wait to be published.
 const CAPACITY: usize = 256;
-/// The longest wait between two attempts to reach Redis again.
-const MAX_BACKOFF: Duration = Duration::from_secs(5);
-/// How often a quiet subscription checks that Redis still answers.
-const HEALTH_CHECK: Duration = Duration::from_secs(10);
 
 /// A [`SubscriptionBus`] that every instance of a fleet shares through Redis pub/sub
 /// ([`fans_out`](SubscriptionBus::fans_out) is `true`).
 ///
 /// [`publish`](SubscriptionBus::publish) delivers at once to this process's receivers, and
-/// queues the event (at most 256 waiting) for a task that publishes it to Redis. Another task,
-/// on a connection of its own, delivers the events of the other instances. Both start with the
-/// first publish or subscribe made within a tokio runtime, and stop when the bus is dropped.
+/// queues the event (at most 256 waiting) for a task that publishes it to Redis. A subscription
+/// of its own (a RESP3 connection that redis-rs reconnects and resubscribes by itself) delivers
+/// the events of the other instances. Both start with the first publish or subscribe made within
+/// a tokio runtime, and stop when the bus is dropped.
 ///
 /// While Redis is down, local delivery goes on and remote events are lost (each way); the
-/// subscription comes back by itself (backoff up to 5 s), and then every local receiver is
-/// sent [`ChangeEvent::Resync`], so `subscriptions/listen` streams announce that everything
+/// subscription comes back by itself, and then every local receiver is sent
+/// [`ChangeEvent::Resync`], so `subscriptions/listen` streams announce that everything
 /// they follow may have changed, and the sessions of the session revisions hear that every
 /// list changed.
 ///
@@ -59,10 +55,10 @@ pub struct RedisBus {
     dropping: AtomicBool,
 }
 
-/// The tasks' ends: the queue to the publisher, and what stops the subscriber when dropped.
+/// The queue to the publisher, and the subscription (which ends when dropped).
 struct Running {
     queue: mpsc::Sender<String>,
-    _stop: oneshot::Sender<()>,
+    _subscription: Subscription,
 }
 
 impl std::fmt::Debug for RedisBus {
@@ -106,19 +102,19 @@ impl RedisBus {
         }
         let runtime = tokio::runtime::Handle::try_current().ok()?;
         let (queue, outbox) = mpsc::channel(CAPACITY);
-        let (stop, stopped) = oneshot::channel();
         let channel = self.redis.key(&["bus"]);
         runtime.spawn(publisher(self.redis.clone(), channel.clone(), outbox));
         let subscriber = Subscriber {
-            client: self.redis.client().clone(),
-            timeout: self.redis.config().timeout,
-            channel,
             origin: self.origin.clone(),
             local: self.local.clone(),
             connected: self.connected.clone(),
+            missed: AtomicBool::new(false),
         };
-        runtime.spawn(subscriber.run(stopped));
-        *running = Some(Running { queue: queue.clone(), _stop: stop });
+        let subscription = {
+            let _entered = runtime.enter();
+            self.redis.subscribe(channel, Arc::new(move |push| subscriber.on_push(push)))
+        };
+        *running = Some(Running { queue: queue.clone(), _subscription: subscription });
         Some(queue)
     }
 }
@@ -170,78 +166,30 @@ async fn publisher(redis: Redis, channel: String, mut outbox: mpsc::Receiver<Str
     }
 }
 
-/// Delivers other instances' events to the local receivers.
+/// Delivers other instances' events to the local receivers, from the subscription's pushes.
 struct Subscriber {
-    client: redis::Client,
-    timeout: Duration,
-    channel: String,
     origin: String,
     local: broadcast::Sender<ChangeEvent>,
     connected: Arc<AtomicBool>,
+    /// The connection was lost since the last subscription: changes may have been missed.
+    missed: AtomicBool,
 }
 
 impl Subscriber {
-    /// Subscribes, delivers, and subscribes again when the connection is lost, until `stop`
-    /// resolves (its sender, the bus, dropped).
-    async fn run(self, mut stop: oneshot::Receiver<()>) {
-        let mut backoff = Duration::from_millis(100);
-        let mut missed = false;
-        loop {
-            let subscribed = tokio::select! {
-                _ = &mut stop => return,
-                subscribed = self.subscribe() => subscribed,
-            };
-            match subscribed {
-                Ok(pubsub) => {
-                    if missed {
-                        tracing::info!("the Redis bus is back: listeners are told everything may have changed");
-                        self.lag_receivers();
-                    }
-                    self.connected.store(true, Ordering::Release);
-                    backoff = Duration::from_millis(100);
-                    let lost = tokio::select! {
-                        _ = &mut stop => return,
-                        lost = self.deliver(pubsub) => lost,
-                    };
-                    self.connected.store(false, Ordering::Release);
-                    tracing::warn!(error = %lost, "the Redis bus lost its subscription: reconnecting");
+    fn on_push(&self, push: Push<'_>) {
+        match push {
+            Push::Message(payload) => self.receive(payload),
+            Push::Subscribed => {
+                if self.missed.swap(false, Ordering::AcqRel) {
+                    tracing::info!("the Redis bus is back: listeners are told everything may have changed");
+                    self.lag_receivers();
                 }
-                Err(error) => {
-                    tracing::warn!(%error, ?backoff, "the Redis bus cannot subscribe: retrying");
-                    tokio::select! {
-                        _ = &mut stop => return,
-                        () = tokio::time::sleep(backoff) => {}
-                    }
-                    backoff = (backoff * 2).min(MAX_BACKOFF);
-                }
+                self.connected.store(true, Ordering::Release);
             }
-            missed = true;
-        }
-    }
-
-    async fn subscribe(&self) -> Result<redis::aio::PubSub, crate::Error> {
-        let mut pubsub = bounded(self.timeout, self.client.get_async_pubsub()).await?;
-        bounded(self.timeout, pubsub.subscribe(&self.channel)).await?;
-        Ok(pubsub)
-    }
-
-    /// Delivers until the connection fails; returns why.
-    async fn deliver(&self, pubsub: redis::aio::PubSub) -> crate::Error {
-        let (mut sink, mut messages) = pubsub.split();
-        let mut check = tokio::time::interval(HEALTH_CHECK);
-        check.reset();
-        loop {
-            tokio::select! {
-                message = messages.next() => {
-                    let Some(message) = message else {
-                        return crate::Error::Corrupt("the connection closed".to_owned());
-                    };
-                    self.receive(message.get_payload_bytes());
-                }
-                _ = check.tick() => {
-                    if let Err(error) = bounded(self.timeout, sink.ping::<redis::Value>()).await {
-                        return error;
-                    }
+            Push::Disconnected => {
+                self.missed.store(true, Ordering::Release);
+                if self.connected.swap(false, Ordering::AcqRel) {
+                    tracing::warn!("the Redis bus lost its subscription: reconnecting");
                 }
             }
         }

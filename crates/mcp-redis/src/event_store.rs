@@ -18,7 +18,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use mcp_jsonrpc::BoxFuture;
 use mcp_transport_http::server::{EventStore, StoredEvent};
-use redis::aio::ConnectionManager;
 
 use crate::Redis;
 use crate::keys::bounded;
@@ -212,7 +211,7 @@ impl EventStore for RedisEventStore {
 
     fn replay(&self, session: &str, stream: u64, after: u64) -> BoxFuture<Vec<StoredEvent>> {
         let list = format!("{}{stream}", self.keys(session).lists);
-        let mut conn: ConnectionManager = self.redis.conn();
+        let mut conn = self.redis.conn();
         let timeout = self.redis.config().timeout;
         Box::pin(async move {
             let mut command = redis::cmd("LRANGE");

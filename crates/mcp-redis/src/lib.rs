@@ -14,13 +14,32 @@
 //!
 //! Every key lives under a prefix (`mcp:` unless set) and expires.
 //!
+//! # Deployments
+//!
+//! [`RedisConfig`] names one of three [`Deployment`]s, each tested with every store above
+//! against real local servers (`tests/deployments.rs`):
+//!
+//! - one server: `redis://`, or `rediss://` for TLS (rustls; the system's trust store, or the
+//!   CAs given with [`RedisConfig::tls_ca_pem`]);
+//! - the primary that Sentinel names ([`RedisConfig::sentinel`]): a command that meets a former
+//!   primary (`READONLY`) or none asks the sentinels again and is retried on the new primary,
+//!   within [`RedisConfig::timeout`];
+//! - a Redis Cluster ([`RedisConfig::cluster`]): what one script touches shares a hash tag (a
+//!   session's keys `{SESSION}`, the task store's `{tasks}`), so it sits in one slot.
+//!
+//! Subscriptions (the bus, the fleet channel) are plain pub/sub on a RESP3 connection of their
+//! own that redis-rs reconnects and resubscribes by itself. redis-rs is built with the features
+//! `tokio-rustls-comp`, `sentinel`, `cluster-async`, `connection-manager` and `script` only.
+//!
 //! When Redis is down or slow, what needs it fails with a clear error after
 //! [`RedisConfig::timeout`], and works again by itself once Redis is back; nothing else of the
 //! instance stops.
 
 mod bus;
+mod conn;
 mod event_store;
 mod keys;
+mod pubsub;
 mod sessions;
 mod tasks;
 
@@ -31,7 +50,7 @@ pub use tasks::RedisTaskStore;
 
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+pub(crate) use conn::Conn;
 
 /// An error of the shared state.
 #[derive(Debug, thiserror::Error)]
@@ -47,21 +66,77 @@ pub enum Error {
     NoRuntime,
 }
 
+/// Which Redis deployment to reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Deployment {
+    /// One server (`redis://host:port/db`, `rediss://` for TLS, `redis+unix:///path`).
+    Single(String),
+    /// The primary that Sentinel names: the URLs of the sentinels (`redis://host:port`) and the
+    /// name of the monitored service (`sentinel monitor NAME ...`). Each command goes to the
+    /// primary the sentinels name; after a failover, a command refused by the former primary
+    /// (`READONLY`, or a connection refused or dropped) asks them again and is tried again on the
+    /// new one, within [`RedisConfig::timeout`].
+    Sentinel {
+        /// `redis://host:port` of each sentinel (one is enough; all are tried in turn).
+        sentinels: Vec<String>,
+        /// The service's name, as the sentinels monitor it.
+        service: String,
+    },
+    /// A Redis Cluster: the URLs of some of its nodes (`redis://host:port`; the others are found
+    /// from them). Commands go to the node that serves their key's slot, and follow the slots
+    /// when they move (`MOVED`, `ASK`) or a primary fails over.
+    Cluster(Vec<String>),
+}
+
 /// How to reach Redis, and the bounds of what is kept there.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RedisConfig {
-    /// `redis://host:port/db` (or `rediss://` for TLS, `redis+unix:///path`).
-    pub url: String,
+    /// Which deployment: one server, Sentinel or Cluster.
+    pub deployment: Deployment,
     /// What every key starts with, so that several deployments share one Redis.
     pub prefix: String,
-    /// How long a command may take before it fails (default 2 s).
+    /// How long a command may take before it fails (default 2 s). Under Sentinel, make it longer
+    /// than a failover takes, so that a command waits for the new primary instead of failing.
     pub timeout: Duration,
+    /// The certificates (PEM) of the authorities trusted for `rediss://` connections, instead of
+    /// the system's (`None`: the system's trust store).
+    pub tls_ca: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for RedisConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisConfig")
+            .field("deployment", &self.deployment)
+            .field("prefix", &self.prefix)
+            .field("timeout", &self.timeout)
+            .field("tls_ca", &self.tls_ca.as_ref().map(|pem| format!("{} bytes of PEM", pem.len())))
+            .finish()
+    }
 }
 
 impl RedisConfig {
-    /// The defaults, for Redis at `url`.
+    /// The defaults, for one Redis server at `url` (`redis://`, `rediss://` for TLS,
+    /// `redis+unix://`).
     pub fn new(url: impl Into<String>) -> Self {
-        RedisConfig { url: url.into(), prefix: "mcp".to_owned(), timeout: Duration::from_secs(2) }
+        RedisConfig::of(Deployment::Single(url.into()))
+    }
+
+    /// The defaults, for the primary of `service` that the `sentinels` (their `redis://` URLs)
+    /// name (see [`Deployment::Sentinel`]).
+    pub fn sentinel(sentinels: impl IntoIterator<Item = impl Into<String>>, service: impl Into<String>) -> Self {
+        let sentinels = sentinels.into_iter().map(Into::into).collect();
+        RedisConfig::of(Deployment::Sentinel { sentinels, service: service.into() })
+    }
+
+    /// The defaults, for the Redis Cluster of which `nodes` (their `redis://` URLs) are some
+    /// nodes (see [`Deployment::Cluster`]).
+    pub fn cluster(nodes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        RedisConfig::of(Deployment::Cluster(nodes.into_iter().map(Into::into).collect()))
+    }
+
+    fn of(deployment: Deployment) -> Self {
+        RedisConfig { deployment, prefix: "mcp".to_owned(), timeout: Duration::from_secs(2), tls_ca: None }
     }
 
     /// Sets the key prefix (default `mcp`).
@@ -75,13 +150,20 @@ impl RedisConfig {
         self.timeout = timeout;
         self
     }
+
+    /// Trusts the certificate authorities in `pem` (one or more PEM certificates: a private CA,
+    /// a cloud provider's) for `rediss://` connections, instead of the system's trust store.
+    /// The server's certificate must name the host of the URL.
+    pub fn tls_ca_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.tls_ca = Some(pem.into());
+        self
+    }
 }
 
 /// A handle on the shared state in Redis; clones share one connection.
 #[derive(Clone)]
 pub struct Redis {
-    client: redis::Client,
-    conn: ConnectionManager,
+    conn: Conn,
     config: std::sync::Arc<RedisConfig>,
 }
 
@@ -92,26 +174,21 @@ impl std::fmt::Debug for Redis {
 }
 
 impl Redis {
-    /// Connects to Redis at `url` with the default settings (see [`RedisConfig`]), from within
-    /// a tokio runtime ([`Error::NoRuntime`] otherwise). The connection is made when first
-    /// used: an instance starts even while Redis is down.
+    /// Connects to one Redis server at `url` with the default settings (see [`RedisConfig`]),
+    /// from within a tokio runtime ([`Error::NoRuntime`] otherwise). The connection is made
+    /// when first used: an instance starts even while Redis is down.
     pub fn connect(url: &str) -> Result<Redis, Error> {
         Redis::connect_with(RedisConfig::new(url))
     }
 
-    /// Connects with `config` (lazily, as [`connect`](Self::connect) does).
+    /// Connects with `config` (lazily, as [`connect`](Self::connect) does): one server,
+    /// Sentinel or Cluster, and with TLS for `rediss://` URLs.
     pub fn connect_with(config: RedisConfig) -> Result<Redis, Error> {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(Error::NoRuntime);
         }
-        let client = redis::Client::open(config.url.as_str())?;
-        let manager = ConnectionManagerConfig::new()
-            .set_response_timeout(Some(config.timeout))
-            .set_connection_timeout(Some(config.timeout))
-            .set_number_of_retries(2)
-            .set_max_delay(Duration::from_millis(500));
-        let conn = ConnectionManager::new_lazy_with_config(client.clone(), manager)?;
-        Ok(Redis { client, conn, config: std::sync::Arc::new(config) })
+        let conn = Conn::new(&config)?;
+        Ok(Redis { conn, config: std::sync::Arc::new(config) })
     }
 
     /// The settings.
@@ -120,13 +197,8 @@ impl Redis {
     }
 
     /// The multiplexed connection (cheap to clone).
-    pub(crate) fn conn(&self) -> ConnectionManager {
+    pub(crate) fn conn(&self) -> Conn {
         self.conn.clone()
-    }
-
-    /// The client, for connections of their own (pub/sub).
-    pub(crate) fn client(&self) -> &redis::Client {
-        &self.client
     }
 
     /// The key `prefix:part:part...`.

@@ -1,24 +1,26 @@
 //! Sessions a fleet shares, on Redis: [`RedisSessions`], the transport's `SharedSessions`.
 //!
-//! - the record of session `ID`: a hash at `PREFIX:session:ID`, a field per part of the
+//! - the record of session `ID`: a hash at `PREFIX:session:{ID}`, a field per part of the
 //!   record (the owner, the session's fixed part, its log level, one per subscription) and
 //!   its version in `.version`, with the session's idle timeout as its expiry (refreshed
 //!   while the session is used). Each change is one Lua script that writes only the fields
 //!   it changes, and only while the record exists: a change never undoes another instance's,
-//!   and never brings back a session that ended (DEL) or expired;
+//!   and never brings back a session that ended (DEL) or expired. The hash tag `{ID}` puts it
+//!   in the cluster slot of the session's SSE events (`PREFIX:events:{ID}...`);
 //! - messages between instances: published on the channel `PREFIX:fleet`, read by one
-//!   subscriber connection per process, which reconnects by itself when Redis comes back.
+//!   subscription per [`RedisSessions`] (and its clones), which redis-rs reconnects and
+//!   resubscribes by itself when Redis comes back (see the crate's `pubsub` module).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::StreamExt as _;
 use mcp_jsonrpc::sync::MutexExt as _;
 use mcp_transport_http::server::{FieldChange, SessionRecord, SharedFuture, SharedSessions};
 use tokio::sync::broadcast;
 
 use crate::Redis;
+use crate::pubsub::{Push, Subscription};
 
 /// How many messages of other instances a slow endpoint may fall behind by.
 const BUS_CAPACITY: usize = 4096;
@@ -96,8 +98,9 @@ pub struct RedisSessions {
     redis: Redis,
     channel: Arc<str>,
     bus: broadcast::Sender<Bytes>,
-    /// The subscriber task runs (started with the first `subscribe`).
-    listening: Arc<Mutex<bool>>,
+    /// The subscription to the channel (made by the first `subscribe` within a runtime; ends
+    /// with the last clone).
+    listening: Arc<Mutex<Option<Subscription>>>,
 }
 
 impl std::fmt::Debug for RedisSessions {
@@ -113,14 +116,14 @@ impl Redis {
             redis: self.clone(),
             channel: self.key(&["fleet"]).into(),
             bus: broadcast::channel(BUS_CAPACITY).0,
-            listening: Arc::new(Mutex::new(false)),
+            listening: Arc::new(Mutex::new(None)),
         }
     }
 }
 
 impl RedisSessions {
     fn key(&self, id: &str) -> String {
-        self.redis.key(&["session", id])
+        self.redis.key(&["session", &format!("{{{id}}}")])
     }
 
     /// Runs `cmd` within the configured timeout. A command that meets a dropped connection
@@ -158,32 +161,6 @@ impl RedisSessions {
         })
     }
 
-    /// Reads the fleet's channel into `bus` until every receiver is gone, reconnecting (with
-    /// a growing delay, at most a second) while Redis is away.
-    async fn listen(client: redis::Client, channel: Arc<str>, bus: broadcast::Sender<Bytes>) {
-        let mut delay = Duration::from_millis(50);
-        while bus.receiver_count() > 0 {
-            match client.get_async_pubsub().await {
-                Ok(mut pubsub) => match pubsub.subscribe(&*channel).await {
-                    Ok(()) => {
-                        delay = Duration::from_millis(50);
-                        let mut messages = pubsub.on_message();
-                        while let Some(message) = messages.next().await {
-                            let payload: Vec<u8> = message.get_payload_bytes().to_vec();
-                            if bus.send(Bytes::from(payload)).is_err() {
-                                return;
-                            }
-                        }
-                        tracing::warn!("fleet bus: the connection to Redis ended; reconnecting");
-                    }
-                    Err(e) => tracing::warn!("fleet bus: cannot subscribe: {e}"),
-                },
-                Err(e) => tracing::warn!("fleet bus: cannot connect to Redis: {e}"),
-            }
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_secs(1));
-        }
-    }
 }
 
 impl SharedSessions for RedisSessions {
@@ -242,14 +219,16 @@ impl SharedSessions for RedisSessions {
     fn subscribe(&self) -> broadcast::Receiver<Bytes> {
         let receiver = self.bus.subscribe();
         let mut listening = self.listening.lock_unpoisoned();
-        if !*listening && tokio::runtime::Handle::try_current().is_ok() {
-            *listening = true;
-            let (client, channel, bus) = (self.redis.client().clone(), self.channel.clone(), self.bus.clone());
-            let flag = self.listening.clone();
-            tokio::spawn(async move {
-                RedisSessions::listen(client, channel, bus).await;
-                *flag.lock_unpoisoned() = false;
-            });
+        if listening.is_none() && tokio::runtime::Handle::try_current().is_ok() {
+            let bus = self.bus.clone();
+            let on_push = move |push: Push<'_>| match push {
+                Push::Message(payload) => {
+                    let _ = bus.send(Bytes::copy_from_slice(payload));
+                }
+                Push::Subscribed => tracing::debug!("fleet bus: subscribed"),
+                Push::Disconnected => tracing::warn!("fleet bus: the connection to Redis ended; reconnecting"),
+            };
+            *listening = Some(self.redis.subscribe(self.channel.to_string(), Arc::new(on_push)));
         }
         receiver
     }

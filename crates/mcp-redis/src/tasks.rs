@@ -11,15 +11,17 @@
 //!
 //! | key | what | expiry |
 //! |---|---|---|
-//! | `prefix:task:<id>` | a hash: owner, status, message, timestamps, ttl, poll interval, outcome, input requests (`q:<key>`) and answers (`a:<key>`) | the task's ttl, from its creation |
-//! | `prefix:tasks:live` | a sorted set of the live tasks by expiry time (the bound on live tasks) | the latest task's ttl |
-//! | `prefix:tasks:owner:<sha1 of owner>` | a sorted set of the owner's tasks by creation (`tasks/list`, its cursors) | the owner's latest task's ttl |
-//! | `prefix:tasks:last` | the last creation number (creation order across instances) | 60 s |
+//! | `prefix:{tasks}:task:<id>` | a hash: owner, status, message, timestamps, ttl, poll interval, outcome, input requests (`q:<key>`) and answers (`a:<key>`) | the task's ttl, from its creation |
+//! | `prefix:{tasks}:live` | a sorted set of the live tasks by expiry time (the bound on live tasks) | the latest task's ttl |
+//! | `prefix:{tasks}:owner:<sha1 of owner>` | a sorted set of the owner's tasks by creation (`tasks/list`, its cursors) | the owner's latest task's ttl |
+//! | `prefix:{tasks}:last` | the last creation number (creation order across instances) | 60 s |
 //!
 //! Every change of a task is one Lua script, so that a status moves only from a non-terminal
 //! one even when two instances race (one finishing the task, the other cancelling it: exactly
-//! one wins). The scripts name the task keys of an owner's index by their prefix, so the store
-//! needs one Redis (or a primary and its replicas), not Redis Cluster.
+//! one wins). Every key shares the hash tag `{tasks}`: on a Redis Cluster the whole store lives
+//! in one slot (one shard), because creating a task checks the fleet-wide bound and orders it
+//! among all tasks in the same script; the listing script reads the task keys of an owner's
+//! index by their prefix (ARGV), which that slot also holds.
 //!
 //! # When Redis fails
 //!
@@ -257,12 +259,21 @@ impl RedisTaskStore {
         self
     }
 
+    /// The key `prefix:{tasks}:part:...`: every key of the store shares the hash tag `{tasks}`,
+    /// so that a script that changes a task and the fleet-wide live set and owner index runs in
+    /// one slot of a Redis Cluster.
+    fn store_key(&self, parts: &[&str]) -> String {
+        let mut all = vec!["{tasks}"];
+        all.extend_from_slice(parts);
+        self.redis.key(&all)
+    }
+
     fn task_key(&self, id: &str) -> String {
-        self.redis.key(&["task", id])
+        self.store_key(&["task", id])
     }
 
     fn owner_key(&self, owner: &str) -> String {
-        self.redis.key(&["tasks", "owner", &sha1_smol::Sha1::from(owner).digest().to_string()])
+        self.store_key(&["owner", &sha1_smol::Sha1::from(owner).digest().to_string()])
     }
 
     /// Runs a command, giving up after the configured timeout.
@@ -394,9 +405,9 @@ impl TaskStore for RedisTaskStore {
             let mut conn = self.redis.conn();
             let mut invocation = CREATE_SCRIPT.key(self.task_key(&id));
             invocation
-                .key(self.redis.key(&["tasks", "live"]))
+                .key(self.store_key(&["live"]))
                 .key(self.owner_key(&owner))
-                .key(self.redis.key(&["tasks", "last"]))
+                .key(self.store_key(&["last"]))
                 .arg(self.max_tasks)
                 .arg(ttl)
                 .arg(&owner)

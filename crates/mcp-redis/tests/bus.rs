@@ -136,6 +136,21 @@ async fn when_redis_goes_away_local_delivery_goes_on_and_remote_comes_back() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_that_stops_answering_is_made_anew() {
+    let server = RedisServer::start();
+    let (one, two) = (connect(&server).subscription_bus(), connect(&server).subscription_bus());
+    let mut rx_two = two.subscribe();
+    until("subscribed", || two.is_connected()).await;
+    // Redis holds every command for 12 s: the connection stays open but does not answer, so
+    // redis-rs sees no disconnection; the health check (every 10 s) finds it.
+    assert_eq!(server.command("CLIENT PAUSE 12000 ALL"), "+OK");
+    until("the silent subscription noticed", || !two.is_connected()).await;
+    until("subscribed anew once Redis answers", || two.is_connected()).await;
+    assert_eq!(next(&mut rx_two).await, Ok(ChangeEvent::Resync), "told it may have missed events");
+    publish_until_heard(&one, &mut rx_two, ChangeEvent::PromptsListChanged).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tasks_stop_when_the_bus_is_dropped() {
     let server = RedisServer::start();
     let bus = connect(&server).subscription_bus();

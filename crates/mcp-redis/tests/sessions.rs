@@ -147,7 +147,7 @@ async fn two_instances_serve_one_session_through_redis() {
     let redis = RedisServer::start();
     let bases = fleet(&redis).await;
     let session = initialize(&bases[0]).await;
-    assert!(redis.command(&format!("PTTL mcp:session:{session}")).starts_with(':'), "kept with an expiry");
+    assert!(redis.command(&format!("PTTL mcp:session:{{{session}}}")).starts_with(':'), "kept with an expiry");
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "roots", "arguments": {}}});
     let mut answers = Messages(post(&bases[1], Some(&session), call).send().await.unwrap(), String::new());
     let asked = answers.next().await;
@@ -158,7 +158,7 @@ async fn two_instances_serve_one_session_through_redis() {
     assert_eq!(result["result"]["content"][0]["text"], "file:///redis", "{result}");
     let delete = reqwest::Client::new().delete(&bases[1]).header("mcp-session-id", &session);
     assert_eq!(delete.send().await.unwrap().status(), 200);
-    assert_eq!(redis.command(&format!("EXISTS mcp:session:{session}")), ":0");
+    assert_eq!(redis.command(&format!("EXISTS mcp:session:{{{session}}}")), ":0");
     let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
     assert_eq!(post(&bases[0], Some(&session), ping).send().await.unwrap().status(), 404);
 }
@@ -300,7 +300,7 @@ impl SharedSessions for Steered {
 /// All Redis holds of session `id`'s record, as text, whatever its layout.
 fn record_text(redis: &RedisServer, id: &str) -> String {
     let mut conn = redis::Client::open(redis.url()).unwrap().get_connection().unwrap();
-    let key = format!("mcp:session:{id}");
+    let key = format!("mcp:session:{{{id}}}");
     let kind: String = redis::cmd("TYPE").arg(&key).query(&mut conn).unwrap();
     let parts: Vec<Vec<u8>> = match kind.as_str() {
         "string" => vec![redis::cmd("GET").arg(&key).query(&mut conn).unwrap()],
@@ -393,7 +393,7 @@ async fn a_copy_loaded_just_before_a_delete_does_not_bring_the_session_back() {
     assert_eq!(pinged.await.unwrap().unwrap().status(), 404);
     let level = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "error"}});
     assert_eq!(post(&bases[1], Some(&session), level).send().await.unwrap().status(), 404);
-    assert_eq!(redis.command(&format!("EXISTS mcp:session:{session}")), ":0");
+    assert_eq!(redis.command(&format!("EXISTS mcp:session:{{{session}}}")), ":0");
     assert_eq!(
         post(&bases[0], Some(&session), json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
             .send()
@@ -422,7 +422,7 @@ async fn a_session_with_an_open_stream_keeps_its_record_past_the_idle_timeout() 
     assert_eq!(stream.status(), 200);
     // Redis's expiry has to really pass: three idle timeouts with nothing but the open stream.
     tokio::time::sleep(idle * 3).await;
-    assert_eq!(redis.command(&format!("EXISTS mcp:session:{session}")), ":1", "the record expired while in use");
+    assert_eq!(redis.command(&format!("EXISTS mcp:session:{{{session}}}")), ":1", "the record expired while in use");
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
     assert_eq!(answer(post(&bases[1], Some(&session), ping).send().await.unwrap()).await["id"], 1);
     drop(stream);
@@ -450,12 +450,12 @@ async fn the_record_changes_per_field_and_never_comes_back() {
     let record = store.update("s", &[FieldChange::Remove("sub:a".into())], ttl).await.unwrap().unwrap();
     assert!(record.field("sub:a").is_none() && record.field("session").is_some());
     assert_eq!(store.load("s").await.unwrap(), Some(record));
-    assert!(redis.command("PTTL mcp:session:s").trim_start_matches(':').parse::<i64>().unwrap() > 0);
+    assert!(redis.command("PTTL mcp:session:{s}").trim_start_matches(':').parse::<i64>().unwrap() > 0);
     assert!(store.touch("s", ttl).await.unwrap());
     store.remove("s").await.unwrap();
     assert!(other.update("s", &[set("level", b"2")], ttl).await.unwrap().is_none(), "not made again");
     assert!(!other.touch("s", ttl).await.unwrap());
-    assert_eq!(redis.command("EXISTS mcp:session:s"), ":0");
+    assert_eq!(redis.command("EXISTS mcp:session:{s}"), ":0");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -476,7 +476,7 @@ async fn a_session_waiting_on_a_long_call_keeps_its_record_past_the_idle_timeout
     let waiting = tokio::spawn(post(&bases[0], Some(&session), call).send());
     // Redis's expiry has to really pass: three idle timeouts with nothing but the call running.
     tokio::time::sleep(idle * 3).await;
-    assert_eq!(redis.command(&format!("EXISTS mcp:session:{session}")), ":1", "the record expired while in use");
+    assert_eq!(redis.command(&format!("EXISTS mcp:session:{{{session}}}")), ":1", "the record expired while in use");
     let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
     let pinged = post(&bases[1], Some(&session), ping).send().await.unwrap();
     assert_eq!(pinged.json::<Value>().await.unwrap()["id"], 2);
@@ -501,7 +501,7 @@ async fn a_copy_whose_record_is_gone_ends() {
     assert_eq!(stream.status(), 200);
     // The record goes (as when Redis evicts it): the instance that serves the stream finds
     // out when it keeps the record alive, and ends its copy, stream and all.
-    assert_eq!(redis.command(&format!("DEL mcp:session:{session}")), ":1");
+    assert_eq!(redis.command(&format!("DEL mcp:session:{{{session}}}")), ":1");
     loop {
         let chunk = tokio::time::timeout(Duration::from_secs(10), stream.chunk()).await;
         if !matches!(chunk.expect("the stream of a session gone from Redis ends"), Ok(Some(_))) {
@@ -510,5 +510,5 @@ async fn a_copy_whose_record_is_gone_ends() {
     }
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
     assert_eq!(post(&bases[0], Some(&session), ping).send().await.unwrap().status(), 404);
-    assert_eq!(redis.command(&format!("EXISTS mcp:session:{session}")), ":0", "not made again");
+    assert_eq!(redis.command(&format!("EXISTS mcp:session:{{{session}}}")), ":0", "not made again");
 }

@@ -106,18 +106,18 @@ async fn tasks_expire_with_their_ttl_as_a_redis_expiry_and_every_key_expires() {
     let redis = RedisServer::start();
     let store = store(&redis);
     let id = store.create("a", LONG, LONG).await.unwrap().task_id;
-    let pttl = int(&redis.command(&format!("PTTL mcp:task:{id}")));
+    let pttl = int(&redis.command(&format!("PTTL mcp:{{tasks}}:task:{id}")));
     assert!(pttl > 55_000 && pttl <= 60_000, "{pttl}");
     // Changes keep the expiry from the creation.
     store.request_input("a", &id, "k", ask("k")).await.unwrap();
     store.finish("a", &id, TaskStatus::Completed, Ok(json!({}))).await.unwrap();
-    let after = int(&redis.command(&format!("PTTL mcp:task:{id}")));
+    let after = int(&redis.command(&format!("PTTL mcp:{{tasks}}:task:{id}")));
     assert!(after > 0 && after <= pttl, "{after} after {pttl}");
     let short = store.create("a", Duration::from_secs(1), LONG).await.unwrap().task_id;
     assert!(store.get("a", &short).await.is_some());
     let expired = async || store.get("a", &short).await.is_none();
     until(Duration::from_secs(5), "the task expired", expired).await;
-    assert_eq!(int(&redis.command(&format!("EXISTS mcp:task:{short}"))), 0);
+    assert_eq!(int(&redis.command(&format!("EXISTS mcp:{{tasks}}:task:{short}"))), 0);
     let page = store.list("a", None, 10).await.unwrap();
     assert_eq!(page.tasks.iter().map(|t| &t.task_id).collect::<Vec<_>>(), [&id], "the expired one is not listed");
     // Every key the store wrote has an expiry.
@@ -149,10 +149,10 @@ async fn a_full_store_refuses_new_tasks_but_expired_ones_make_room_and_redis_sta
     assert!(matches!(store.create("c", LONG, LONG).await, Err(TaskStoreError::Full(2))));
     // Many tasks of one owner expiring: its index stays bounded by the live ones.
     let store = store.max_tasks(5);
-    let index = format!("ZCARD mcp:tasks:owner:{}", sha1_smol::Sha1::from("d").digest());
+    let index = format!("ZCARD mcp:{{tasks}}:owner:{}", sha1_smol::Sha1::from("d").digest());
     for _ in 0..50 {
         let _ = store.create("d", Duration::from_millis(1), LONG).await;
-        assert!(int(&redis.command("ZCARD mcp:tasks:live")) <= 5);
+        assert!(int(&redis.command("ZCARD mcp:{tasks}:live")) <= 5);
         assert!(int(&redis.command(&index)) <= 6, "{}", redis.command(&index));
     }
     assert!(int(&redis.command(&index)) >= 1, "the index is where the test looks");
@@ -558,7 +558,8 @@ mod servers {
         let created = client.recv().await;
         validate("2025-11-25", "CreateTaskResult", &created["result"]);
         let id = created["result"]["task"]["taskId"].as_str().unwrap().to_owned();
-        let pttl: i64 = redis.command(&format!("PTTL mcp:task:{id}")).trim_start_matches(':').parse().unwrap();
+        let pttl: i64 =
+            redis.command(&format!("PTTL mcp:{{tasks}}:task:{id}")).trim_start_matches(':').parse().unwrap();
         assert!(pttl > 50_000 && pttl <= 60_000, "{pttl}");
         assert_eq!(client.result("tasks/get", json!({"taskId": id})).await["status"], "working");
         let listed = client.result("tasks/list", json!({})).await;
