@@ -11,7 +11,7 @@ use mcp_redis::{Redis, RedisConfig};
 use mcp_server::tasks::TaskStore as _;
 use mcp_server::{ChangeEvent, SubscriptionBus as _};
 use mcp_test_support::redis::{RedisCluster, RedisSentinel, RedisServer, Reply};
-use mcp_transport_http::server::{EventStore as _, SharedSessions as _};
+use mcp_transport_http::server::{EventStore as _, FieldChange, SharedSessions as _};
 use mcp_types::TaskStatus;
 use tokio::sync::broadcast;
 
@@ -98,9 +98,14 @@ async fn every_store(fleet: &mut Fleet, round: &str) -> String {
 
     // Session records and the fleet's channel.
     let (sessions_a, sessions_b) = (&fleet.sessions_a, &fleet.sessions_b);
-    sessions_a.save(&session, Bytes::from_static(b"record"), LONG).await.expect("save");
-    assert_eq!(sessions_b.load(&session).await.expect("load").as_deref(), Some(&b"record"[..]));
-    sessions_b.touch(&session, LONG).await.expect("touch");
+    let fixed = [("session".to_owned(), Bytes::from_static(b"record"))];
+    assert!(sessions_a.create(&session, &fixed, LONG).await.expect("create"), "{round}: created");
+    let level = FieldChange::Set("level".to_owned(), Bytes::from_static(b"1"));
+    let changed = sessions_b.update(&session, &[level], LONG).await.expect("update").expect("the record exists");
+    let loaded = sessions_a.load(&session).await.expect("load").expect("the record");
+    assert_eq!(loaded, changed, "{round}: read back through the other instance");
+    assert_eq!(loaded.field("session").map(|v| &v[..]), Some(&b"record"[..]));
+    assert!(sessions_b.touch(&session, LONG).await.expect("touch"), "{round}: touched");
     sessions_b.remove(&session).await.expect("remove");
     assert_eq!(sessions_a.load(&session).await.expect("load"), None, "{round}: removed");
     let message = Bytes::from(format!("to every instance, {round}"));
