@@ -12,18 +12,27 @@
 //! - `revisions`: in each revision (2024-11-05 to 2025-11-25 with `initialize` over Streamable
 //!   HTTP, 2026-07-28 with `server/discover`): connect, list the tools, several calls, a
 //!   sampling round trip (`test_sampling`) and, from 2025-06-18, an elicitation round trip
-//!   (`test_elicitation`), whose answers go through the balancer to whichever instance.
+//!   (`test_elicitation`). The balancer's log (each client's requests carry an `X-Fleet-Check`
+//!   label) shows, per round trip, the instance the call went to and the one the client's
+//!   answer went to (in 2026-07-28: the call again, with its input responses): they must
+//!   differ.
 //! - `fanout`: clients holding GET streams (session revisions) and 2026-07-28
 //!   `subscriptions/listen` streams, spread over the instances; one call through the balancer
 //!   re-registers a tool (`test_trigger_tool_change`); every client must hear
 //!   `notifications/tools/list_changed`.
-//! - `resume`: a long call with progress (`count_down`); after the first progress the harness
-//!   kills (SIGKILL) the instance serving it, named in the progress message. Every progress
-//!   must come exactly once and in order, the call must end by itself (a result or an error,
-//!   not a session lost) within a bound, and the session must still serve a call afterwards.
-//! - `redis`: the harness kills Redis; calls and new connections must end (a result or an
-//!   error) within a bound; the harness checks every instance still answers `/healthz` and
-//!   restarts Redis; the service must come back within a deadline.
+//! - `resume`: a long call with progress (`count_down`); once the instance serving it (named in
+//!   the first progress message) has stored three progress notifications in Redis, the harness
+//!   kills it (SIGKILL). The client must get every progress notification stored in Redis (what
+//!   the server sent), once and in order; the call must end within a bound with the stored
+//!   result, or, as none was stored, with the error of a stream that could not be resumed; the
+//!   balancer must have seen the client resume (a GET with `Last-Event-ID`); and the session
+//!   must still serve a call afterwards.
+//! - `redis`: the harness kills Redis; each request must end within a bound as docs/deploy.md
+//!   says: a call of an existing session succeeds or gets 503 with `Retry-After: 1`, a session
+//!   no instance holds gets 503 with `Retry-After: 1` (404 before and after), a new session
+//!   fails `initialize` with -32603, 2026-07-28 calls and connections succeed; the harness
+//!   checks every instance still answers `/healthz` and restarts Redis; the service must come
+//!   back within a deadline.
 //!
 //! The harness and this client talk over stdio: for a step only the harness can take (kill an
 //! instance, stop Redis, read the balancer's statistics) the client prints
@@ -37,7 +46,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail, ensure};
-use mcp_sdk::client::{CallOptions, Client, ClientBuilder, ServerEvent};
+use mcp_sdk::client::http::{HeaderName, HeaderValue, HttpClientConfig, HttpErrorKind, reqwest};
+use mcp_sdk::client::{CallOptions, Client, ClientBuilder, ClientError, ServerEvent};
 use mcp_sdk::types::{
     CallToolRequestParams, CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
     ElicitRequestParams, ElicitResult, ElicitResultContentValue, ErrorObject, ProgressNotificationParams,
@@ -74,7 +84,7 @@ async fn main() -> ExitCode {
     let mut failed = 0;
     for scenario in scenarios {
         let verdicts = match scenario.as_str() {
-            "revisions" => revisions(url).await,
+            "revisions" => revisions(url, &mut harness).await,
             "fanout" => vec![verdict("fanout", fanout(url, &mut harness).await)],
             "resume" => vec![verdict("resume", resume(url, &mut harness).await)],
             "redis" => redis(url, &mut harness).await,
@@ -145,14 +155,99 @@ fn builder(version: ProtocolVersion) -> ClientBuilder {
         })
 }
 
-/// Connects in `version`, within [`STEP`].
-async fn connect(url: &str, version: ProtocolVersion) -> anyhow::Result<Client> {
-    let client = tokio::time::timeout(STEP, builder(version).connect_http(url))
+/// The header that labels a client's requests, for the balancer's log (`requests LABEL`).
+const LABEL: HeaderName = HeaderName::from_static("x-fleet-check");
+
+/// Connects in `version`, its requests labelled `label`, within [`STEP`].
+async fn connect(url: &str, version: ProtocolVersion, label: &str) -> anyhow::Result<Client> {
+    let client = tokio::time::timeout(STEP, connect_labelled(url, version, label))
         .await
         .with_context(|| format!("connecting ({version}) took more than {STEP:?}"))?
         .with_context(|| format!("connecting ({version})"))?;
     ensure!(client.protocol_version() == version, "the server chose {} over {version}", client.protocol_version());
     Ok(client)
+}
+
+/// Connects in `version`, its requests labelled `label` (no bound).
+/// A failure to connect is a [`ClientError`] in the `anyhow::Error`.
+async fn connect_labelled(url: &str, version: ProtocolVersion, label: &str) -> anyhow::Result<Client> {
+    let config = HttpClientConfig::parse(url)?.header(LABEL, HeaderValue::from_str(label)?);
+    Ok(builder(version).connect_http_with(config).await?)
+}
+
+/// One request of a labelled client as the balancer logged it (the harness's `requests` step).
+#[derive(Debug, Clone)]
+struct Landed {
+    /// The instance it went to.
+    instance: String,
+    method: String,
+    status: String,
+    /// `call:TOOL`, `call:TOOL+input`, `answer`, `notification:METHOD`, a method, `-`.
+    what: String,
+    last_event_id: Option<String>,
+    retry_after: Option<String>,
+}
+
+/// The instances of the fleet and the requests of the client labelled `label`, in order.
+async fn landed(harness: &mut Harness, label: &str) -> anyhow::Result<(usize, Vec<Landed>)> {
+    let answer = harness.ask(&format!("requests {label}")).await?;
+    let mut words = answer.split_whitespace();
+    let instances = words
+        .next()
+        .and_then(|w| w.strip_prefix("instances="))
+        .and_then(|n| n.parse().ok())
+        .with_context(|| format!("the harness answered `{answer}`"))?;
+    let some = |v: &str| (v != "-").then(|| v.to_owned());
+    let requests = words
+        .map(|token| {
+            let f: Vec<&str> = token.split('|').collect();
+            ensure!(f.len() == 6, "a request logged as `{token}`");
+            Ok(Landed {
+                instance: f[0].to_owned(),
+                method: f[1].to_owned(),
+                status: f[2].to_owned(),
+                what: f[3].to_owned(),
+                last_event_id: some(f[4]),
+                retry_after: some(f[5]),
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok((instances, requests))
+}
+
+/// The one request of `requests` that is `what`, and its position.
+fn the_one<'a>(requests: &'a [Landed], what: &str) -> anyhow::Result<(usize, &'a Landed)> {
+    let found: Vec<(usize, &Landed)> = requests.iter().enumerate().filter(|(_, r)| r.what == what).collect();
+    match found[..] {
+        [one] => Ok(one),
+        _ => bail!("{} requests `{what}` logged, not one", found.len()),
+    }
+}
+
+/// A round trip to the client (a sampling or elicitation request of `tool`): where the call
+/// went, where the client's answer went (the next answer POST in a session; in 2026-07-28 the
+/// call again, with the input responses), and that they differ when the fleet has more than
+/// one instance.
+fn round_trip(instances: usize, requests: &[Landed], tool: &str, stateless: bool) -> anyhow::Result<String> {
+    let (at, call) = the_one(requests, &format!("call:{tool}"))?;
+    let answer = if stateless {
+        the_one(requests, &format!("call:{tool}+input"))?.1
+    } else {
+        // Until the next call: the answers to this one's requests.
+        let answers: Vec<&Landed> = requests[at + 1..]
+            .iter()
+            .take_while(|r| !r.what.starts_with("call:"))
+            .filter(|r| r.method == "POST" && r.what == "answer")
+            .collect();
+        ensure!(answers.len() == 1, "{tool}: {} answer POSTs after the call, not one", answers.len());
+        answers[0]
+    };
+    ensure!(
+        instances == 1 || answer.instance != call.instance,
+        "{tool}: the call went to {} and the answer to the same instance",
+        call.instance
+    );
+    Ok(format!("{tool} on {}, answered on {}", call.instance, answer.instance))
 }
 
 /// Calls `tool` within [`STEP`]; a tool error is an error here.
@@ -181,19 +276,40 @@ fn texts(result: &CallToolResult) -> String {
 // ===== revisions =====
 
 /// One verdict per revision.
-async fn revisions(url: &str) -> Vec<Verdict> {
+async fn revisions(url: &str, harness: &mut Harness) -> Vec<Verdict> {
     let mut verdicts = Vec::new();
     for version in REVISIONS {
-        let outcome = tokio::time::timeout(STEP * 2, one_revision(url, version)).await;
+        let label = format!("revision-{version}");
+        let outcome = tokio::time::timeout(STEP * 2, one_revision(url, version, &label)).await;
         let outcome = outcome.unwrap_or_else(|_| Err(anyhow::anyhow!("no end within {:?}", STEP * 2)));
+        // Where each round trip's call and answer landed, as the balancer logged them.
+        let outcome = match outcome {
+            Ok(done) => landings(harness, &label, version).await.map(|landed| format!("{done}; {landed}")),
+            Err(e) => Err(e),
+        };
         verdicts.push(verdict(&format!("revision {version}"), outcome));
     }
     verdicts
 }
 
+/// The round trips of `one_revision` landed on another instance than their call.
+async fn landings(harness: &mut Harness, label: &str, version: ProtocolVersion) -> anyhow::Result<String> {
+    let (instances, requests) = landed(harness, label).await?;
+    let mut tools = vec!["test_sampling"];
+    if version >= ProtocolVersion::V2025_06_18 {
+        tools.push("test_elicitation");
+    }
+    let checked = tools
+        .iter()
+        .map(|tool| round_trip(instances, &requests, tool, version.is_stateless()))
+        .collect::<anyhow::Result<Vec<_>>>();
+    let shown = || requests.iter().map(|r| format!("{} {} {}", r.instance, r.method, r.what)).collect::<Vec<_>>();
+    checked.map(|c| c.join(", ")).with_context(|| format!("requests logged: {}", shown().join(", ")))
+}
+
 /// Connects, lists, calls, and answers a sampling and an elicitation request in `version`.
-async fn one_revision(url: &str, version: ProtocolVersion) -> anyhow::Result<String> {
-    let client = connect(url, version).await?;
+async fn one_revision(url: &str, version: ProtocolVersion, label: &str) -> anyhow::Result<String> {
+    let client = connect(url, version, label).await?;
     let outcome = async {
         let tools = tokio::time::timeout(STEP, client.list_all_tools()).await.context("tools/list: no answer")??;
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
@@ -239,7 +355,7 @@ enum Events {
 
 impl Listener {
     async fn open(url: &str, version: ProtocolVersion, label: String) -> anyhow::Result<Self> {
-        let client = connect(url, version).await.with_context(|| label.clone())?;
+        let client = connect(url, version, "fanout").await.with_context(|| label.clone())?;
         let events = if version.is_stateless() {
             let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
             let listen = tokio::time::timeout(STEP, client.listen(filter)).await.context("subscriptions/listen")?;
@@ -279,7 +395,7 @@ impl Listener {
 async fn fanout(url: &str, harness: &mut Harness) -> anyhow::Result<String> {
     // Each request of this one moves the balancer's round robin on by one, so that the
     // listeners' long-lived streams do not all land on the same instance.
-    let shifter = connect(url, ProtocolVersion::V2026_07_28).await.context("the shifting client")?;
+    let shifter = connect(url, ProtocolVersion::V2026_07_28, "fanout").await.context("the shifting client")?;
     let versions = [
         ProtocolVersion::V2025_03_26,
         ProtocolVersion::V2026_07_28,
@@ -351,10 +467,19 @@ async fn open_streams(harness: &mut Harness) -> Vec<u64> {
 
 // ===== resume =====
 
-/// A long call whose instance dies: the client resumes through the balancer.
+/// How far `count_down` counts in `resume` (one progress notification a step).
+const RESUME_STEPS: u32 = 100;
+/// How many progress notifications must be stored before the harness kills the instance, so
+/// that some may reach the client only through a resumption.
+const STORED_BEFORE_KILL: usize = 3;
+
+/// A long call whose instance dies: the client resumes through the balancer (`Last-Event-ID`)
+/// and gets every progress notification the dead instance stored, once and in order; the call
+/// ends with the result if the instance stored it, and otherwise with the clean error of a
+/// stream that could not be resumed to its end (the request died with its instance).
 async fn resume(url: &str, harness: &mut Harness) -> anyhow::Result<String> {
-    const STEPS: u32 = 20;
-    let client = connect(url, ProtocolVersion::V2025_11_25).await?;
+    const ME: &str = "resume";
+    let client = connect(url, ProtocolVersion::V2025_11_25, ME).await?;
     let progress: Arc<Mutex<Vec<ProgressNotificationParams>>> = Arc::default();
     let (tick, mut ticks) = tokio::sync::watch::channel(0usize);
     let sink = Arc::clone(&progress);
@@ -364,7 +489,7 @@ async fn resume(url: &str, harness: &mut Harness) -> anyhow::Result<String> {
         tick.send_replace(all.len());
     });
     let mut params = CallToolRequestParams::new("count_down");
-    params.arguments = json!({"from": STEPS, "interval_ms": 250}).as_object().cloned();
+    params.arguments = json!({"from": RESUME_STEPS, "interval_ms": 50}).as_object().cloned();
     let long_call = client.call_tool_with(params, options);
     tokio::pin!(long_call);
 
@@ -380,26 +505,57 @@ async fn resume(url: &str, harness: &mut Harness) -> anyhow::Result<String> {
         .and_then(|(_, rest)| rest.strip_suffix(')'))
         .with_context(|| format!("the progress message `{message}` names no instance"))?
         .to_owned();
-    let killed = harness.ask(&format!("kill {instance}")).await?;
+    let killed = harness.ask(&format!("kill {instance} {ME} {STORED_BEFORE_KILL}")).await?;
     let killed_at = Instant::now();
 
     let ended = tokio::time::timeout(RESUME_BOUND, &mut long_call).await;
     let took = killed_at.elapsed();
-    let seen: Vec<(f64, Option<String>)> =
-        progress.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|p| (p.progress, p.message.clone())).collect();
-    let values: Vec<f64> = seen.iter().map(|(p, _)| *p).collect();
-    let expected: Vec<f64> = (1..=values.len()).map(|n| n as f64).collect();
-    ensure!(values == expected, "progress not exactly once and in order: {values:?}");
-    let done = format!("{instance} killed after progress 1 ({killed}); {} progress of {STEPS}", values.len());
+    // What the server sent: what the dead instance stored in Redis before it died.
+    let stored = harness.ask(&format!("stored {ME}")).await?;
+    let number = |name: &str| {
+        stored
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(name)?.strip_prefix('=')?.parse::<usize>().ok())
+            .with_context(|| format!("the harness answered `{stored}`"))
+    };
+    let (sent, results) = (number("progress")?, number("result")?);
+    ensure!(sent >= STORED_BEFORE_KILL, "only {sent} progress notifications stored ({killed})");
+    let values: Vec<f64> = progress.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|p| p.progress).collect();
+    let expected: Vec<f64> = (1..=sent).map(|n| n as f64).collect();
+    ensure!(
+        values == expected,
+        "the server sent progress 1 to {sent} (stored in Redis), the client got {values:?}: not each once and in order"
+    );
+    let done =
+        format!("{instance} killed ({killed}); the {sent} progress notifications it sent arrived, each once, in order");
     let end = match ended {
         Err(_) => bail!("{done}; the call had not ended {RESUME_BOUND:?} later"),
-        Ok(Ok(result)) => format!("a result: {}", texts(&result)),
+        Ok(Ok(result)) => {
+            let text = texts(&result);
+            let wanted = format!("counted down from {RESUME_STEPS} (on {instance})");
+            ensure!(results == 1 && text == wanted, "{done}; a result `{text}` the server never stored ({results})");
+            format!("its result: {text}")
+        }
         Ok(Err(e)) => {
-            ensure!(!e.is_session_expired(), "{done}; the session was lost with its instance: {e}");
-            format!("an error: {e}")
+            ensure!(results == 0, "{done}; the result was stored, but the call failed: {e}");
+            let kind = e.http_error().map(|h| h.kind());
+            ensure!(
+                kind == Some(HttpErrorKind::StreamEnded),
+                "{done}; the call failed with {e} ({kind:?}), not as a stream that could not be resumed"
+            );
+            format!("the error of a request lost with its instance: {e}")
         }
     };
-    let done = format!("{done}, each once, in order; the call ended {:.1} s later with {end}", took.as_secs_f64());
+    let done = format!("{done}; the call ended {:.1} s later with {end}", took.as_secs_f64());
+    // The client resumed through the balancer: GETs with Last-Event-ID, none to the dead one.
+    let (_, requests) = landed(harness, ME).await?;
+    let resumed: Vec<&Landed> = requests.iter().filter(|r| r.method == "GET" && r.last_event_id.is_some()).collect();
+    ensure!(!resumed.is_empty(), "{done}; but no GET with Last-Event-ID reached the balancer");
+    let shown: Vec<String> = resumed
+        .iter()
+        .map(|r| format!("{} -> {} {}", r.last_event_id.as_deref().unwrap_or_default(), r.instance, r.status))
+        .collect();
+    let done = format!("{done}; resumed {} times ({})", resumed.len(), shown.join(", "));
     let after = call(&client, "test_simple_text", json!({})).await;
     let _ = tokio::time::timeout(STEP, client.close()).await;
     after.with_context(|| format!("{done}; but a call on the same session afterwards failed"))?;
@@ -408,14 +564,14 @@ async fn resume(url: &str, harness: &mut Harness) -> anyhow::Result<String> {
 
 // ===== redis =====
 
-/// Redis dies and comes back: requests end within a bound meanwhile, no instance dies, the
-/// service returns after; three verdicts (`redis while down`, `redis back (2026-07-28)`,
-/// `redis back (sessions)`).
+/// Redis dies and comes back: requests end within a bound meanwhile with the documented
+/// outcome, no instance dies, the service returns after; three verdicts (`redis while down`,
+/// `redis back (2026-07-28)`, `redis back (sessions)`).
 async fn redis(url: &str, harness: &mut Harness) -> Vec<Verdict> {
-    // Before: one client of each era, which must work.
+    // Before: one client of each era, which must work, and a session no instance knows: 404.
     let mut before = Vec::new();
-    let session = connect(url, ProtocolVersion::V2025_11_25).await;
-    let stateless = connect(url, ProtocolVersion::V2026_07_28).await;
+    let session = connect(url, ProtocolVersion::V2025_11_25, "redis-session").await;
+    let stateless = connect(url, ProtocolVersion::V2026_07_28, "redis-2026").await;
     for (label, client) in [("session", &session), ("2026-07-28", &stateless)] {
         let called = match client {
             Ok(client) => call(client, "test_simple_text", json!({})).await.map(|_| ()),
@@ -425,7 +581,10 @@ async fn redis(url: &str, harness: &mut Harness) -> Vec<Verdict> {
             before.push(format!("before, {label}: {e:#}"));
         }
     }
-    let down = while_down(url, harness, [session.as_ref().ok(), stateless.as_ref().ok()]).await;
+    if let Err(e) = unknown_session(url, 404).await {
+        before.push(format!("before: {e:#}"));
+    }
+    let down = while_down(url, harness, session.as_ref().ok(), stateless.as_ref().ok()).await;
     for client in [session, stateless].into_iter().flatten() {
         let _ = tokio::time::timeout(STEP, client.close()).await;
     }
@@ -436,6 +595,11 @@ async fn redis(url: &str, harness: &mut Harness) -> Vec<Verdict> {
         ensure!(before.is_empty(), "{}", before.join("; "));
         Ok(took)
     });
+    // Once back, a session no instance knows is a 404 again, not a 503.
+    let back_session = match back_session {
+        Ok(took) => unknown_session(url, 404).await.map(|_| took),
+        Err(e) => Err(e),
+    };
     let back = |r: anyhow::Result<Duration>| r.map(|took| format!("back {:.1} s after Redis", took.as_secs_f64()));
     vec![
         verdict("redis while down", down),
@@ -444,35 +608,104 @@ async fn redis(url: &str, harness: &mut Harness) -> Vec<Verdict> {
     ]
 }
 
-/// Kills Redis (through the harness); calls of `clients` and new connections must end within
-/// [`REDIS_DOWN_BOUND`]; then the harness checks the instances and restarts Redis.
-async fn while_down(url: &str, harness: &mut Harness, clients: [Option<&Client>; 2]) -> anyhow::Result<String> {
+/// A ping POSTed through the balancer in a session no instance holds (2025-11-25): `status`,
+/// and with 503 `Retry-After: 1` (docs/deploy.md: the instance cannot look the session up).
+async fn unknown_session(url: &str, status: u16) -> anyhow::Result<String> {
+    let http = reqwest::Client::builder().timeout(REDIS_DOWN_BOUND).build()?;
+    let response = http
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-session-id", "fleet-check-no-such-session")
+        .header(LABEL, "redis-unknown")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        .send()
+        .await
+        .context("a request in an unknown session")?;
+    let got = response.status().as_u16();
+    let retry_after = response.headers().get("retry-after").map(|v| v.to_str().unwrap_or("?").to_owned());
+    ensure!(got == status, "a request in an unknown session: {got}, not {status} (Retry-After {retry_after:?})");
+    if status == 503 {
+        ensure!(retry_after.as_deref() == Some("1"), "503 for an unknown session with Retry-After {retry_after:?}");
+    }
+    Ok(format!("{got}{}", retry_after.map(|r| format!(" Retry-After {r}")).unwrap_or_default()))
+}
+
+/// Kills Redis (through the harness); then within [`REDIS_DOWN_BOUND`] each:
+/// - a call of the existing session succeeds (its instance holds a copy) or gets 503 with
+///   `Retry-After: 1` (it holds none and cannot load the record);
+/// - a session no instance holds gets 503 with `Retry-After: 1`;
+/// - a new session fails `initialize` with -32603 (its record cannot be saved);
+/// - 2026-07-28 needs no Redis: its calls and a new connection succeed.
+///
+/// Then the harness checks the instances and restarts Redis.
+async fn while_down(
+    url: &str,
+    harness: &mut Harness,
+    session: Option<&Client>,
+    stateless: Option<&Client>,
+) -> anyhow::Result<String> {
     harness.ask("redis-down").await?;
     let mut outcomes: Vec<String> = Vec::new();
-    let mut hung = Vec::new();
-    for (label, client) in ["session", "2026-07-28"].into_iter().zip(clients) {
-        let Some(client) = client else { continue };
-        for _ in 0..3 {
+    let mut wrong = Vec::new();
+    let bounded = |what: String| format!("{what}: no end within {REDIS_DOWN_BOUND:?}");
+    for _ in 0..3 {
+        if let Some(client) = session {
             match tokio::time::timeout(REDIS_DOWN_BOUND, client.call_tool("test_simple_text", json!({}))).await {
-                Err(_) => hung.push(format!("a {label} call")),
-                Ok(Ok(_)) => outcomes.push(format!("{label} call ok")),
-                Ok(Err(e)) => outcomes.push(format!("{label} call failed ({e})")),
+                Err(_) => wrong.push(bounded("a session call".to_owned())),
+                Ok(Ok(_)) => outcomes.push("session call ok".to_owned()),
+                Ok(Err(e)) if e.http_error().and_then(|h| h.status()).is_some_and(|s| s.as_u16() == 503) => {
+                    outcomes.push("session call 503".to_owned());
+                }
+                Ok(Err(e)) => wrong.push(format!("a session call failed with {e}, not 503")),
+            }
+        }
+        if let Some(client) = stateless {
+            match tokio::time::timeout(REDIS_DOWN_BOUND, client.call_tool("test_simple_text", json!({}))).await {
+                Err(_) => wrong.push(bounded("a 2026-07-28 call".to_owned())),
+                Ok(Ok(_)) => outcomes.push("2026-07-28 call ok".to_owned()),
+                Ok(Err(e)) => wrong.push(format!("a 2026-07-28 call failed: {e}")),
             }
         }
     }
-    for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
-        match tokio::time::timeout(REDIS_DOWN_BOUND, builder(version).connect_http(url)).await {
-            Err(_) => hung.push(format!("connecting in {version}")),
-            Ok(Ok(client)) => {
-                outcomes.push(format!("new {version} connection ok"));
-                let _ = tokio::time::timeout(STEP, client.close()).await;
-            }
-            Ok(Err(e)) => outcomes.push(format!("new {version} connection failed ({e})")),
-        }
+    match unknown_session(url, 503).await {
+        Ok(got) => outcomes.push(format!("unknown session {got}")),
+        Err(e) => wrong.push(format!("{e:#}")),
     }
+    let new_session = connect_labelled(url, ProtocolVersion::V2025_11_25, "redis-new-session");
+    match tokio::time::timeout(REDIS_DOWN_BOUND, new_session).await {
+        Err(_) => wrong.push(bounded("a new session".to_owned())),
+        Ok(Ok(client)) => {
+            wrong.push("a new session was created without Redis".to_owned());
+            let _ = tokio::time::timeout(STEP, client.close()).await;
+        }
+        Ok(Err(e)) => match e.downcast_ref::<ClientError>() {
+            Some(ClientError::Remote(o)) if o.code == -32603 => {
+                outcomes.push(format!("new session -32603 ({})", o.message));
+            }
+            _ => wrong.push(format!("a new session failed with {e:#}, not -32603")),
+        },
+    }
+    let new_stateless = connect_labelled(url, ProtocolVersion::V2026_07_28, "redis-new-2026");
+    match tokio::time::timeout(REDIS_DOWN_BOUND, new_stateless).await {
+        Err(_) => wrong.push(bounded("a new 2026-07-28 connection".to_owned())),
+        Ok(Ok(client)) => {
+            outcomes.push("new 2026-07-28 connection ok".to_owned());
+            let _ = tokio::time::timeout(STEP, client.close()).await;
+        }
+        Ok(Err(e)) => wrong.push(format!("a new 2026-07-28 connection failed: {e:#}")),
+    }
+    // Every 503 the session's calls got carried `Retry-After: 1`, as the balancer saw it.
+    let logged = landed(harness, "redis-session").await;
     let up = harness.ask("redis-up").await?;
-    ensure!(hung.is_empty(), "no end within {REDIS_DOWN_BOUND:?}: {}", hung.join(", "));
-    Ok(format!("every request ended: {}; {up}", summarize(&outcomes)))
+    for request in logged?.1.iter().filter(|r| r.status == "503") {
+        if request.retry_after.as_deref() != Some("1") {
+            wrong.push(format!("a 503 from {} with Retry-After {:?}", request.instance, request.retry_after));
+        }
+    }
+    ensure!(wrong.is_empty(), "{} (and {})", wrong.join("; "), summarize(&outcomes));
+    Ok(format!("every request ended as documented: {}; {up}", summarize(&outcomes)))
 }
 
 /// Polls until a new client of `version` connects and calls, within
@@ -482,7 +715,7 @@ async fn service_back(url: &str, version: ProtocolVersion) -> anyhow::Result<Dur
     let mut last = String::new();
     while started.elapsed() < REDIS_BACK_DEADLINE {
         let attempt = async {
-            let client = connect(url, version).await?;
+            let client = connect(url, version, "redis-back").await?;
             let called = call(&client, "test_simple_text", json!({})).await;
             let _ = tokio::time::timeout(STEP, client.close()).await;
             called.map(|_| ())

@@ -67,6 +67,16 @@ impl Outcome {
     }
 }
 
+/// What HAProxy logs of each request (see [`Logged`]): the captures of [`CAPTURES`].
+const LOG_FORMAT: &str = "FLEETLOG %s %HM %ST label=%[capture.req.hdr(0)] sid=%[capture.req.hdr(1)] \
+                          lei=%[capture.req.hdr(2)] ra=%[capture.res.hdr(0)] body=%[capture.req.hdr(3)]";
+/// A frontend's captures: the client's label (`X-Fleet-Check`), its session, the event id it
+/// resumes after, the start of the body, and the response's `Retry-After`.
+const CAPTURES: &str = "    option http-buffer-request\n    capture request header X-Fleet-Check len 64\n    \
+                        capture request header Mcp-Session-Id len 128\n    \
+                        capture request header Last-Event-ID len 64\n    declare capture request len 3072\n    \
+                        http-request capture req.body id 3\n    capture response header Retry-After len 16\n";
+
 /// The scenarios, in the order they run.
 const SCENARIOS: [&str; 7] = ["balancing", "revisions", "fanout", "resume", "redis", "interop", "conformance"];
 
@@ -533,10 +543,15 @@ impl Fleet {
     /// connection to the server closes after each response, so the next request of the
     /// client's keep-alive connection is balanced again), timeouts for long SSE streams,
     /// health checks, and an admin socket for the statistics.
+    ///
+    /// Every request is logged (to stdout, `haproxy.log`) as its response starts: a
+    /// `FLEETLOG` line with the instance it went to and what identifies it (see [`Logged`]).
     fn haproxy_config(&self) -> String {
         let mut config = format!(
-            "global\n    maxconn 2000\n    stats socket {} mode 600 level admin\n\n\
-             defaults\n    mode http\n    option http-server-close\n    option redispatch\n    retries 2\n    \
+            "global\n    maxconn 2000\n    stats socket {} mode 600 level admin\n    \
+             log stdout len 8192 format raw local0 info\n\n\
+             defaults\n    mode http\n    log global\n    option logasap\n    log-format \"{LOG_FORMAT}\"\n    \
+             option http-server-close\n    option redispatch\n    retries 2\n    \
              timeout connect 2s\n    timeout client 10m\n    timeout server 10m\n    timeout tunnel 10m\n    \
              timeout http-request 10s\n    timeout http-keep-alive 30s\n    timeout queue 5s\n",
             self.stats_socket.display()
@@ -545,7 +560,7 @@ impl Fleet {
             let name = kind.backend();
             let health = if kind == Kind::Everything { "/readyz" } else { "/health" };
             config.push_str(&format!(
-                "\nfrontend {name}\n    bind {}\n    default_backend {name}\n\n\
+                "\nfrontend {name}\n    bind {}\n    default_backend {name}\n{CAPTURES}\n\
                  backend {name}\n    balance roundrobin\n    option httpchk GET {health}\n    \
                  http-check expect status 200\n    default-server inter 300ms fall 2 rise 1\n",
                 self.frontends[name]
@@ -689,14 +704,39 @@ impl Fleet {
                 Ok(stats.values().map(|s| format!("{}={}", s.server, s.current)).collect::<Vec<_>>().join(" "))
             }
             "kill" => {
+                // `kill INSTANCE [LABEL N]`: once N progress notifications of LABEL's session
+                // are stored in Redis, so that some may reach the client only by resuming.
+                let mut words = arg.split(' ');
+                let name = words.next().unwrap_or_default();
+                let stored = match (words.next(), words.next().map(str::parse::<usize>)) {
+                    (Some(label), Some(n)) => {
+                        let n = n.context("kill INSTANCE LABEL N")?;
+                        let mut seen = Stored::default();
+                        poll(STREAMS_WAIT, &format!("{n} progress notifications of `{label}` stored"), || {
+                            seen = self.stored(label)?;
+                            if seen.progress < n { bail!("{} stored", seen.progress) } else { Ok(()) }
+                        })?;
+                        format!(", {} progress stored", seen.progress)
+                    }
+                    _ => String::new(),
+                };
                 let instance = self
                     .instances
                     .iter_mut()
-                    .find(|i| i.kind == Kind::Everything && i.name == arg)
-                    .with_context(|| format!("no instance `{arg}`"))?;
-                let mut proc = instance.proc.take().with_context(|| format!("{arg} is not running"))?;
+                    .find(|i| i.kind == Kind::Everything && i.name == name)
+                    .with_context(|| format!("no instance `{name}`"))?;
+                let mut proc = instance.proc.take().with_context(|| format!("{name} is not running"))?;
                 proc.kill();
-                Ok(format!("{arg} (SIGKILL)"))
+                Ok(format!("{name} (SIGKILL{stored})"))
+            }
+            "requests" => {
+                let shown: Vec<String> = self.logged(arg)?.iter().map(Logged::token).collect();
+                let instances = self.instances.iter().filter(|i| i.kind == Kind::Everything).count();
+                Ok(format!("instances={instances} {}", shown.join(" ")))
+            }
+            "stored" => {
+                let stored = self.stored(arg)?;
+                Ok(format!("progress={} result={}", stored.progress, stored.results))
             }
             "redis-down" => {
                 let mut redis = self.redis.take().context("Redis is not running")?;
@@ -726,6 +766,49 @@ impl Fleet {
             }
             _ => bail!("unknown step `{step}`"),
         }
+    }
+
+    /// The requests of the client labelled `label` (its `X-Fleet-Check`), as HAProxy logged them,
+    /// in order.
+    fn logged(&self, label: &str) -> Result<Vec<Logged>> {
+        let text = fs::read_to_string(self.dir.join("haproxy.log"))?;
+        Ok(text.lines().filter_map(Logged::parse).filter(|l| l.label == label).collect())
+    }
+
+    /// What Redis holds of the session of the client labelled `label` (its session id as
+    /// HAProxy logged it): the progress notifications stored in its streams, and the results
+    /// stored in the streams that hold progress notifications.
+    fn stored(&self, label: &str) -> Result<Stored> {
+        let session = self
+            .logged(label)?
+            .into_iter()
+            .find_map(|l| l.session)
+            .with_context(|| format!("no request of `{label}` with a session id"))?;
+        let meta = format!("mcp:events:{{{session}}}");
+        let streams = redis_command(self.redis_addr, &["ZRANGE", &format!("{meta}:streams"), "0", "-1"])?;
+        let mut stored = Stored::default();
+        for stream in streams.items()? {
+            let stream = String::from_utf8_lossy(stream.bytes()?).into_owned();
+            let mut this = Stored::default();
+            for event in
+                redis_command(self.redis_addr, &["LRANGE", &format!("{meta}:s:{stream}"), "0", "-1"])?.items()?
+            {
+                // The seq (8 bytes), then the message.
+                let message = event.bytes()?.get(8..).unwrap_or_default();
+                let message: serde_json::Value = serde_json::from_slice(message).unwrap_or_default();
+                if message["method"] == "notifications/progress" {
+                    this.progress += 1;
+                } else if message.get("result").is_some() && message.get("id").is_some() {
+                    this.results += 1;
+                }
+            }
+            // Only the streams of calls with progress (not `initialize`'s, say).
+            if this.progress > 0 {
+                stored.progress += this.progress;
+                stored.results += this.results;
+            }
+        }
+        Ok(stored)
     }
 
     /// Restarts what a scenario killed (an instance, Redis), and waits until HAProxy sees
@@ -801,6 +884,154 @@ fn http_get(addr: SocketAddr, path: &str) -> Result<u16> {
     stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: fleet\r\nConnection: close\r\n\r\n").as_bytes())?;
     let (status, _) = read_response(&mut BufReader::new(stream))?;
     Ok(status)
+}
+
+/// One request as HAProxy logged it (a `FLEETLOG` line: the captures of [`CAPTURES`]).
+#[derive(Debug, Clone, PartialEq)]
+struct Logged {
+    /// The instance it went to.
+    server: String,
+    method: String,
+    status: String,
+    label: String,
+    session: Option<String>,
+    last_event_id: Option<String>,
+    retry_after: Option<String>,
+    /// The start of its body (`None` for GET, DELETE).
+    body: Option<String>,
+}
+
+impl Logged {
+    fn parse(line: &str) -> Option<Logged> {
+        let line = &line[line.find("FLEETLOG ")? + "FLEETLOG ".len()..];
+        let (head, body) = line.split_once(" body=")?;
+        let mut words = head.split(' ');
+        let (server, method, status) = (words.next()?, words.next()?, words.next()?);
+        let mut field = |name: &str| {
+            let value = words.next()?.strip_prefix(name)?.strip_prefix('=')?;
+            Some((!value.is_empty() && value != "-").then(|| value.to_owned()))
+        };
+        let (label, session, last_event_id, retry_after) =
+            (field("label")?, field("sid")?, field("lei")?, field("ra")?);
+        Some(Logged {
+            server: server.to_owned(),
+            method: method.to_owned(),
+            status: status.to_owned(),
+            label: label.unwrap_or_default(),
+            session,
+            last_event_id,
+            retry_after,
+            body: (!body.is_empty() && body != "-").then(|| body.to_owned()),
+        })
+    }
+
+    /// `SERVER|METHOD|STATUS|WHAT|LAST-EVENT-ID|RETRY-AFTER` (`-` for none), WHAT from the body:
+    /// `call:TOOL` (`call:TOOL+input` with input responses), `answer` (a result or an error
+    /// to the server's request), `notification`, the method of another request, `-` for none.
+    fn token(&self) -> String {
+        let what = match &self.body {
+            None => "-".to_owned(),
+            Some(body) => match serde_json::from_str::<serde_json::Value>(body) {
+                Ok(json) => match json["method"].as_str() {
+                    Some("tools/call") => {
+                        let input = json["params"].get("inputResponses").is_some();
+                        let name = json["params"]["name"].as_str().unwrap_or("?");
+                        format!("call:{name}{}", if input { "+input" } else { "" })
+                    }
+                    Some(method) if json.get("id").is_none() => format!("notification:{method}"),
+                    Some(method) => method.to_owned(),
+                    None => "answer".to_owned(),
+                },
+                // Cut at the capture's length: what its start shows.
+                Err(_) if body.contains(r#""method":"tools/call""#) => {
+                    let name = body.split_once(r#""name":""#).and_then(|(_, rest)| rest.split_once('"'));
+                    let input = if body.contains(r#""inputResponses""#) { "+input" } else { "" };
+                    format!("call:{}{input}", name.map_or("?", |(name, _)| name))
+                }
+                Err(_) if !body.contains(r#""method""#) => "answer".to_owned(),
+                Err(_) => "?".to_owned(),
+            },
+        };
+        let or_dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".to_owned());
+        format!(
+            "{}|{}|{}|{what}|{}|{}",
+            self.server,
+            self.method,
+            self.status,
+            or_dash(&self.last_event_id),
+            or_dash(&self.retry_after)
+        )
+    }
+}
+
+/// What Redis holds of a session's streams (see [`Fleet::stored`]).
+#[derive(Debug, Default)]
+struct Stored {
+    progress: usize,
+    results: usize,
+}
+
+/// A reply of Redis (RESP2).
+#[derive(Debug)]
+enum Resp {
+    /// A bulk string (simple strings and integers as their text).
+    Bulk(Option<Vec<u8>>),
+    Array(Vec<Resp>),
+}
+
+impl Resp {
+    fn items(self) -> Result<Vec<Resp>> {
+        match self {
+            Resp::Array(items) => Ok(items),
+            other => bail!("not an array: {other:?}"),
+        }
+    }
+
+    fn bytes(&self) -> Result<&[u8]> {
+        match self {
+            Resp::Bulk(Some(bytes)) => Ok(bytes),
+            other => bail!("not a string: {other:?}"),
+        }
+    }
+
+    fn read(reader: &mut impl std::io::BufRead) -> Result<Resp> {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            bail!("Redis closed the connection");
+        }
+        let line = line.trim_end();
+        let (kind, rest) = line.split_at(1.min(line.len()));
+        Ok(match kind {
+            "+" | ":" => Resp::Bulk(Some(rest.as_bytes().to_vec())),
+            "-" => bail!("Redis: {rest}"),
+            "$" => match rest.parse::<i64>()? {
+                n if n < 0 => Resp::Bulk(None),
+                n => {
+                    let mut bytes = vec![0u8; usize::try_from(n)? + 2];
+                    reader.read_exact(&mut bytes)?;
+                    bytes.truncate(bytes.len() - 2);
+                    Resp::Bulk(Some(bytes))
+                }
+            },
+            "*" => match rest.parse::<i64>()? {
+                n if n < 0 => Resp::Array(Vec::new()),
+                n => (0..n).map(|_| Resp::read(reader)).collect::<Result<_>>().map(Resp::Array)?,
+            },
+            _ => bail!("not a RESP reply: {line:?}"),
+        })
+    }
+}
+
+/// Sends one command to the Redis at `addr` (a connection of its own); its reply.
+fn redis_command(addr: SocketAddr, args: &[&str]) -> Result<Resp> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(500))?;
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    let mut command = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        command.extend_from_slice(format!("${}\r\n{arg}\r\n", arg.len()).as_bytes());
+    }
+    stream.write_all(&command)?;
+    Resp::read(&mut BufReader::new(stream))
 }
 
 /// Reads one HTTP/1.1 response with a `Content-Length` body: its status, and whether the
@@ -981,6 +1212,25 @@ mod tests {
         assert_eq!((stats[0].server.as_str(), stats[0].current, stats[0].total), ("a", 1, 4));
         assert_eq!(stats[1].status, "DOWN");
         assert!(parse_stats("no header").is_err());
+    }
+
+    #[test]
+    fn logged_requests_parse() {
+        let post = "FLEETLOG b POST 200 label=revision-2025-11-25 sid=ab-1 lei=- ra=- \
+                    body={\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"test_sampling\"}}";
+        let logged = Logged::parse(post).unwrap();
+        assert_eq!((logged.label.as_str(), logged.session.as_deref()), ("revision-2025-11-25", Some("ab-1")));
+        assert_eq!(logged.token(), "b|POST|200|call:test_sampling|-|-");
+        let answer = r#"FLEETLOG c POST 202 label=x sid=- lei=- ra=- body={"jsonrpc":"2.0","id":0,"result":{"a b":1}}"#;
+        assert_eq!(Logged::parse(answer).unwrap().token(), "c|POST|202|answer|-|-");
+        let retry = r#"FLEETLOG a POST 200 label=x sid=- lei=- ra=- body={"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","inputResponses":{}}}"#;
+        assert_eq!(Logged::parse(retry).unwrap().token(), "a|POST|200|call:t+input|-|-");
+        let resume = "FLEETLOG a GET 200 label=resume sid=ab-1 lei=3-7 ra=- body=-";
+        assert_eq!(Logged::parse(resume).unwrap().token(), "a|GET|200|-|3-7|-");
+        let busy =
+            "FLEETLOG a POST 503 label=x sid=s lei=- ra=1 body={\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
+        assert_eq!(Logged::parse(busy).unwrap().token(), "a|POST|503|ping|-|1");
+        assert!(Logged::parse("127.0.0.1 - - GET /").is_none());
     }
 
     #[test]

@@ -4,8 +4,12 @@
 //! are sampled once a second; after the warm-up (a quarter of the run, at least 30 s) each is
 //! fitted with a least-squares line, and the soak fails when a slope, projected over an hour,
 //! and the growth it fits over the window both pass their bounds ([`BOUNDS`]), when a server
-//! dies, or when an operation fails. Writes
-//! `target/soak/samples.csv` and `target/soak/memory.svg`.
+//! dies, or when an operation fails. The HTTP server is also read at rest, before the workload
+//! and after it once the abandoned sessions expired: its own count of tokio tasks and its open
+//! file descriptors must come back to where they were ([`REST_SLACK`]), which catches a leak
+//! of either at any rate, also in a short run. A server whose metrics line was never read
+//! fails (its tasks cannot be judged). Writes `target/soak/samples.csv` and
+//! `target/soak/memory.svg`.
 
 mod report;
 mod sample;
@@ -30,6 +34,14 @@ use workload::Counts;
 const IDLE_TIMEOUT_SECS: u64 = 5;
 /// Client tasks making HTTP sessions at once.
 const HTTP_TASKS: usize = 4;
+/// How many more tokio tasks and file descriptors a server may hold at rest after the workload
+/// than before it (a timer or a pooled connection that comes and goes).
+pub const REST_SLACK: i64 = 2;
+/// How long the servers may take to come to rest after the workload: the idle expiry of the
+/// last abandoned sessions, and its sweep.
+const REST_LIMIT: Duration = Duration::from_secs(4 * IDLE_TIMEOUT_SECS + 10);
+/// How long a server may take to write its first metrics line.
+const METRICS_LIMIT: Duration = Duration::from_secs(10);
 
 /// A bound on the growth of one measure after the warm-up: the fitted slope, projected per
 /// hour, must stay under `per_hour`, or the growth it fits over the measured window under
@@ -65,14 +77,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         [flag, n] if flag == "--minutes" => n.parse::<f64>().context("--minutes takes a number")?,
         _ => bail!("usage: cargo xtask soak [--minutes N]"),
     };
-    let status = Command::new(env!("CARGO"))
-        .current_dir(root)
-        .args(["build", "-q", "-p", "mcp-examples", "--example", "everything"])
-        .status()?;
-    if !status.success() {
-        bail!("building the everything example failed ({status})");
-    }
-    let binary = root.join("target/debug/examples/everything");
+    // Where cargo puts it (`CARGO_TARGET_DIR` included).
+    let [binary] = crate::interop::build_examples(root, ["everything"])?;
     let out = root.join("target/soak");
     std::fs::create_dir_all(&out)?;
     let duration = Duration::from_secs_f64(minutes * 60.0);
@@ -97,18 +103,32 @@ async fn soak(binary: &Path, duration: Duration) -> Result<(Vec<Watched>, Arc<Co
     let (http, mut watched, url) = start_http(binary)?;
     // Killed however this ends.
     let _http = KillOnDrop(http);
-    let mut tasks = Vec::new();
-    for i in 0..HTTP_TASKS {
-        tasks.push(tokio::spawn(workload::http_task(url.clone(), i, work_until, counts.clone())));
-    }
-    let mut stdio = Vec::new();
+    let (mut clients, mut stdio) = (Vec::new(), Vec::new());
     for (name, version) in
         [("stdio 2025-11-25", ProtocolVersion::V2025_11_25), ("stdio 2026-07-28", ProtocolVersion::V2026_07_28)]
     {
         let (client, process) = start_stdio(binary, version).await?;
         watched.push(Watched::new(name, process.id().context("the stdio server's pid")?));
-        tasks.push(tokio::spawn(workload::stdio_task(client, work_until, counts.clone())));
+        clients.push(client);
         stdio.push(process);
+    }
+    // At rest before the workload: each server's first metrics line read.
+    let before = at_rest(&watched, &stdio, started, METRICS_LIMIT).await;
+    for (w, reading) in watched.iter_mut().zip(before) {
+        w.before = Some(reading);
+    }
+    if let Some(w) = watched.iter().find(|w| w.before.is_some_and(|s| s.tasks < 0)) {
+        bail!(
+            "the {} server wrote no `metrics tasks=N` line within {METRICS_LIMIT:?}: its tasks cannot be judged",
+            w.name
+        );
+    }
+    let mut tasks = Vec::new();
+    for i in 0..HTTP_TASKS {
+        tasks.push(tokio::spawn(workload::http_task(url.clone(), i, work_until, counts.clone())));
+    }
+    for client in clients {
+        tasks.push(tokio::spawn(workload::stdio_task(client, work_until, counts.clone())));
     }
     tasks.push(tokio::spawn(stdio_sessions(binary.to_owned(), work_until, counts.clone())));
     let result = sample_until(&mut watched, &stdio, started, until).await;
@@ -118,10 +138,57 @@ async fn soak(binary: &Path, duration: Duration) -> Result<(Vec<Watched>, Arc<Co
         }
         let _ = tokio::time::timeout(Duration::from_secs(60), task).await;
     }
+    if result.is_ok() {
+        // At rest after it: the long-lived stdio sessions idle, every HTTP client closed or
+        // gone, the abandoned sessions expired.
+        let after = at_rest(&watched, &stdio, started, REST_LIMIT).await;
+        for (w, reading) in watched.iter_mut().zip(after).filter(|(w, _)| w.judged_at_rest) {
+            w.after = Some(reading);
+        }
+    }
     for process in stdio {
         let _ = process.shutdown().await;
     }
     result.map(|()| (watched, counts))
+}
+
+/// Reads the stdio servers' metrics lines from their captured stderr.
+fn note_stdio_metrics(watched: &[Watched], stdio: &[ChildProcess]) {
+    for (w, process) in watched[1..].iter().zip(stdio) {
+        for line in process.stderr_tail().iter().rev().take(4) {
+            note_metrics(line, &w.tasks);
+        }
+    }
+}
+
+/// Each server at rest: read once a second for at most `limit`, until every one has written
+/// its metrics line and (after the workload) is back within [`REST_SLACK`] of its reading
+/// before; the last reading of each (a dead server reads as zeros: it fails elsewhere).
+async fn at_rest(watched: &[Watched], stdio: &[ChildProcess], started: Instant, limit: Duration) -> Vec<Sample> {
+    let deadline = Instant::now() + limit;
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        note_stdio_metrics(watched, stdio);
+        let t = started.elapsed().as_secs_f64();
+        let readings: Vec<Sample> = watched
+            .iter()
+            .map(|w| w.read(t).unwrap_or(Sample { t, rss_kib: 0, fds: 0, threads: 0, tasks: -1 }))
+            .collect();
+        let rested = watched.iter().zip(&readings).all(|(w, now)| match w.before {
+            None => now.tasks >= 0,
+            Some(before) if w.judged_at_rest => rest_growth(&before, now).iter().all(|(_, grown)| *grown <= REST_SLACK),
+            Some(_) => true,
+        });
+        if rested || Instant::now() > deadline {
+            return readings;
+        }
+    }
+}
+
+/// What grew between two readings at rest: tokio tasks and file descriptors.
+fn rest_growth(before: &Sample, after: &Sample) -> [(&'static str, i64); 2] {
+    [("tasks", after.tasks - before.tasks), ("fds", after.fds as i64 - before.fds as i64)]
 }
 
 /// A server process, killed and reaped when dropped.
@@ -141,11 +208,7 @@ async fn sample_until(watched: &mut [Watched], stdio: &[ChildProcess], started: 
     while Instant::now() < until {
         tick.tick().await;
         // The stdio servers' metrics lines are in their captured stderr.
-        for (w, process) in watched[1..].iter().zip(stdio) {
-            for line in process.stderr_tail().iter().rev().take(4) {
-                note_metrics(line, &w.tasks);
-            }
-        }
+        note_stdio_metrics(watched, stdio);
         let t = started.elapsed().as_secs_f64();
         for w in watched.iter_mut() {
             if !w.sample(t) {
@@ -175,7 +238,8 @@ fn start_http(binary: &Path) -> Result<(Child, Vec<Watched>, String)> {
         .stderr(Stdio::piped())
         .spawn()
         .with_context(|| format!("starting {}", binary.display()))?;
-    let watched = Watched::new("http", child.id());
+    let mut watched = Watched::new("http", child.id());
+    watched.judged_at_rest = true;
     let tasks = watched.tasks.clone();
     let stderr = child.stderr.take().expect("piped");
     std::thread::spawn(move || {
@@ -233,6 +297,14 @@ fn judge(watched: &[Watched], warmup: f64, total: f64, counts: &Counts) -> Resul
     println!("soak: slopes after the warm-up ({warmup:.0} s of {total:.0} s), projected per hour:");
     for w in watched {
         let after: Vec<&Sample> = w.samples.iter().filter(|s| s.t >= warmup).collect();
+        let unread = after.iter().filter(|s| s.tasks < 0).count();
+        if after.is_empty() || unread > 0 {
+            failed.push(format!(
+                "{}: {unread} of {} samples after the warm-up have no tasks count (no metrics line read)",
+                w.name,
+                after.len()
+            ));
+        }
         let mut line = format!("  {:<18}", w.name);
         for bound in &BOUNDS {
             let points: Vec<(f64, f64)> = after.iter().map(|s| (s.t, (bound.read)(s))).collect();
@@ -250,6 +322,31 @@ fn judge(watched: &[Watched], warmup: f64, total: f64, counts: &Counts) -> Resul
         }
         println!("{line}");
     }
+    println!("soak: at rest before the workload and after it (the abandoned sessions expired):");
+    for w in watched.iter().filter(|w| w.judged_at_rest) {
+        let (Some(before), Some(after)) = (w.before, w.after) else {
+            failed.push(format!("{}: no reading at rest before and after the workload", w.name));
+            continue;
+        };
+        println!(
+            "  {:<18}  tasks {} -> {}, fds {} -> {}, rss {:.1} -> {:.1} MiB",
+            w.name,
+            before.tasks,
+            after.tasks,
+            before.fds,
+            after.fds,
+            before.rss_kib as f64 / 1024.0,
+            after.rss_kib as f64 / 1024.0
+        );
+        for (what, grown) in rest_growth(&before, &after) {
+            if grown > REST_SLACK || after.tasks < 0 {
+                failed.push(format!(
+                    "{}: {what} at rest grew by {grown} over the workload (more than {REST_SLACK}): a leak",
+                    w.name
+                ));
+            }
+        }
+    }
     for f in counts.first_failures.lock().unwrap().iter() {
         println!("soak: failed: {f}");
     }
@@ -262,4 +359,45 @@ fn judge(watched: &[Watched], warmup: f64, total: f64, counts: &Counts) -> Resul
     }
     println!("soak: passed");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server read flat for 120 s, its tasks at `tasks`, at rest with `at_rest` tasks after.
+    fn server(tasks: i64, at_rest: i64) -> Watched {
+        let mut w = Watched::new("http", 1);
+        w.judged_at_rest = true;
+        let reading = |t: f64, tasks| Sample { t, rss_kib: 20 << 10, fds: 15, threads: 3, tasks };
+        w.samples = (0..120).map(|i| reading(f64::from(i), tasks)).collect();
+        w.before = Some(reading(0.0, 4));
+        w.after = Some(reading(130.0, at_rest));
+        w
+    }
+
+    fn verdict(w: Watched) -> Result<()> {
+        judge(&[w], 30.0, 120.0, &Counts::default())
+    }
+
+    #[test]
+    fn a_flat_run_back_at_rest_passes() {
+        verdict(server(12, 4 + REST_SLACK)).unwrap();
+    }
+
+    #[test]
+    fn a_server_whose_metrics_line_was_never_read_fails() {
+        let e = verdict(server(-1, 4)).unwrap_err().to_string();
+        assert!(e.contains("90 of 90 samples after the warm-up have no tasks count"), "{e}");
+    }
+
+    #[test]
+    fn tasks_or_descriptors_left_at_rest_fail_even_when_the_slope_is_flat() {
+        let e = verdict(server(12, 5 + REST_SLACK)).unwrap_err().to_string();
+        assert!(e.contains("tasks at rest grew by 3"), "{e}");
+        let mut w = server(12, 4);
+        w.after.as_mut().unwrap().fds += 3;
+        let e = verdict(w).unwrap_err().to_string();
+        assert!(e.contains("fds at rest grew by 3"), "{e}");
+    }
 }

@@ -277,39 +277,55 @@ async fn two_instances_see_and_change_each_others_tasks() {
     assert_eq!(late.status, TaskStatus::Cancelled, "the work ending later does not undo the cancel");
 }
 
+/// The task as stored after a finish (`Completed`, with a result) and a cancel raced: it holds
+/// the winner's status, a cancelled task has no result, a finished one was not cancelled.
+async fn check_winner(store: &RedisTaskStore, id: &str, winner: TaskStatus) {
+    let stored = store.get("a", id).await.unwrap();
+    assert_eq!(stored.task.status, winner, "task {id}");
+    match winner {
+        TaskStatus::Completed => assert_eq!(stored.outcome.unwrap().unwrap(), json!({"n": 1}), "task {id}"),
+        TaskStatus::Cancelled => assert!(stored.outcome.is_none(), "task {id}: a cancelled task got the late result"),
+        other => panic!("task {id}: {other:?}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_race_of_finish_and_cancel_from_two_instances_has_exactly_one_winner() {
     let redis = RedisServer::start();
     let (one, two) = (store(&redis), store(&redis));
-    let (mut finished, mut cancelled) = (0, 0);
+    let finish = |id: String| {
+        let one = one.clone();
+        async move { one.finish("a", &id, TaskStatus::Completed, Ok(json!({"n": 1}))).await.unwrap().status }
+    };
+    let cancel = |id: String| {
+        let two = two.clone();
+        async move { two.set_status("a", &id, TaskStatus::Cancelled, None).await.unwrap().status }
+    };
+    // Both orders, each on half of the tasks: the first to reach Redis wins, and the loser
+    // sees the winner's status (never its own).
+    let mut winners = (0, 0);
+    for i in 0..100 {
+        let id = one.create("a", LONG, LONG).await.unwrap().task_id;
+        let (first, second) = if i % 2 == 0 {
+            (finish(id.clone()).await, cancel(id.clone()).await)
+        } else {
+            (cancel(id.clone()).await, finish(id.clone()).await)
+        };
+        let expected = || if i % 2 == 0 { TaskStatus::Completed } else { TaskStatus::Cancelled };
+        assert_eq!((first, second), (expected(), expected()), "task {i}: the first wins, the second sees it");
+        check_winner(&one, &id, expected()).await;
+        check_winner(&two, &id, expected()).await;
+        if expected() == TaskStatus::Completed { winners.0 += 1 } else { winners.1 += 1 }
+    }
+    assert_eq!(winners, (50, 50), "(finished, cancelled)");
+    // Then at once, the order Redis's: whichever won, both see it and the task agrees.
     for _ in 0..100 {
         let id = one.create("a", LONG, LONG).await.unwrap().task_id;
-        let finish = tokio::spawn({
-            let (one, id) = (one.clone(), id.clone());
-            async move { one.finish("a", &id, TaskStatus::Completed, Ok(json!({}))).await.unwrap().status }
-        });
-        let cancel = tokio::spawn({
-            let (two, id) = (two.clone(), id.clone());
-            async move { two.set_status("a", &id, TaskStatus::Cancelled, None).await.unwrap().status }
-        });
-        let (finish, cancel) = (finish.await.unwrap(), cancel.await.unwrap());
-        // Each sees the task as it is after its own attempt: both see the winner's status.
-        assert_eq!(finish, cancel, "both saw the one outcome");
-        let stored = one.get("a", &id).await.unwrap();
-        assert_eq!(stored.task.status, finish);
-        match finish {
-            TaskStatus::Completed => {
-                finished += 1;
-                assert!(stored.outcome.is_some());
-            }
-            TaskStatus::Cancelled => {
-                cancelled += 1;
-                assert!(stored.outcome.is_none(), "a cancelled task got the late outcome");
-            }
-            other => panic!("{other:?}"),
-        }
+        let (finished, cancelled) = (tokio::spawn(finish(id.clone())), tokio::spawn(cancel(id.clone())));
+        let (finished, cancelled) = (finished.await.unwrap(), cancelled.await.unwrap());
+        assert_eq!(finished, cancelled, "both saw the one outcome");
+        check_winner(&one, &id, finished).await;
     }
-    assert_eq!(finished + cancelled, 100);
 }
 
 #[tokio::test]

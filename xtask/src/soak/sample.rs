@@ -20,37 +20,62 @@ pub struct Sample {
     pub tasks: i64,
 }
 
-/// A sampled server: its name, process id, where its metrics line lands, and its samples.
+/// A sampled server: its name, process id, where its metrics line lands, and its samples; and
+/// two readings at rest: before the workload, and after it once idle sessions expired.
 pub struct Watched {
     pub name: &'static str,
     pub pid: u32,
     pub tasks: Arc<AtomicI64>,
     pub samples: Vec<Sample>,
+    /// At rest before the workload.
+    pub before: Option<Sample>,
+    /// At rest after the workload (the last reading of the quiet phase).
+    pub after: Option<Sample>,
+    /// Whether it is judged at rest after the workload: the HTTP server, whose sessions come
+    /// and go (a long-lived stdio server ends with its one session, at the workload's end).
+    pub judged_at_rest: bool,
 }
 
 impl Watched {
     pub fn new(name: &'static str, pid: u32) -> Self {
-        Watched { name, pid, tasks: Arc::new(AtomicI64::new(-1)), samples: Vec::new() }
+        Watched {
+            name,
+            pid,
+            tasks: Arc::new(AtomicI64::new(-1)),
+            samples: Vec::new(),
+            before: None,
+            after: None,
+            judged_at_rest: false,
+        }
     }
 
-    /// Reads the process now; false once it is gone.
+    /// Reads the process now and keeps the sample; false once it is gone.
     pub fn sample(&mut self, t: f64) -> bool {
-        let Ok(status) = std::fs::read_to_string(format!("/proc/{}/status", self.pid)) else { return false };
+        match self.read(t) {
+            Some(sample) => {
+                self.samples.push(sample);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Reads the process now; `None` once it is gone.
+    pub fn read(&self, t: f64) -> Option<Sample> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).ok()?;
         let field = |name: &str| {
             status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next()?.parse().ok())
         };
         // A process that exited but is not reaped yet has no memory lines.
-        let Some(rss_kib) = field("VmRSS:") else { return false };
+        let rss_kib = field("VmRSS:")?;
         let fds = std::fs::read_dir(format!("/proc/{}/fd", self.pid)).map(|d| d.count() as u64).unwrap_or(0);
-        let sample = Sample {
+        Some(Sample {
             t,
             rss_kib,
             fds,
             threads: field("Threads:").unwrap_or(0),
             tasks: self.tasks.load(Ordering::Relaxed),
-        };
-        self.samples.push(sample);
-        true
+        })
     }
 }
 
