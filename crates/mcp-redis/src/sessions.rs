@@ -160,7 +160,6 @@ impl RedisSessions {
             }
         })
     }
-
 }
 
 impl SharedSessions for RedisSessions {
