@@ -101,13 +101,14 @@ pub(crate) async fn call_tool(
     }
     let deferred = tool.deferred_task;
     let owner = extension_owner(call.rctx);
+    let ttl = tasks.config.ttl(requested_ttl(call.req));
     let mut ctx = call.context(progress);
     let server = call.server;
     if !deferred {
         let config = &tasks.config;
         let task = config
             .store
-            .create(&owner, config.ttl(None), config.poll_interval)
+            .create(&owner, ttl, config.poll_interval)
             .await
             .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
         let cancel = CancellationToken::new();
@@ -130,6 +131,7 @@ pub(crate) async fn call_tool(
     ctx.deferred = Some(Arc::new(Deferred {
         tasks: tasks.clone(),
         owner,
+        ttl,
         link: slot.clone(),
         escalate: tx.clone(),
         cancel: cancel.clone(),
@@ -154,6 +156,16 @@ pub(crate) async fn call_tool(
         }
         Err(_) => Err(ErrorObject::internal_error("the tool's handler stopped")),
     }
+}
+
+/// The ttl a request asks for its task, in milliseconds: the extension defines no member for
+/// it, so the 2025-11-25 one is read (`task: {"ttl": ..}`). Anything else asks nothing.
+fn requested_ttl(req: &message::Request) -> Option<i64> {
+    #[derive(serde::Deserialize)]
+    struct TaskMember {
+        ttl: Option<i64>,
+    }
+    serde_json::from_str::<TaskMember>(req.param("task")?).ok()?.ttl
 }
 
 /// Runs a task's handler (in the background) and records how it ended: a result (even one

@@ -263,6 +263,8 @@ pub(crate) type Escalate = Arc<Mutex<Option<oneshot::Sender<Ran>>>>;
 pub(crate) struct Deferred {
     pub(crate) tasks: Arc<Tasks>,
     pub(crate) owner: String,
+    /// The ttl the task gets.
+    pub(crate) ttl: std::time::Duration,
     /// The task, once created.
     pub(crate) link: Arc<OnceLock<Arc<TaskLink>>>,
     pub(crate) escalate: Escalate,
@@ -278,7 +280,7 @@ impl Deferred {
         let config = &self.tasks.config;
         let task = config
             .store
-            .create(&self.owner, config.ttl(None), config.poll_interval)
+            .create(&self.owner, self.ttl, config.poll_interval)
             .await
             .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
         self.tasks.started_with(&task.task_id, &self.owner, self.cancel.clone());

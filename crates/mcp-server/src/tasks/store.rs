@@ -3,13 +3,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use futures_util::future::BoxFuture;
 use mcp_jsonrpc::ErrorObject;
 use mcp_jsonrpc::sync::MutexExt as _;
 use mcp_types::{Task, TaskStatus};
 use serde_json::Value;
+use tokio::time::Instant;
 
 use super::{TaskOutcome, is_terminal, new_task_id};
 
@@ -65,8 +66,10 @@ pub enum TaskStoreError {
 /// [`TaskStore::finish`]: a change that would leave a terminal status does nothing and returns
 /// the task as it is.
 pub trait TaskStore: Send + Sync + 'static {
-    /// Creates a `working` task of `owner` with a new unguessable id, kept for `ttl` after its
-    /// creation; `poll_interval` is what clients are told to wait between polls.
+    /// Creates a `working` task of `owner` with a new unguessable id; `poll_interval` is what
+    /// clients are told to wait between polls. The task is kept while it runs (whatever its
+    /// `ttl`: a long task's result is not lost) and for `ttl` once it is terminal, so that its
+    /// result stays reachable that long after it exists.
     fn create(
         &self,
         owner: &str,
@@ -124,8 +127,9 @@ pub struct TaskPage {
 }
 
 /// Tasks in memory, for the life of the process: at most `max_tasks` live ones (default
-/// 1,000), each forgotten when its ttl has passed (expired ones are swept as new ones are
-/// created, so the memory stays bounded by the live tasks).
+/// 1,000), each kept while it runs and forgotten when its ttl has passed since it ended
+/// (expired ones are swept as new ones are created, so the memory stays bounded by the live
+/// tasks).
 pub struct MemoryTaskStore {
     max_tasks: usize,
     inner: Mutex<MemoryInner>,
@@ -141,8 +145,22 @@ struct MemoryInner {
 
 struct MemoryEntry {
     owner: String,
-    expires: Instant,
+    /// How long it is kept once terminal.
+    ttl: Duration,
+    /// When it is forgotten: none while it runs.
+    expires: Option<Instant>,
     stored: StoredTask,
+}
+
+impl MemoryEntry {
+    fn live(&self, now: Instant) -> bool {
+        self.expires.is_none_or(|at| at > now)
+    }
+
+    /// The task turned terminal: kept `ttl` from now.
+    fn ended(&mut self) {
+        self.expires = Some(Instant::now() + self.ttl);
+    }
 }
 
 impl std::fmt::Debug for MemoryTaskStore {
@@ -181,7 +199,7 @@ impl MemoryInner {
         let expired: Vec<(u64, String)> = self
             .order
             .iter()
-            .filter(|(_, id)| self.tasks.get(*id).is_none_or(|e| e.expires <= now))
+            .filter(|(_, id)| self.tasks.get(*id).is_none_or(|e| !e.live(now)))
             .map(|(seq, id)| (*seq, id.clone()))
             .collect();
         for (seq, id) in expired {
@@ -193,7 +211,7 @@ impl MemoryInner {
     /// The live task `id` of `owner`.
     fn entry(&mut self, owner: &str, id: &str) -> Option<&mut MemoryEntry> {
         let now = Instant::now();
-        self.tasks.get_mut(id).filter(|e| e.owner == owner && e.expires > now)
+        self.tasks.get_mut(id).filter(|e| e.owner == owner && e.live(now))
     }
 }
 
@@ -221,7 +239,7 @@ impl TaskStore for MemoryTaskStore {
             inner.next += 1;
             inner.order.insert(seq, id.clone());
             let stored = StoredTask::new(task.clone());
-            inner.tasks.insert(id, MemoryEntry { owner: owner.to_owned(), expires: now + ttl, stored });
+            inner.tasks.insert(id, MemoryEntry { owner: owner.to_owned(), ttl, expires: None, stored });
             Ok(task)
         };
         Box::pin(std::future::ready(result))
@@ -245,6 +263,7 @@ impl TaskStore for MemoryTaskStore {
                 if is_terminal(&status) {
                     e.stored.input_requests.clear();
                     e.stored.input_responses.clear();
+                    e.ended();
                 }
                 e.stored.task.status = status;
                 e.stored.task.status_message = message;
@@ -267,6 +286,7 @@ impl TaskStore for MemoryTaskStore {
                 e.stored.outcome = Some(outcome);
                 e.stored.input_requests.clear();
                 e.stored.input_responses.clear();
+                e.ended();
             }
             e.stored.task.clone()
         });
@@ -286,7 +306,7 @@ impl TaskStore for MemoryTaskStore {
         let mut page = Vec::new();
         let mut next = None;
         for (seq, id) in inner.order.range(start..) {
-            let Some(e) = inner.tasks.get(id).filter(|e| e.owner == owner && e.expires > now) else { continue };
+            let Some(e) = inner.tasks.get(id).filter(|e| e.owner == owner && e.live(now)) else { continue };
             if page.len() == limit {
                 next = Some((seq - 1).to_string());
                 break;
@@ -383,21 +403,27 @@ mod tests {
         let again = store.set_status("alice", &task.task_id, TaskStatus::Cancelled, None).await.unwrap();
         assert_eq!(again.status, TaskStatus::Completed, "a terminal status changed");
         assert!(store.finish("bob", &task.task_id, TaskStatus::Failed, Ok(Value::Null)).await.is_none());
-        // A task past its ttl is unknown, even before it is swept.
+        // A task past its ttl (from its end) is unknown, even before it is swept.
         let gone = store.create("alice", Duration::ZERO, Duration::ZERO).await.unwrap();
+        assert!(store.get("alice", &gone.task_id).await.is_some(), "a running task expired");
+        store.finish("alice", &gone.task_id, TaskStatus::Completed, Ok(Value::Null)).await.unwrap();
         assert!(store.get("alice", &gone.task_id).await.is_none());
         assert!(store.set_status("alice", &gone.task_id, TaskStatus::Cancelled, None).await.is_none());
     }
 
     #[tokio::test]
     async fn a_full_store_refuses_new_tasks_but_sweeps_expired_ones_and_memory_stays_bounded() {
-        // Tasks whose ttl has passed (here: none at all) make room for new ones.
+        // Ended tasks whose ttl has passed (here: none at all) make room for new ones.
         let store = MemoryTaskStore::new(3);
         for _ in 0..3000 {
-            store.create("a", Duration::ZERO, Duration::ZERO).await.unwrap();
+            let id = store.create("a", Duration::ZERO, Duration::ZERO).await.unwrap().task_id;
+            store.finish("a", &id, TaskStatus::Completed, Ok(Value::Null)).await.unwrap();
             assert!(store.len() <= 3, "{} tasks held", store.len());
         }
-        // Live ones do not.
+        // Live ones do not, nor running ones whatever their ttl.
+        let store = MemoryTaskStore::new(1);
+        store.create("a", Duration::ZERO, Duration::ZERO).await.unwrap();
+        assert!(matches!(store.create("a", Duration::ZERO, Duration::ZERO).await, Err(TaskStoreError::Full(1))));
         let long = Duration::from_secs(60);
         let store = MemoryTaskStore::new(2);
         store.create("a", long, long).await.unwrap();
@@ -464,6 +490,35 @@ mod tests {
         assert!(stored.input_requests.is_empty() && stored.input_responses.is_empty());
         let after = store.request_input("a", &id, "x", ask("x")).await.unwrap().unwrap();
         assert_eq!(after.status, TaskStatus::Cancelled, "a terminal task asks nothing");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_task_lives_while_it_runs_and_for_its_ttl_after_it_ends() {
+        let store = MemoryTaskStore::new(10);
+        let ttl = Duration::from_secs(60);
+        let ask = serde_json::json!({"method": "elicitation/create", "params": {}});
+        for end in [TaskStatus::Completed, TaskStatus::Cancelled] {
+            let id = store.create("a", ttl, ttl).await.unwrap().task_id;
+            // A 400-second task with a 60-second ttl: still there, working or waiting.
+            tokio::time::advance(Duration::from_secs(200)).await;
+            assert_eq!(store.get("a", &id).await.expect("a working task expired").task.status, TaskStatus::Working);
+            store.request_input("a", &id, "k", ask.clone()).await.unwrap();
+            tokio::time::advance(Duration::from_secs(200)).await;
+            let waiting = store.get("a", &id).await.expect("a task waiting for input expired");
+            assert_eq!(waiting.task.status, TaskStatus::InputRequired);
+            if end == TaskStatus::Completed {
+                store.finish("a", &id, end.clone(), Ok(serde_json::json!({"content": []}))).await.unwrap();
+            } else {
+                store.set_status("a", &id, end.clone(), None).await.unwrap();
+            }
+            // Then kept for its ttl from its end, not from its creation.
+            tokio::time::advance(ttl - Duration::from_secs(1)).await;
+            let ended = store.get("a", &id).await.expect("the result went before its ttl");
+            assert_eq!(ended.task.status, end);
+            assert_eq!(store.list("a", None, 10).await.unwrap().tasks.iter().filter(|t| t.task_id == id).count(), 1);
+            tokio::time::advance(Duration::from_secs(2)).await;
+            assert!(store.get("a", &id).await.is_none(), "kept past its ttl");
+        }
     }
 
     #[test]
