@@ -460,7 +460,8 @@ async fn a_task_asks_its_ttl_within_the_configured_max_and_deferred_tasks_too() 
     let odd = c.ok("tools/call", call(json!("soon")), "Result").await;
     assert_eq!(odd["ttlMs"], 300_000, "a ttl that is no number asks nothing: {odd}");
     // A deferred task gets the ttl its call asked, though it begins later.
-    let first = c.ok("tools/call", json!({"name": "deferred", "arguments": {}, "task": {"ttl": 42_000}}), "Result").await;
+    let first =
+        c.ok("tools/call", json!({"name": "deferred", "arguments": {}, "task": {"ttl": 42_000}}), "Result").await;
     assert_eq!(first["resultType"], "input_required", "{first}");
     let retry = json!({
         "name": "deferred", "arguments": {}, "task": {"ttl": 42_000},

@@ -37,6 +37,17 @@ struct Running {
     done: Arc<tokio::sync::Notify>,
     /// Woken when the client delivers input to the task (2026-07-28 `tasks/update`).
     input: Arc<tokio::sync::Notify>,
+    /// With a store that leases running tasks: stops renewing the lease when dropped.
+    _alive: Option<StopOnDrop>,
+}
+
+/// Cancels its token when dropped.
+struct StopOnDrop(CancellationToken);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
 }
 
 impl Tasks {
@@ -63,11 +74,37 @@ impl Tasks {
             cancel,
             done: Arc::new(tokio::sync::Notify::new()),
             input: Arc::new(tokio::sync::Notify::new()),
+            _alive: self.keep_alive(id, owner),
         };
         self.running.lock_unpoisoned().insert(id.to_owned(), running);
         if self.bus.fans_out() {
             self.watch();
         }
+    }
+
+    /// With a store that leases running tasks ([`TaskStore::keep_alive_interval`]): renews
+    /// the task's lease at that interval until the guard returned is dropped (when the task
+    /// ends here). Nothing for a store that needs none.
+    ///
+    /// [`TaskStore::keep_alive_interval`]: super::store::TaskStore::keep_alive_interval
+    fn keep_alive(&self, id: &str, owner: &str) -> Option<StopOnDrop> {
+        let interval = self.config.store.keep_alive_interval()?;
+        tokio::runtime::Handle::try_current().ok()?;
+        let stop = CancellationToken::new();
+        let (store, stopped) = (self.config.store.clone(), stop.clone());
+        let (id, owner) = (id.to_owned(), owner.to_owned());
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(interval.max(std::time::Duration::from_millis(10)));
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticks.tick().await;
+            loop {
+                tokio::select! {
+                    () = stopped.cancelled() => return,
+                    _ = ticks.tick() => store.keep_alive(&owner, &id).await,
+                }
+            }
+        });
+        Some(StopOnDrop(stop))
     }
 
     /// In a fleet (a bus that fans out), a task may be cancelled through another instance:

@@ -115,6 +115,22 @@ pub trait TaskStore: Send + Sync + 'static {
     ) -> BoxFuture<'_, Option<Task>>;
     /// The 2026-07-28 extension: takes (removes) the delivered answer to input `key`, if any.
     fn take_input(&self, owner: &str, id: &str, key: &str) -> BoxFuture<'_, Option<Value>>;
+
+    /// How often the process running a task renews it with [`keep_alive`](Self::keep_alive),
+    /// if this store needs it: a store a fleet shares keeps a running task for a lease only, so
+    /// that the tasks of an instance that died do not stay forever. `None` (the default, a
+    /// store that lives and dies with its process): never.
+    fn keep_alive_interval(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Renews the lease of `owner`'s running task `id` (see
+    /// [`keep_alive_interval`](Self::keep_alive_interval)); a terminal task keeps its expiry.
+    /// The default does nothing.
+    fn keep_alive(&self, owner: &str, id: &str) -> BoxFuture<'_, ()> {
+        let _ = (owner, id);
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// A page of tasks, as [`TaskStore::list`] returns it.
