@@ -118,7 +118,11 @@ pub(crate) async fn call_tool(
         let link = TaskLink::new(task.task_id.clone(), owner, tasks.clone(), ctx.peer.clone(), true);
         let link = Arc::new(link);
         ctx.task = Some(link.clone());
-        tokio::spawn(run(registry, name, arguments, ctx, tasks.clone(), cancel, Arc::new(OnceLock::from(link)), None));
+        // The work continues the request's trace.
+        let span = crate::trace::task_span(&name);
+        crate::trace::record_task(&span, &task.task_id);
+        let work = run(registry, name, arguments, ctx, tasks.clone(), cancel, Arc::new(OnceLock::from(link)), None);
+        tokio::spawn(tracing::Instrument::instrument(work, span));
         return created(server, call.rctx, &task);
     }
     // Deferred: the handler runs now, as a plain call (input-required round trips included),
@@ -128,6 +132,7 @@ pub(crate) async fn call_tool(
     let (tx, rx) = oneshot::channel();
     let tx = Arc::new(Mutex::new(Some(tx)));
     let slot = Arc::new(OnceLock::new());
+    let span = crate::trace::task_span(&name);
     ctx.deferred = Some(Arc::new(Deferred {
         tasks: tasks.clone(),
         owner,
@@ -135,10 +140,12 @@ pub(crate) async fn call_tool(
         link: slot.clone(),
         escalate: tx.clone(),
         cancel: cancel.clone(),
+        span: span.clone(),
     }));
     // The request gone before the task exists: the handler stops.
     let guard = cancel.clone().drop_guard();
-    tokio::spawn(run(registry, name, arguments, ctx, tasks.clone(), cancel, slot, Some(tx)));
+    let work = run(registry, name, arguments, ctx, tasks.clone(), cancel, slot, Some(tx));
+    tokio::spawn(tracing::Instrument::instrument(work, span));
     let request_cancel = call.rctx.cancellation().clone();
     let outcome = tokio::select! {
         outcome = rx => outcome,

@@ -306,6 +306,8 @@ pub(crate) struct Deferred {
     pub(crate) link: Arc<OnceLock<Arc<TaskLink>>>,
     pub(crate) escalate: Escalate,
     pub(crate) cancel: CancellationToken,
+    /// The span the handler runs in (`mcp.server.task`): it learns the task's id here.
+    pub(crate) span: tracing::Span,
 }
 
 impl Deferred {
@@ -321,6 +323,9 @@ impl Deferred {
             .await
             .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
         self.tasks.started_with(&task.task_id, &self.owner, self.cancel.clone());
+        if !self.span.is_disabled() {
+            self.span.record("mcp.task.id", task.task_id.as_str());
+        }
         let link = TaskLink::new(task.task_id.clone(), self.owner.clone(), self.tasks.clone(), peer.clone(), true);
         let _ = self.link.set(Arc::new(link));
         if let Some(tx) = self.escalate.lock_unpoisoned().take() {
