@@ -77,8 +77,10 @@
 //! client poll or cancel a task from any connection, and lets a server use the task id as the
 //! bearer of the task's state provided it cannot be guessed ("Security Considerations" of the
 //! extension), which 128 random bits are. With a principal they are the principal's.
-//! Status notifications (`notifications/tasks` on `subscriptions/listen`) are optional and not
-//! sent.
+//! Status notifications (`notifications/tasks`) are sent on the `subscriptions/listen` streams
+//! that name the task in `notifications.taskIds` (from a request that declares the extension):
+//! each change of the task (its status, its input requests, its end) carries the task as
+//! `tasks/get` details it, announced on the server's bus so that a fleet's bus carries it too.
 
 // Inside: this module holds what a task is (its support, its outcome, the extension's names)
 // and the state of tasks: `store` (the `TaskStore` trait and `MemoryTaskStore`), `config`
