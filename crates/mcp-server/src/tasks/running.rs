@@ -201,12 +201,23 @@ pub(crate) struct TaskLink {
     pub(crate) extension: bool,
     /// Counters for automatic input keys, per kind (extension tasks).
     pub(crate) counters: Mutex<BTreeMap<&'static str, usize>>,
+    /// How many requests to the client the task waits for (2025-11-25), held while the status
+    /// they imply is written, so that writes follow the count.
+    asking: tokio::sync::Mutex<usize>,
 }
 
 impl TaskLink {
     /// The link of a new task.
     pub(crate) fn new(id: String, owner: String, tasks: Arc<Tasks>, peer: mcp_jsonrpc::Peer, extension: bool) -> Self {
-        TaskLink { id, owner, tasks, peer, extension, counters: Mutex::new(BTreeMap::new()) }
+        TaskLink {
+            id,
+            owner,
+            tasks,
+            peer,
+            extension,
+            counters: Mutex::new(BTreeMap::new()),
+            asking: tokio::sync::Mutex::new(0),
+        }
     }
 
     /// The next automatic input key of a kind: `elicitation-1`, `sampling-1`, ...
@@ -262,11 +273,23 @@ impl TaskLink {
 
 impl TaskLink {
     /// Runs `ask` (a request to the client the task needs) with the task in `input_required`,
-    /// then moves it back to `working`; the client hears of both.
+    /// then moves it back to `working` once no other such request is open; the client hears of
+    /// both. (An `ask` dropped before its answer leaves the task `input_required` until the
+    /// next change.)
     pub(crate) async fn waiting_for_input<T>(&self, ask: impl std::future::Future<Output = T>) -> T {
-        self.set_status(TaskStatus::InputRequired, Some("waiting for the client's input")).await;
+        {
+            let mut asking = self.asking.lock().await;
+            *asking += 1;
+            if *asking == 1 {
+                self.set_status(TaskStatus::InputRequired, Some("waiting for the client's input")).await;
+            }
+        }
         let answer = ask.await;
-        self.set_status(TaskStatus::Working, None).await;
+        let mut asking = self.asking.lock().await;
+        *asking = asking.saturating_sub(1);
+        if *asking == 0 {
+            self.set_status(TaskStatus::Working, None).await;
+        }
         answer
     }
 
