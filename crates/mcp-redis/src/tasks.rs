@@ -528,7 +528,7 @@ impl TaskStore for RedisTaskStore {
         let (owner, id) = (owner.to_owned(), id.to_owned());
         Box::pin(async move {
             let (status, outcome, kept) = self.keepable(status, outcome);
-            let message = outcome.err().map(|e| e.message);
+            let message = mcp_server::tasks::outcome_message(&status, &outcome);
             let has = if message.is_some() { "1" } else { "0" };
             let args =
                 [owner.as_str(), &status_name(&status), &kept, has, message.as_deref().unwrap_or(""), &now(), &id];

@@ -100,6 +100,12 @@ async fn every_transition_from_working_and_none_from_a_terminal_status() {
     store.set_status("a", &id, TaskStatus::Working, Some("halfway".into())).await.unwrap();
     let done = store.finish("a", &id, TaskStatus::Completed, Ok(json!({"ok": 1}))).await.unwrap();
     assert_eq!((done.status, done.status_message), (TaskStatus::Completed, None));
+    // Failed by a result with isError (2025-11-25): its text says why.
+    let id = store.create("a", LONG, LONG).await.unwrap().task_id;
+    let result = json!({"content": [{"type": "text", "text": "the build broke"}], "isError": true});
+    let failed = store.finish("a", &id, TaskStatus::Failed, Ok(result)).await.unwrap();
+    assert_eq!(failed.status_message.as_deref(), Some("the build broke"));
+    assert_eq!(store.get("a", &id).await.unwrap().task.status_message.as_deref(), Some("the build broke"));
 }
 
 #[tokio::test]

@@ -221,7 +221,10 @@ async fn a_tool_error_fails_the_task_and_its_result_says_why() {
     let task = start_task(&mut client, "fails", None).await;
     let id = task["taskId"].as_str().unwrap();
     assert_eq!(task["ttl"], 300_000, "the default ttl");
-    status_notification(&mut client, id, "failed").await;
+    let failed = status_notification(&mut client, id, "failed").await;
+    assert_eq!(failed["params"]["statusMessage"], "the build broke", "{failed}");
+    let task = client.result("tasks/get", json!({"taskId": id})).await;
+    assert_eq!(task["statusMessage"], "the build broke", "{task}");
     let result = client.result("tasks/result", json!({"taskId": id})).await;
     assert_eq!(result["isError"], true);
     assert_eq!(result["content"][0]["text"], "the build broke");

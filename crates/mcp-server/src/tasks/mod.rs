@@ -126,6 +126,35 @@ impl TaskSupport {
 /// JSON, in the revision of the session that made the task), or its error.
 pub type TaskOutcome = Result<Value, ErrorObject>;
 
+/// The status message of a task that ends `status` with `outcome`, as the stores write it: a
+/// protocol error's message; for a `failed` task whose result has `isError` (2025-11-25), the
+/// text of the result's first text content, else a sentence saying so; none otherwise.
+pub fn outcome_message(status: &TaskStatus, outcome: &TaskOutcome) -> Option<String> {
+    match outcome {
+        Err(error) => Some(error.message.clone()),
+        Ok(result) if *status == TaskStatus::Failed => {
+            let text = result.get("content").and_then(Value::as_array).and_then(|content| {
+                content.iter().find_map(|block| match (block.get("type")?.as_str()?, block.get("text")?.as_str()?) {
+                    ("text", text) => Some(text),
+                    _ => None,
+                })
+            });
+            Some(text.map_or_else(|| "the tool reported an error".to_owned(), |t| bounded_message(t).to_owned()))
+        }
+        Ok(_) => None,
+    }
+}
+
+/// At most 1,024 bytes of `text`, cut at a character boundary: a status message says why, it
+/// does not repeat the result.
+fn bounded_message(text: &str) -> &str {
+    let mut end = text.len().min(1024);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// The extension's identifier: the key in `capabilities.extensions`.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 

@@ -86,8 +86,9 @@ pub trait TaskStore: Send + Sync + 'static {
         status: TaskStatus,
         message: Option<String>,
     ) -> BoxFuture<'_, Option<Task>>;
-    /// Ends a non-terminal task with `status` (`completed` or `failed`) and its outcome (an
-    /// error's message becomes the status message; outstanding input is dropped).
+    /// Ends a non-terminal task with `status` (`completed` or `failed`) and its outcome (its
+    /// status message becomes [`outcome_message`](super::outcome_message)'s; outstanding input
+    /// is dropped).
     fn finish(&self, owner: &str, id: &str, status: TaskStatus, outcome: TaskOutcome) -> BoxFuture<'_, Option<Task>>;
     /// A page of `owner`'s tasks, oldest first, after `cursor`; the cursor of the next page.
     /// An unknown cursor is an error (-32602).
@@ -294,11 +295,11 @@ impl TaskStore for MemoryTaskStore {
         let mut inner = self.inner.lock_unpoisoned();
         let task = inner.entry(owner, id).map(|e| {
             if !is_terminal(&e.stored.task.status) {
-                e.stored.task.status = status;
-                e.stored.task.last_updated_at = timestamp(SystemTime::now());
                 // A failure's status message describes it; an earlier one (waiting for
                 // input, say) no longer applies.
-                e.stored.task.status_message = outcome.as_ref().err().map(|e| e.message.clone());
+                e.stored.task.status_message = super::outcome_message(&status, &outcome);
+                e.stored.task.status = status;
+                e.stored.task.last_updated_at = timestamp(SystemTime::now());
                 e.stored.outcome = Some(outcome);
                 e.stored.input_requests.clear();
                 e.stored.input_responses.clear();
