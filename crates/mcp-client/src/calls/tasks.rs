@@ -241,7 +241,7 @@ impl Client {
     /// `tasks/result` (and at once when the task needs input: the server sends its requests
     /// then). In 2026-07-28 the result comes with the task; input the task waits for is
     /// answered by the builder's handlers and sent with `tasks/update`; a task that failed
-    /// is its error ([`ClientError::Remote`]).
+    /// is its error ([`ClientError::Remote`]), a cancelled one [`ClientError::Cancelled`].
     pub async fn wait_for_task(&self, task_id: &str) -> Result<CallToolResult, ClientError> {
         if let Some(s) = self.stateless() {
             let result = self.wait_for_extension_task(s, task_id).await;
@@ -298,10 +298,8 @@ impl Client {
                         .map_err(|_| ClientError::protocol(METHOD, Violation::MalformedTask("error")))?;
                     return Err(ClientError::Remote(error));
                 }
-                TaskStatus::Cancelled => {
-                    let message = format!("task `{task_id}` was cancelled");
-                    return Err(ClientError::Remote(mcp_types::ErrorObject::internal_error(message)));
-                }
+                // The extension has no error for it: the task's request was cancelled.
+                TaskStatus::Cancelled => return Err(ClientError::Cancelled),
                 // A status of a later revision: poll on.
                 _ => sleep_poll(task.poll_interval).await,
             }
