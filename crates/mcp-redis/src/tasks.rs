@@ -89,8 +89,8 @@ end
 "#;
 
 /// KEYS: task, live set, owner index, last number. ARGV: max tasks, ttl (ms), owner, id,
-/// timestamp, poll interval (ms), lease (ms). A running task is held for the lease (renewed
-/// by its instance), its ttl counts from its end.
+/// timestamp, poll interval (ms), lease (ms), most live tasks of the owner (0: no bound). A
+/// running task is held for the lease (renewed by its instance), its ttl counts from its end.
 const CREATE: &str = r#"
 local max, lease = tonumber(ARGV[1]), tonumber(ARGV[7])
 local t = redis.call('TIME')
@@ -98,6 +98,15 @@ local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now_ms))
 local live = redis.call('ZCARD', KEYS[2])
 if live >= max then return {'full', tostring(live)} end
+local per_owner = tonumber(ARGV[8])
+if per_owner > 0 and redis.call('ZCARD', KEYS[3]) >= per_owner then
+  -- The index keeps ids that expired since: only those the live set holds count.
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+    if not redis.call('ZSCORE', KEYS[2], id) then redis.call('ZREM', KEYS[3], id) end
+  end
+  local mine = redis.call('ZCARD', KEYS[3])
+  if mine >= per_owner then return {'owner', tostring(mine)} end
+end
 local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local seq = string.format('%.0f', math.max(now_us, tonumber(redis.call('GET', KEYS[4]) or '0') + 1))
 redis.call('SET', KEYS[4], seq, 'PX', 60000)
@@ -270,6 +279,7 @@ pub struct RedisTaskStore {
     max_tasks: usize,
     max_value_bytes: usize,
     lease: Duration,
+    max_per_owner: usize,
 }
 
 impl Redis {
@@ -281,6 +291,7 @@ impl Redis {
             max_tasks: 1000,
             max_value_bytes: 4 << 20,
             lease: Duration::from_secs(60),
+            max_per_owner: 0,
         }
     }
 }
@@ -300,6 +311,16 @@ impl RedisTaskStore {
     /// outstanding).
     pub fn max_value_bytes(mut self, max: usize) -> Self {
         self.max_value_bytes = max;
+        self
+    }
+
+    /// Sets how many live tasks one owner may have in the fleet (default: as many as
+    /// [`max_tasks`](Self::max_tasks)), so that one requestor cannot take them all; a new one
+    /// beyond it is refused with [`TaskStoreError::OwnerFull`]. Extension tasks without an
+    /// HTTP principal all have one owner (they are server-global), so this bounds them
+    /// together.
+    pub fn max_per_owner(mut self, max: usize) -> Self {
+        self.max_per_owner = max.max(1);
         self
     }
 
@@ -479,7 +500,8 @@ impl TaskStore for RedisTaskStore {
                 .arg(&id)
                 .arg(&stamp)
                 .arg(poll)
-                .arg(millis(self.lease));
+                .arg(millis(self.lease))
+                .arg(self.max_per_owner);
             let answer: Vec<String> =
                 self.run("create", invocation.invoke_async(&mut conn)).await.map_err(TaskStoreError::Backend)?;
             match answer.as_slice() {
@@ -490,6 +512,9 @@ impl TaskStore for RedisTaskStore {
                     Ok(task)
                 }
                 [full, live] if full == "full" => Err(TaskStoreError::Full(live.parse().unwrap_or(self.max_tasks))),
+                [full, live] if full == "owner" => {
+                    Err(TaskStoreError::OwnerFull(live.parse().unwrap_or(self.max_per_owner)))
+                }
                 other => Err(TaskStoreError::Backend(format!("unexpected answer from redis: {other:?}"))),
             }
         })

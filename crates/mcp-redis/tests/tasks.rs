@@ -236,6 +236,28 @@ async fn a_full_store_refuses_new_tasks_but_expired_ones_make_room_and_redis_sta
 }
 
 #[tokio::test]
+async fn one_owner_cannot_take_every_task_of_the_fleet() {
+    let redis = RedisServer::start();
+    let store = store(&redis).max_tasks(10).max_per_owner(2);
+    let other = store.clone(); // another instance, the same bound
+    let first = store.create("greedy", LONG, LONG).await.unwrap().task_id;
+    other.create("greedy", LONG, LONG).await.unwrap();
+    assert!(matches!(store.create("greedy", LONG, LONG).await, Err(TaskStoreError::OwnerFull(2))));
+    assert!(matches!(other.create("greedy", LONG, LONG).await, Err(TaskStoreError::OwnerFull(2))));
+    for _ in 0..2 {
+        store.create("modest", LONG, LONG).await.unwrap();
+    }
+    // An ended task counts until its ttl has passed; then it makes room for its owner.
+    store.finish("greedy", &first, TaskStatus::Completed, Ok(Value::Null)).await.unwrap();
+    assert!(matches!(store.create("greedy", LONG, LONG).await, Err(TaskStoreError::OwnerFull(2))));
+    let short = store.max_per_owner(1);
+    let id = short.create("brief", Duration::from_millis(50), LONG).await.unwrap().task_id;
+    short.finish("brief", &id, TaskStatus::Completed, Ok(Value::Null)).await.unwrap();
+    let room = async || short.create("brief", LONG, LONG).await.is_ok();
+    until(Duration::from_secs(5), "room for the owner's next task", room).await;
+}
+
+#[tokio::test]
 async fn lists_page_by_creation_and_only_the_owners_tasks() {
     let redis = RedisServer::start();
     let store = store(&redis);

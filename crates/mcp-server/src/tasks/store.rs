@@ -48,6 +48,9 @@ pub enum TaskStoreError {
     /// The store holds as many live tasks as it may.
     #[error("too many tasks ({0} live); try again later")]
     Full(usize),
+    /// The owner has as many live tasks as one owner may (a store's `max_per_owner`).
+    #[error("too many tasks of this requestor ({0} live); try again later")]
+    OwnerFull(usize),
     /// The store's backend failed.
     #[error("the task store failed: {0}")]
     Backend(String),
@@ -149,6 +152,7 @@ pub struct TaskPage {
 /// tasks).
 pub struct MemoryTaskStore {
     max_tasks: usize,
+    max_per_owner: usize,
     inner: Mutex<MemoryInner>,
 }
 
@@ -158,6 +162,8 @@ struct MemoryInner {
     /// Task ids in creation order (for listing and sweeping), by sequence number.
     order: BTreeMap<u64, String>,
     next: u64,
+    /// How many tasks each owner has (expired ones not yet swept included).
+    owners: HashMap<String, usize>,
 }
 
 struct MemoryEntry {
@@ -183,7 +189,11 @@ impl MemoryEntry {
 impl std::fmt::Debug for MemoryTaskStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let live = self.inner.lock_unpoisoned().tasks.len();
-        f.debug_struct("MemoryTaskStore").field("max_tasks", &self.max_tasks).field("live", &live).finish()
+        f.debug_struct("MemoryTaskStore")
+            .field("max_tasks", &self.max_tasks)
+            .field("max_per_owner", &self.max_per_owner)
+            .field("live", &live)
+            .finish()
     }
 }
 
@@ -196,7 +206,20 @@ impl Default for MemoryTaskStore {
 impl MemoryTaskStore {
     /// A store holding at most `max_tasks` live tasks.
     pub fn new(max_tasks: usize) -> Self {
-        MemoryTaskStore { max_tasks: max_tasks.max(1), inner: Mutex::new(MemoryInner::default()) }
+        MemoryTaskStore {
+            max_tasks: max_tasks.max(1),
+            max_per_owner: usize::MAX,
+            inner: Mutex::new(MemoryInner::default()),
+        }
+    }
+
+    /// Sets how many live tasks one owner may have (default: as many as the store holds), so
+    /// that one requestor cannot take them all; a new one beyond it is refused with
+    /// [`TaskStoreError::OwnerFull`]. Extension tasks without an HTTP principal all have one
+    /// owner (they are server-global), so this bounds them together.
+    pub fn max_per_owner(mut self, max: usize) -> Self {
+        self.max_per_owner = max.max(1);
+        self
     }
 
     /// How many tasks it holds (expired ones not yet swept included).
@@ -221,7 +244,14 @@ impl MemoryInner {
             .collect();
         for (seq, id) in expired {
             self.order.remove(&seq);
-            self.tasks.remove(&id);
+            if let Some(entry) = self.tasks.remove(&id)
+                && let Some(n) = self.owners.get_mut(&entry.owner)
+            {
+                *n -= 1;
+                if *n == 0 {
+                    self.owners.remove(&entry.owner);
+                }
+            }
         }
     }
 
@@ -241,11 +271,14 @@ impl TaskStore for MemoryTaskStore {
     ) -> BoxFuture<'_, Result<Task, TaskStoreError>> {
         let now = Instant::now();
         let mut inner = self.inner.lock_unpoisoned();
-        if inner.tasks.len() >= self.max_tasks {
+        let of_owner = |inner: &MemoryInner| inner.owners.get(owner).copied().unwrap_or(0);
+        if inner.tasks.len() >= self.max_tasks || of_owner(&inner) >= self.max_per_owner {
             inner.sweep(now);
         }
         let result = if inner.tasks.len() >= self.max_tasks {
             Err(TaskStoreError::Full(inner.tasks.len()))
+        } else if of_owner(&inner) >= self.max_per_owner {
+            Err(TaskStoreError::OwnerFull(of_owner(&inner)))
         } else {
             let id = new_task_id();
             let stamp = timestamp(SystemTime::now());
@@ -255,6 +288,7 @@ impl TaskStore for MemoryTaskStore {
             let seq = inner.next;
             inner.next += 1;
             inner.order.insert(seq, id.clone());
+            *inner.owners.entry(owner.to_owned()).or_default() += 1;
             let stored = StoredTask::new(task.clone());
             inner.tasks.insert(id, MemoryEntry { owner: owner.to_owned(), ttl, expires: None, stored });
             Ok(task)
@@ -447,6 +481,28 @@ mod tests {
         store.create("a", long, long).await.unwrap();
         assert!(matches!(store.create("a", long, long).await, Err(TaskStoreError::Full(2))));
         assert_eq!(store.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn one_owner_cannot_take_every_task_of_the_store() {
+        let long = Duration::from_secs(60);
+        let store = MemoryTaskStore::new(10).max_per_owner(2);
+        let first = store.create("greedy", long, long).await.unwrap().task_id;
+        store.create("greedy", long, long).await.unwrap();
+        assert!(matches!(store.create("greedy", long, long).await, Err(TaskStoreError::OwnerFull(2))));
+        // Others still get theirs.
+        for _ in 0..2 {
+            store.create("modest", long, long).await.unwrap();
+        }
+        // An ended task counts until its ttl has passed; then it makes room for its owner.
+        store.finish("greedy", &first, TaskStatus::Completed, Ok(Value::Null)).await.unwrap();
+        assert!(matches!(store.create("greedy", long, long).await, Err(TaskStoreError::OwnerFull(2))));
+        assert!(matches!(store.create("modest", long, long).await, Err(TaskStoreError::OwnerFull(2))));
+        let store = MemoryTaskStore::new(10).max_per_owner(1);
+        let id = store.create("a", Duration::ZERO, long).await.unwrap().task_id;
+        store.finish("a", &id, TaskStatus::Completed, Ok(Value::Null)).await.unwrap();
+        store.create("a", long, long).await.unwrap();
+        assert_eq!(store.len(), 1, "the expired one was swept");
     }
 
     #[tokio::test]
