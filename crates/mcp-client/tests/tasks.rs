@@ -142,6 +142,39 @@ async fn a_cancelled_task_stays_cancelled_and_cancelling_again_fails() {
 }
 
 #[tokio::test]
+async fn waiting_for_a_task_gives_up_after_its_timeout_or_its_token_and_the_task_runs_on() {
+    let gate = Arc::new(Notify::new());
+    let server = server(gate.clone());
+    for stateless in [false, true] {
+        let (a, b) = memory(256);
+        server.connect(a);
+        let client = match stateless {
+            false => builder().session_revisions_only().connect(b).await.unwrap(),
+            true => builder().connect(b).await.unwrap(),
+        };
+        let task = client.call_tool_as_task("slow", json!({}), None).await.unwrap().task().cloned().unwrap();
+        let timeout = std::time::Duration::from_millis(50);
+        match client.wait_for_task_with(&task.task_id, Some(timeout), None).await {
+            Err(ClientError::Timeout { elapsed, .. }) => assert_eq!(elapsed, timeout),
+            other => panic!("waited past the timeout: {other:?}"),
+        }
+        let token = mcp_jsonrpc::CancellationToken::new();
+        // Polled first (the wait begins), then the token fires.
+        let (waited, ()) =
+            tokio::join!(client.wait_for_task_with(&task.task_id, None, Some(&token)), async { token.cancel() });
+        match waited {
+            Err(ClientError::Cancelled) => {}
+            other => panic!("waited past the token: {other:?}"),
+        }
+        // The task runs on: its result is still to come.
+        assert_eq!(client.get_task(&task.task_id).await.unwrap().status, TaskStatus::Working);
+        gate.notify_one();
+        let result = client.wait_for_task(&task.task_id).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("built"));
+    }
+}
+
+#[tokio::test]
 async fn input_a_task_needs_is_answered_by_the_clients_handler() {
     let client = connect(&server(Arc::new(Notify::new()))).await;
     let task = client.call_tool_as_task("asks", json!({}), None).await.unwrap().task().cloned().expect("a task");

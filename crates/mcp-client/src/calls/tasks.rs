@@ -242,7 +242,45 @@ impl Client {
     /// then). In 2026-07-28 the result comes with the task; input the task waits for is
     /// answered by the builder's handlers and sent with `tasks/update`; a task that failed
     /// is its error ([`ClientError::Remote`]), a cancelled one [`ClientError::Cancelled`].
+    ///
+    /// It waits as long as the task runs: [`wait_for_task_with`](Self::wait_for_task_with)
+    /// gives up after a time or when a token fires.
     pub async fn wait_for_task(&self, task_id: &str) -> Result<CallToolResult, ClientError> {
+        self.wait_for_task_with(task_id, None, None).await
+    }
+
+    /// [`wait_for_task`](Self::wait_for_task), giving up after `timeout`
+    /// ([`ClientError::Timeout`]) or when `cancel` fires ([`ClientError::Cancelled`]). Giving
+    /// up stops the wait (a `tasks/result` in flight is cancelled), not the task: the task
+    /// runs on, and [`cancel_task`](Self::cancel_task) stops it.
+    pub async fn wait_for_task_with(
+        &self,
+        task_id: &str,
+        timeout: Option<Duration>,
+        cancel: Option<&mcp_jsonrpc::CancellationToken>,
+    ) -> Result<CallToolResult, ClientError> {
+        let wait = self.wait_for_task_unbounded(task_id);
+        let cancelled = async {
+            match cancel {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        let expired = async {
+            match timeout {
+                Some(timeout) => tokio::time::sleep(timeout).await,
+                None => std::future::pending().await,
+            }
+        };
+        let method = if self.stateless().is_some() { "tasks/get" } else { "tasks/result" };
+        tokio::select! {
+            result = wait => result,
+            () = cancelled => Err(ClientError::Cancelled),
+            () = expired => Err(ClientError::Timeout { method: method.to_owned(), elapsed: timeout.unwrap_or_default() }),
+        }
+    }
+
+    async fn wait_for_task_unbounded(&self, task_id: &str) -> Result<CallToolResult, ClientError> {
         if let Some(s) = self.stateless() {
             let result = self.wait_for_extension_task(s, task_id).await;
             self.task_progress.lock_unpoisoned().retain(|(id, _)| id != task_id);
