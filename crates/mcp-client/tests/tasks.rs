@@ -175,6 +175,34 @@ async fn waiting_for_a_task_gives_up_after_its_timeout_or_its_token_and_the_task
 }
 
 #[tokio::test]
+async fn the_elicitation_handler_is_told_which_task_asks() {
+    let server = server(Arc::new(Notify::new()));
+    for stateless in [false, true] {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = seen.clone();
+        let builder = ClientBuilder::new("cli", "1").on_elicitation(move |params: ElicitRequestParams| {
+            let params = serde_json::to_value(&params).unwrap();
+            record.lock().unwrap().push(params["_meta"]["io.modelcontextprotocol/related-task"].clone());
+            async move {
+                let mut r = ElicitResult::new(ElicitAction::Accept);
+                r.content = Some(BTreeMap::from([("name".to_owned(), ElicitResultContentValue::String("Ada".into()))]));
+                Ok(r)
+            }
+        });
+        let (a, b) = memory(256);
+        server.connect(a);
+        let client = match stateless {
+            false => builder.session_revisions_only().connect(b).await.unwrap(),
+            true => builder.connect(b).await.unwrap(),
+        };
+        let task = client.call_tool_as_task("asks", json!({}), None).await.unwrap().task().cloned().unwrap();
+        let result = client.wait_for_task(&task.task_id).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("hello Ada"));
+        assert_eq!(*seen.lock().unwrap(), [json!({"taskId": task.task_id})], "stateless: {stateless}");
+    }
+}
+
+#[tokio::test]
 async fn input_a_task_needs_is_answered_by_the_clients_handler() {
     let client = connect(&server(Arc::new(Notify::new()))).await;
     let task = client.call_tool_as_task("asks", json!({}), None).await.unwrap().task().cloned().expect("a task");

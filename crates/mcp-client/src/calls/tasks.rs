@@ -314,7 +314,7 @@ impl Client {
                 TaskStatus::InputRequired => {
                     let requests = detailed.get("inputRequests").map(serde_json::value::to_raw_value).transpose();
                     let requests = requests.map_err(|e| ClientError::decode(METHOD, e))?;
-                    let responses = input_responses(METHOD, requests.as_deref(), &s.handlers).await?;
+                    let responses = input_responses(METHOD, requests.as_deref(), &s.handlers, Some(task_id)).await?;
                     if responses.is_empty() {
                         sleep_poll(task.poll_interval).await;
                         continue;
