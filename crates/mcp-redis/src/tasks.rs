@@ -156,6 +156,14 @@ ended(k, KEYS[2], KEYS[3], ARGV[7])
 return out
 "#;
 
+/// KEYS: task. ARGV: owner, message, timestamp. The message of a `working` task.
+const SET_MESSAGE: &str = r#"
+local k = KEYS[1]
+if not mine(k, ARGV[1]) or redis.call('HGET', k, 'status') ~= 'working' then return false end
+redis.call('HSET', k, 'msg', ARGV[2], 'updated', ARGV[3])
+return fields(k)
+"#;
+
 /// KEYS: task, live set, owner index. ARGV: owner, id, lease (ms). Renews a running task's
 /// lease; 1 if it did.
 const KEEP_ALIVE: &str = r#"
@@ -255,6 +263,7 @@ static ANSWER_INPUT_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(ANSWER_IN
 static TAKE_INPUT_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(TAKE_INPUT));
 static LIST_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(LIST));
 static KEEP_ALIVE_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(KEEP_ALIVE));
+static SET_MESSAGE_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(SET_MESSAGE));
 
 /// A [`TaskStore`] in Redis, which every instance of a fleet shares (from
 /// [`Redis::task_store`]). Give it to each instance's server with
@@ -638,6 +647,15 @@ impl TaskStore for RedisTaskStore {
             let answer = self.on_task("take_input", &TAKE_INPUT_SCRIPT, &id, &[&owner, &key]).await?;
             let answer = answer.into_iter().next().flatten()?;
             serde_json::from_str(&answer).ok()
+        })
+    }
+
+    fn set_message(&self, owner: &str, id: &str, message: String) -> BoxFuture<'_, Option<Task>> {
+        let (owner, id) = (owner.to_owned(), id.to_owned());
+        Box::pin(async move {
+            let message: String = message.chars().take(1024).collect();
+            let args = [owner.as_str(), &message, &now()];
+            task_from(&id, "set_message", self.on_task("set_message", &SET_MESSAGE_SCRIPT, &id, &args).await)
         })
     }
 

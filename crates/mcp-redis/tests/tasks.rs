@@ -100,6 +100,13 @@ async fn every_transition_from_working_and_none_from_a_terminal_status() {
     store.set_status("a", &id, TaskStatus::Working, Some("halfway".into())).await.unwrap();
     let done = store.finish("a", &id, TaskStatus::Completed, Ok(json!({"ok": 1}))).await.unwrap();
     assert_eq!((done.status, done.status_message), (TaskStatus::Completed, None));
+    // A working task's message (its progress, 2026-07-28); none of a task waiting for input.
+    let id = store.create("a", LONG, LONG).await.unwrap().task_id;
+    let said = store.set_message("a", &id, "step 1 of 3".into()).await.unwrap();
+    assert_eq!((said.status, said.status_message.as_deref()), (TaskStatus::Working, Some("step 1 of 3")));
+    assert!(store.set_message("b", &id, "no".into()).await.is_none(), "another owner");
+    store.request_input("a", &id, "k", ask("k")).await.unwrap();
+    assert!(store.set_message("a", &id, "no".into()).await.is_none(), "input_required");
     // Failed by a result with isError (2025-11-25): its text says why.
     let id = store.create("a", LONG, LONG).await.unwrap().task_id;
     let result = json!({"content": [{"type": "text", "text": "the build broke"}], "isError": true});

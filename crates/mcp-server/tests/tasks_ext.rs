@@ -162,6 +162,14 @@ fn server_with(gate: Arc<Semaphore>, config: mcp_server::TaskConfig) -> Server {
     .unwrap()
     .task_support(TaskSupport::Optional);
     let plain = ToolDef::new("plain", object(), |_args, _ctx: Context| async move { ok("plain") }).unwrap();
+    let steps = ToolDef::new("steps", object(), |_args, ctx: Context| async move {
+        ctx.progress(1.0).total(3.0).message("step 1 of 3").await;
+        ctx.progress(2.0).total(3.0).await;
+        ctx.cancellation().cancelled().await;
+        ok("stopped")
+    })
+    .unwrap()
+    .task_support(TaskSupport::Optional);
     let deferred = ToolDef::new("deferred", object(), |_args, ctx: Context| async move {
         let answer = ctx.elicit_raw_as("user_name", form("Name?", json!({"name": {"type": "string"}}))).await?;
         ctx.run_as_task().await?;
@@ -172,7 +180,7 @@ fn server_with(gate: Arc<Semaphore>, config: mcp_server::TaskConfig) -> Server {
     .task_support(TaskSupport::Required)
     .deferred_task();
     Server::builder("tasks-ext-test", "1.0.0")
-        .tools([slow, forever, instant, required, tool_error, protocol_error, ask_two, plain, deferred])
+        .tools([slow, forever, instant, required, tool_error, protocol_error, ask_two, plain, deferred, steps])
         .tasks(config)
         .build()
         .unwrap()
@@ -490,4 +498,30 @@ async fn a_task_running_past_its_ttl_keeps_its_result_for_the_ttl_after_it_ends(
     tokio::time::advance(std::time::Duration::from_secs(2)).await;
     let gone = c.error("tasks/get", json!({"taskId": id}), with_ext()).await;
     assert_eq!(gone["code"], -32602, "{gone}");
+}
+
+#[tokio::test]
+async fn a_tasks_progress_after_its_call_was_answered_is_its_status_message() {
+    // Over HTTP the call's response is over once the task is made: the extension's channel for
+    // what the task does is the task itself (tasks/get, notifications/tasks).
+    let server = server(Arc::new(Semaphore::new(0)));
+    let mut c = connect(&server);
+    let id = c.start("steps", json!({})).await;
+    let mut seen = Vec::new();
+    for _ in 0..2_000 {
+        let task = c.get(&id).await;
+        if let Some(message) = task["statusMessage"].as_str()
+            && seen.last().map(String::as_str) != Some(message)
+        {
+            assert_eq!(task["status"], "working", "{task}");
+            seen.push(message.to_owned());
+        }
+        if seen.last().map(String::as_str) == Some("2/3") {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(seen.last().map(String::as_str), Some("2/3"), "{seen:?}");
+    c.ok("tasks/cancel", json!({"taskId": id}), "Result").await;
+    assert_eq!(c.until(&id, "cancelled").await["statusMessage"], "The task was cancelled by request.");
 }

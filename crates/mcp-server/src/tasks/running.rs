@@ -293,6 +293,15 @@ impl TaskLink {
         answer
     }
 
+    /// The 2026-07-28 extension: the handler's progress, as the task's status message while it
+    /// is `working` (announced, so `notifications/tasks` carries it): after the call was
+    /// answered, the extension has no other channel for it.
+    pub(crate) async fn progressed(&self, message: String) {
+        if self.tasks.config.store.set_message(&self.owner, &self.id, message).await.is_some() {
+            self.tasks.changed(&self.id);
+        }
+    }
+
     async fn set_status(&self, status: TaskStatus, message: Option<&str>) {
         let store = &self.tasks.config.store;
         if let Some(task) = store.set_status(&self.owner, &self.id, status, message.map(str::to_owned)).await {

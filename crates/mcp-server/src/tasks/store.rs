@@ -120,6 +120,15 @@ pub trait TaskStore: Send + Sync + 'static {
     /// The 2026-07-28 extension: takes (removes) the delivered answer to input `key`, if any.
     fn take_input(&self, owner: &str, id: &str, key: &str) -> BoxFuture<'_, Option<Value>>;
 
+    /// The 2026-07-28 extension: sets the status message of a `working` task (what its
+    /// handler's progress says, for `tasks/get` and `notifications/tasks`); the task as it now
+    /// is, or `None` when it is unknown or not `working` (nothing changed). The default does
+    /// nothing.
+    fn set_message(&self, owner: &str, id: &str, message: String) -> BoxFuture<'_, Option<Task>> {
+        let _ = (owner, id, message);
+        Box::pin(std::future::ready(None))
+    }
+
     /// How often the process running a task renews it with [`keep_alive`](Self::keep_alive),
     /// if this store needs it: a store a fleet shares keeps a running task for a lease only, so
     /// that the tasks of an instance that died do not stay forever. `None` (the default, a
@@ -426,6 +435,16 @@ impl TaskStore for MemoryTaskStore {
     fn take_input(&self, owner: &str, id: &str, key: &str) -> BoxFuture<'_, Option<Value>> {
         let answer = self.inner.lock_unpoisoned().entry(owner, id).and_then(|e| e.stored.input_responses.remove(key));
         Box::pin(std::future::ready(answer))
+    }
+
+    fn set_message(&self, owner: &str, id: &str, message: String) -> BoxFuture<'_, Option<Task>> {
+        let mut inner = self.inner.lock_unpoisoned();
+        let task = inner.entry(owner, id).filter(|e| e.stored.task.status == TaskStatus::Working).map(|e| {
+            e.stored.task.status_message = Some(message);
+            e.stored.task.last_updated_at = timestamp(SystemTime::now());
+            e.stored.task.clone()
+        });
+        Box::pin(std::future::ready(task))
     }
 }
 
