@@ -329,6 +329,10 @@ async fn in_2026_07_28_the_same_calls_speak_the_tasks_extension() {
     };
     assert_eq!(task.status, TaskStatus::Working);
     assert!(task.ttl.is_some(), "ttlMs read as the ttl");
+    // A ttl asked is granted (the server's default is 5 minutes).
+    let asked = client.call_tool_as_task("slow", json!({}), Some(std::time::Duration::from_secs(42))).await.unwrap();
+    assert_eq!(asked.task().and_then(|t| t.ttl), Some(42_000), "{asked:?}");
+    client.cancel_task(&asked.task().unwrap().task_id).await.unwrap();
     assert_eq!(client.get_task(&task.task_id).await.unwrap().status, TaskStatus::Working);
     // Followed through subscriptions/listen: its end comes as an event.
     let mut followed = client.follow_tasks(&[&task.task_id]).await.unwrap();

@@ -84,7 +84,12 @@ macro_rules! extension_method {
     )*};
 }
 
-extension_method!(ExtensionGet = "tasks/get", ExtensionUpdate = "tasks/update", ExtensionCancel = "tasks/cancel");
+extension_method!(
+    ExtensionGet = "tasks/get",
+    ExtensionUpdate = "tasks/update",
+    ExtensionCancel = "tasks/cancel",
+    ExtensionToolCall = "tools/call",
+);
 
 /// `{"taskId": id}`.
 fn task_params(task_id: &str) -> mcp_types::JsonObject {
@@ -123,8 +128,10 @@ impl Client {
 
     /// Calls a tool as a task: in 2025-11-25 the server answers at once with the task and runs
     /// the tool on; in 2026-07-28 the call declares the tasks extension and the server decides
-    /// (a task, or the result at once). `ttl` asks how long the server keeps the task
-    /// (2025-11-25; the server may grant another). Fails with [`ClientError::NotSupported`] if
+    /// (a task, or the result at once). `ttl` asks how long the server keeps the task once it
+    /// has ended (the server may grant another; in 2026-07-28 it goes as the 2025-11-25
+    /// `task.ttl` member, which the extension does not define: our server grants it, others
+    /// may ignore it). Fails with [`ClientError::NotSupported`] if
     /// the server declared no task support for tools.
     pub async fn call_tool_as_task(
         &self,
@@ -168,7 +175,13 @@ impl Client {
             Some(s) => {
                 let method = "tools/call";
                 let target = Target::Tool(&name);
-                let value = self.extension_call::<mcp_types::CallToolRequest>(s, &params, options, target).await?;
+                // The extension defines no member for the ttl: the 2025-11-25 one, which the
+                // revision's schema drops, is put back when a ttl is asked (our server reads it).
+                let mut object = crate::wire::stateless::params_object(&params)?;
+                if let Some(ttl) = params.task.as_ref().and_then(|t| t.ttl) {
+                    object.insert("task".to_owned(), serde_json::json!({ "ttl": ttl }));
+                }
+                let value = self.extension_call::<ExtensionToolCall>(s, &object, options, target).await?;
                 if value.get("resultType").and_then(Value::as_str) == Some("task") {
                     ToolTask::Running(extension_task(method, &value)?)
                 } else {
