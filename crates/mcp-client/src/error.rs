@@ -25,7 +25,8 @@ pub enum ClientError {
         /// How long the call waited.
         elapsed: Duration,
     },
-    /// The call was cancelled by the caller.
+    /// The call was cancelled by the caller, or the 2026-07-28 task waited for was cancelled
+    /// (`tasks/cancel`: the extension gives it neither result nor error).
     #[error("request cancelled")]
     Cancelled,
     /// The connection is closed. A child server's exit status and the tail of its stderr,

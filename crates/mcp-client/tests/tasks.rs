@@ -142,6 +142,67 @@ async fn a_cancelled_task_stays_cancelled_and_cancelling_again_fails() {
 }
 
 #[tokio::test]
+async fn waiting_for_a_task_gives_up_after_its_timeout_or_its_token_and_the_task_runs_on() {
+    let gate = Arc::new(Notify::new());
+    let server = server(gate.clone());
+    for stateless in [false, true] {
+        let (a, b) = memory(256);
+        server.connect(a);
+        let client = match stateless {
+            false => builder().session_revisions_only().connect(b).await.unwrap(),
+            true => builder().connect(b).await.unwrap(),
+        };
+        let task = client.call_tool_as_task("slow", json!({}), None).await.unwrap().task().cloned().unwrap();
+        let timeout = std::time::Duration::from_millis(50);
+        match client.wait_for_task_with(&task.task_id, Some(timeout), None).await {
+            Err(ClientError::Timeout { elapsed, .. }) => assert_eq!(elapsed, timeout),
+            other => panic!("waited past the timeout: {other:?}"),
+        }
+        let token = mcp_jsonrpc::CancellationToken::new();
+        // Polled first (the wait begins), then the token fires.
+        let (waited, ()) =
+            tokio::join!(client.wait_for_task_with(&task.task_id, None, Some(&token)), async { token.cancel() });
+        match waited {
+            Err(ClientError::Cancelled) => {}
+            other => panic!("waited past the token: {other:?}"),
+        }
+        // The task runs on: its result is still to come.
+        assert_eq!(client.get_task(&task.task_id).await.unwrap().status, TaskStatus::Working);
+        gate.notify_one();
+        let result = client.wait_for_task(&task.task_id).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("built"));
+    }
+}
+
+#[tokio::test]
+async fn the_elicitation_handler_is_told_which_task_asks() {
+    let server = server(Arc::new(Notify::new()));
+    for stateless in [false, true] {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = seen.clone();
+        let builder = ClientBuilder::new("cli", "1").on_elicitation(move |params: ElicitRequestParams| {
+            let params = serde_json::to_value(&params).unwrap();
+            record.lock().unwrap().push(params["_meta"]["io.modelcontextprotocol/related-task"].clone());
+            async move {
+                let mut r = ElicitResult::new(ElicitAction::Accept);
+                r.content = Some(BTreeMap::from([("name".to_owned(), ElicitResultContentValue::String("Ada".into()))]));
+                Ok(r)
+            }
+        });
+        let (a, b) = memory(256);
+        server.connect(a);
+        let client = match stateless {
+            false => builder.session_revisions_only().connect(b).await.unwrap(),
+            true => builder.connect(b).await.unwrap(),
+        };
+        let task = client.call_tool_as_task("asks", json!({}), None).await.unwrap().task().cloned().unwrap();
+        let result = client.wait_for_task(&task.task_id).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("hello Ada"));
+        assert_eq!(*seen.lock().unwrap(), [json!({"taskId": task.task_id})], "stateless: {stateless}");
+    }
+}
+
+#[tokio::test]
 async fn input_a_task_needs_is_answered_by_the_clients_handler() {
     let client = connect(&server(Arc::new(Notify::new()))).await;
     let task = client.call_tool_as_task("asks", json!({}), None).await.unwrap().task().cloned().expect("a task");
@@ -268,6 +329,10 @@ async fn in_2026_07_28_the_same_calls_speak_the_tasks_extension() {
     };
     assert_eq!(task.status, TaskStatus::Working);
     assert!(task.ttl.is_some(), "ttlMs read as the ttl");
+    // A ttl asked is granted (the server's default is 5 minutes).
+    let asked = client.call_tool_as_task("slow", json!({}), Some(std::time::Duration::from_secs(42))).await.unwrap();
+    assert_eq!(asked.task().and_then(|t| t.ttl), Some(42_000), "{asked:?}");
+    client.cancel_task(&asked.task().unwrap().task_id).await.unwrap();
     assert_eq!(client.get_task(&task.task_id).await.unwrap().status, TaskStatus::Working);
     // Followed through subscriptions/listen: its end comes as an event.
     let mut followed = client.follow_tasks(&[&task.task_id]).await.unwrap();
@@ -293,7 +358,11 @@ async fn in_2026_07_28_the_same_calls_speak_the_tasks_extension() {
     let slow = client.call_tool_as_task("slow", json!({}), None).await.unwrap();
     let task = slow.task().cloned().expect("a task");
     assert_eq!(client.cancel_task(&task.task_id).await.unwrap().status, TaskStatus::Cancelled);
-    assert!(client.wait_for_task(&task.task_id).await.is_err(), "a cancelled task has no result");
+    // No result and no JSON-RPC error: the call was cancelled, not failed by the server.
+    match client.wait_for_task(&task.task_id).await {
+        Err(ClientError::Cancelled) => {}
+        other => panic!("a cancelled task waited for: {other:?}"),
+    }
 
     // A tool that must be a task, called plainly (without the extension): -32021.
     match client.call_tool("asks", json!({})).await {

@@ -47,7 +47,15 @@ async fn serve() -> String {
         Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("asked")]))
     })
     .unwrap();
-    let server = Server::builder("traced", "1.0").tool(echo).tool(ask).build().unwrap();
+    let ask_task = ToolDef::new("ask_task", json!({"type": "object"}), |_args, ctx: Context| async move {
+        let message = SamplingMessage::new(Role::User, SamplingContent::Text(TextContent::new("hi")));
+        let answer = ctx.create_message(CreateMessageRequestParams::new(8, vec![message])).await;
+        answer.map_err(ToolError::new)?;
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("asked")]))
+    })
+    .unwrap()
+    .task_support(mcp_server::TaskSupport::Optional);
+    let server = Server::builder("traced", "1.0").tool(echo).tool(ask).tool(ask_task).build().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(server::serve_listener(Arc::new(server), HttpServerConfig::default(), listener));
@@ -214,6 +222,44 @@ async fn the_servers_request_to_the_client_carries_the_servers_span() {
     let spans = exporter.get_finished_spans().unwrap();
     let server_span = the_span(&spans, "tools/call ask", SpanKind::Server);
     let expected = format!("00-{}-{}-01", server_span.span_context.trace_id(), server_span.span_context.span_id());
+    let meta = seen.lock().unwrap().clone().expect("the sampling request has a _meta");
+    assert_eq!(meta["traceparent"], expected.as_str(), "{meta}");
+    client.close().await.unwrap();
+}
+
+/// A task's request to the client (sampling), made after the `tools/call` that created the
+/// task was answered, carries the trace context of the task's span, a child of the server's
+/// span of that `tools/call`.
+#[tokio::test]
+async fn a_tasks_request_to_the_client_continues_the_trace_of_the_call_that_made_it() {
+    let url = serve().await;
+    let (exporter, _guard) = traced();
+    let seen = Arc::new(std::sync::Mutex::new(None::<Value>));
+    let record = seen.clone();
+    let client = ClientBuilder::new("traced-client", "1.0")
+        .session_revisions_only()
+        .on_sampling(move |params: CreateMessageRequestParams| {
+            let meta = params.meta.map(|m| Value::Object(m.extra));
+            *record.lock().unwrap() = meta;
+            async { Ok::<_, ErrorObject>(CreateMessageResult::new(Role::Assistant, TextContent::new("ok"), "m")) }
+        })
+        .connect_http(&url)
+        .await
+        .unwrap();
+    exporter.reset();
+    let task = match client.call_tool_as_task("ask_task", json!({}), None).await.unwrap() {
+        mcp_client::tasks::ToolTask::Running(task) => task,
+        other => panic!("no task: {other:?}"),
+    };
+    let result = client.wait_for_task(&task.task_id).await.unwrap();
+    assert_eq!(result.content, vec![ContentBlock::text("asked")]);
+    let spans = exporter.get_finished_spans().unwrap();
+    let server_span = the_span(&spans, "tools/call ask_task", SpanKind::Server);
+    let task_span = the_span(&spans, "task ask_task", SpanKind::Internal);
+    assert_eq!(task_span.span_context.trace_id(), server_span.span_context.trace_id());
+    assert_eq!(task_span.parent_span_id, server_span.span_context.span_id(), "the request's span is its parent");
+    assert_eq!(attribute(task_span, "mcp.task.id").as_deref(), Some(task.task_id.as_str()));
+    let expected = format!("00-{}-{}-01", task_span.span_context.trace_id(), task_span.span_context.span_id());
     let meta = seen.lock().unwrap().clone().expect("the sampling request has a _meta");
     assert_eq!(meta["traceparent"], expected.as_str(), "{meta}");
     client.close().await.unwrap();

@@ -3,17 +3,20 @@
 //! answered and its result fetched through any other.
 //!
 //! The semantics are those of [`MemoryTaskStore`](mcp_server::tasks::MemoryTaskStore): a task
-//! belongs to its owner (another owner gets "unknown"), its id is 128 random bits, it is
-//! forgotten `ttl` after its creation (the key's Redis expiry), a terminal status never
-//! changes, at most [`max_tasks`](RedisTaskStore::max_tasks) live tasks in all.
+//! belongs to its owner (another owner gets "unknown"), its id is 128 random bits, it is kept
+//! while it runs and forgotten `ttl` after its end (the key's Redis expiry), a terminal status
+//! never changes, at most [`max_tasks`](RedisTaskStore::max_tasks) live tasks in all. A running
+//! task is held for a lease ([`running_lease`](RedisTaskStore::running_lease), a minute) that
+//! the instance running it renews ([`TaskStore::keep_alive`]): the tasks of an instance that
+//! died do not stay forever.
 //!
 //! # Keys
 //!
 //! | key | what | expiry |
 //! |---|---|---|
-//! | `prefix:{tasks}:task:<id>` | a hash: owner, status, message, timestamps, ttl, poll interval, outcome, input requests (`q:<key>`) and answers (`a:<key>`) | the task's ttl, from its creation |
-//! | `prefix:{tasks}:live` | a sorted set of the live tasks by expiry time (the bound on live tasks) | the latest task's ttl |
-//! | `prefix:{tasks}:owner:<sha1 of owner>` | a sorted set of the owner's tasks by creation (`tasks/list`, its cursors) | the owner's latest task's ttl |
+//! | `prefix:{tasks}:task:<id>` | a hash: owner, status, message, timestamps, ttl, poll interval, outcome, input requests (`q:<key>`) and answers (`a:<key>`) | the lease while it runs, then the task's ttl from its end |
+//! | `prefix:{tasks}:live` | a sorted set of the live tasks by expiry time (the bound on live tasks) | the latest expiry of a task |
+//! | `prefix:{tasks}:owner:<sha1 of owner>` | a sorted set of the owner's tasks by creation (`tasks/list`, its cursors) | the latest expiry of the owner's tasks |
 //! | `prefix:{tasks}:last` | the last creation number (creation order across instances) | 60 s |
 //!
 //! Every change of a task is one Lua script, so that a status moves only from a non-terminal
@@ -64,26 +67,56 @@ end
 local function stretch(k, ttl)
   if redis.call('PTTL', k) < ttl then redis.call('PEXPIRE', k, ttl) end
 end
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- Task id in live set `live` and owner index `index` until `ms` from now.
+local function hold(live, index, id, ms)
+  redis.call('ZADD', live, string.format('%.0f', now_ms() + ms), id)
+  stretch(live, ms)
+  stretch(index, ms)
+end
+-- Task `k` (id `id`) turned terminal: kept its ttl from now; with none, gone now.
+local function ended(k, live, index, id)
+  local ttl = tonumber(redis.call('HGET', k, 'ttl') or '0')
+  if ttl <= 0 then
+    redis.call('DEL', k)
+    redis.call('ZREM', live, id)
+    return
+  end
+  redis.call('PEXPIRE', k, ttl)
+  hold(live, index, id, ttl)
+end
 "#;
 
 /// KEYS: task, live set, owner index, last number. ARGV: max tasks, ttl (ms), owner, id,
-/// timestamp, poll interval (ms).
+/// timestamp, poll interval (ms), lease (ms), most live tasks of the owner (0: no bound). A
+/// running task is held for the lease (renewed by its instance), its ttl counts from its end.
 const CREATE: &str = r#"
-local max, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
+local max, lease = tonumber(ARGV[1]), tonumber(ARGV[7])
 local t = redis.call('TIME')
 local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%.0f', now_ms))
 local live = redis.call('ZCARD', KEYS[2])
 if live >= max then return {'full', tostring(live)} end
-if ttl <= 0 then return {'ok'} end
+local per_owner = tonumber(ARGV[8])
+if per_owner > 0 and redis.call('ZCARD', KEYS[3]) >= per_owner then
+  -- The index keeps ids that expired since: only those the live set holds count.
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+    if not redis.call('ZSCORE', KEYS[2], id) then redis.call('ZREM', KEYS[3], id) end
+  end
+  local mine = redis.call('ZCARD', KEYS[3])
+  if mine >= per_owner then return {'owner', tostring(mine)} end
+end
 local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local seq = string.format('%.0f', math.max(now_us, tonumber(redis.call('GET', KEYS[4]) or '0') + 1))
 redis.call('SET', KEYS[4], seq, 'PX', 60000)
 redis.call('HSET', KEYS[1], 'owner', ARGV[3], 'status', 'working', 'created', ARGV[5], 'updated', ARGV[5],
   'ttl', ARGV[2], 'poll', ARGV[6], 'nq', 0)
-redis.call('PEXPIRE', KEYS[1], ttl)
-redis.call('ZADD', KEYS[2], string.format('%.0f', now_ms + ttl), ARGV[4])
-stretch(KEYS[2], ttl)
+redis.call('PEXPIRE', KEYS[1], lease)
+redis.call('ZADD', KEYS[2], string.format('%.0f', now_ms + lease), ARGV[4])
+stretch(KEYS[2], lease)
 redis.call('ZADD', KEYS[3], seq, ARGV[4])
 if redis.call('ZCARD', KEYS[3]) > max then
   -- What the live set no longer holds goes: the set just dropped what expired by this
@@ -93,32 +126,55 @@ if redis.call('ZCARD', KEYS[3]) > max then
     if not redis.call('ZSCORE', KEYS[2], id) then redis.call('ZREM', KEYS[3], id) end
   end
 end
-stretch(KEYS[3], ttl)
+stretch(KEYS[3], lease)
 return {'ok'}
 "#;
 
-/// KEYS: task. ARGV: owner, status, '1' with a message or '0', message, timestamp.
+/// KEYS: task, live set, owner index. ARGV: owner, status, '1' with a message or '0',
+/// message, timestamp, id.
 const SET_STATUS: &str = r#"
 local k = KEYS[1]
 if not mine(k, ARGV[1]) then return false end
-if not terminal(redis.call('HGET', k, 'status')) then
-  if terminal(ARGV[2]) then clear_input(k) end
-  redis.call('HSET', k, 'status', ARGV[2], 'updated', ARGV[5])
-  if ARGV[3] == '1' then redis.call('HSET', k, 'msg', ARGV[4]) else redis.call('HDEL', k, 'msg') end
-end
-return fields(k)
+if terminal(redis.call('HGET', k, 'status')) then return fields(k) end
+if terminal(ARGV[2]) then clear_input(k) end
+redis.call('HSET', k, 'status', ARGV[2], 'updated', ARGV[5])
+if ARGV[3] == '1' then redis.call('HSET', k, 'msg', ARGV[4]) else redis.call('HDEL', k, 'msg') end
+local out = fields(k)
+if terminal(ARGV[2]) then ended(k, KEYS[2], KEYS[3], ARGV[6]) end
+return out
 "#;
 
-/// KEYS: task. ARGV: owner, status, outcome, '1' with a message or '0', message, timestamp.
+/// KEYS: task, live set, owner index. ARGV: owner, status, outcome, '1' with a message or
+/// '0', message, timestamp, id.
 const FINISH: &str = r#"
 local k = KEYS[1]
 if not mine(k, ARGV[1]) then return false end
-if not terminal(redis.call('HGET', k, 'status')) then
-  clear_input(k)
-  redis.call('HSET', k, 'status', ARGV[2], 'updated', ARGV[6], 'outcome', ARGV[3])
-  if ARGV[4] == '1' then redis.call('HSET', k, 'msg', ARGV[5]) else redis.call('HDEL', k, 'msg') end
-end
+if terminal(redis.call('HGET', k, 'status')) then return fields(k) end
+clear_input(k)
+redis.call('HSET', k, 'status', ARGV[2], 'updated', ARGV[6], 'outcome', ARGV[3])
+if ARGV[4] == '1' then redis.call('HSET', k, 'msg', ARGV[5]) else redis.call('HDEL', k, 'msg') end
+local out = fields(k)
+ended(k, KEYS[2], KEYS[3], ARGV[7])
+return out
+"#;
+
+/// KEYS: task. ARGV: owner, message, timestamp. The message of a `working` task.
+const SET_MESSAGE: &str = r#"
+local k = KEYS[1]
+if not mine(k, ARGV[1]) or redis.call('HGET', k, 'status') ~= 'working' then return false end
+redis.call('HSET', k, 'msg', ARGV[2], 'updated', ARGV[3])
 return fields(k)
+"#;
+
+/// KEYS: task, live set, owner index. ARGV: owner, id, lease (ms). Renews a running task's
+/// lease; 1 if it did.
+const KEEP_ALIVE: &str = r#"
+local k = KEYS[1]
+if not mine(k, ARGV[1]) or terminal(redis.call('HGET', k, 'status')) then return 0 end
+local lease = tonumber(ARGV[3])
+redis.call('PEXPIRE', k, lease)
+hold(KEYS[2], KEYS[3], ARGV[2], lease)
+return 1
 "#;
 
 /// KEYS: task. ARGV: owner, key, request, timestamp, most outstanding.
@@ -208,6 +264,8 @@ static REQUEST_INPUT_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(REQUEST_
 static ANSWER_INPUT_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(ANSWER_INPUT));
 static TAKE_INPUT_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(TAKE_INPUT));
 static LIST_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(LIST));
+static KEEP_ALIVE_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(KEEP_ALIVE));
+static SET_MESSAGE_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(SET_MESSAGE));
 
 /// A [`TaskStore`] in Redis, which every instance of a fleet shares (from
 /// [`Redis::task_store`]). Give it to each instance's server with
@@ -231,13 +289,21 @@ pub struct RedisTaskStore {
     redis: Redis,
     max_tasks: usize,
     max_value_bytes: usize,
+    lease: Duration,
+    max_per_owner: usize,
 }
 
 impl Redis {
     /// The tasks of the fleet: at most 1,000 live tasks in all, each value (a result, an input
     /// request or answer) at most 4 MiB; see [`RedisTaskStore`].
     pub fn task_store(&self) -> RedisTaskStore {
-        RedisTaskStore { redis: self.clone(), max_tasks: 1000, max_value_bytes: 4 << 20 }
+        RedisTaskStore {
+            redis: self.clone(),
+            max_tasks: 1000,
+            max_value_bytes: 4 << 20,
+            lease: Duration::from_secs(60),
+            max_per_owner: 0,
+        }
     }
 }
 
@@ -268,6 +334,29 @@ impl RedisTaskStore {
         self.redis.key(&all)
     }
 
+    /// Sets how many live tasks one owner may have in the fleet (default: as many as
+    /// [`max_tasks`](Self::max_tasks)), so that one requestor cannot take them all; a new one
+    /// beyond it is refused with [`TaskStoreError::OwnerFull`]. Extension tasks without an
+    /// HTTP principal all have one owner (they are server-global), so this bounds them
+    /// together.
+    pub fn max_per_owner(mut self, max: usize) -> Self {
+        self.max_per_owner = max.max(1);
+        self
+    }
+
+    /// Sets how long a running task is held without its instance renewing it (default a
+    /// minute; at least 30 ms). The instance running a task renews it every third of that
+    /// ([`TaskStore::keep_alive_interval`]), so it lives however long it runs, whatever its ttl;
+    /// the tasks of an instance that died go a lease after its last renewal.
+    pub fn running_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_millis(30));
+        self
+    }
+
+    fn live_key(&self) -> String {
+        self.store_key(&["live"])
+    }
+
     fn task_key(&self, id: &str) -> String {
         self.store_key(&["task", id])
     }
@@ -290,11 +379,28 @@ impl RedisTaskStore {
 
     /// Runs a script on one task's key (the first argument is the owner).
     async fn on_task(&self, what: &str, body: &Script, id: &str, args: &[&str]) -> Option<Vec<Option<String>>> {
+        self.on_task_keys(what, body, id, false, args).await
+    }
+
+    /// [`on_task`](Self::on_task), with the live set and the owner's index as KEYS 2 and 3
+    /// when `indexed` (the scripts that change a task's expiry).
+    async fn on_task_keys(
+        &self,
+        what: &str,
+        body: &Script,
+        id: &str,
+        indexed: bool,
+        args: &[&str],
+    ) -> Option<Vec<Option<String>>> {
         if !valid_id(id) {
             return None;
         }
         let mut conn = self.redis.conn();
         let mut invocation = body.key(self.task_key(id));
+        if indexed {
+            let owner = args.first().copied().unwrap_or_default();
+            invocation.key(self.live_key()).key(self.owner_key(owner));
+        }
         for arg in args {
             invocation.arg(*arg);
         }
@@ -405,7 +511,7 @@ impl TaskStore for RedisTaskStore {
             let mut conn = self.redis.conn();
             let mut invocation = CREATE_SCRIPT.key(self.task_key(&id));
             invocation
-                .key(self.store_key(&["live"]))
+                .key(self.live_key())
                 .key(self.owner_key(&owner))
                 .key(self.store_key(&["last"]))
                 .arg(self.max_tasks)
@@ -413,7 +519,9 @@ impl TaskStore for RedisTaskStore {
                 .arg(&owner)
                 .arg(&id)
                 .arg(&stamp)
-                .arg(poll);
+                .arg(poll)
+                .arg(millis(self.lease))
+                .arg(self.max_per_owner);
             let answer: Vec<String> =
                 self.run("create", invocation.invoke_async(&mut conn)).await.map_err(TaskStoreError::Backend)?;
             match answer.as_slice() {
@@ -424,6 +532,9 @@ impl TaskStore for RedisTaskStore {
                     Ok(task)
                 }
                 [full, live] if full == "full" => Err(TaskStoreError::Full(live.parse().unwrap_or(self.max_tasks))),
+                [full, live] if full == "owner" => {
+                    Err(TaskStoreError::OwnerFull(live.parse().unwrap_or(self.max_per_owner)))
+                }
                 other => Err(TaskStoreError::Backend(format!("unexpected answer from redis: {other:?}"))),
             }
         })
@@ -453,8 +564,8 @@ impl TaskStore for RedisTaskStore {
         let (owner, id) = (owner.to_owned(), id.to_owned());
         Box::pin(async move {
             let has = if message.is_some() { "1" } else { "0" };
-            let args = [owner.as_str(), &status_name(&status), has, message.as_deref().unwrap_or(""), &now()];
-            task_from(&id, "set_status", self.on_task("set_status", &SET_STATUS_SCRIPT, &id, &args).await)
+            let args = [owner.as_str(), &status_name(&status), has, message.as_deref().unwrap_or(""), &now(), &id];
+            task_from(&id, "set_status", self.on_task_keys("set_status", &SET_STATUS_SCRIPT, &id, true, &args).await)
         })
     }
 
@@ -462,10 +573,11 @@ impl TaskStore for RedisTaskStore {
         let (owner, id) = (owner.to_owned(), id.to_owned());
         Box::pin(async move {
             let (status, outcome, kept) = self.keepable(status, outcome);
-            let message = outcome.err().map(|e| e.message);
+            let message = mcp_server::tasks::outcome_message(&status, &outcome);
             let has = if message.is_some() { "1" } else { "0" };
-            let args = [owner.as_str(), &status_name(&status), &kept, has, message.as_deref().unwrap_or(""), &now()];
-            task_from(&id, "finish", self.on_task("finish", &FINISH_SCRIPT, &id, &args).await)
+            let args =
+                [owner.as_str(), &status_name(&status), &kept, has, message.as_deref().unwrap_or(""), &now(), &id];
+            task_from(&id, "finish", self.on_task_keys("finish", &FINISH_SCRIPT, &id, true, &args).await)
         })
     }
 
@@ -546,6 +658,32 @@ impl TaskStore for RedisTaskStore {
             let answer = self.on_task("take_input", &TAKE_INPUT_SCRIPT, &id, &[&owner, &key]).await?;
             let answer = answer.into_iter().next().flatten()?;
             serde_json::from_str(&answer).ok()
+        })
+    }
+
+    fn set_message(&self, owner: &str, id: &str, message: String) -> BoxFuture<'_, Option<Task>> {
+        let (owner, id) = (owner.to_owned(), id.to_owned());
+        Box::pin(async move {
+            let message: String = message.chars().take(1024).collect();
+            let args = [owner.as_str(), &message, &now()];
+            task_from(&id, "set_message", self.on_task("set_message", &SET_MESSAGE_SCRIPT, &id, &args).await)
+        })
+    }
+
+    fn keep_alive_interval(&self) -> Option<Duration> {
+        Some(self.lease / 3)
+    }
+
+    fn keep_alive(&self, owner: &str, id: &str) -> BoxFuture<'_, ()> {
+        let (owner, id) = (owner.to_owned(), id.to_owned());
+        Box::pin(async move {
+            if !valid_id(&id) {
+                return;
+            }
+            let mut conn = self.redis.conn();
+            let mut invocation = KEEP_ALIVE_SCRIPT.key(self.task_key(&id));
+            invocation.key(self.live_key()).key(self.owner_key(&owner)).arg(&owner).arg(&id).arg(millis(self.lease));
+            let _: Result<i64, _> = self.run("keep_alive", invocation.invoke_async(&mut conn)).await;
         })
     }
 }

@@ -62,8 +62,9 @@ async fn tasks_belong_to_their_owner_and_keep_a_terminal_status() {
     assert!(store.finish("bob", &task.task_id, TaskStatus::Failed, Ok(Value::Null)).await.is_none());
     let stored = store.get("alice", &task.task_id).await.unwrap();
     assert_eq!(stored.outcome.unwrap().unwrap(), json!({"content": []}), "the outcome is kept as it was");
-    // A task past its ttl is unknown.
+    // A task past its ttl (from its end) is unknown.
     let gone = store.create("alice", Duration::ZERO, Duration::ZERO).await.unwrap();
+    store.finish("alice", &gone.task_id, TaskStatus::Completed, Ok(Value::Null)).await;
     assert!(store.get("alice", &gone.task_id).await.is_none());
     assert!(store.set_status("alice", &gone.task_id, TaskStatus::Cancelled, None).await.is_none());
 }
@@ -99,6 +100,19 @@ async fn every_transition_from_working_and_none_from_a_terminal_status() {
     store.set_status("a", &id, TaskStatus::Working, Some("halfway".into())).await.unwrap();
     let done = store.finish("a", &id, TaskStatus::Completed, Ok(json!({"ok": 1}))).await.unwrap();
     assert_eq!((done.status, done.status_message), (TaskStatus::Completed, None));
+    // A working task's message (its progress, 2026-07-28); none of a task waiting for input.
+    let id = store.create("a", LONG, LONG).await.unwrap().task_id;
+    let said = store.set_message("a", &id, "step 1 of 3".into()).await.unwrap();
+    assert_eq!((said.status, said.status_message.as_deref()), (TaskStatus::Working, Some("step 1 of 3")));
+    assert!(store.set_message("b", &id, "no".into()).await.is_none(), "another owner");
+    store.request_input("a", &id, "k", ask("k")).await.unwrap();
+    assert!(store.set_message("a", &id, "no".into()).await.is_none(), "input_required");
+    // Failed by a result with isError (2025-11-25): its text says why.
+    let id = store.create("a", LONG, LONG).await.unwrap().task_id;
+    let result = json!({"content": [{"type": "text", "text": "the build broke"}], "isError": true});
+    let failed = store.finish("a", &id, TaskStatus::Failed, Ok(result)).await.unwrap();
+    assert_eq!(failed.status_message.as_deref(), Some("the build broke"));
+    assert_eq!(store.get("a", &id).await.unwrap().task.status_message.as_deref(), Some("the build broke"));
 }
 
 #[tokio::test]
@@ -108,13 +122,14 @@ async fn tasks_expire_with_their_ttl_as_a_redis_expiry_and_every_key_expires() {
     let id = store.create("a", LONG, LONG).await.unwrap().task_id;
     let pttl = int(&redis.command(&format!("PTTL mcp:{{tasks}}:task:{id}")));
     assert!(pttl > 55_000 && pttl <= 60_000, "{pttl}");
-    // Changes keep the expiry from the creation.
+    // Ended, it is kept its ttl from then.
     store.request_input("a", &id, "k", ask("k")).await.unwrap();
     store.finish("a", &id, TaskStatus::Completed, Ok(json!({}))).await.unwrap();
     let after = int(&redis.command(&format!("PTTL mcp:{{tasks}}:task:{id}")));
-    assert!(after > 0 && after <= pttl, "{after} after {pttl}");
+    assert!(after > 55_000 && after <= 60_000, "{after}");
     let short = store.create("a", Duration::from_secs(1), LONG).await.unwrap().task_id;
     assert!(store.get("a", &short).await.is_some());
+    store.finish("a", &short, TaskStatus::Completed, Ok(json!({}))).await.unwrap();
     let expired = async || store.get("a", &short).await.is_none();
     until(Duration::from_secs(5), "the task expired", expired).await;
     assert_eq!(int(&redis.command(&format!("EXISTS mcp:{{tasks}}:task:{short}"))), 0);
@@ -132,18 +147,85 @@ async fn tasks_expire_with_their_ttl_as_a_redis_expiry_and_every_key_expires() {
 }
 
 #[tokio::test]
+async fn a_running_task_outlives_its_ttl_and_its_result_is_kept_its_ttl_from_its_end() {
+    let redis = RedisServer::start();
+    let store = store(&redis);
+    let pttl = |id: &str| int(&redis.command(&format!("PTTL mcp:{{tasks}}:task:{id}")));
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let mut live = async |id: &str| -> f64 {
+        redis::cmd("ZSCORE").arg("mcp:{tasks}:live").arg(id).query_async(&mut conn).await.unwrap()
+    };
+    for end in [TaskStatus::Completed, TaskStatus::Cancelled] {
+        // A 300 ms ttl: the running task is held for its lease (a minute), not its ttl.
+        let id = store.create("a", Duration::from_millis(300), LONG).await.unwrap().task_id;
+        assert!(pttl(&id) > 55_000, "a running task expires with its ttl: {}", pttl(&id));
+        store.request_input("a", &id, "k", ask("k")).await.unwrap();
+        assert!(pttl(&id) > 55_000, "{}", pttl(&id));
+        let leased = live(&id).await;
+        if end == TaskStatus::Completed {
+            store.finish("a", &id, end.clone(), Ok(json!({"content": []}))).await.unwrap();
+        } else {
+            store.set_status("a", &id, end.clone(), None).await.unwrap();
+        }
+        // Ended: kept its ttl from now, in the live set too.
+        assert!(pttl(&id) > 0 && pttl(&id) <= 300, "{}", pttl(&id));
+        let ends = live(&id).await;
+        assert!(ends < leased - 50_000.0, "the live set still counts the lease: {ends} against {leased}");
+        assert_eq!(store.get("a", &id).await.unwrap().task.status, end);
+        let expired = async || store.get("a", &id).await.is_none();
+        until(Duration::from_secs(5), "the ended task expired", expired).await;
+    }
+    // A ttl of zero: kept while it runs, gone when it ends.
+    let id = store.create("a", Duration::ZERO, LONG).await.unwrap().task_id;
+    assert!(store.get("a", &id).await.is_some(), "a running task with a zero ttl is gone");
+    let done = store.finish("a", &id, TaskStatus::Completed, Ok(json!({}))).await.unwrap();
+    assert_eq!(done.status, TaskStatus::Completed, "the task as it ended");
+    assert!(store.get("a", &id).await.is_none());
+}
+
+#[tokio::test]
+async fn a_running_task_lives_on_a_lease_its_instance_renews() {
+    let redis = RedisServer::start();
+    let lease = Duration::from_millis(600);
+    let store = store(&redis).running_lease(lease);
+    assert_eq!(store.keep_alive_interval(), Some(lease / 3));
+    let pttl = |id: &str| int(&redis.command(&format!("PTTL mcp:{{tasks}}:task:{id}")));
+    let id = store.create("a", LONG, LONG).await.unwrap().task_id;
+    assert!(pttl(&id) > 0 && pttl(&id) <= 600, "{}", pttl(&id));
+    // Renewed while it runs (by its instance; here by hand), by its owner only.
+    redis.command(&format!("PEXPIRE mcp:{{tasks}}:task:{id} 100"));
+    store.keep_alive("b", &id).await;
+    assert!(pttl(&id) <= 100, "another owner renewed it: {}", pttl(&id));
+    store.keep_alive("a", &id).await;
+    assert!(pttl(&id) > 100, "not renewed: {}", pttl(&id));
+    // Ended: renewing changes nothing of its ttl (a minute).
+    store.finish("a", &id, TaskStatus::Completed, Ok(json!({}))).await.unwrap();
+    assert!(pttl(&id) > 55_000, "{}", pttl(&id));
+    store.keep_alive("a", &id).await;
+    assert!(pttl(&id) > 55_000, "{}", pttl(&id));
+    // An instance that died renews nothing: its task goes with the lease.
+    let orphan = store.create("a", LONG, LONG).await.unwrap().task_id;
+    let gone = async || store.get("a", &orphan).await.is_none();
+    until(Duration::from_secs(5), "the orphan task expired", gone).await;
+}
+
+#[tokio::test]
 async fn a_full_store_refuses_new_tasks_but_expired_ones_make_room_and_redis_stays_bounded() {
     let redis = RedisServer::start();
     let store = store(&redis).max_tasks(3);
     for _ in 0..300 {
-        store.create("a", Duration::ZERO, Duration::ZERO).await.unwrap();
+        let id = store.create("a", Duration::ZERO, Duration::ZERO).await.unwrap().task_id;
+        store.finish("a", &id, TaskStatus::Completed, Ok(Value::Null)).await.unwrap();
     }
     assert!(int(&redis.command("DBSIZE")) <= 4, "{}", redis.command("DBSIZE"));
     let store = store.max_tasks(2);
     store.create("a", LONG, LONG).await.unwrap();
-    store.create("b", Duration::from_secs(1), LONG).await.unwrap();
+    let short = store.create("b", Duration::from_secs(1), LONG).await.unwrap().task_id;
     assert!(matches!(store.create("c", LONG, LONG).await, Err(TaskStoreError::Full(2))));
-    // Once the short one has expired, there is room again.
+    store.set_status("b", &short, TaskStatus::Cancelled, None).await.unwrap();
+    assert!(matches!(store.create("c", LONG, LONG).await, Err(TaskStoreError::Full(2))), "an ended task counts");
+    // Once the short one has expired (a second after its end), there is room again.
     let room = async || store.create("c", LONG, LONG).await.is_ok();
     until(Duration::from_secs(5), "room for a new task", room).await;
     assert!(matches!(store.create("c", LONG, LONG).await, Err(TaskStoreError::Full(2))));
@@ -151,11 +233,35 @@ async fn a_full_store_refuses_new_tasks_but_expired_ones_make_room_and_redis_sta
     let store = store.max_tasks(5);
     let index = format!("ZCARD mcp:{{tasks}}:owner:{}", sha1_smol::Sha1::from("d").digest());
     for _ in 0..50 {
-        let _ = store.create("d", Duration::from_millis(1), LONG).await;
+        if let Ok(task) = store.create("d", Duration::from_millis(1), LONG).await {
+            store.finish("d", &task.task_id, TaskStatus::Completed, Ok(Value::Null)).await;
+        }
         assert!(int(&redis.command("ZCARD mcp:{tasks}:live")) <= 5);
         assert!(int(&redis.command(&index)) <= 6, "{}", redis.command(&index));
     }
     assert!(int(&redis.command(&index)) >= 1, "the index is where the test looks");
+}
+
+#[tokio::test]
+async fn one_owner_cannot_take_every_task_of_the_fleet() {
+    let redis = RedisServer::start();
+    let store = store(&redis).max_tasks(10).max_per_owner(2);
+    let other = store.clone(); // another instance, the same bound
+    let first = store.create("greedy", LONG, LONG).await.unwrap().task_id;
+    other.create("greedy", LONG, LONG).await.unwrap();
+    assert!(matches!(store.create("greedy", LONG, LONG).await, Err(TaskStoreError::OwnerFull(2))));
+    assert!(matches!(other.create("greedy", LONG, LONG).await, Err(TaskStoreError::OwnerFull(2))));
+    for _ in 0..2 {
+        store.create("modest", LONG, LONG).await.unwrap();
+    }
+    // An ended task counts until its ttl has passed; then it makes room for its owner.
+    store.finish("greedy", &first, TaskStatus::Completed, Ok(Value::Null)).await.unwrap();
+    assert!(matches!(store.create("greedy", LONG, LONG).await, Err(TaskStoreError::OwnerFull(2))));
+    let short = store.max_per_owner(1);
+    let id = short.create("brief", Duration::from_millis(50), LONG).await.unwrap().task_id;
+    short.finish("brief", &id, TaskStatus::Completed, Ok(Value::Null)).await.unwrap();
+    let room = async || short.create("brief", LONG, LONG).await.is_ok();
+    until(Duration::from_secs(5), "room for the owner's next task", room).await;
 }
 
 #[tokio::test]
@@ -168,7 +274,8 @@ async fn lists_page_by_creation_and_only_the_owners_tasks() {
         if i % 2 == 0 {
             store.create("b", LONG, LONG).await.unwrap();
             // An expired task of the owner between the others is skipped.
-            store.create("a", Duration::ZERO, LONG).await.unwrap();
+            let gone = store.create("a", Duration::ZERO, LONG).await.unwrap().task_id;
+            store.finish("a", &gone, TaskStatus::Completed, Ok(Value::Null)).await.unwrap();
         }
     }
     let TaskPage { tasks: first, next_cursor: next } = store.list("a", None, 2).await.unwrap();
@@ -498,6 +605,45 @@ mod servers {
         let cancelled = c1.get(&id).await;
         assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
         assert!(cancelled.get("inputRequests").is_none(), "{cancelled}");
+    }
+
+    #[tokio::test]
+    async fn the_instance_running_a_task_renews_its_lease_until_it_ends() {
+        let redis = RedisServer::start();
+        let gate = Arc::new(Semaphore::new(0));
+        let store = Redis::connect(&redis.url()).unwrap().task_store().running_lease(Duration::from_millis(300));
+        let object = json!({"type": "object"});
+        let slow = ToolDef::new("slow", object, move |_args, _ctx: Context| {
+            let gate = gate.clone();
+            async move {
+                gate.acquire().await.map_err(|e| ToolError::Tool(e.to_string()))?.forget();
+                ok("slow done")
+            }
+        })
+        .unwrap()
+        .task_support(TaskSupport::Optional);
+        let tasks = TaskConfig::new().store(store);
+        let server = Server::builder("fleet", "1.0.0").tools([slow]).tasks(tasks).build().unwrap();
+        let mut c = Client::of(&server);
+        let id =
+            c.ok("tools/call", json!({"name": "slow", "arguments": {}})).await["taskId"].as_str().unwrap().to_owned();
+        // About to expire: the instance renews it (every 100 ms) for another lease.
+        let key = format!("mcp:{{tasks}}:task:{id}");
+        redis.command(&format!("PEXPIRE {key} 250"));
+        let pttl = || redis.command(&format!("PTTL {key}")).trim_start_matches(':').parse::<i64>().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut last = pttl();
+        loop {
+            let now = pttl();
+            assert!(now > 0, "the running task expired");
+            if now > last {
+                break;
+            }
+            last = now;
+            assert!(Instant::now() < deadline, "never renewed");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(c.get(&id).await["status"], "working");
     }
 
     /// Says on its channel that it was dropped: a handler that holds it was stopped (its

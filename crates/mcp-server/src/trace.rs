@@ -54,6 +54,35 @@ pub(crate) fn request_span(req: &message::Request, rctx: &RequestContext) -> Spa
     span
 }
 
+/// The span of a task's work: `mcp.server.task`, at level INFO (target `mcp_server::trace`),
+/// made where the task is started, in the span of the request that creates it, whose child it
+/// is. The handler runs in it after the request was answered, so its logs and its requests to
+/// the client (their `traceparent`, feature `opentelemetry`) continue that request's trace.
+///
+/// Fields: `gen_ai.tool.name`, `mcp.task.id` (recorded once the task exists: a deferred task
+/// begins later), `otel.name` (`task {tool}`), `otel.kind` (internal).
+pub(crate) fn task_span(tool: &str) -> Span {
+    let span = tracing::info_span!(
+        "mcp.server.task",
+        otel.name = Empty,
+        otel.kind = "internal",
+        gen_ai.tool.name = Empty,
+        mcp.task.id = Empty,
+    );
+    if !span.is_disabled() {
+        span.record("gen_ai.tool.name", bounded(tool));
+        span.record("otel.name", format!("task {}", bounded(tool)).as_str());
+    }
+    span
+}
+
+/// Records a task's id on its span.
+pub(crate) fn record_task(span: &Span, id: &str) {
+    if !span.is_disabled() {
+        span.record("mcp.task.id", bounded(id));
+    }
+}
+
 /// Records what an enabled span says of its request beyond its method and id.
 #[cold]
 fn describe(span: &Span, req: &message::Request, rctx: &RequestContext) {

@@ -51,6 +51,20 @@ fn server_with(config: Option<TaskConfig>, gate: Arc<Notify>) -> Server {
     })
     .unwrap()
     .task_support(TaskSupport::Optional);
+    let asks_two = ToolDef::new("asks_two", json!({"type": "object"}), |_args, ctx: Context| async move {
+        let request = |message: &str| -> ElicitRequestParams {
+            serde_json::from_value(json!({
+                "message": message,
+                "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+            }))
+            .unwrap()
+        };
+        let (a, b) = tokio::join!(ctx.elicit_raw(request("A?")), ctx.elicit_raw(request("B?")));
+        a.and(b).map_err(|e| ToolError::new(e.to_string()))?;
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("both")]))
+    })
+    .unwrap()
+    .task_support(TaskSupport::Optional);
     let fails = ToolDef::new("fails", json!({"type": "object"}), |_args, _ctx| async move {
         Err::<CallToolResult, _>(ToolError::new("the build broke"))
     })
@@ -69,6 +83,7 @@ fn server_with(config: Option<TaskConfig>, gate: Arc<Notify>) -> Server {
         .tool(plain("required", "ok").task_support(TaskSupport::Required))
         .tool(plain("plain", "plain"))
         .tool(asks)
+        .tool(asks_two)
         .tool(fails);
     if let Some(config) = config {
         builder = builder.tasks(config);
@@ -206,7 +221,10 @@ async fn a_tool_error_fails_the_task_and_its_result_says_why() {
     let task = start_task(&mut client, "fails", None).await;
     let id = task["taskId"].as_str().unwrap();
     assert_eq!(task["ttl"], 300_000, "the default ttl");
-    status_notification(&mut client, id, "failed").await;
+    let failed = status_notification(&mut client, id, "failed").await;
+    assert_eq!(failed["params"]["statusMessage"], "the build broke", "{failed}");
+    let task = client.result("tasks/get", json!({"taskId": id})).await;
+    assert_eq!(task["statusMessage"], "the build broke", "{task}");
     let result = client.result("tasks/result", json!({"taskId": id})).await;
     assert_eq!(result["isError"], true);
     assert_eq!(result["content"][0]["text"], "the build broke");
@@ -285,6 +303,37 @@ async fn another_session_cannot_see_or_touch_a_task() {
     assert_eq!(bob.result("tasks/list", json!({})).await["tasks"], json!([]));
     assert_eq!(alice.result("tasks/get", json!({"taskId": id})).await["status"], "working");
     assert!(id.len() >= 22, "a guessable id: {id}");
+}
+
+#[tokio::test]
+async fn with_two_input_requests_open_the_task_stays_input_required_until_both_are_answered() {
+    let server = server_with(None, Arc::new(Notify::new()));
+    let mut client = connect(&server, REV).await;
+    let id = start_task(&mut client, "asks_two", None).await["taskId"].as_str().unwrap().to_owned();
+    let (first, mut statuses) = next_skipping_status(&mut client).await;
+    let (second, more) = next_skipping_status(&mut client).await;
+    statuses.extend(more);
+    assert_eq!(
+        (first["method"].as_str(), second["method"].as_str()),
+        (Some("elicitation/create"), Some("elicitation/create"))
+    );
+    let answer = |request: &Value| json!({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "decline"}});
+    client.send(answer(&first)).await;
+    // Answered one: still waiting for the other.
+    assert_eq!(client.result("tasks/get", json!({"taskId": id})).await["status"], "input_required");
+    client.send(answer(&second)).await;
+    loop {
+        let frame = client.recv().await;
+        if frame["method"] == "notifications/tasks/status" {
+            let status = frame["params"]["status"].as_str().unwrap().to_owned();
+            statuses.push(status.clone());
+            if status == "completed" {
+                break;
+            }
+        }
+    }
+    // `working` once, when neither is open any more.
+    assert_eq!(statuses, ["input_required", "working", "completed"]);
 }
 
 #[tokio::test]

@@ -115,6 +115,11 @@ fn ok(text: impl Into<String>) -> Result<CallToolResult, ToolError> {
 
 /// The test server; `gate` holds `slow` until a permit is added.
 fn server(gate: Arc<Semaphore>) -> Server {
+    server_with(gate, mcp_server::TaskConfig::new())
+}
+
+/// The test server with `config` for its tasks.
+fn server_with(gate: Arc<Semaphore>, config: mcp_server::TaskConfig) -> Server {
     let object = || json!({"type": "object"});
     let slow = ToolDef::new("slow", object(), move |_args, _ctx: Context| {
         let gate = gate.clone();
@@ -157,6 +162,14 @@ fn server(gate: Arc<Semaphore>) -> Server {
     .unwrap()
     .task_support(TaskSupport::Optional);
     let plain = ToolDef::new("plain", object(), |_args, _ctx: Context| async move { ok("plain") }).unwrap();
+    let steps = ToolDef::new("steps", object(), |_args, ctx: Context| async move {
+        ctx.progress(1.0).total(3.0).message("step 1 of 3").await;
+        ctx.progress(2.0).total(3.0).await;
+        ctx.cancellation().cancelled().await;
+        ok("stopped")
+    })
+    .unwrap()
+    .task_support(TaskSupport::Optional);
     let deferred = ToolDef::new("deferred", object(), |_args, ctx: Context| async move {
         let answer = ctx.elicit_raw_as("user_name", form("Name?", json!({"name": {"type": "string"}}))).await?;
         ctx.run_as_task().await?;
@@ -167,7 +180,8 @@ fn server(gate: Arc<Semaphore>) -> Server {
     .task_support(TaskSupport::Required)
     .deferred_task();
     Server::builder("tasks-ext-test", "1.0.0")
-        .tools([slow, forever, instant, required, tool_error, protocol_error, ask_two, plain, deferred])
+        .tools([slow, forever, instant, required, tool_error, protocol_error, ask_two, plain, deferred, steps])
+        .tasks(config)
         .build()
         .unwrap()
 }
@@ -434,4 +448,80 @@ async fn without_a_principal_the_id_is_the_capability_so_it_is_unguessable() {
         // Of 256 fair bits, outside 64..=192 is eight standard deviations away.
         assert!((64..=192).contains(&ones), "bit {bit} is set in {ones} of 256 ids");
     }
+}
+
+#[tokio::test]
+async fn a_task_asks_its_ttl_within_the_configured_max_and_deferred_tasks_too() {
+    let gate = Arc::new(Semaphore::new(0));
+    let config = mcp_server::TaskConfig::new().max_ttl(std::time::Duration::from_secs(600));
+    let server = server_with(gate, config);
+    let mut c = connect(&server);
+    let call = |ttl: Value| json!({"name": "slow", "arguments": {}, "task": {"ttl": ttl}});
+    let asked = c.ok("tools/call", call(json!(500_000)), "Result").await;
+    assert_eq!(asked["ttlMs"], 500_000, "{asked}");
+    let id = asked["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(c.get(&id).await["ttlMs"], 500_000);
+    let capped = c.ok("tools/call", call(json!(i64::MAX)), "Result").await;
+    assert_eq!(capped["ttlMs"], 600_000, "{capped}");
+    let default = c.ok("tools/call", json!({"name": "slow", "arguments": {}}), "Result").await;
+    assert_eq!(default["ttlMs"], 300_000, "{default}");
+    let odd = c.ok("tools/call", call(json!("soon")), "Result").await;
+    assert_eq!(odd["ttlMs"], 300_000, "a ttl that is no number asks nothing: {odd}");
+    // A deferred task gets the ttl its call asked, though it begins later.
+    let first =
+        c.ok("tools/call", json!({"name": "deferred", "arguments": {}, "task": {"ttl": 42_000}}), "Result").await;
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let retry = json!({
+        "name": "deferred", "arguments": {}, "task": {"ttl": 42_000},
+        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}},
+        "requestState": first["requestState"],
+    });
+    let task = c.ok("tools/call", retry, "Result").await;
+    assert_eq!((task["resultType"].as_str(), task["ttlMs"].as_i64()), (Some("task"), Some(42_000)), "{task}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_task_running_past_its_ttl_keeps_its_result_for_the_ttl_after_it_ends() {
+    // `slow_compute` of `everything` accepts 600 s; a 400-second task with the default 300-second
+    // ttl must end with its result, kept 300 s from its end.
+    let gate = Arc::new(Semaphore::new(0));
+    let server = server(gate.clone());
+    let mut c = connect(&server);
+    let id = c.start("slow", json!({})).await;
+    tokio::time::advance(std::time::Duration::from_secs(400)).await;
+    assert_eq!(c.get(&id).await["status"], "working");
+    gate.add_permits(1);
+    let done = c.until(&id, "completed").await;
+    assert_eq!(text(&done["result"]), "slow done", "{done}");
+    tokio::time::advance(std::time::Duration::from_secs(299)).await;
+    assert_eq!(text(&c.get(&id).await["result"]), "slow done");
+    tokio::time::advance(std::time::Duration::from_secs(2)).await;
+    let gone = c.error("tasks/get", json!({"taskId": id}), with_ext()).await;
+    assert_eq!(gone["code"], -32602, "{gone}");
+}
+
+#[tokio::test]
+async fn a_tasks_progress_after_its_call_was_answered_is_its_status_message() {
+    // Over HTTP the call's response is over once the task is made: the extension's channel for
+    // what the task does is the task itself (tasks/get, notifications/tasks).
+    let server = server(Arc::new(Semaphore::new(0)));
+    let mut c = connect(&server);
+    let id = c.start("steps", json!({})).await;
+    let mut seen = Vec::new();
+    for _ in 0..2_000 {
+        let task = c.get(&id).await;
+        if let Some(message) = task["statusMessage"].as_str()
+            && seen.last().map(String::as_str) != Some(message)
+        {
+            assert_eq!(task["status"], "working", "{task}");
+            seen.push(message.to_owned());
+        }
+        if seen.last().map(String::as_str) == Some("2/3") {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(seen.last().map(String::as_str), Some("2/3"), "{seen:?}");
+    c.ok("tasks/cancel", json!({"taskId": id}), "Result").await;
+    assert_eq!(c.until(&id, "cancelled").await["statusMessage"], "The task was cancelled by request.");
 }

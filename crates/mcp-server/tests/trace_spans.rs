@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use mcp_jsonrpc::transport::memory;
-use mcp_server::{PromptDef, Server, ToolDef, ToolError};
+use mcp_server::{PromptDef, Server, TaskSupport, ToolDef, ToolError};
 use mcp_test_support::Wire;
 use mcp_test_support::spans::{Spans, assert_fields};
 use mcp_types::{CallToolResult, ContentBlock, ErrorObject, GetPromptResult, PromptMessage, Role};
@@ -24,7 +24,13 @@ fn server() -> Server {
     let review = PromptDef::new("review", |_args, _ctx| async move {
         Ok::<_, ErrorObject>(GetPromptResult::new(vec![PromptMessage::new(Role::User, ContentBlock::text("Review"))]))
     });
-    Server::builder("traced", "1.0").tool(echo).prompt(review).build().unwrap()
+    let work = ToolDef::new("work", json!({"type": "object"}), |_args, _ctx| async move {
+        tracing::info!("task work");
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("worked")]))
+    })
+    .unwrap()
+    .task_support(TaskSupport::Optional);
+    Server::builder("traced", "1.0").tool(echo).tool(work).prompt(review).build().unwrap()
 }
 
 /// Sends a request and returns its response.
@@ -128,4 +134,79 @@ async fn a_stateless_requests_span_records_its_traceparent() {
             ("traceparent", TRACEPARENT),
         ],
     );
+}
+
+/// The events `message` were logged in the task span of task `id`, itself a child of the span
+/// of the request `request_id` that made the task, which carried `TRACEPARENT`.
+fn assert_task_traced(spans: &Spans, id: &str, request_id: &str) {
+    let events = spans.events("task work");
+    assert_eq!(events.len(), 1, "{events:?}");
+    let (name, task) = events[0].clone().expect("the handler's log is in no span");
+    assert_eq!(name, "mcp.server.task", "{task:?}");
+    assert_fields(&task, &[("mcp.task.id", id), ("gen_ai.tool.name", "work"), ("otel.name", "task work")]);
+    let parents = spans.parents("mcp.server.task");
+    assert_eq!(parents.len(), 1, "{parents:?}");
+    let (name, request) = parents[0].clone().expect("the task's span has no parent");
+    assert_eq!(name, "mcp.server.request");
+    assert_fields(&request, &[("mcp.method.name", "tools/call"), ("jsonrpc.request.id", request_id)]);
+    assert_fields(&request, &[("traceparent", TRACEPARENT)]);
+}
+
+/// A task's work (2025-11-25) runs in a span of its own, a child of the span of the
+/// `tools/call` that made the task: its logs are in the request's trace.
+#[tokio::test]
+async fn a_tasks_work_runs_in_a_span_under_the_request_that_made_it() {
+    let (spans, _guard) = Spans::install();
+    let (a, b) = memory(64);
+    let server = server();
+    server.connect(a);
+    let mut wire = Wire::new(b).with_timeout(Duration::from_secs(60));
+    let init =
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+    call(&mut wire, 1, "initialize", init).await;
+    wire.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    let params = json!({"name": "work", "arguments": {}, "task": {}, "_meta": {"traceparent": TRACEPARENT}});
+    let created = call(&mut wire, 2, "tools/call", params).await;
+    let id = created["result"]["task"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+    wire.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": {"taskId": id}})).await;
+    loop {
+        let frame = wire.recv().await;
+        if frame["id"] == 3 {
+            assert_eq!(frame["result"]["content"][0]["text"], "worked", "{frame}");
+            break;
+        }
+    }
+    assert_task_traced(&spans, &id, "2");
+}
+
+/// The same for a task of the 2026-07-28 extension.
+#[tokio::test]
+async fn an_extension_tasks_work_runs_in_a_span_under_the_request_that_made_it() {
+    let (spans, _guard) = Spans::install();
+    let (a, b) = memory(64);
+    let server = server();
+    server.connect(a);
+    let mut wire = Wire::new(b).with_timeout(Duration::from_secs(60));
+    let meta = |traceparent: bool| {
+        let mut meta = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+        });
+        if traceparent {
+            meta["traceparent"] = json!(TRACEPARENT);
+        }
+        meta
+    };
+    let created = call(&mut wire, 7, "tools/call", json!({"name": "work", "arguments": {}, "_meta": meta(true)})).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    for n in 8.. {
+        let task = call(&mut wire, n, "tasks/get", json!({"taskId": id, "_meta": meta(false)})).await;
+        if task["result"]["status"] == "completed" {
+            break;
+        }
+        assert!(n < 10_000, "{task}");
+        tokio::task::yield_now().await;
+    }
+    assert_task_traced(&spans, &id, "7");
 }

@@ -1,5 +1,6 @@
-//! A `tracing` layer that records every span (its name and the text of its fields, those
-//! recorded later included), for tests of the spans a crate opens.
+//! A `tracing` layer that records every span (its name, its parent and the text of its fields,
+//! those recorded later included) and the span each event is logged in, for tests of the spans
+//! a crate opens.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -12,12 +13,22 @@ use tracing_subscriber::registry::LookupSpan;
 /// The fields of a span, as text (a `&str` as it is, anything else by its `Debug`).
 pub type Fields = BTreeMap<String, String>;
 
-/// A span as recorded: its id, name and fields.
-type Recorded = (Id, &'static str, Fields);
+/// A span as recorded: its id, name, fields and parent (its place in the record: ids are
+/// reused once a span closes).
+type Recorded = (Id, &'static str, Fields, Option<usize>);
 
 /// Records the spans of the thread it is the default subscriber of (see [`Spans::install`]).
 #[derive(Clone, Default)]
-pub struct Spans(Arc<Mutex<Vec<Recorded>>>);
+pub struct Spans(Arc<Mutex<Vec<Recorded>>>, Arc<Mutex<Vec<Event>>>);
+
+/// An event as recorded: its message and the place of its span.
+type Event = (String, Option<usize>);
+
+/// The place in `spans` of the open span `id` (the last recorded with it).
+fn place(spans: &[Recorded], id: Option<&Id>) -> Option<usize> {
+    let id = id?;
+    spans.iter().rposition(|(i, _, _, _)| i == id)
+}
 
 struct Visitor<'a>(&'a mut Fields);
 
@@ -31,16 +42,35 @@ impl Visit for Visitor<'_> {
 }
 
 impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<S> for Spans {
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let mut fields = Fields::new();
         attrs.record(&mut Visitor(&mut fields));
-        self.0.lock().unwrap().push((id.clone(), attrs.metadata().name(), fields));
+        let parent = match attrs.parent() {
+            Some(parent) => Some(parent.clone()),
+            None if attrs.is_contextual() => ctx.current_span().id().cloned(),
+            None => None,
+        };
+        let mut spans = self.0.lock().unwrap();
+        let parent = place(&spans, parent.as_ref());
+        spans.push((id.clone(), attrs.metadata().name(), fields, parent));
     }
     fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
         let mut spans = self.0.lock().unwrap();
-        if let Some((_, _, fields)) = spans.iter_mut().rev().find(|(i, _, _)| i == id) {
+        if let Some((_, _, fields, _)) = spans.iter_mut().rev().find(|(i, _, _, _)| i == id) {
             values.record(&mut Visitor(fields));
         }
+    }
+    fn on_event(&self, event: &tracing::Event<'_>, ctx: Context<'_, S>) {
+        let mut fields = Fields::new();
+        event.record(&mut Visitor(&mut fields));
+        let span = match event.parent() {
+            Some(parent) => Some(parent.clone()),
+            None if event.is_contextual() => ctx.current_span().id().cloned(),
+            None => None,
+        };
+        let message = fields.remove("message").unwrap_or_default();
+        let span = place(&self.0.lock().unwrap(), span.as_ref());
+        self.1.lock().unwrap().push((message, span));
     }
 }
 
@@ -56,7 +86,22 @@ impl Spans {
     /// The fields of the spans named `name`, in the order they were opened.
     pub fn named(&self, name: &str) -> Vec<Fields> {
         let spans = self.0.lock().unwrap();
-        spans.iter().filter(|(_, n, _)| *n == name).map(|(_, _, fields)| fields.clone()).collect()
+        spans.iter().filter(|(_, n, _, _)| *n == name).map(|(_, _, fields, _)| fields.clone()).collect()
+    }
+
+    /// The parents (name and fields) of the spans named `name`, in the order they were opened.
+    pub fn parents(&self, name: &str) -> Vec<Option<(&'static str, Fields)>> {
+        let spans = self.0.lock().unwrap();
+        let find = |at: &usize| spans.get(*at).map(|(_, n, f, _)| (*n, f.clone()));
+        spans.iter().filter(|(_, n, _, _)| *n == name).map(|(_, _, _, parent)| parent.as_ref().and_then(find)).collect()
+    }
+
+    /// The spans (name and fields) the events whose message is `message` were logged in.
+    pub fn events(&self, message: &str) -> Vec<Option<(&'static str, Fields)>> {
+        let spans = self.0.lock().unwrap();
+        let find = |at: &usize| spans.get(*at).map(|(_, n, f, _)| (*n, f.clone()));
+        let events = self.1.lock().unwrap();
+        events.iter().filter(|(m, _)| m == message).map(|(_, span)| span.as_ref().and_then(find)).collect()
     }
 }
 

@@ -84,7 +84,12 @@ macro_rules! extension_method {
     )*};
 }
 
-extension_method!(ExtensionGet = "tasks/get", ExtensionUpdate = "tasks/update", ExtensionCancel = "tasks/cancel");
+extension_method!(
+    ExtensionGet = "tasks/get",
+    ExtensionUpdate = "tasks/update",
+    ExtensionCancel = "tasks/cancel",
+    ExtensionToolCall = "tools/call",
+);
 
 /// `{"taskId": id}`.
 fn task_params(task_id: &str) -> mcp_types::JsonObject {
@@ -123,8 +128,10 @@ impl Client {
 
     /// Calls a tool as a task: in 2025-11-25 the server answers at once with the task and runs
     /// the tool on; in 2026-07-28 the call declares the tasks extension and the server decides
-    /// (a task, or the result at once). `ttl` asks how long the server keeps the task
-    /// (2025-11-25; the server may grant another). Fails with [`ClientError::NotSupported`] if
+    /// (a task, or the result at once). `ttl` asks how long the server keeps the task once it
+    /// has ended (the server may grant another; in 2026-07-28 it goes as the 2025-11-25
+    /// `task.ttl` member, which the extension does not define: our server grants it, others
+    /// may ignore it). Fails with [`ClientError::NotSupported`] if
     /// the server declared no task support for tools.
     pub async fn call_tool_as_task(
         &self,
@@ -168,7 +175,13 @@ impl Client {
             Some(s) => {
                 let method = "tools/call";
                 let target = Target::Tool(&name);
-                let value = self.extension_call::<mcp_types::CallToolRequest>(s, &params, options, target).await?;
+                // The extension defines no member for the ttl: the 2025-11-25 one, which the
+                // revision's schema drops, is put back when a ttl is asked (our server reads it).
+                let mut object = crate::wire::stateless::params_object(&params)?;
+                if let Some(ttl) = params.task.as_ref().and_then(|t| t.ttl) {
+                    object.insert("task".to_owned(), serde_json::json!({ "ttl": ttl }));
+                }
+                let value = self.extension_call::<ExtensionToolCall>(s, &object, options, target).await?;
                 if value.get("resultType").and_then(Value::as_str) == Some("task") {
                     ToolTask::Running(extension_task(method, &value)?)
                 } else {
@@ -241,8 +254,46 @@ impl Client {
     /// `tasks/result` (and at once when the task needs input: the server sends its requests
     /// then). In 2026-07-28 the result comes with the task; input the task waits for is
     /// answered by the builder's handlers and sent with `tasks/update`; a task that failed
-    /// is its error ([`ClientError::Remote`]).
+    /// is its error ([`ClientError::Remote`]), a cancelled one [`ClientError::Cancelled`].
+    ///
+    /// It waits as long as the task runs: [`wait_for_task_with`](Self::wait_for_task_with)
+    /// gives up after a time or when a token fires.
     pub async fn wait_for_task(&self, task_id: &str) -> Result<CallToolResult, ClientError> {
+        self.wait_for_task_with(task_id, None, None).await
+    }
+
+    /// [`wait_for_task`](Self::wait_for_task), giving up after `timeout`
+    /// ([`ClientError::Timeout`]) or when `cancel` fires ([`ClientError::Cancelled`]). Giving
+    /// up stops the wait (a `tasks/result` in flight is cancelled), not the task: the task
+    /// runs on, and [`cancel_task`](Self::cancel_task) stops it.
+    pub async fn wait_for_task_with(
+        &self,
+        task_id: &str,
+        timeout: Option<Duration>,
+        cancel: Option<&mcp_jsonrpc::CancellationToken>,
+    ) -> Result<CallToolResult, ClientError> {
+        let wait = self.wait_for_task_unbounded(task_id);
+        let cancelled = async {
+            match cancel {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        let expired = async {
+            match timeout {
+                Some(timeout) => tokio::time::sleep(timeout).await,
+                None => std::future::pending().await,
+            }
+        };
+        let method = if self.stateless().is_some() { "tasks/get" } else { "tasks/result" };
+        tokio::select! {
+            result = wait => result,
+            () = cancelled => Err(ClientError::Cancelled),
+            () = expired => Err(ClientError::Timeout { method: method.to_owned(), elapsed: timeout.unwrap_or_default() }),
+        }
+    }
+
+    async fn wait_for_task_unbounded(&self, task_id: &str) -> Result<CallToolResult, ClientError> {
         if let Some(s) = self.stateless() {
             let result = self.wait_for_extension_task(s, task_id).await;
             self.task_progress.lock_unpoisoned().retain(|(id, _)| id != task_id);
@@ -276,7 +327,7 @@ impl Client {
                 TaskStatus::InputRequired => {
                     let requests = detailed.get("inputRequests").map(serde_json::value::to_raw_value).transpose();
                     let requests = requests.map_err(|e| ClientError::decode(METHOD, e))?;
-                    let responses = input_responses(METHOD, requests.as_deref(), &s.handlers).await?;
+                    let responses = input_responses(METHOD, requests.as_deref(), &s.handlers, Some(task_id)).await?;
                     if responses.is_empty() {
                         sleep_poll(task.poll_interval).await;
                         continue;
@@ -298,10 +349,8 @@ impl Client {
                         .map_err(|_| ClientError::protocol(METHOD, Violation::MalformedTask("error")))?;
                     return Err(ClientError::Remote(error));
                 }
-                TaskStatus::Cancelled => {
-                    let message = format!("task `{task_id}` was cancelled");
-                    return Err(ClientError::Remote(mcp_types::ErrorObject::internal_error(message)));
-                }
+                // The extension has no error for it: the task's request was cancelled.
+                TaskStatus::Cancelled => return Err(ClientError::Cancelled),
                 // A status of a later revision: poll on.
                 _ => sleep_poll(task.poll_interval).await,
             }

@@ -91,7 +91,7 @@ async fn fulfil(
     params: &mut JsonObject,
 ) -> Result<(), ClientError> {
     let malformed = |field| ClientError::protocol(method, Violation::MalformedInputRequired(field));
-    let responses = input_responses(method, result.input_requests.as_deref(), handlers).await?;
+    let responses = input_responses(method, result.input_requests.as_deref(), handlers, None).await?;
     if !responses.is_empty() {
         params.insert("inputResponses".to_owned(), Value::Object(responses));
     }

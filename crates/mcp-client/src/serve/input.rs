@@ -22,11 +22,14 @@ struct InputRequest {
 const MAX_INPUT_REQUESTS: usize = 16;
 
 /// The answers to `inputRequests` (of an `input_required` result, or of a task waiting for
-/// input), by key, from the builder's handlers, asked in the order the server wrote them.
+/// input), by key, from the builder's handlers, asked in the order the server wrote them. The
+/// requests of a task (`task`) reach the handlers with the task's id in their params' `_meta`
+/// (`io.modelcontextprotocol/related-task`), as a 2025-11-25 task's requests do.
 pub(crate) async fn input_responses(
     method: &str,
     requests: Option<&serde_json::value::RawValue>,
     handlers: &InputHandlers,
+    task: Option<&str>,
 ) -> Result<JsonObject, ClientError> {
     let malformed = |field| ClientError::protocol(method, Violation::MalformedInputRequired(field));
     let requests: indexmap::IndexMap<String, InputRequest> = match requests {
@@ -42,10 +45,23 @@ pub(crate) async fn input_responses(
     let mut responses = JsonObject::new();
     for (key, request) in requests {
         let params = request.params.as_deref().map_or("{}", serde_json::value::RawValue::get);
-        let response = answer(&request.method, params, handlers).await?;
+        let related = task.and_then(|id| naming_task(params, id));
+        let response = answer(&request.method, related.as_deref().unwrap_or(params), handlers).await?;
         responses.insert(key, response);
     }
     Ok(responses)
+}
+
+/// `params` (an object) with `_meta` naming task `id`, unless they say which task already.
+fn naming_task(params: &str, id: &str) -> Option<String> {
+    let mut params: JsonObject = serde_json::from_str(params).ok()?;
+    let meta = params.entry("_meta").or_insert_with(|| Value::Object(JsonObject::new()));
+    let Value::Object(meta) = meta else { return None };
+    if meta.contains_key(mcp_types::meta::RELATED_TASK) {
+        return None;
+    }
+    meta.insert(mcp_types::meta::RELATED_TASK.to_owned(), serde_json::json!({ "taskId": id }));
+    serde_json::to_string(&params).ok()
 }
 
 /// Runs the handler for one input request; a handler that panics refuses it (-32603), as it

@@ -199,7 +199,10 @@ impl Context {
 
     /// Reports progress, if the client asked for it (otherwise does nothing): `progress` so
     /// far, with an optional total and message, sent when awaited (as
-    /// [`Progress::report`] does).
+    /// [`Progress::report`] does). Inside a task of the 2026-07-28 extension, whose call was
+    /// answered with the task, it also becomes the task's `statusMessage` while the task is
+    /// `working` (the message, else `progress/total`), which `tasks/get` and
+    /// `notifications/tasks` show.
     ///
     /// ```
     /// async fn copy(ctx: mcp_server::Context) {
@@ -207,7 +210,8 @@ impl Context {
     /// }
     /// ```
     pub fn progress(&self, progress: f64) -> ProgressReport<'_, impl Future<Output = ()> + Send + '_> {
-        progress::progress_report(&self.peer, self.progress_token.as_ref(), self.related_task(), progress)
+        let link = self.extension_task();
+        progress::progress_report(&self.peer, self.progress_token.as_ref(), self.related_task(), link, progress)
     }
 
     /// Sends a log message to the client, if its level passes the level the client set (with

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use mcp_jsonrpc::Peer;
 use mcp_types::{ProgressNotification, ProgressNotificationParams, ProgressToken};
 
+use crate::tasks::running::TaskLink;
+
 /// Reports the progress of one request, if the client asked for progress (otherwise reports
 /// nothing).
 ///
@@ -46,7 +48,7 @@ impl Progress {
     /// }
     /// ```
     pub fn report(&self, progress: f64) -> ProgressReport<'_, impl Future<Output = ()> + Send + '_> {
-        progress_report(&self.peer, self.token.as_ref(), self.task.as_deref(), progress)
+        progress_report(&self.peer, self.token.as_ref(), self.task.as_deref(), None, progress)
     }
 }
 
@@ -67,6 +69,8 @@ struct ReportParts<'a> {
     peer: &'a Peer,
     token: Option<&'a ProgressToken>,
     task: Option<&'a str>,
+    /// An extension task, whose status message the report becomes.
+    link: Option<&'a TaskLink>,
     progress: f64,
     total: Option<f64>,
     message: Option<String>,
@@ -78,9 +82,10 @@ pub(crate) fn progress_report<'a>(
     peer: &'a Peer,
     token: Option<&'a ProgressToken>,
     task: Option<&'a str>,
+    link: Option<&'a TaskLink>,
     progress: f64,
 ) -> ProgressReport<'a, impl Future<Output = ()> + Send + 'a> {
-    let parts = ReportParts { peer, token, task, progress, total: None, message: None };
+    let parts = ReportParts { peer, token, task, link, progress, total: None, message: None };
     ProgressReport { parts, send: send_progress }
 }
 
@@ -119,6 +124,14 @@ impl<F: Future<Output = ()>> IntoFuture for ProgressReport<'_, F> {
 
 /// Sends the notification a report describes, if the client asked for progress.
 async fn send_progress(parts: ReportParts<'_>) {
+    if let Some(link) = parts.link {
+        let text = match (&parts.message, parts.total) {
+            (Some(message), _) => message.clone(),
+            (None, Some(total)) => format!("{}/{total}", parts.progress),
+            (None, None) => parts.progress.to_string(),
+        };
+        link.progressed(text).await;
+    }
     let Some(token) = parts.token else {
         return;
     };

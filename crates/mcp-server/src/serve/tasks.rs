@@ -137,7 +137,10 @@ pub(crate) fn start<'a>(
         let link = TaskLink::new(id.clone(), owner.clone(), tasks.clone(), peer.clone(), false);
         ctx.task = Some(Arc::new(link));
         let tasks = tasks.clone();
-        tokio::spawn(async move {
+        // The work continues the request's trace.
+        let span = crate::trace::task_span(&name);
+        crate::trace::record_task(&span, &id);
+        let work = async move {
             let outcome: TaskOutcome = match registry.tool(&name) {
                 Some(tool) => match run_tool(tool, &name, arguments, ctx).await {
                     Ok(mut result) => {
@@ -160,7 +163,8 @@ pub(crate) fn start<'a>(
                 notify_status(&peer, &task).await;
             }
             tasks.ended(&id);
-        });
+        };
+        tokio::spawn(tracing::Instrument::instrument(work, span));
         let mut created = serde_json::Map::new();
         created.insert(
             "task".to_owned(),

@@ -101,13 +101,14 @@ pub(crate) async fn call_tool(
     }
     let deferred = tool.deferred_task;
     let owner = extension_owner(call.rctx);
+    let ttl = tasks.config.ttl(requested_ttl(call.req));
     let mut ctx = call.context(progress);
     let server = call.server;
     if !deferred {
         let config = &tasks.config;
         let task = config
             .store
-            .create(&owner, config.ttl(None), config.poll_interval)
+            .create(&owner, ttl, config.poll_interval)
             .await
             .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
         let cancel = CancellationToken::new();
@@ -117,7 +118,11 @@ pub(crate) async fn call_tool(
         let link = TaskLink::new(task.task_id.clone(), owner, tasks.clone(), ctx.peer.clone(), true);
         let link = Arc::new(link);
         ctx.task = Some(link.clone());
-        tokio::spawn(run(registry, name, arguments, ctx, tasks.clone(), cancel, Arc::new(OnceLock::from(link)), None));
+        // The work continues the request's trace.
+        let span = crate::trace::task_span(&name);
+        crate::trace::record_task(&span, &task.task_id);
+        let work = run(registry, name, arguments, ctx, tasks.clone(), cancel, Arc::new(OnceLock::from(link)), None);
+        tokio::spawn(tracing::Instrument::instrument(work, span));
         return created(server, call.rctx, &task);
     }
     // Deferred: the handler runs now, as a plain call (input-required round trips included),
@@ -127,16 +132,20 @@ pub(crate) async fn call_tool(
     let (tx, rx) = oneshot::channel();
     let tx = Arc::new(Mutex::new(Some(tx)));
     let slot = Arc::new(OnceLock::new());
+    let span = crate::trace::task_span(&name);
     ctx.deferred = Some(Arc::new(Deferred {
         tasks: tasks.clone(),
         owner,
+        ttl,
         link: slot.clone(),
         escalate: tx.clone(),
         cancel: cancel.clone(),
+        span: span.clone(),
     }));
     // The request gone before the task exists: the handler stops.
     let guard = cancel.clone().drop_guard();
-    tokio::spawn(run(registry, name, arguments, ctx, tasks.clone(), cancel, slot, Some(tx)));
+    let work = run(registry, name, arguments, ctx, tasks.clone(), cancel, slot, Some(tx));
+    tokio::spawn(tracing::Instrument::instrument(work, span));
     let request_cancel = call.rctx.cancellation().clone();
     let outcome = tokio::select! {
         outcome = rx => outcome,
@@ -154,6 +163,16 @@ pub(crate) async fn call_tool(
         }
         Err(_) => Err(ErrorObject::internal_error("the tool's handler stopped")),
     }
+}
+
+/// The ttl a request asks for its task, in milliseconds: the extension defines no member for
+/// it, so the 2025-11-25 one is read (`task: {"ttl": ..}`). Anything else asks nothing.
+fn requested_ttl(req: &message::Request) -> Option<i64> {
+    #[derive(serde::Deserialize)]
+    struct TaskMember {
+        ttl: Option<i64>,
+    }
+    serde_json::from_str::<TaskMember>(req.param("task")?).ok()?.ttl
 }
 
 /// Runs a task's handler (in the background) and records how it ended: a result (even one

@@ -38,8 +38,9 @@ impl Default for TaskConfig {
 }
 
 impl TaskConfig {
-    /// A [`MemoryTaskStore`] of 1,000 tasks; tasks kept 5 minutes unless the client asks for
-    /// another ttl (at most an hour, at least a second); clients told to poll every second.
+    /// A [`MemoryTaskStore`] of 1,000 tasks; tasks kept while they run and 5 minutes after
+    /// they end unless the client asks for another ttl (at most an hour, at least a second);
+    /// clients told to poll every second.
     pub fn new() -> Self {
         TaskConfig::default()
     }
@@ -48,7 +49,8 @@ impl TaskConfig {
         self.store = Arc::new(store);
         self
     }
-    /// The ttl of a task whose client names none (default 5 minutes).
+    /// The ttl of a task whose client names none (default 5 minutes): how long a task is
+    /// kept once it has ended (a running task is kept whatever its ttl).
     pub fn default_ttl(mut self, ttl: Duration) -> Self {
         self.default_ttl = ttl;
         self

@@ -77,8 +77,10 @@
 //! client poll or cancel a task from any connection, and lets a server use the task id as the
 //! bearer of the task's state provided it cannot be guessed ("Security Considerations" of the
 //! extension), which 128 random bits are. With a principal they are the principal's.
-//! Status notifications (`notifications/tasks` on `subscriptions/listen`) are optional and not
-//! sent.
+//! Status notifications (`notifications/tasks`) are sent on the `subscriptions/listen` streams
+//! that name the task in `notifications.taskIds` (from a request that declares the extension):
+//! each change of the task (its status, its input requests, its end) carries the task as
+//! `tasks/get` details it, announced on the server's bus so that a fleet's bus carries it too.
 
 // Inside: this module holds what a task is (its support, its outcome, the extension's names)
 // and the state of tasks: `store` (the `TaskStore` trait and `MemoryTaskStore`), `config`
@@ -123,6 +125,35 @@ impl TaskSupport {
 /// How a task ended, as `tasks/result` answers it: the result the request would have had (as
 /// JSON, in the revision of the session that made the task), or its error.
 pub type TaskOutcome = Result<Value, ErrorObject>;
+
+/// The status message of a task that ends `status` with `outcome`, as the stores write it: a
+/// protocol error's message; for a `failed` task whose result has `isError` (2025-11-25), the
+/// text of the result's first text content, else a sentence saying so; none otherwise.
+pub fn outcome_message(status: &TaskStatus, outcome: &TaskOutcome) -> Option<String> {
+    match outcome {
+        Err(error) => Some(error.message.clone()),
+        Ok(result) if *status == TaskStatus::Failed => {
+            let text = result.get("content").and_then(Value::as_array).and_then(|content| {
+                content.iter().find_map(|block| match (block.get("type")?.as_str()?, block.get("text")?.as_str()?) {
+                    ("text", text) => Some(text),
+                    _ => None,
+                })
+            });
+            Some(text.map_or_else(|| "the tool reported an error".to_owned(), |t| bounded_message(t).to_owned()))
+        }
+        Ok(_) => None,
+    }
+}
+
+/// At most 1,024 bytes of `text`, cut at a character boundary: a status message says why, it
+/// does not repeat the result.
+fn bounded_message(text: &str) -> &str {
+    let mut end = text.len().min(1024);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
 
 /// The extension's identifier: the key in `capabilities.extensions`.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";

@@ -37,6 +37,17 @@ struct Running {
     done: Arc<tokio::sync::Notify>,
     /// Woken when the client delivers input to the task (2026-07-28 `tasks/update`).
     input: Arc<tokio::sync::Notify>,
+    /// With a store that leases running tasks: stops renewing the lease when dropped.
+    _alive: Option<StopOnDrop>,
+}
+
+/// Cancels its token when dropped.
+struct StopOnDrop(CancellationToken);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
 }
 
 impl Tasks {
@@ -63,11 +74,37 @@ impl Tasks {
             cancel,
             done: Arc::new(tokio::sync::Notify::new()),
             input: Arc::new(tokio::sync::Notify::new()),
+            _alive: self.keep_alive(id, owner),
         };
         self.running.lock_unpoisoned().insert(id.to_owned(), running);
         if self.bus.fans_out() {
             self.watch();
         }
+    }
+
+    /// With a store that leases running tasks ([`TaskStore::keep_alive_interval`]): renews
+    /// the task's lease at that interval until the guard returned is dropped (when the task
+    /// ends here). Nothing for a store that needs none.
+    ///
+    /// [`TaskStore::keep_alive_interval`]: super::store::TaskStore::keep_alive_interval
+    fn keep_alive(&self, id: &str, owner: &str) -> Option<StopOnDrop> {
+        let interval = self.config.store.keep_alive_interval()?;
+        tokio::runtime::Handle::try_current().ok()?;
+        let stop = CancellationToken::new();
+        let (store, stopped) = (self.config.store.clone(), stop.clone());
+        let (id, owner) = (id.to_owned(), owner.to_owned());
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(interval.max(std::time::Duration::from_millis(10)));
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticks.tick().await;
+            loop {
+                tokio::select! {
+                    () = stopped.cancelled() => return,
+                    _ = ticks.tick() => store.keep_alive(&owner, &id).await,
+                }
+            }
+        });
+        Some(StopOnDrop(stop))
     }
 
     /// In a fleet (a bus that fans out), a task may be cancelled through another instance:
@@ -164,12 +201,23 @@ pub(crate) struct TaskLink {
     pub(crate) extension: bool,
     /// Counters for automatic input keys, per kind (extension tasks).
     pub(crate) counters: Mutex<BTreeMap<&'static str, usize>>,
+    /// How many requests to the client the task waits for (2025-11-25), held while the status
+    /// they imply is written, so that writes follow the count.
+    asking: tokio::sync::Mutex<usize>,
 }
 
 impl TaskLink {
     /// The link of a new task.
     pub(crate) fn new(id: String, owner: String, tasks: Arc<Tasks>, peer: mcp_jsonrpc::Peer, extension: bool) -> Self {
-        TaskLink { id, owner, tasks, peer, extension, counters: Mutex::new(BTreeMap::new()) }
+        TaskLink {
+            id,
+            owner,
+            tasks,
+            peer,
+            extension,
+            counters: Mutex::new(BTreeMap::new()),
+            asking: tokio::sync::Mutex::new(0),
+        }
     }
 
     /// The next automatic input key of a kind: `elicitation-1`, `sampling-1`, ...
@@ -225,12 +273,33 @@ impl TaskLink {
 
 impl TaskLink {
     /// Runs `ask` (a request to the client the task needs) with the task in `input_required`,
-    /// then moves it back to `working`; the client hears of both.
+    /// then moves it back to `working` once no other such request is open; the client hears of
+    /// both. (An `ask` dropped before its answer leaves the task `input_required` until the
+    /// next change.)
     pub(crate) async fn waiting_for_input<T>(&self, ask: impl std::future::Future<Output = T>) -> T {
-        self.set_status(TaskStatus::InputRequired, Some("waiting for the client's input")).await;
+        {
+            let mut asking = self.asking.lock().await;
+            *asking += 1;
+            if *asking == 1 {
+                self.set_status(TaskStatus::InputRequired, Some("waiting for the client's input")).await;
+            }
+        }
         let answer = ask.await;
-        self.set_status(TaskStatus::Working, None).await;
+        let mut asking = self.asking.lock().await;
+        *asking = asking.saturating_sub(1);
+        if *asking == 0 {
+            self.set_status(TaskStatus::Working, None).await;
+        }
         answer
+    }
+
+    /// The 2026-07-28 extension: the handler's progress, as the task's status message while it
+    /// is `working` (announced, so `notifications/tasks` carries it): after the call was
+    /// answered, the extension has no other channel for it.
+    pub(crate) async fn progressed(&self, message: String) {
+        if self.tasks.config.store.set_message(&self.owner, &self.id, message).await.is_some() {
+            self.tasks.changed(&self.id);
+        }
     }
 
     async fn set_status(&self, status: TaskStatus, message: Option<&str>) {
@@ -263,10 +332,14 @@ pub(crate) type Escalate = Arc<Mutex<Option<oneshot::Sender<Ran>>>>;
 pub(crate) struct Deferred {
     pub(crate) tasks: Arc<Tasks>,
     pub(crate) owner: String,
+    /// The ttl the task gets.
+    pub(crate) ttl: std::time::Duration,
     /// The task, once created.
     pub(crate) link: Arc<OnceLock<Arc<TaskLink>>>,
     pub(crate) escalate: Escalate,
     pub(crate) cancel: CancellationToken,
+    /// The span the handler runs in (`mcp.server.task`): it learns the task's id here.
+    pub(crate) span: tracing::Span,
 }
 
 impl Deferred {
@@ -278,10 +351,13 @@ impl Deferred {
         let config = &self.tasks.config;
         let task = config
             .store
-            .create(&self.owner, config.ttl(None), config.poll_interval)
+            .create(&self.owner, self.ttl, config.poll_interval)
             .await
             .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
         self.tasks.started_with(&task.task_id, &self.owner, self.cancel.clone());
+        if !self.span.is_disabled() {
+            self.span.record("mcp.task.id", task.task_id.as_str());
+        }
         let link = TaskLink::new(task.task_id.clone(), self.owner.clone(), self.tasks.clone(), peer.clone(), true);
         let _ = self.link.set(Arc::new(link));
         if let Some(tx) = self.escalate.lock_unpoisoned().take() {

@@ -3,13 +3,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use futures_util::future::BoxFuture;
 use mcp_jsonrpc::ErrorObject;
 use mcp_jsonrpc::sync::MutexExt as _;
 use mcp_types::{Task, TaskStatus};
 use serde_json::Value;
+use tokio::time::Instant;
 
 use super::{TaskOutcome, is_terminal, new_task_id};
 
@@ -47,6 +48,9 @@ pub enum TaskStoreError {
     /// The store holds as many live tasks as it may.
     #[error("too many tasks ({0} live); try again later")]
     Full(usize),
+    /// The owner has as many live tasks as one owner may (a store's `max_per_owner`).
+    #[error("too many tasks of this requestor ({0} live); try again later")]
+    OwnerFull(usize),
     /// The store's backend failed.
     #[error("the task store failed: {0}")]
     Backend(String),
@@ -65,8 +69,10 @@ pub enum TaskStoreError {
 /// [`TaskStore::finish`]: a change that would leave a terminal status does nothing and returns
 /// the task as it is.
 pub trait TaskStore: Send + Sync + 'static {
-    /// Creates a `working` task of `owner` with a new unguessable id, kept for `ttl` after its
-    /// creation; `poll_interval` is what clients are told to wait between polls.
+    /// Creates a `working` task of `owner` with a new unguessable id; `poll_interval` is what
+    /// clients are told to wait between polls. The task is kept while it runs (whatever its
+    /// `ttl`: a long task's result is not lost) and for `ttl` once it is terminal, so that its
+    /// result stays reachable that long after it exists.
     fn create(
         &self,
         owner: &str,
@@ -83,8 +89,9 @@ pub trait TaskStore: Send + Sync + 'static {
         status: TaskStatus,
         message: Option<String>,
     ) -> BoxFuture<'_, Option<Task>>;
-    /// Ends a non-terminal task with `status` (`completed` or `failed`) and its outcome (an
-    /// error's message becomes the status message; outstanding input is dropped).
+    /// Ends a non-terminal task with `status` (`completed` or `failed`) and its outcome (its
+    /// status message becomes [`outcome_message`](super::outcome_message)'s; outstanding input
+    /// is dropped).
     fn finish(&self, owner: &str, id: &str, status: TaskStatus, outcome: TaskOutcome) -> BoxFuture<'_, Option<Task>>;
     /// A page of `owner`'s tasks, oldest first, after `cursor`; the cursor of the next page.
     /// An unknown cursor is an error (-32602).
@@ -112,6 +119,31 @@ pub trait TaskStore: Send + Sync + 'static {
     ) -> BoxFuture<'_, Option<Task>>;
     /// The 2026-07-28 extension: takes (removes) the delivered answer to input `key`, if any.
     fn take_input(&self, owner: &str, id: &str, key: &str) -> BoxFuture<'_, Option<Value>>;
+
+    /// The 2026-07-28 extension: sets the status message of a `working` task (what its
+    /// handler's progress says, for `tasks/get` and `notifications/tasks`); the task as it now
+    /// is, or `None` when it is unknown or not `working` (nothing changed). The default does
+    /// nothing.
+    fn set_message(&self, owner: &str, id: &str, message: String) -> BoxFuture<'_, Option<Task>> {
+        let _ = (owner, id, message);
+        Box::pin(std::future::ready(None))
+    }
+
+    /// How often the process running a task renews it with [`keep_alive`](Self::keep_alive),
+    /// if this store needs it: a store a fleet shares keeps a running task for a lease only, so
+    /// that the tasks of an instance that died do not stay forever. `None` (the default, a
+    /// store that lives and dies with its process): never.
+    fn keep_alive_interval(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Renews the lease of `owner`'s running task `id` (see
+    /// [`keep_alive_interval`](Self::keep_alive_interval)); a terminal task keeps its expiry.
+    /// The default does nothing.
+    fn keep_alive(&self, owner: &str, id: &str) -> BoxFuture<'_, ()> {
+        let _ = (owner, id);
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// A page of tasks, as [`TaskStore::list`] returns it.
@@ -124,10 +156,12 @@ pub struct TaskPage {
 }
 
 /// Tasks in memory, for the life of the process: at most `max_tasks` live ones (default
-/// 1,000), each forgotten when its ttl has passed (expired ones are swept as new ones are
-/// created, so the memory stays bounded by the live tasks).
+/// 1,000), each kept while it runs and forgotten when its ttl has passed since it ended
+/// (expired ones are swept as new ones are created, so the memory stays bounded by the live
+/// tasks).
 pub struct MemoryTaskStore {
     max_tasks: usize,
+    max_per_owner: usize,
     inner: Mutex<MemoryInner>,
 }
 
@@ -137,18 +171,38 @@ struct MemoryInner {
     /// Task ids in creation order (for listing and sweeping), by sequence number.
     order: BTreeMap<u64, String>,
     next: u64,
+    /// How many tasks each owner has (expired ones not yet swept included).
+    owners: HashMap<String, usize>,
 }
 
 struct MemoryEntry {
     owner: String,
-    expires: Instant,
+    /// How long it is kept once terminal.
+    ttl: Duration,
+    /// When it is forgotten: none while it runs.
+    expires: Option<Instant>,
     stored: StoredTask,
+}
+
+impl MemoryEntry {
+    fn live(&self, now: Instant) -> bool {
+        self.expires.is_none_or(|at| at > now)
+    }
+
+    /// The task turned terminal: kept `ttl` from now.
+    fn ended(&mut self) {
+        self.expires = Some(Instant::now() + self.ttl);
+    }
 }
 
 impl std::fmt::Debug for MemoryTaskStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let live = self.inner.lock_unpoisoned().tasks.len();
-        f.debug_struct("MemoryTaskStore").field("max_tasks", &self.max_tasks).field("live", &live).finish()
+        f.debug_struct("MemoryTaskStore")
+            .field("max_tasks", &self.max_tasks)
+            .field("max_per_owner", &self.max_per_owner)
+            .field("live", &live)
+            .finish()
     }
 }
 
@@ -161,7 +215,20 @@ impl Default for MemoryTaskStore {
 impl MemoryTaskStore {
     /// A store holding at most `max_tasks` live tasks.
     pub fn new(max_tasks: usize) -> Self {
-        MemoryTaskStore { max_tasks: max_tasks.max(1), inner: Mutex::new(MemoryInner::default()) }
+        MemoryTaskStore {
+            max_tasks: max_tasks.max(1),
+            max_per_owner: usize::MAX,
+            inner: Mutex::new(MemoryInner::default()),
+        }
+    }
+
+    /// Sets how many live tasks one owner may have (default: as many as the store holds), so
+    /// that one requestor cannot take them all; a new one beyond it is refused with
+    /// [`TaskStoreError::OwnerFull`]. Extension tasks without an HTTP principal all have one
+    /// owner (they are server-global), so this bounds them together.
+    pub fn max_per_owner(mut self, max: usize) -> Self {
+        self.max_per_owner = max.max(1);
+        self
     }
 
     /// How many tasks it holds (expired ones not yet swept included).
@@ -181,19 +248,26 @@ impl MemoryInner {
         let expired: Vec<(u64, String)> = self
             .order
             .iter()
-            .filter(|(_, id)| self.tasks.get(*id).is_none_or(|e| e.expires <= now))
+            .filter(|(_, id)| self.tasks.get(*id).is_none_or(|e| !e.live(now)))
             .map(|(seq, id)| (*seq, id.clone()))
             .collect();
         for (seq, id) in expired {
             self.order.remove(&seq);
-            self.tasks.remove(&id);
+            if let Some(entry) = self.tasks.remove(&id)
+                && let Some(n) = self.owners.get_mut(&entry.owner)
+            {
+                *n -= 1;
+                if *n == 0 {
+                    self.owners.remove(&entry.owner);
+                }
+            }
         }
     }
 
     /// The live task `id` of `owner`.
     fn entry(&mut self, owner: &str, id: &str) -> Option<&mut MemoryEntry> {
         let now = Instant::now();
-        self.tasks.get_mut(id).filter(|e| e.owner == owner && e.expires > now)
+        self.tasks.get_mut(id).filter(|e| e.owner == owner && e.live(now))
     }
 }
 
@@ -206,11 +280,14 @@ impl TaskStore for MemoryTaskStore {
     ) -> BoxFuture<'_, Result<Task, TaskStoreError>> {
         let now = Instant::now();
         let mut inner = self.inner.lock_unpoisoned();
-        if inner.tasks.len() >= self.max_tasks {
+        let of_owner = |inner: &MemoryInner| inner.owners.get(owner).copied().unwrap_or(0);
+        if inner.tasks.len() >= self.max_tasks || of_owner(&inner) >= self.max_per_owner {
             inner.sweep(now);
         }
         let result = if inner.tasks.len() >= self.max_tasks {
             Err(TaskStoreError::Full(inner.tasks.len()))
+        } else if of_owner(&inner) >= self.max_per_owner {
+            Err(TaskStoreError::OwnerFull(of_owner(&inner)))
         } else {
             let id = new_task_id();
             let stamp = timestamp(SystemTime::now());
@@ -220,8 +297,9 @@ impl TaskStore for MemoryTaskStore {
             let seq = inner.next;
             inner.next += 1;
             inner.order.insert(seq, id.clone());
+            *inner.owners.entry(owner.to_owned()).or_default() += 1;
             let stored = StoredTask::new(task.clone());
-            inner.tasks.insert(id, MemoryEntry { owner: owner.to_owned(), expires: now + ttl, stored });
+            inner.tasks.insert(id, MemoryEntry { owner: owner.to_owned(), ttl, expires: None, stored });
             Ok(task)
         };
         Box::pin(std::future::ready(result))
@@ -245,6 +323,7 @@ impl TaskStore for MemoryTaskStore {
                 if is_terminal(&status) {
                     e.stored.input_requests.clear();
                     e.stored.input_responses.clear();
+                    e.ended();
                 }
                 e.stored.task.status = status;
                 e.stored.task.status_message = message;
@@ -259,14 +338,15 @@ impl TaskStore for MemoryTaskStore {
         let mut inner = self.inner.lock_unpoisoned();
         let task = inner.entry(owner, id).map(|e| {
             if !is_terminal(&e.stored.task.status) {
-                e.stored.task.status = status;
-                e.stored.task.last_updated_at = timestamp(SystemTime::now());
                 // A failure's status message describes it; an earlier one (waiting for
                 // input, say) no longer applies.
-                e.stored.task.status_message = outcome.as_ref().err().map(|e| e.message.clone());
+                e.stored.task.status_message = super::outcome_message(&status, &outcome);
+                e.stored.task.status = status;
+                e.stored.task.last_updated_at = timestamp(SystemTime::now());
                 e.stored.outcome = Some(outcome);
                 e.stored.input_requests.clear();
                 e.stored.input_responses.clear();
+                e.ended();
             }
             e.stored.task.clone()
         });
@@ -286,7 +366,7 @@ impl TaskStore for MemoryTaskStore {
         let mut page = Vec::new();
         let mut next = None;
         for (seq, id) in inner.order.range(start..) {
-            let Some(e) = inner.tasks.get(id).filter(|e| e.owner == owner && e.expires > now) else { continue };
+            let Some(e) = inner.tasks.get(id).filter(|e| e.owner == owner && e.live(now)) else { continue };
             if page.len() == limit {
                 next = Some((seq - 1).to_string());
                 break;
@@ -356,6 +436,16 @@ impl TaskStore for MemoryTaskStore {
         let answer = self.inner.lock_unpoisoned().entry(owner, id).and_then(|e| e.stored.input_responses.remove(key));
         Box::pin(std::future::ready(answer))
     }
+
+    fn set_message(&self, owner: &str, id: &str, message: String) -> BoxFuture<'_, Option<Task>> {
+        let mut inner = self.inner.lock_unpoisoned();
+        let task = inner.entry(owner, id).filter(|e| e.stored.task.status == TaskStatus::Working).map(|e| {
+            e.stored.task.status_message = Some(message);
+            e.stored.task.last_updated_at = timestamp(SystemTime::now());
+            e.stored.task.clone()
+        });
+        Box::pin(std::future::ready(task))
+    }
 }
 
 /// An RFC 3339 timestamp in UTC, to the millisecond.
@@ -383,27 +473,55 @@ mod tests {
         let again = store.set_status("alice", &task.task_id, TaskStatus::Cancelled, None).await.unwrap();
         assert_eq!(again.status, TaskStatus::Completed, "a terminal status changed");
         assert!(store.finish("bob", &task.task_id, TaskStatus::Failed, Ok(Value::Null)).await.is_none());
-        // A task past its ttl is unknown, even before it is swept.
+        // A task past its ttl (from its end) is unknown, even before it is swept.
         let gone = store.create("alice", Duration::ZERO, Duration::ZERO).await.unwrap();
+        assert!(store.get("alice", &gone.task_id).await.is_some(), "a running task expired");
+        store.finish("alice", &gone.task_id, TaskStatus::Completed, Ok(Value::Null)).await.unwrap();
         assert!(store.get("alice", &gone.task_id).await.is_none());
         assert!(store.set_status("alice", &gone.task_id, TaskStatus::Cancelled, None).await.is_none());
     }
 
     #[tokio::test]
     async fn a_full_store_refuses_new_tasks_but_sweeps_expired_ones_and_memory_stays_bounded() {
-        // Tasks whose ttl has passed (here: none at all) make room for new ones.
+        // Ended tasks whose ttl has passed (here: none at all) make room for new ones.
         let store = MemoryTaskStore::new(3);
         for _ in 0..3000 {
-            store.create("a", Duration::ZERO, Duration::ZERO).await.unwrap();
+            let id = store.create("a", Duration::ZERO, Duration::ZERO).await.unwrap().task_id;
+            store.finish("a", &id, TaskStatus::Completed, Ok(Value::Null)).await.unwrap();
             assert!(store.len() <= 3, "{} tasks held", store.len());
         }
-        // Live ones do not.
+        // Live ones do not, nor running ones whatever their ttl.
+        let store = MemoryTaskStore::new(1);
+        store.create("a", Duration::ZERO, Duration::ZERO).await.unwrap();
+        assert!(matches!(store.create("a", Duration::ZERO, Duration::ZERO).await, Err(TaskStoreError::Full(1))));
         let long = Duration::from_secs(60);
         let store = MemoryTaskStore::new(2);
         store.create("a", long, long).await.unwrap();
         store.create("a", long, long).await.unwrap();
         assert!(matches!(store.create("a", long, long).await, Err(TaskStoreError::Full(2))));
         assert_eq!(store.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn one_owner_cannot_take_every_task_of_the_store() {
+        let long = Duration::from_secs(60);
+        let store = MemoryTaskStore::new(10).max_per_owner(2);
+        let first = store.create("greedy", long, long).await.unwrap().task_id;
+        store.create("greedy", long, long).await.unwrap();
+        assert!(matches!(store.create("greedy", long, long).await, Err(TaskStoreError::OwnerFull(2))));
+        // Others still get theirs.
+        for _ in 0..2 {
+            store.create("modest", long, long).await.unwrap();
+        }
+        // An ended task counts until its ttl has passed; then it makes room for its owner.
+        store.finish("greedy", &first, TaskStatus::Completed, Ok(Value::Null)).await.unwrap();
+        assert!(matches!(store.create("greedy", long, long).await, Err(TaskStoreError::OwnerFull(2))));
+        assert!(matches!(store.create("modest", long, long).await, Err(TaskStoreError::OwnerFull(2))));
+        let store = MemoryTaskStore::new(10).max_per_owner(1);
+        let id = store.create("a", Duration::ZERO, long).await.unwrap().task_id;
+        store.finish("a", &id, TaskStatus::Completed, Ok(Value::Null)).await.unwrap();
+        store.create("a", long, long).await.unwrap();
+        assert_eq!(store.len(), 1, "the expired one was swept");
     }
 
     #[tokio::test]
@@ -464,6 +582,35 @@ mod tests {
         assert!(stored.input_requests.is_empty() && stored.input_responses.is_empty());
         let after = store.request_input("a", &id, "x", ask("x")).await.unwrap().unwrap();
         assert_eq!(after.status, TaskStatus::Cancelled, "a terminal task asks nothing");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_task_lives_while_it_runs_and_for_its_ttl_after_it_ends() {
+        let store = MemoryTaskStore::new(10);
+        let ttl = Duration::from_secs(60);
+        let ask = serde_json::json!({"method": "elicitation/create", "params": {}});
+        for end in [TaskStatus::Completed, TaskStatus::Cancelled] {
+            let id = store.create("a", ttl, ttl).await.unwrap().task_id;
+            // A 400-second task with a 60-second ttl: still there, working or waiting.
+            tokio::time::advance(Duration::from_secs(200)).await;
+            assert_eq!(store.get("a", &id).await.expect("a working task expired").task.status, TaskStatus::Working);
+            store.request_input("a", &id, "k", ask.clone()).await.unwrap();
+            tokio::time::advance(Duration::from_secs(200)).await;
+            let waiting = store.get("a", &id).await.expect("a task waiting for input expired");
+            assert_eq!(waiting.task.status, TaskStatus::InputRequired);
+            if end == TaskStatus::Completed {
+                store.finish("a", &id, end.clone(), Ok(serde_json::json!({"content": []}))).await.unwrap();
+            } else {
+                store.set_status("a", &id, end.clone(), None).await.unwrap();
+            }
+            // Then kept for its ttl from its end, not from its creation.
+            tokio::time::advance(ttl - Duration::from_secs(1)).await;
+            let ended = store.get("a", &id).await.expect("the result went before its ttl");
+            assert_eq!(ended.task.status, end);
+            assert_eq!(store.list("a", None, 10).await.unwrap().tasks.iter().filter(|t| t.task_id == id).count(), 1);
+            tokio::time::advance(Duration::from_secs(2)).await;
+            assert!(store.get("a", &id).await.is_none(), "kept past its ttl");
+        }
     }
 
     #[test]
