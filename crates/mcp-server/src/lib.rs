@@ -77,6 +77,7 @@ mod error;
 pub mod fuzzing;
 mod schema;
 mod serve;
+mod metrics;
 mod server;
 pub mod tasks;
 mod trace;

@@ -8,12 +8,15 @@
 //! | [`memory`]: the test's end of an in-memory connection, frame by frame | `memory` | mcp-jsonrpc |
 //! | [`spans`]: a `tracing` layer that records spans and their fields | `spans` | tracing-subscriber |
 //! | [`redis`]: a real `redis-server` on a free port, killed on drop | `redis` | (std only) |
+//! | [`prometheus`]: a `/metrics` scrape in the Prometheus text format, read | `prometheus` | (std only) |
 //!
 //! A layer crate takes it as a `[dev-dependency]` with only the features its tests need, so
 //! that no crate depends, even for its tests, on a crate above it.
 
 #[cfg(feature = "memory")]
 pub mod memory;
+#[cfg(feature = "prometheus")]
+pub mod prometheus;
 #[cfg(feature = "redis")]
 pub mod redis;
 #[cfg(feature = "schema")]

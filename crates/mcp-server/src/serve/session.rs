@@ -24,10 +24,26 @@ use crate::context::session::{RecordChange, SessionState, update_shared};
 pub(crate) struct Session {
     pub(crate) server: Arc<ServerShared>,
     pub(crate) state: Arc<SessionState>,
+    /// Counted among the live sessions (`mcp_sessions`): not a stateless POST's.
+    pub(crate) counted: bool,
+}
+
+impl Session {
+    /// The service of a connection whose state is `state`; `counted`: a session that counts
+    /// in `mcp_sessions` while it lives.
+    pub(crate) fn new(server: Arc<ServerShared>, state: Arc<SessionState>, counted: bool) -> Session {
+        if counted {
+            crate::metrics::session_started();
+        }
+        Session { server, state, counted }
+    }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
+        if self.counted {
+            crate::metrics::session_ended();
+        }
         self.server.session_ended();
     }
 }
@@ -36,7 +52,10 @@ impl Service for Session {
     fn request(&self, request: message::Request, ctx: RequestContext) -> BoxFuture<Reply> {
         // `Span::none()` unless a subscriber wants it: then nothing of the request is read.
         let span = crate::trace::request_span(&request, &ctx);
-        Box::pin(crate::trace::Traced::new(handle(self.server.clone(), self.state.clone(), request, ctx), span))
+        // Counted now; its duration and outcome when its reply is ready.
+        let meter = crate::metrics::Meter::start(request.method.as_str());
+        let handled = handle(self.server.clone(), self.state.clone(), request, ctx);
+        Box::pin(meter.measure(crate::trace::Traced::new(handled, span)))
     }
 
     fn notification(&self, notification: message::Notification, peer: &Peer) {

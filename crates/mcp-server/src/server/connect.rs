@@ -84,7 +84,7 @@ impl Server {
         version: Option<mcp_types::ProtocolVersion>,
         config: mcp_jsonrpc::PeerConfig,
     ) -> Peer {
-        let (state, service) = self.new_session(state);
+        let (state, service) = self.new_session(state, true);
         let peer = Peer::spawn(transport, service, config);
         if let Some(version) = version {
             peer.set_protocol_version(version);
@@ -94,9 +94,15 @@ impl Server {
     }
 
     /// A new connection's state, and the service that serves it.
-    pub(crate) fn new_session(&self, state: SessionState) -> (Arc<SessionState>, Arc<dyn mcp_jsonrpc::Service>) {
+    /// `counted`: a session that counts among the live ones (`mcp_sessions`), not a stateless
+    /// POST's.
+    pub(crate) fn new_session(
+        &self,
+        state: SessionState,
+        counted: bool,
+    ) -> (Arc<SessionState>, Arc<dyn mcp_jsonrpc::Service>) {
         let state = Arc::new(state);
-        (state.clone(), Arc::new(Session { server: self.shared.clone(), state }))
+        (state.clone(), Arc::new(Session::new(self.shared.clone(), state, counted)))
     }
 
     /// Gives a connection's state its peer; `live`: it hears of changes (list_changed and

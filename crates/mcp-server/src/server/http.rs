@@ -14,7 +14,7 @@ use crate::context::session::SessionState;
 
 impl SessionFactory for Server {
     fn connect(&self, sink: Arc<dyn FrameSink>) -> Dispatcher {
-        let (state, service) = self.new_session(SessionState::new());
+        let (state, service) = self.new_session(SessionState::new(), true);
         let dispatcher = Peer::driven(sink, service, self.shared.peer_config.clone());
         self.register(&state, dispatcher.peer(), true);
         dispatcher
@@ -34,7 +34,7 @@ impl SessionFactory for Server {
             }
             None => (SessionState::new(), None),
         };
-        let (state, service) = self.new_session(state);
+        let (state, service) = self.new_session(state, true);
         let dispatcher = Peer::driven(sink, service, self.shared.peer_config.clone());
         if let Some(version) = version {
             dispatcher.peer().set_protocol_version(version);
@@ -50,7 +50,7 @@ impl SessionFactory for Server {
     /// server's [`PeerConfig::inline_handlers`](mcp_jsonrpc::PeerConfig::inline_handlers) is
     /// `Some(false)`). It hears of no changes: it has no stream to carry them.
     fn connect_stateless(&self, sink: Arc<dyn FrameSink>, version: ProtocolVersion) -> Dispatcher {
-        let (state, service) = self.new_session(SessionState::preinitialized());
+        let (state, service) = self.new_session(SessionState::preinitialized(), false);
         let dispatcher = Peer::driven(sink, service, self.shared.peer_config.clone());
         dispatcher.peer().set_protocol_version(version);
         self.register(&state, dispatcher.peer(), false);

@@ -50,6 +50,8 @@ pub struct HttpServerConfig {
     pub(crate) shutdown_grace: Duration,
     pub(crate) unready_delay: Duration,
     pub(crate) health_routes: bool,
+    #[cfg(feature = "metrics")]
+    pub(crate) metrics: Option<super::metrics::PrometheusHandle>,
     /// Whether the endpoints built from this configuration (and its clones) are draining.
     pub(crate) drain: Arc<Drain>,
 }
@@ -76,6 +78,8 @@ impl std::fmt::Debug for HttpServerConfig {
             .field("health_routes", &self.health_routes);
         #[cfg(feature = "auth")]
         f.field("auth", &self.auth);
+        #[cfg(feature = "metrics")]
+        f.field("metrics", &self.metrics.is_some());
         f.finish_non_exhaustive()
     }
 }
@@ -108,6 +112,8 @@ impl Default for HttpServerConfig {
             shutdown_grace: Duration::from_secs(10),
             unready_delay: Duration::ZERO,
             health_routes: false,
+            #[cfg(feature = "metrics")]
+            metrics: None,
             drain: Arc::default(),
         }
     }
@@ -286,6 +292,17 @@ impl HttpServerConfig {
     /// anyone: no Host, Origin or token checks.
     pub fn health_routes(mut self, enabled: bool) -> Self {
         self.health_routes = enabled;
+        self
+    }
+
+    /// Serve `GET /metrics` beside the endpoint (feature `metrics`): what `handle`'s recorder
+    /// holds, in the Prometheus text format (see [`metrics`](super::metrics), whose
+    /// [`install_prometheus`](super::metrics::install_prometheus) makes one). Like the health
+    /// routes it answers anyone, without Host, Origin or token checks: bind the endpoint where
+    /// only those who may read them reach it, or serve them elsewhere.
+    #[cfg(feature = "metrics")]
+    pub fn metrics(mut self, handle: super::metrics::PrometheusHandle) -> Self {
+        self.metrics = Some(handle);
         self
     }
 

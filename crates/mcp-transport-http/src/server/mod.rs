@@ -57,6 +57,8 @@ mod config;
 mod endpoint;
 mod factory;
 mod handlers;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 mod response;
 mod routes;
 mod session;

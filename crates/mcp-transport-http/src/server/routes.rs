@@ -1,6 +1,6 @@
 //! The endpoint's routes: the MCP endpoint (GET, POST, DELETE), the HTTP+SSE endpoints if
-//! enabled, the protected resource metadata (feature `auth`) and the health routes, over the
-//! state of one endpoint. The top of the server: it uses the handlers and the endpoint's state
+//! enabled, the protected resource metadata (feature `auth`), the health routes and `/metrics`
+//! (feature `metrics`), over the state of one endpoint. The top of the server: it uses the handlers and the endpoint's state
 //! below it, and nothing uses it but the public functions of `server`.
 
 use std::sync::Arc;
@@ -24,6 +24,8 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
     let auth = config.auth.clone();
     let drain = config.drain.clone();
     let health = config.health_routes;
+    #[cfg(feature = "metrics")]
+    let metrics = config.metrics.clone();
     let app = App::new(factory, config);
     let mcp = get(get_delete::get_mcp).post(post::post_mcp).delete(get_delete::delete_mcp);
     let mut router = axum::Router::new().route(&path, mcp);
@@ -45,6 +47,10 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
     }
     if health {
         router = health_routes(router, drain);
+    }
+    #[cfg(feature = "metrics")]
+    if let Some(handle) = metrics {
+        router = router.route("/metrics", get(move || async move { super::metrics::render(&handle) }));
     }
     router.with_state(app)
 }

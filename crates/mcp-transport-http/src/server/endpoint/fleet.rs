@@ -183,6 +183,7 @@ impl App {
                     Ok(message) => message,
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
                         tracing::warn!("fleet: {n} messages of other instances missed (the bus ran ahead)");
+                        metrics::counter!("mcp_fleet_bus_dropped_total").increment(n);
                         continue;
                     }
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
@@ -203,6 +204,7 @@ impl App {
         if message.origin == fleet.tag {
             return;
         }
+        metrics::counter!("mcp_fleet_bus_messages_total", "kind" => kind_label(message.kind)).increment(1);
         match message.kind {
             Kind::Event => return fleet.relay(&message),
             Kind::Alive => return fleet.alive(&message),
@@ -270,6 +272,19 @@ impl App {
             tracing::warn!(session = %id, "fleet: the record of an ended session not removed: {e}");
         }
         link.fleet.publish(link.fleet.message(Kind::Ended, id, Bytes::new())).await;
+    }
+}
+
+/// The `kind` label of a bus message's kind (`mcp_fleet_bus_messages_total`).
+fn kind_label(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Incoming => "incoming",
+        Kind::Standalone => "standalone",
+        Kind::Event => "event",
+        Kind::Probe => "probe",
+        Kind::Alive => "alive",
+        Kind::Changed => "changed",
+        Kind::Ended => "ended",
     }
 }
 
