@@ -14,6 +14,7 @@ use redis::{
     RedisFuture, RedisResult, ServerErrorKind, Value,
 };
 
+use crate::metrics::{self, Timed};
 use crate::{Deployment, Error, RedisConfig};
 
 /// A multiplexed connection to the deployment (cheap to clone).
@@ -43,11 +44,12 @@ impl Conn {
 
 impl ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        match self {
+        let call = match self {
             Conn::Single(conn) => conn.req_packed_command(cmd),
             Conn::Cluster(conn) => conn.req_packed_command(cmd),
             Conn::Sentinel(primary) => Box::pin(primary.command(cmd)),
-        }
+        };
+        Box::pin(Timed::new(metrics::op(cmd), call))
     }
 
     fn req_packed_commands<'a>(
@@ -56,11 +58,12 @@ impl ConnectionLike for Conn {
         offset: usize,
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
-        match self {
+        let call = match self {
             Conn::Single(conn) => conn.req_packed_commands(pipeline, offset, count),
             Conn::Cluster(conn) => conn.req_packed_commands(pipeline, offset, count),
             Conn::Sentinel(primary) => Box::pin(primary.commands(pipeline, offset, count)),
-        }
+        };
+        Box::pin(Timed::new(metrics::PIPELINE, call))
     }
 
     fn get_db(&self) -> i64 {

@@ -39,6 +39,7 @@ mod bus;
 mod conn;
 mod event_store;
 mod keys;
+mod metrics;
 mod pubsub;
 mod sessions;
 mod tasks;
