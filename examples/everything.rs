@@ -17,6 +17,10 @@
 //! (default 30 min), and `--metrics` writes `metrics tasks=N` (the tokio tasks alive) to
 //! stderr once a second.
 //!
+//! `--prometheus` (with `--http`) serves `GET /metrics` in the Prometheus text format: the
+//! SDK's metrics (sessions, requests, errors and durations by method, the fleet's bus, Redis
+//! calls), every series labelled `mcp_instance` with the `--name` (docs/deploy.md, "Metrics").
+//!
 //! Ctrl-C or SIGTERM stops it gracefully: over HTTP, new connections are refused, `/readyz`
 //! turns 503 (`/healthz` and `/readyz` are served), and requests in flight get 10 seconds to
 //! finish; over stdio, it stops reading and lets the requests in flight finish.
@@ -26,11 +30,11 @@
 
 use mcp_examples::everything::{self, Instance, ServerHandle};
 use mcp_sdk::server::shutdown_signal;
-use mcp_sdk::transport::http::server::HttpServerConfig;
+use mcp_sdk::transport::http::server::{HttpServerConfig, metrics};
 use tracing_subscriber::filter::LevelFilter;
 
 const USAGE: &str = "usage: everything --stdio | --http ADDR [--redis URL] [--name NAME] \
-                     [--idle-timeout SECS] [--metrics] (ADDR e.g. 127.0.0.1:3000; serves http://ADDR/mcp)";
+                     [--idle-timeout SECS] [--metrics] [--prometheus] (ADDR e.g. 127.0.0.1:3000; serves http://ADDR/mcp)";
 
 /// The command line.
 #[derive(Default)]
@@ -41,6 +45,7 @@ struct Args {
     name: Option<String>,
     idle_timeout: Option<u64>,
     metrics: bool,
+    prometheus: bool,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -55,10 +60,11 @@ fn parse_args() -> anyhow::Result<Args> {
             "--name" => args.name = Some(value()?),
             "--idle-timeout" => args.idle_timeout = Some(value()?.parse()?),
             "--metrics" => args.metrics = true,
+            "--prometheus" => args.prometheus = true,
             _ => anyhow::bail!("unknown argument `{arg}`\n{USAGE}"),
         }
     }
-    if args.stdio == args.http.is_some() || (args.redis.is_some() && args.http.is_none()) {
+    if args.stdio == args.http.is_some() || ((args.redis.is_some() || args.prometheus) && args.http.is_none()) {
         anyhow::bail!(USAGE);
     }
     Ok(args)
@@ -86,6 +92,9 @@ async fn main() -> anyhow::Result<()> {
     let mut config = HttpServerConfig::default().health_routes(true);
     if let Some(secs) = args.idle_timeout {
         config = config.session_idle_timeout(std::time::Duration::from_secs(secs));
+    }
+    if args.prometheus {
+        config = config.metrics(metrics::install_prometheus(Some(&name))?);
     }
     let (builder, config) = match &args.redis {
         Some(url) => everything::fleet(url, builder, config).await?,

@@ -70,6 +70,7 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("mcp-sdk", "oauth"),
     ("mcp-sdk", "client,jsonschema"),
     ("mcp-sdk", "server,client,opentelemetry"),
+    ("mcp-sdk", "server,metrics"),
     ("mcp-server", ""),
     ("mcp-server", "stdio"),
     ("mcp-server", "http"),
@@ -85,6 +86,7 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("mcp-transport-http", "client"),
     ("mcp-transport-http", "oauth"),
     ("mcp-transport-http", "auth"),
+    ("mcp-transport-http", "metrics"),
 ];
 
 /// Test runs with features off, each the only run of code that `--all-features` never builds.
@@ -105,8 +107,9 @@ const NOT_IN_STDIO_SERVER: &[&str] = &["reqwest", "hyper", "axum", "jsonschema",
 /// take their keys through `JwksSource`, not over reqwest), and no jsonschema.
 const NOT_IN_AUTH_SERVER: &[&str] = &["reqwest", "jsonschema", "rustls"];
 
-/// What the default build (`full`) must not compile: OpenTelemetry is opt-in.
-const NOT_IN_DEFAULT: &[&str] = &["opentelemetry"];
+/// What the default build (`full`) must not compile: OpenTelemetry and the Prometheus exporter
+/// are opt-in.
+const NOT_IN_DEFAULT: &[&str] = &["opentelemetry", "metrics-exporter-prometheus"];
 
 /// Runs `cargo <args>` in `root`; fails with `what` if it fails.
 fn cargo(root: &Path, args: &[&str], what: impl FnOnce() -> String) -> Result<()> {

@@ -12,7 +12,11 @@
 //!   the balancer's statistics);
 //! - the session-revision interop: the official TypeScript and Python SDK clients (and the
 //!   TypeScript SDK 2.x one, 2026-07-28) against the `http_server` fleet;
-//! - the conformance suites' server scenarios against the `everything` fleet.
+//! - the conformance suites' server scenarios against the `everything` fleet;
+//! - `metrics`: each `everything` instance's `/metrics` (`--prometheus`), scraped directly
+//!   before and after a session's requests through the balancer: the fleet's request counters
+//!   moved by exactly those requests, an unknown method counted as `other`, every series
+//!   labelled with its instance, Redis calls measured.
 //!
 //! With `--tls`, Redis also listens for TLS (a throwaway CA and certificate made by `openssl`)
 //! and the instances reach it only there (`rediss://`, the CA in `MCP_REDIS_CA_PEM`); the
@@ -78,7 +82,8 @@ const CAPTURES: &str = "    option http-buffer-request\n    capture request head
                         http-request capture req.body id 3\n    capture response header Retry-After len 16\n";
 
 /// The scenarios, in the order they run.
-const SCENARIOS: [&str; 7] = ["balancing", "revisions", "fanout", "resume", "redis", "interop", "conformance"];
+const SCENARIOS: [&str; 8] =
+    ["balancing", "revisions", "fanout", "resume", "redis", "interop", "conformance", "metrics"];
 
 /// Starts the fleet, runs the scenarios through the balancer, reports each.
 ///
@@ -113,6 +118,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             "balancing" => outcomes.push(Outcome::new("balancing", fleet.check_balancing())),
             "interop" => outcomes.extend(interop_clients(root, &fleet.url(Kind::Showcase))?),
             "conformance" => outcomes.extend(conformance_servers(root, &fleet.url(Kind::Everything))?),
+            "metrics" => outcomes.push(Outcome::new("metrics", fleet.check_metrics())),
             check => {
                 let subscribed = fleet.subscribers();
                 outcomes.extend(fleet.run_check(root, &fleet_check, check));
@@ -492,6 +498,7 @@ impl Fleet {
         match instance.kind {
             Kind::Everything => command
                 .args(["--http", &instance.addr.to_string(), "--redis", &redis, "--name", instance.name])
+                .arg("--prometheus")
                 .env("RUST_LOG", "info"),
             Kind::Showcase => command.args([&instance.addr.to_string(), "--redis", &redis]),
         };
@@ -607,6 +614,74 @@ impl Fleet {
             bail!("six requests on one connection were not spread {each} per instance: {shown}");
         }
         Ok(format!("six requests on one keep-alive connection: {shown}"))
+    }
+
+    /// Scrapes every `everything` instance's `/metrics` before and after a session's requests
+    /// through the balancer (an `initialize`, three of a method no server has, a `tools/list`,
+    /// the DELETE): summed over the fleet, the counters moved by exactly those; the unknown method
+    /// is counted as `other`, never by its name; each instance labels its series with its name
+    /// (`mcp_instance`); the instances timed their Redis calls.
+    fn check_metrics(&self) -> Result<String> {
+        let instances: Vec<&Instance> = self.instances.iter().filter(|i| i.kind == Kind::Everything).collect();
+        let scrape_all = || -> Result<Vec<Vec<Sample>>> {
+            instances.iter().map(|i| scrape(i.addr).with_context(|| format!("{}: /metrics", i.name))).collect()
+        };
+        let before = scrape_all()?;
+        let front = self.frontends["everything"];
+        let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"metrics","version":"0"}}}"#;
+        let (status, head, _) = http_post(front, None, initialize)?;
+        let session = head
+            .lines()
+            .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id")))
+            .map(|(_, v)| v.trim().to_owned())
+            .with_context(|| format!("initialize answered {status} without a session id"))?;
+        http_post(front, Some(&session), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)?;
+        for id in 1..=3 {
+            let (_, _, body) =
+                http_post(front, Some(&session), &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"acme/unknown"}}"#))?;
+            if !body.contains("-32601") {
+                bail!("acme/unknown was not answered -32601: {body}");
+            }
+        }
+        http_post(front, Some(&session), r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#)?;
+        http_delete(front, &session)?;
+        let after = scrape_all()?;
+
+        let total = |scrapes: &[Vec<Sample>], name: &str, method: Option<&str>| -> f64 {
+            let samples = scrapes.iter().flatten().filter(|s| s.name == name);
+            samples.filter(|s| method.is_none_or(|m| s.label("method") == Some(m))).map(|s| s.value).sum()
+        };
+        let moved = |name: &str, method: Option<&str>| total(&after, name, method) - total(&before, name, method);
+        for (method, expected) in [("initialize", 1.0), ("other", 3.0), ("tools/list", 1.0)] {
+            let n = moved("mcp_requests_total", Some(method));
+            if n != expected {
+                bail!("mcp_requests_total{{method=\"{method}\"}} moved by {n} over the fleet, not {expected}");
+            }
+        }
+        let errors = moved("mcp_request_errors_total", Some("other"));
+        if errors != 3.0 {
+            bail!("mcp_request_errors_total{{method=\"other\"}} moved by {errors}, not 3");
+        }
+        let timed = moved("mcp_request_duration_seconds_count", None);
+        if timed < 5.0 {
+            bail!("mcp_request_duration_seconds_count moved by {timed}, not at least 5");
+        }
+        if after.iter().flatten().any(|s| s.label("method") == Some("acme/unknown")) {
+            bail!("a method a client chose became a label value");
+        }
+        for (instance, samples) in instances.iter().zip(&after) {
+            if let Some(s) = samples.iter().find(|s| s.label("mcp_instance") != Some(instance.name)) {
+                bail!("{}: a series not labelled mcp_instance=\"{}\": {}", instance.name, instance.name, s.line);
+            }
+        }
+        let redis = moved("mcp_redis_duration_seconds_count", None);
+        if redis <= 0.0 {
+            bail!("no Redis call was timed (mcp_redis_duration_seconds_count moved by {redis})");
+        }
+        Ok(format!(
+            "{} instances scraped; requests counted by method, `other` bounded; {redis} Redis calls timed",
+            instances.len()
+        ))
     }
 
     /// Runs one `fleet_check` scenario against the `everything` fleet, answering its
@@ -884,6 +959,85 @@ fn http_get(addr: SocketAddr, path: &str) -> Result<u16> {
     stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: fleet\r\nConnection: close\r\n\r\n").as_bytes())?;
     let (status, _) = read_response(&mut BufReader::new(stream))?;
     Ok(status)
+}
+
+/// One sample of a `/metrics` answer: `name{labels} value`.
+struct Sample {
+    name: String,
+    value: f64,
+    /// The whole line, to read labels from and to show.
+    line: String,
+}
+
+impl Sample {
+    /// A line of the Prometheus text format (`None` for comments and blank lines).
+    fn parse(line: &str) -> Option<Sample> {
+        if line.is_empty() || line.starts_with('#') {
+            return None;
+        }
+        let (series, value) = line.rsplit_once(' ')?;
+        let name = series.split('{').next()?.to_owned();
+        Some(Sample { name, value: value.parse().ok()?, line: line.to_owned() })
+    }
+
+    /// The value of label `key` (values the SDK records hold no quotes).
+    fn label(&self, key: &str) -> Option<&str> {
+        let start = self.line.find(&format!("{key}=\""))? + key.len() + 2;
+        let len = self.line[start..].find('"')?;
+        Some(&self.line[start..start + len])
+    }
+}
+
+/// `GET /metrics` on `addr`: its samples (200 and some, or an error).
+fn scrape(addr: SocketAddr) -> Result<Vec<Sample>> {
+    let (status, _, body) = http_exchange(addr, "GET /metrics HTTP/1.1\r\nHost: fleet\r\nConnection: close\r\n\r\n")?;
+    if status != 200 {
+        bail!("GET /metrics: {status}");
+    }
+    let samples: Vec<Sample> = body.lines().filter_map(Sample::parse).collect();
+    if samples.is_empty() {
+        bail!("GET /metrics: no sample");
+    }
+    Ok(samples)
+}
+
+/// POSTs `body` to `/mcp` on `addr` (in `session`): the status, head and body of the answer.
+fn http_post(addr: SocketAddr, session: Option<&str>, body: &str) -> Result<(u16, String, String)> {
+    let session = session.map(|s| format!("Mcp-Session-Id: {s}\r\n")).unwrap_or_default();
+    http_exchange(
+        addr,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\n{session}Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+/// DELETEs the session `session` on `addr`.
+fn http_delete(addr: SocketAddr, session: &str) -> Result<()> {
+    let request = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nMcp-Session-Id: {session}\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\n\r\n"
+    );
+    match http_exchange(addr, &request)? {
+        (200, _, _) => Ok(()),
+        (status, _, body) => bail!("DELETE: {status} {body}"),
+    }
+}
+
+/// Sends `request` on a connection of its own and reads the answer to its end: status, head,
+/// body (an SSE response of one request ends with its answer).
+fn http_exchange(addr: SocketAddr, request: &str) -> Result<(u16, String, String)> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    stream.write_all(request.as_bytes())?;
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer)?;
+    let answer = String::from_utf8_lossy(&answer);
+    let (head, body) = answer.split_once("\r\n\r\n").context("no end of the response's head")?;
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).context("no status")?;
+    Ok((status, head.to_owned(), body.to_owned()))
 }
 
 /// One request as HAProxy logged it (a `FLEETLOG` line: the captures of [`CAPTURES`]).

@@ -38,8 +38,9 @@ const OTHER: usize = OPS.len() - 1;
 static METADATA: Metadata<'static> = Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
 
 /// The duration histogram's key of each op, built once: a call allocates no labels.
-static DURATION_KEYS: LazyLock<Vec<Key>> =
-    LazyLock::new(|| OPS.iter().map(|op| Key::from_parts(DURATION, vec![Label::from_static_parts("op", op)])).collect());
+static DURATION_KEYS: LazyLock<Vec<Key>> = LazyLock::new(|| {
+    OPS.iter().map(|op| Key::from_parts(DURATION, vec![Label::from_static_parts("op", op)])).collect()
+});
 
 /// The `op` of `cmd` (an index in [`OPS`]).
 pub(crate) fn op(cmd: &Cmd) -> usize {

@@ -30,6 +30,7 @@
 //! | `auth` | the HTTP server as an OAuth 2.1 resource server: `HttpServerConfig::auth`, [`transport::http::server::auth`], `Context::principal`, `ToolDef::scopes` (implies `http-server`; no reqwest) |
 //! | `jsonschema` | the server checks tool arguments against any input schema (without it, schemas outside a built-in subset are not checked); the client gets `validate_arguments` and `validate_structured_content` |
 //! | `full` | all of the above (default) |
+//! | `metrics` | not in `full`: `GET /metrics` in the Prometheus text format beside the HTTP endpoint (`HttpServerConfig::metrics`, `transport::http::server::metrics`; implies `http-server`; see `docs/deploy.md`, "Metrics") |
 //! | `opentelemetry` | not in `full`: the request spans of the server and client wired to OpenTelemetry through `tracing-opentelemetry`, the W3C trace context carried in `_meta` (see `docs/tracing.md`) |
 //!
 //! The macros are also at the root: `#[mcp_sdk::tool]`, `#[mcp_sdk::prompt]`,

@@ -75,9 +75,9 @@ mod def;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+mod metrics;
 mod schema;
 mod serve;
-mod metrics;
 mod server;
 pub mod tasks;
 mod trace;

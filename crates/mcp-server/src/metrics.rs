@@ -6,7 +6,8 @@
 //!
 //! - `mcp_sessions` (gauge): the live sessions of this process (a fleet's copies of a shared
 //!   session included); a stateless POST is no session.
-//! - `mcp_requests_total` (counter, `method`): requests received, counted on arrival.
+//! - `mcp_requests_total` (counter, `method`): requests received, counted on arrival (a
+//!   session revision's `ping`, which the JSON-RPC engine answers, never reaches here).
 //! - `mcp_request_errors_total` (counter, `method`, `code`): requests answered with an error.
 //! - `mcp_request_duration_seconds` (histogram, `method`): from arrival to the reply being
 //!   ready (a request whose future is dropped first, cancelled or its connection gone, has no
@@ -52,7 +53,11 @@ struct MethodKeys {
 impl MethodKeys {
     fn new(method: &'static str) -> MethodKeys {
         let label = || vec![Label::from_static_parts("method", method)];
-        MethodKeys { method, requests: Key::from_parts(REQUESTS, label()), duration: Key::from_parts(DURATION, label()) }
+        MethodKeys {
+            method,
+            requests: Key::from_parts(REQUESTS, label()),
+            duration: Key::from_parts(DURATION, label()),
+        }
     }
 }
 
