@@ -1,14 +1,17 @@
 //! `/metrics` over a real socket (issue 31): the endpoint serves the Prometheus text format,
 //! and what a client does moves its counters: requests and errors by method and code,
 //! durations, live sessions; an unknown method is counted as `other`, so clients cannot grow
-//! the label set; every series names the instance.
+//! the label set; every series names the instance. A connection over another transport (an
+//! in-memory one, served as stdio is) is counted the same.
 #![cfg(feature = "http")]
 
 use std::sync::Arc;
 
+use mcp_jsonrpc::transport::memory;
 use mcp_server::mcp_transport_http::server::{self, HttpServerConfig, metrics};
 use mcp_server::{Server, ToolDef};
 use mcp_test_support::prometheus::Scrape;
+use mcp_test_support::{Session, Wire};
 use mcp_types::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -65,6 +68,7 @@ async fn metrics_move_with_the_requests_served() {
     })
     .unwrap();
     let server = Server::builder("metrics", "1.0.0").tools([echo]).build().unwrap();
+    let memory_server = server.clone();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
     let config = HttpServerConfig::default().json_response(true).metrics(handle);
@@ -122,4 +126,25 @@ async fn metrics_move_with_the_requests_served() {
     assert_eq!(deleted.send().await.unwrap().status(), 200);
     let after = endpoint.scrape().await;
     assert_eq!(after.sum("mcp_sessions", &[]), 0.0, "the ended session is not live");
+
+    // Another transport: a connection served as stdio's is (`Server::serve_stdio` is
+    // `serve` of the stdio transport).
+    let (a, b) = memory(64);
+    let _peer = memory_server.connect(a);
+    let mut session = Session::new(Wire::new(b), "2025-11-25");
+    session
+        .result(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        )
+        .await;
+    session.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    session.result("tools/call", json!({"name": "echo", "arguments": {}})).await;
+    session.error("acme/nope", json!({})).await;
+    let memory = endpoint.scrape().await;
+    let moved = |name: &str, labels: &[(&str, &str)]| memory.sum(name, labels) - after.sum(name, labels);
+    assert_eq!(memory.sum("mcp_sessions", &[]), 1.0, "the connection's session is live");
+    assert_eq!(moved("mcp_requests_total", &[("method", "tools/call")]), 1.0);
+    assert_eq!(moved("mcp_request_errors_total", &[("method", "other"), ("code", "-32601")]), 1.0);
+    assert_eq!(moved("mcp_request_duration_seconds_count", &[("method", "initialize")]), 1.0);
 }
