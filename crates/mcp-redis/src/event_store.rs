@@ -39,7 +39,8 @@ use crate::keys::bounded;
 /// expires after [`ttl`](Self::ttl) (30 min), refreshed on each append.
 ///
 /// When Redis is down or slow, an append is dropped and a replay returns nothing, each with a
-/// warning logged, after at most [`RedisConfig::timeout`](crate::RedisConfig::timeout).
+/// warning logged, after at most [`RedisConfig::timeout`](crate::RedisConfig::timeout); at
+/// once while the handle's circuit breaker is open ([`Redis::circuit`](crate::Redis::circuit)).
 ///
 /// ```no_run
 /// # fn main() -> Result<(), mcp_redis::Error> {
@@ -202,9 +203,15 @@ impl EventStore for RedisEventStore {
         let mut conn = self.redis.conn();
         let timeout = self.redis.config().timeout;
         Box::pin(async move {
-            let result = bounded(timeout, invocation.invoke_async::<i64>(&mut conn)).await;
-            if let Err(error) = result {
-                tracing::warn!(%error, stream, seq, "an SSE event was not stored in Redis: it cannot be replayed");
+            match bounded(timeout, invocation.invoke_async::<i64>(&mut conn)).await {
+                Ok(_) => {}
+                // The breaker is open (its opening was logged): not one warning per event.
+                Err(error @ crate::Error::Unavailable { .. }) => {
+                    tracing::debug!(%error, stream, seq, "an SSE event was not stored in Redis: it cannot be replayed");
+                }
+                Err(error) => {
+                    tracing::warn!(%error, stream, seq, "an SSE event was not stored in Redis: it cannot be replayed");
+                }
             }
         })
     }

@@ -127,14 +127,15 @@ impl RedisSessions {
     }
 
     /// Runs `cmd` within the configured timeout. A command that meets a dropped connection
-    /// (Redis restarted) is tried once more, on the connection the manager makes anew.
+    /// (Redis restarted) is tried once more, on the connection the manager makes anew (not
+    /// one that timed out: Redis hangs, and the breaker counts it).
     fn query<T: redis::FromRedisValue + Send + 'static>(&self, cmd: redis::Cmd) -> SharedFuture<'static, T> {
         let mut conn = self.redis.conn();
         let timeout = self.redis.config().timeout;
         Box::pin(async move {
             let first = crate::keys::bounded(timeout, cmd.query_async::<T>(&mut conn)).await;
             match first {
-                Err(crate::Error::Redis(e)) if e.is_io_error() || e.is_connection_dropped() => {
+                Err(crate::Error::Redis(e)) if !e.is_timeout() && (e.is_io_error() || e.is_connection_dropped()) => {
                     Ok(crate::keys::bounded(timeout, cmd.query_async::<T>(&mut conn)).await?)
                 }
                 other => Ok(other?),
@@ -153,7 +154,7 @@ impl RedisSessions {
         Box::pin(async move {
             let first = crate::keys::bounded(timeout, invocation.invoke_async::<T>(&mut conn)).await;
             match first {
-                Err(crate::Error::Redis(e)) if e.is_io_error() || e.is_connection_dropped() => {
+                Err(crate::Error::Redis(e)) if !e.is_timeout() && (e.is_io_error() || e.is_connection_dropped()) => {
                     Ok(crate::keys::bounded(timeout, invocation.invoke_async::<T>(&mut conn)).await?)
                 }
                 other => Ok(other?),
@@ -213,6 +214,10 @@ impl SharedSessions for RedisSessions {
         let mut cmd = redis::cmd("PUBLISH");
         cmd.arg(&*self.channel).arg(&message[..]);
         self.query::<()>(cmd)
+    }
+
+    fn readiness(&self) -> Result<(), Duration> {
+        self.redis.readiness()
     }
 
     fn subscribe(&self) -> broadcast::Receiver<Bytes> {

@@ -173,8 +173,8 @@ impl App {
 
     /// Starts a session, owned by the principal in `extensions` (feature `auth`) and counted
     /// for the client address there (see [`client_address`]); 503 with `Retry-After` when
-    /// the endpoint or the address is at its bound even after expiring idle sessions (an
-    /// answer to `request`, the initialize, if any).
+    /// the endpoint or the address is at its bound even after expiring idle sessions, or when
+    /// a shared session's store is not ready (an answer to `request`, the initialize, if any).
     pub(super) async fn create_session(
         self: &Arc<Self>,
         mode: Mode,
@@ -186,6 +186,13 @@ impl App {
         let (max, per_client) = (self.config.max_sessions, self.config.max_sessions_per_client);
         if self.sessions.lock_unpoisoned().room(client, max, per_client).is_err() {
             self.reap().await;
+        }
+        // A shared session needs the store: while it says it would fail, refuse at once.
+        if let (Some(fleet), Mode::Streamable) = (&self.fleet, mode)
+            && fleet.store.readiness().is_err()
+        {
+            tracing::warn!("a new session refused: the shared session store is unavailable");
+            return Err(fleet::store_unavailable(fleet, request));
         }
         let id: Arc<str> = new_session_id().into();
         let shared = match (&self.fleet, mode) {

@@ -131,6 +131,13 @@ pub trait SharedSessions: Send + Sync + 'static {
     /// The messages published from now on. A receiver that lagged misses some (a resumed stream
     /// may then end early; its client resumes it again).
     fn subscribe(&self) -> broadcast::Receiver<Bytes>;
+    /// Whether the store serves now, known without asking it (no round trip: a circuit
+    /// breaker's state, the last health check): `Err(retry_after)` while its calls would fail
+    /// (for about `retry_after` more). `/readyz` answers 503 then, and a new session, or one
+    /// loaded from the store, gets 503 with `Retry-After`. Default: ready.
+    fn readiness(&self) -> Result<(), Duration> {
+        Ok(())
+    }
 }
 
 /// A record in an [`InMemorySharedSessions`]: its fields, version and end of life.
