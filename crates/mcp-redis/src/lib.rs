@@ -43,6 +43,7 @@ mod bus;
 mod conn;
 mod event_store;
 mod keys;
+mod live;
 mod pubsub;
 mod sessions;
 mod tasks;
