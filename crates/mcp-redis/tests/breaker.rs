@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use mcp_redis::{Circuit, Error, Redis, RedisConfig};
-use mcp_server::mcp_transport_http::server::{self, HttpServerConfig, SharedError, SharedSessions};
+use mcp_server::mcp_transport_http::server::{self, EventStore, HttpServerConfig, SharedError, SharedSessions};
 use mcp_server::{Server, ToolDef, ToolError};
 use mcp_test_support::redis::RedisServer;
 use mcp_types::{CallToolResult, ContentBlock};
@@ -78,12 +78,16 @@ async fn a_hung_redis_opens_the_breaker_and_calls_then_never_reach_it() {
         let retry_after = unavailable(&error).unwrap_or_else(|| panic!("not shed: {error}"));
         assert!(retry_after > Duration::from_secs(3000) && retry_after <= OPEN_FOR);
     }
+    // An SSE event appended now (under its session's routing lock) is dropped at once too.
+    let events = handle.event_store();
+    events.append("streamed", 1, 1, Bytes::from_static(br#"{"jsonrpc":"2.0","method":"m"}"#)).await;
     redis.resume();
     // What was sent while Redis hung runs now; what was shed never reached it.
     wait_until("the creates sent before the breaker opened ran", || exists(&redis, "timed-2"));
     for i in 0..3 {
         assert!(!exists(&redis, &format!("shed-{i}")), "shed-{i} reached Redis: the breaker did not open");
     }
+    assert_eq!(redis.command("EXISTS mcp:events:{streamed}:s:1"), ":0", "the event was not sent");
     // Redis answers, but the breaker waits its time: still shed.
     assert!(unavailable(&sessions.create("early", &fields(), TTL).await.unwrap_err()).is_some());
     skip_the_wait().await;
