@@ -196,3 +196,89 @@ async fn readyz_and_new_sessions_answer_503_while_the_breaker_is_open() {
     assert_eq!(handle.circuit(), Circuit::Closed);
     assert_eq!(initialize(&base).send().await.unwrap().status(), 200);
 }
+
+/// Records every metric update as `name{label=value,...}` and its value.
+#[derive(Clone, Default)]
+struct Recorded(Arc<std::sync::Mutex<Vec<(String, f64)>>>);
+
+struct Metric(String, Recorded);
+
+impl metrics::CounterFn for Metric {
+    fn increment(&self, value: u64) {
+        self.1.0.lock().unwrap().push((self.0.clone(), value as f64));
+    }
+    fn absolute(&self, value: u64) {
+        self.increment(value);
+    }
+}
+
+impl metrics::GaugeFn for Metric {
+    fn increment(&self, _: f64) {}
+    fn decrement(&self, _: f64) {}
+    fn set(&self, value: f64) {
+        self.1.0.lock().unwrap().push((self.0.clone(), value));
+    }
+}
+
+impl metrics::HistogramFn for Metric {
+    fn record(&self, value: f64) {
+        self.1.0.lock().unwrap().push((self.0.clone(), value));
+    }
+}
+
+impl Recorded {
+    fn metric(&self, key: &metrics::Key) -> Arc<Metric> {
+        let labels: Vec<String> = key.labels().map(|l| format!("{}={}", l.key(), l.value())).collect();
+        Arc::new(Metric(format!("{}{{{}}}", key.name(), labels.join(",")), self.clone()))
+    }
+
+    /// The values recorded for `name`.
+    fn values(&self, name: &str) -> Vec<f64> {
+        self.0.lock().unwrap().iter().filter(|(n, _)| n == name).map(|(_, v)| *v).collect()
+    }
+}
+
+impl metrics::Recorder for Recorded {
+    fn describe_counter(&self, _: metrics::KeyName, _: Option<metrics::Unit>, _: metrics::SharedString) {}
+    fn describe_gauge(&self, _: metrics::KeyName, _: Option<metrics::Unit>, _: metrics::SharedString) {}
+    fn describe_histogram(&self, _: metrics::KeyName, _: Option<metrics::Unit>, _: metrics::SharedString) {}
+    fn register_counter(&self, key: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
+        metrics::Counter::from_arc(self.metric(key))
+    }
+    fn register_gauge(&self, key: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
+        metrics::Gauge::from_arc(self.metric(key))
+    }
+    fn register_histogram(&self, key: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Histogram {
+        metrics::Histogram::from_arc(self.metric(key))
+    }
+}
+
+/// The metrics of the shared vocabulary (`mcp_redis_*`), recorded on this thread (a
+/// current-thread runtime runs everything on it).
+#[test]
+fn the_breaker_and_each_command_are_measured() {
+    let recorded = Recorded::default();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    metrics::with_local_recorder(&recorded, || {
+        runtime.block_on(async {
+            let redis = RedisServer::start();
+            let handle = handle(&redis, 1);
+            let sessions = handle.sessions();
+            assert!(sessions.create("warm", &fields(), TTL).await.unwrap());
+            redis.pause();
+            assert!(sessions.create("timed", &fields(), TTL).await.is_err());
+            assert!(sessions.create("shed", &fields(), TTL).await.is_err());
+            redis.resume();
+            skip_the_wait().await;
+            assert!(sessions.create("after", &fields(), TTL).await.unwrap());
+        })
+    });
+    assert_eq!(recorded.values("mcp_redis_circuit_open{}"), [1.0, 0.0], "opened, then closed");
+    assert_eq!(recorded.values("mcp_redis_failures_total{op=EVALSHA,kind=timeout}"), [1.0]);
+    assert_eq!(recorded.values("mcp_redis_failures_total{op=EVALSHA,kind=shed}"), [1.0]);
+    let durations = recorded.values("mcp_redis_duration_seconds{op=EVALSHA}");
+    // warm (twice: NOSCRIPT, then again once loaded), timed and after were sent; shed was not.
+    assert_eq!(durations.len(), 4, "{durations:?}");
+    assert_eq!(durations.iter().filter(|d| **d >= 0.2).count(), 1, "only timed waited its timeout: {durations:?}");
+    assert_eq!(recorded.values("mcp_redis_duration_seconds{op=SCRIPT}").len(), 1, "the script loaded once");
+}
