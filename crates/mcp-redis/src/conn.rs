@@ -14,42 +14,65 @@ use redis::{
     RedisFuture, RedisResult, ServerErrorKind, Value,
 };
 
-use crate::metrics::{self, Timed};
+use crate::breaker::Breaker;
+use crate::metrics;
 use crate::{Deployment, Error, RedisConfig};
 
-/// A multiplexed connection to the deployment (cheap to clone).
+/// A multiplexed connection to the deployment (cheap to clone), each command bounded by
+/// [`RedisConfig::timeout`], measured, and refused at once while the handle's circuit breaker
+/// is open (see the `breaker` module).
 #[derive(Clone)]
-pub(crate) enum Conn {
+pub(crate) struct Conn {
+    backend: Backend,
+    guard: Arc<Guard>,
+}
+
+#[derive(Clone)]
+enum Backend {
     Single(ConnectionManager),
     Cluster(ClusterConnection),
     Sentinel(Arc<SentinelPrimary>),
+}
+
+/// What every command of a handle passes: its breaker and its timeout.
+pub(crate) struct Guard {
+    pub(crate) breaker: Breaker,
+    timeout: Duration,
 }
 
 impl Conn {
     /// The connection `config` names, made lazily (when first used).
     pub(crate) fn new(config: &RedisConfig) -> Result<Conn, Error> {
         install_crypto_provider();
-        Ok(match &config.deployment {
+        let backend = match &config.deployment {
             Deployment::Single(url) => {
                 let client = client(url, config, ProtocolVersion::RESP2)?;
-                Conn::Single(ConnectionManager::new_lazy_with_config(client, manager_config(config))?)
+                Backend::Single(ConnectionManager::new_lazy_with_config(client, manager_config(config))?)
             }
-            Deployment::Cluster(nodes) => Conn::Cluster(cluster(nodes, config, ProtocolVersion::RESP2, None)?),
+            Deployment::Cluster(nodes) => Backend::Cluster(cluster(nodes, config, ProtocolVersion::RESP2, None)?),
             Deployment::Sentinel { sentinels, service } => {
-                Conn::Sentinel(Arc::new(SentinelPrimary::new(sentinels, service, config, ProtocolVersion::RESP2)?))
+                Backend::Sentinel(Arc::new(SentinelPrimary::new(sentinels, service, config, ProtocolVersion::RESP2)?))
             }
-        })
+        };
+        let breaker = Breaker::new(config.breaker_threshold, config.breaker_open_for);
+        Ok(Conn { backend, guard: Arc::new(Guard { breaker, timeout: config.timeout }) })
+    }
+
+    /// The breaker and timeout of this connection (and its clones).
+    pub(crate) fn guard(&self) -> &Arc<Guard> {
+        &self.guard
     }
 }
 
 impl ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        let call = match self {
-            Conn::Single(conn) => conn.req_packed_command(cmd),
-            Conn::Cluster(conn) => conn.req_packed_command(cmd),
-            Conn::Sentinel(primary) => Box::pin(primary.command(cmd)),
+        let Conn { backend, guard } = self;
+        let request = match backend {
+            Backend::Single(conn) => conn.req_packed_command(cmd),
+            Backend::Cluster(conn) => conn.req_packed_command(cmd),
+            Backend::Sentinel(primary) => Box::pin(primary.command(cmd)),
         };
-        Box::pin(Timed::new(metrics::op(cmd), call))
+        Box::pin(guard.run(metrics::op(cmd), request))
     }
 
     fn req_packed_commands<'a>(
@@ -58,21 +81,85 @@ impl ConnectionLike for Conn {
         offset: usize,
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
-        let call = match self {
-            Conn::Single(conn) => conn.req_packed_commands(pipeline, offset, count),
-            Conn::Cluster(conn) => conn.req_packed_commands(pipeline, offset, count),
-            Conn::Sentinel(primary) => Box::pin(primary.commands(pipeline, offset, count)),
+        let Conn { backend, guard } = self;
+        let request = match backend {
+            Backend::Single(conn) => conn.req_packed_commands(pipeline, offset, count),
+            Backend::Cluster(conn) => conn.req_packed_commands(pipeline, offset, count),
+            Backend::Sentinel(primary) => Box::pin(primary.commands(pipeline, offset, count)),
         };
-        Box::pin(Timed::new(metrics::PIPELINE, call))
+        Box::pin(guard.run(metrics::PIPELINE, request))
     }
 
     fn get_db(&self) -> i64 {
-        match self {
-            Conn::Single(conn) => conn.get_db(),
-            Conn::Cluster(conn) => conn.get_db(),
-            Conn::Sentinel(_) => 0,
+        match &self.backend {
+            Backend::Single(conn) => conn.get_db(),
+            Backend::Cluster(conn) => conn.get_db(),
+            Backend::Sentinel(_) => 0,
         }
     }
+}
+
+impl Guard {
+    /// Sends `request` (a command `op`) if the breaker lets it, within the timeout; records its
+    /// duration (`mcp_redis_duration_seconds`), its failure (`mcp_redis_failures_total`) and
+    /// its outcome in the breaker.
+    async fn run<T>(&self, op: usize, request: RedisFuture<'_, T>) -> RedisResult<T> {
+        let permit = match self.breaker.admit() {
+            Ok(permit) => permit,
+            Err(retry_after) => {
+                metrics::failed(op, "shed");
+                return Err(shed(retry_after));
+            }
+        };
+        let started = Instant::now();
+        let result = match tokio::time::timeout(self.timeout, request).await {
+            Ok(result) => result,
+            Err(_) => Err(timed_out(self.timeout)),
+        };
+        metrics::record(op, started, result.as_ref().err().map(|e| if e.is_timeout() { "timeout" } else { "error" }));
+        match &result {
+            Ok(_) => permit.done(true),
+            Err(error) => permit.done(!unreachable(error)),
+        }
+        result
+    }
+}
+
+/// How the detail of the error of a command the breaker refused starts (then the
+/// milliseconds until a probe).
+const SHED: &str = "mcp-redis: the circuit breaker is open; a probe in ms: ";
+
+/// The error of a command the breaker refused (not sent), `retry_after` before a probe.
+fn shed(retry_after: Duration) -> RedisError {
+    RedisError::from((ErrorKind::Client, "Redis unavailable", format!("{SHED}{}", retry_after.as_millis())))
+}
+
+/// How long until a probe, if `error` is that of a command the breaker refused.
+pub(crate) fn shed_for(error: &RedisError) -> Option<Duration> {
+    if error.kind() != ErrorKind::Client {
+        return None;
+    }
+    let millis = error.detail()?.strip_prefix(SHED)?.parse().ok()?;
+    Some(Duration::from_millis(millis))
+}
+
+/// The error of a command not answered within `timeout`.
+pub(crate) fn timed_out(timeout: Duration) -> RedisError {
+    RedisError::from(std::io::Error::new(std::io::ErrorKind::TimedOut, format!("no answer within {timeout:?}")))
+}
+
+/// Whether `error` says Redis was not reached or did not answer (not an error reply).
+fn unreachable(error: &RedisError) -> bool {
+    error.is_io_error()
+        || error.is_connection_dropped()
+        || matches!(
+            error.kind(),
+            ErrorKind::ClusterConnectionNotFound
+                | ErrorKind::MasterNameNotFoundBySentinel
+                | ErrorKind::EmptySentinelList
+                | ErrorKind::NoValidReplicasFoundBySentinel
+                | ErrorKind::Server(ServerErrorKind::MasterDown | ServerErrorKind::ClusterDown)
+        )
 }
 
 /// rustls needs a crypto provider chosen once per process: ring (unless the application

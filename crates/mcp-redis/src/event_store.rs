@@ -35,11 +35,14 @@ use crate::keys::bounded;
 /// the [`streams_per_session`](Self::streams_per_session) streams appended to most recently
 /// (32), and per session about [`bytes_per_session`](Self::bytes_per_session) bytes (4 MiB:
 /// the bytes of the messages and their 8-byte seq, not Redis's own overhead; the oldest events
-/// of the least recently used streams go first, the newest event is always kept). Every key
-/// expires after [`ttl`](Self::ttl) (30 min), refreshed on each append.
+/// of the least recently used streams go first, the newest event is always kept). No event
+/// larger than [`max_event_bytes`](Self::max_event_bytes) (the session's budget unless set) is
+/// kept: a response becomes an error answering its request, anything else is dropped. Every
+/// key expires after [`ttl`](Self::ttl) (30 min), refreshed on each append.
 ///
 /// When Redis is down or slow, an append is dropped and a replay returns nothing, each with a
-/// warning logged, after at most [`RedisConfig::timeout`](crate::RedisConfig::timeout).
+/// warning logged, after at most [`RedisConfig::timeout`](crate::RedisConfig::timeout); at
+/// once while the handle's circuit breaker is open ([`Redis::circuit`](crate::Redis::circuit)).
 ///
 /// ```no_run
 /// # fn main() -> Result<(), mcp_redis::Error> {
@@ -57,6 +60,8 @@ pub struct RedisEventStore {
     events_per_stream: usize,
     streams_per_session: usize,
     bytes_per_session: usize,
+    /// The largest event kept (`None`: `bytes_per_session`).
+    max_event_bytes: Option<usize>,
     ttl: Duration,
 }
 
@@ -66,6 +71,7 @@ impl std::fmt::Debug for RedisEventStore {
             .field("events_per_stream", &self.events_per_stream)
             .field("streams_per_session", &self.streams_per_session)
             .field("bytes_per_session", &self.bytes_per_session)
+            .field("max_event_bytes", &self.event_bound())
             .field("ttl", &self.ttl)
             .finish_non_exhaustive()
     }
@@ -80,6 +86,7 @@ impl Redis {
             events_per_stream: 256,
             streams_per_session: 32,
             bytes_per_session: 4 << 20,
+            max_event_bytes: None,
             ttl: Duration::from_secs(30 * 60),
         }
     }
@@ -99,10 +106,24 @@ impl RedisEventStore {
         self
     }
 
-    /// Keeps about `bytes` bytes per session (besides its newest event, which is always kept).
+    /// Keeps about `bytes` bytes per session (besides its newest event, which is always kept,
+    /// if it is not larger than [`max_event_bytes`](Self::max_event_bytes)).
     pub fn bytes_per_session(mut self, bytes: usize) -> Self {
         self.bytes_per_session = bytes;
         self
+    }
+
+    /// Keeps no event larger than `bytes` (its message; default: `bytes_per_session`, 4 MiB).
+    /// A larger response is kept as an error answering the same request (-32603, "too large
+    /// to keep for resumption"), so that a client resuming the stream gets an answer; a larger
+    /// notification or request is not kept (a resumed stream goes on without it).
+    pub fn max_event_bytes(mut self, bytes: usize) -> Self {
+        self.max_event_bytes = Some(bytes);
+        self
+    }
+
+    fn event_bound(&self) -> usize {
+        self.max_event_bytes.unwrap_or(self.bytes_per_session)
     }
 
     /// Lets a session's events expire `ttl` after its last append (at least 1 s; the session
@@ -191,6 +212,23 @@ return redis.call('DEL', KEYS[1], KEYS[2])
 
 impl EventStore for RedisEventStore {
     fn append(&self, session: &str, stream: u64, seq: u64, message: Bytes) -> BoxFuture<()> {
+        let max = self.event_bound();
+        let message = if message.len() > max {
+            let Some(stand_in) = too_large(&message, max) else {
+                tracing::warn!(stream, seq, bytes = message.len(), max, "an SSE event too large to keep: not stored");
+                return Box::pin(std::future::ready(()));
+            };
+            tracing::warn!(
+                stream,
+                seq,
+                bytes = message.len(),
+                max,
+                "an SSE response too large to keep: an error kept instead"
+            );
+            stand_in
+        } else {
+            message
+        };
         let keys = self.keys(session);
         let mut entry = Vec::with_capacity(8 + message.len());
         entry.extend_from_slice(&seq.to_be_bytes());
@@ -202,9 +240,15 @@ impl EventStore for RedisEventStore {
         let mut conn = self.redis.conn();
         let timeout = self.redis.config().timeout;
         Box::pin(async move {
-            let result = bounded(timeout, invocation.invoke_async::<i64>(&mut conn)).await;
-            if let Err(error) = result {
-                tracing::warn!(%error, stream, seq, "an SSE event was not stored in Redis: it cannot be replayed");
+            match bounded(timeout, invocation.invoke_async::<i64>(&mut conn)).await {
+                Ok(_) => {}
+                // The breaker is open (its opening was logged): not one warning per event.
+                Err(error @ crate::Error::Unavailable { .. }) => {
+                    tracing::debug!(%error, stream, seq, "an SSE event was not stored in Redis: it cannot be replayed");
+                }
+                Err(error) => {
+                    tracing::warn!(%error, stream, seq, "an SSE event was not stored in Redis: it cannot be replayed");
+                }
             }
         })
     }
@@ -238,6 +282,15 @@ impl EventStore for RedisEventStore {
             }
         })
     }
+}
+
+/// What is kept of `message`, larger than `max` bytes: an error answering the same request if
+/// it is a response, nothing otherwise.
+fn too_large(message: &[u8], max: usize) -> Option<Bytes> {
+    use mcp_jsonrpc::message::{Message, Parsed, Response, encode_error, parse};
+    let Parsed::Single(Message::Response(Response { id: Some(id), .. })) = parse(message) else { return None };
+    let detail = format!("the response ({} bytes) was too large to keep for resumption ({max} at most)", message.len());
+    Some(encode_error(Some(&id), &mcp_jsonrpc::ErrorObject::internal_error(detail)))
 }
 
 /// The events stored after the one with seq `after`, or all of them if it is not there.

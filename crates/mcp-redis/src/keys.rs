@@ -66,17 +66,16 @@ impl Redis {
     }
 }
 
-/// `operation`, failing with a timeout error after `timeout` (a command the connection
-/// retries, or one waiting for a reconnection, ends then).
+/// `operation`, failing with a timeout error after twice `timeout`: each command of it is
+/// bounded by `timeout` already (the connection's guard, which also counts its failures in the
+/// circuit breaker); this bounds a script's two (`EVALSHA`, then `EVAL` when Redis does not
+/// know it yet) and a command waiting for a reconnection.
 pub(crate) async fn bounded<T>(
     timeout: Duration,
     operation: impl Future<Output = redis::RedisResult<T>>,
 ) -> Result<T, Error> {
-    match tokio::time::timeout(timeout, operation).await {
+    match tokio::time::timeout(timeout.saturating_mul(2), operation).await {
         Ok(result) => Ok(result?),
-        Err(_) => Err(Error::Redis(redis::RedisError::from(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            format!("no answer within {timeout:?}"),
-        )))),
+        Err(_) => Err(crate::conn::timed_out(timeout.saturating_mul(2)).into()),
     }
 }

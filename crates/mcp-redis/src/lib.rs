@@ -33,17 +33,23 @@
 //!
 //! When Redis is down or slow, what needs it fails with a clear error after
 //! [`RedisConfig::timeout`], and works again by itself once Redis is back; nothing else of the
-//! instance stops.
+//! instance stops. After a few such failures in a row, the handle's circuit breaker opens and
+//! its commands fail at once ([`Error::Unavailable`]) until a probe finds Redis answering
+//! again ([`Redis::circuit`]); [`RedisSessions`] tells the transport's `/readyz` and new
+//! sessions about it.
 
+mod breaker;
 mod bus;
 mod conn;
 mod event_store;
 mod keys;
+mod live;
 mod metrics;
 mod pubsub;
 mod sessions;
 mod tasks;
 
+pub use breaker::Circuit;
 pub use bus::RedisBus;
 pub use event_store::RedisEventStore;
 pub use sessions::RedisSessions;
@@ -58,13 +64,29 @@ pub(crate) use conn::Conn;
 pub enum Error {
     /// Redis did not answer, or refused the command.
     #[error("redis: {0}")]
-    Redis(#[from] redis::RedisError),
+    Redis(#[source] redis::RedisError),
+    /// Not sent: the handle's circuit breaker is open (Redis failed or hung on the last
+    /// [`RedisConfig::breaker_threshold`] commands), for about `retry_after` more.
+    #[error("redis unavailable (its circuit breaker is open); try again in {retry_after:?}")]
+    Unavailable {
+        /// How long until the breaker lets a probe through (zero: a probe is under way).
+        retry_after: Duration,
+    },
     /// What Redis holds could not be read back.
     #[error("corrupt shared state: {0}")]
     Corrupt(String),
     /// [`Redis::connect`] was called outside a tokio runtime (its connection's task needs one).
     #[error("Redis::connect needs a tokio runtime: call it from within one")]
     NoRuntime,
+}
+
+impl From<redis::RedisError> for Error {
+    fn from(error: redis::RedisError) -> Self {
+        if let Some(retry_after) = conn::shed_for(&error) {
+            return Error::Unavailable { retry_after };
+        }
+        Error::Redis(error)
+    }
 }
 
 /// Which Redis deployment to reach.
@@ -103,6 +125,11 @@ pub struct RedisConfig {
     /// The certificates (PEM) of the authorities trusted for `rediss://` connections, instead of
     /// the system's (`None`: the system's trust store).
     pub tls_ca: Option<Vec<u8>>,
+    /// How many consecutive failures (timeouts, connections refused or dropped) open the
+    /// handle's circuit breaker (default 5; 0: never). See [`Redis::circuit`].
+    pub breaker_threshold: u32,
+    /// How long the circuit breaker stays open before a probe (default 5 s).
+    pub breaker_open_for: Duration,
 }
 
 impl std::fmt::Debug for RedisConfig {
@@ -112,6 +139,8 @@ impl std::fmt::Debug for RedisConfig {
             .field("prefix", &self.prefix)
             .field("timeout", &self.timeout)
             .field("tls_ca", &self.tls_ca.as_ref().map(|pem| format!("{} bytes of PEM", pem.len())))
+            .field("breaker_threshold", &self.breaker_threshold)
+            .field("breaker_open_for", &self.breaker_open_for)
             .finish()
     }
 }
@@ -137,7 +166,14 @@ impl RedisConfig {
     }
 
     fn of(deployment: Deployment) -> Self {
-        RedisConfig { deployment, prefix: "mcp".to_owned(), timeout: Duration::from_secs(2), tls_ca: None }
+        RedisConfig {
+            deployment,
+            prefix: "mcp".to_owned(),
+            timeout: Duration::from_secs(2),
+            tls_ca: None,
+            breaker_threshold: 5,
+            breaker_open_for: Duration::from_secs(5),
+        }
     }
 
     /// Sets the key prefix (default `mcp`).
@@ -149,6 +185,14 @@ impl RedisConfig {
     /// Sets how long a command may take (default 2 s).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// Sets the circuit breaker: `threshold` consecutive failures (0: never) open it for
+    /// `open_for` (defaults 5 and 5 s). See [`Redis::circuit`].
+    pub fn circuit_breaker(mut self, threshold: u32, open_for: Duration) -> Self {
+        self.breaker_threshold = threshold;
+        self.breaker_open_for = open_for;
         self
     }
 
@@ -195,6 +239,32 @@ impl Redis {
     /// The settings.
     pub fn config(&self) -> &RedisConfig {
         &self.config
+    }
+
+    /// The state of the handle's circuit breaker (its clones share it), read without asking
+    /// Redis.
+    ///
+    /// Each command is bounded by [`RedisConfig::timeout`]. After
+    /// [`RedisConfig::breaker_threshold`] consecutive failures to reach Redis (timeouts,
+    /// connections refused or dropped; an error reply is an answer), the breaker opens: for
+    /// [`RedisConfig::breaker_open_for`], every command of the handle fails at once with
+    /// [`Error::Unavailable`], without being sent, rather than each waiting its timeout. Then
+    /// the next command is sent as a probe (the others still fail at once until it ends): its
+    /// answer closes the breaker, its failure opens it again. Redis's subscriptions (the bus,
+    /// the fleet channel) have connections of their own, outside the breaker.
+    pub fn circuit(&self) -> Circuit {
+        self.conn.guard().breaker.circuit()
+    }
+
+    /// Whether the handle sends commands now: `Err(retry_after)` while its circuit breaker is
+    /// open (about `retry_after` left) or a probe is under way; `Ok` when closed or half-open
+    /// (the next command probes). No round trip to Redis.
+    pub fn readiness(&self) -> Result<(), Duration> {
+        match self.circuit() {
+            Circuit::Open { retry_after } => Err(retry_after),
+            Circuit::Probing => Err(Duration::ZERO),
+            _ => Ok(()),
+        }
     }
 
     /// The multiplexed connection (cheap to clone).

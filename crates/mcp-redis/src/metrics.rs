@@ -2,22 +2,18 @@
 //! application installs a recorder: `mcp-transport-http`'s feature `metrics`):
 //!
 //! - `mcp_redis_duration_seconds` (histogram, `op`): each command or pipeline the connection
-//!   ran, until its answer (or error);
+//!   sent, until its answer (or error, or the end of its timeout);
 //! - `mcp_redis_failures_total` (counter, `op`, `kind`): those that failed, `timeout` (no answer
-//!   in time, or given up by its caller) or `error`.
+//!   within `RedisConfig::timeout`), `error`, or `shed` (refused unsent by the circuit breaker).
 //!
 //! `op` is the Redis command, lowercase (`evalsha` for a script, `pipeline` for several
 //! commands sent at once), from the bounded set this crate sends, else `other`.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::sync::LazyLock;
 use std::time::Instant;
 
-use std::sync::LazyLock;
-
 use metrics::{Key, Label, Level, Metadata};
-use redis::{Arg, Cmd, RedisResult};
+use redis::{Arg, Cmd};
 
 /// The duration of each Redis call (histogram, seconds).
 const DURATION: &str = "mcp_redis_duration_seconds";
@@ -25,9 +21,9 @@ const DURATION: &str = "mcp_redis_duration_seconds";
 const FAILURES: &str = "mcp_redis_failures_total";
 
 /// The commands counted by name, then a pipeline's and any other command's `op`.
-const OPS: [&str; 18] = [
+const OPS: [&str; 25] = [
     "evalsha", "eval", "script", "publish", "spublish", "get", "set", "del", "pexpire", "expire", "hgetall", "hget",
-    "hset", "lrange", "ping", "exists", "pipeline", "other",
+    "hset", "lrange", "ping", "exists", "zrange", "zadd", "zrem", "incr", "mget", "xadd", "xread", "pipeline", "other",
 ];
 
 /// The `op` of a pipeline (an index in [`OPS`]).
@@ -48,53 +44,18 @@ pub(crate) fn op(cmd: &Cmd) -> usize {
     OPS[..PIPELINE].iter().position(|op| op.as_bytes().eq_ignore_ascii_case(name)).unwrap_or(OTHER)
 }
 
-pin_project_lite::pin_project! {
-    /// A Redis call, measured: its duration and failure (if any) recorded when it ends; given
-    /// up before (dropped), a timeout.
-    pub(crate) struct Timed<F> {
-        #[pin]
-        call: F,
-        op: usize,
-        started: Instant,
-        done: bool,
-    }
-
-    impl<F> PinnedDrop for Timed<F> {
-        fn drop(this: Pin<&mut Self>) {
-            if !this.done {
-                record(this.op, this.started, Some("timeout"));
-            }
-        }
-    }
-}
-
-impl<F> Timed<F> {
-    /// `call`, a call of `op` (see [`op`]), measured from now.
-    pub(crate) fn new(op: usize, call: F) -> Self {
-        Timed { call, op, started: Instant::now(), done: false }
-    }
-}
-
-impl<T, F: Future<Output = RedisResult<T>>> Future for Timed<F> {
-    type Output = RedisResult<T>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        let result = ready!(this.call.poll(cx));
-        *this.done = true;
-        let failure = result.as_ref().err().map(|e| if e.is_timeout() { "timeout" } else { "error" });
-        record(*this.op, *this.started, failure);
-        Poll::Ready(result)
-    }
-}
-
 /// Records a call of `op` begun at `started`, and its failure if any (whose key is made then).
-fn record(op: usize, started: Instant, failure: Option<&'static str>) {
+pub(crate) fn record(op: usize, started: Instant, failure: Option<&'static str>) {
     let seconds = started.elapsed().as_secs_f64();
     metrics::with_recorder(|r| r.register_histogram(&DURATION_KEYS[op], &METADATA).record(seconds));
     if let Some(kind) = failure {
-        metrics::counter!(FAILURES, "op" => OPS[op], "kind" => kind).increment(1);
+        failed(op, kind);
     }
+}
+
+/// Counts a failed call of `op`: `timeout`, `error`, or `shed` (refused by the breaker).
+pub(crate) fn failed(op: usize, kind: &'static str) {
+    metrics::counter!(FAILURES, "op" => OPS[op], "kind" => kind).increment(1);
 }
 
 #[cfg(test)]

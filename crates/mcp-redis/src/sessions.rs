@@ -7,6 +7,8 @@
 //!   it changes, and only while the record exists: a change never undoes another instance's,
 //!   and never brings back a session that ended (DEL) or expired. The hash tag `{ID}` puts it
 //!   in the cluster slot of the session's SSE events (`PREFIX:events:{ID}...`);
+//! - the fleet-wide count of live sessions, when bounded ([`RedisSessions::max_sessions`]):
+//!   `PREFIX:sessions:live` (see the crate's `live` module);
 //! - messages between instances: published on the channel `PREFIX:fleet`, read by one
 //!   subscription per [`RedisSessions`] (and its clones), which redis-rs reconnects and
 //!   resubscribes by itself when Redis comes back (see the crate's `pubsub` module).
@@ -98,6 +100,9 @@ pub struct RedisSessions {
     redis: Redis,
     channel: Arc<str>,
     bus: broadcast::Sender<Bytes>,
+    /// The fleet-wide bound on live sessions, and the key counting them (see `live.rs`).
+    max_sessions: Option<usize>,
+    live: Arc<str>,
     /// The subscription to the channel (made by the first `subscribe` within a runtime; ends
     /// with the last clone).
     listening: Arc<Mutex<Option<Subscription>>>,
@@ -116,25 +121,42 @@ impl Redis {
             redis: self.clone(),
             channel: self.key(&["fleet"]).into(),
             bus: broadcast::channel(BUS_CAPACITY).0,
+            max_sessions: None,
+            live: self.key(&["sessions", "live"]).into(),
             listening: Arc::new(Mutex::new(None)),
         }
     }
 }
 
 impl RedisSessions {
+    /// Bounds the live sessions of the whole fleet at `max` (unbounded unless set): a new
+    /// session beyond gets 503 with `Retry-After`, on whichever instance it is made, until
+    /// one ends (DELETE) or expires (its idle timeout). Counted in `PREFIX:sessions:live`, a
+    /// sorted set of ids scored by expiry: one more round trip per new session, and one
+    /// beside each touch of a record (sent at once, not awaited one after the other). The
+    /// set is apart from the records (another cluster slot), so a session counted whose
+    /// record is never made (its `initialize` failed) holds its place until its idle timeout.
+    /// Sessions made before the bound was set are not counted. Give every instance the
+    /// same bound.
+    pub fn max_sessions(mut self, max: usize) -> Self {
+        self.max_sessions = Some(max);
+        self
+    }
+
     fn key(&self, id: &str) -> String {
         self.redis.key(&["session", &format!("{{{id}}}")])
     }
 
     /// Runs `cmd` within the configured timeout. A command that meets a dropped connection
-    /// (Redis restarted) is tried once more, on the connection the manager makes anew.
+    /// (Redis restarted) is tried once more, on the connection the manager makes anew (not
+    /// one that timed out: Redis hangs, and the breaker counts it).
     fn query<T: redis::FromRedisValue + Send + 'static>(&self, cmd: redis::Cmd) -> SharedFuture<'static, T> {
         let mut conn = self.redis.conn();
         let timeout = self.redis.config().timeout;
         Box::pin(async move {
             let first = crate::keys::bounded(timeout, cmd.query_async::<T>(&mut conn)).await;
             match first {
-                Err(crate::Error::Redis(e)) if e.is_io_error() || e.is_connection_dropped() => {
+                Err(crate::Error::Redis(e)) if !e.is_timeout() && (e.is_io_error() || e.is_connection_dropped()) => {
                     Ok(crate::keys::bounded(timeout, cmd.query_async::<T>(&mut conn)).await?)
                 }
                 other => Ok(other?),
@@ -153,7 +175,7 @@ impl RedisSessions {
         Box::pin(async move {
             let first = crate::keys::bounded(timeout, invocation.invoke_async::<T>(&mut conn)).await;
             match first {
-                Err(crate::Error::Redis(e)) if e.is_io_error() || e.is_connection_dropped() => {
+                Err(crate::Error::Redis(e)) if !e.is_timeout() && (e.is_io_error() || e.is_connection_dropped()) => {
                     Ok(crate::keys::bounded(timeout, invocation.invoke_async::<T>(&mut conn)).await?)
                 }
                 other => Ok(other?),
@@ -200,19 +222,53 @@ impl SharedSessions for RedisSessions {
     fn touch(&self, id: &str, ttl: Duration) -> SharedFuture<'_, bool> {
         let mut cmd = redis::cmd("PEXPIRE");
         cmd.arg(self.key(id)).arg(millis(ttl));
-        self.query::<bool>(cmd)
+        let touched = self.query::<bool>(cmd);
+        if self.max_sessions.is_none() {
+            return touched;
+        }
+        let mut refresh = crate::live::REFRESH.key(&*self.live);
+        refresh.arg(id).arg(millis(ttl));
+        let refreshed = self.invoke::<()>(refresh);
+        Box::pin(async move {
+            let (touched, refreshed) = futures_util::future::join(touched, refreshed).await;
+            if let Err(e) = refreshed {
+                tracing::debug!("fleet: a session's place in the fleet's count not refreshed: {e}");
+            }
+            touched
+        })
     }
 
     fn remove(&self, id: &str) -> SharedFuture<'_, ()> {
         let mut cmd = redis::cmd("DEL");
         cmd.arg(self.key(id));
-        self.query::<()>(cmd)
+        let removed = self.query::<()>(cmd);
+        if self.max_sessions.is_none() {
+            return removed;
+        }
+        let mut cmd = redis::cmd("ZREM");
+        cmd.arg(&*self.live).arg(id);
+        let uncounted = self.query::<()>(cmd);
+        Box::pin(async move {
+            let (removed, uncounted) = futures_util::future::join(removed, uncounted).await;
+            removed.and(uncounted)
+        })
+    }
+
+    fn admit(&self, id: &str, ttl: Duration) -> Option<SharedFuture<'_, bool>> {
+        let max = self.max_sessions?;
+        let mut invocation = crate::live::ADMIT.key(&*self.live);
+        invocation.arg(id).arg(millis(ttl)).arg(max);
+        Some(self.invoke::<bool>(invocation))
     }
 
     fn publish(&self, message: Bytes) -> SharedFuture<'_, ()> {
         let mut cmd = redis::cmd("PUBLISH");
         cmd.arg(&*self.channel).arg(&message[..]);
         self.query::<()>(cmd)
+    }
+
+    fn readiness(&self) -> Result<(), Duration> {
+        self.redis.readiness()
     }
 
     fn subscribe(&self) -> broadcast::Receiver<Bytes> {

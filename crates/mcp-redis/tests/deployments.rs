@@ -69,7 +69,8 @@ struct Fleet {
 impl Fleet {
     fn new(config: impl Fn() -> RedisConfig) -> Fleet {
         let (a, b) = (Redis::connect_with(config()).unwrap(), Redis::connect_with(config()).unwrap());
-        let (sessions_a, sessions_b) = (a.sessions(), b.sessions());
+        // Bounded fleet-wide: the count's scripts run on every deployment too.
+        let (sessions_a, sessions_b) = (a.sessions().max_sessions(1000), b.sessions().max_sessions(1000));
         let heard = sessions_b.subscribe();
         let (bus_a, bus_b) = (a.subscription_bus(), b.subscription_bus());
         let changes = bus_b.subscribe();
@@ -99,6 +100,8 @@ async fn every_store(fleet: &mut Fleet, round: &str) -> String {
     // Session records and the fleet's channel.
     let (sessions_a, sessions_b) = (&fleet.sessions_a, &fleet.sessions_b);
     let fixed = [("session".to_owned(), Bytes::from_static(b"record"))];
+    let admitted = sessions_b.admit(&session, LONG).expect("bounded").await.expect("admit");
+    assert!(admitted, "{round}: counted in the fleet");
     assert!(sessions_a.create(&session, &fixed, LONG).await.expect("create"), "{round}: created");
     let level = FieldChange::Set("level".to_owned(), Bytes::from_static(b"1"));
     let changed = sessions_b.update(&session, &[level], LONG).await.expect("update").expect("the record exists");

@@ -79,8 +79,9 @@ async fn a_session_holds_its_streams_appended_to_most_recently() {
 #[tokio::test]
 async fn a_session_holds_about_its_bytes_oldest_first_newest_always() {
     let server = RedisServer::start();
-    // Each event counts its message and its 8-byte seq: 48 bytes here.
-    let store = connect(&server).event_store().bytes_per_session(100);
+    // Each event counts its message and its 8-byte seq: 48 bytes here. Events up to 1000
+    // bytes are kept (the bound on one event is the budget unless set).
+    let store = connect(&server).event_store().bytes_per_session(100).max_event_bytes(1000);
     let event = |c: u8| Bytes::from(vec![c; 40]);
     store.append("s", 1, 1, event(b'a')).await;
     store.append("s", 1, 2, event(b'b')).await;
@@ -89,7 +90,7 @@ async fn a_session_holds_about_its_bytes_oldest_first_newest_always() {
     assert_eq!(seqs(store.replay("s", 1, 0).await), [2]);
     assert_eq!(seqs(store.replay("s", 2, 0).await), [3]);
     assert_eq!(server.command("HGET mcp:events:{s} bytes"), "$2", "a two-digit count");
-    // One event over the budget by itself is kept, alone.
+    // One event over the budget by itself (within the bound on one event) is kept, alone.
     store.append("s", 3, 4, Bytes::from(vec![b'd'; 500])).await;
     assert!(store.replay("s", 1, 0).await.is_empty());
     assert!(store.replay("s", 2, 0).await.is_empty());
@@ -180,4 +181,42 @@ async fn while_redis_does_not_answer_operations_end_within_the_timeout() {
     while seqs(store.replay("s", 1, 0).await).first() != Some(&1) {
         assert!(Instant::now() < deadline, "the store did not answer again");
     }
+}
+
+/// A response of `bytes` bytes to request `id`.
+fn big_response(id: u64, bytes: usize) -> Bytes {
+    Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"text":"{}"}}}}"#, "x".repeat(bytes)))
+}
+
+#[tokio::test]
+async fn an_event_larger_than_the_bound_is_not_kept_and_a_response_becomes_an_error() {
+    let server = RedisServer::start();
+    // The bound on one event is the session's budget unless set.
+    let store = connect(&server).event_store().bytes_per_session(4000);
+    store.append("s", 1, 1, message(1)).await;
+    // Too large: a notification is not kept at all...
+    let notification =
+        Bytes::from(format!(r#"{{"jsonrpc":"2.0","method":"m","params":{{"t":"{}"}}}}"#, "y".repeat(5000)));
+    store.append("s", 1, 2, notification).await;
+    // ...and a response is kept as an error answering the same request, so that a client
+    // resuming the stream gets an answer rather than waiting for one.
+    store.append("s", 1, 3, big_response(7, 5000)).await;
+    store.append("s", 1, 4, message(4)).await;
+    let replayed = store.replay("s", 1, 1).await;
+    assert_eq!(seqs(replayed.clone()), [3, 4], "the notification is not held");
+    let answer: serde_json::Value = serde_json::from_slice(&replayed[0].1).unwrap();
+    assert_eq!(answer["id"], 7);
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    assert!(answer.get("result").is_none());
+    assert_eq!(replayed[1].1, message(4));
+    // What Redis holds stays within the budget: the earlier events were not pushed out.
+    assert_eq!(seqs(store.replay("s", 1, 0).await), [1, 3, 4]);
+    let held: usize = server.query(&["HGET", "mcp:events:{s}", "bytes"]).text().parse().unwrap();
+    assert!(held < 4000, "held {held} bytes");
+    // Set apart from the budget: a smaller bound.
+    let store = connect(&server).event_store().max_event_bytes(100);
+    store.append("t", 1, 1, big_response(8, 200)).await;
+    let replayed = store.replay("t", 1, 0).await;
+    let answer: serde_json::Value = serde_json::from_slice(&replayed[0].1).unwrap();
+    assert_eq!((answer["id"].as_u64(), answer["error"]["code"].as_i64()), (Some(8), Some(-32603)));
 }

@@ -99,6 +99,24 @@ impl RedisServer {
         }
     }
 
+    /// Stops the process (SIGSTOP): it holds its connections and its port but answers nothing
+    /// (Redis hanging rather than refusing) until [`resume`](Self::resume). What clients send
+    /// meanwhile waits in the sockets and runs on resume.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a [`pause`](Self::pause)d process run again (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let pid = self.child.as_ref().expect("a running redis-server").id().to_string();
+        let status = Command::new("kill").args([signal, &pid]).status().expect("run kill");
+        assert!(status.success(), "kill {signal} {pid} failed");
+    }
+
     /// Starts it again on the same port (empty: nothing is persisted), after [`kill`](Self::kill).
     pub fn restart(&mut self) {
         self.kill();

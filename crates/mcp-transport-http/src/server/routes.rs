@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use axum::extract::State;
 #[cfg(feature = "auth")]
 use axum::http::HeaderMap;
 use axum::http::StatusCode;
@@ -55,11 +56,18 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
     router.with_state(app)
 }
 
-/// `/healthz` (200 while the process serves) and `/readyz` (200, 503 once draining).
+/// `/healthz` (200 while the process serves) and `/readyz` (200; 503 once draining, or while
+/// a fleet's store of shared sessions is not ready).
 fn health_routes(router: axum::Router<Arc<App>>, drain: Arc<Drain>) -> axum::Router<Arc<App>> {
-    let ready = move || {
-        let ready = drain.is_ready();
-        async move { if ready { (StatusCode::OK, "ready") } else { (StatusCode::SERVICE_UNAVAILABLE, "draining") } }
+    let ready = move |State(app): State<Arc<App>>| {
+        let answer = if !drain.is_ready() {
+            (StatusCode::SERVICE_UNAVAILABLE, "draining")
+        } else if app.fleet.as_ref().is_some_and(|fleet| fleet.store.readiness().is_err()) {
+            (StatusCode::SERVICE_UNAVAILABLE, "shared session store unavailable")
+        } else {
+            (StatusCode::OK, "ready")
+        };
+        async move { answer }
     };
     router.route("/healthz", get(|| async { "ok" })).route("/readyz", get(ready))
 }

@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 use axum::http::{Extensions, HeaderValue, header};
 use axum::response::Response;
 use bytes::Bytes;
+use mcp_jsonrpc::RequestId;
 
 use super::{App, owner_record};
 use crate::server::factory::SharedSession;
@@ -22,14 +23,17 @@ use crate::server::shared::link::SharedLink;
 use crate::server::shared::{OWNER_FIELD, SessionRecord};
 use crate::server::stream::router::{Mode, SessionRouter};
 
-/// 503: the fleet's store of sessions did not answer.
-fn store_unavailable() -> Response {
+/// 503 with `Retry-After`: the fleet's store of sessions did not answer, or says it would not
+/// (its [`readiness`](crate::server::SharedSessions::readiness)); the answer to request `id`.
+pub(super) fn store_unavailable(fleet: &Fleet, id: Option<&RequestId>) -> Response {
     let mut response = error_response(
         axum::http::StatusCode::SERVICE_UNAVAILABLE,
-        None,
+        id,
         &mcp_jsonrpc::ErrorObject::internal_error("the shared session store is unavailable; try again later"),
     );
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    // While the store refuses calls at once (a breaker open), retry once it may take them.
+    let retry_after = fleet.store.readiness().err().map_or(1, |wait| wait.as_secs_f64().ceil().max(1.0) as u64);
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
     response
 }
 
@@ -93,12 +97,15 @@ impl App {
         id: &str,
         extensions: &Extensions,
     ) -> Result<Arc<Session>, Response> {
+        if fleet.store.readiness().is_err() {
+            return Err(store_unavailable(fleet, None));
+        }
         let record = match fleet.store.load(id).await {
             Ok(Some(record)) => record,
             Ok(None) => return Err(session_not_found()),
             Err(e) => {
                 tracing::warn!(session = %id, "fleet: the session store failed: {e}");
-                return Err(store_unavailable());
+                return Err(store_unavailable(fleet, None));
             }
         };
         let owner =
@@ -163,7 +170,7 @@ impl App {
         match live {
             Err(e) => {
                 tracing::warn!(session = %session.router.session_id, "fleet: the session store failed: {e}");
-                Err(store_unavailable())
+                Err(store_unavailable(fleet, None))
             }
             _ => Err(session_not_found()),
         }

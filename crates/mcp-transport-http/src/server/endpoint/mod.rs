@@ -173,8 +173,8 @@ impl App {
 
     /// Starts a session, owned by the principal in `extensions` (feature `auth`) and counted
     /// for the client address there (see [`client_address`]); 503 with `Retry-After` when
-    /// the endpoint or the address is at its bound even after expiring idle sessions (an
-    /// answer to `request`, the initialize, if any).
+    /// the endpoint or the address is at its bound even after expiring idle sessions, or when
+    /// a shared session's store is not ready (an answer to `request`, the initialize, if any).
     pub(super) async fn create_session(
         self: &Arc<Self>,
         mode: Mode,
@@ -187,7 +187,30 @@ impl App {
         if self.sessions.lock_unpoisoned().room(client, max, per_client).is_err() {
             self.reap().await;
         }
+        // A shared session needs the store: while it says it would fail, refuse at once.
+        if let (Some(fleet), Mode::Streamable) = (&self.fleet, mode)
+            && fleet.store.readiness().is_err()
+        {
+            tracing::warn!("a new session refused: the shared session store is unavailable");
+            return Err(fleet::store_unavailable(fleet, request));
+        }
         let id: Arc<str> = new_session_id().into();
+        // A fleet-wide bound on sessions, if the store keeps one.
+        if let (Some(fleet), Mode::Streamable) = (&self.fleet, mode)
+            && let Some(admit) = fleet.store.admit(&id, self.config.session_idle_timeout)
+        {
+            match admit.await {
+                Ok(true) => {}
+                Ok(false) => {
+                    tracing::warn!("a new session refused: the fleet holds its most");
+                    return Err(too_many_sessions(Full::Fleet, request));
+                }
+                Err(e) => {
+                    tracing::warn!("a new session refused: the shared session store failed: {e}");
+                    return Err(fleet::store_unavailable(fleet, request));
+                }
+            }
+        }
         let shared = match (&self.fleet, mode) {
             (Some(fleet), Mode::Streamable) => Some(self.link(fleet, owner_record(extensions), false)),
             _ => None,
@@ -204,6 +227,11 @@ impl App {
         let mut sessions = self.sessions.lock_unpoisoned();
         if let Err(full) = sessions.room(client, max, per_client) {
             drop(sessions);
+            if let Some(link) = router.shared() {
+                // Counted in the fleet above: uncounted.
+                let (store, id) = (link.fleet.store.clone(), id.clone());
+                tokio::spawn(async move { store.remove(&id).await });
+            }
             return Err(self.full(full, client, request));
         }
         let (dispatcher, refresh) = match self.connect_copy(&router, None) {
@@ -237,6 +265,7 @@ impl App {
                 let (max, client) = (self.config.max_sessions_per_client, client.map(|ip| ip.to_string()));
                 tracing::warn!(max, client, "a new session refused: its client address holds its most");
             }
+            Full::Fleet => tracing::warn!("a new session refused: the fleet holds its most"),
         }
         too_many_sessions(full, id)
     }
@@ -308,6 +337,7 @@ fn too_many_sessions(full: Full, id: Option<&RequestId>) -> Response {
     let message = match full {
         Full::Server => "too many sessions; try again later",
         Full::Client => "too many sessions from this client address; end one or try again later",
+        Full::Fleet => "too many sessions in the fleet; try again later",
     };
     let mut response = error_response(StatusCode::SERVICE_UNAVAILABLE, id, &ErrorObject::internal_error(message));
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(SESSIONS_RETRY_AFTER));

@@ -27,6 +27,8 @@ pub(crate) enum Full {
     Server,
     /// The client's address holds `max_sessions_per_client`.
     Client,
+    /// The fleet holds as many sessions as its store allows ([`SharedSessions::admit`](crate::server::SharedSessions::admit)).
+    Fleet,
 }
 
 impl SessionTable {

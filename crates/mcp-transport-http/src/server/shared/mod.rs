@@ -131,6 +131,22 @@ pub trait SharedSessions: Send + Sync + 'static {
     /// The messages published from now on. A receiver that lagged misses some (a resumed stream
     /// may then end early; its client resumes it again).
     fn subscribe(&self) -> broadcast::Receiver<Bytes>;
+    /// Counts new session `id` among the fleet's live sessions, for `ttl` unless
+    /// [`touch`](Self::touch)ed: `false` (and nothing written) when the fleet already holds as
+    /// many as its store allows. Asked before a new shared session is made (the session then
+    /// gets 503 with `Retry-After`); [`remove`](Self::remove) uncounts it. Default: no bound,
+    /// no call.
+    fn admit(&self, id: &str, ttl: Duration) -> Option<SharedFuture<'_, bool>> {
+        let _ = (id, ttl);
+        None
+    }
+    /// Whether the store serves now, known without asking it (no round trip: a circuit
+    /// breaker's state, the last health check): `Err(retry_after)` while its calls would fail
+    /// (for about `retry_after` more). `/readyz` answers 503 then, and a new session, or one
+    /// loaded from the store, gets 503 with `Retry-After`. Default: ready.
+    fn readiness(&self) -> Result<(), Duration> {
+        Ok(())
+    }
 }
 
 /// A record in an [`InMemorySharedSessions`]: its fields, version and end of life.
