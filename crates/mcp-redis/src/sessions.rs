@@ -7,6 +7,8 @@
 //!   it changes, and only while the record exists: a change never undoes another instance's,
 //!   and never brings back a session that ended (DEL) or expired. The hash tag `{ID}` puts it
 //!   in the cluster slot of the session's SSE events (`PREFIX:events:{ID}...`);
+//! - the tags of instances (see `SharedSessions::claim_tag`): the counter `PREFIX:tags`, and
+//!   `PREFIX:tag:{N}` naming the instance that holds tag N, expiring unless it renews it;
 //! - messages between instances: published on the channel `PREFIX:fleet`, read by one
 //!   subscription per [`RedisSessions`] (and its clones), which redis-rs reconnects and
 //!   resubscribes by itself when Redis comes back (see the crate's `pubsub` module).
@@ -62,6 +64,38 @@ return redis.call('HGETALL', KEYS[1])
 ",
     )
 });
+
+/// Claims tag `KEYS[1]` for instance `ARGV[1]` for `ARGV[2]` ms if no instance holds it, and
+/// empties its inbox (`KEYS[2]`, numbered by `KEYS[3]`: the messages of a former holder): 1 if
+/// claimed, 0 if held.
+static CLAIM: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
+redis.call('DEL', KEYS[2], KEYS[3])
+return 1
+",
+    )
+});
+
+/// Keeps tag `KEYS[1]` for instance `ARGV[1]` another `ARGV[2]` ms (taken again if no instance
+/// holds it: Redis lost it, or the lease ran out unrenewed), with its inbox (`KEYS[2]`,
+/// `KEYS[3]`) twice as long: 0 if another instance holds it.
+static RENEW: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('PEXPIRE', KEYS[2], 2 * ARGV[2])
+redis.call('PEXPIRE', KEYS[3], 2 * ARGV[2])
+return 1
+",
+    )
+});
+
+/// How many tags a claim tries (each held by a live instance) before it gives up.
+const CLAIM_TRIES: u32 = 1024;
 
 /// A record as HGETALL gives it (name, value, ...): `None` if empty (no such key).
 fn record_of(flat: Vec<Vec<u8>>) -> Result<Option<SessionRecord>, crate::Error> {
@@ -124,6 +158,13 @@ impl Redis {
 impl RedisSessions {
     fn key(&self, id: &str) -> String {
         self.redis.key(&["session", &format!("{{{id}}}")])
+    }
+
+    /// The keys of tag `tag`, in its own cluster slot: who holds it, its inbox, the inbox's
+    /// numbering.
+    fn tag_keys(&self, tag: u32) -> [String; 3] {
+        let tag = format!("{{{tag}}}");
+        [self.redis.key(&["tag", &tag]), self.redis.key(&["inbox", &tag]), self.redis.key(&["inbox", &tag, "seq"])]
     }
 
     /// Runs `cmd` within the configured timeout. A command that meets a dropped connection
@@ -213,6 +254,37 @@ impl SharedSessions for RedisSessions {
         let mut cmd = redis::cmd("PUBLISH");
         cmd.arg(&*self.channel).arg(&message[..]);
         self.query::<()>(cmd)
+    }
+
+    /// Takes the next number of the counter `PREFIX:tags` (modulo 2^20 - 1, from 1) and claims
+    /// it (`PREFIX:tag:{N}`, set if not held, expiring after `lease`), the next one while held;
+    /// an error after 1,024 held in a row.
+    fn claim_tag(&self, instance: &str, lease: Duration) -> SharedFuture<'_, u32> {
+        let instance = instance.to_owned();
+        Box::pin(async move {
+            let span = (1u64 << mcp_transport_http::server::TAG_BITS) - 1;
+            for _ in 0..CLAIM_TRIES {
+                let mut incr = redis::cmd("INCR");
+                incr.arg(self.redis.key(&["tags"]));
+                let n: u64 = self.query(incr).await?;
+                let tag = u32::try_from((n.saturating_sub(1) % span) + 1).expect("below 2^20");
+                let [held, inbox, seq] = self.tag_keys(tag);
+                let mut invocation = CLAIM.key(held);
+                invocation.key(inbox).key(seq).arg(&instance).arg(millis(lease));
+                if self.invoke::<bool>(invocation).await? {
+                    return Ok(tag);
+                }
+                tracing::debug!(tag, "fleet: tag held by a live instance: the next one");
+            }
+            Err(format!("no free tag in {CLAIM_TRIES} tries").into())
+        })
+    }
+
+    fn renew_tag(&self, tag: u32, instance: &str, lease: Duration) -> SharedFuture<'_, bool> {
+        let [held, inbox, seq] = self.tag_keys(tag);
+        let mut invocation = RENEW.key(held);
+        invocation.key(inbox).key(seq).arg(instance).arg(millis(lease));
+        self.invoke::<bool>(invocation)
     }
 
     fn subscribe(&self) -> broadcast::Receiver<Bytes> {

@@ -17,7 +17,7 @@ use crate::server::response::{error_response, session_not_found};
 use crate::server::session::Session;
 use crate::server::session::table::Full;
 use crate::server::shared::bus::{BusMessage, Kind};
-use crate::server::shared::fleet::Fleet;
+use crate::server::shared::fleet::{Fleet, TAG_LEASE};
 use crate::server::shared::link::SharedLink;
 use crate::server::shared::{OWNER_FIELD, SessionRecord};
 use crate::server::stream::router::{Mode, SessionRouter};
@@ -33,9 +33,33 @@ fn store_unavailable() -> Response {
     response
 }
 
+/// 503: this instance lost its tag to another instance (see `Fleet::renew`): it serves no
+/// shared session (the balancer sends the client to another instance).
+pub(super) fn tag_lost() -> Response {
+    let mut response = error_response(
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        None,
+        &mcp_jsonrpc::ErrorObject::internal_error("this instance is out of the fleet; try again"),
+    );
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
 /// A fleet's part of the endpoint: sessions loaded from the store, and the messages of the
 /// other instances.
 impl App {
+    /// The instance's tag claimed (503 when the store fails), and still its own (503 once
+    /// lost).
+    pub(super) async fn fleet_ready(&self, fleet: &Fleet) -> Result<(), Response> {
+        if fleet.is_lost() {
+            return Err(tag_lost());
+        }
+        fleet.ready().await.map(|_| ()).map_err(|e| {
+            tracing::warn!("fleet: no tag claimed: {e}");
+            store_unavailable()
+        })
+    }
+
     /// A new copy's part in `fleet`: of a new session, or of one `recorded` in the store.
     pub(super) fn link(&self, fleet: &Arc<Fleet>, owner: Box<str>, recorded: bool) -> SharedLink {
         SharedLink::new(fleet.clone(), owner, self.config.session_idle_timeout, recorded)
@@ -93,6 +117,7 @@ impl App {
         id: &str,
         extensions: &Extensions,
     ) -> Result<Arc<Session>, Response> {
+        self.fleet_ready(fleet).await?;
         let record = match fleet.store.load(id).await {
             Ok(Some(record)) => record,
             Ok(None) => return Err(session_not_found()),
@@ -177,15 +202,38 @@ impl App {
         // Subscribed now: what is published from here on reaches this endpoint.
         let mut bus = fleet.store.subscribe();
         let app = Arc::downgrade(self);
+        let fleet = fleet.clone();
         tokio::spawn(async move {
+            // The tag first (Redis may still be away: tried again until it answers).
+            let mut backoff = std::time::Duration::from_millis(50);
+            while let Err(e) = fleet.ready().await {
+                tracing::warn!(?backoff, "fleet: no tag claimed yet: {e}");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(std::time::Duration::from_secs(2));
+                if app.strong_count() == 0 {
+                    return;
+                }
+            }
+            let mut renew = tokio::time::interval(TAG_LEASE / 3);
+            renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            renew.tick().await;
             loop {
-                let message = match bus.recv().await {
-                    Ok(message) => message,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                        tracing::warn!("fleet: {n} messages of other instances missed (the bus ran ahead)");
+                let message = tokio::select! {
+                    received = bus.recv() => match received {
+                        Ok(message) => message,
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                            tracing::warn!("fleet: {n} messages of other instances missed (the bus ran ahead)");
+                            continue;
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                    },
+                    _ = renew.tick() => {
+                        if app.strong_count() == 0 || !fleet.renew().await {
+                            // The tag is another instance's now: its messages are not this one's.
+                            return;
+                        }
                         continue;
                     }
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 };
                 let Some(app) = app.upgrade() else { return };
                 app.on_bus(&message).await;
@@ -200,7 +248,7 @@ impl App {
             tracing::debug!("fleet: unreadable message on the bus");
             return;
         };
-        if message.origin == fleet.tag {
+        if message.origin == fleet.tag() {
             return;
         }
         match message.kind {

@@ -131,6 +131,37 @@ pub trait SharedSessions: Send + Sync + 'static {
     /// The messages published from now on. A receiver that lagged misses some (a resumed stream
     /// may then end early; its client resumes it again).
     fn subscribe(&self) -> broadcast::Receiver<Bytes>;
+
+    /// Claims a tag for the instance named `instance` (a random id of its own), held for `lease`
+    /// unless [renewed](Self::renew_tag): a number from 1 to 2^20 - 1 that no other live
+    /// instance holds. The tag numbers the instance's streams and outgoing request ids, so two
+    /// instances with one tag would take each other's answers.
+    ///
+    /// The default draws it at random, without asking anyone (two instances of a fleet may draw
+    /// the same one): a store shared by a fleet hands them out (`mcp-redis`'s does).
+    fn claim_tag(&self, instance: &str, lease: Duration) -> SharedFuture<'_, u32> {
+        let _ = (instance, lease);
+        Box::pin(std::future::ready(Ok(random_tag())))
+    }
+
+    /// Keeps `tag` for `instance` another `lease`: `false` when another instance holds it now
+    /// (this one lost it, and stops serving shared sessions rather than share its tag). The
+    /// default keeps it (see [`claim_tag`](Self::claim_tag)).
+    fn renew_tag(&self, tag: u32, instance: &str, lease: Duration) -> SharedFuture<'_, bool> {
+        let _ = (tag, instance, lease);
+        Box::pin(std::future::ready(Ok(true)))
+    }
+}
+
+/// The number of bits of an instance's tag: stream numbers and outgoing request ids of a
+/// shared session are `tag << 32 | n`, below 2^53 (JavaScript peers read ids as doubles).
+pub const TAG_BITS: u32 = 20;
+
+/// A tag drawn at random, from 1 to 2^20 - 1 (0 is a lone instance's numbering).
+fn random_tag() -> u32 {
+    let mut bytes = [0u8; 4];
+    getrandom::fill(&mut bytes).expect("the OS random number generator failed");
+    (u32::from_le_bytes(bytes) % ((1 << TAG_BITS) - 1)) + 1
 }
 
 /// A record in an [`InMemorySharedSessions`]: its fields, version and end of life.
