@@ -13,14 +13,15 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use mcp_redis::{Redis, RedisConfig, RedisSessions};
 use mcp_server::mcp_transport_http::server::{
-    self, EventStore, FieldChange, HttpServerConfig, InMemoryEventStore, SessionRecord, SharedFuture, SharedSessions,
+    self, Delivery, EventStore, FieldChange, HttpServerConfig, InMemoryEventStore, SessionRecord, SharedFuture,
+    SharedSessions,
 };
 use mcp_server::{Server, ToolDef, ToolError};
 use mcp_test_support::redis::RedisServer;
 use mcp_types::{CallToolResult, ContentBlock, LoggingLevel};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 const VERSION: &str = "2025-06-18";
 
@@ -72,31 +73,24 @@ async fn fleet_of(redis: &RedisServer, stores: Vec<Arc<dyn SharedSessions>>, con
         bases.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
         tokio::spawn(async move { server::serve_router(listener, router, &config).await });
     }
-    // Every instance hears the fleet's channel before the test begins.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while numsub(redis) < instances {
-        assert!(Instant::now() < deadline, "the instances did not subscribe to mcp:fleet");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    // Every instance claimed its tag and reads its inbox and the fleet's stream before the test
+    // begins.
+    wait_for_readers(redis, instances).await;
     bases
 }
 
-/// How many connections listen on `mcp:fleet` (`PUBSUB NUMSUB`'s second element).
-fn numsub(redis: &RedisServer) -> i64 {
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", redis.port())).unwrap();
-    use std::io::{Read as _, Write as _};
-    stream.write_all(b"PUBSUB NUMSUB mcp:fleet\r\n").unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-    let mut reply = Vec::new();
-    let mut buf = [0u8; 256];
-    // *2 $9 mcp:fleet :N
-    while !reply.ends_with(b"\r\n") || reply.iter().filter(|&&b| b == b'\n').count() < 4 {
-        let n = stream.read(&mut buf).unwrap();
-        assert!(n > 0, "redis closed the connection");
-        reply.extend_from_slice(&buf[..n]);
+/// Waits until `instances` instances claimed their tags and each blocks reading its two
+/// streams.
+async fn wait_for_readers(redis: &RedisServer, instances: i64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let tags: i64 = redis.query(&["GET", "mcp:tags"]).text().parse().unwrap_or(0);
+        if tags >= instances && redis.blocked_clients() >= 2 * instances as u64 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the instances did not read the fleet's streams");
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let text = String::from_utf8_lossy(&reply);
-    text.lines().last().and_then(|l| l.strip_prefix(':')).and_then(|n| n.trim().parse().ok()).unwrap_or(0)
 }
 
 fn post(base: &str, session: Option<&str>, body: Value) -> reqwest::RequestBuilder {
@@ -205,10 +199,11 @@ async fn with_redis_down_a_session_elsewhere_is_503_and_service_returns_with_red
 /// saves fail while it says so.
 struct Steered {
     inner: RedisSessions,
-    /// What Redis brought, not yet passed on.
-    heard: tokio::sync::Mutex<broadcast::Receiver<Bytes>>,
-    /// What the instance hears.
-    passed: broadcast::Sender<Bytes>,
+    /// What Redis brings, not yet passed on (once the instance subscribed).
+    heard: tokio::sync::Mutex<Option<mpsc::Receiver<Delivery>>>,
+    /// What the instance hears (one message at a time: the next is taken once the instance
+    /// handled the one before).
+    passed: Mutex<Option<mpsc::Sender<Delivery>>>,
     /// A load to hold: the session, told when its record was read, then waits for the go.
     hold: Mutex<Option<Held>>,
     fail_saves: AtomicBool,
@@ -219,8 +214,7 @@ type Held = (String, oneshot::Sender<()>, oneshot::Receiver<()>);
 
 impl Steered {
     fn new(inner: RedisSessions) -> Arc<Steered> {
-        let heard = tokio::sync::Mutex::new(inner.subscribe());
-        let (passed, _) = broadcast::channel(64);
+        let (heard, passed) = (tokio::sync::Mutex::new(None), Mutex::new(None));
         Arc::new(Steered { inner, heard, passed, hold: Mutex::new(None), fail_saves: AtomicBool::new(false) })
     }
 
@@ -237,18 +231,21 @@ impl Steered {
     /// the instance handled it (it took the next message, which no instance reads).
     async fn pass_until_ended(&self, session: &str) {
         let mut heard = self.heard.lock().await;
+        let heard = heard.as_mut().expect("the instance subscribed");
+        let passed = self.passed.lock().unwrap().clone().expect("the instance subscribed");
         loop {
-            let message = tokio::time::timeout(Duration::from_secs(10), heard.recv()).await.unwrap().unwrap();
+            let delivery = tokio::time::timeout(Duration::from_secs(10), heard.recv()).await.unwrap().unwrap();
+            let Delivery::Message(message) = &delivery else { panic!("nothing is lost here: {delivery:?}") };
             let header = String::from_utf8_lossy(&message[..message.iter().position(|&b| b == b'\n').unwrap()]);
             let ended = header.split(' ').nth(1) == Some("x") && header.split(' ').nth(2) == Some(session);
-            self.passed.send(message).unwrap();
+            passed.send(delivery).await.unwrap();
             if ended {
                 break;
             }
         }
-        self.passed.send(Bytes::from_static(b"not a message")).unwrap();
+        passed.send(Delivery::Message(Bytes::from_static(b"not a message"))).await.unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !self.passed.is_empty() {
+        while passed.capacity() < passed.max_capacity() {
             assert!(Instant::now() < deadline, "the instance did not take its messages");
             tokio::task::yield_now().await;
         }
@@ -292,8 +289,20 @@ impl SharedSessions for Steered {
     fn publish(&self, message: Bytes) -> SharedFuture<'_, ()> {
         self.inner.publish(message)
     }
-    fn subscribe(&self) -> broadcast::Receiver<Bytes> {
-        self.passed.subscribe()
+    fn send(&self, to: u32, message: Bytes) -> SharedFuture<'_, ()> {
+        self.inner.send(to, message)
+    }
+    fn subscribe(&self, tag: u32) -> mpsc::Receiver<Delivery> {
+        let (passed, rx) = mpsc::channel(1);
+        *self.passed.lock().unwrap() = Some(passed);
+        *self.heard.try_lock().expect("subscribed once") = Some(self.inner.subscribe(tag));
+        rx
+    }
+    fn claim_tag(&self, instance: &str, lease: Duration) -> SharedFuture<'_, u32> {
+        self.inner.claim_tag(instance, lease)
+    }
+    fn renew_tag(&self, tag: u32, instance: &str, lease: Duration) -> SharedFuture<'_, bool> {
+        self.inner.renew_tag(tag, instance, lease)
     }
 }
 
@@ -511,4 +520,33 @@ async fn a_copy_whose_record_is_gone_ends() {
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
     assert_eq!(post(&bases[0], Some(&session), ping).send().await.unwrap().status(), 404);
     assert_eq!(redis.command(&format!("EXISTS mcp:session:{{{session}}}")), ":0", "not made again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_posted_elsewhere_goes_to_the_instance_that_asked_alone() {
+    let redis = RedisServer::start();
+    let stores: Vec<Arc<dyn SharedSessions>> =
+        (0..3).map(|_| Arc::new(handle(&redis).sessions()) as Arc<dyn SharedSessions>).collect();
+    let bases = fleet_of(&redis, stores, HttpServerConfig::default()).await;
+    let session = initialize(&bases[0]).await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "roots", "arguments": {}}});
+    let mut answers = Messages(post(&bases[1], Some(&session), call).send().await.unwrap(), String::new());
+    let asked = answers.next().await;
+    assert_eq!(asked["method"], "roots/list", "{asked}");
+    // The request's id names the instance that asked (its tag in the high bits).
+    let asker = asked["id"].as_u64().unwrap() >> 32;
+    let reply = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": [{"uri": "file:///3"}]}});
+    assert_eq!(post(&bases[2], Some(&session), reply).send().await.unwrap().status(), 202);
+    let result = answers.next().await;
+    assert_eq!(result["result"]["content"][0]["text"], "file:///3", "{result}");
+    // It went to the asker's inbox, not to the other instances, nor to the stream all read.
+    for tag in 1..=3 {
+        let expected = if tag == asker { ":1" } else { ":0" };
+        assert_eq!(redis.command(&format!("XLEN mcp:inbox:{{{tag}}}")), expected, "the inbox of tag {tag}");
+    }
+    let everyone = redis.query(&["XRANGE", "mcp:{fleet}:bus", "-", "+"]);
+    for entry in everyone.items() {
+        let text = format!("{entry:?}");
+        assert!(!text.contains(" i "), "an answer in the stream every instance reads: {text}");
+    }
 }

@@ -71,7 +71,7 @@ pub use config::{HttpServerConfig, Policy};
 pub use factory::{Refresh, Rejection, SessionFactory, SharedSession};
 pub use handlers::info::RequestInfo;
 pub use shared::{
-    Fanout, FieldChange, InMemorySharedSessions, SessionEnded, SessionRecord, SharedError, SharedFuture,
+    Delivery, Fanout, FieldChange, InMemorySharedSessions, SessionEnded, SessionRecord, SharedError, SharedFuture,
     SharedSessions, TAG_BITS,
 };
 pub use shutdown::serve_router_with_shutdown;

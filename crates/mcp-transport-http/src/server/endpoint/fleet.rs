@@ -19,7 +19,7 @@ use crate::server::session::table::Full;
 use crate::server::shared::bus::{BusMessage, Kind};
 use crate::server::shared::fleet::{Fleet, TAG_LEASE};
 use crate::server::shared::link::SharedLink;
-use crate::server::shared::{OWNER_FIELD, SessionRecord};
+use crate::server::shared::{Delivery, OWNER_FIELD, SessionRecord};
 use crate::server::stream::router::{Mode, SessionRouter};
 
 /// 503: the fleet's store of sessions did not answer.
@@ -194,13 +194,12 @@ impl App {
         }
     }
 
-    /// Listens to the fleet's bus (once).
+    /// Listens to the fleet's bus (once): claims the instance's tag, then handles what reaches
+    /// it, and renews the tag's lease.
     pub(super) fn start_listener(self: &Arc<Self>, fleet: &Arc<Fleet>) {
         if self.listener.swap(true, Ordering::Relaxed) {
             return;
         }
-        // Subscribed now: what is published from here on reaches this endpoint.
-        let mut bus = fleet.store.subscribe();
         let app = Arc::downgrade(self);
         let fleet = fleet.clone();
         tokio::spawn(async move {
@@ -214,18 +213,15 @@ impl App {
                     return;
                 }
             }
+            let Some(mut inbox) = fleet.take_inbox() else { return };
             let mut renew = tokio::time::interval(TAG_LEASE / 3);
             renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             renew.tick().await;
             loop {
-                let message = tokio::select! {
-                    received = bus.recv() => match received {
-                        Ok(message) => message,
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                            tracing::warn!("fleet: {n} messages of other instances missed (the bus ran ahead)");
-                            continue;
-                        }
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                let delivery = tokio::select! {
+                    received = inbox.recv() => match received {
+                        Some(delivery) => delivery,
+                        None => return,
                     },
                     _ = renew.tick() => {
                         if app.strong_count() == 0 || !fleet.renew().await {
@@ -236,7 +232,10 @@ impl App {
                     }
                 };
                 let Some(app) = app.upgrade() else { return };
-                app.on_bus(&message).await;
+                match delivery {
+                    Delivery::Message(message) => app.on_bus(&message).await,
+                    Delivery::Missed(missed) => app.resync(&fleet, missed).await,
+                }
             }
         });
     }
@@ -248,9 +247,11 @@ impl App {
             tracing::debug!("fleet: unreadable message on the bus");
             return;
         };
-        if message.origin == fleet.tag() {
+        // Its own, or another's (a store without inboxes gives every instance every message).
+        if message.origin == fleet.tag() || (message.to != 0 && message.to != fleet.tag()) {
             return;
         }
+        metrics::counter!("mcp_fleet_bus_messages_total", "kind" => message.kind.name()).increment(1);
         match message.kind {
             Kind::Event => return fleet.relay(&message),
             Kind::Alive => return fleet.alive(&message),
@@ -260,10 +261,10 @@ impl App {
         match message.kind {
             Kind::Incoming => deliver_incoming(&session, &message.frame).await,
             Kind::Standalone => session.router.deliver_standalone(&message.frame).await,
-            Kind::Probe if session.router.release(message.stream).await => {
+            Kind::Probe if session.router.release(message.stream, message.origin).await => {
                 let mut alive = fleet.message(Kind::Alive, &message.session, Bytes::new());
                 alive.stream = message.stream;
-                fleet.publish(alive).await;
+                fleet.send_to(message.origin, alive).await;
             }
             Kind::Changed => self.refresh(fleet, &session).await,
             Kind::Ended => {
@@ -272,6 +273,34 @@ impl App {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Messages for this instance were lost (`missed`, at least): what they may have carried
+    /// is found again. Every shared session held here reloads its record (a change or an end
+    /// missed), and the streams followed from other instances end (an event missed: their
+    /// clients resume them from the shared event store). An answer to a server's request, a
+    /// cancellation or a GET stream message that was lost stays lost (the request's timeout
+    /// ends a call that waits for it).
+    async fn resync(&self, fleet: &Fleet, missed: u64) {
+        metrics::counter!("mcp_fleet_bus_dropped_total").increment(missed);
+        metrics::counter!("mcp_fleet_bus_resyncs_total").increment(1);
+        let held: Vec<Arc<Session>> = self
+            .sessions
+            .lock_unpoisoned()
+            .iter()
+            .filter(|s| s.router.shared().is_some_and(|l| l.recorded() && !l.is_gone()))
+            .cloned()
+            .collect();
+        let relays = fleet.end_relays();
+        tracing::warn!(
+            missed,
+            sessions = held.len(),
+            relays,
+            "fleet: messages for this instance were lost: its sessions' records reloaded, followed streams ended"
+        );
+        for batch in held.chunks(KEEP_ALIVE_BATCH) {
+            futures_util::future::join_all(batch.iter().map(|session| self.refresh(fleet, session))).await;
         }
     }
 

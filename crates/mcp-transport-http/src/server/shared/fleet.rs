@@ -12,7 +12,7 @@ use hashbrown::HashMap;
 use tokio::sync::{OnceCell, mpsc, oneshot};
 
 use super::bus::{BusMessage, Kind};
-use super::{SharedError, SharedSessions};
+use super::{Delivery, SharedError, SharedSessions};
 
 /// A stream of a session: the session's id and the stream's number.
 type StreamKey = (Arc<str>, u64);
@@ -48,6 +48,9 @@ pub(crate) struct Fleet {
     tag: OnceCell<u32>,
     /// Another instance holds the tag now: this one serves no shared session any more.
     lost: AtomicBool,
+    /// What reaches this instance, subscribed when the tag is claimed, until the endpoint's
+    /// listener takes it.
+    inbox: Mutex<Option<mpsc::Receiver<Delivery>>>,
     relays: Mutex<HashMap<StreamKey, Relay>>,
     probes: Mutex<HashMap<StreamKey, oneshot::Sender<()>>>,
 }
@@ -74,6 +77,7 @@ impl Fleet {
             instance,
             tag: OnceCell::new(),
             lost: AtomicBool::new(false),
+            inbox: Mutex::default(),
             relays: Mutex::default(),
             probes: Mutex::default(),
         }
@@ -90,10 +94,18 @@ impl Fleet {
                     return Err(SharedError::from(format!("the store gave tag {tag}, not one of 1 to 2^20 - 1")));
                 }
                 tracing::info!(tag, "fleet: this instance's tag claimed");
+                // Subscribed before any session is served with the tag: what is sent to it
+                // from now on reaches it.
+                *self.inbox.lock_unpoisoned() = Some(self.store.subscribe(tag));
                 Ok(tag)
             })
             .await?;
         Ok(*tag)
+    }
+
+    /// What reaches this instance (once, after [`ready`](Self::ready)).
+    pub(crate) fn take_inbox(&self) -> Option<mpsc::Receiver<Delivery>> {
+        self.inbox.lock_unpoisoned().take()
     }
 
     /// The instance's tag (0 until [claimed](Self::ready)).
@@ -142,7 +154,7 @@ impl Fleet {
 
     /// A message of this instance about `session`.
     pub(crate) fn message(&self, kind: Kind, session: &Arc<str>, frame: Bytes) -> BusMessage {
-        BusMessage { origin: self.tag(), kind, session: session.clone(), stream: 0, seq: 0, last: false, frame }
+        BusMessage { origin: self.tag(), kind, session: session.clone(), stream: 0, seq: 0, last: false, to: 0, frame }
     }
 
     /// Publishes `message`; a failure is logged (what it carried is lost).
@@ -150,6 +162,25 @@ impl Fleet {
         if let Err(e) = self.store.publish(message.encode()).await {
             tracing::warn!(session = %message.session, kind = ?message.kind, "fleet: message not published: {e}");
         }
+    }
+
+    /// Sends `message` to the instance of tag `to` only; a failure is logged (what it carried
+    /// is lost).
+    pub(crate) async fn send_to(&self, to: u32, mut message: BusMessage) {
+        message.to = to;
+        if let Err(e) = self.store.send(to, message.encode()).await {
+            tracing::warn!(session = %message.session, kind = ?message.kind, to, "fleet: message not sent: {e}");
+        }
+    }
+
+    /// Ends every stream followed from another instance (messages of the bus were lost: some of
+    /// their events may be missing). Their clients resume them again, from the shared event
+    /// store.
+    pub(crate) fn end_relays(&self) -> usize {
+        let mut relays = self.relays.lock_unpoisoned();
+        let ended = relays.len();
+        relays.clear();
+        ended
     }
 
     /// Follows `stream` of `session`, opened by another instance, after the event `after`:
@@ -172,7 +203,8 @@ impl Fleet {
         self.probes.lock_unpoisoned().insert(key.clone(), alive_tx);
         let mut probe = self.message(Kind::Probe, session, Bytes::new());
         probe.stream = stream;
-        self.publish(probe).await;
+        // The stream's number names the instance that opened it.
+        self.send_to(tag_of(stream), probe).await;
         let alive = tokio::time::timeout(PROBE_WAIT, alive_rx).await.is_ok_and(|r| r.is_ok());
         self.probes.lock_unpoisoned().remove(&key);
         if !alive {
@@ -223,6 +255,12 @@ impl Fleet {
     }
 }
 
+/// The tag of the instance that numbered `id` (a stream number or an outgoing request id:
+/// `tag << 32 | n`), or 0 (a lone instance's numbering, or not one of a fleet's).
+pub(crate) fn tag_of(id: u64) -> u32 {
+    u32::try_from(id >> 32).ok().filter(|&tag| tag < 1 << super::TAG_BITS).unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::InMemorySharedSessions;
@@ -235,9 +273,10 @@ mod tests {
             assert_eq!(fleet.tag(), 0, "not claimed yet");
             let tag = fleet.ready().await.unwrap();
             assert_eq!(fleet.ready().await.unwrap(), tag, "claimed once");
-            assert!(tag >= 1 && tag < 1 << super::super::TAG_BITS);
+            assert!((1..1 << super::super::TAG_BITS).contains(&tag));
             assert!(fleet.base() + u64::from(u32::MAX) < 1 << 53);
             assert!(!fleet.is_foreign(fleet.base() + 5) && fleet.is_foreign(5));
+            assert_eq!((tag_of(fleet.base() + 5), tag_of(5), tag_of(u64::MAX)), (tag, 0, 0));
             assert!(fleet.renew().await && !fleet.is_lost());
         }
     }

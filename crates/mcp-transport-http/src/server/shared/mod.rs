@@ -41,7 +41,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 
 pub(crate) mod bus;
 pub(crate) mod fleet;
@@ -128,9 +128,21 @@ pub trait SharedSessions: Send + Sync + 'static {
     fn remove(&self, id: &str) -> SharedFuture<'_, ()>;
     /// Sends `message` to every instance (this one included: it recognizes its own).
     fn publish(&self, message: Bytes) -> SharedFuture<'_, ()>;
-    /// The messages published from now on. A receiver that lagged misses some (a resumed stream
-    /// may then end early; its client resumes it again).
-    fn subscribe(&self) -> broadcast::Receiver<Bytes>;
+    /// Sends `message` to the instance of tag `to` only (the message names it too).
+    ///
+    /// The default publishes it to every instance, each dropping what is not its own: a store
+    /// shared by a fleet gives each instance an inbox of its own (`mcp-redis`'s does), so that
+    /// an instance's work grows with its own sessions, not with the fleet's.
+    fn send(&self, to: u32, message: Bytes) -> SharedFuture<'_, ()> {
+        let _ = to;
+        self.publish(message)
+    }
+    /// What reaches the instance of tag `tag` from now on: the messages [sent](Self::send) to
+    /// it and those [published](Self::publish) to all, in order, and [`Delivery::Missed`]
+    /// where some were lost (the endpoint then reloads the records of the sessions it holds).
+    /// Called from within a tokio runtime, once per instance; the receiver is bounded, and the
+    /// store stops when it is dropped.
+    fn subscribe(&self, tag: u32) -> mpsc::Receiver<Delivery>;
 
     /// Claims a tag for the instance named `instance` (a random id of its own), held for `lease`
     /// unless [renewed](Self::renew_tag): a number from 1 to 2^20 - 1 that no other live
@@ -153,6 +165,17 @@ pub trait SharedSessions: Send + Sync + 'static {
     }
 }
 
+/// What an instance's [`SharedSessions::subscribe`] receiver gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Delivery {
+    /// A message for this instance, or for all.
+    Message(Bytes),
+    /// At least this many messages for this instance were lost (it fell behind further than
+    /// the store keeps, or the store lost them): what they carried is to be found again.
+    Missed(u64),
+}
+
 /// The number of bits of an instance's tag: stream numbers and outgoing request ids of a
 /// shared session are `tag << 32 | n`, below 2^53 (JavaScript peers read ids as doubles).
 pub const TAG_BITS: u32 = 20;
@@ -172,7 +195,8 @@ struct Stored {
 }
 
 /// [`SharedSessions`] in this process's memory: for several endpoints in one process (tests,
-/// and trying a fleet out). Records expire; the bus is a bounded broadcast channel.
+/// and trying a fleet out). Records expire; the bus is a bounded broadcast channel that every
+/// instance hears (a message sent to one is dropped by the others).
 #[derive(Debug)]
 pub struct InMemorySharedSessions {
     records: Mutex<std::collections::HashMap<String, Stored>>,
@@ -255,8 +279,28 @@ impl SharedSessions for InMemorySharedSessions {
         let _ = self.bus.send(message);
         Box::pin(std::future::ready(Ok(())))
     }
-    fn subscribe(&self) -> broadcast::Receiver<Bytes> {
-        self.bus.subscribe()
+    fn subscribe(&self, tag: u32) -> mpsc::Receiver<Delivery> {
+        // Every message reaches every instance (each drops what is not its own); a receiver
+        // that fell behind the channel's bound hears how many it missed.
+        let _ = tag;
+        let mut bus = self.bus.subscribe();
+        let (tx, rx) = mpsc::channel(256);
+        tokio::spawn(async move {
+            loop {
+                let delivery = tokio::select! {
+                    () = tx.closed() => return,
+                    received = bus.recv() => match received {
+                        Ok(message) => Delivery::Message(message),
+                        Err(broadcast::error::RecvError::Lagged(n)) => Delivery::Missed(n),
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    },
+                };
+                if tx.send(delivery).await.is_err() {
+                    return;
+                }
+            }
+        });
+        rx
     }
 }
 
