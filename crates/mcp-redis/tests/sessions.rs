@@ -227,6 +227,19 @@ impl Steered {
         (read_rx, go_tx)
     }
 
+    /// Passes on everything Redis brings from now on.
+    async fn pass_all(self: &Arc<Self>) {
+        let mut heard = self.heard.lock().await.take().expect("the instance subscribed");
+        let passed = self.passed.lock().unwrap().clone().expect("the instance subscribed");
+        tokio::spawn(async move {
+            while let Some(delivery) = heard.recv().await {
+                if passed.send(delivery).await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
     /// Passes on what Redis brought up to the message that ends `session`, and returns once
     /// the instance handled it (it took the next message, which no instance reads).
     async fn pass_until_ended(&self, session: &str) {
@@ -548,5 +561,44 @@ async fn an_answer_posted_elsewhere_goes_to_the_instance_that_asked_alone() {
     for entry in everyone.items() {
         let text = format!("{entry:?}");
         assert!(!text.contains(" i "), "an answer in the stream every instance reads: {text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_that_missed_a_change_reloads_its_sessions() {
+    let redis = RedisServer::start();
+    let steered = Steered::new(handle(&redis).sessions());
+    let stores: Vec<Arc<dyn SharedSessions>> = vec![Arc::new(handle(&redis).sessions()), steered.clone()];
+    let bases = fleet_of(&redis, stores, HttpServerConfig::default()).await;
+    let session = initialize(&bases[0]).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    answer(post(&bases[1], Some(&session), ping).send().await.unwrap()).await;
+    // Instance 1 does not read its messages (held by the test) while 1,000 others are
+    // published: its reader stops (its queue is full), the rest wait in Redis...
+    let flood = handle(&redis).sessions().inbox_bound(5);
+    for n in 0..1_000 {
+        flood.publish(Bytes::from(format!("not a message {n}"))).await.unwrap();
+    }
+    // ...then the level is set on instance 0 (every instance is told to reload the record)...
+    let level = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "error"}});
+    assert!(answer(post(&bases[0], Some(&session), level).send().await.unwrap()).await.get("result").is_some());
+    // ...and 1,000 more trim what instance 1 did not read, the change among them.
+    for n in 1_000..2_000 {
+        flood.publish(Bytes::from(format!("not a message {n}"))).await.unwrap();
+    }
+    steered.pass_all().await;
+    // Instance 1 finds the hole, reloads the record: its copy takes the level.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for id in 3.. {
+        let call =
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "log", "arguments": {}}});
+        let mut messages = Messages(post(&bases[1], Some(&session), call).send().await.unwrap(), String::new());
+        let first = messages.next().await;
+        if first.get("result").is_some() {
+            break;
+        }
+        assert_eq!(first["params"]["data"], "logged", "{first}");
+        assert!(Instant::now() < deadline, "instance 1 never reloaded the session's record");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
