@@ -319,6 +319,32 @@ mod tests {
         FieldChange::Set(name.to_owned(), Bytes::from_static(value))
     }
 
+    /// Every instance hears every message; one that fell behind the channel's bound is told how
+    /// many it missed.
+    #[tokio::test]
+    async fn in_memory_every_instance_hears_all_and_a_laggard_hears_what_it_missed() {
+        let store = InMemorySharedSessions::new();
+        let (mut one, mut two) = (store.subscribe(1), store.subscribe(2));
+        store.send(2, Bytes::from_static(b"to 2")).await.unwrap();
+        assert_eq!(one.recv().await, Some(Delivery::Message(Bytes::from_static(b"to 2"))), "dropped by the endpoint");
+        assert_eq!(two.recv().await, Some(Delivery::Message(Bytes::from_static(b"to 2"))));
+        // `two` does not read while 2,000 are published: its forwarder stops at its queue's
+        // bound, the channel's runs over.
+        for n in 0..2_000u32 {
+            store.publish(Bytes::from(n.to_string())).await.unwrap();
+            while let Ok(Delivery::Message(_)) = one.try_recv() {}
+            tokio::task::yield_now().await;
+        }
+        let (mut received, mut missed) = (0u64, 0u64);
+        while received + missed < 2_000 {
+            match two.recv().await.unwrap() {
+                Delivery::Message(_) => received += 1,
+                Delivery::Missed(n) => missed += n,
+            }
+        }
+        assert!(missed > 0 && received + missed == 2_000, "{received} received, {missed} missed");
+    }
+
     /// What every store does (`mcp-redis`'s tests check the same of Redis's).
     #[tokio::test]
     async fn changes_are_per_field_and_never_bring_a_record_back() {
