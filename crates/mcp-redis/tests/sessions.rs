@@ -602,3 +602,32 @@ async fn an_instance_that_missed_a_change_reloads_its_sessions() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_whose_tag_another_holds_serves_no_shared_session() {
+    let redis = RedisServer::start();
+    // A short idle timeout: the tag's lease is renewed every quarter of it.
+    let config = HttpServerConfig::default().session_idle_timeout(Duration::from_millis(400));
+    let bases = fleet_of(&redis, vec![Arc::new(handle(&redis).sessions())], config).await;
+    let session = initialize(&bases[0]).await;
+    let ping = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+    assert_eq!(post(&bases[0], Some(&session), ping(1)).send().await.unwrap().status(), 200);
+    // Another instance holds tag 1 now (say its lease ran out while Redis was away).
+    assert_eq!(redis.command("SET mcp:tag:{1} another"), "+OK");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for id in 2.. {
+        let status = post(&bases[0], Some(&session), ping(id)).send().await.unwrap().status();
+        if status == 503 {
+            break;
+        }
+        assert_eq!(status, 200);
+        assert!(Instant::now() < deadline, "the instance went on with a tag another holds");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    let refused = post(&bases[0], None, init).send().await.unwrap();
+    assert_eq!(refused.status(), 503, "no new shared session either");
+    assert_eq!(refused.headers()["retry-after"], "1");
+    assert_eq!(redis.command("GET mcp:tag:{1}"), "$7", "the tag stays the other's");
+}

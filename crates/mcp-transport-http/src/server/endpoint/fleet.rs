@@ -214,7 +214,12 @@ impl App {
                 }
             }
             let Some(mut inbox) = fleet.take_inbox() else { return };
-            let mut renew = tokio::time::interval(TAG_LEASE / 3);
+            // A third of the lease (more often with a short idle timeout, as the reaper runs).
+            let period = match app.upgrade() {
+                Some(app) => (TAG_LEASE / 3).min(app.config.session_idle_timeout / 4),
+                None => return,
+            };
+            let mut renew = tokio::time::interval(period.max(std::time::Duration::from_millis(10)));
             renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             renew.tick().await;
             loop {
