@@ -565,7 +565,7 @@ async fn an_answer_posted_elsewhere_goes_to_the_instance_that_asked_alone() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_instance_that_missed_a_change_reloads_its_sessions() {
+async fn an_instance_that_missed_messages_reloads_its_sessions_and_fails_their_waiting_calls() {
     let redis = RedisServer::start();
     let steered = Steered::new(handle(&redis).sessions());
     let stores: Vec<Arc<dyn SharedSessions>> = vec![Arc::new(handle(&redis).sessions()), steered.clone()];
@@ -573,6 +573,12 @@ async fn an_instance_that_missed_a_change_reloads_its_sessions() {
     let session = initialize(&bases[0]).await;
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
     answer(post(&bases[1], Some(&session), ping).send().await.unwrap()).await;
+    // A call on instance 1 waits for the client's answer to its roots/list, which the client
+    // never sends (as if it were among the messages lost).
+    let call =
+        json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call", "params": {"name": "roots", "arguments": {}}});
+    let mut waiting = Messages(post(&bases[1], Some(&session), call).send().await.unwrap(), String::new());
+    assert_eq!(waiting.next().await["method"], "roots/list");
     // Instance 1 does not read its messages (held by the test) while 1,000 others are
     // published: its reader stops (its queue is full), the rest wait in Redis...
     let flood = handle(&redis).sessions().inbox_bound(5);
@@ -587,7 +593,12 @@ async fn an_instance_that_missed_a_change_reloads_its_sessions() {
         flood.publish(Bytes::from(format!("not a message {n}"))).await.unwrap();
     }
     steered.pass_all().await;
-    // Instance 1 finds the hole, reloads the record: its copy takes the level.
+    // Instance 1 finds the hole: the call that waited for an answer fails at once, with an
+    // error the client sees...
+    let failed = waiting.next().await;
+    assert_eq!(failed["id"], 100, "{failed}");
+    assert!(failed.to_string().contains("may have been lost"), "{failed}");
+    // ...and it reloads the record: its copy takes the level.
     let deadline = Instant::now() + Duration::from_secs(10);
     for id in 3.. {
         let call =

@@ -282,11 +282,11 @@ impl App {
     }
 
     /// Messages for this instance were lost (`missed`, at least): what they may have carried
-    /// is found again. Every shared session held here reloads its record (a change or an end
+    /// is found again, or its loss made known. Every shared session held here reloads its
+    /// record (a change or an end missed), its calls waiting for an answer fail (an answer
     /// missed), and the streams followed from other instances end (an event missed: their
-    /// clients resume them from the shared event store). An answer to a server's request, a
-    /// cancellation or a GET stream message that was lost stays lost (the request's timeout
-    /// ends a call that waits for it).
+    /// clients resume them from the shared event store). A cancellation or a GET stream
+    /// message that was lost stays lost.
     async fn resync(&self, fleet: &Fleet, missed: u64) {
         metrics::counter!("mcp_fleet_bus_dropped_total").increment(missed);
         metrics::counter!("mcp_fleet_bus_resyncs_total").increment(1);
@@ -304,6 +304,16 @@ impl App {
             relays,
             "fleet: messages for this instance were lost: its sessions' records reloaded, followed streams ended"
         );
+        // An answer the client POSTed to another instance may have been among them: the calls
+        // that wait for one fail now, with an error the client sees, rather than at their
+        // timeout.
+        let lost = mcp_jsonrpc::ErrorObject::internal_error(
+            "the answer to this request may have been lost between the server's instances; try again",
+        );
+        let failed: usize = held.iter().map(|session| session.peer().fail_pending_calls(&lost)).sum();
+        if failed > 0 {
+            tracing::warn!(failed, "fleet: calls waiting for an answer failed (it may have been lost)");
+        }
         for batch in held.chunks(KEEP_ALIVE_BATCH) {
             futures_util::future::join_all(batch.iter().map(|session| self.refresh(fleet, session))).await;
         }
