@@ -4,7 +4,10 @@
 //! gets 503 (and the instance goes on serving what needs no Redis), and service returns when
 //! Redis does. The session's record takes changes made on two instances at once, a copy
 //! loaded just before a DELETE cannot bring the session back, and a session with an open
-//! stream keeps its record past the idle timeout.
+//! stream keeps its record past the idle timeout. The fleet's messages go to the instance they
+//! name (an answer, a probe, a resumed stream's events); an instance that missed messages
+//! reloads its sessions and fails their waiting calls; one whose tag another holds serves no
+//! shared session.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -46,7 +49,22 @@ fn instance() -> Server {
         Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("done")]))
     })
     .unwrap();
-    Server::builder("redis-fleet", "1.0.0").tool(roots).tool(log).tool(wait).enable_resources().build().unwrap()
+    // Logs "one", waits for the test's word, logs "two", answers.
+    let steps = ToolDef::new("steps", json!({"type": "object"}), |_, ctx| async move {
+        ctx.log(LoggingLevel::Info, json!("one")).await;
+        RELEASE.notified().await;
+        ctx.log(LoggingLevel::Info, json!("two")).await;
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("done")]))
+    })
+    .unwrap();
+    Server::builder("redis-fleet", "1.0.0")
+        .tool(roots)
+        .tool(log)
+        .tool(wait)
+        .tool(steps)
+        .enable_resources()
+        .build()
+        .unwrap()
 }
 
 /// A handle on `redis` of its own, as each process of a fleet has.
@@ -641,4 +659,47 @@ async fn an_instance_whose_tag_another_holds_serves_no_shared_session() {
     assert_eq!(refused.status(), 503, "no new shared session either");
     assert_eq!(refused.headers()["retry-after"], "1");
     assert_eq!(redis.command("GET mcp:tag:{1}"), "$7", "the tag stays the other's");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_resumed_on_another_instance_gets_the_rest_through_its_inbox() {
+    let redis = RedisServer::start();
+    let bases = fleet(&redis).await;
+    let session = initialize(&bases[0]).await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "steps", "arguments": {}}});
+    let mut response = post(&bases[0], Some(&session), call).send().await.unwrap();
+    // The first event, and its id; then the client leaves the stream.
+    let mut text = String::new();
+    let last_id = loop {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), response.chunk()).await.unwrap().unwrap();
+        text.push_str(std::str::from_utf8(&chunk.expect("an event")).unwrap());
+        if let Some(block) = text.split("\n\n").find(|b| b.contains("\"one\"")) {
+            break block.lines().find_map(|l| l.strip_prefix("id: ")).expect("events have ids").to_owned();
+        }
+    };
+    drop(response);
+    // Resumed on instance 1, which asked instance 0 (named by the stream's number) whether it
+    // still runs the stream before it answered.
+    let opener = last_id.split('-').next().unwrap().parse::<u64>().unwrap() >> 32;
+    let resumed = reqwest::Client::new()
+        .get(&bases[1])
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", VERSION)
+        .header("last-event-id", &last_id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status(), 200);
+    RELEASE.notify_one();
+    let mut resumed = Messages(resumed, String::new());
+    let two = resumed.next().await;
+    assert_eq!(two["params"]["data"], "two", "{two}");
+    let done = resumed.next().await;
+    assert_eq!(done["result"]["content"][0]["text"], "done", "{done}");
+    // The probe went to the opener's inbox alone; its answer and the stream's two events to
+    // the resumer's.
+    let resumer = if opener == 1 { 2 } else { 1 };
+    assert_eq!(redis.command(&format!("XLEN mcp:inbox:{{{opener}}}")), ":1", "the probe");
+    assert_eq!(redis.command(&format!("XLEN mcp:inbox:{{{resumer}}}")), ":3", "alive, then two events");
 }
