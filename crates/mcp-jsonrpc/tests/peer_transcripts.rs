@@ -814,3 +814,23 @@ async fn call_options_meta_members_join_the_params_meta_without_overwriting() {
         json!({"_meta": {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "baggage": "k=v"}})
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn pending_calls_failed_by_the_transport_get_its_error_and_a_late_answer_is_ignored() {
+    let (peer, mut raw) = client();
+    let call = tokio::spawn({
+        let peer = peer.clone();
+        async move { peer.request::<CallToolRequest>(call_params("x"), CallOptions::default()).await }
+    });
+    let req = raw.recv().await;
+    let lost = mcp_jsonrpc::ErrorObject::internal_error("its answer was lost");
+    assert_eq!(peer.fail_pending_calls(&lost), 1);
+    match call.await.unwrap() {
+        Err(CallError::Remote(e)) => assert_eq!(e, lost),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!((peer.pending_calls(), peer.fail_pending_calls(&lost)), (0, 0));
+    raw.send(json!({"jsonrpc":"2.0","id":req["id"],"result":{"content":[]}})).await;
+    raw.expect_silence(1).await;
+    assert!(!peer.is_closed(), "the connection goes on");
+}

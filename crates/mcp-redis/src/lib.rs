@@ -27,8 +27,9 @@
 //! - a Redis Cluster ([`RedisConfig::cluster`]): what one script touches shares a hash tag (a
 //!   session's keys `{SESSION}`, the task store's `{tasks}`), so it sits in one slot.
 //!
-//! Subscriptions (the bus, the fleet channel) are plain pub/sub on a RESP3 connection of their
-//! own that redis-rs reconnects and resubscribes by itself. redis-rs is built with the features
+//! The change bus is plain pub/sub on a RESP3 connection of its own that redis-rs reconnects
+//! and resubscribes by itself; the fleet's messages between instances are Redis Streams, read
+//! from where each reader was (see [`RedisSessions`]). redis-rs is built with the features
 //! `tokio-rustls-comp`, `sentinel`, `cluster-async`, `connection-manager` and `script` only.
 //!
 //! When Redis is down or slow, what needs it fails with a clear error after
@@ -42,6 +43,7 @@ mod breaker;
 mod bus;
 mod conn;
 mod event_store;
+mod inbox;
 mod keys;
 mod live;
 mod metrics;
@@ -52,7 +54,7 @@ mod tasks;
 pub use breaker::Circuit;
 pub use bus::RedisBus;
 pub use event_store::RedisEventStore;
-pub use sessions::RedisSessions;
+pub use sessions::{DEFAULT_INBOX_BOUND, RedisSessions};
 pub use tasks::RedisTaskStore;
 
 use std::time::Duration;

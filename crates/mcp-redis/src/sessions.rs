@@ -9,23 +9,31 @@
 //!   in the cluster slot of the session's SSE events (`PREFIX:events:{ID}...`);
 //! - the fleet-wide count of live sessions, when bounded ([`RedisSessions::max_sessions`]):
 //!   `PREFIX:sessions:live` (see the crate's `live` module);
-//! - messages between instances: published on the channel `PREFIX:fleet`, read by one
-//!   subscription per [`RedisSessions`] (and its clones), which redis-rs reconnects and
-//!   resubscribes by itself when Redis comes back (see the crate's `pubsub` module).
+//! - the tags of instances (see `SharedSessions::claim_tag`): the counter `PREFIX:tags`, and
+//!   `PREFIX:tag:{N}` naming the instance that holds tag N, expiring unless it renews it;
+//! - messages between instances, in Redis Streams: each instance's inbox
+//!   `PREFIX:inbox:{TAG}` (numbered by `PREFIX:inbox:{TAG}:seq`), for what is addressed to it
+//!   (an answer to its request, a probe of its stream, a resumed stream's events), written
+//!   only while the tag is held and expiring with it; and `PREFIX:{fleet}:bus` (numbered by
+//!   `PREFIX:{fleet}:seq`) for what every instance hears (a record changed, a session ended,
+//!   a cancellation, a GET stream message). Each keeps about [`DEFAULT_INBOX_BOUND`] entries.
+//!   An instance reads both from where it was, on connections of its own: what is written
+//!   while its connection is down is read when it is back; what was trimmed before it read it
+//!   shows as a hole in the numbering (`Delivery::Missed`).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use mcp_jsonrpc::sync::MutexExt as _;
-use mcp_transport_http::server::{FieldChange, SessionRecord, SharedFuture, SharedSessions};
-use tokio::sync::broadcast;
+use mcp_transport_http::server::{Delivery, FieldChange, SessionRecord, SharedFuture, SharedSessions};
+use tokio::sync::mpsc;
 
 use crate::Redis;
-use crate::pubsub::{Push, Subscription};
+use crate::inbox::Start;
 
-/// How many messages of other instances a slow endpoint may fall behind by.
-const BUS_CAPACITY: usize = 4096;
+/// How many messages read from Redis wait for the endpoint (then the readers wait: what
+/// follows stays in Redis).
+const SUBSCRIBER_QUEUE: usize = 256;
 
 /// The field of a record's version.
 const VERSION_FIELD: &str = ".version";
@@ -65,6 +73,38 @@ return redis.call('HGETALL', KEYS[1])
     )
 });
 
+/// Claims tag `KEYS[1]` for instance `ARGV[1]` for `ARGV[2]` ms if no instance holds it, and
+/// empties its inbox (`KEYS[2]`, numbered by `KEYS[3]`: the messages of a former holder): 1 if
+/// claimed, 0 if held.
+static CLAIM: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
+redis.call('DEL', KEYS[2], KEYS[3])
+return 1
+",
+    )
+});
+
+/// Keeps tag `KEYS[1]` for instance `ARGV[1]` another `ARGV[2]` ms (taken again if no instance
+/// holds it: Redis lost it, or the lease ran out unrenewed), with its inbox (`KEYS[2]`,
+/// `KEYS[3]`) twice as long: 0 if another instance holds it.
+static RENEW: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('PEXPIRE', KEYS[2], 2 * ARGV[2])
+redis.call('PEXPIRE', KEYS[3], 2 * ARGV[2])
+return 1
+",
+    )
+});
+
+/// How many tags a claim tries (each held by a live instance) before it gives up.
+const CLAIM_TRIES: u32 = 1024;
+
 /// A record as HGETALL gives it (name, value, ...): `None` if empty (no such key).
 fn record_of(flat: Vec<Vec<u8>>) -> Result<Option<SessionRecord>, crate::Error> {
     if flat.is_empty() {
@@ -98,32 +138,34 @@ fn millis(ttl: Duration) -> u64 {
 #[derive(Clone)]
 pub struct RedisSessions {
     redis: Redis,
-    channel: Arc<str>,
-    bus: broadcast::Sender<Bytes>,
+    /// The stream every instance reads, and its numbering.
+    bus: Arc<(String, String)>,
+    /// About how many messages a stream keeps for a reader that fell behind.
+    bound: usize,
     /// The fleet-wide bound on live sessions, and the key counting them (see `live.rs`).
     max_sessions: Option<usize>,
     live: Arc<str>,
-    /// The subscription to the channel (made by the first `subscribe` within a runtime; ends
-    /// with the last clone).
-    listening: Arc<Mutex<Option<Subscription>>>,
 }
 
 impl std::fmt::Debug for RedisSessions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisSessions").field("channel", &self.channel).finish_non_exhaustive()
+        f.debug_struct("RedisSessions").field("bus", &self.bus.0).field("bound", &self.bound).finish_non_exhaustive()
     }
 }
+
+/// About how many messages an instance's inbox (and the stream every instance reads) keeps
+/// for it by default.
+pub const DEFAULT_INBOX_BOUND: usize = 10_000;
 
 impl Redis {
     /// The records of sessions and the message bus a fleet shares (see [`RedisSessions`]).
     pub fn sessions(&self) -> RedisSessions {
         RedisSessions {
             redis: self.clone(),
-            channel: self.key(&["fleet"]).into(),
-            bus: broadcast::channel(BUS_CAPACITY).0,
+            bus: Arc::new((self.key(&["{fleet}", "bus"]), self.key(&["{fleet}", "seq"]))),
+            bound: DEFAULT_INBOX_BOUND,
             max_sessions: None,
             live: self.key(&["sessions", "live"]).into(),
-            listening: Arc::new(Mutex::new(None)),
         }
     }
 }
@@ -143,8 +185,24 @@ impl RedisSessions {
         self
     }
 
+    /// Keeps about `bound` messages (at least 1) in each instance's inbox and in the stream
+    /// every instance reads ([`DEFAULT_INBOX_BOUND`] unless set): an instance that falls
+    /// further behind misses the oldest, and is told so (it then reloads its sessions' records).
+    #[must_use]
+    pub fn inbox_bound(mut self, bound: usize) -> Self {
+        self.bound = bound.max(1);
+        self
+    }
+
     fn key(&self, id: &str) -> String {
         self.redis.key(&["session", &format!("{{{id}}}")])
+    }
+
+    /// The keys of tag `tag`, in its own cluster slot: who holds it, its inbox, the inbox's
+    /// numbering.
+    fn tag_keys(&self, tag: u32) -> [String; 3] {
+        let tag = format!("{{{tag}}}");
+        [self.redis.key(&["tag", &tag]), self.redis.key(&["inbox", &tag]), self.redis.key(&["inbox", &tag, "seq"])]
     }
 
     /// Runs `cmd` within the configured timeout. A command that meets a dropped connection
@@ -262,29 +320,68 @@ impl SharedSessions for RedisSessions {
     }
 
     fn publish(&self, message: Bytes) -> SharedFuture<'_, ()> {
-        let mut cmd = redis::cmd("PUBLISH");
-        cmd.arg(&*self.channel).arg(&message[..]);
-        self.query::<()>(cmd)
+        let mut invocation = crate::inbox::PUBLISH.key(&self.bus.0);
+        invocation.key(&self.bus.1).arg(self.bound).arg(&message[..]);
+        self.invoke::<()>(invocation)
     }
 
     fn readiness(&self) -> Result<(), Duration> {
         self.redis.readiness()
     }
 
-    fn subscribe(&self) -> broadcast::Receiver<Bytes> {
-        let receiver = self.bus.subscribe();
-        let mut listening = self.listening.lock_unpoisoned();
-        if listening.is_none() && tokio::runtime::Handle::try_current().is_ok() {
-            let bus = self.bus.clone();
-            let on_push = move |push: Push<'_>| match push {
-                Push::Message(payload) => {
-                    let _ = bus.send(Bytes::copy_from_slice(payload));
+    fn send(&self, to: u32, message: Bytes) -> SharedFuture<'_, ()> {
+        let [held, inbox, seq] = self.tag_keys(to);
+        let mut invocation = crate::inbox::SEND.key(held);
+        invocation.key(inbox).key(seq).arg(self.bound).arg(&message[..]);
+        let sent = self.invoke::<bool>(invocation);
+        Box::pin(async move {
+            if !sent.await? {
+                tracing::debug!(to, "fleet bus: no instance holds the tag a message is for: dropped");
+            }
+            Ok(())
+        })
+    }
+
+    /// Reads the inbox of `tag` from its first message (claiming the tag emptied it) and the
+    /// stream every instance reads from now, each on a connection of its own (see the module
+    /// docs). A reader that meets an error reads again from where it was once Redis answers.
+    fn subscribe(&self, tag: u32) -> mpsc::Receiver<Delivery> {
+        let (tx, rx) = mpsc::channel(SUBSCRIBER_QUEUE);
+        let [_, inbox, seq] = self.tag_keys(tag);
+        tokio::spawn(crate::inbox::read(self.redis.clone(), inbox, seq, Start::First, tx.clone()));
+        let (bus, seq) = (self.bus.0.clone(), self.bus.1.clone());
+        tokio::spawn(crate::inbox::read(self.redis.clone(), bus, seq, Start::Now, tx));
+        rx
+    }
+
+    /// Takes the next number of the counter `PREFIX:tags` (modulo 2^20 - 1, from 1) and claims
+    /// it (`PREFIX:tag:{N}`, set if not held, expiring after `lease`), the next one while held;
+    /// an error after 1,024 held in a row.
+    fn claim_tag(&self, instance: &str, lease: Duration) -> SharedFuture<'_, u32> {
+        let instance = instance.to_owned();
+        Box::pin(async move {
+            let span = (1u64 << mcp_transport_http::server::TAG_BITS) - 1;
+            for _ in 0..CLAIM_TRIES {
+                let mut incr = redis::cmd("INCR");
+                incr.arg(self.redis.key(&["tags"]));
+                let n: u64 = self.query(incr).await?;
+                let tag = u32::try_from((n.saturating_sub(1) % span) + 1).expect("below 2^20");
+                let [held, inbox, seq] = self.tag_keys(tag);
+                let mut invocation = CLAIM.key(held);
+                invocation.key(inbox).key(seq).arg(&instance).arg(millis(lease));
+                if self.invoke::<bool>(invocation).await? {
+                    return Ok(tag);
                 }
-                Push::Subscribed => tracing::debug!("fleet bus: subscribed"),
-                Push::Disconnected => tracing::warn!("fleet bus: the connection to Redis ended; reconnecting"),
-            };
-            *listening = Some(self.redis.subscribe(self.channel.to_string(), Arc::new(on_push)));
-        }
-        receiver
+                tracing::debug!(tag, "fleet: tag held by a live instance: the next one");
+            }
+            Err(format!("no free tag in {CLAIM_TRIES} tries").into())
+        })
+    }
+
+    fn renew_tag(&self, tag: u32, instance: &str, lease: Duration) -> SharedFuture<'_, bool> {
+        let [held, inbox, seq] = self.tag_keys(tag);
+        let mut invocation = RENEW.key(held);
+        invocation.key(inbox).key(seq).arg(instance).arg(millis(lease));
+        self.invoke::<bool>(invocation)
     }
 }

@@ -1,5 +1,5 @@
 //! Every store of the crate (request-state keys, SSE events, session records and the fleet's
-//! channel, the change bus, tasks), used by two instances (two `Redis` handles), on each
+//! messages, the change bus, tasks), used by two instances (two `Redis` handles), on each
 //! deployment the crate connects to: a TLS-only server trusting a test CA, a Sentinel set
 //! failing over in the middle (`SENTINEL FAILOVER`, then the primary killed), and a Redis
 //! Cluster of three primaries (every script's keys in one slot).
@@ -11,9 +11,9 @@ use mcp_redis::{Redis, RedisConfig};
 use mcp_server::tasks::TaskStore as _;
 use mcp_server::{ChangeEvent, SubscriptionBus as _};
 use mcp_test_support::redis::{RedisCluster, RedisSentinel, RedisServer, Reply};
-use mcp_transport_http::server::{EventStore as _, FieldChange, SharedSessions as _};
+use mcp_transport_http::server::{Delivery, EventStore as _, FieldChange, SharedSessions as _};
 use mcp_types::TaskStatus;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 
 const LONG: Duration = Duration::from_secs(60);
 
@@ -53,6 +53,33 @@ async fn send_until_heard<T: Clone>(
     }
 }
 
+/// Sends with `send` until `rx` receives `message` (a reader may still be on its way),
+/// skipping anything else.
+async fn send_until_delivered(
+    what: &str,
+    mut send: impl AsyncFnMut(),
+    rx: &mut mpsc::Receiver<Delivery>,
+    message: &Bytes,
+) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        send().await;
+        let heard = tokio::time::timeout(Duration::from_millis(300), async {
+            loop {
+                match rx.recv().await {
+                    Some(Delivery::Message(got)) if got == *message => return,
+                    None => panic!("{what}: the inbox closed"),
+                    _ => continue,
+                }
+            }
+        });
+        if heard.await.is_ok() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what}: never heard by the other instance");
+    }
+}
+
 /// Two instances' handles, and their subscriptions (kept across rounds: they must survive
 /// what happens between them).
 struct Fleet {
@@ -60,7 +87,8 @@ struct Fleet {
     b: Redis,
     sessions_a: mcp_redis::RedisSessions,
     sessions_b: mcp_redis::RedisSessions,
-    heard: broadcast::Receiver<Bytes>,
+    /// `sessions_b`'s tag and what reaches it (from the first round on).
+    inbox: Option<(u32, mpsc::Receiver<Delivery>)>,
     bus_a: mcp_redis::RedisBus,
     bus_b: mcp_redis::RedisBus,
     changes: broadcast::Receiver<ChangeEvent>,
@@ -71,10 +99,9 @@ impl Fleet {
         let (a, b) = (Redis::connect_with(config()).unwrap(), Redis::connect_with(config()).unwrap());
         // Bounded fleet-wide: the count's scripts run on every deployment too.
         let (sessions_a, sessions_b) = (a.sessions().max_sessions(1000), b.sessions().max_sessions(1000));
-        let heard = sessions_b.subscribe();
         let (bus_a, bus_b) = (a.subscription_bus(), b.subscription_bus());
         let changes = bus_b.subscribe();
-        Fleet { a, b, sessions_a, sessions_b, heard, bus_a, bus_b, changes }
+        Fleet { a, b, sessions_a, sessions_b, inbox: None, bus_a, bus_b, changes }
     }
 }
 
@@ -111,9 +138,20 @@ async fn every_store(fleet: &mut Fleet, round: &str) -> String {
     assert!(sessions_b.touch(&session, LONG).await.expect("touch"), "{round}: touched");
     sessions_b.remove(&session).await.expect("remove");
     assert_eq!(sessions_a.load(&session).await.expect("load"), None, "{round}: removed");
+    // The fleet's messages: to every instance, and to one (its inbox).
+    if fleet.inbox.is_none() {
+        let tag = sessions_b.claim_tag("b", LONG).await.expect("a tag");
+        fleet.inbox = Some((tag, sessions_b.subscribe(tag)));
+    }
+    let (tag, inbox) = fleet.inbox.as_mut().unwrap();
+    let tag = *tag;
+    assert!(sessions_b.renew_tag(tag, "b", LONG).await.expect("renewed"), "{round}: the tag is b's");
     let message = Bytes::from(format!("to every instance, {round}"));
     let publish = async || sessions_a.publish(message.clone()).await.expect("publish");
-    send_until_heard("a message on the fleet's channel", publish, &mut fleet.heard, |m| *m == message).await;
+    send_until_delivered("a message to every instance", publish, inbox, &message).await;
+    let message = Bytes::from(format!("to b, {round}"));
+    let send = async || sessions_a.send(tag, message.clone()).await.expect("send");
+    send_until_delivered("a message to b", send, inbox, &message).await;
 
     // The change bus.
     until("the bus subscribed", || fleet.bus_b.is_connected()).await;

@@ -4,7 +4,10 @@
 //! gets 503 (and the instance goes on serving what needs no Redis), and service returns when
 //! Redis does. The session's record takes changes made on two instances at once, a copy
 //! loaded just before a DELETE cannot bring the session back, and a session with an open
-//! stream keeps its record past the idle timeout.
+//! stream keeps its record past the idle timeout. The fleet's messages go to the instance they
+//! name (an answer, a probe, a resumed stream's events); an instance that missed messages
+//! reloads its sessions and fails their waiting calls; one whose tag another holds serves no
+//! shared session.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -13,14 +16,15 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use mcp_redis::{Redis, RedisConfig, RedisSessions};
 use mcp_server::mcp_transport_http::server::{
-    self, EventStore, FieldChange, HttpServerConfig, InMemoryEventStore, SessionRecord, SharedFuture, SharedSessions,
+    self, Delivery, EventStore, FieldChange, HttpServerConfig, InMemoryEventStore, SessionRecord, SharedFuture,
+    SharedSessions,
 };
 use mcp_server::{Server, ToolDef, ToolError};
 use mcp_test_support::redis::RedisServer;
 use mcp_types::{CallToolResult, ContentBlock, LoggingLevel};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 const VERSION: &str = "2025-06-18";
 
@@ -45,7 +49,22 @@ fn instance() -> Server {
         Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("done")]))
     })
     .unwrap();
-    Server::builder("redis-fleet", "1.0.0").tool(roots).tool(log).tool(wait).enable_resources().build().unwrap()
+    // Logs "one", waits for the test's word, logs "two", answers.
+    let steps = ToolDef::new("steps", json!({"type": "object"}), |_, ctx| async move {
+        ctx.log(LoggingLevel::Info, json!("one")).await;
+        RELEASE.notified().await;
+        ctx.log(LoggingLevel::Info, json!("two")).await;
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("done")]))
+    })
+    .unwrap();
+    Server::builder("redis-fleet", "1.0.0")
+        .tool(roots)
+        .tool(log)
+        .tool(wait)
+        .tool(steps)
+        .enable_resources()
+        .build()
+        .unwrap()
 }
 
 /// A handle on `redis` of its own, as each process of a fleet has.
@@ -72,31 +91,24 @@ async fn fleet_of(redis: &RedisServer, stores: Vec<Arc<dyn SharedSessions>>, con
         bases.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
         tokio::spawn(async move { server::serve_router(listener, router, &config).await });
     }
-    // Every instance hears the fleet's channel before the test begins.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while numsub(redis) < instances {
-        assert!(Instant::now() < deadline, "the instances did not subscribe to mcp:fleet");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    // Every instance claimed its tag and reads its inbox and the fleet's stream before the test
+    // begins.
+    wait_for_readers(redis, instances).await;
     bases
 }
 
-/// How many connections listen on `mcp:fleet` (`PUBSUB NUMSUB`'s second element).
-fn numsub(redis: &RedisServer) -> i64 {
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", redis.port())).unwrap();
-    use std::io::{Read as _, Write as _};
-    stream.write_all(b"PUBSUB NUMSUB mcp:fleet\r\n").unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-    let mut reply = Vec::new();
-    let mut buf = [0u8; 256];
-    // *2 $9 mcp:fleet :N
-    while !reply.ends_with(b"\r\n") || reply.iter().filter(|&&b| b == b'\n').count() < 4 {
-        let n = stream.read(&mut buf).unwrap();
-        assert!(n > 0, "redis closed the connection");
-        reply.extend_from_slice(&buf[..n]);
+/// Waits until `instances` instances claimed their tags and each blocks reading its two
+/// streams.
+async fn wait_for_readers(redis: &RedisServer, instances: i64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let tags: i64 = redis.query(&["GET", "mcp:tags"]).text().parse().unwrap_or(0);
+        if tags >= instances && redis.blocked_clients() >= 2 * instances as u64 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the instances did not read the fleet's streams");
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let text = String::from_utf8_lossy(&reply);
-    text.lines().last().and_then(|l| l.strip_prefix(':')).and_then(|n| n.trim().parse().ok()).unwrap_or(0)
 }
 
 fn post(base: &str, session: Option<&str>, body: Value) -> reqwest::RequestBuilder {
@@ -205,10 +217,11 @@ async fn with_redis_down_a_session_elsewhere_is_503_and_service_returns_with_red
 /// saves fail while it says so.
 struct Steered {
     inner: RedisSessions,
-    /// What Redis brought, not yet passed on.
-    heard: tokio::sync::Mutex<broadcast::Receiver<Bytes>>,
-    /// What the instance hears.
-    passed: broadcast::Sender<Bytes>,
+    /// What Redis brings, not yet passed on (once the instance subscribed).
+    heard: tokio::sync::Mutex<Option<mpsc::Receiver<Delivery>>>,
+    /// What the instance hears (one message at a time: the next is taken once the instance
+    /// handled the one before).
+    passed: Mutex<Option<mpsc::Sender<Delivery>>>,
     /// A load to hold: the session, told when its record was read, then waits for the go.
     hold: Mutex<Option<Held>>,
     fail_saves: AtomicBool,
@@ -219,8 +232,7 @@ type Held = (String, oneshot::Sender<()>, oneshot::Receiver<()>);
 
 impl Steered {
     fn new(inner: RedisSessions) -> Arc<Steered> {
-        let heard = tokio::sync::Mutex::new(inner.subscribe());
-        let (passed, _) = broadcast::channel(64);
+        let (heard, passed) = (tokio::sync::Mutex::new(None), Mutex::new(None));
         Arc::new(Steered { inner, heard, passed, hold: Mutex::new(None), fail_saves: AtomicBool::new(false) })
     }
 
@@ -233,22 +245,38 @@ impl Steered {
         (read_rx, go_tx)
     }
 
+    /// Passes on everything Redis brings from now on.
+    async fn pass_all(self: &Arc<Self>) {
+        let mut heard = self.heard.lock().await.take().expect("the instance subscribed");
+        let passed = self.passed.lock().unwrap().clone().expect("the instance subscribed");
+        tokio::spawn(async move {
+            while let Some(delivery) = heard.recv().await {
+                if passed.send(delivery).await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
     /// Passes on what Redis brought up to the message that ends `session`, and returns once
     /// the instance handled it (it took the next message, which no instance reads).
     async fn pass_until_ended(&self, session: &str) {
         let mut heard = self.heard.lock().await;
+        let heard = heard.as_mut().expect("the instance subscribed");
+        let passed = self.passed.lock().unwrap().clone().expect("the instance subscribed");
         loop {
-            let message = tokio::time::timeout(Duration::from_secs(10), heard.recv()).await.unwrap().unwrap();
+            let delivery = tokio::time::timeout(Duration::from_secs(10), heard.recv()).await.unwrap().unwrap();
+            let Delivery::Message(message) = &delivery else { panic!("nothing is lost here: {delivery:?}") };
             let header = String::from_utf8_lossy(&message[..message.iter().position(|&b| b == b'\n').unwrap()]);
             let ended = header.split(' ').nth(1) == Some("x") && header.split(' ').nth(2) == Some(session);
-            self.passed.send(message).unwrap();
+            passed.send(delivery).await.unwrap();
             if ended {
                 break;
             }
         }
-        self.passed.send(Bytes::from_static(b"not a message")).unwrap();
+        passed.send(Delivery::Message(Bytes::from_static(b"not a message"))).await.unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !self.passed.is_empty() {
+        while passed.capacity() < passed.max_capacity() {
             assert!(Instant::now() < deadline, "the instance did not take its messages");
             tokio::task::yield_now().await;
         }
@@ -292,8 +320,20 @@ impl SharedSessions for Steered {
     fn publish(&self, message: Bytes) -> SharedFuture<'_, ()> {
         self.inner.publish(message)
     }
-    fn subscribe(&self) -> broadcast::Receiver<Bytes> {
-        self.passed.subscribe()
+    fn send(&self, to: u32, message: Bytes) -> SharedFuture<'_, ()> {
+        self.inner.send(to, message)
+    }
+    fn subscribe(&self, tag: u32) -> mpsc::Receiver<Delivery> {
+        let (passed, rx) = mpsc::channel(1);
+        *self.passed.lock().unwrap() = Some(passed);
+        *self.heard.try_lock().expect("subscribed once") = Some(self.inner.subscribe(tag));
+        rx
+    }
+    fn claim_tag(&self, instance: &str, lease: Duration) -> SharedFuture<'_, u32> {
+        self.inner.claim_tag(instance, lease)
+    }
+    fn renew_tag(&self, tag: u32, instance: &str, lease: Duration) -> SharedFuture<'_, bool> {
+        self.inner.renew_tag(tag, instance, lease)
     }
 }
 
@@ -511,4 +551,158 @@ async fn a_copy_whose_record_is_gone_ends() {
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
     assert_eq!(post(&bases[0], Some(&session), ping).send().await.unwrap().status(), 404);
     assert_eq!(redis.command(&format!("EXISTS mcp:session:{{{session}}}")), ":0", "not made again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_posted_elsewhere_goes_to_the_instance_that_asked_alone() {
+    let redis = RedisServer::start();
+    let stores: Vec<Arc<dyn SharedSessions>> =
+        (0..3).map(|_| Arc::new(handle(&redis).sessions()) as Arc<dyn SharedSessions>).collect();
+    let bases = fleet_of(&redis, stores, HttpServerConfig::default()).await;
+    let session = initialize(&bases[0]).await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "roots", "arguments": {}}});
+    let mut answers = Messages(post(&bases[1], Some(&session), call).send().await.unwrap(), String::new());
+    let asked = answers.next().await;
+    assert_eq!(asked["method"], "roots/list", "{asked}");
+    // The request's id names the instance that asked (its tag in the high bits).
+    let asker = asked["id"].as_u64().unwrap() >> 32;
+    let reply = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": [{"uri": "file:///3"}]}});
+    assert_eq!(post(&bases[2], Some(&session), reply).send().await.unwrap().status(), 202);
+    let result = answers.next().await;
+    assert_eq!(result["result"]["content"][0]["text"], "file:///3", "{result}");
+    // It went to the asker's inbox, not to the other instances, nor to the stream all read.
+    for tag in 1..=3 {
+        let expected = if tag == asker { ":1" } else { ":0" };
+        assert_eq!(redis.command(&format!("XLEN mcp:inbox:{{{tag}}}")), expected, "the inbox of tag {tag}");
+    }
+    let everyone = redis.query(&["XRANGE", "mcp:{fleet}:bus", "-", "+"]);
+    for entry in everyone.items() {
+        let text = format!("{entry:?}");
+        assert!(!text.contains(" i "), "an answer in the stream every instance reads: {text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_that_missed_messages_reloads_its_sessions_and_fails_their_waiting_calls() {
+    let redis = RedisServer::start();
+    let steered = Steered::new(handle(&redis).sessions());
+    let stores: Vec<Arc<dyn SharedSessions>> = vec![Arc::new(handle(&redis).sessions()), steered.clone()];
+    let bases = fleet_of(&redis, stores, HttpServerConfig::default()).await;
+    let session = initialize(&bases[0]).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    answer(post(&bases[1], Some(&session), ping).send().await.unwrap()).await;
+    // A call on instance 1 waits for the client's answer to its roots/list, which the client
+    // never sends (as if it were among the messages lost).
+    let call =
+        json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call", "params": {"name": "roots", "arguments": {}}});
+    let mut waiting = Messages(post(&bases[1], Some(&session), call).send().await.unwrap(), String::new());
+    assert_eq!(waiting.next().await["method"], "roots/list");
+    // Instance 1 does not read its messages (held by the test) while 1,000 others are
+    // published: its reader stops (its queue is full), the rest wait in Redis...
+    let flood = handle(&redis).sessions().inbox_bound(5);
+    for n in 0..1_000 {
+        flood.publish(Bytes::from(format!("not a message {n}"))).await.unwrap();
+    }
+    // ...then the level is set on instance 0 (every instance is told to reload the record)...
+    let level = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "error"}});
+    assert!(answer(post(&bases[0], Some(&session), level).send().await.unwrap()).await.get("result").is_some());
+    // ...and 1,000 more trim what instance 1 did not read, the change among them.
+    for n in 1_000..2_000 {
+        flood.publish(Bytes::from(format!("not a message {n}"))).await.unwrap();
+    }
+    steered.pass_all().await;
+    // Instance 1 finds the hole: the call that waited for an answer fails at once, with an
+    // error the client sees...
+    let failed = waiting.next().await;
+    assert_eq!(failed["id"], 100, "{failed}");
+    assert!(failed.to_string().contains("may have been lost"), "{failed}");
+    // ...and it reloads the record: its copy takes the level.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for id in 3.. {
+        let call =
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "log", "arguments": {}}});
+        let mut messages = Messages(post(&bases[1], Some(&session), call).send().await.unwrap(), String::new());
+        let first = messages.next().await;
+        if first.get("result").is_some() {
+            break;
+        }
+        assert_eq!(first["params"]["data"], "logged", "{first}");
+        assert!(Instant::now() < deadline, "instance 1 never reloaded the session's record");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_whose_tag_another_holds_serves_no_shared_session() {
+    let redis = RedisServer::start();
+    // A short idle timeout: the tag's lease is renewed every quarter of it.
+    let config = HttpServerConfig::default().session_idle_timeout(Duration::from_millis(400));
+    let bases = fleet_of(&redis, vec![Arc::new(handle(&redis).sessions())], config).await;
+    let session = initialize(&bases[0]).await;
+    let ping = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+    assert_eq!(post(&bases[0], Some(&session), ping(1)).send().await.unwrap().status(), 200);
+    // Another instance holds tag 1 now (say its lease ran out while Redis was away).
+    assert_eq!(redis.command("SET mcp:tag:{1} another"), "+OK");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for id in 2.. {
+        let status = post(&bases[0], Some(&session), ping(id)).send().await.unwrap().status();
+        if status == 503 {
+            break;
+        }
+        assert_eq!(status, 200);
+        assert!(Instant::now() < deadline, "the instance went on with a tag another holds");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    let refused = post(&bases[0], None, init).send().await.unwrap();
+    assert_eq!(refused.status(), 503, "no new shared session either");
+    assert_eq!(refused.headers()["retry-after"], "1");
+    let readyz = reqwest::get(bases[0].replace("/mcp", "/readyz")).await.unwrap();
+    assert_eq!(readyz.status(), 503, "a balancer takes the instance out");
+    assert_eq!(readyz.text().await.unwrap(), "instance tag lost");
+    assert_eq!(redis.command("GET mcp:tag:{1}"), "$7", "the tag stays the other's");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_resumed_on_another_instance_gets_the_rest_through_its_inbox() {
+    let redis = RedisServer::start();
+    let bases = fleet(&redis).await;
+    let session = initialize(&bases[0]).await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "steps", "arguments": {}}});
+    let mut response = post(&bases[0], Some(&session), call).send().await.unwrap();
+    // The first event, and its id; then the client leaves the stream.
+    let mut text = String::new();
+    let last_id = loop {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), response.chunk()).await.unwrap().unwrap();
+        text.push_str(std::str::from_utf8(&chunk.expect("an event")).unwrap());
+        if let Some(block) = text.split("\n\n").find(|b| b.contains("\"one\"")) {
+            break block.lines().find_map(|l| l.strip_prefix("id: ")).expect("events have ids").to_owned();
+        }
+    };
+    drop(response);
+    // Resumed on instance 1, which asked instance 0 (named by the stream's number) whether it
+    // still runs the stream before it answered.
+    let opener = last_id.split('-').next().unwrap().parse::<u64>().unwrap() >> 32;
+    let resumed = reqwest::Client::new()
+        .get(&bases[1])
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", VERSION)
+        .header("last-event-id", &last_id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status(), 200);
+    RELEASE.notify_one();
+    let mut resumed = Messages(resumed, String::new());
+    let two = resumed.next().await;
+    assert_eq!(two["params"]["data"], "two", "{two}");
+    let done = resumed.next().await;
+    assert_eq!(done["result"]["content"][0]["text"], "done", "{done}");
+    // The probe went to the opener's inbox alone; its answer and the stream's two events to
+    // the resumer's.
+    let resumer = if opener == 1 { 2 } else { 1 };
+    assert_eq!(redis.command(&format!("XLEN mcp:inbox:{{{opener}}}")), ":1", "the probe");
+    assert_eq!(redis.command(&format!("XLEN mcp:inbox:{{{resumer}}}")), ":3", "alive, then two events");
 }

@@ -1,7 +1,8 @@
 //! Real Redis deployments for a test, on free loopback ports, without persistence, their
 //! processes killed when dropped: one [`RedisServer`] (plain, or TLS-only with a throwaway CA:
 //! [`RedisServer::start_tls`]), a [`RedisSentinel`] set (a primary, a replica, sentinels), a
-//! [`RedisCluster`] (three primaries). `redis-server` and `redis-cli` must be installed (`cargo
+//! [`RedisCluster`] (three primaries), and a [`RedisProxy`] that cuts one client off a server
+//! while the others keep it. `redis-server` and `redis-cli` must be installed (`cargo
 //! xtask ci` installs them from the system's packages; by hand: `apt-get install redis-server`),
 //! and `openssl` for TLS: a test that needs them fails when they are missing rather than passing
 //! without them. Readiness is polled (`PING`, `CLUSTER INFO`, `SENTINEL ...`), never slept on.
@@ -143,6 +144,14 @@ impl RedisServer {
     /// server).
     pub fn query(&self, args: &[&str]) -> Reply {
         query(self.port, args).unwrap_or_else(|e| panic!("{args:?} to port {}: {e}", self.port))
+    }
+
+    /// How many clients wait in a blocking command (`XREAD BLOCK`, ...): `INFO clients`'s
+    /// `blocked_clients` (not on a TLS server).
+    pub fn blocked_clients(&self) -> u64 {
+        let info = self.query(&["INFO", "clients"]);
+        let blocked = info.text().lines().find_map(|l| l.strip_prefix("blocked_clients:"));
+        blocked.and_then(|n| n.trim().parse().ok()).unwrap_or(0)
     }
 
     /// Starts the process and waits until it answers `PING`; `Err` when its port is taken
@@ -313,6 +322,88 @@ fn wait_until(within: Duration, what: &str, mut ready: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "{what}: not within {within:?}");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// A TCP proxy to a server of the test, which the test cuts (every connection through it
+/// dropped, new ones closed at once) and restores: a client that loses Redis while Redis stays
+/// up for the others. Threads of its own; stops when dropped.
+#[derive(Debug)]
+pub struct RedisProxy {
+    port: u16,
+    state: Arc<ProxyState>,
+}
+
+#[derive(Debug, Default)]
+struct ProxyState {
+    cut: std::sync::atomic::AtomicBool,
+    stopped: std::sync::atomic::AtomicBool,
+    /// Both ends of every connection through it (to shut them down when cut).
+    open: std::sync::Mutex<Vec<TcpStream>>,
+}
+
+impl RedisProxy {
+    /// A proxy to `server` (not a TLS one) on a free loopback port.
+    pub fn start(server: &RedisServer) -> RedisProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind a proxy port");
+        let port = listener.local_addr().expect("the proxy's address").port();
+        let (state, target) = (Arc::new(ProxyState::default()), server.port);
+        let accepting = state.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if accepting.stopped.load(Ordering::Acquire) {
+                    return;
+                }
+                let Ok(client) = client else { continue };
+                if accepting.cut.load(Ordering::Acquire) {
+                    continue; // dropped: closed at once
+                }
+                let Ok(upstream) = TcpStream::connect(("127.0.0.1", target)) else { continue };
+                let (Ok(c2), Ok(u2), Ok(c3), Ok(u3)) =
+                    (client.try_clone(), upstream.try_clone(), client.try_clone(), upstream.try_clone())
+                else {
+                    continue;
+                };
+                accepting.open.lock().unwrap_or_else(|e| e.into_inner()).extend([c3, u3]);
+                std::thread::spawn(move || pipe(client, upstream));
+                std::thread::spawn(move || pipe(u2, c2));
+            }
+        });
+        RedisProxy { port, state }
+    }
+
+    /// The URL to connect through it.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// Drops every connection through it, and closes new ones until [`restore`](Self::restore).
+    pub fn cut(&self) {
+        self.state.cut.store(true, Ordering::Release);
+        for stream in self.state.open.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// Lets connections through again.
+    pub fn restore(&self) {
+        self.state.cut.store(false, Ordering::Release);
+    }
+}
+
+impl Drop for RedisProxy {
+    fn drop(&mut self) {
+        self.cut();
+        self.state.stopped.store(true, Ordering::Release);
+        // Wakes the accepting thread, which then stops.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// Copies `from` to `to` until either ends, then ends both.
+fn pipe(mut from: TcpStream, mut to: TcpStream) {
+    let _ = std::io::copy(&mut from, &mut to);
+    let _ = from.shutdown(std::net::Shutdown::Both);
+    let _ = to.shutdown(std::net::Shutdown::Both);
 }
 
 /// A Redis Cluster of three primaries (no replicas), slots spread by `redis-cli --cluster

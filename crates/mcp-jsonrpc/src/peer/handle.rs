@@ -210,6 +210,19 @@ impl Peer {
         self.shared.pending.lock_unpoisoned().len()
     }
 
+    /// Fails every outgoing call waiting for its answer with `error`, as if the other side
+    /// had answered so ([`CallError::Remote`]): for a transport that knows their answers are
+    /// lost (a fleet's bus that lost messages), rather than let them wait for their timeout. A
+    /// late answer is then ignored. How many calls it failed.
+    pub fn fail_pending_calls(&self, error: &mcp_types::ErrorObject) -> usize {
+        let failed: Vec<_> = self.shared.pending.lock_unpoisoned().drain().collect();
+        let count = failed.len();
+        for (_, pending) in failed {
+            let _ = pending.tx.send(Err(CallError::Remote(error.clone())));
+        }
+        count
+    }
+
     /// Whether an outgoing call with this id waits for its answer here.
     pub fn awaits_response(&self, id: &RequestId) -> bool {
         self.shared.pending.lock_unpoisoned().contains_key(id)

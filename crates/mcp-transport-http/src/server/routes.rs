@@ -56,14 +56,16 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
     router.with_state(app)
 }
 
-/// `/healthz` (200 while the process serves) and `/readyz` (200; 503 once draining, or while
-/// a fleet's store of shared sessions is not ready).
+/// `/healthz` (200 while the process serves) and `/readyz` (200; 503 once draining, while a
+/// fleet's store of shared sessions is not ready, or once the instance lost its tag).
 fn health_routes(router: axum::Router<Arc<App>>, drain: Arc<Drain>) -> axum::Router<Arc<App>> {
     let ready = move |State(app): State<Arc<App>>| {
         let answer = if !drain.is_ready() {
             (StatusCode::SERVICE_UNAVAILABLE, "draining")
         } else if app.fleet.as_ref().is_some_and(|fleet| fleet.store.readiness().is_err()) {
             (StatusCode::SERVICE_UNAVAILABLE, "shared session store unavailable")
+        } else if app.fleet.as_ref().is_some_and(|fleet| fleet.is_lost()) {
+            (StatusCode::SERVICE_UNAVAILABLE, "instance tag lost")
         } else {
             (StatusCode::OK, "ready")
         };

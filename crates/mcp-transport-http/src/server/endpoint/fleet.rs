@@ -18,9 +18,9 @@ use crate::server::response::{error_response, session_not_found};
 use crate::server::session::Session;
 use crate::server::session::table::Full;
 use crate::server::shared::bus::{BusMessage, Kind};
-use crate::server::shared::fleet::Fleet;
+use crate::server::shared::fleet::{Fleet, TAG_LEASE};
 use crate::server::shared::link::SharedLink;
-use crate::server::shared::{OWNER_FIELD, SessionRecord};
+use crate::server::shared::{Delivery, OWNER_FIELD, SessionRecord};
 use crate::server::stream::router::{Mode, SessionRouter};
 
 /// 503 with `Retry-After`: the fleet's store of sessions did not answer, or says it would not
@@ -37,9 +37,33 @@ pub(super) fn store_unavailable(fleet: &Fleet, id: Option<&RequestId>) -> Respon
     response
 }
 
+/// 503: this instance lost its tag to another instance (see `Fleet::renew`): it serves no
+/// shared session (the balancer sends the client to another instance).
+pub(super) fn tag_lost() -> Response {
+    let mut response = error_response(
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        None,
+        &mcp_jsonrpc::ErrorObject::internal_error("this instance is out of the fleet; try again"),
+    );
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
 /// A fleet's part of the endpoint: sessions loaded from the store, and the messages of the
 /// other instances.
 impl App {
+    /// The instance's tag claimed (503 when the store fails), and still its own (503 once
+    /// lost).
+    pub(super) async fn fleet_ready(&self, fleet: &Fleet) -> Result<(), Response> {
+        if fleet.is_lost() {
+            return Err(tag_lost());
+        }
+        fleet.ready().await.map(|_| ()).map_err(|e| {
+            tracing::warn!("fleet: no tag claimed: {e}");
+            store_unavailable(fleet, None)
+        })
+    }
+
     /// A new copy's part in `fleet`: of a new session, or of one `recorded` in the store.
     pub(super) fn link(&self, fleet: &Arc<Fleet>, owner: Box<str>, recorded: bool) -> SharedLink {
         SharedLink::new(fleet.clone(), owner, self.config.session_idle_timeout, recorded)
@@ -100,6 +124,7 @@ impl App {
         if fleet.store.readiness().is_err() {
             return Err(store_unavailable(fleet, None));
         }
+        self.fleet_ready(fleet).await?;
         let record = match fleet.store.load(id).await {
             Ok(Some(record)) => record,
             Ok(None) => return Err(session_not_found()),
@@ -176,27 +201,53 @@ impl App {
         }
     }
 
-    /// Listens to the fleet's bus (once).
+    /// Listens to the fleet's bus (once): claims the instance's tag, then handles what reaches
+    /// it, and renews the tag's lease.
     pub(super) fn start_listener(self: &Arc<Self>, fleet: &Arc<Fleet>) {
         if self.listener.swap(true, Ordering::Relaxed) {
             return;
         }
-        // Subscribed now: what is published from here on reaches this endpoint.
-        let mut bus = fleet.store.subscribe();
         let app = Arc::downgrade(self);
+        let fleet = fleet.clone();
         tokio::spawn(async move {
+            // The tag first (Redis may still be away: tried again until it answers).
+            let mut backoff = std::time::Duration::from_millis(50);
+            while let Err(e) = fleet.ready().await {
+                tracing::warn!(?backoff, "fleet: no tag claimed yet: {e}");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(std::time::Duration::from_secs(2));
+                if app.strong_count() == 0 {
+                    return;
+                }
+            }
+            let Some(mut inbox) = fleet.take_inbox() else { return };
+            // A third of the lease (more often with a short idle timeout, as the reaper runs).
+            let period = match app.upgrade() {
+                Some(app) => (TAG_LEASE / 3).min(app.config.session_idle_timeout / 4),
+                None => return,
+            };
+            let mut renew = tokio::time::interval(period.max(std::time::Duration::from_millis(10)));
+            renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            renew.tick().await;
             loop {
-                let message = match bus.recv().await {
-                    Ok(message) => message,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                        tracing::warn!("fleet: {n} messages of other instances missed (the bus ran ahead)");
-                        metrics::counter!("mcp_fleet_bus_dropped_total").increment(n);
+                let delivery = tokio::select! {
+                    received = inbox.recv() => match received {
+                        Some(delivery) => delivery,
+                        None => return,
+                    },
+                    _ = renew.tick() => {
+                        if app.strong_count() == 0 || !fleet.renew().await {
+                            // The tag is another instance's now: its messages are not this one's.
+                            return;
+                        }
                         continue;
                     }
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 };
                 let Some(app) = app.upgrade() else { return };
-                app.on_bus(&message).await;
+                match delivery {
+                    Delivery::Message(message) => app.on_bus(&message).await,
+                    Delivery::Missed(missed) => app.resync(&fleet, missed).await,
+                }
             }
         });
     }
@@ -208,10 +259,11 @@ impl App {
             tracing::debug!("fleet: unreadable message on the bus");
             return;
         };
-        if message.origin == fleet.tag {
+        // Its own, or another's (a store without inboxes gives every instance every message).
+        if message.origin == fleet.tag() || (message.to != 0 && message.to != fleet.tag()) {
             return;
         }
-        metrics::counter!("mcp_fleet_bus_messages_total", "kind" => kind_label(message.kind)).increment(1);
+        metrics::counter!("mcp_fleet_bus_messages_total", "kind" => message.kind.name()).increment(1);
         match message.kind {
             Kind::Event => return fleet.relay(&message),
             Kind::Alive => return fleet.alive(&message),
@@ -221,10 +273,10 @@ impl App {
         match message.kind {
             Kind::Incoming => deliver_incoming(&session, &message.frame).await,
             Kind::Standalone => session.router.deliver_standalone(&message.frame).await,
-            Kind::Probe if session.router.release(message.stream).await => {
+            Kind::Probe if session.router.release(message.stream, message.origin).await => {
                 let mut alive = fleet.message(Kind::Alive, &message.session, Bytes::new());
                 alive.stream = message.stream;
-                fleet.publish(alive).await;
+                fleet.send_to(message.origin, alive).await;
             }
             Kind::Changed => self.refresh(fleet, &session).await,
             Kind::Ended => {
@@ -233,6 +285,44 @@ impl App {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Messages for this instance were lost (`missed`, at least): what they may have carried
+    /// is found again, or its loss made known. Every shared session held here reloads its
+    /// record (a change or an end missed), its calls waiting for an answer fail (an answer
+    /// missed), and the streams followed from other instances end (an event missed: their
+    /// clients resume them from the shared event store). A cancellation or a GET stream
+    /// message that was lost stays lost.
+    async fn resync(&self, fleet: &Fleet, missed: u64) {
+        metrics::counter!("mcp_fleet_bus_dropped_total").increment(missed);
+        metrics::counter!("mcp_fleet_bus_resyncs_total").increment(1);
+        let held: Vec<Arc<Session>> = self
+            .sessions
+            .lock_unpoisoned()
+            .iter()
+            .filter(|s| s.router.shared().is_some_and(|l| l.recorded() && !l.is_gone()))
+            .cloned()
+            .collect();
+        let relays = fleet.end_relays();
+        tracing::warn!(
+            missed,
+            sessions = held.len(),
+            relays,
+            "fleet: messages for this instance were lost: its sessions' records reloaded, followed streams ended"
+        );
+        // An answer the client POSTed to another instance may have been among them: the calls
+        // that wait for one fail now, with an error the client sees, rather than at their
+        // timeout.
+        let lost = mcp_jsonrpc::ErrorObject::internal_error(
+            "the answer to this request may have been lost between the server's instances; try again",
+        );
+        let failed: usize = held.iter().map(|session| session.peer().fail_pending_calls(&lost)).sum();
+        if failed > 0 {
+            tracing::warn!(failed, "fleet: calls waiting for an answer failed (it may have been lost)");
+        }
+        for batch in held.chunks(KEEP_ALIVE_BATCH) {
+            futures_util::future::join_all(batch.iter().map(|session| self.refresh(fleet, session))).await;
         }
     }
 
@@ -279,19 +369,6 @@ impl App {
             tracing::warn!(session = %id, "fleet: the record of an ended session not removed: {e}");
         }
         link.fleet.publish(link.fleet.message(Kind::Ended, id, Bytes::new())).await;
-    }
-}
-
-/// The `kind` label of a bus message's kind (`mcp_fleet_bus_messages_total`).
-fn kind_label(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Incoming => "incoming",
-        Kind::Standalone => "standalone",
-        Kind::Event => "event",
-        Kind::Probe => "probe",
-        Kind::Alive => "alive",
-        Kind::Changed => "changed",
-        Kind::Ended => "ended",
     }
 }
 

@@ -97,6 +97,11 @@ impl App {
         extensions: &Extensions,
     ) -> Result<Arc<Session>, Response> {
         let id = session_id(headers)?;
+        if let Some(fleet) = &self.fleet
+            && fleet.is_lost()
+        {
+            return Err(fleet::tag_lost());
+        }
         if let Some(session) = self.lookup(id, Mode::Streamable, extensions) {
             return Ok(session);
         }
@@ -212,7 +217,10 @@ impl App {
             }
         }
         let shared = match (&self.fleet, mode) {
-            (Some(fleet), Mode::Streamable) => Some(self.link(fleet, owner_record(extensions), false)),
+            (Some(fleet), Mode::Streamable) => {
+                self.fleet_ready(fleet).await?;
+                Some(self.link(fleet, owner_record(extensions), false))
+            }
             _ => None,
         };
         let router = SessionRouter::new(

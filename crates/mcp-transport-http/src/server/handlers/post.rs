@@ -9,7 +9,7 @@ use axum::extract::State;
 use axum::http::{HeaderValue, Request, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use mcp_jsonrpc::{ErrorObject, message};
+use mcp_jsonrpc::{ErrorObject, RequestId, message};
 use mcp_types::Notification as _;
 use mcp_types::ProtocolVersion;
 use tokio::sync::oneshot;
@@ -23,6 +23,7 @@ use crate::server::endpoint::App;
 use crate::server::response::{error_response, session_ended};
 use crate::server::session::Session;
 use crate::server::shared::bus::Kind;
+use crate::server::shared::fleet::tag_of;
 use crate::server::stream::body::ConnGuard;
 use crate::server::stream::router::{Answer, Answered, Mode, OpenError};
 
@@ -176,8 +177,24 @@ async fn forward_in_fleet(session: &Session, what: &Classified, body: &Bytes) {
         message::Parsed::Batch(items) => items.iter().filter_map(|i| i.as_ref().ok()).any(elsewhere),
         _ => false,
     };
-    if forward {
-        link.fleet.publish(link.fleet.message(Kind::Incoming, &session.router.session_id, body.clone())).await;
+    if !forward {
+        return;
+    }
+    let message = link.fleet.message(Kind::Incoming, &session.router.session_id, body.clone());
+    // An answer to a request of another copy goes to it alone: its id names its instance.
+    // Cancellations (the client's own request ids) and batches go to every instance.
+    let to = match &what.parsed {
+        message::Parsed::Single(message::Message::Response(response)) => match &response.id {
+            Some(RequestId::Integer(id)) => Some(tag_of(*id as u64)),
+            _ => None,
+        },
+        _ => None,
+    };
+    match to {
+        // This instance's own (a call no copy awaits any more), or not one of the fleet's.
+        Some(to) if to == link.fleet.tag() || to == 0 => {}
+        Some(to) => link.fleet.send_to(to, message).await,
+        None => link.fleet.publish(message).await,
     }
 }
 

@@ -36,6 +36,18 @@ impl Kind {
             Kind::Ended => b'x',
         }
     }
+    /// Its name, for metrics and logs.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Kind::Incoming => "incoming",
+            Kind::Standalone => "standalone",
+            Kind::Event => "event",
+            Kind::Probe => "probe",
+            Kind::Alive => "alive",
+            Kind::Changed => "changed",
+            Kind::Ended => "ended",
+        }
+    }
     fn of(letter: &str) -> Option<Kind> {
         Some(match letter {
             "i" => Kind::Incoming,
@@ -50,7 +62,7 @@ impl Kind {
     }
 }
 
-/// One message between instances: a header line (`origin kind session stream seq last`),
+/// One message between instances: a header line (`origin kind session stream seq last to`),
 /// then the frame it carries.
 #[derive(Debug, Clone)]
 pub(crate) struct BusMessage {
@@ -60,6 +72,8 @@ pub(crate) struct BusMessage {
     pub(crate) stream: u64,
     pub(crate) seq: u64,
     pub(crate) last: bool,
+    /// The instance it is for (its tag), or 0: every instance.
+    pub(crate) to: u32,
     pub(crate) frame: Bytes,
 }
 
@@ -67,13 +81,14 @@ impl BusMessage {
     pub(crate) fn encode(&self) -> Bytes {
         let mut out = BytesMut::with_capacity(self.frame.len() + self.session.len() + 48);
         let header = format!(
-            "{} {} {} {} {} {}\n",
+            "{} {} {} {} {} {} {}\n",
             self.origin,
             self.kind.letter() as char,
             self.session,
             self.stream,
             self.seq,
-            u8::from(self.last)
+            u8::from(self.last),
+            self.to,
         );
         out.put_slice(header.as_bytes());
         out.put_slice(&self.frame);
@@ -91,6 +106,7 @@ impl BusMessage {
             stream: fields.next()?.parse().ok()?,
             seq: fields.next()?.parse().ok()?,
             last: fields.next()? == "1",
+            to: fields.next()?.parse().ok()?,
             frame: bytes.slice(newline + 1..),
         };
         fields.next().is_none().then_some(message)
@@ -110,14 +126,15 @@ mod tests {
             stream: (7 << 32) | 3,
             seq: 12,
             last: true,
+            to: 9,
             frame: Bytes::from_static(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"),
         };
         let back = BusMessage::decode(&message.encode()).expect("decodes");
         assert_eq!((back.origin, back.kind, &*back.session), (7, Kind::Event, "abc"));
-        assert_eq!((back.stream, back.seq, back.last), (message.stream, 12, true));
+        assert_eq!((back.stream, back.seq, back.last, back.to), (message.stream, 12, true, 9));
         assert_eq!(back.frame, message.frame);
-        assert!(BusMessage::decode(&Bytes::from_static(b"7 q abc 1 2 0\n{}")).is_none(), "unknown kind");
-        assert!(BusMessage::decode(&Bytes::from_static(b"7 e abc 1 2\n{}")).is_none(), "a field missing");
+        assert!(BusMessage::decode(&Bytes::from_static(b"7 q abc 1 2 0 0\n{}")).is_none(), "unknown kind");
+        assert!(BusMessage::decode(&Bytes::from_static(b"7 e abc 1 2 0\n{}")).is_none(), "a field missing");
         assert!(BusMessage::decode(&Bytes::from_static(b"no newline")).is_none());
     }
 }

@@ -41,7 +41,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 
 pub(crate) mod bus;
 pub(crate) mod fleet;
@@ -128,9 +128,22 @@ pub trait SharedSessions: Send + Sync + 'static {
     fn remove(&self, id: &str) -> SharedFuture<'_, ()>;
     /// Sends `message` to every instance (this one included: it recognizes its own).
     fn publish(&self, message: Bytes) -> SharedFuture<'_, ()>;
-    /// The messages published from now on. A receiver that lagged misses some (a resumed stream
-    /// may then end early; its client resumes it again).
-    fn subscribe(&self) -> broadcast::Receiver<Bytes>;
+    /// Sends `message` to the instance of tag `to` only (the message names it too).
+    ///
+    /// The default publishes it to every instance, each dropping what is not its own: a store
+    /// shared by a fleet gives each instance an inbox of its own (`mcp-redis`'s does), so that
+    /// an instance's work grows with its own sessions, not with the fleet's.
+    fn send(&self, to: u32, message: Bytes) -> SharedFuture<'_, ()> {
+        let _ = to;
+        self.publish(message)
+    }
+    /// What reaches the instance of tag `tag` from now on: the messages [sent](Self::send) to
+    /// it and those [published](Self::publish) to all, in order, and [`Delivery::Missed`]
+    /// where some were lost (the endpoint then reloads the records of the sessions it holds).
+    /// Called from within a tokio runtime, once per instance; the receiver is bounded, and the
+    /// store stops when it is dropped.
+    fn subscribe(&self, tag: u32) -> mpsc::Receiver<Delivery>;
+
     /// Counts new session `id` among the fleet's live sessions, for `ttl` unless
     /// [`touch`](Self::touch)ed: `false` (and nothing written) when the fleet already holds as
     /// many as its store allows. Asked before a new shared session is made (the session then
@@ -147,6 +160,48 @@ pub trait SharedSessions: Send + Sync + 'static {
     fn readiness(&self) -> Result<(), Duration> {
         Ok(())
     }
+
+    /// Claims a tag for the instance named `instance` (a random id of its own), held for `lease`
+    /// unless [renewed](Self::renew_tag): a number from 1 to 2^20 - 1 that no other live
+    /// instance holds. The tag numbers the instance's streams and outgoing request ids, so two
+    /// instances with one tag would take each other's answers.
+    ///
+    /// The default draws it at random, without asking anyone (two instances of a fleet may draw
+    /// the same one): a store shared by a fleet hands them out (`mcp-redis`'s does).
+    fn claim_tag(&self, instance: &str, lease: Duration) -> SharedFuture<'_, u32> {
+        let _ = (instance, lease);
+        Box::pin(std::future::ready(Ok(random_tag())))
+    }
+
+    /// Keeps `tag` for `instance` another `lease`: `false` when another instance holds it now
+    /// (this one lost it, and stops serving shared sessions rather than share its tag). The
+    /// default keeps it (see [`claim_tag`](Self::claim_tag)).
+    fn renew_tag(&self, tag: u32, instance: &str, lease: Duration) -> SharedFuture<'_, bool> {
+        let _ = (tag, instance, lease);
+        Box::pin(std::future::ready(Ok(true)))
+    }
+}
+
+/// What an instance's [`SharedSessions::subscribe`] receiver gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Delivery {
+    /// A message for this instance, or for all.
+    Message(Bytes),
+    /// At least this many messages for this instance were lost (it fell behind further than
+    /// the store keeps, or the store lost them): what they carried is to be found again.
+    Missed(u64),
+}
+
+/// The number of bits of an instance's tag: stream numbers and outgoing request ids of a
+/// shared session are `tag << 32 | n`, below 2^53 (JavaScript peers read ids as doubles).
+pub const TAG_BITS: u32 = 20;
+
+/// A tag drawn at random, from 1 to 2^20 - 1 (0 is a lone instance's numbering).
+fn random_tag() -> u32 {
+    let mut bytes = [0u8; 4];
+    getrandom::fill(&mut bytes).expect("the OS random number generator failed");
+    (u32::from_le_bytes(bytes) % ((1 << TAG_BITS) - 1)) + 1
 }
 
 /// A record in an [`InMemorySharedSessions`]: its fields, version and end of life.
@@ -157,7 +212,8 @@ struct Stored {
 }
 
 /// [`SharedSessions`] in this process's memory: for several endpoints in one process (tests,
-/// and trying a fleet out). Records expire; the bus is a bounded broadcast channel.
+/// and trying a fleet out). Records expire; the bus is a bounded broadcast channel that every
+/// instance hears (a message sent to one is dropped by the others).
 #[derive(Debug)]
 pub struct InMemorySharedSessions {
     records: Mutex<std::collections::HashMap<String, Stored>>,
@@ -240,8 +296,28 @@ impl SharedSessions for InMemorySharedSessions {
         let _ = self.bus.send(message);
         Box::pin(std::future::ready(Ok(())))
     }
-    fn subscribe(&self) -> broadcast::Receiver<Bytes> {
-        self.bus.subscribe()
+    fn subscribe(&self, tag: u32) -> mpsc::Receiver<Delivery> {
+        // Every message reaches every instance (each drops what is not its own); a receiver
+        // that fell behind the channel's bound hears how many it missed.
+        let _ = tag;
+        let mut bus = self.bus.subscribe();
+        let (tx, rx) = mpsc::channel(256);
+        tokio::spawn(async move {
+            loop {
+                let delivery = tokio::select! {
+                    () = tx.closed() => return,
+                    received = bus.recv() => match received {
+                        Ok(message) => Delivery::Message(message),
+                        Err(broadcast::error::RecvError::Lagged(n)) => Delivery::Missed(n),
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    },
+                };
+                if tx.send(delivery).await.is_err() {
+                    return;
+                }
+            }
+        });
+        rx
     }
 }
 
@@ -258,6 +334,32 @@ mod tests {
 
     fn set(name: &str, value: &'static [u8]) -> FieldChange {
         FieldChange::Set(name.to_owned(), Bytes::from_static(value))
+    }
+
+    /// Every instance hears every message; one that fell behind the channel's bound is told how
+    /// many it missed.
+    #[tokio::test]
+    async fn in_memory_every_instance_hears_all_and_a_laggard_hears_what_it_missed() {
+        let store = InMemorySharedSessions::new();
+        let (mut one, mut two) = (store.subscribe(1), store.subscribe(2));
+        store.send(2, Bytes::from_static(b"to 2")).await.unwrap();
+        assert_eq!(one.recv().await, Some(Delivery::Message(Bytes::from_static(b"to 2"))), "dropped by the endpoint");
+        assert_eq!(two.recv().await, Some(Delivery::Message(Bytes::from_static(b"to 2"))));
+        // `two` does not read while 2,000 are published: its forwarder stops at its queue's
+        // bound, the channel's runs over.
+        for n in 0..2_000u32 {
+            store.publish(Bytes::from(n.to_string())).await.unwrap();
+            while let Ok(Delivery::Message(_)) = one.try_recv() {}
+            tokio::task::yield_now().await;
+        }
+        let (mut received, mut missed) = (0u64, 0u64);
+        while received + missed < 2_000 {
+            match two.recv().await.unwrap() {
+                Delivery::Message(_) => received += 1,
+                Delivery::Missed(n) => missed += n,
+            }
+        }
+        assert!(missed > 0 && received + missed == 2_000, "{received} received, {missed} missed");
     }
 
     /// What every store does (`mcp-redis`'s tests check the same of Redis's).

@@ -66,6 +66,9 @@ struct Stream {
     /// The client has an event id of this stream (the priming event, or a message): it can
     /// resume the stream if its connection ends.
     has_id: bool,
+    /// The instance (its tag) where the client resumed the stream, which its events go to over
+    /// the bus; 0 while none did.
+    follower: u32,
 }
 
 #[derive(Default)]
@@ -207,17 +210,19 @@ impl SessionRouter {
         Ok(Some(record))
     }
 
-    /// Another instance resumes `stream`: if it is open here (its requests not all
-    /// answered), its connection here ends (the client left it) and its events go over the
-    /// bus from now on. Whether it is open.
-    pub(crate) async fn release(&self, stream: u64) -> bool {
+    /// The instance of tag `by` resumes `stream`: if it is open here (its requests not all
+    /// answered), its connection here ends (the client left it) and its events go to `by`
+    /// over the bus from now on. Whether it is open.
+    pub(crate) async fn release(&self, stream: u64, by: u32) -> bool {
         let mut routes = self.routes.lock().await;
         match routes.streams.get_mut(&stream) {
-            Some(Stream { sink: Sink::Sse(slot), .. }) => {
-                *slot = None;
+            Some(open) => {
+                if let Sink::Sse(slot) = &mut open.sink {
+                    *slot = None;
+                }
+                open.follower = by;
                 true
             }
-            Some(_) => true,
             None => false,
         }
     }
@@ -289,7 +294,7 @@ impl SessionRouter {
         for id in &requests {
             routes.by_request.insert(id.clone(), stream);
         }
-        routes.streams.insert(stream, Stream { sink, requests, has_id: false });
+        routes.streams.insert(stream, Stream { sink, requests, has_id: false, follower: 0 });
         Ok(stream)
     }
 
@@ -412,14 +417,17 @@ impl SessionRouter {
             _ if out.frame.is_empty() => {}
             Some(Sink::Sse(_)) | None => {
                 let (seq, sent) = self.send_event(&mut routes, stream, &out.frame).await;
-                // The client went away: it may resume the stream on another instance.
+                // The client went away and resumed the stream on another instance: the event
+                // goes there (while none did, it is only stored, for the replay).
+                let follower = routes.streams.get(&stream).map_or(0, |s| s.follower);
                 if !sent
                     && stream != STANDALONE
+                    && follower != 0
                     && let (Some(link), Some(seq)) = (&self.shared, seq)
                 {
                     let mut message = link.fleet.message(Kind::Event, &self.session_id, out.frame.clone());
                     (message.stream, message.seq, message.last) = (stream, seq, last);
-                    link.fleet.publish(message).await;
+                    link.fleet.send_to(follower, message).await;
                 }
             }
         }
