@@ -636,7 +636,7 @@ async fn an_instance_that_missed_messages_reloads_its_sessions_and_fails_their_w
 async fn an_instance_whose_tag_another_holds_serves_no_shared_session() {
     let redis = RedisServer::start();
     // A short idle timeout: the tag's lease is renewed every quarter of it.
-    let config = HttpServerConfig::default().session_idle_timeout(Duration::from_millis(400));
+    let config = HttpServerConfig::default().session_idle_timeout(Duration::from_millis(400)).health_routes(true);
     let bases = fleet_of(&redis, vec![Arc::new(handle(&redis).sessions())], config).await;
     let session = initialize(&bases[0]).await;
     let ping = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
