@@ -406,12 +406,12 @@ async fn fanout(url: &str, harness: &mut Harness) -> anyhow::Result<String> {
     ];
     let mut listeners = Vec::new();
     let mut problems = Vec::new();
-    // Listeners until their streams sit on every instance (at least six, at most twelve):
-    // when a listener's stream lands where others are while an instance has none, the next
-    // ones are shifted by one more request.
+    // Listeners until their streams sit on every instance (at least six, at most twelve, or
+    // three per instance in a larger fleet): when a listener's stream lands where others are
+    // while an instance has none, the next ones are shifted by one more request.
     let mut shift = 0;
     let mut before = open_streams(harness).await;
-    for i in 0..12 {
+    for i in 0..(3 * before.len()).max(12) {
         let version = versions[i % versions.len()];
         for _ in 0..shift {
             let _ = tokio::time::timeout(STEP, shifter.ping()).await;

@@ -52,6 +52,12 @@ const STEPS: &[Step] = &[
     Step { name: "soak", action: Action::Xtask { command: "soak --minutes 2", run: soak } },
     // Redis, HAProxy and three instances of each example server: the fleet without stickiness.
     Step { name: "fleet", action: Action::Xtask { command: "fleet", run: fleet } },
+    // The soak's HTTP workload through a fleet's balancer, an instance killed every 30 s: nothing
+    // lost, Redis's and the instances' memory bounded.
+    Step {
+        name: "soak-fleet",
+        action: Action::Xtask { command: "soak --fleet --minutes 2 --kill-every 30", run: soak_fleet },
+    },
 ];
 
 /// The feature sets the docs name (the crate docs of `mcp-sdk`, `mcp-server`, `mcp-client`;
@@ -191,6 +197,12 @@ fn hostile(root: &Path) -> Result<()> {
 /// `cargo xtask soak --minutes 2`.
 fn soak(root: &Path) -> Result<()> {
     crate::soak::run(root, &["--minutes".to_owned(), "2".to_owned()])
+}
+
+/// `cargo xtask soak --fleet --minutes 2 --kill-every 30`.
+fn soak_fleet(root: &Path) -> Result<()> {
+    let args = ["--fleet", "--minutes", "2", "--kill-every", "30"];
+    crate::soak::run(root, &args.map(str::to_owned))
 }
 
 /// `cargo xtask fleet` with every scenario.

@@ -10,7 +10,11 @@
 //! of either at any rate, also in a short run. A server whose metrics line was never read
 //! fails (its tasks cannot be judged). Writes `target/soak/samples.csv` and
 //! `target/soak/memory.svg`.
+//!
+//! `--fleet [--kill-every SECS] [--instances N]`: the HTTP workload through the balancer of a
+//! fleet instead, an instance killed and restarted every SECS (60), see [`fleet`].
 
+mod fleet;
 mod report;
 mod sample;
 mod workload;
@@ -72,11 +76,27 @@ pub const BOUNDS: [Bound; 4] = [
 
 /// Runs the soak.
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
-    let minutes = match args {
-        [] => 10.0,
-        [flag, n] if flag == "--minutes" => n.parse::<f64>().context("--minutes takes a number")?,
-        _ => bail!("usage: cargo xtask soak [--minutes N]"),
-    };
+    let usage = "usage: cargo xtask soak [--minutes N] [--fleet [--kill-every SECS] [--instances N]]";
+    let (mut minutes, mut in_fleet) = (10.0, false);
+    let mut fleet_options = fleet::Options { minutes, kill_every: Duration::from_secs(60), instances: 3 };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = || it.next().with_context(|| format!("{arg} needs a value; {usage}"));
+        match arg.as_str() {
+            "--minutes" => minutes = value()?.parse::<f64>().context("--minutes takes a number")?,
+            "--fleet" => in_fleet = true,
+            "--kill-every" => {
+                let secs = value()?.trim_end_matches('s').parse::<f64>().context("--kill-every takes seconds")?;
+                fleet_options.kill_every = Duration::from_secs_f64(secs.max(1.0));
+            }
+            "--instances" => fleet_options.instances = value()?.parse().context("--instances takes a number")?,
+            _ => bail!("{usage}"),
+        }
+    }
+    if in_fleet {
+        fleet_options.minutes = minutes;
+        return fleet::run(root, &fleet_options);
+    }
     // Where cargo puts it (`CARGO_TARGET_DIR` included).
     let [binary] = crate::interop::build_examples(root, ["everything"])?;
     let out = root.join("target/soak");

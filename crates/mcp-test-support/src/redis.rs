@@ -154,6 +154,19 @@ impl RedisServer {
         blocked.and_then(|n| n.trim().parse().ok()).unwrap_or(0)
     }
 
+    /// Watches the commands clients send from now on (`MONITOR`, not on a TLS server): count
+    /// round trips with [`Monitor::commands`].
+    pub fn monitor(&self) -> Monitor {
+        let stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connect to redis-server");
+        stream.set_read_timeout(Some(Duration::from_secs(10))).expect("set a read timeout");
+        (&stream).write_all(b"MONITOR\r\n").expect("write to redis-server");
+        let mut reader = BufReader::new(stream);
+        let mut ok = String::new();
+        reader.read_line(&mut ok).expect("read from redis-server");
+        assert_eq!(ok.trim_end(), "+OK", "MONITOR refused");
+        Monitor { port: self.port, reader }
+    }
+
     /// Starts the process and waits until it answers `PING`; `Err` when its port is taken
     /// (it could not listen, or another process answers there).
     fn spawn(&mut self) -> Result<(), String> {
@@ -240,6 +253,39 @@ fn base_args() -> Vec<String> {
     ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no", "--loglevel", "warning"]
         .map(str::to_owned)
         .to_vec()
+}
+
+/// The commands clients send a [`RedisServer`], as `MONITOR` shows them
+/// ([`RedisServer::monitor`]).
+#[derive(Debug)]
+pub struct Monitor {
+    port: u16,
+    reader: BufReader<TcpStream>,
+}
+
+impl Monitor {
+    /// The commands clients sent since the monitor started, in order, each as Redis shows it
+    /// (`"EVALSHA" "..." ...`): one a round trip, the commands run by scripts left out. Ends
+    /// them with a command of its own (`ECHO`), which Redis runs after every command sent
+    /// before it, so that no earlier one is missed.
+    pub fn commands(mut self) -> Vec<String> {
+        let marker = format!("monitor-end-{}", std::process::id());
+        assert_eq!(query(self.port, &["ECHO", &marker]).ok(), Some(Reply::Bulk(Some(marker.clone()))));
+        let mut commands = Vec::new();
+        loop {
+            let mut line = String::new();
+            let read = self.reader.read_line(&mut line).expect("read MONITOR's output");
+            assert!(read > 0, "redis-server closed the monitor");
+            // `+1700000000.123456 [0 127.0.0.1:5000] "GET" "k"`; a script's: `[0 lua]`.
+            let Some((source, command)) = line.trim_end().split_once("] ") else { continue };
+            if command.contains(&marker) {
+                return commands;
+            }
+            if !source.ends_with(" lua") {
+                commands.push(command.to_owned());
+            }
+        }
+    }
 }
 
 /// A reply of Redis (RESP2).

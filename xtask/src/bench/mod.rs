@@ -98,6 +98,12 @@ fn parse(args: &[String]) -> Result<Options> {
     Ok(o)
 }
 
+/// Where `cargo build --release` puts its output (`CARGO_TARGET_DIR` honoured).
+fn release_dir(root: &Path) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    root.join(target).join("release")
+}
+
 fn cargo(root: &Path, args: &[&str]) -> Result<()> {
     println!("==> cargo {}", args.join(" "));
     let status = Command::new(env!("CARGO")).args(args).current_dir(root).status()?;
@@ -118,7 +124,7 @@ fn targets(root: &Path, wanted: &dyn Fn(&str) -> bool, redis_url: Option<&str>) 
     };
     let mut targets = Vec::new();
     if wanted("ours") || wanted("baseline") {
-        let examples = root.join("target/release/examples");
+        let examples = release_dir(root).join("examples");
         cargo(
             root,
             &["build", "--release", "--example", "echo", "--example", "baseline_stdio", "--example", "baseline_http"],
@@ -195,8 +201,15 @@ fn targets(root: &Path, wanted: &dyn Fn(&str) -> bool, redis_url: Option<&str>) 
             t("python-sdk", "2026-07-28", Wire::Http2026, &python, &["-B", &script, "--http", "{addr}", "--stateless"]),
         ]);
     }
-    // Grouped by transport for the report: stdio first, then HTTP.
+    // Grouped by transport for the report: stdio first, then HTTP; a shared session on Redis
+    // (`fleet redis`) next to the same server's sessions in memory (`ours sessions`).
     targets.sort_by_key(|t| t.wire != Wire::Stdio);
+    if let Some(at) = targets.iter().position(|t| t.name() == "fleet redis")
+        && let Some(ours) = targets.iter().position(|t| t.name() == "ours sessions")
+    {
+        let shared = targets.remove(at);
+        targets.insert(if at < ours { ours } else { ours + 1 }, shared);
+    }
     Ok(targets)
 }
 
@@ -210,7 +223,7 @@ type MakeTarget<'a> = dyn Fn(&'static str, &'static str, Wire, &PathBuf, &[&str]
 /// memory columns are HAProxy's). The rows are started by `xtask fleet-front`.
 fn fleet_targets(root: &Path, url: &str, t: &MakeTarget<'_>) -> Result<Vec<Target>> {
     cargo(root, &["build", "--release", "--example", "echo"])?;
-    let echo = root.join("target/release/examples/echo");
+    let echo = release_dir(root).join("examples/echo");
     let front = std::env::current_exe()?;
     let dir = root.join("target/bench/fleet").display().to_string();
     let echo_path = echo.display().to_string();
@@ -229,7 +242,7 @@ fn fleet_targets(root: &Path, url: &str, t: &MakeTarget<'_>) -> Result<Vec<Targe
 fn proxy_target(root: &Path) -> Result<Target> {
     cargo(root, &["build", "--release", "--example", "echo"])?;
     cargo(root, &["build", "--release", "--package", "mcp-cli", "--bin", "mcp"])?;
-    let (echo, mcp) = (root.join("target/release/examples/echo"), root.join("target/release/mcp"));
+    let (echo, mcp) = (release_dir(root).join("examples/echo"), release_dir(root).join("mcp"));
     let port = crate::interop::free_port()?;
     let script = format!(
         "'{}' --http 127.0.0.1:{port} >/dev/null & until (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; do sleep 0.01; done; \
@@ -258,7 +271,7 @@ const LINK_ONE_WAY_US: u32 = 500;
 fn link_targets(root: &Path) -> Result<Vec<Target>> {
     cargo(root, &["build", "--release", "--example", "echo"])?;
     cargo(root, &["build", "--release", "--package", "mcp-cli", "--bin", "mcp"])?;
-    let (echo, mcp) = (root.join("target/release/examples/echo"), root.join("target/release/mcp"));
+    let (echo, mcp) = (release_dir(root).join("examples/echo"), release_dir(root).join("mcp"));
     let xtask = std::env::current_exe()?;
     let (server, relay) = (crate::interop::free_port()?, crate::interop::free_port()?);
     let wait = |port: u16| format!("until (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; do sleep 0.01; done");
@@ -290,7 +303,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     // The load generator must not be the bottleneck: run it optimized.
     if cfg!(debug_assertions) {
         cargo(root, &["build", "--release", "--package", "xtask"])?;
-        let status = Command::new(root.join("target/release/xtask")).arg("bench").args(args).status()?;
+        let status = Command::new(release_dir(root).join("xtask")).arg("bench").args(args).status()?;
         if !status.success() {
             bail!("the benchmark failed ({status})");
         }

@@ -181,6 +181,18 @@ pub(crate) fn checks(all: &[Summary]) -> Vec<Check> {
             false,
         );
     }
+    // A session shared on Redis against the same server's sessions in memory: the issue's
+    // bound (at least half as many sequential calls).
+    let named = |name: &str| all.iter().find(|s| s.target.name() == name);
+    if let (Some(shared), Some(memory)) = (named("fleet redis"), named("ours sessions")) {
+        ratio(
+            format!("HTTP sessions: sequential calls/s of a session shared on Redis vs {}", memory.target.name()),
+            shared.median.sequential.calls_per_sec,
+            memory.median.sequential.calls_per_sec,
+            0.5,
+            true,
+        );
+    }
     checks.extend(extra);
     checks
 }

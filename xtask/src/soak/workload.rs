@@ -29,6 +29,10 @@ pub const VERSIONS: [ProtocolVersion; 5] = [
 
 /// The longest one operation may take before it counts as failed.
 const OP_TIMEOUT: Duration = Duration::from_secs(30);
+/// The error of an operation not answered within [`OP_TIMEOUT`].
+const TIMED_OUT: &str = "timed out";
+/// How the error of a call whose progress came twice or out of order begins.
+const REPEATED: &str = "progress repeated";
 
 /// What the workload did, shared by its tasks.
 #[derive(Default)]
@@ -40,14 +44,31 @@ pub struct Counts {
     pub cancelled: AtomicU64,
     pub sampling: AtomicU64,
     pub subscriptions: AtomicU64,
+    /// Operations answered as expected.
+    pub answered: AtomicU64,
+    /// Operations that failed (each kind below included).
     pub failures: AtomicU64,
+    /// Failures by no answer within [`OP_TIMEOUT`]: lost.
+    pub timeouts: AtomicU64,
+    /// Progress notifications of one call that came twice or out of order.
+    pub duplicates: AtomicU64,
     /// The first failures, for the report.
     pub first_failures: Mutex<Vec<String>>,
+    /// The failures by operation and error (its first 60 characters), for the report.
+    pub failure_kinds: Mutex<std::collections::BTreeMap<String, u64>>,
 }
 
 impl Counts {
     fn fail(&self, what: &str, version: ProtocolVersion, error: impl std::fmt::Display) {
         self.failures.fetch_add(1, Ordering::Relaxed);
+        let error = error.to_string();
+        if error == TIMED_OUT {
+            self.timeouts.fetch_add(1, Ordering::Relaxed);
+        } else if error.starts_with(REPEATED) {
+            self.duplicates.fetch_add(1, Ordering::Relaxed);
+        }
+        let kind: String = format!("{what}: {error}").chars().take(60).collect();
+        *self.failure_kinds.lock().unwrap().entry(kind).or_default() += 1;
         let mut first = self.first_failures.lock().unwrap();
         if first.len() < 10 {
             first.push(format!("{what} ({version}): {error}"));
@@ -58,7 +79,8 @@ impl Counts {
         let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
         format!(
             "{} sessions ({} abandoned), {} calls, {} progress reports, {} cancellations, {} sampling round trips, \
-             {} subscriptions, {} failures",
+             {} subscriptions; {} operations answered, {} failures ({} not answered within {} s, {} with progress \
+             repeated)",
             n(&self.sessions),
             n(&self.abandoned),
             n(&self.calls),
@@ -66,7 +88,11 @@ impl Counts {
             n(&self.cancelled),
             n(&self.sampling),
             n(&self.subscriptions),
-            n(&self.failures)
+            n(&self.answered),
+            n(&self.failures),
+            n(&self.timeouts),
+            OP_TIMEOUT.as_secs(),
+            n(&self.duplicates)
         )
     }
 }
@@ -100,7 +126,7 @@ pub async fn http_task(url: String, first: usize, until: Instant, counts: Arc<Co
                 }
             }
             Ok(Err(e)) => counts.fail("connect", version, e),
-            Err(_) => counts.fail("connect", version, "timed out"),
+            Err(_) => counts.fail("connect", version, TIMED_OUT),
         }
         let version = VERSIONS[turn % (VERSIONS.len() - 1)];
         match tokio::time::timeout(OP_TIMEOUT, abandon(&url, version)).await {
@@ -108,7 +134,7 @@ pub async fn http_task(url: String, first: usize, until: Instant, counts: Arc<Co
                 counts.abandoned.fetch_add(1, Ordering::Relaxed);
             }
             Ok(Err(e)) => counts.fail("abandoned initialize", version, e),
-            Err(_) => counts.fail("abandoned initialize", version, "timed out"),
+            Err(_) => counts.fail("abandoned initialize", version, TIMED_OUT),
         }
         turn += 1;
     }
@@ -129,13 +155,16 @@ pub async fn stdio_task(client: Client, until: Instant, counts: Arc<Counts>) {
 /// The operations of a session, `rounds` times.
 pub async fn session(client: &Client, version: ProtocolVersion, counts: &Counts, rounds: usize) {
     let timed = |what: &'static str, r: Result<Result<(), String>, tokio::time::error::Elapsed>| match r {
-        Ok(Ok(())) => true,
+        Ok(Ok(())) => {
+            counts.answered.fetch_add(1, Ordering::Relaxed);
+            true
+        }
         Ok(Err(e)) => {
             counts.fail(what, version, e);
             false
         }
         Err(_) => {
-            counts.fail(what, version, "timed out");
+            counts.fail(what, version, TIMED_OUT);
             false
         }
     };
@@ -171,17 +200,23 @@ async fn call(client: &Client, name: &str, args: serde_json::Value, counts: &Cou
     Ok(())
 }
 
+/// A call with progress: its notifications must come once each, in order (a stream resumed on
+/// another instance replays none twice).
 async fn progress(client: &Client, counts: &Counts) -> Result<(), String> {
-    let reports = Arc::new(AtomicU64::new(0));
+    let reports: Arc<Mutex<Vec<f64>>> = Arc::default();
     let seen = reports.clone();
-    let options = CallOptions::default().on_progress(move |_| {
-        seen.fetch_add(1, Ordering::Relaxed);
+    let options = CallOptions::default().on_progress(move |p| {
+        seen.lock().unwrap().push(p.progress);
     });
     let mut params = CallToolRequestParams::new("test_tool_with_progress");
     params.arguments = Some(Default::default());
     client.call_tool_with(params, options).await.map_err(|e| e.to_string())?;
     counts.calls.fetch_add(1, Ordering::Relaxed);
-    counts.progress.fetch_add(reports.load(Ordering::Relaxed), Ordering::Relaxed);
+    let reports = reports.lock().unwrap().clone();
+    counts.progress.fetch_add(reports.len() as u64, Ordering::Relaxed);
+    if reports.windows(2).any(|w| w[1] <= w[0]) {
+        return Err(format!("{REPEATED} or out of order: {reports:?}"));
+    }
     Ok(())
 }
 

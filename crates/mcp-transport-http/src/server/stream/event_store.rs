@@ -21,6 +21,12 @@ pub type StoredEvent = (u64, Bytes);
 /// the methods are asynchronous. The server holds the session's routing lock while it stores
 /// an event or replays a stream, so an event is never both missed by a replay and skipped on
 /// the resumed connection.
+///
+/// Only the events a client may ask for again are stored: those of a stream whose client may
+/// hold an id of it (its priming event, or an earlier event, went out). The first event of a
+/// stream without a priming event (clients before 2025-11-25) is not: a client that got it
+/// resumes after it, one that did not has no id to resume from. So a store is asked to
+/// replay after an id it may not hold; it then returns every event it holds of the stream.
 pub trait EventStore: Send + Sync + 'static {
     /// Keeps `message`, sent as event `seq` of `stream` in `session`.
     fn append(&self, session: &str, stream: u64, seq: u64, message: Bytes) -> BoxFuture<()>;

@@ -63,8 +63,8 @@ pub(crate) enum Answer {
 struct Stream {
     sink: Sink,
     requests: Vec<RequestId>,
-    /// The client has an event id of this stream (the priming event, or a message): it can
-    /// resume the stream if its connection ends.
+    /// The client may hold an event id of this stream (the priming event, or a message went
+    /// out): it can resume the stream if its connection ends, so its events are stored.
     has_id: bool,
     /// The instance (its tag) where the client resumed the stream, which its events go to over
     /// the bus; 0 while none did.
@@ -457,15 +457,26 @@ impl SessionRouter {
     }
 
     /// Sends `frame` as an SSE event on `stream` (an SSE stream, or the standalone one),
-    /// numbered and stored first when the session is resumable: its seq, if stored, and
-    /// whether a connection took it.
+    /// numbered when the session is resumable, and stored first if a client may ask for it
+    /// again: its seq, if numbered, and whether a connection took it.
+    ///
+    /// A POST stream's events are stored once the client may hold an id of the stream (its
+    /// priming event, or an event went out). Its first event without a priming event is never
+    /// asked for again: a client that got it resumes after it, one that did not has no id to
+    /// resume from. Not storing it spares a shared store's round trip on every stream that is
+    /// one response (clients before 2025-11-25); a resume after its id replays every event the
+    /// stream stored, which are the ones after it.
     async fn send_event(&self, routes: &mut Routes, stream: u64, frame: &Bytes) -> (Option<u64>, bool) {
         let id = match &self.store {
             Some(store) => {
                 let seq = self.next_seq();
-                store.append(&self.session_id, stream, seq, frame.clone()).await;
-                if let Some(s) = routes.streams.get_mut(&stream) {
+                let post_stream = routes.streams.get_mut(&stream);
+                let keep = post_stream.as_ref().is_none_or(|s| s.has_id);
+                if let Some(s) = post_stream {
                     s.has_id = true;
+                }
+                if keep {
+                    store.append(&self.session_id, stream, seq, frame.clone()).await;
                 }
                 Some((stream, seq))
             }
