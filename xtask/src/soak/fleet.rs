@@ -1,4 +1,4 @@
-//! `cargo xtask soak --fleet`: the soak's HTTP workload (see [`workload`](super::workload))
+//! `cargo xtask soak --fleet`: the soak's HTTP workload (see the `workload` module)
 //! through the balancer of a fleet (Redis, `everything` instances, HAProxy: the start-up of
 //! `cargo xtask fleet`), one instance killed (SIGKILL) and started again every `--kill-every`
 //! (60 s), in turn. Once a second, Redis's `used_memory` and each instance's resident memory
