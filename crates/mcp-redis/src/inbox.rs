@@ -151,18 +151,21 @@ pub(crate) async fn read(redis: Redis, key: String, seq: String, start: Start, t
                 n => n.saturating_sub(1).max(1),
             };
             last_n = n;
+            metrics::histogram!("mcp_fleet_bus_lag_seconds").record(lag(&id));
+            last = id;
+            // The message first, then what was lost before it: the endpoint's resync fails the
+            // calls still waiting, and this message may be the answer one of them waits for
+            // (the first after Redis restarted empty, numbered 1 again).
+            if let Some(message) = message
+                && tx.send(Delivery::Message(message)).await.is_err()
+            {
+                return;
+            }
             if missed > 0 {
                 tracing::warn!(key, missed, "fleet bus: messages lost (trimmed before they were read)");
                 if tx.send(Delivery::Missed(missed)).await.is_err() {
                     return;
                 }
-            }
-            metrics::histogram!("mcp_fleet_bus_lag_seconds").record(lag(&id));
-            last = id;
-            if let Some(message) = message
-                && tx.send(Delivery::Message(message)).await.is_err()
-            {
-                return;
             }
         }
     }
