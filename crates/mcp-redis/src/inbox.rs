@@ -38,20 +38,26 @@ return n
 });
 
 /// Adds message `ARGV[2]` to the inbox `KEYS[2]` (numbered by `KEYS[3]`, about `ARGV[1]`
-/// entries kept) of the tag `KEYS[1]`, if an instance holds it: 1 if added, 0 if not (no
-/// instance reads it). A new inbox lives as long as twice its tag's lease (renewed with it).
+/// entries kept) of the tag `KEYS[1]`: 1 if an instance holds the tag, 0 if none does now. A
+/// new inbox lives as long as twice its tag's lease (renewed with it); one whose tag nobody
+/// holds, twice `ARGV[3]` ms: its instance may take the tag back (Redis restarted empty and
+/// lost the tag until its next renewal) and read it then; a new claimer empties it.
 pub(crate) static SEND: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         r"
 local lease = redis.call('PTTL', KEYS[1])
-if lease == -2 then return 0 end
+local held = 1
+if lease < 0 then
+  lease = tonumber(ARGV[3])
+  held = 0
+end
 local n = redis.call('INCR', KEYS[3])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*', 'n', n, 'm', ARGV[2])
-if lease > 0 and redis.call('PTTL', KEYS[2]) == -1 then
+if redis.call('PTTL', KEYS[2]) == -1 then
   redis.call('PEXPIRE', KEYS[2], 2 * lease)
   redis.call('PEXPIRE', KEYS[3], 2 * lease)
 end
-return 1
+return held
 ",
     )
 });

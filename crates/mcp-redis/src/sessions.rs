@@ -102,6 +102,11 @@ return 1
     )
 });
 
+/// How long (ms) the inbox of a tag nobody holds keeps a message sent to it, halved (the
+/// inbox expires after twice this): long enough for an instance whose tag Redis lost when it
+/// restarted empty to take it back at its next renewal, and read what was sent meanwhile.
+const ORPHAN_LEASE_MS: u64 = 30_000;
+
 /// How many tags a claim tries (each held by a live instance) before it gives up.
 const CLAIM_TRIES: u32 = 1024;
 
@@ -332,11 +337,11 @@ impl SharedSessions for RedisSessions {
     fn send(&self, to: u32, message: Bytes) -> SharedFuture<'_, ()> {
         let [held, inbox, seq] = self.tag_keys(to);
         let mut invocation = crate::inbox::SEND.key(held);
-        invocation.key(inbox).key(seq).arg(self.bound).arg(&message[..]);
+        invocation.key(inbox).key(seq).arg(self.bound).arg(&message[..]).arg(ORPHAN_LEASE_MS);
         let sent = self.invoke::<bool>(invocation);
         Box::pin(async move {
             if !sent.await? {
-                tracing::debug!(to, "fleet bus: no instance holds the tag a message is for: dropped");
+                tracing::debug!(to, "fleet bus: no instance holds the tag a message is for now: kept a minute");
             }
             Ok(())
         })
