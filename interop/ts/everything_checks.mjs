@@ -58,10 +58,14 @@ export const checks = [
         CallToolResultSchema,
         { onprogress: (p) => progress.push(p) },
       );
-      assert.deepEqual(
-        progress.map((p) => [p.progress, p.total]),
-        [[1, 4], [2, 4], [3, 4], [4, 4]],
-      );
+      // The SDK drops a progress notification it reads in the same chunk as the answer
+      // (the answer removes the handler before the notification's microtask runs:
+      // typescript-sdk issue 2580). The server sends the last one just before its answer,
+      // so through a pipe it may be lost on the client's side; the others may not.
+      const got = progress.map((p) => [p.progress, p.total]);
+      const all = [[1, 4], [2, 4], [3, 4], [4, 4]];
+      assert.ok(got.length >= 3, `only ${got.length} progress notifications`);
+      assert.deepEqual(got, all.slice(0, got.length));
       assert.ok(text(result.content).startsWith('Long running operation completed'), text(result.content));
       return `${progress.length} progress notifications`;
     },
