@@ -415,6 +415,38 @@ async fn explicit_cancellation_sends_a_cancellation() {
     assert!(matches!(call.await.unwrap(), Err(CallError::Cancelled)));
 }
 
+/// A progress callback cancels the call, and the answer comes right behind the notification:
+/// the call ends cancelled (the caller asked so before it could take the answer), every time.
+#[tokio::test(start_paused = true)]
+async fn a_call_cancelled_by_its_progress_callback_is_cancelled_though_the_answer_follows() {
+    let (peer, mut raw) = client();
+    for round in 0..32 {
+        let token = mcp_jsonrpc::CancellationToken::new();
+        let trigger = token.clone();
+        let options = CallOptions::default().cancel_on(token).on_progress(move |_| trigger.cancel());
+        let call = tokio::spawn({
+            let peer = peer.clone();
+            async move { peer.request::<CallToolRequest>(call_params("x"), options).await }
+        });
+        // (A cancellation of the round before may come first: sent when the answer had not
+        // been read yet, left out when it had.)
+        let req = loop {
+            let frame = raw.recv().await;
+            if frame["method"] == "tools/call" {
+                break frame;
+            }
+            assert_eq!(frame["method"], "notifications/cancelled");
+        };
+        let progress_token = req["params"]["_meta"]["progressToken"].clone();
+        raw.send(json!({"jsonrpc":"2.0","method":"notifications/progress",
+            "params":{"progressToken":progress_token,"progress":1}}))
+            .await;
+        raw.send(json!({"jsonrpc":"2.0","id":req["id"],"result":{"content":[]}})).await;
+        let outcome = call.await.unwrap();
+        assert!(matches!(outcome, Err(CallError::Cancelled)), "round {round}: {outcome:?}");
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn closing_fails_pending_calls_and_nothing_hangs() {
     let (peer, mut raw) = client();

@@ -155,16 +155,18 @@ impl Peer {
         }
         if options.unbounded {
             return tokio::select! {
+                // Cancellation first: an answer that came in meanwhile is ignored.
+                biased;
+                _ = cancel.cancelled() => {
+                    guard.reason = "cancelled by the caller";
+                    Err(CallError::Cancelled)
+                }
                 outcome = &mut rx => {
                     guard.disarm();
                     match outcome {
                         Ok(outcome) => outcome,
                         Err(_) => Err(CallError::Closed),
                     }
-                }
-                _ = cancel.cancelled() => {
-                    guard.reason = "cancelled by the caller";
-                    Err(CallError::Cancelled)
                 }
             };
         }
@@ -239,6 +241,14 @@ async fn await_answer(
         let last = *activity.lock_unpoisoned();
         let deadline = timeout.map_or(hard, |t| (last + t).min(hard));
         tokio::select! {
+            // Cancellation first: once the caller cancelled, an answer that came in meanwhile
+            // (before this task ran again) is ignored, as the specification asks of the
+            // sender of a cancellation.
+            biased;
+            _ = cancel.cancelled() => {
+                guard.reason = "cancelled by the caller";
+                return Err(CallError::Cancelled);
+            }
             outcome = &mut *rx => {
                 guard.disarm();
                 return match outcome {
@@ -253,10 +263,6 @@ async fn await_answer(
                 }
                 guard.reason = "timeout";
                 return Err(CallError::Timeout { method: method.to_owned(), elapsed: now - started });
-            }
-            _ = cancel.cancelled() => {
-                guard.reason = "cancelled by the caller";
-                return Err(CallError::Cancelled);
             }
         }
     }

@@ -98,7 +98,11 @@ impl CallOptions {
         self.progress = Some(Arc::new(f));
         self
     }
-    /// Sets a cancellation token.
+    /// Sets a cancellation token. Once it fires, the call ends with
+    /// [`CallError::Cancelled`](crate::CallError::Cancelled) and the peer is sent
+    /// `notifications/cancelled`, even when the answer came in meanwhile but had not been
+    /// taken yet (as when a progress callback cancels and the answer follows its
+    /// notification): the sender of a cancellation ignores a later answer.
     pub fn cancel_on(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
         self
