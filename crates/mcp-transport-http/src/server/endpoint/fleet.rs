@@ -20,7 +20,7 @@ use crate::server::session::table::Full;
 use crate::server::shared::bus::{BusMessage, Kind};
 use crate::server::shared::fleet::{Fleet, TAG_LEASE};
 use crate::server::shared::link::SharedLink;
-use crate::server::shared::{Delivery, OWNER_FIELD, SessionRecord};
+use crate::server::shared::{Delivery, OWNER_FIELD, SessionCopy, SessionRecord};
 use crate::server::stream::router::{Mode, SessionRouter};
 
 /// 503 with `Retry-After`: the fleet's store of sessions did not answer, or says it would not
@@ -65,8 +65,8 @@ impl App {
     }
 
     /// A new copy's part in `fleet`: of a new session, or of one `recorded` in the store.
-    pub(super) fn link(&self, fleet: &Arc<Fleet>, owner: Box<str>, recorded: bool) -> SharedLink {
-        SharedLink::new(fleet.clone(), owner, self.config.session_idle_timeout, recorded)
+    pub(super) fn link(&self, fleet: &Arc<Fleet>, owner: Box<str>, recorded: bool, copy: SessionCopy) -> SharedLink {
+        SharedLink::new(fleet.clone(), owner, self.config.session_idle_timeout, recorded, copy)
     }
 
     /// This instance's copy of a shared session (`router`'s), new or from its `record`, its
@@ -125,7 +125,10 @@ impl App {
             return Err(store_unavailable(fleet, None));
         }
         self.fleet_ready(fleet).await?;
-        let record = match fleet.store.load(id).await {
+        // Recorded as a copy as it is read: what is sent to the session's copies from then on
+        // reaches this instance.
+        let copy = fleet.new_copy();
+        let record = match fleet.store.load_copy(id, copy).await {
             Ok(Some(record)) => record,
             Ok(None) => return Err(session_not_found()),
             Err(e) => {
@@ -145,7 +148,7 @@ impl App {
             self.reap().await;
         }
         let id: Arc<str> = id.into();
-        let link = self.link(fleet, owner.into(), true);
+        let link = self.link(fleet, owner.into(), true, copy);
         let queue = self.config.stream_queue;
         let router = SessionRouter::new(
             id.clone(),
@@ -177,9 +180,21 @@ impl App {
                 }
             }
         };
-        if let Some(outcome) = refused {
-            session.end_copy().await;
-            return outcome;
+        match refused {
+            // The record names this copy now: the one that serves takes its name.
+            Some(Ok(first)) => {
+                if let Some(link) = first.router.shared() {
+                    link.set_copy(copy);
+                }
+                session.end_copy().await;
+                return Ok(first);
+            }
+            Some(Err(full)) => {
+                session.end_copy().await;
+                self.drop_copy(&session);
+                return Err(full);
+            }
+            None => {}
         }
         self.start_reaper();
         self.start_listener(fleet);
@@ -364,11 +379,31 @@ impl App {
     /// The client ended a shared session (DELETE): its record goes, and the other copies end.
     pub(crate) async fn end_shared(&self, session: &Session) {
         let Some(link) = session.router.shared() else { return };
-        let id = &session.router.session_id;
-        if let Err(e) = link.fleet.store.remove(id).await {
-            tracing::warn!(session = %id, "fleet: the record of an ended session not removed: {e}");
+        link.fleet.end(&session.router.session_id).await;
+    }
+
+    /// This instance's copy `session` is gone while the session may live on (idle here): the
+    /// record stops naming it, in the background.
+    pub(super) fn drop_copy(&self, session: &Session) {
+        let Some(link) = session.router.shared() else { return };
+        if !link.recorded() || link.is_gone() {
+            return;
         }
-        link.fleet.publish(link.fleet.message(Kind::Ended, id, Bytes::new())).await;
+        let (store, id, copy) = (link.fleet.store.clone(), session.router.session_id.clone(), link.copy());
+        tokio::spawn(async move {
+            if let Err(e) = store.drop_copy(&id, copy).await {
+                tracing::debug!(session = %id, "fleet: a dropped copy still named in the record: {e}");
+            }
+        });
+    }
+
+    /// The GET stream of shared `session` is held here now: the record says so, for the
+    /// messages of its other copies.
+    pub(crate) async fn hold_standalone(&self, session: &Session) {
+        let Some(link) = session.router.shared() else { return };
+        if let Err(e) = link.fleet.store.hold_standalone(&session.router.session_id, link.fleet.tag()).await {
+            tracing::warn!(session = %session.router.session_id, "fleet: the GET stream's holder not recorded: {e}");
+        }
     }
 }
 
