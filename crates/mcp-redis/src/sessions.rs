@@ -125,8 +125,8 @@ return 1
 });
 
 /// The copies the record `KEYS[1]` names (tag, nonce, ...): with `ARGV[1]` = `get`, only the
-/// GET stream's holder if it names one that holds a copy, else every copy; with `ARGV[2]` =
-/// `end`, the record is removed.
+/// GET stream's holder if it names one that holds a copy and is not the sender (`ARGV[3]`: it
+/// no longer holds it), else every copy; with `ARGV[2]` = `end`, the record is removed.
 static COPIES: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         r"
@@ -136,7 +136,7 @@ local copies, holder = {}, false
 for i = 1, #record, 2 do
   if string.sub(record[i], 1, 6) == '.copy:' then
     local tag = string.sub(record[i], 7)
-    if tag == get then holder = {tag, record[i + 1]} end
+    if tag == get and tag ~= ARGV[3] then holder = {tag, record[i + 1]} end
     copies[#copies + 1] = tag
     copies[#copies + 1] = record[i + 1]
   end
@@ -432,7 +432,7 @@ impl SharedSessions for RedisSessions {
     /// puts the message in its inbox.
     fn end(&self, id: &str, from: u32, message: Bytes) -> SharedFuture<'_, ()> {
         let mut invocation = COPIES.key(self.key(id));
-        invocation.arg("all").arg("end");
+        invocation.arg("all").arg("end").arg(from);
         let copies = self.invoke::<Vec<(u32, String)>>(invocation);
         let uncounted = self.max_sessions.map(|_| {
             let mut cmd = redis::cmd("ZREM");
@@ -459,7 +459,7 @@ impl SharedSessions for RedisSessions {
     fn send_to_copies(&self, id: &str, audience: Audience, from: u32, message: Bytes) -> SharedFuture<'_, ()> {
         let key = self.key(id);
         let mut invocation = COPIES.key(&key);
-        invocation.arg(if audience == Audience::Standalone { "get" } else { "all" }).arg("");
+        invocation.arg(if audience == Audience::Standalone { "get" } else { "all" }).arg("").arg(from);
         let copies = self.invoke::<Vec<(u32, String)>>(invocation);
         Box::pin(async move {
             let copies = copies.await?;

@@ -341,11 +341,17 @@ impl App {
         }
     }
 
-    /// Reloads the record of a session another instance changed into the copy here; a copy
-    /// whose record is gone ends.
+    /// Reloads the record of a session another instance changed into the copy here (named in
+    /// it again); a copy whose record is gone ends.
     async fn refresh(&self, fleet: &Fleet, session: &Arc<Session>) {
         let id = &session.router.session_id;
-        match fleet.store.load(id).await {
+        // The record names this copy again as it is read (it may have been forgotten: this
+        // instance's tag found unheld while it was cut off from the store).
+        let load = match session.router.shared() {
+            Some(link) => fleet.store.load_copy(id, link.copy()),
+            None => fleet.store.load(id),
+        };
+        match load.await {
             Ok(Some(record)) => {
                 if let Some(refresh) = &session.refresh
                     && !refresh(&record)
