@@ -136,12 +136,13 @@ impl App {
                 return Err(store_unavailable(fleet, None));
             }
         };
-        let owner =
-            record.field(OWNER_FIELD).and_then(|o| std::str::from_utf8(o).ok()).ok_or_else(session_not_found)?;
-        if owner != &*owner_record(extensions) {
+        let owner = record.field(OWNER_FIELD).and_then(|o| std::str::from_utf8(o).ok());
+        let Some(owner) = owner.filter(|owner| *owner == &*owner_record(extensions)) else {
             tracing::debug!(session = %id, "a shared session used by another principal");
+            // No copy made here: the record stops naming it.
+            forget_copy(fleet, id.into(), copy);
             return Err(session_not_found());
-        }
+        };
         // A copy counts toward the sessions this instance holds, not toward a client address
         // (the session was counted for its client where it was created).
         if self.sessions.lock_unpoisoned().len() >= self.config.max_sessions {
@@ -159,7 +160,10 @@ impl App {
             Some(link),
         );
         router.touch();
-        let shared = self.connect_copy(&router, Some(&record)).ok_or_else(session_not_found)?;
+        let Some(shared) = self.connect_copy(&router, Some(&record)) else {
+            forget_copy(fleet, id, copy);
+            return Err(session_not_found());
+        };
         let session = Arc::new(Session {
             router,
             dispatcher: shared.dispatcher,
@@ -395,12 +399,7 @@ impl App {
         if !link.recorded() || link.is_gone() {
             return;
         }
-        let (store, id, copy) = (link.fleet.store.clone(), session.router.session_id.clone(), link.copy());
-        tokio::spawn(async move {
-            if let Err(e) = store.drop_copy(&id, copy).await {
-                tracing::debug!(session = %id, "fleet: a dropped copy still named in the record: {e}");
-            }
-        });
+        forget_copy(&link.fleet, session.router.session_id.clone(), link.copy());
     }
 
     /// The GET stream of shared `session` is held here now: the record says so, for the
@@ -411,6 +410,16 @@ impl App {
             tracing::warn!(session = %session.router.session_id, "fleet: the GET stream's holder not recorded: {e}");
         }
     }
+}
+
+/// The record of session `id` stops naming `copy` (dropped here), in the background.
+fn forget_copy(fleet: &Fleet, id: Arc<str>, copy: SessionCopy) {
+    let store = fleet.store.clone();
+    tokio::spawn(async move {
+        if let Err(e) = store.drop_copy(&id, copy).await {
+            tracing::debug!(session = %id, "fleet: a dropped copy still named in the record: {e}");
+        }
+    });
 }
 
 /// The most touches the keep-alive of an endpoint awaits at once.
