@@ -20,7 +20,7 @@ use mcp_server::mcp_transport_http::server::{
     SessionRecord, SharedFuture, SharedSessions,
 };
 use mcp_server::{Server, ToolDef, ToolError};
-use mcp_test_support::redis::RedisServer;
+use mcp_test_support::redis::{RedisServer, Reply};
 use mcp_types::{CallToolResult, ContentBlock, LoggingLevel};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -661,7 +661,13 @@ async fn an_instance_that_missed_messages_reloads_its_sessions_and_fails_their_w
     let call =
         json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call", "params": {"name": "roots", "arguments": {}}});
     let mut waiting = Messages(post(&bases[1], Some(&session), call).send().await.unwrap(), String::new());
-    assert_eq!(waiting.next().await["method"], "roots/list");
+    let asked = waiting.next().await;
+    assert_eq!(asked["method"], "roots/list");
+    // The record forgot instance 1's copy (as when a message found its tag unheld while it was
+    // cut off from Redis past its lease): it is not told of the change below.
+    let copy = format!(".copy:{}", asked["id"].as_u64().unwrap() >> 32);
+    let record = format!("mcp:session:{{{session}}}");
+    assert_eq!(redis.query(&["HDEL", &record, &copy]), Reply::Int(1), "{copy} named");
     // Instance 1 does not read its messages (held by the test) while 1,000 others are sent to
     // each instance (tags 1 and 2): its reader stops (its queue is full), the rest wait in
     // Redis...
@@ -700,6 +706,8 @@ async fn an_instance_that_missed_messages_reloads_its_sessions_and_fails_their_w
         assert!(Instant::now() < deadline, "instance 1 never reloaded the session's record");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    // The reload named the copy again: the session's next messages reach it.
+    assert_eq!(redis.query(&["HEXISTS", &record, &copy]), Reply::Int(1), "{copy} named again");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
