@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use mcp_transport_http::server::{
-    Audience, Delivery, FieldChange, SessionCopy, SessionRecord, SharedFuture, SharedSessions,
+    Audience, Delivery, FieldChange, SessionCopy, SessionRecord, SharedFuture, SharedSessions, Touched,
 };
 use tokio::sync::mpsc;
 
@@ -92,6 +92,20 @@ static LOAD_COPY: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(
         r"
 if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return redis.call('HGETALL', KEYS[1])
+",
+    )
+});
+
+/// Makes the record `KEYS[1]`, if it exists, expire in `ARGV[1]` ms and name copy `ARGV[2]`
+/// (a field) with nonce `ARGV[3]`: nil if there is no record (nothing written), empty if it
+/// named the copy, else the record (HGETALL) once it names it again.
+static TOUCH_COPY: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 0 then return false end
+if redis.call('HGET', KEYS[1], ARGV[2]) == ARGV[3] then return {} end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
 return redis.call('HGETALL', KEYS[1])
 ",
     )
@@ -481,6 +495,34 @@ impl SharedSessions for RedisSessions {
         invocation.arg(SessionCopy::field(copy.tag)).arg(copy.nonce);
         let record = self.invoke::<Vec<Vec<u8>>>(invocation);
         Box::pin(async move { Ok(record_of(record.await?)?) })
+    }
+
+    /// One script (the `PEXPIRE` of [`touch`](SharedSessions::touch) and the copy's name), and
+    /// beside it the refresh of the session's place in the fleet's count, as `touch`.
+    fn touch_copy(&self, id: &str, copy: SessionCopy, ttl: Duration) -> SharedFuture<'_, Touched> {
+        let mut invocation = TOUCH_COPY.key(self.key(id));
+        invocation.arg(millis(ttl)).arg(SessionCopy::field(copy.tag)).arg(copy.nonce);
+        let touched = self.invoke::<Option<Vec<Vec<u8>>>>(invocation);
+        let refreshed = self.max_sessions.map(|_| {
+            let mut refresh = crate::live::REFRESH.key(&*self.live);
+            refresh.arg(id).arg(millis(ttl));
+            self.invoke::<()>(refresh)
+        });
+        Box::pin(async move {
+            let touched = async {
+                Ok(match touched.await? {
+                    None => Touched::Gone,
+                    Some(flat) if flat.is_empty() => Touched::Named,
+                    Some(flat) => record_of(flat)?.map_or(Touched::Gone, Touched::Renamed),
+                })
+            };
+            let Some(refreshed) = refreshed else { return touched.await };
+            let (touched, refreshed) = futures_util::future::join(touched, refreshed).await;
+            if let Err(e) = refreshed {
+                tracing::debug!("fleet: a session's place in the fleet's count not refreshed: {e}");
+            }
+            touched
+        })
     }
 
     fn drop_copy(&self, id: &str, copy: SessionCopy) -> SharedFuture<'_, ()> {

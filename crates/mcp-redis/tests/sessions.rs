@@ -17,7 +17,7 @@ use bytes::Bytes;
 use mcp_redis::{Redis, RedisConfig, RedisSessions};
 use mcp_server::mcp_transport_http::server::{
     self, Audience, Delivery, EventStore, FieldChange, HttpServerConfig, InMemoryEventStore, SessionCopy,
-    SessionRecord, SharedFuture, SharedSessions,
+    SessionRecord, SharedFuture, SharedSessions, Touched,
 };
 use mcp_server::{Server, ToolDef, ToolError};
 use mcp_test_support::redis::{RedisServer, Reply};
@@ -322,6 +322,9 @@ impl SharedSessions for Steered {
     }
     fn drop_copy(&self, id: &str, copy: SessionCopy) -> SharedFuture<'_, ()> {
         self.inner.drop_copy(id, copy)
+    }
+    fn touch_copy(&self, id: &str, copy: SessionCopy, ttl: Duration) -> SharedFuture<'_, Touched> {
+        self.inner.touch_copy(id, copy, ttl)
     }
     fn hold_standalone(&self, id: &str, tag: u32) -> SharedFuture<'_, ()> {
         self.inner.hold_standalone(id, tag)
@@ -640,6 +643,48 @@ async fn a_change_a_cancellation_and_an_end_reach_the_instances_that_hold_a_copy
     let mut expected = vec![0; 3];
     expected[first - 1] = 2;
     assert_eq!(sent, expected, "both to the copy of instance 0 (tag {first}) alone");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_the_record_forgot_is_named_again_and_reloaded_when_it_next_keeps_the_record_alive() {
+    let redis = RedisServer::start();
+    // A short idle timeout: a copy in use keeps its record alive every tenth of it.
+    let config = HttpServerConfig::default().session_idle_timeout(Duration::from_secs(2));
+    let stores: Vec<Arc<dyn SharedSessions>> =
+        vec![Arc::new(handle(&redis).sessions()), Arc::new(handle(&redis).sessions())];
+    let bases = fleet_of(&redis, stores, config).await;
+    let session = initialize(&bases[0]).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    answer(post(&bases[1], Some(&session), ping).send().await.unwrap()).await;
+    // The record forgets both copies (as when messages found their tags unheld while their
+    // instances were cut off from Redis past their leases): instance 1 is not told of the
+    // level set on instance 0.
+    let record = format!("mcp:session:{{{session}}}");
+    let named = |redis: &RedisServer| -> Vec<String> {
+        let fields = redis.query(&["HKEYS", &record]);
+        fields.items().iter().map(|f| f.text().to_owned()).filter(|f| f.starts_with(".copy:")).collect()
+    };
+    for copy in named(&redis) {
+        assert_eq!(redis.query(&["HDEL", &record, &copy]), Reply::Int(1));
+    }
+    let level = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "error"}});
+    assert!(answer(post(&bases[0], Some(&session), level).send().await.unwrap()).await.get("result").is_some());
+    // Instance 1's copy, used, keeps the record alive: finds itself forgotten, is named again
+    // and reloads the record, level and all.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for id in 3.. {
+        let call =
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "log", "arguments": {}}});
+        let mut messages = Messages(post(&bases[1], Some(&session), call).send().await.unwrap(), String::new());
+        let first = messages.next().await;
+        if first.get("result").is_some() {
+            break;
+        }
+        assert_eq!(first["params"]["data"], "logged", "{first}");
+        assert!(Instant::now() < deadline, "instance 1's copy never found it was forgotten");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(named(&redis).len(), 1, "instance 1's copy named again");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -74,7 +74,7 @@ pub use factory::{Refresh, Rejection, SessionFactory, SharedSession};
 pub use handlers::info::RequestInfo;
 pub use shared::{
     Audience, COPY_FIELD_PREFIX, Delivery, Fanout, FieldChange, InMemorySharedSessions, STANDALONE_FIELD, SessionCopy,
-    SessionEnded, SessionRecord, SharedError, SharedFuture, SharedSessions, TAG_BITS,
+    SessionEnded, SessionRecord, SharedError, SharedFuture, SharedSessions, TAG_BITS, Touched,
 };
 pub use shutdown::serve_router_with_shutdown;
 pub use stream::event_store::{EventStore, InMemoryEventStore, StoredEvent};

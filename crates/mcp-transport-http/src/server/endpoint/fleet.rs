@@ -20,7 +20,7 @@ use crate::server::session::table::Full;
 use crate::server::shared::bus::{BusMessage, Kind};
 use crate::server::shared::fleet::{Fleet, TAG_LEASE};
 use crate::server::shared::link::SharedLink;
-use crate::server::shared::{Delivery, OWNER_FIELD, SessionCopy, SessionRecord};
+use crate::server::shared::{Delivery, OWNER_FIELD, SessionCopy, SessionRecord, Touched};
 use crate::server::stream::router::{Mode, SessionRouter};
 
 /// 503 with `Retry-After`: the fleet's store of sessions did not answer, or says it would not
@@ -90,15 +90,15 @@ impl App {
         if !link.recorded() || !link.touch_due() {
             return;
         }
-        let (fleet, router, ttl) = (fleet.clone(), session.router.clone(), self.config.session_idle_timeout);
-        tokio::spawn(async move { touch(&fleet, &router, ttl).await });
+        let (fleet, session, ttl) = (fleet.clone(), session.clone(), self.config.session_idle_timeout);
+        tokio::spawn(async move { touch(&fleet, &session, ttl).await });
     }
 
     /// Keeps alive the records of the shared sessions this instance holds that are in use:
     /// an SSE stream open or a request running, however long ago their last request came
     /// (at most [`KEEP_ALIVE_BATCH`] touches at a time).
     pub(super) async fn keep_alive(&self, fleet: &Arc<Fleet>) {
-        let in_use: Vec<Arc<SessionRouter>> = self
+        let in_use: Vec<Arc<Session>> = self
             .sessions
             .lock_unpoisoned()
             .iter()
@@ -106,11 +106,11 @@ impl App {
                 s.router.shared().is_some_and(|l| l.recorded() && !l.is_gone())
                     && (s.router.connections.load(Ordering::Relaxed) > 0 || s.peer().running_requests() > 0)
             })
-            .map(|s| s.router.clone())
+            .cloned()
             .collect();
         let ttl = self.config.session_idle_timeout;
         for batch in in_use.chunks(KEEP_ALIVE_BATCH) {
-            futures_util::future::join_all(batch.iter().map(|router| touch(fleet, router, ttl))).await;
+            futures_util::future::join_all(batch.iter().map(|session| touch(fleet, session, ttl))).await;
         }
     }
 
@@ -425,14 +425,24 @@ fn forget_copy(fleet: &Fleet, id: Arc<str>, copy: SessionCopy) {
 /// The most touches the keep-alive of an endpoint awaits at once.
 const KEEP_ALIVE_BATCH: usize = 64;
 
-/// Keeps the record of `router`'s session for `ttl` from now; if it is gone, the copy is
-/// marked to end (the next lookup or the reaper ends it).
-async fn touch(fleet: &Fleet, router: &SessionRouter, ttl: std::time::Duration) {
+/// Keeps the record of `session` for `ttl` from now, naming this copy in it again if it was
+/// forgotten (and then reloading it: what was sent to the copies meanwhile did not come
+/// here); if it is gone, the copy is marked to end (the next lookup or the reaper ends it).
+async fn touch(fleet: &Fleet, session: &Session, ttl: std::time::Duration) {
+    let router = &session.router;
     let Some(link) = router.shared() else { return };
     link.touched();
-    match fleet.store.touch(&router.session_id, ttl).await {
-        Ok(true) => {}
-        Ok(false) => {
+    match fleet.store.touch_copy(&router.session_id, link.copy(), ttl).await {
+        Ok(Touched::Named) => {}
+        Ok(Touched::Renamed(record)) => {
+            tracing::info!(session = %router.session_id, "fleet: this copy was forgotten by the record: named again, reloaded");
+            if let Some(refresh) = &session.refresh
+                && !refresh(&record)
+            {
+                tracing::warn!(session = %router.session_id, "fleet: a session record could not be read");
+            }
+        }
+        Ok(Touched::Gone) => {
             tracing::debug!(session = %router.session_id, "fleet: the session's record is gone: its copy here ends");
             link.set_gone();
         }

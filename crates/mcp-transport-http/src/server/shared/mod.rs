@@ -154,6 +154,16 @@ pub trait SharedSessions: Send + Sync + 'static {
         let _ = copy;
         self.load(id)
     }
+    /// Keeps session `id` for `ttl` from now (as [`touch`](Self::touch)) and, if its record no
+    /// longer names copy `copy` (forgotten: its instance's tag was found held by none while it
+    /// was cut off from the store), names it again, in one step: [`Touched::Renamed`] then
+    /// carries the record, for the copy missed what was sent to the session's copies
+    /// meanwhile. Default: [`touch`](Self::touch).
+    fn touch_copy(&self, id: &str, copy: SessionCopy, ttl: Duration) -> SharedFuture<'_, Touched> {
+        let _ = copy;
+        let touched = self.touch(id, ttl);
+        Box::pin(async move { Ok(if touched.await? { Touched::Named } else { Touched::Gone }) })
+    }
     /// The copy `copy` of session `id` is gone (idle here, or ended): its field leaves the
     /// record (unless another copy of the same instance replaced it), and the GET stream's
     /// holder with it if it was this copy's instance. Default: nothing.
@@ -213,6 +223,17 @@ pub enum Audience {
     Copies,
     /// The instance that holds the GET stream, or every copy when none is recorded.
     Standalone,
+}
+
+/// What [`SharedSessions::touch_copy`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Touched {
+    /// No record: the session ended or expired (nothing written).
+    Gone,
+    /// The record names the copy.
+    Named,
+    /// The record no longer named the copy, and names it again: the record as it is now.
+    Renamed(SessionRecord),
 }
 
 /// A copy of a shared session, as its record names it: the instance's tag, and a number that
