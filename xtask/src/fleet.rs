@@ -452,7 +452,7 @@ impl Fleet {
     }
 
     /// How many connections listen to the fleet: those blocked reading its streams (each
-    /// instance reads its inbox and the stream every instance reads with `XREAD BLOCK`, by
+    /// instance reads its inbox with `XREAD BLOCK`, by
     /// `INFO clients`'s `blocked_clients`), and those subscribed to the change channel
     /// (`mcp:bus`, by `PUBSUB NUMSUB`).
     fn subscribers(&self) -> Result<(i64, i64)> {

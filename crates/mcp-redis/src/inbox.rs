@@ -1,5 +1,4 @@
-//! Reading a fleet's message streams: an instance's inbox (`PREFIX:inbox:{TAG}`) and the
-//! stream every instance reads (`PREFIX:{fleet}:bus`), each a Redis Stream whose entries are
+//! Reading an instance's inbox (`PREFIX:inbox:{TAG}`): a Redis Stream whose entries are
 //! numbered one by one (`n`, from a counter beside it) and carry one message (`m`).
 //!
 //! A reader keeps the id of the last entry it read and asks for what follows (`XREAD BLOCK`, on
@@ -24,18 +23,6 @@ const READ_COUNT: usize = 128;
 const BLOCK: Duration = Duration::from_secs(5);
 /// The longest wait between two attempts to read while Redis fails.
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
-
-/// Adds message `ARGV[2]` to the stream `KEYS[1]`, numbered by the counter `KEYS[2]`, keeping
-/// about `ARGV[1]` entries: its number.
-pub(crate) static PUBLISH: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
-    redis::Script::new(
-        r"
-local n = redis.call('INCR', KEYS[2])
-redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'n', n, 'm', ARGV[2])
-return n
-",
-    )
-});
 
 /// Adds message `ARGV[2]` to the inbox `KEYS[2]` (numbered by `KEYS[3]`, about `ARGV[1]`
 /// entries kept) of the tag `KEYS[1]`: 1 if an instance holds the tag, 0 if none does now. A
@@ -62,29 +49,9 @@ return held
     )
 });
 
-/// The id of the last entry of the stream `KEYS[1]` (`0-0` if none) and the number of the last
-/// one added (the counter `KEYS[2]`): where a reader that starts now starts.
-static POSITION: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
-    redis::Script::new(
-        r"
-local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-local n = tonumber(redis.call('GET', KEYS[2]) or '0')
-if #last == 0 then return {'0-0', n} end
-return {last[1][1], n}
-",
-    )
-});
-
-/// Where a reader starts.
-pub(crate) enum Start {
-    /// From the first entry (an inbox, emptied when its tag was claimed).
-    First,
-    /// After the entries the stream holds now.
-    Now,
-}
-
-/// Reads the stream `key` (numbered by `seq`) from `start` into `tx`, until `tx` closes.
-pub(crate) async fn read(redis: Redis, key: String, seq: String, start: Start, tx: mpsc::Sender<Delivery>) {
+/// Reads the stream `key` from its first entry (an inbox, emptied when its tag was claimed)
+/// into `tx`, until `tx` closes.
+pub(crate) async fn read(redis: Redis, key: String, tx: mpsc::Sender<Delivery>) {
     let timeout = redis.config().timeout;
     // A connection of its own (a blocked read holds it), which waits for a blocked read's end.
     let config = RedisConfig { timeout: BLOCK + timeout, ..redis.config().clone() };
@@ -96,25 +63,7 @@ pub(crate) async fn read(redis: Redis, key: String, seq: String, start: Start, t
         }
     };
     let mut backoff = Duration::from_millis(50);
-    let (mut last, mut last_n) = match start {
-        Start::First => ("0-0".to_owned(), 0),
-        Start::Now => loop {
-            let mut invocation = POSITION.key(&key);
-            invocation.key(&seq);
-            let position = tokio::select! {
-                () = tx.closed() => return,
-                position = bounded(timeout, invocation.invoke_async::<(String, u64)>(&mut conn)) => position,
-            };
-            match position {
-                Ok(position) => break position,
-                Err(error) => {
-                    tracing::warn!(%error, key, "fleet bus: cannot read the stream's position: retrying");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(MAX_BACKOFF);
-                }
-            }
-        },
-    };
+    let (mut last, mut last_n) = ("0-0".to_owned(), 0);
     let mut failing = false;
     loop {
         let mut xread = redis::cmd("XREAD");

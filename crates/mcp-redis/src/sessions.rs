@@ -13,27 +13,39 @@
 //!   `PREFIX:tag:{N}` naming the instance that holds tag N, expiring unless it renews it;
 //! - messages between instances, in Redis Streams: each instance's inbox
 //!   `PREFIX:inbox:{TAG}` (numbered by `PREFIX:inbox:{TAG}:seq`), for what is addressed to it
-//!   (an answer to its request, a probe of its stream, a resumed stream's events), written
-//!   only while the tag is held and expiring with it; and `PREFIX:{fleet}:bus` (numbered by
-//!   `PREFIX:{fleet}:seq`) for what every instance hears (a record changed, a session ended,
-//!   a cancellation, a GET stream message). Each keeps about [`DEFAULT_INBOX_BOUND`] entries.
-//!   An instance reads both from where it was, on connections of its own: what is written
-//!   while its connection is down is read when it is back; what was trimmed before it read it
-//!   shows as a hole in the numbering (`Delivery::Missed`).
+//!   (an answer to its request, a probe of its stream, a resumed stream's events, and what
+//!   concerns a session it holds a copy of: a record changed, a session ended, a
+//!   cancellation, a GET stream message), written only while the tag is held and expiring
+//!   with it. It keeps about [`DEFAULT_INBOX_BOUND`] entries. An instance reads it from where
+//!   it was, on a connection of its own: what is written while its connection is down is read
+//!   when it is back; what was trimmed before it read it shows as a hole in the numbering
+//!   (`Delivery::Missed`). No stream is read by every instance: an instance's work grows with
+//!   the sessions it holds, not with the fleet's.
+//! - the copies of a session, in its record: a field `.copy:{TAG}` per instance holding one
+//!   (its value the copy's nonce), written in the script that creates the record or loads a
+//!   copy, removed when the copy is dropped (or found to name a tag no instance holds), and
+//!   `.get`, the tag of the instance holding the session's GET stream. A message for the
+//!   session's copies reads them (one script in the record's slot), then goes to each inbox
+//!   (one script per copy in its tag's slot, sent together: one more round trip).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use mcp_transport_http::server::{Delivery, FieldChange, SessionRecord, SharedFuture, SharedSessions};
+use mcp_transport_http::server::{
+    Audience, Delivery, FieldChange, SessionCopy, SessionRecord, SharedFuture, SharedSessions, Touched,
+};
 use tokio::sync::mpsc;
 
 use crate::Redis;
-use crate::inbox::Start;
 
 /// How many messages read from Redis wait for the endpoint (then the readers wait: what
 /// follows stays in Redis).
 const SUBSCRIBER_QUEUE: usize = 256;
+
+/// The counter of messages sent to a tag no instance holds (a copy or an instance that died
+/// without cleaning up, or one that lost its tag).
+const UNHELD: &str = "mcp_fleet_bus_unheld_total";
 
 /// The field of a record's version.
 const VERSION_FIELD: &str = ".version";
@@ -69,6 +81,82 @@ end
 redis.call('HINCRBY', KEYS[1], '.version', 1)
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return redis.call('HGETALL', KEYS[1])
+",
+    )
+});
+
+/// Names copy `ARGV[1]` (a field) with nonce `ARGV[2]` in the record `KEYS[1]` if it exists:
+/// the record then (HGETALL), or empty (and nothing written).
+static LOAD_COPY: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return redis.call('HGETALL', KEYS[1])
+",
+    )
+});
+
+/// Makes the record `KEYS[1]`, if it exists, expire in `ARGV[1]` ms and name copy `ARGV[2]`
+/// (a field) with nonce `ARGV[3]`: nil if there is no record (nothing written), empty if it
+/// named the copy, else the record (HGETALL) once it names it again.
+static TOUCH_COPY: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 0 then return false end
+if redis.call('HGET', KEYS[1], ARGV[2]) == ARGV[3] then return {} end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+return redis.call('HGETALL', KEYS[1])
+",
+    )
+});
+
+/// Forgets the copies `ARGV[1..]` (field, nonce, tag, ...) of the record `KEYS[1]`: each field
+/// removed if it still holds that nonce (a later copy of the same instance keeps its own), and
+/// `.get` with it if it names that tag.
+static DROP_COPIES: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+for i = 1, #ARGV, 3 do
+  if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then
+    redis.call('HDEL', KEYS[1], ARGV[i])
+    if redis.call('HGET', KEYS[1], '.get') == ARGV[i + 2] then redis.call('HDEL', KEYS[1], '.get') end
+  end
+end
+return 1
+",
+    )
+});
+
+/// Names tag `ARGV[1]` the holder of the GET stream in the record `KEYS[1]`, if it exists.
+static HOLD_GET: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], '.get', ARGV[1]) end
+return 1
+",
+    )
+});
+
+/// The copies the record `KEYS[1]` names (tag, nonce, ...): with `ARGV[1]` = `get`, only the
+/// GET stream's holder if it names one that holds a copy and is not the sender (`ARGV[3]`: it
+/// no longer holds it), else every copy; with `ARGV[2]` = `end`, the record is removed.
+static COPIES: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+local record = redis.call('HGETALL', KEYS[1])
+local get = ARGV[1] == 'get' and redis.call('HGET', KEYS[1], '.get')
+local copies, holder = {}, false
+for i = 1, #record, 2 do
+  if string.sub(record[i], 1, 6) == '.copy:' then
+    local tag = string.sub(record[i], 7)
+    if tag == get and tag ~= ARGV[3] then holder = {tag, record[i + 1]} end
+    copies[#copies + 1] = tag
+    copies[#copies + 1] = record[i + 1]
+  end
+end
+if ARGV[2] == 'end' then redis.call('DEL', KEYS[1]) end
+return holder or copies
 ",
     )
 });
@@ -143,9 +231,7 @@ fn millis(ttl: Duration) -> u64 {
 #[derive(Clone)]
 pub struct RedisSessions {
     redis: Redis,
-    /// The stream every instance reads, and its numbering.
-    bus: Arc<(String, String)>,
-    /// About how many messages a stream keeps for a reader that fell behind.
+    /// About how many messages an inbox keeps for a reader that fell behind.
     bound: usize,
     /// The fleet-wide bound on live sessions, and the key counting them (see `live.rs`).
     max_sessions: Option<usize>,
@@ -154,12 +240,11 @@ pub struct RedisSessions {
 
 impl std::fmt::Debug for RedisSessions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisSessions").field("bus", &self.bus.0).field("bound", &self.bound).finish_non_exhaustive()
+        f.debug_struct("RedisSessions").field("bound", &self.bound).finish_non_exhaustive()
     }
 }
 
-/// About how many messages an instance's inbox (and the stream every instance reads) keeps
-/// for it by default.
+/// About how many messages an instance's inbox keeps for it by default.
 pub const DEFAULT_INBOX_BOUND: usize = 10_000;
 
 impl Redis {
@@ -167,7 +252,6 @@ impl Redis {
     pub fn sessions(&self) -> RedisSessions {
         RedisSessions {
             redis: self.clone(),
-            bus: Arc::new((self.key(&["{fleet}", "bus"]), self.key(&["{fleet}", "seq"]))),
             bound: DEFAULT_INBOX_BOUND,
             max_sessions: None,
             live: self.key(&["sessions", "live"]).into(),
@@ -190,8 +274,8 @@ impl RedisSessions {
         self
     }
 
-    /// Keeps about `bound` messages (at least 1) in each instance's inbox and in the stream
-    /// every instance reads ([`DEFAULT_INBOX_BOUND`] unless set): an instance that falls
+    /// Keeps about `bound` messages (at least 1) in each instance's inbox
+    /// ([`DEFAULT_INBOX_BOUND`] unless set): an instance that falls
     /// further behind misses the oldest, and is told so (it then reloads its sessions' records).
     #[must_use]
     pub fn inbox_bound(mut self, bound: usize) -> Self {
@@ -208,6 +292,40 @@ impl RedisSessions {
     fn tag_keys(&self, tag: u32) -> [String; 3] {
         let tag = format!("{{{tag}}}");
         [self.redis.key(&["tag", &tag]), self.redis.key(&["inbox", &tag]), self.redis.key(&["inbox", &tag, "seq"])]
+    }
+
+    /// Puts `message` in the inbox of tag `to`: whether an instance holds the tag (one that
+    /// none holds is counted, `mcp_fleet_bus_unheld_total`, and the message kept a minute).
+    fn send_one(&self, to: u32, message: &Bytes) -> SharedFuture<'static, bool> {
+        let [held, inbox, seq] = self.tag_keys(to);
+        let mut invocation = crate::inbox::SEND.key(held);
+        invocation.key(inbox).key(seq).arg(self.bound).arg(&message[..]).arg(ORPHAN_LEASE_MS);
+        let sent = self.invoke::<bool>(invocation);
+        Box::pin(async move {
+            let held = sent.await?;
+            if !held {
+                metrics::counter!(UNHELD).increment(1);
+                tracing::debug!(to, "fleet bus: no instance holds the tag a message is for now: kept a minute");
+            }
+            Ok(held)
+        })
+    }
+
+    /// Puts `message` in the inbox of each of `copies` (tag, nonce) but `from`'s, all sent at
+    /// once: the copies whose tag no instance holds (a failure is logged: what it carried is
+    /// lost for that copy).
+    async fn send_each(&self, copies: &[(u32, String)], from: u32, message: &Bytes) -> Vec<(u32, String)> {
+        let to: Vec<&(u32, String)> = copies.iter().filter(|(tag, _)| *tag != from).collect();
+        let sent = futures_util::future::join_all(to.iter().map(|(tag, _)| self.send_one(*tag, message))).await;
+        let mut unheld = Vec::new();
+        for ((tag, nonce), sent) in to.into_iter().zip(sent) {
+            match sent {
+                Ok(true) => {}
+                Ok(false) => unheld.push((*tag, nonce.clone())),
+                Err(e) => tracing::warn!(to = tag, "fleet bus: a message to a session's copy not sent: {e}"),
+            }
+        }
+        unheld
     }
 
     /// Runs `cmd` within the configured timeout. A command that meets a dropped connection
@@ -324,9 +442,98 @@ impl SharedSessions for RedisSessions {
         Some(self.invoke::<bool>(invocation))
     }
 
-    fn publish(&self, message: Bytes) -> SharedFuture<'_, ()> {
-        let mut invocation = crate::inbox::PUBLISH.key(&self.bus.0);
-        invocation.key(&self.bus.1).arg(self.bound).arg(&message[..]);
+    /// One script reads the copies and removes the record; then one per copy (sent together)
+    /// puts the message in its inbox.
+    fn end(&self, id: &str, from: u32, message: Bytes) -> SharedFuture<'_, ()> {
+        let mut invocation = COPIES.key(self.key(id));
+        invocation.arg("all").arg("end").arg(from);
+        let copies = self.invoke::<Vec<(u32, String)>>(invocation);
+        let uncounted = self.max_sessions.map(|_| {
+            let mut cmd = redis::cmd("ZREM");
+            cmd.arg(&*self.live).arg(id);
+            self.query::<()>(cmd)
+        });
+        Box::pin(async move {
+            let copies = copies.await?;
+            let sent = self.send_each(&copies, from, &message);
+            let (_, uncounted) = futures_util::future::join(sent, async {
+                match uncounted {
+                    Some(uncounted) => uncounted.await,
+                    None => Ok(()),
+                }
+            })
+            .await;
+            uncounted
+        })
+    }
+
+    /// One script reads the copies (or the GET stream's holder); then one per copy (sent
+    /// together) puts the message in its inbox. A copy whose tag no instance holds is counted
+    /// (`mcp_fleet_bus_unheld_total`) and then forgotten (a third script, only then).
+    fn send_to_copies(&self, id: &str, audience: Audience, from: u32, message: Bytes) -> SharedFuture<'_, ()> {
+        let key = self.key(id);
+        let mut invocation = COPIES.key(&key);
+        invocation.arg(if audience == Audience::Standalone { "get" } else { "all" }).arg("").arg(from);
+        let copies = self.invoke::<Vec<(u32, String)>>(invocation);
+        Box::pin(async move {
+            let copies = copies.await?;
+            let unheld = self.send_each(&copies, from, &message).await;
+            if unheld.is_empty() {
+                return Ok(());
+            }
+            tracing::debug!(?unheld, "fleet: copies of a session on tags no instance holds: forgotten");
+            let mut invocation = DROP_COPIES.key(key);
+            for (tag, nonce) in unheld {
+                invocation.arg(SessionCopy::field(tag)).arg(nonce).arg(tag);
+            }
+            self.invoke::<()>(invocation).await
+        })
+    }
+
+    fn load_copy(&self, id: &str, copy: SessionCopy) -> SharedFuture<'_, Option<SessionRecord>> {
+        let mut invocation = LOAD_COPY.key(self.key(id));
+        invocation.arg(SessionCopy::field(copy.tag)).arg(copy.nonce);
+        let record = self.invoke::<Vec<Vec<u8>>>(invocation);
+        Box::pin(async move { Ok(record_of(record.await?)?) })
+    }
+
+    /// One script (the `PEXPIRE` of [`touch`](SharedSessions::touch) and the copy's name), and
+    /// beside it the refresh of the session's place in the fleet's count, as `touch`.
+    fn touch_copy(&self, id: &str, copy: SessionCopy, ttl: Duration) -> SharedFuture<'_, Touched> {
+        let mut invocation = TOUCH_COPY.key(self.key(id));
+        invocation.arg(millis(ttl)).arg(SessionCopy::field(copy.tag)).arg(copy.nonce);
+        let touched = self.invoke::<Option<Vec<Vec<u8>>>>(invocation);
+        let refreshed = self.max_sessions.map(|_| {
+            let mut refresh = crate::live::REFRESH.key(&*self.live);
+            refresh.arg(id).arg(millis(ttl));
+            self.invoke::<()>(refresh)
+        });
+        Box::pin(async move {
+            let touched = async {
+                Ok(match touched.await? {
+                    None => Touched::Gone,
+                    Some(flat) if flat.is_empty() => Touched::Named,
+                    Some(flat) => record_of(flat)?.map_or(Touched::Gone, Touched::Renamed),
+                })
+            };
+            let Some(refreshed) = refreshed else { return touched.await };
+            let (touched, refreshed) = futures_util::future::join(touched, refreshed).await;
+            if let Err(e) = refreshed {
+                tracing::debug!("fleet: a session's place in the fleet's count not refreshed: {e}");
+            }
+            touched
+        })
+    }
+
+    fn drop_copy(&self, id: &str, copy: SessionCopy) -> SharedFuture<'_, ()> {
+        let mut invocation = DROP_COPIES.key(self.key(id));
+        invocation.arg(SessionCopy::field(copy.tag)).arg(copy.nonce).arg(copy.tag);
+        self.invoke::<()>(invocation)
+    }
+
+    fn hold_standalone(&self, id: &str, tag: u32) -> SharedFuture<'_, ()> {
+        let mut invocation = HOLD_GET.key(self.key(id));
+        invocation.arg(tag);
         self.invoke::<()>(invocation)
     }
 
@@ -334,28 +541,23 @@ impl SharedSessions for RedisSessions {
         self.redis.readiness()
     }
 
+    /// A message to a tag no instance holds is kept a minute (see `ORPHAN_LEASE_MS`) and
+    /// counted (`mcp_fleet_bus_unheld_total`).
     fn send(&self, to: u32, message: Bytes) -> SharedFuture<'_, ()> {
-        let [held, inbox, seq] = self.tag_keys(to);
-        let mut invocation = crate::inbox::SEND.key(held);
-        invocation.key(inbox).key(seq).arg(self.bound).arg(&message[..]).arg(ORPHAN_LEASE_MS);
-        let sent = self.invoke::<bool>(invocation);
+        let sent = self.send_one(to, &message);
         Box::pin(async move {
-            if !sent.await? {
-                tracing::debug!(to, "fleet bus: no instance holds the tag a message is for now: kept a minute");
-            }
+            sent.await?;
             Ok(())
         })
     }
 
-    /// Reads the inbox of `tag` from its first message (claiming the tag emptied it) and the
-    /// stream every instance reads from now, each on a connection of its own (see the module
-    /// docs). A reader that meets an error reads again from where it was once Redis answers.
+    /// Reads the inbox of `tag` from its first message (claiming the tag emptied it), on a
+    /// connection of its own (see the module docs). A reader that meets an error reads again
+    /// from where it was once Redis answers.
     fn subscribe(&self, tag: u32) -> mpsc::Receiver<Delivery> {
         let (tx, rx) = mpsc::channel(SUBSCRIBER_QUEUE);
-        let [_, inbox, seq] = self.tag_keys(tag);
-        tokio::spawn(crate::inbox::read(self.redis.clone(), inbox, seq, Start::First, tx.clone()));
-        let (bus, seq) = (self.bus.0.clone(), self.bus.1.clone());
-        tokio::spawn(crate::inbox::read(self.redis.clone(), bus, seq, Start::Now, tx));
+        let [_, inbox, _] = self.tag_keys(tag);
+        tokio::spawn(crate::inbox::read(self.redis.clone(), inbox, tx));
         rx
     }
 

@@ -11,7 +11,7 @@ use mcp_redis::{Redis, RedisConfig};
 use mcp_server::tasks::TaskStore as _;
 use mcp_server::{ChangeEvent, SubscriptionBus as _};
 use mcp_test_support::redis::{RedisCluster, RedisSentinel, RedisServer, Reply};
-use mcp_transport_http::server::{Delivery, EventStore as _, FieldChange, SharedSessions as _};
+use mcp_transport_http::server::{Audience, Delivery, EventStore as _, FieldChange, SessionCopy, SharedSessions as _};
 use mcp_types::TaskStatus;
 use tokio::sync::{broadcast, mpsc};
 
@@ -138,7 +138,8 @@ async fn every_store(fleet: &mut Fleet, round: &str) -> String {
     assert!(sessions_b.touch(&session, LONG).await.expect("touch"), "{round}: touched");
     sessions_b.remove(&session).await.expect("remove");
     assert_eq!(sessions_a.load(&session).await.expect("load"), None, "{round}: removed");
-    // The fleet's messages: to every instance, and to one (its inbox).
+    // The fleet's messages: to a session's copies (as its record names them), and to one
+    // instance (its inbox).
     if fleet.inbox.is_none() {
         let tag = sessions_b.claim_tag("b", LONG).await.expect("a tag");
         fleet.inbox = Some((tag, sessions_b.subscribe(tag)));
@@ -146,9 +147,12 @@ async fn every_store(fleet: &mut Fleet, round: &str) -> String {
     let (tag, inbox) = fleet.inbox.as_mut().unwrap();
     let tag = *tag;
     assert!(sessions_b.renew_tag(tag, "b", LONG).await.expect("renewed"), "{round}: the tag is b's");
-    let message = Bytes::from(format!("to every instance, {round}"));
-    let publish = async || sessions_a.publish(message.clone()).await.expect("publish");
-    send_until_delivered("a message to every instance", publish, inbox, &message).await;
+    let copied = format!("{session}-copied");
+    let fields = [(SessionCopy::field(tag), Bytes::from_static(b"1"))];
+    assert!(sessions_a.create(&copied, &fields, LONG).await.expect("create"), "{round}: a record naming b's copy");
+    let message = Bytes::from(format!("to the session's copies, {round}"));
+    let send = async || sessions_a.send_to_copies(&copied, Audience::Copies, 0, message.clone()).await.expect("send");
+    send_until_delivered("a message to a session's copies", send, inbox, &message).await;
     let message = Bytes::from(format!("to b, {round}"));
     let send = async || sessions_a.send(tag, message.clone()).await.expect("send");
     send_until_delivered("a message to b", send, inbox, &message).await;

@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use mcp_redis::{Redis, RedisConfig, RedisSessions};
 use mcp_server::mcp_transport_http::server::{
-    self, Delivery, EventStore, FieldChange, HttpServerConfig, InMemoryEventStore, SessionRecord, SharedFuture,
-    SharedSessions,
+    self, Audience, Delivery, EventStore, FieldChange, HttpServerConfig, InMemoryEventStore, SessionCopy,
+    SessionRecord, SharedFuture, SharedSessions, Touched,
 };
 use mcp_server::{Server, ToolDef, ToolError};
-use mcp_test_support::redis::RedisServer;
+use mcp_test_support::redis::{RedisServer, Reply};
 use mcp_types::{CallToolResult, ContentBlock, LoggingLevel};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -91,19 +91,17 @@ async fn fleet_of(redis: &RedisServer, stores: Vec<Arc<dyn SharedSessions>>, con
         bases.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
         tokio::spawn(async move { server::serve_router(listener, router, &config).await });
     }
-    // Every instance claimed its tag and reads its inbox and the fleet's stream before the test
-    // begins.
+    // Every instance claimed its tag and reads its inbox before the test begins.
     wait_for_readers(redis, instances).await;
     bases
 }
 
-/// Waits until `instances` instances claimed their tags and each blocks reading its two
-/// streams.
+/// Waits until `instances` instances claimed their tags and each blocks reading its inbox.
 async fn wait_for_readers(redis: &RedisServer, instances: i64) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let tags: i64 = redis.query(&["GET", "mcp:tags"]).text().parse().unwrap_or(0);
-        if tags >= instances && redis.blocked_clients() >= 2 * instances as u64 {
+        if tags >= instances && redis.blocked_clients() >= instances as u64 {
             return;
         }
         assert!(Instant::now() < deadline, "the instances did not read the fleet's streams");
@@ -245,6 +243,26 @@ impl Steered {
         (read_rx, go_tx)
     }
 
+    /// `load`, held after the record was read if a hold for session `id` was set.
+    fn held<'a>(
+        &self,
+        id: &str,
+        load: SharedFuture<'a, Option<SessionRecord>>,
+    ) -> SharedFuture<'a, Option<SessionRecord>> {
+        let hold = {
+            let mut hold = self.hold.lock().unwrap();
+            if hold.as_ref().is_some_and(|(held, _, _)| held == id) { hold.take() } else { None }
+        };
+        Box::pin(async move {
+            let record = load.await?;
+            if let Some((_, read, go)) = hold {
+                read.send(()).unwrap();
+                go.await.unwrap();
+            }
+            Ok(record)
+        })
+    }
+
     /// Passes on everything Redis brings from now on.
     async fn pass_all(self: &Arc<Self>) {
         let mut heard = self.heard.lock().await.take().expect("the instance subscribed");
@@ -297,19 +315,19 @@ impl SharedSessions for Steered {
         self.inner.update(id, changes, ttl)
     }
     fn load(&self, id: &str) -> SharedFuture<'_, Option<SessionRecord>> {
-        let hold = {
-            let mut hold = self.hold.lock().unwrap();
-            if hold.as_ref().is_some_and(|(held, _, _)| held == id) { hold.take() } else { None }
-        };
-        let load = self.inner.load(id);
-        Box::pin(async move {
-            let record = load.await?;
-            if let Some((_, read, go)) = hold {
-                read.send(()).unwrap();
-                go.await.unwrap();
-            }
-            Ok(record)
-        })
+        self.held(id, self.inner.load(id))
+    }
+    fn load_copy(&self, id: &str, copy: SessionCopy) -> SharedFuture<'_, Option<SessionRecord>> {
+        self.held(id, self.inner.load_copy(id, copy))
+    }
+    fn drop_copy(&self, id: &str, copy: SessionCopy) -> SharedFuture<'_, ()> {
+        self.inner.drop_copy(id, copy)
+    }
+    fn touch_copy(&self, id: &str, copy: SessionCopy, ttl: Duration) -> SharedFuture<'_, Touched> {
+        self.inner.touch_copy(id, copy, ttl)
+    }
+    fn hold_standalone(&self, id: &str, tag: u32) -> SharedFuture<'_, ()> {
+        self.inner.hold_standalone(id, tag)
     }
     fn touch(&self, id: &str, ttl: Duration) -> SharedFuture<'_, bool> {
         self.inner.touch(id, ttl)
@@ -317,8 +335,11 @@ impl SharedSessions for Steered {
     fn remove(&self, id: &str) -> SharedFuture<'_, ()> {
         self.inner.remove(id)
     }
-    fn publish(&self, message: Bytes) -> SharedFuture<'_, ()> {
-        self.inner.publish(message)
+    fn end(&self, id: &str, from: u32, message: Bytes) -> SharedFuture<'_, ()> {
+        self.inner.end(id, from, message)
+    }
+    fn send_to_copies(&self, id: &str, audience: Audience, from: u32, message: Bytes) -> SharedFuture<'_, ()> {
+        self.inner.send_to_copies(id, audience, from, message)
     }
     fn send(&self, to: u32, message: Bytes) -> SharedFuture<'_, ()> {
         self.inner.send(to, message)
@@ -570,16 +591,100 @@ async fn an_answer_posted_elsewhere_goes_to_the_instance_that_asked_alone() {
     assert_eq!(post(&bases[2], Some(&session), reply).send().await.unwrap().status(), 202);
     let result = answers.next().await;
     assert_eq!(result["result"]["content"][0]["text"], "file:///3", "{result}");
-    // It went to the asker's inbox, not to the other instances, nor to the stream all read.
+    // It went to the asker's inbox, not to the other instances.
     for tag in 1..=3 {
         let expected = if tag == asker { ":1" } else { ":0" };
         assert_eq!(redis.command(&format!("XLEN mcp:inbox:{{{tag}}}")), expected, "the inbox of tag {tag}");
     }
-    let everyone = redis.query(&["XRANGE", "mcp:{fleet}:bus", "-", "+"]);
-    for entry in everyone.items() {
-        let text = format!("{entry:?}");
-        assert!(!text.contains(" i "), "an answer in the stream every instance reads: {text}");
+}
+
+/// How many messages each of tags 1 to 3 was sent so far (its inbox's numbering).
+fn inbox_counts(redis: &RedisServer) -> [u64; 3] {
+    [1, 2, 3].map(|tag| redis.query(&["GET", &format!("mcp:inbox:{{{tag}}}:seq")]).text().parse().unwrap_or(0))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_a_cancellation_and_an_end_reach_the_instances_that_hold_a_copy_alone() {
+    let redis = RedisServer::start();
+    let stores: Vec<Arc<dyn SharedSessions>> =
+        (0..3).map(|_| Arc::new(handle(&redis).sessions()) as Arc<dyn SharedSessions>).collect();
+    let bases = fleet_of(&redis, stores, HttpServerConfig::default()).await;
+    let session = initialize(&bases[0]).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    answer(post(&bases[1], Some(&session), ping).send().await.unwrap()).await;
+    // The record names the two instances that hold a copy (the third holds none).
+    let record = format!("mcp:session:{{{session}}}");
+    let fields = redis.query(&["HKEYS", &record]);
+    let mut copies: Vec<usize> =
+        fields.items().iter().filter_map(|f| f.text().strip_prefix(".copy:")?.parse().ok()).collect();
+    copies.sort_unstable();
+    assert_eq!(copies.len(), 2, "two copies named: {:?}", fields.items());
+    let idle = (1..=3).find(|t| !copies.contains(t)).unwrap();
+    let delta = |before: [u64; 3]| {
+        let after = inbox_counts(&redis);
+        (0..3).map(|i| after[i] - before[i]).collect::<Vec<_>>()
+    };
+    // A change on instance 0 goes to the other copy alone.
+    let before = inbox_counts(&redis);
+    let level = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "error"}});
+    assert!(answer(post(&bases[0], Some(&session), level).send().await.unwrap()).await.get("result").is_some());
+    let sent = delta(before);
+    assert_eq!(sent.iter().sum::<u64>(), 1, "one message: {sent:?}");
+    assert_eq!(sent[idle - 1], 0, "none to the instance without a copy: {sent:?}");
+    let other = sent.iter().position(|&n| n == 1).unwrap();
+    let first = *copies.iter().find(|&&t| t != other + 1).unwrap();
+    // A cancellation POSTed to instance 1 goes to instance 0's copy alone, and so does the end.
+    let before = inbox_counts(&redis);
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}});
+    assert_eq!(post(&bases[1], Some(&session), cancel).send().await.unwrap().status(), 202);
+    let delete = reqwest::Client::new().delete(&bases[1]).header("mcp-session-id", &session);
+    assert_eq!(delete.send().await.unwrap().status(), 200);
+    let sent = delta(before);
+    let mut expected = vec![0; 3];
+    expected[first - 1] = 2;
+    assert_eq!(sent, expected, "both to the copy of instance 0 (tag {first}) alone");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_the_record_forgot_is_named_again_and_reloaded_when_it_next_keeps_the_record_alive() {
+    let redis = RedisServer::start();
+    // A short idle timeout: a copy in use keeps its record alive every tenth of it.
+    let config = HttpServerConfig::default().session_idle_timeout(Duration::from_secs(2));
+    let stores: Vec<Arc<dyn SharedSessions>> =
+        vec![Arc::new(handle(&redis).sessions()), Arc::new(handle(&redis).sessions())];
+    let bases = fleet_of(&redis, stores, config).await;
+    let session = initialize(&bases[0]).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    answer(post(&bases[1], Some(&session), ping).send().await.unwrap()).await;
+    // The record forgets both copies (as when messages found their tags unheld while their
+    // instances were cut off from Redis past their leases): instance 1 is not told of the
+    // level set on instance 0.
+    let record = format!("mcp:session:{{{session}}}");
+    let named = |redis: &RedisServer| -> Vec<String> {
+        let fields = redis.query(&["HKEYS", &record]);
+        fields.items().iter().map(|f| f.text().to_owned()).filter(|f| f.starts_with(".copy:")).collect()
+    };
+    for copy in named(&redis) {
+        assert_eq!(redis.query(&["HDEL", &record, &copy]), Reply::Int(1));
     }
+    let level = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "error"}});
+    assert!(answer(post(&bases[0], Some(&session), level).send().await.unwrap()).await.get("result").is_some());
+    // Instance 1's copy, used, keeps the record alive: finds itself forgotten, is named again
+    // and reloads the record, level and all.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for id in 3.. {
+        let call =
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "log", "arguments": {}}});
+        let mut messages = Messages(post(&bases[1], Some(&session), call).send().await.unwrap(), String::new());
+        let first = messages.next().await;
+        if first.get("result").is_some() {
+            break;
+        }
+        assert_eq!(first["params"]["data"], "logged", "{first}");
+        assert!(Instant::now() < deadline, "instance 1's copy never found it was forgotten");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(named(&redis).len(), 1, "instance 1's copy named again");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -596,19 +701,30 @@ async fn an_instance_that_missed_messages_reloads_its_sessions_and_fails_their_w
     let call =
         json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call", "params": {"name": "roots", "arguments": {}}});
     let mut waiting = Messages(post(&bases[1], Some(&session), call).send().await.unwrap(), String::new());
-    assert_eq!(waiting.next().await["method"], "roots/list");
-    // Instance 1 does not read its messages (held by the test) while 1,000 others are
-    // published: its reader stops (its queue is full), the rest wait in Redis...
+    let asked = waiting.next().await;
+    assert_eq!(asked["method"], "roots/list");
+    // The record forgot instance 1's copy (as when a message found its tag unheld while it was
+    // cut off from Redis past its lease): it is not told of the change below.
+    let copy = format!(".copy:{}", asked["id"].as_u64().unwrap() >> 32);
+    let record = format!("mcp:session:{{{session}}}");
+    assert_eq!(redis.query(&["HDEL", &record, &copy]), Reply::Int(1), "{copy} named");
+    // Instance 1 does not read its messages (held by the test) while 1,000 others are sent to
+    // each instance (tags 1 and 2): its reader stops (its queue is full), the rest wait in
+    // Redis...
     let flood = handle(&redis).sessions().inbox_bound(5);
     for n in 0..1_000 {
-        flood.publish(Bytes::from(format!("not a message {n}"))).await.unwrap();
+        for tag in 1..=2 {
+            flood.send(tag, Bytes::from(format!("not a message {n}"))).await.unwrap();
+        }
     }
-    // ...then the level is set on instance 0 (every instance is told to reload the record)...
+    // ...then the level is set on instance 0 (the other copy is told to reload the record)...
     let level = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "error"}});
     assert!(answer(post(&bases[0], Some(&session), level).send().await.unwrap()).await.get("result").is_some());
     // ...and 1,000 more trim what instance 1 did not read, the change among them.
     for n in 1_000..2_000 {
-        flood.publish(Bytes::from(format!("not a message {n}"))).await.unwrap();
+        for tag in 1..=2 {
+            flood.send(tag, Bytes::from(format!("not a message {n}"))).await.unwrap();
+        }
     }
     steered.pass_all().await;
     // Instance 1 finds the hole: the call that waited for an answer fails at once, with an
@@ -630,6 +746,8 @@ async fn an_instance_that_missed_messages_reloads_its_sessions_and_fails_their_w
         assert!(Instant::now() < deadline, "instance 1 never reloaded the session's record");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    // The reload named the copy again: the session's next messages reach it.
+    assert_eq!(redis.query(&["HEXISTS", &record, &copy]), Reply::Int(1), "{copy} named again");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

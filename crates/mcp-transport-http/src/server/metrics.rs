@@ -86,6 +86,7 @@ pub fn describe() {
         "Time from a bus message's publication to its handling."
     );
     ::metrics::describe_counter!("mcp_fleet_bus_resyncs_total", "Resynchronisations after a gap on the bus.");
+    ::metrics::describe_counter!("mcp_fleet_bus_unheld_total", "Messages sent to a tag no instance holds.");
     ::metrics::describe_histogram!("mcp_redis_duration_seconds", Unit::Seconds, "Redis calls' durations, by op.");
     ::metrics::describe_counter!("mcp_redis_failures_total", "Redis calls failed, by op and kind.");
     ::metrics::describe_gauge!("mcp_redis_circuit_open", "1 while the circuit breaker around Redis is open.");

@@ -73,8 +73,8 @@ pub use config::{HttpServerConfig, Policy};
 pub use factory::{Refresh, Rejection, SessionFactory, SharedSession};
 pub use handlers::info::RequestInfo;
 pub use shared::{
-    Delivery, Fanout, FieldChange, InMemorySharedSessions, SessionEnded, SessionRecord, SharedError, SharedFuture,
-    SharedSessions, TAG_BITS,
+    Audience, COPY_FIELD_PREFIX, Delivery, Fanout, FieldChange, InMemorySharedSessions, STANDALONE_FIELD, SessionCopy,
+    SessionEnded, SessionRecord, SharedError, SharedFuture, SharedSessions, TAG_BITS, Touched,
 };
 pub use shutdown::serve_router_with_shutdown;
 pub use stream::event_store::{EventStore, InMemoryEventStore, StoredEvent};

@@ -20,7 +20,7 @@ use crate::server::session::table::Full;
 use crate::server::shared::bus::{BusMessage, Kind};
 use crate::server::shared::fleet::{Fleet, TAG_LEASE};
 use crate::server::shared::link::SharedLink;
-use crate::server::shared::{Delivery, OWNER_FIELD, SessionRecord};
+use crate::server::shared::{Delivery, OWNER_FIELD, SessionCopy, SessionRecord, Touched};
 use crate::server::stream::router::{Mode, SessionRouter};
 
 /// 503 with `Retry-After`: the fleet's store of sessions did not answer, or says it would not
@@ -65,8 +65,8 @@ impl App {
     }
 
     /// A new copy's part in `fleet`: of a new session, or of one `recorded` in the store.
-    pub(super) fn link(&self, fleet: &Arc<Fleet>, owner: Box<str>, recorded: bool) -> SharedLink {
-        SharedLink::new(fleet.clone(), owner, self.config.session_idle_timeout, recorded)
+    pub(super) fn link(&self, fleet: &Arc<Fleet>, owner: Box<str>, recorded: bool, copy: SessionCopy) -> SharedLink {
+        SharedLink::new(fleet.clone(), owner, self.config.session_idle_timeout, recorded, copy)
     }
 
     /// This instance's copy of a shared session (`router`'s), new or from its `record`, its
@@ -90,15 +90,15 @@ impl App {
         if !link.recorded() || !link.touch_due() {
             return;
         }
-        let (fleet, router, ttl) = (fleet.clone(), session.router.clone(), self.config.session_idle_timeout);
-        tokio::spawn(async move { touch(&fleet, &router, ttl).await });
+        let (fleet, session, ttl) = (fleet.clone(), session.clone(), self.config.session_idle_timeout);
+        tokio::spawn(async move { touch(&fleet, &session, ttl).await });
     }
 
     /// Keeps alive the records of the shared sessions this instance holds that are in use:
     /// an SSE stream open or a request running, however long ago their last request came
     /// (at most [`KEEP_ALIVE_BATCH`] touches at a time).
     pub(super) async fn keep_alive(&self, fleet: &Arc<Fleet>) {
-        let in_use: Vec<Arc<SessionRouter>> = self
+        let in_use: Vec<Arc<Session>> = self
             .sessions
             .lock_unpoisoned()
             .iter()
@@ -106,11 +106,11 @@ impl App {
                 s.router.shared().is_some_and(|l| l.recorded() && !l.is_gone())
                     && (s.router.connections.load(Ordering::Relaxed) > 0 || s.peer().running_requests() > 0)
             })
-            .map(|s| s.router.clone())
+            .cloned()
             .collect();
         let ttl = self.config.session_idle_timeout;
         for batch in in_use.chunks(KEEP_ALIVE_BATCH) {
-            futures_util::future::join_all(batch.iter().map(|router| touch(fleet, router, ttl))).await;
+            futures_util::future::join_all(batch.iter().map(|session| touch(fleet, session, ttl))).await;
         }
     }
 
@@ -125,7 +125,10 @@ impl App {
             return Err(store_unavailable(fleet, None));
         }
         self.fleet_ready(fleet).await?;
-        let record = match fleet.store.load(id).await {
+        // Recorded as a copy as it is read: what is sent to the session's copies from then on
+        // reaches this instance.
+        let copy = fleet.new_copy();
+        let record = match fleet.store.load_copy(id, copy).await {
             Ok(Some(record)) => record,
             Ok(None) => return Err(session_not_found()),
             Err(e) => {
@@ -133,19 +136,20 @@ impl App {
                 return Err(store_unavailable(fleet, None));
             }
         };
-        let owner =
-            record.field(OWNER_FIELD).and_then(|o| std::str::from_utf8(o).ok()).ok_or_else(session_not_found)?;
-        if owner != &*owner_record(extensions) {
+        let owner = record.field(OWNER_FIELD).and_then(|o| std::str::from_utf8(o).ok());
+        let Some(owner) = owner.filter(|owner| *owner == &*owner_record(extensions)) else {
             tracing::debug!(session = %id, "a shared session used by another principal");
+            // No copy made here: the record stops naming it.
+            forget_copy(fleet, id.into(), copy);
             return Err(session_not_found());
-        }
+        };
         // A copy counts toward the sessions this instance holds, not toward a client address
         // (the session was counted for its client where it was created).
         if self.sessions.lock_unpoisoned().len() >= self.config.max_sessions {
             self.reap().await;
         }
         let id: Arc<str> = id.into();
-        let link = self.link(fleet, owner.into(), true);
+        let link = self.link(fleet, owner.into(), true, copy);
         let queue = self.config.stream_queue;
         let router = SessionRouter::new(
             id.clone(),
@@ -156,7 +160,10 @@ impl App {
             Some(link),
         );
         router.touch();
-        let shared = self.connect_copy(&router, Some(&record)).ok_or_else(session_not_found)?;
+        let Some(shared) = self.connect_copy(&router, Some(&record)) else {
+            forget_copy(fleet, id, copy);
+            return Err(session_not_found());
+        };
         let session = Arc::new(Session {
             router,
             dispatcher: shared.dispatcher,
@@ -177,9 +184,21 @@ impl App {
                 }
             }
         };
-        if let Some(outcome) = refused {
-            session.end_copy().await;
-            return outcome;
+        match refused {
+            // The record names this copy now: the one that serves takes its name.
+            Some(Ok(first)) => {
+                if let Some(link) = first.router.shared() {
+                    link.set_copy(copy);
+                }
+                session.end_copy().await;
+                return Ok(first);
+            }
+            Some(Err(full)) => {
+                session.end_copy().await;
+                self.drop_copy(&session);
+                return Err(full);
+            }
+            None => {}
         }
         self.start_reaper();
         self.start_listener(fleet);
@@ -326,11 +345,17 @@ impl App {
         }
     }
 
-    /// Reloads the record of a session another instance changed into the copy here; a copy
-    /// whose record is gone ends.
+    /// Reloads the record of a session another instance changed into the copy here (named in
+    /// it again); a copy whose record is gone ends.
     async fn refresh(&self, fleet: &Fleet, session: &Arc<Session>) {
         let id = &session.router.session_id;
-        match fleet.store.load(id).await {
+        // The record names this copy again as it is read (it may have been forgotten: this
+        // instance's tag found unheld while it was cut off from the store).
+        let load = match session.router.shared() {
+            Some(link) => fleet.store.load_copy(id, link.copy()),
+            None => fleet.store.load(id),
+        };
+        match load.await {
             Ok(Some(record)) => {
                 if let Some(refresh) = &session.refresh
                     && !refresh(&record)
@@ -364,25 +389,60 @@ impl App {
     /// The client ended a shared session (DELETE): its record goes, and the other copies end.
     pub(crate) async fn end_shared(&self, session: &Session) {
         let Some(link) = session.router.shared() else { return };
-        let id = &session.router.session_id;
-        if let Err(e) = link.fleet.store.remove(id).await {
-            tracing::warn!(session = %id, "fleet: the record of an ended session not removed: {e}");
-        }
-        link.fleet.publish(link.fleet.message(Kind::Ended, id, Bytes::new())).await;
+        link.fleet.end(&session.router.session_id).await;
     }
+
+    /// This instance's copy `session` is gone while the session may live on (idle here): the
+    /// record stops naming it, in the background.
+    pub(super) fn drop_copy(&self, session: &Session) {
+        let Some(link) = session.router.shared() else { return };
+        if !link.recorded() || link.is_gone() {
+            return;
+        }
+        forget_copy(&link.fleet, session.router.session_id.clone(), link.copy());
+    }
+
+    /// The GET stream of shared `session` is held here now: the record says so, for the
+    /// messages of its other copies.
+    pub(crate) async fn hold_standalone(&self, session: &Session) {
+        let Some(link) = session.router.shared() else { return };
+        if let Err(e) = link.fleet.store.hold_standalone(&session.router.session_id, link.fleet.tag()).await {
+            tracing::warn!(session = %session.router.session_id, "fleet: the GET stream's holder not recorded: {e}");
+        }
+    }
+}
+
+/// The record of session `id` stops naming `copy` (dropped here), in the background.
+fn forget_copy(fleet: &Fleet, id: Arc<str>, copy: SessionCopy) {
+    let store = fleet.store.clone();
+    tokio::spawn(async move {
+        if let Err(e) = store.drop_copy(&id, copy).await {
+            tracing::debug!(session = %id, "fleet: a dropped copy still named in the record: {e}");
+        }
+    });
 }
 
 /// The most touches the keep-alive of an endpoint awaits at once.
 const KEEP_ALIVE_BATCH: usize = 64;
 
-/// Keeps the record of `router`'s session for `ttl` from now; if it is gone, the copy is
-/// marked to end (the next lookup or the reaper ends it).
-async fn touch(fleet: &Fleet, router: &SessionRouter, ttl: std::time::Duration) {
+/// Keeps the record of `session` for `ttl` from now, naming this copy in it again if it was
+/// forgotten (and then reloading it: what was sent to the copies meanwhile did not come
+/// here); if it is gone, the copy is marked to end (the next lookup or the reaper ends it).
+async fn touch(fleet: &Fleet, session: &Session, ttl: std::time::Duration) {
+    let router = &session.router;
     let Some(link) = router.shared() else { return };
     link.touched();
-    match fleet.store.touch(&router.session_id, ttl).await {
-        Ok(true) => {}
-        Ok(false) => {
+    match fleet.store.touch_copy(&router.session_id, link.copy(), ttl).await {
+        Ok(Touched::Named) => {}
+        Ok(Touched::Renamed(record)) => {
+            tracing::info!(session = %router.session_id, "fleet: this copy was forgotten by the record: named again, reloaded");
+            if let Some(refresh) = &session.refresh
+                && !refresh(&record)
+            {
+                tracing::warn!(session = %router.session_id, "fleet: a session record could not be read");
+            }
+        }
+        Ok(Touched::Gone) => {
             tracing::debug!(session = %router.session_id, "fleet: the session's record is gone: its copy here ends");
             link.set_gone();
         }

@@ -219,7 +219,7 @@ impl App {
         let shared = match (&self.fleet, mode) {
             (Some(fleet), Mode::Streamable) => {
                 self.fleet_ready(fleet).await?;
-                Some(self.link(fleet, owner_record(extensions), false))
+                Some(self.link(fleet, owner_record(extensions), false, fleet.new_copy()))
             }
             _ => None,
         };
@@ -299,8 +299,10 @@ impl App {
         for session in expired {
             tracing::debug!(session = %session.router.session_id, "session expired");
             if session.router.shared().is_some() {
-                // The record expires in the store by itself; other copies may be in use.
+                // The record expires in the store by itself; other copies may be in use. It
+                // stops naming this one.
                 session.end_copy().await;
+                self.drop_copy(&session);
             } else {
                 session.end().await;
             }

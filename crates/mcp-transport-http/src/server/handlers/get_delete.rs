@@ -41,11 +41,15 @@ pub(crate) async fn get_mcp(
         let Some(resumed) = router.resume(last).await else {
             return Err(invalid_request(StatusCode::BAD_REQUEST, format!("unknown Last-Event-ID {last:?}")));
         };
+        if resumed.live.is_some() && last.starts_with("0-") {
+            app.hold_standalone(&session).await;
+        }
         return Ok(app.sse(resumed.replay, resumed.live, ConnGuard::new(router.clone(), None)));
     }
     let Some(rx) = router.open_standalone().await else {
         return Err(invalid_request(StatusCode::CONFLICT, "an SSE stream is already open for this session"));
     };
+    app.hold_standalone(&session).await;
     let priming = router.resumable() && session.peer().protocol_version() >= ProtocolVersion::V2025_11_25;
     let first = if priming { vec![router.priming_event(STANDALONE).await] } else { Vec::new() };
     Ok(app.sse(first, Some(rx), ConnGuard::new(router.clone(), None)))

@@ -22,6 +22,7 @@ use crate::server::checks::{Classified, authorized, batch_allowed, classify, pro
 use crate::server::endpoint::App;
 use crate::server::response::{error_response, session_ended};
 use crate::server::session::Session;
+use crate::server::shared::Audience;
 use crate::server::shared::bus::Kind;
 use crate::server::shared::fleet::tag_of;
 use crate::server::stream::body::ConnGuard;
@@ -182,7 +183,7 @@ async fn forward_in_fleet(session: &Session, what: &Classified, body: &Bytes) {
     }
     let message = link.fleet.message(Kind::Incoming, &session.router.session_id, body.clone());
     // An answer to a request of another copy goes to it alone: its id names its instance.
-    // Cancellations (the client's own request ids) and batches go to every instance.
+    // Cancellations (the client's own request ids) and batches go to every copy of the session.
     let to = match &what.parsed {
         message::Parsed::Single(message::Message::Response(response)) => match &response.id {
             Some(RequestId::Integer(id)) => Some(tag_of(*id as u64)),
@@ -194,7 +195,7 @@ async fn forward_in_fleet(session: &Session, what: &Classified, body: &Bytes) {
         // This instance's own (a call no copy awaits any more), or not one of the fleet's.
         Some(to) if to == link.fleet.tag() || to == 0 => {}
         Some(to) => link.fleet.send_to(to, message).await,
-        None => link.fleet.publish(message).await,
+        None => link.fleet.send_to_copies(Audience::Copies, message).await,
     }
 }
 

@@ -3,7 +3,7 @@
 //! the messages it publishes, and the streams of other instances it resumes, fed from the bus.
 
 use mcp_jsonrpc::sync::MutexExt as _;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ use hashbrown::HashMap;
 use tokio::sync::{OnceCell, mpsc, oneshot};
 
 use super::bus::{BusMessage, Kind};
-use super::{Delivery, SharedError, SharedSessions};
+use super::{Audience, Delivery, SessionCopy, SharedError, SharedSessions};
 
 /// A stream of a session: the session's id and the stream's number.
 type StreamKey = (Arc<str>, u64);
@@ -53,6 +53,8 @@ pub(crate) struct Fleet {
     inbox: Mutex<Option<mpsc::Receiver<Delivery>>>,
     relays: Mutex<HashMap<StreamKey, Relay>>,
     probes: Mutex<HashMap<StreamKey, oneshot::Sender<()>>>,
+    /// The copies of sessions made here so far (numbers them, see [`SessionCopy`]).
+    copies: AtomicU64,
 }
 
 impl std::fmt::Debug for Fleet {
@@ -80,6 +82,7 @@ impl Fleet {
             inbox: Mutex::default(),
             relays: Mutex::default(),
             probes: Mutex::default(),
+            copies: AtomicU64::new(0),
         }
     }
 
@@ -157,11 +160,26 @@ impl Fleet {
         BusMessage { origin: self.tag(), kind, session: session.clone(), stream: 0, seq: 0, last: false, to: 0, frame }
     }
 
-    /// Publishes `message`; a failure is logged (what it carried is lost).
-    pub(crate) async fn publish(&self, message: BusMessage) {
-        if let Err(e) = self.store.publish(message.encode()).await {
-            tracing::warn!(session = %message.session, kind = ?message.kind, "fleet: message not published: {e}");
+    /// Sends `message` to the instances that hold a copy of its session (or its GET stream:
+    /// `audience`), this one's excepted (it drops its own); a failure is logged (what it carried
+    /// is lost).
+    pub(crate) async fn send_to_copies(&self, audience: Audience, message: BusMessage) {
+        if let Err(e) = self.store.send_to_copies(&message.session, audience, self.tag(), message.encode()).await {
+            tracing::warn!(session = %message.session, kind = ?message.kind, "fleet: message not sent: {e}");
         }
+    }
+
+    /// Removes the record of `session` and tells its copies it ended; a failure is logged.
+    pub(crate) async fn end(&self, session: &Arc<str>) {
+        let message = self.message(Kind::Ended, session, Bytes::new());
+        if let Err(e) = self.store.end(session, self.tag(), message.encode()).await {
+            tracing::warn!(session = %session, "fleet: the record of an ended session not removed: {e}");
+        }
+    }
+
+    /// A new copy of a session on this instance, as its record is to name it.
+    pub(crate) fn new_copy(&self) -> SessionCopy {
+        SessionCopy { tag: self.tag(), nonce: self.copies.fetch_add(1, Ordering::Relaxed) + 1 }
     }
 
     /// Sends `message` to the instance of tag `to` only; a failure is logged (what it carried

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::SessionCopy;
 use super::fleet::Fleet;
 
 /// A session's part in a fleet: the fleet, the owner to record (feature `auth`), how long
@@ -21,13 +22,17 @@ pub(crate) struct SharedLink {
     recorded: AtomicBool,
     /// The store has no record of the session any more (it ended or expired): this copy ends.
     gone: AtomicBool,
+    /// The nonce of this copy in the record (see [`SessionCopy`]): another copy of this
+    /// instance loaded at once may have written its own, which this one then takes.
+    nonce: AtomicU64,
 }
 
 impl SharedLink {
-    /// The link of a copy: of a new session (whose record is still to be made) or of one
-    /// loaded from its record (`recorded`).
-    pub(crate) fn new(fleet: Arc<Fleet>, owner: Box<str>, ttl: Duration, recorded: bool) -> Self {
+    /// The link of a copy (`copy`): of a new session (whose record is still to be made) or of
+    /// one loaded from its record (`recorded`).
+    pub(crate) fn new(fleet: Arc<Fleet>, owner: Box<str>, ttl: Duration, recorded: bool, copy: SessionCopy) -> Self {
         SharedLink {
+            nonce: AtomicU64::new(copy.nonce),
             fleet,
             owner,
             ttl,
@@ -60,6 +65,17 @@ impl SharedLink {
 
     pub(crate) fn set_recorded(&self) {
         self.recorded.store(true, Ordering::Release);
+    }
+
+    /// This copy, as the record names it.
+    pub(crate) fn copy(&self) -> SessionCopy {
+        SessionCopy { tag: self.fleet.tag(), nonce: self.nonce.load(Ordering::Acquire) }
+    }
+
+    /// The record names this copy by `copy` now (another copy of this instance, loaded at
+    /// once, wrote it and was dropped).
+    pub(crate) fn set_copy(&self, copy: SessionCopy) {
+        self.nonce.store(copy.nonce, Ordering::Release);
     }
 
     /// Whether the store was found without the session's record.

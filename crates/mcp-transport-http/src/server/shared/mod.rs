@@ -57,9 +57,11 @@ pub type SharedFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SharedError
 /// written on its own (so that changes made on two instances at once both stay), and a
 /// version that every change raises.
 ///
-/// The transport's field is `.owner` (the principal, feature `auth`); the factory's are what
-/// its [`RequestInfo::update_session`](crate::server::RequestInfo::update_session) sets
-/// (names not starting with `.`).
+/// The transport's fields are `.owner` (the principal, feature `auth`), `.copy:{TAG}` for each
+/// instance that holds a copy of the session ([`COPY_FIELD_PREFIX`]) and `.get`, the instance
+/// that holds its GET stream ([`STANDALONE_FIELD`]); the factory's are what its
+/// [`RequestInfo::update_session`](crate::server::RequestInfo::update_session) sets (names not
+/// starting with `.`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SessionRecord {
     /// 1 when the record is created, one more with each change.
@@ -126,23 +128,55 @@ pub trait SharedSessions: Send + Sync + 'static {
     fn touch(&self, id: &str, ttl: Duration) -> SharedFuture<'_, bool>;
     /// Forgets session `id`.
     fn remove(&self, id: &str) -> SharedFuture<'_, ()>;
-    /// Sends `message` to every instance (this one included: it recognizes its own).
-    fn publish(&self, message: Bytes) -> SharedFuture<'_, ()>;
+    /// Forgets session `id` and sends `message` (its end) to the instances that hold a copy of
+    /// it, as its record names them when it is removed (in one step: a copy loaded before is
+    /// told, one loaded after finds no record), but the sender (tag `from`).
+    fn end(&self, id: &str, from: u32, message: Bytes) -> SharedFuture<'_, ()>;
     /// Sends `message` to the instance of tag `to` only (the message names it too).
-    ///
-    /// The default publishes it to every instance, each dropping what is not its own: a store
-    /// shared by a fleet gives each instance an inbox of its own (`mcp-redis`'s does), so that
-    /// an instance's work grows with its own sessions, not with the fleet's.
-    fn send(&self, to: u32, message: Bytes) -> SharedFuture<'_, ()> {
-        let _ = to;
-        self.publish(message)
-    }
-    /// What reaches the instance of tag `tag` from now on: the messages [sent](Self::send) to
-    /// it and those [published](Self::publish) to all, in order, and [`Delivery::Missed`]
-    /// where some were lost (the endpoint then reloads the records of the sessions it holds).
-    /// Called from within a tokio runtime, once per instance; the receiver is bounded, and the
-    /// store stops when it is dropped.
+    fn send(&self, to: u32, message: Bytes) -> SharedFuture<'_, ()>;
+    /// Sends `message` to the instances that hold a copy of session `id` now (as its record
+    /// names them, see [`SessionRecord`]), or with [`Audience::Standalone`] to the one that
+    /// holds its GET stream (to every copy when no holder is recorded), but the sender (tag
+    /// `from`). A store shared by a fleet puts it in each one's inbox (`mcp-redis`'s does), so
+    /// that an instance's work grows with its own sessions, not with the fleet's.
+    fn send_to_copies(&self, id: &str, audience: Audience, from: u32, message: Bytes) -> SharedFuture<'_, ()>;
+    /// What reaches the instance of tag `tag` from now on: the messages sent to it, in order,
+    /// and [`Delivery::Missed`] where some were lost (the endpoint then reloads the records of
+    /// the sessions it holds). Called from within a tokio runtime, once per instance; the
+    /// receiver is bounded, and the store stops when it is dropped.
     fn subscribe(&self, tag: u32) -> mpsc::Receiver<Delivery>;
+
+    /// The record of session `id` (as [`load`](Self::load)), and in the same step the copy
+    /// `copy` recorded in it (the field `.copy:{TAG}`, see [`SessionRecord`]), so that what is
+    /// sent to the session's copies from then on reaches it; `None` (and nothing written) if
+    /// there is no record. Default: [`load`](Self::load).
+    fn load_copy(&self, id: &str, copy: SessionCopy) -> SharedFuture<'_, Option<SessionRecord>> {
+        let _ = copy;
+        self.load(id)
+    }
+    /// Keeps session `id` for `ttl` from now (as [`touch`](Self::touch)) and, if its record no
+    /// longer names copy `copy` (forgotten: its instance's tag was found held by none while it
+    /// was cut off from the store), names it again, in one step: [`Touched::Renamed`] then
+    /// carries the record, for the copy missed what was sent to the session's copies
+    /// meanwhile. Default: [`touch`](Self::touch).
+    fn touch_copy(&self, id: &str, copy: SessionCopy, ttl: Duration) -> SharedFuture<'_, Touched> {
+        let _ = copy;
+        let touched = self.touch(id, ttl);
+        Box::pin(async move { Ok(if touched.await? { Touched::Named } else { Touched::Gone }) })
+    }
+    /// The copy `copy` of session `id` is gone (idle here, or ended): its field leaves the
+    /// record (unless another copy of the same instance replaced it), and the GET stream's
+    /// holder with it if it was this copy's instance. Default: nothing.
+    fn drop_copy(&self, id: &str, copy: SessionCopy) -> SharedFuture<'_, ()> {
+        let _ = (id, copy);
+        Box::pin(std::future::ready(Ok(())))
+    }
+    /// The instance of tag `tag` holds the GET stream of session `id` now (the field `.get`),
+    /// if the record exists. Default: nothing.
+    fn hold_standalone(&self, id: &str, tag: u32) -> SharedFuture<'_, ()> {
+        let _ = (id, tag);
+        Box::pin(std::future::ready(Ok(())))
+    }
 
     /// Counts new session `id` among the fleet's live sessions, for `ttl` unless
     /// [`touch`](Self::touch)ed: `false` (and nothing written) when the fleet already holds as
@@ -181,6 +215,52 @@ pub trait SharedSessions: Send + Sync + 'static {
         Box::pin(std::future::ready(Ok(true)))
     }
 }
+
+/// Who of a session's copies [`SharedSessions::send_to_copies`] reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    /// Every instance that holds a copy.
+    Copies,
+    /// The instance that holds the GET stream, or every copy when none is recorded.
+    Standalone,
+}
+
+/// What [`SharedSessions::touch_copy`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Touched {
+    /// No record: the session ended or expired (nothing written).
+    Gone,
+    /// The record names the copy.
+    Named,
+    /// The record no longer named the copy, and names it again: the record as it is now.
+    Renamed(SessionRecord),
+}
+
+/// A copy of a shared session, as its record names it: the instance's tag, and a number that
+/// tells this copy from an earlier one of the same instance (so that dropping the earlier one
+/// does not forget the later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionCopy {
+    /// The tag of the instance that holds it.
+    pub tag: u32,
+    /// This copy's number, unique within the instance.
+    pub nonce: u64,
+}
+
+impl SessionCopy {
+    /// The record's field of copies of instance `tag`.
+    pub fn field(tag: u32) -> String {
+        format!("{COPY_FIELD_PREFIX}{tag}")
+    }
+}
+
+/// The start of the name of a record's field that names an instance holding a copy
+/// (`.copy:{TAG}`, its value the copy's nonce in decimal).
+pub const COPY_FIELD_PREFIX: &str = ".copy:";
+
+/// The name of a record's field that names the instance holding the GET stream (its tag in
+/// decimal).
+pub const STANDALONE_FIELD: &str = ".get";
 
 /// What an instance's [`SharedSessions::subscribe`] receiver gets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,6 +323,13 @@ impl InMemorySharedSessions {
         self.len() == 0
     }
 
+    /// Sends `message` to every instance (each drops what is not its own: this store has no
+    /// inboxes, nor records of copies).
+    fn broadcast(&self, message: Bytes) -> SharedFuture<'_, ()> {
+        let _ = self.bus.send(message);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
     /// The live record of `id`, for a change (an expired one is dropped).
     fn live<'a>(records: &'a mut std::collections::HashMap<String, Stored>, id: &str) -> Option<&'a mut Stored> {
         if records.get(id).is_some_and(|s| s.until <= Instant::now()) {
@@ -292,9 +379,18 @@ impl SharedSessions for InMemorySharedSessions {
         self.records.lock_unpoisoned().remove(id);
         Box::pin(std::future::ready(Ok(())))
     }
-    fn publish(&self, message: Bytes) -> SharedFuture<'_, ()> {
-        let _ = self.bus.send(message);
-        Box::pin(std::future::ready(Ok(())))
+    fn end(&self, id: &str, from: u32, message: Bytes) -> SharedFuture<'_, ()> {
+        let _ = from;
+        self.records.lock_unpoisoned().remove(id);
+        self.broadcast(message)
+    }
+    fn send(&self, to: u32, message: Bytes) -> SharedFuture<'_, ()> {
+        let _ = to;
+        self.broadcast(message)
+    }
+    fn send_to_copies(&self, id: &str, audience: Audience, from: u32, message: Bytes) -> SharedFuture<'_, ()> {
+        let _ = (id, audience, from);
+        self.broadcast(message)
     }
     fn subscribe(&self, tag: u32) -> mpsc::Receiver<Delivery> {
         // Every message reaches every instance (each drops what is not its own); a receiver
@@ -348,7 +444,7 @@ mod tests {
         // `two` does not read while 2,000 are published: its forwarder stops at its queue's
         // bound, the channel's runs over.
         for n in 0..2_000u32 {
-            store.publish(Bytes::from(n.to_string())).await.unwrap();
+            store.send_to_copies("s", Audience::Copies, 1, Bytes::from(n.to_string())).await.unwrap();
             while let Ok(Delivery::Message(_)) = one.try_recv() {}
             tokio::task::yield_now().await;
         }

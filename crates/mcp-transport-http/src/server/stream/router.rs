@@ -26,7 +26,9 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 use super::event_store::EventStore;
 use crate::server::shared::bus::Kind;
 use crate::server::shared::link::SharedLink;
-use crate::server::shared::{Fanout, FieldChange, OWNER_FIELD, SessionEnded, SessionRecord, SharedError};
+use crate::server::shared::{
+    Audience, Fanout, FieldChange, OWNER_FIELD, SessionCopy, SessionEnded, SessionRecord, SharedError,
+};
 use crate::server::sse::{retry_event, sse_event};
 
 /// The stream number of the standalone (GET) stream.
@@ -185,8 +187,11 @@ impl SessionRouter {
         }
         let store = &link.fleet.store;
         if !link.recorded() {
-            let mut fields = Vec::with_capacity(changes.len() + 1);
+            let mut fields = Vec::with_capacity(changes.len() + 2);
             fields.push((OWNER_FIELD.to_owned(), Bytes::copy_from_slice(link.owner.as_bytes())));
+            // The record names this copy from the start (see `SharedSessions::load_copy`).
+            let copy = link.copy();
+            fields.push((SessionCopy::field(copy.tag), Bytes::from(copy.nonce.to_string())));
             for change in changes {
                 if let FieldChange::Set(name, value) = change {
                     fields.retain(|(n, _)| n != name);
@@ -206,7 +211,9 @@ impl SessionRouter {
             return Err(SessionEnded.into());
         };
         link.touched();
-        link.fleet.publish(link.fleet.message(Kind::Changed, &self.session_id, Bytes::new())).await;
+        link.fleet
+            .send_to_copies(Audience::Copies, link.fleet.message(Kind::Changed, &self.session_id, Bytes::new()))
+            .await;
         Ok(Some(record))
     }
 
@@ -395,7 +402,8 @@ impl SessionRouter {
             // Another copy may hold the GET stream. A change every copy was told of is its
             // to send (if it holds the stream); anything else goes to it over the bus.
             if !out.hints.as_ref().is_some_and(|h| h.is::<Fanout>()) {
-                link.fleet.publish(link.fleet.message(Kind::Standalone, &self.session_id, out.frame.clone())).await;
+                let message = link.fleet.message(Kind::Standalone, &self.session_id, out.frame.clone());
+                link.fleet.send_to_copies(Audience::Standalone, message).await;
             }
             return;
         }
