@@ -25,6 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use mcp_jsonrpc::sync::MutexExt as _;
 use mcp_transport_http::server::{Delivery, FieldChange, SessionRecord, SharedFuture, SharedSessions};
 use tokio::sync::mpsc;
 
@@ -88,7 +89,7 @@ return 1
 
 /// Keeps tag `KEYS[1]` for instance `ARGV[1]` another `ARGV[2]` ms (taken again if no instance
 /// holds it: Redis lost it, or the lease ran out unrenewed), with its inbox (`KEYS[2]`,
-/// `KEYS[3]`) twice as long: 0 if another instance holds it.
+/// `KEYS[3]`) twice as long: 0 if another instance holds it, 1 if this one did, 2 if none did.
 static RENEW: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         r"
@@ -97,7 +98,8 @@ if holder and holder ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('PEXPIRE', KEYS[2], 2 * ARGV[2])
 redis.call('PEXPIRE', KEYS[3], 2 * ARGV[2])
-return 1
+if holder then return 1 end
+return 2
 ",
     )
 });
@@ -150,6 +152,9 @@ pub struct RedisSessions {
     /// The fleet-wide bound on live sessions, and the key counting them (see `live.rs`).
     max_sessions: Option<usize>,
     live: Arc<str>,
+    /// Where [`subscribe`](SharedSessions::subscribe) delivers: told of a loss when a renewal
+    /// finds that Redis lost the tag.
+    delivery: Arc<std::sync::Mutex<Option<mpsc::Sender<Delivery>>>>,
 }
 
 impl std::fmt::Debug for RedisSessions {
@@ -171,6 +176,7 @@ impl Redis {
             bound: DEFAULT_INBOX_BOUND,
             max_sessions: None,
             live: self.key(&["sessions", "live"]).into(),
+            delivery: Arc::default(),
         }
     }
 }
@@ -352,6 +358,7 @@ impl SharedSessions for RedisSessions {
     /// docs). A reader that meets an error reads again from where it was once Redis answers.
     fn subscribe(&self, tag: u32) -> mpsc::Receiver<Delivery> {
         let (tx, rx) = mpsc::channel(SUBSCRIBER_QUEUE);
+        *self.delivery.lock_unpoisoned() = Some(tx.clone());
         let [_, inbox, seq] = self.tag_keys(tag);
         tokio::spawn(crate::inbox::read(self.redis.clone(), inbox, seq, Start::First, tx.clone()));
         let (bus, seq) = (self.bus.0.clone(), self.bus.1.clone());
@@ -383,10 +390,26 @@ impl SharedSessions for RedisSessions {
         })
     }
 
+    /// Keeps the tag another `lease`. When no instance held it (Redis lost it: it restarted
+    /// empty, say, with the sessions' records and the messages waiting in the inbox), the
+    /// instance is told of a loss ([`Delivery::Missed`]`(0)`: how many is unknown), at once
+    /// rather than at the next message: it fails its calls waiting for a client's answer and
+    /// reloads its sessions' records (a copy whose record is gone ends).
     fn renew_tag(&self, tag: u32, instance: &str, lease: Duration) -> SharedFuture<'_, bool> {
         let [held, inbox, seq] = self.tag_keys(tag);
         let mut invocation = RENEW.key(held);
         invocation.key(inbox).key(seq).arg(instance).arg(millis(lease));
-        self.invoke::<bool>(invocation)
+        let renewed = self.invoke::<u8>(invocation);
+        Box::pin(async move {
+            let renewed = renewed.await?;
+            if renewed == 2 {
+                tracing::warn!(tag, "fleet: Redis had lost this instance's tag (taken back): a loss");
+                // Sent from a task: the endpoint renews from the loop that reads these.
+                if let Some(tx) = self.delivery.lock_unpoisoned().clone() {
+                    tokio::spawn(async move { tx.send(Delivery::Missed(0)).await });
+                }
+            }
+            Ok(renewed != 0)
+        })
     }
 }

@@ -191,7 +191,7 @@ impl App {
             link.touched();
             return Ok(session);
         }
-        self.remove_copy(&session).await;
+        self.remove_copy(&session);
         match live {
             Err(e) => {
                 tracing::warn!(session = %session.router.session_id, "fleet: the session store failed: {e}");
@@ -340,14 +340,16 @@ impl App {
             }
             Ok(None) => {
                 tracing::debug!(session = %id, "fleet: the session's record is gone: its copy here ends");
-                self.remove_copy(session).await;
+                self.remove_copy(session);
             }
             Err(e) => tracing::warn!(session = %id, "fleet: a changed session not reloaded: {e}"),
         }
     }
 
-    /// Ends the copy `session` here (if the table still holds this one).
-    async fn remove_copy(&self, session: &Arc<Session>) {
+    /// Ends the copy `session` here, whose record is gone (if the table still holds this
+    /// one): no new request reaches it; those running finish (within the peer's shutdown
+    /// grace) and their answers go out before its streams end, in a task of its own.
+    fn remove_copy(&self, session: &Arc<Session>) {
         if let Some(link) = session.router.shared() {
             link.set_gone();
         }
@@ -358,7 +360,10 @@ impl App {
                 sessions.remove(id);
             }
         }
-        session.end_copy().await;
+        // A call that just got its answer (Redis restarted empty: the answer came, then the
+        // loss that made the record's absence known) still answers its client.
+        let session = session.clone();
+        tokio::spawn(async move { session.end_copy_after_running().await });
     }
 
     /// The client ended a shared session (DELETE): its record goes, and the other copies end.
