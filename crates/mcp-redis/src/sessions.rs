@@ -10,7 +10,9 @@
 //! - the fleet-wide count of live sessions, when bounded ([`RedisSessions::max_sessions`]):
 //!   `PREFIX:sessions:live` (see the crate's `live` module);
 //! - the tags of instances (see `SharedSessions::claim_tag`): the counter `PREFIX:tags`, and
-//!   `PREFIX:tag:{N}` naming the instance that holds tag N, expiring unless it renews it;
+//!   `PREFIX:tag:{N}` naming the instance that holds tag N, expiring unless it renews it (a
+//!   renewal that finds it held by none, Redis having lost it, tells the instance
+//!   `Delivery::Reset`);
 //! - messages between instances, in Redis Streams: each instance's inbox
 //!   `PREFIX:inbox:{TAG}` (numbered by `PREFIX:inbox:{TAG}:seq`), for what is addressed to it
 //!   (an answer to its request, a probe of its stream, a resumed stream's events), written
@@ -152,8 +154,8 @@ pub struct RedisSessions {
     /// The fleet-wide bound on live sessions, and the key counting them (see `live.rs`).
     max_sessions: Option<usize>,
     live: Arc<str>,
-    /// Where [`subscribe`](SharedSessions::subscribe) delivers: told of a loss when a renewal
-    /// finds that Redis lost the tag.
+    /// Where [`subscribe`](SharedSessions::subscribe) delivers: told [`Delivery::Reset`] when
+    /// a renewal finds that Redis lost the tag.
     delivery: Arc<std::sync::Mutex<Option<mpsc::Sender<Delivery>>>>,
 }
 
@@ -391,10 +393,9 @@ impl SharedSessions for RedisSessions {
     }
 
     /// Keeps the tag another `lease`. When no instance held it (Redis lost it: it restarted
-    /// empty, say, with the sessions' records and the messages waiting in the inbox), the
-    /// instance is told of a loss ([`Delivery::Missed`]`(0)`: how many is unknown), at once
-    /// rather than at the next message: it fails its calls waiting for a client's answer and
-    /// reloads its sessions' records (a copy whose record is gone ends).
+    /// empty, say, with the sessions' records), the instance is told ([`Delivery::Reset`]): it
+    /// reloads its sessions' records, and a copy whose record is gone ends, its calls waiting
+    /// for a client's answer failed, rather than waiting for an answer no instance can take.
     fn renew_tag(&self, tag: u32, instance: &str, lease: Duration) -> SharedFuture<'_, bool> {
         let [held, inbox, seq] = self.tag_keys(tag);
         let mut invocation = RENEW.key(held);
@@ -403,10 +404,10 @@ impl SharedSessions for RedisSessions {
         Box::pin(async move {
             let renewed = renewed.await?;
             if renewed == 2 {
-                tracing::warn!(tag, "fleet: Redis had lost this instance's tag (taken back): a loss");
+                tracing::warn!(tag, "fleet: Redis had lost this instance's tag (taken back): records reloaded");
                 // Sent from a task: the endpoint renews from the loop that reads these.
                 if let Some(tx) = self.delivery.lock_unpoisoned().clone() {
-                    tokio::spawn(async move { tx.send(Delivery::Missed(0)).await });
+                    tokio::spawn(async move { tx.send(Delivery::Reset).await });
                 }
             }
             Ok(renewed != 0)

@@ -776,12 +776,39 @@ async fn a_call_whose_answer_cannot_come_after_redis_restarted_empty_fails_withi
     // take the client's answer.
     let reply = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": [{"uri": "file:///1"}]}});
     assert_eq!(post(&bases[1], Some(&session), reply).send().await.unwrap().status(), 404);
+    // A session made since, on the same instance, with a call waiting too.
+    let fresh = wait_for_a_session(&bases[0]).await;
+    let (mut fresh_waiting, fresh_asked) = ask_roots(&bases[0], &fresh, "roots", 1).await;
     // Instance 0 takes its tag back at its next renewal (within 10 s), so it knows Redis lost
-    // what it held: the call fails with -32603 and the client hears it, rather than waiting
-    // for the copy's keep-alive (a minute) or for ever.
+    // what it held: it reloads its sessions' records; the call of the one whose record is gone
+    // fails with -32603 and the client hears it, rather than waiting for the copy's
+    // keep-alive (a minute) or for ever...
     let started = Instant::now();
     let failed = tokio::time::timeout(Duration::from_secs(15), waiting.next()).await.expect("the call fails");
     assert_eq!(failed["id"], 1, "{failed}");
-    assert!(failed.to_string().contains("may have been lost"), "{failed}");
+    assert!(failed.to_string().contains("its record is gone"), "{failed}");
+    assert!(failed.to_string().contains("-32603"), "{failed}");
     assert!(started.elapsed() < Duration::from_secs(11), "failed after {:?}", started.elapsed());
+    // ...and the call of the session made since still gets its answer, through instance 1.
+    let reply = json!({"jsonrpc": "2.0", "id": fresh_asked["id"], "result": {"roots": [{"uri": "file:///2"}]}});
+    assert_eq!(post(&bases[1], Some(&fresh), reply).send().await.unwrap().status(), 202);
+    let result = fresh_waiting.next().await;
+    assert_eq!(result["result"]["content"][0]["text"], "file:///2", "{result}");
+}
+
+/// A new session on `base`, once the store takes one again (after Redis restarted).
+async fn wait_for_a_session(base: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": VERSION, "capabilities": {"roots": {}}, "clientInfo": {"name": "t", "version": "0"}}});
+        let response = post(base, None, init).send().await.unwrap();
+        if let Some(session) = response.headers().get("mcp-session-id").map(|s| s.to_str().unwrap().to_owned())
+            && Messages(response, String::new()).next().await.get("result").is_some()
+        {
+            return session;
+        }
+        assert!(Instant::now() < deadline, "no new session within 10 s of Redis");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

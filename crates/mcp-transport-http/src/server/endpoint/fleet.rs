@@ -247,6 +247,7 @@ impl App {
                 match delivery {
                     Delivery::Message(message) => app.on_bus(&message).await,
                     Delivery::Missed(missed) => app.resync(&fleet, missed).await,
+                    Delivery::Reset => app.reload(&fleet).await,
                 }
             }
         });
@@ -297,13 +298,7 @@ impl App {
     async fn resync(&self, fleet: &Fleet, missed: u64) {
         metrics::counter!("mcp_fleet_bus_dropped_total").increment(missed);
         metrics::counter!("mcp_fleet_bus_resyncs_total").increment(1);
-        let held: Vec<Arc<Session>> = self
-            .sessions
-            .lock_unpoisoned()
-            .iter()
-            .filter(|s| s.router.shared().is_some_and(|l| l.recorded() && !l.is_gone()))
-            .cloned()
-            .collect();
+        let held = self.held_shared();
         let relays = fleet.end_relays();
         tracing::warn!(
             missed,
@@ -324,6 +319,27 @@ impl App {
         for batch in held.chunks(KEEP_ALIVE_BATCH) {
             futures_util::future::join_all(batch.iter().map(|session| self.refresh(fleet, session))).await;
         }
+    }
+
+    /// The store lost its state (see [`Delivery::Reset`]): every shared session held here
+    /// reloads its record, and a copy whose record is gone ends (its waiting calls fail).
+    async fn reload(&self, fleet: &Fleet) {
+        metrics::counter!("mcp_fleet_bus_resyncs_total").increment(1);
+        let held = self.held_shared();
+        tracing::warn!(sessions = held.len(), "fleet: the store lost its state: the sessions' records reloaded");
+        for batch in held.chunks(KEEP_ALIVE_BATCH) {
+            futures_util::future::join_all(batch.iter().map(|session| self.refresh(fleet, session))).await;
+        }
+    }
+
+    /// The shared sessions held here whose record exists (as far as this copy knows).
+    fn held_shared(&self) -> Vec<Arc<Session>> {
+        self.sessions
+            .lock_unpoisoned()
+            .iter()
+            .filter(|s| s.router.shared().is_some_and(|l| l.recorded() && !l.is_gone()))
+            .cloned()
+            .collect()
     }
 
     /// Reloads the record of a session another instance changed into the copy here; a copy
