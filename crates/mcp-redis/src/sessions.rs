@@ -10,7 +10,9 @@
 //! - the fleet-wide count of live sessions, when bounded ([`RedisSessions::max_sessions`]):
 //!   `PREFIX:sessions:live` (see the crate's `live` module);
 //! - the tags of instances (see `SharedSessions::claim_tag`): the counter `PREFIX:tags`, and
-//!   `PREFIX:tag:{N}` naming the instance that holds tag N, expiring unless it renews it;
+//!   `PREFIX:tag:{N}` naming the instance that holds tag N, expiring unless it renews it (a
+//!   renewal that finds it held by none, Redis having lost it, tells the instance
+//!   `Delivery::Reset`);
 //! - messages between instances, in Redis Streams: each instance's inbox
 //!   `PREFIX:inbox:{TAG}` (numbered by `PREFIX:inbox:{TAG}:seq`), for what is addressed to it
 //!   (an answer to its request, a probe of its stream, a resumed stream's events, and what
@@ -32,6 +34,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use mcp_jsonrpc::sync::MutexExt as _;
 use mcp_transport_http::server::{
     Audience, Delivery, FieldChange, SessionCopy, SessionRecord, SharedFuture, SharedSessions, Touched,
 };
@@ -176,7 +179,7 @@ return 1
 
 /// Keeps tag `KEYS[1]` for instance `ARGV[1]` another `ARGV[2]` ms (taken again if no instance
 /// holds it: Redis lost it, or the lease ran out unrenewed), with its inbox (`KEYS[2]`,
-/// `KEYS[3]`) twice as long: 0 if another instance holds it.
+/// `KEYS[3]`) twice as long: 0 if another instance holds it, 1 if this one did, 2 if none did.
 static RENEW: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         r"
@@ -185,7 +188,8 @@ if holder and holder ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('PEXPIRE', KEYS[2], 2 * ARGV[2])
 redis.call('PEXPIRE', KEYS[3], 2 * ARGV[2])
-return 1
+if holder then return 1 end
+return 2
 ",
     )
 });
@@ -236,6 +240,9 @@ pub struct RedisSessions {
     /// The fleet-wide bound on live sessions, and the key counting them (see `live.rs`).
     max_sessions: Option<usize>,
     live: Arc<str>,
+    /// Where [`subscribe`](SharedSessions::subscribe) delivers: told [`Delivery::Reset`] when
+    /// a renewal finds that Redis lost the tag.
+    delivery: Arc<std::sync::Mutex<Option<mpsc::Sender<Delivery>>>>,
 }
 
 impl std::fmt::Debug for RedisSessions {
@@ -255,6 +262,7 @@ impl Redis {
             bound: DEFAULT_INBOX_BOUND,
             max_sessions: None,
             live: self.key(&["sessions", "live"]).into(),
+            delivery: Arc::default(),
         }
     }
 }
@@ -556,6 +564,7 @@ impl SharedSessions for RedisSessions {
     /// from where it was once Redis answers.
     fn subscribe(&self, tag: u32) -> mpsc::Receiver<Delivery> {
         let (tx, rx) = mpsc::channel(SUBSCRIBER_QUEUE);
+        *self.delivery.lock_unpoisoned() = Some(tx.clone());
         let [_, inbox, _] = self.tag_keys(tag);
         tokio::spawn(crate::inbox::read(self.redis.clone(), inbox, tx));
         rx
@@ -585,10 +594,25 @@ impl SharedSessions for RedisSessions {
         })
     }
 
+    /// Keeps the tag another `lease`. When no instance held it (Redis lost it: it restarted
+    /// empty, say, with the sessions' records), the instance is told ([`Delivery::Reset`]): it
+    /// reloads its sessions' records, and a copy whose record is gone ends, its calls waiting
+    /// for a client's answer failed, rather than waiting for an answer no instance can take.
     fn renew_tag(&self, tag: u32, instance: &str, lease: Duration) -> SharedFuture<'_, bool> {
         let [held, inbox, seq] = self.tag_keys(tag);
         let mut invocation = RENEW.key(held);
         invocation.key(inbox).key(seq).arg(instance).arg(millis(lease));
-        self.invoke::<bool>(invocation)
+        let renewed = self.invoke::<u8>(invocation);
+        Box::pin(async move {
+            let renewed = renewed.await?;
+            if renewed == 2 {
+                tracing::warn!(tag, "fleet: Redis had lost this instance's tag (taken back): records reloaded");
+                // Sent from a task: the endpoint renews from the loop that reads these.
+                if let Some(tx) = self.delivery.lock_unpoisoned().clone() {
+                    tokio::spawn(async move { tx.send(Delivery::Reset).await });
+                }
+            }
+            Ok(renewed != 0)
+        })
     }
 }

@@ -7,7 +7,9 @@
 //! stream keeps its record past the idle timeout. The fleet's messages go to the instance they
 //! name (an answer, a probe, a resumed stream's events); an instance that missed messages
 //! reloads its sessions and fails their waiting calls; one whose tag another holds serves no
-//! shared session.
+//! shared session. After Redis restarted empty, an answer POSTed to another instance still
+//! reaches the call that waits for it, and a call whose answer cannot come fails within a
+//! renewal of the tag.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -37,6 +39,13 @@ fn instance() -> Server {
         Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(roots.roots[0].uri.clone())]))
     })
     .unwrap();
+    // Asks the client for its roots, waits for the test's word, then answers with the first.
+    let roots_later = ToolDef::new("roots_later", json!({"type": "object"}), |_, ctx| async move {
+        let roots = ctx.list_roots().await.map_err(ToolError::new)?;
+        RELEASE.notified().await;
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(roots.roots[0].uri.clone())]))
+    })
+    .unwrap();
     // Logs "logged" at level info, then answers.
     let log = ToolDef::new("log", json!({"type": "object"}), |_, ctx| async move {
         ctx.log(LoggingLevel::Info, json!("logged")).await;
@@ -59,6 +68,7 @@ fn instance() -> Server {
     .unwrap();
     Server::builder("redis-fleet", "1.0.0")
         .tool(roots)
+        .tool(roots_later)
         .tool(log)
         .tool(wait)
         .tool(steps)
@@ -823,4 +833,100 @@ async fn a_stream_resumed_on_another_instance_gets_the_rest_through_its_inbox() 
     let resumer = if opener == 1 { 2 } else { 1 };
     assert_eq!(redis.command(&format!("XLEN mcp:inbox:{{{opener}}}")), ":1", "the probe");
     assert_eq!(redis.command(&format!("XLEN mcp:inbox:{{{resumer}}}")), ":3", "alive, then two events");
+}
+
+/// Calls the tool `tool` (`roots` or `roots_later`) on `base` (request `id`): the SSE
+/// response, and its `roots/list`.
+async fn ask_roots(base: &str, session: &str, tool: &str, id: i64) -> (Messages, Value) {
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}});
+    let mut messages = Messages(post(base, Some(session), call).send().await.unwrap(), String::new());
+    let asked = messages.next().await;
+    assert_eq!(asked["method"], "roots/list", "{asked}");
+    (messages, asked)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_posted_elsewhere_after_redis_restarted_empty_reaches_the_call_that_waits() {
+    let mut redis = RedisServer::start();
+    let bases = fleet(&redis).await;
+    let session = initialize(&bases[0]).await;
+    // A first answer through instance 1: it holds a copy of the session (as behind a balancer),
+    // and instance 0's inbox held a message (its numbering is under way).
+    let (mut first, asked) = ask_roots(&bases[0], &session, "roots", 1).await;
+    let reply = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": [{"uri": "file:///1"}]}});
+    assert_eq!(post(&bases[1], Some(&session), reply).send().await.unwrap().status(), 202);
+    assert_eq!(first.next().await["result"]["content"][0]["text"], "file:///1");
+    // Instance 0 asks again; while its call waits, Redis restarts empty: the tags, the inboxes
+    // and the session's record are gone.
+    let (mut waiting, asked) = ask_roots(&bases[0], &session, "roots_later", 2).await;
+    redis.restart();
+    assert_eq!(redis.command("DBSIZE"), ":0");
+    // The client answers through instance 1 (whose copy still serves): the answer is kept in
+    // the asker's inbox although no instance holds its tag now, and instance 0 reads it.
+    let reply = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": [{"uri": "file:///2"}]}});
+    assert_eq!(post(&bases[1], Some(&session), reply).send().await.unwrap().status(), 202);
+    // Its inbox is numbered from 1 again: instance 0 counts a loss after the answer, reloads
+    // the session's record and finds it gone, so its copy takes no more requests...
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for id in 3.. {
+        let ping = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+        if post(&bases[0], Some(&session), ping).send().await.unwrap().status() == 404 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "instance 0 never found the session gone");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // ...but the call that got its answer still finishes, and its result reaches the client.
+    RELEASE.notify_one();
+    let result = waiting.next().await;
+    assert_eq!(result["id"], 2, "{result}");
+    assert_eq!(result["result"]["content"][0]["text"], "file:///2", "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_whose_answer_cannot_come_after_redis_restarted_empty_fails_within_a_renewal() {
+    let mut redis = RedisServer::start();
+    let bases = fleet(&redis).await;
+    let session = initialize(&bases[0]).await;
+    let (mut waiting, asked) = ask_roots(&bases[0], &session, "roots", 1).await;
+    redis.restart();
+    // The session's record is gone with the rest: instance 1, which holds no copy, cannot
+    // take the client's answer.
+    let reply = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": [{"uri": "file:///1"}]}});
+    assert_eq!(post(&bases[1], Some(&session), reply).send().await.unwrap().status(), 404);
+    // A session made since, on the same instance, with a call waiting too.
+    let fresh = wait_for_a_session(&bases[0]).await;
+    let (mut fresh_waiting, fresh_asked) = ask_roots(&bases[0], &fresh, "roots", 1).await;
+    // Instance 0 takes its tag back at its next renewal (within 10 s), so it knows Redis lost
+    // what it held: it reloads its sessions' records; the call of the one whose record is gone
+    // fails with -32603 and the client hears it, rather than waiting for the copy's
+    // keep-alive (a minute) or for ever...
+    let started = Instant::now();
+    let failed = tokio::time::timeout(Duration::from_secs(15), waiting.next()).await.expect("the call fails");
+    assert_eq!(failed["id"], 1, "{failed}");
+    assert!(failed.to_string().contains("its record is gone"), "{failed}");
+    assert!(failed.to_string().contains("-32603"), "{failed}");
+    assert!(started.elapsed() < Duration::from_secs(11), "failed after {:?}", started.elapsed());
+    // ...and the call of the session made since still gets its answer, through instance 1.
+    let reply = json!({"jsonrpc": "2.0", "id": fresh_asked["id"], "result": {"roots": [{"uri": "file:///2"}]}});
+    assert_eq!(post(&bases[1], Some(&fresh), reply).send().await.unwrap().status(), 202);
+    let result = fresh_waiting.next().await;
+    assert_eq!(result["result"]["content"][0]["text"], "file:///2", "{result}");
+}
+
+/// A new session on `base`, once the store takes one again (after Redis restarted).
+async fn wait_for_a_session(base: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": VERSION, "capabilities": {"roots": {}}, "clientInfo": {"name": "t", "version": "0"}}});
+        let response = post(base, None, init).send().await.unwrap();
+        if let Some(session) = response.headers().get("mcp-session-id").map(|s| s.to_str().unwrap().to_owned())
+            && Messages(response, String::new()).next().await.get("result").is_some()
+        {
+            return session;
+        }
+        assert!(Instant::now() < deadline, "no new session within 10 s of Redis");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -6,8 +6,10 @@
 //!
 //! It fails when an operation is lost (no answer within the workload's timeout), when a call's
 //! progress comes twice or out of order (a stream resumed on another instance replayed an
-//! event twice), when fewer than [`ANSWERED_AT_LEAST`] of the operations are answered (the
-//! others must be clean errors, as a call in flight on a killed instance gets), when Redis's
+//! event twice), when an operation is answered wrongly (a cancelled call answered, an error
+//! result or a JSON-RPC error, progress missing: see `workload::Failure::Wrong`), when fewer
+//! than [`ANSWERED_AT_LEAST`] of the operations are answered (the others must be clean errors:
+//! a broken connection or HTTP exchange, as a call in flight on a killed instance gets), when Redis's
 //! memory grows after the warm-up past its bound ([`REDIS_BOUND`]), or when an instance's
 //! memory grows within one of its lives past [`INSTANCE_FLOOR_MIB`].
 
@@ -120,11 +122,11 @@ fn judge(readings: &[Reading], lives: &[Vec<f64>], names: &[String], warmup: f64
     let mut failed = Vec::new();
     let n = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
     let (answered, failures) = (n(&counts.answered), n(&counts.failures));
-    let (lost, repeated) = (n(&counts.timeouts), n(&counts.duplicates));
-    let clean = failures - lost - repeated;
+    let (lost, repeated, wrong) = (n(&counts.timeouts), n(&counts.duplicates), n(&counts.wrong));
+    let clean = failures - lost - repeated - wrong;
     println!(
         "soak --fleet: operations: {answered} answered, {clean} clean errors, {lost} lost (no answer), {repeated} with \
-         progress repeated"
+         progress repeated, {wrong} answered wrongly"
     );
     for (kind, n) in counts.failure_kinds.lock().unwrap().iter() {
         println!("soak --fleet: {n} x {kind}");
@@ -134,6 +136,9 @@ fn judge(readings: &[Reading], lives: &[Vec<f64>], names: &[String], warmup: f64
     }
     if repeated > 0 {
         failed.push(format!("{repeated} calls got a progress notification twice or out of order"));
+    }
+    if wrong > 0 {
+        failed.push(format!("{wrong} operations answered wrongly (a cancelled call answered, an error, ...)"));
     }
     let total = answered + failures;
     if total == 0 || (answered as f64) < ANSWERED_AT_LEAST * total as f64 {
@@ -186,14 +191,20 @@ mod tests {
     use super::*;
 
     /// 120 s of readings of two instances, Redis at `redis(t)` bytes, the first instance
-    /// restarted at 60 s; 1,000 operations answered, 5 clean errors and `lost` lost.
+    /// restarted at 60 s; 1,000 operations answered, 5 clean errors, `lost` lost.
     fn verdict(redis: fn(f64) -> u64, lost: u64) -> Result<()> {
+        verdict_of(redis, lost, 0)
+    }
+
+    /// As [`verdict`], with `wrong` operations answered wrongly besides.
+    fn verdict_of(redis: fn(f64) -> u64, lost: u64, wrong: u64) -> Result<()> {
         let readings: Vec<Reading> =
             (0..120).map(|t| Reading { t: f64::from(t), redis: redis(f64::from(t)), rss: vec![20 << 10; 2] }).collect();
         let counts = Counts::default();
         counts.answered.store(1000, Ordering::Relaxed);
-        counts.failures.store(5 + lost, Ordering::Relaxed);
+        counts.failures.store(5 + lost + wrong, Ordering::Relaxed);
         counts.timeouts.store(lost, Ordering::Relaxed);
+        counts.wrong.store(wrong, Ordering::Relaxed);
         let names = ["a".to_owned(), "b".to_owned()];
         judge(&readings, &[vec![0.0, 60.0], vec![0.0]], &names, 30.0, &counts)
     }
@@ -207,6 +218,12 @@ mod tests {
     fn a_lost_operation_fails() {
         let e = verdict(|_| 2 << 20, 1).unwrap_err().to_string();
         assert!(e.contains("1 operations got no answer"), "{e}");
+    }
+
+    #[test]
+    fn a_cancelled_call_answered_fails() {
+        let e = verdict_of(|_| 2 << 20, 0, 1).unwrap_err().to_string();
+        assert!(e.contains("1 operations answered wrongly"), "{e}");
     }
 
     #[test]

@@ -33,6 +33,42 @@ const OP_TIMEOUT: Duration = Duration::from_secs(30);
 const TIMED_OUT: &str = "timed out";
 /// How the error of a call whose progress came twice or out of order begins.
 const REPEATED: &str = "progress repeated";
+/// The progress `test_tool_with_progress` reports, each once, in order.
+const PROGRESS: [f64; 3] = [0.0, 50.0, 100.0];
+
+/// Why an operation failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// No answer within [`OP_TIMEOUT`].
+    Lost,
+    /// The connection or the HTTP exchange broke under it (an instance killed while it ran,
+    /// the balancer without a live instance, an expired session): what a kill explains.
+    Broken(String),
+    /// The server answered, wrongly: a cancelled call answered, an error result, a JSON-RPC
+    /// error, progress missing, repeated or out of order, a broken protocol. No kill explains
+    /// it.
+    Wrong(String),
+}
+
+impl From<ClientError> for Failure {
+    fn from(e: ClientError) -> Self {
+        match e {
+            ClientError::Transport(_) | ClientError::Closed(_) => Failure::Broken(e.to_string()),
+            ClientError::Timeout { .. } => Failure::Lost,
+            e => Failure::Wrong(e.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Lost => f.write_str(TIMED_OUT),
+            Failure::Broken(e) => f.write_str(e),
+            Failure::Wrong(e) => write!(f, "wrong: {e}"),
+        }
+    }
+}
 
 /// What the workload did, shared by its tasks.
 #[derive(Default)]
@@ -52,6 +88,9 @@ pub struct Counts {
     pub timeouts: AtomicU64,
     /// Progress notifications of one call that came twice or out of order.
     pub duplicates: AtomicU64,
+    /// Failures by a wrong answer ([`Failure::Wrong`], the calls with progress repeated left
+    /// out): no kill explains them.
+    pub wrong: AtomicU64,
     /// The first failures, for the report.
     pub first_failures: Mutex<Vec<String>>,
     /// The failures by operation and error (its first 60 characters), for the report.
@@ -59,14 +98,15 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn fail(&self, what: &str, version: ProtocolVersion, error: impl std::fmt::Display) {
+    fn fail(&self, what: &str, version: ProtocolVersion, failure: Failure) {
         self.failures.fetch_add(1, Ordering::Relaxed);
-        let error = error.to_string();
-        if error == TIMED_OUT {
-            self.timeouts.fetch_add(1, Ordering::Relaxed);
-        } else if error.starts_with(REPEATED) {
-            self.duplicates.fetch_add(1, Ordering::Relaxed);
-        }
+        match &failure {
+            Failure::Lost => self.timeouts.fetch_add(1, Ordering::Relaxed),
+            Failure::Wrong(e) if e.starts_with(REPEATED) => self.duplicates.fetch_add(1, Ordering::Relaxed),
+            Failure::Wrong(_) => self.wrong.fetch_add(1, Ordering::Relaxed),
+            Failure::Broken(_) => 0,
+        };
+        let error = failure.to_string();
         let kind: String = format!("{what}: {error}").chars().take(60).collect();
         *self.failure_kinds.lock().unwrap().entry(kind).or_default() += 1;
         let mut first = self.first_failures.lock().unwrap();
@@ -80,7 +120,7 @@ impl Counts {
         format!(
             "{} sessions ({} abandoned), {} calls, {} progress reports, {} cancellations, {} sampling round trips, \
              {} subscriptions; {} operations answered, {} failures ({} not answered within {} s, {} with progress \
-             repeated)",
+             repeated, {} answered wrongly)",
             n(&self.sessions),
             n(&self.abandoned),
             n(&self.calls),
@@ -92,7 +132,8 @@ impl Counts {
             n(&self.failures),
             n(&self.timeouts),
             OP_TIMEOUT.as_secs(),
-            n(&self.duplicates)
+            n(&self.duplicates),
+            n(&self.wrong)
         )
     }
 }
@@ -119,22 +160,22 @@ pub async fn http_task(url: String, first: usize, until: Instant, counts: Arc<Co
                 session(&client, version, &counts, 3).await;
                 if turn.is_multiple_of(2) {
                     if let Err(e) = client.close().await {
-                        counts.fail("close", version, e);
+                        counts.fail("close", version, e.into());
                     }
                 } else {
                     drop(client);
                 }
             }
-            Ok(Err(e)) => counts.fail("connect", version, e),
-            Err(_) => counts.fail("connect", version, TIMED_OUT),
+            Ok(Err(e)) => counts.fail("connect", version, e.into()),
+            Err(_) => counts.fail("connect", version, Failure::Lost),
         }
         let version = VERSIONS[turn % (VERSIONS.len() - 1)];
         match tokio::time::timeout(OP_TIMEOUT, abandon(&url, version)).await {
             Ok(Ok(())) => {
                 counts.abandoned.fetch_add(1, Ordering::Relaxed);
             }
-            Ok(Err(e)) => counts.fail("abandoned initialize", version, e),
-            Err(_) => counts.fail("abandoned initialize", version, TIMED_OUT),
+            Ok(Err(e)) => counts.fail("abandoned initialize", version, Failure::Broken(e)),
+            Err(_) => counts.fail("abandoned initialize", version, Failure::Lost),
         }
         turn += 1;
     }
@@ -148,13 +189,13 @@ pub async fn stdio_task(client: Client, until: Instant, counts: Arc<Counts>) {
         session(&client, version, &counts, 1).await;
     }
     if let Err(e) = client.close().await {
-        counts.fail("close", version, e);
+        counts.fail("close", version, e.into());
     }
 }
 
 /// The operations of a session, `rounds` times.
 pub async fn session(client: &Client, version: ProtocolVersion, counts: &Counts, rounds: usize) {
-    let timed = |what: &'static str, r: Result<Result<(), String>, tokio::time::error::Elapsed>| match r {
+    let timed = |what: &'static str, r: Result<Result<(), Failure>, tokio::time::error::Elapsed>| match r {
         Ok(Ok(())) => {
             counts.answered.fetch_add(1, Ordering::Relaxed);
             true
@@ -164,45 +205,46 @@ pub async fn session(client: &Client, version: ProtocolVersion, counts: &Counts,
             false
         }
         Err(_) => {
-            counts.fail(what, version, TIMED_OUT);
+            counts.fail(what, version, Failure::Lost);
             false
         }
     };
     for _ in 0..rounds {
-        let ok = timed(
-            "ping",
-            tokio::time::timeout(OP_TIMEOUT, async { client.ping().await.map_err(|e| e.to_string()) }).await,
-        ) && timed(
-            "tools/list",
-            tokio::time::timeout(OP_TIMEOUT, async {
-                client.list_all_tools().await.map(drop).map_err(|e| e.to_string())
-            })
-            .await,
-        ) && timed(
-            "call",
-            tokio::time::timeout(OP_TIMEOUT, call(client, "test_simple_text", json!({}), counts)).await,
-        ) && timed("progress", tokio::time::timeout(OP_TIMEOUT, progress(client, counts)).await)
-            && timed("cancel", tokio::time::timeout(OP_TIMEOUT, cancel(client, counts)).await)
-            && timed("sampling", tokio::time::timeout(OP_TIMEOUT, sampling(client, counts)).await)
-            && timed("subscribe", tokio::time::timeout(OP_TIMEOUT, subscribe(client, counts)).await);
+        let ok =
+            timed("ping", tokio::time::timeout(OP_TIMEOUT, async { client.ping().await.map_err(Failure::from) }).await)
+                && timed(
+                    "tools/list",
+                    tokio::time::timeout(OP_TIMEOUT, async {
+                        client.list_all_tools().await.map(drop).map_err(Failure::from)
+                    })
+                    .await,
+                )
+                && timed(
+                    "call",
+                    tokio::time::timeout(OP_TIMEOUT, call(client, "test_simple_text", json!({}), counts)).await,
+                )
+                && timed("progress", tokio::time::timeout(OP_TIMEOUT, progress(client, counts)).await)
+                && timed("cancel", tokio::time::timeout(OP_TIMEOUT, cancel(client, counts)).await)
+                && timed("sampling", tokio::time::timeout(OP_TIMEOUT, sampling(client, counts)).await)
+                && timed("subscribe", tokio::time::timeout(OP_TIMEOUT, subscribe(client, counts)).await);
         if !ok {
             return;
         }
     }
 }
 
-async fn call(client: &Client, name: &str, args: serde_json::Value, counts: &Counts) -> Result<(), String> {
-    let result = client.call_tool(name, args).await.map_err(|e| e.to_string())?;
+async fn call(client: &Client, name: &str, args: serde_json::Value, counts: &Counts) -> Result<(), Failure> {
+    let result = client.call_tool(name, args).await?;
     counts.calls.fetch_add(1, Ordering::Relaxed);
     if result.is_error() {
-        return Err(format!("{name} answered an error result: {result:?}"));
+        return Err(Failure::Wrong(format!("{name} answered an error result: {result:?}")));
     }
     Ok(())
 }
 
-/// A call with progress: its notifications must come once each, in order (a stream resumed on
-/// another instance replays none twice).
-async fn progress(client: &Client, counts: &Counts) -> Result<(), String> {
+/// A call with progress: its notifications must come once each, in order, all of them (a
+/// stream resumed on another instance replays none twice, and loses none).
+async fn progress(client: &Client, counts: &Counts) -> Result<(), Failure> {
     let reports: Arc<Mutex<Vec<f64>>> = Arc::default();
     let seen = reports.clone();
     let options = CallOptions::default().on_progress(move |p| {
@@ -210,18 +252,23 @@ async fn progress(client: &Client, counts: &Counts) -> Result<(), String> {
     });
     let mut params = CallToolRequestParams::new("test_tool_with_progress");
     params.arguments = Some(Default::default());
-    client.call_tool_with(params, options).await.map_err(|e| e.to_string())?;
+    client.call_tool_with(params, options).await?;
     counts.calls.fetch_add(1, Ordering::Relaxed);
     let reports = reports.lock().unwrap().clone();
     counts.progress.fetch_add(reports.len() as u64, Ordering::Relaxed);
     if reports.windows(2).any(|w| w[1] <= w[0]) {
-        return Err(format!("{REPEATED} or out of order: {reports:?}"));
+        return Err(Failure::Wrong(format!("{REPEATED} or out of order: {reports:?}")));
+    }
+    if reports != PROGRESS {
+        return Err(Failure::Wrong(format!("progress missing: {reports:?} of {PROGRESS:?}")));
     }
     Ok(())
 }
 
-/// A call cancelled at its first progress report: the handler is running.
-async fn cancel(client: &Client, counts: &Counts) -> Result<(), String> {
+/// A call cancelled at its first progress report: the handler is running. It must end
+/// cancelled: the client's engine ends a call whose token fired as cancelled even when the
+/// answer came meanwhile (an answer is a wrong outcome, not a race to forgive).
+async fn cancel(client: &Client, counts: &Counts) -> Result<(), Failure> {
     let token = CancellationToken::new();
     let trigger = token.clone();
     let options = CallOptions::default().cancel_on(token).on_progress(move |_| trigger.cancel());
@@ -232,24 +279,24 @@ async fn cancel(client: &Client, counts: &Counts) -> Result<(), String> {
             counts.cancelled.fetch_add(1, Ordering::Relaxed);
             Ok(())
         }
-        Err(e) => Err(e.to_string()),
-        Ok(_) => Err("a cancelled call answered".into()),
+        Err(e) => Err(e.into()),
+        Ok(_) => Err(Failure::Wrong("a cancelled call answered".into())),
     }
 }
 
-async fn sampling(client: &Client, counts: &Counts) -> Result<(), String> {
+async fn sampling(client: &Client, counts: &Counts) -> Result<(), Failure> {
     call(client, "test_sampling", json!({"prompt": "soak"}), counts).await?;
     counts.sampling.fetch_add(1, Ordering::Relaxed);
     Ok(())
 }
 
-async fn subscribe(client: &Client, counts: &Counts) -> Result<(), String> {
+async fn subscribe(client: &Client, counts: &Counts) -> Result<(), Failure> {
     let can = client.server_capabilities().resources.as_ref().and_then(|r| r.subscribe).unwrap_or(false);
     if !can {
         return Ok(());
     }
-    client.subscribe("test://watched-resource").await.map_err(|e| e.to_string())?;
-    client.unsubscribe("test://watched-resource").await.map_err(|e| e.to_string())?;
+    client.subscribe("test://watched-resource").await?;
+    client.unsubscribe("test://watched-resource").await?;
     counts.subscriptions.fetch_add(1, Ordering::Relaxed);
     Ok(())
 }
@@ -279,4 +326,25 @@ async fn abandon(url: &str, version: ProtocolVersion) -> Result<(), String> {
         return Err(format!("initialize answered {}", answer.lines().next().unwrap_or("nothing")));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answered_cancellation_or_a_server_error_is_wrong_a_broken_connection_clean() {
+        let counts = Counts::default();
+        let version = ProtocolVersion::V2025_11_25;
+        counts.fail("cancel", version, Failure::Wrong("a cancelled call answered".into()));
+        counts.fail("call", version, ClientError::Remote(ErrorObject::internal_error("no")).into());
+        counts.fail("call", version, ClientError::Closed(None).into());
+        counts.fail("progress", version, Failure::Wrong(format!("{REPEATED} or out of order: [0.0]")));
+        counts.fail("ping", version, Failure::Lost);
+        let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        assert_eq!(n(&counts.failures), 5);
+        assert_eq!((n(&counts.wrong), n(&counts.duplicates), n(&counts.timeouts)), (2, 1, 1));
+        let kinds = counts.failure_kinds.lock().unwrap();
+        assert!(kinds.contains_key("cancel: wrong: a cancelled call answered"), "{kinds:?}");
+    }
 }

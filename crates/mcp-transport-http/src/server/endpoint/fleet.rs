@@ -210,7 +210,7 @@ impl App {
             link.touched();
             return Ok(session);
         }
-        self.remove_copy(&session).await;
+        self.remove_copy(&session);
         match live {
             Err(e) => {
                 tracing::warn!(session = %session.router.session_id, "fleet: the session store failed: {e}");
@@ -266,6 +266,7 @@ impl App {
                 match delivery {
                     Delivery::Message(message) => app.on_bus(&message).await,
                     Delivery::Missed(missed) => app.resync(&fleet, missed).await,
+                    Delivery::Reset => app.reload(&fleet).await,
                 }
             }
         });
@@ -316,13 +317,7 @@ impl App {
     async fn resync(&self, fleet: &Fleet, missed: u64) {
         metrics::counter!("mcp_fleet_bus_dropped_total").increment(missed);
         metrics::counter!("mcp_fleet_bus_resyncs_total").increment(1);
-        let held: Vec<Arc<Session>> = self
-            .sessions
-            .lock_unpoisoned()
-            .iter()
-            .filter(|s| s.router.shared().is_some_and(|l| l.recorded() && !l.is_gone()))
-            .cloned()
-            .collect();
+        let held = self.held_shared();
         let relays = fleet.end_relays();
         tracing::warn!(
             missed,
@@ -345,6 +340,27 @@ impl App {
         }
     }
 
+    /// The store lost its state (see [`Delivery::Reset`]): every shared session held here
+    /// reloads its record, and a copy whose record is gone ends (its waiting calls fail).
+    async fn reload(&self, fleet: &Fleet) {
+        metrics::counter!("mcp_fleet_bus_resyncs_total").increment(1);
+        let held = self.held_shared();
+        tracing::warn!(sessions = held.len(), "fleet: the store lost its state: the sessions' records reloaded");
+        for batch in held.chunks(KEEP_ALIVE_BATCH) {
+            futures_util::future::join_all(batch.iter().map(|session| self.refresh(fleet, session))).await;
+        }
+    }
+
+    /// The shared sessions held here whose record exists (as far as this copy knows).
+    fn held_shared(&self) -> Vec<Arc<Session>> {
+        self.sessions
+            .lock_unpoisoned()
+            .iter()
+            .filter(|s| s.router.shared().is_some_and(|l| l.recorded() && !l.is_gone()))
+            .cloned()
+            .collect()
+    }
+
     /// Reloads the record of a session another instance changed into the copy here (named in
     /// it again); a copy whose record is gone ends.
     async fn refresh(&self, fleet: &Fleet, session: &Arc<Session>) {
@@ -365,14 +381,16 @@ impl App {
             }
             Ok(None) => {
                 tracing::debug!(session = %id, "fleet: the session's record is gone: its copy here ends");
-                self.remove_copy(session).await;
+                self.remove_copy(session);
             }
             Err(e) => tracing::warn!(session = %id, "fleet: a changed session not reloaded: {e}"),
         }
     }
 
-    /// Ends the copy `session` here (if the table still holds this one).
-    async fn remove_copy(&self, session: &Arc<Session>) {
+    /// Ends the copy `session` here, whose record is gone (if the table still holds this
+    /// one): no new request reaches it; those running finish (within the peer's shutdown
+    /// grace) and their answers go out before its streams end, in a task of its own.
+    fn remove_copy(&self, session: &Arc<Session>) {
         if let Some(link) = session.router.shared() {
             link.set_gone();
         }
@@ -383,7 +401,10 @@ impl App {
                 sessions.remove(id);
             }
         }
-        session.end_copy().await;
+        // A call that just got its answer (Redis restarted empty: the answer came, then the
+        // loss that made the record's absence known) still answers its client.
+        let session = session.clone();
+        tokio::spawn(async move { session.end_copy_after_running().await });
     }
 
     /// The client ended a shared session (DELETE): its record goes, and the other copies end.

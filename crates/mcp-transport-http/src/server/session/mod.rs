@@ -48,4 +48,18 @@ impl Session {
         self.peer().close();
         self.router.close_copy().await;
     }
+
+    /// Ends this instance's copy of a shared session whose record is gone (the caller took it
+    /// out of the table: no new request reaches it): the server's calls waiting for the client
+    /// fail (-32603), the requests running finish within the peer's shutdown grace and their
+    /// answers go out on their streams, then its connections close.
+    pub(crate) async fn end_copy_after_running(&self) {
+        let gone = mcp_jsonrpc::ErrorObject::internal_error(
+            "the session ended: its record is gone from the servers' shared store; start a new session",
+        );
+        self.peer().fail_pending_calls(&gone);
+        self.peer().close();
+        self.peer().closed().await;
+        self.router.close_copy().await;
+    }
 }

@@ -141,8 +141,8 @@ pub trait SharedSessions: Send + Sync + 'static {
     /// that an instance's work grows with its own sessions, not with the fleet's.
     fn send_to_copies(&self, id: &str, audience: Audience, from: u32, message: Bytes) -> SharedFuture<'_, ()>;
     /// What reaches the instance of tag `tag` from now on: the messages sent to it, in order,
-    /// and [`Delivery::Missed`] where some were lost (the endpoint then reloads the records of
-    /// the sessions it holds). Called from within a tokio runtime, once per instance; the
+    /// [`Delivery::Missed`] where some were lost (the endpoint then reloads the records of
+    /// the sessions it holds), or [`Delivery::Reset`] when the store lost its state. Called from within a tokio runtime, once per instance; the
     /// receiver is bounded, and the store stops when it is dropped.
     fn subscribe(&self, tag: u32) -> mpsc::Receiver<Delivery>;
 
@@ -271,6 +271,11 @@ pub enum Delivery {
     /// At least this many messages for this instance were lost (it fell behind further than
     /// the store keeps, or the store lost them): what they carried is to be found again.
     Missed(u64),
+    /// The store lost its state (Redis restarted empty, say: it had lost this instance's tag).
+    /// The endpoint reloads the records of the sessions it holds: a copy whose record is gone
+    /// ends, and its calls waiting for the client's answer fail (-32603); the calls of
+    /// sessions whose record is there (made since) go on.
+    Reset,
 }
 
 /// The number of bits of an instance's tag: stream numbers and outgoing request ids of a
@@ -453,6 +458,7 @@ mod tests {
             match two.recv().await.unwrap() {
                 Delivery::Message(_) => received += 1,
                 Delivery::Missed(n) => missed += n,
+                Delivery::Reset => panic!("the store keeps its state"),
             }
         }
         assert!(missed > 0 && received + missed == 2_000, "{received} received, {missed} missed");
