@@ -228,10 +228,10 @@ impl Client {
             ToolTask::Done(result) => return Ok(result),
         };
         let waited = self.wait_for_task_with(&task.task_id, timeout, cancel.as_ref()).await;
-        if let Err(ClientError::Cancelled | ClientError::Timeout { .. }) = &waited {
-            if let Err(e) = self.cancel_task(&task.task_id).await {
-                tracing::debug!(error = %e, task = %task.task_id, "the task given up on was not cancelled");
-            }
+        if let Err(ClientError::Cancelled | ClientError::Timeout { .. }) = &waited
+            && let Err(e) = self.cancel_task(&task.task_id).await
+        {
+            tracing::debug!(error = %e, task = %task.task_id, "the task given up on was not cancelled");
         }
         waited
     }
