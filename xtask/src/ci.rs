@@ -77,6 +77,7 @@ const FEATURE_SETS: &[(&str, &str)] = &[
     ("mcp-sdk", "client,jsonschema"),
     ("mcp-sdk", "server,client,opentelemetry"),
     ("mcp-sdk", "server,metrics"),
+    ("mcp-sdk", "testing"),
     ("mcp-server", ""),
     ("mcp-server", "stdio"),
     ("mcp-server", "http"),

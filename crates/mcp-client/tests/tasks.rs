@@ -377,3 +377,75 @@ async fn in_2026_07_28_the_same_calls_speak_the_tasks_extension() {
         other => panic!("an unknown task: {other:?}"),
     }
 }
+
+/// `call_tool_as_task_and_wait`: a name, JSON arguments and options, as `call_tool` takes, and
+/// the task's result; its progress reaches the callback of the options.
+#[tokio::test]
+async fn a_task_call_with_progress_takes_the_shape_of_call_tool() {
+    let gate = Arc::new(Notify::new());
+    let server = server(gate.clone());
+    for stateless in [false, true] {
+        let (a, b) = memory(256);
+        server.connect(a);
+        let client = match stateless {
+            false => builder().session_revisions_only().connect(b).await.unwrap(),
+            true => builder().connect(b).await.unwrap(),
+        };
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let options = mcp_client::CallOptions::default().on_progress(move |p| sink.lock().unwrap().push(p.progress));
+        // The permit is kept until the tool waits for it.
+        gate.notify_one();
+        let result = client.call_tool_as_task_and_wait("steps", json!({}), options).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("3 steps"), "stateless: {stateless}");
+        assert_eq!(*seen.lock().unwrap(), [1.0, 2.0, 3.0], "stateless: {stateless}");
+        let result = client.call_tool_as_task_and_wait("asks", json!({}), Default::default()).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("hello Ada"), "stateless: {stateless}");
+    }
+}
+
+/// Its timeout or its token gives up the wait and cancels the task, as they cancel a plain
+/// call (virtual time: the timeout and the token's moment are exact).
+#[tokio::test(start_paused = true)]
+async fn a_task_call_given_up_on_cancels_its_task() {
+    // `waits` runs until cancelled; it says which task it runs as.
+    let running = Arc::new(std::sync::Mutex::new(None::<String>));
+    let told = running.clone();
+    let waits = ToolDef::new("waits", json!({"type": "object"}), move |_args, ctx: Context| {
+        *told.lock().unwrap() = ctx.task_id().map(str::to_owned);
+        async move {
+            ctx.cancellation().cancelled().await;
+            Err::<CallToolResult, _>(ToolError::new("cancelled"))
+        }
+    })
+    .unwrap()
+    .task_support(TaskSupport::Optional);
+    let server = Server::builder("tasks", "1").tool(waits).build().unwrap();
+    for stateless in [false, true] {
+        let (a, b) = memory(256);
+        server.connect(a);
+        let client = match stateless {
+            false => builder().session_revisions_only().connect(b).await.unwrap(),
+            true => builder().connect(b).await.unwrap(),
+        };
+        let task = || running.lock().unwrap().take().expect("the tool ran as a task");
+        let timeout = std::time::Duration::from_secs(30);
+        let options = mcp_client::CallOptions::default().timeout(timeout);
+        match client.call_tool_as_task_and_wait("waits", json!({}), options).await {
+            Err(ClientError::Timeout { elapsed, .. }) => assert_eq!(elapsed, timeout, "stateless: {stateless}"),
+            other => panic!("stateless: {stateless}: {other:?}"),
+        }
+        let status = client.get_task(&task()).await.unwrap().status;
+        assert_eq!(status, TaskStatus::Cancelled, "stateless: {stateless}");
+        let token = mcp_jsonrpc::CancellationToken::new();
+        let fire = token.clone();
+        let options = mcp_client::CallOptions::default().cancel_on(token);
+        let (given_up, ()) = tokio::join!(client.call_tool_as_task_and_wait("waits", json!({}), options), async move {
+            tokio::time::sleep(std::time::Duration::from_secs(10)).await;
+            fire.cancel();
+        });
+        assert!(matches!(given_up, Err(ClientError::Cancelled)), "stateless: {stateless}: {given_up:?}");
+        let status = client.get_task(&task()).await.unwrap().status;
+        assert_eq!(status, TaskStatus::Cancelled, "stateless: {stateless}");
+    }
+}

@@ -454,6 +454,8 @@ pub(crate) fn strings(cx: &mut Ctxt, key: &str, meta: &Meta, example: &str) -> V
 pub(crate) struct ParamAttrs {
     pub(crate) rename: Option<LitStr>,
     pub(crate) default: Option<DefaultValue>,
+    /// `#[serde(flatten)]`: the struct's fields are the arguments.
+    pub(crate) flatten: Option<Span>,
 }
 
 /// `#[serde(default)]` or `#[serde(default = "path")]`.
@@ -485,9 +487,14 @@ pub(crate) fn param_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> ParamAttrs {
         for s in &args.positional {
             cx.error_at(s, "expected `rename = \"...\"` or `default`");
         }
-        for (key, meta) in args.keyed(cx, &["rename", "default"], &[]) {
+        for (key, meta) in args.keyed(cx, &["rename", "default", "flatten"], &[]) {
             if key == "rename" {
                 out.rename = string(cx, "rename", meta);
+            } else if key == "flatten" {
+                match meta {
+                    Meta::Path(p) => out.flatten = Some(p.span()),
+                    _ => cx.error_at(meta, "`flatten` takes no value"),
+                }
             } else if let Meta::Path(p) = meta {
                 out.default = Some(DefaultValue::Trait(p.span()));
             } else {

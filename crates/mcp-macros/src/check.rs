@@ -15,16 +15,27 @@ pub(crate) fn function(cx: &mut Ctxt, f: &mut Function) {
         }
         names.push(&p.name);
     }
+    // The flattened parameter takes every argument the others left: there is one.
+    for p in f.params.iter().filter_map(|p| p.flatten).skip(1) {
+        cx.error(p, "only one parameter can be `flatten`: it takes the arguments the others leave");
+    }
     for doc in &f.docs.arguments {
         if !f.params.iter().any(|p| p.ident == doc.name || p.name == doc.name) {
             cx.error(doc.span, format!("`# Arguments` documents `{}`, which is not a parameter", doc.name));
         }
     }
+    let (name, span) = f.name();
     match &mut f.options {
-        Options::Tool(_) => {
-            let (name, span) = f.name();
+        Options::Tool(o) => {
             if let Err(reason) = tool_name(&name) {
                 cx.error(span, format!("invalid tool name `{name}`: {reason}; set `name = \"...\"`"));
+            }
+            // A deferred task needs a tool that may run as one (`ToolDef::deferred_task`).
+            let runs_as_task = o.task.as_ref().is_some_and(|v| v != "Forbidden");
+            if let Some((key, true)) = &o.deferred_task
+                && !runs_as_task
+            {
+                cx.error_at(key, "`deferred_task` needs a tool that runs as a task: add `task = \"optional\"` or `task = \"required\"`");
             }
         }
         // A prompt's `complete` targets may be fields of an argument struct, which the macro

@@ -57,6 +57,8 @@ pub(crate) struct Param {
     pub(crate) name: String,
     pub(crate) name_span: Span,
     pub(crate) default: Option<DefaultValue>,
+    /// `#[serde(flatten)]` (tools only): the fields of its struct are the arguments.
+    pub(crate) flatten: Option<Span>,
 }
 
 /// A function with one of the attributes.
@@ -108,6 +110,10 @@ pub(crate) struct ToolOptions {
     pub(crate) output_schema: Option<bool>,
     /// `task = "optional"`: `TaskSupport::Optional` (or `required`, `forbidden`).
     pub(crate) task: Option<Ident>,
+    /// `deferred_task`: `ToolDef::deferred_task()` (the key, for the check's span).
+    pub(crate) deferred_task: Option<(syn::Path, bool)>,
+    /// `elicits(A, B)`: `ToolDef::elicits::<A>()`, then `B`.
+    pub(crate) elicits: Vec<Type>,
 }
 
 pub(crate) struct PromptOptions {
@@ -136,6 +142,8 @@ const TOOL_KEYS: &[&str] = &[
     "icon",
     "output_schema",
     "task",
+    "deferred_task",
+    "elicits",
     "scopes",
     "meta",
     "crate",
@@ -283,6 +291,8 @@ fn read_options(
             "annotations" => annotations = attr::annotations(cx, meta),
             "size" => size = attr::size(cx, meta),
             "task" => tool.task = task(cx, meta),
+            "deferred_task" => tool.deferred_task = attr::flag(cx, &key, meta).map(|on| (meta.path().clone(), on)),
+            "elicits" => tool.elicits = elicits(cx, meta),
             _ => {}
         }
     }
@@ -315,6 +325,23 @@ fn task(cx: &mut Ctxt, meta: &syn::Meta) -> Option<Ident> {
         }
     };
     Some(Ident::new(variant, value.span()))
+}
+
+/// `elicits(Form, Other)`: the types a tool elicits.
+fn elicits(cx: &mut Ctxt, meta: &syn::Meta) -> Vec<Type> {
+    let parsed = match meta {
+        syn::Meta::List(list) => {
+            list.parse_args_with(syn::punctuated::Punctuated::<Type, syn::Token![,]>::parse_terminated)
+        }
+        _ => Err(syn::Error::new_spanned(meta, "")),
+    };
+    match parsed {
+        Ok(types) if !types.is_empty() => types.into_iter().collect(),
+        _ => {
+            cx.error_at(meta, "`elicits` expects the types the tool elicits, as in `elicits(Booking)`");
+            Vec::new()
+        }
+    }
 }
 
 /// The arguments of a prompt without those only resources have, each reported.
@@ -406,6 +433,19 @@ fn params(cx: &mut Ctxt, kind: Kind, sig: &Signature) -> Vec<Param> {
         {
             cx.error(default.span(), "`default` applies to tool parameters only; use `Option<String>`");
         }
+        if let Some(span) = attrs.flatten {
+            if kind != Kind::Tool {
+                let what = match kind {
+                    Kind::Prompt => "a prompt's struct parameter gives its fields as the arguments without it",
+                    _ => "a resource's parameters are its URI's variables",
+                };
+                cx.error(span, format!("`flatten` applies to tool parameters only: {what}"));
+            } else if let Some(rename) = &attrs.rename {
+                cx.error_at(rename, "a `flatten` parameter has no name of its own: its fields are the arguments");
+            } else if let Some(default) = &attrs.default {
+                cx.error(default.span(), "a `flatten` parameter takes no `default`: give its fields defaults");
+            }
+        }
         let (name, name_span) = match &attrs.rename {
             Some(r) => (r.value(), r.span()),
             None => (unraw(&ident), ident.span()),
@@ -417,6 +457,7 @@ fn params(cx: &mut Ctxt, kind: Kind, sig: &Signature) -> Vec<Param> {
             name,
             name_span,
             default: attrs.default,
+            flatten: attrs.flatten,
         });
     }
     out

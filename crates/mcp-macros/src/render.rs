@@ -273,6 +273,8 @@ fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
     };
     let annotations = tool_annotations(&p, o);
     let task = o.task.as_ref().map(|v| quote!(__mcp_def = __mcp_def.task_support(#p::TaskSupport::#v);));
+    let deferred = matches!(o.deferred_task, Some((_, true))).then(|| quote!(__mcp_def = __mcp_def.deferred_task();));
+    let elicits = o.elicits.iter().map(|ty| quote_spanned!(ty.span()=> __mcp_def = #p::elicits::<#ty>(__mcp_def);));
     let setters = common_setters(f);
     let params = quote!(mut __mcp_args: #p::JsonObject, __mcp_ctx: #p::Context);
     let handler = handler(f, params, "tool_future", tool_extractions(f, &p), convert);
@@ -288,6 +290,8 @@ fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
         #setters
         #annotations
         #task
+        #deferred
+        #(#elicits)*
         __mcp_def
     }}
 }
@@ -298,6 +302,9 @@ fn tool_schema_steps<'a>(f: &'a Function, p: &'a TokenStream) -> impl Iterator<I
     f.params.iter().map(move |param| {
         let ty = &param.ty;
         let wire = &param.name;
+        if param.flatten.is_some() {
+            return quote_spanned! {ty.span()=> __mcp_schema.flatten::<#ty>(#wire); };
+        }
         let description = f.docs.argument(&unraw(&param.ident)).or_else(|| f.docs.argument(&param.name));
         let description = option_str(p, description);
         let optional = match &param.default {
@@ -312,10 +319,15 @@ fn tool_schema_steps<'a>(f: &'a Function, p: &'a TokenStream) -> impl Iterator<I
 }
 
 /// For each parameter of a tool, the statement that binds it: taken from the arguments (or its
-/// default) or from the context.
+/// default) or from the context. A `flatten` parameter comes last: it takes the arguments the
+/// others left.
 fn tool_extractions<'a>(f: &'a Function, p: &'a TokenStream) -> impl Iterator<Item = TokenStream> + 'a {
-    f.params.iter().map(move |param| {
+    let (flat, others): (Vec<_>, Vec<_>) = f.params.iter().partition(|param| param.flatten.is_some());
+    others.into_iter().chain(flat).map(move |param| {
         let (ty, wire, binding) = (&param.ty, &param.name, &param.binding);
+        if param.flatten.is_some() {
+            return quote_spanned! {ty.span()=> let #binding = #p::flat_argument::<#ty>(&mut __mcp_args)?; };
+        }
         let default = match &param.default {
             None => quote!(#p::None),
             Some(DefaultValue::Trait(_)) => quote!(#p::Some(<#ty as #p::Default>::default)),

@@ -16,7 +16,8 @@
 //! - the probes: [`Probe`], [`probe`], the traits of [`autoref`], and the methods of the kinds
 //!   they give, which sort each parameter, return value and error by its traits (below);
 //! - the helpers that build a definition: [`InputSchema`] (a tool's input schema, one parameter
-//!   at a time) and [`OutputSpec`], [`tool`], [`template`], [`icon`], [`annotations`],
+//!   at a time; `InputSchema::flatten` and [`flat_argument`] for a `#[serde(flatten)]` one)
+//!   and [`OutputSpec`], [`tool`], [`elicits`], [`template`], [`icon`], [`annotations`],
 //!   [`resource_annotations`], [`meta`], [`context_param`] and [`uri_variable`] (a resource's
 //!   parameters), and [`tool_future`], [`prompt_future`], [`resource_future`],
 //!   [`completion_future`], which pin the output type of a handler's future.
@@ -62,8 +63,8 @@ pub use mcp_server::{
 pub use mcp_types::JsonObject;
 
 pub use definition::{
-    annotations, completion_future, icon, meta, prompt_future, resource_annotations, resource_future, template, tool,
-    tool_future,
+    annotations, completion_future, elicits, icon, meta, prompt_future, resource_annotations, resource_future,
+    template, tool, tool_future,
 };
 pub use schema::{InputSchema, OutputSpec};
 
@@ -301,6 +302,19 @@ impl<T> NoParam<T> {
     pub fn take(&self, _: &mut JsonObject, name: &str, _: &Context, _: Option<fn() -> T>) -> Result<T, ToolError> {
         Err(ToolError::Tool(format!("parameter `{name}` has no value")))
     }
+}
+
+/// A `#[serde(flatten)]` parameter of a tool: `T` decoded from the arguments the other
+/// parameters left (it is taken last), as serde's derive decodes a flattened field.
+pub fn flat_argument<T: DeserializeOwned>(arguments: &mut JsonObject) -> Result<T, ToolError> {
+    let value = Value::Object(std::mem::take(arguments));
+    let invalid = |e: &dyn Display| ToolError::Tool(format!("invalid arguments: {e}"));
+    if has_integral_float(&value) {
+        return T::deserialize(&value)
+            .or_else(|_| serde_json::from_value(integral_floats_as_integers(value)))
+            .map_err(|e| invalid(&e));
+    }
+    serde_json::from_value(value).map_err(|e| invalid(&e))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 //! | [`server`] | `mcp-server` | server runtime |
 //! | [`client`] | `mcp-client` | client runtime |
 //! | [`macros`] | `mcp-macros` | `#[tool]`, `#[prompt]`, `#[resource]`, `#[handlers]` |
+//! | [`testing`] | (here) | a client connected to a server in memory, for tests |
 //!
 //! ## Features
 //!
@@ -28,6 +29,7 @@
 //! | `http-client` | connecting over Streamable HTTP and HTTP+SSE, with HTTPS (`ClientBuilder::connect_http`; implies `client`) |
 //! | `oauth` | OAuth 2.1 for the HTTP client: `mcp_sdk::client::http::oauth`, `HttpClientConfig::oauth` |
 //! | `auth` | the HTTP server as an OAuth 2.1 resource server: `HttpServerConfig::auth`, [`transport::http::server::auth`], `Context::principal`, `ToolDef::scopes` (implies `http-server`; no reqwest) |
+//! | `testing` | [`testing`]: a [`client::Client`] connected to a [`server::Server`] in memory in one line, for unit tests (implies `server` and `client`) |
 //! | `jsonschema` | the server checks tool arguments against any input schema (without it, schemas outside a built-in subset are not checked); the client gets `validate_arguments` and `validate_structured_content` |
 //! | `full` | all of the above (default) |
 //! | `metrics` | not in `full`: `GET /metrics` in the Prometheus text format beside the HTTP endpoint (`HttpServerConfig::metrics`, `transport::http::server::metrics`; implies `http-server`; see `docs/deploy.md`, "Metrics") |
@@ -70,6 +72,9 @@ pub use mcp_macros::{handlers, prompt, resource, tool};
 #[cfg(feature = "macros")]
 #[doc(hidden)]
 pub mod __private;
+
+#[cfg(feature = "testing")]
+pub mod testing;
 
 /// Transports.
 pub mod transport {

@@ -199,6 +199,43 @@ impl Client {
         Ok(answer)
     }
 
+    /// Calls a tool as a task and waits for its result: the shape of
+    /// [`call_tool`](Client::call_tool) for a task, with per-call options. `options`' progress
+    /// callback hears the task's progress until it is over; its timeout bounds the call and
+    /// then the wait, and its cancellation token stops either: a task the server made is then
+    /// cancelled (`tasks/cancel`), as a plain call's timeout or cancellation sends
+    /// `notifications/cancelled`. A 2026-07-28 server that answers at once gives its result.
+    /// (Dropping the future stops the wait only; the task runs on.)
+    ///
+    /// ```no_run
+    /// # async fn run(client: mcp_client::Client) -> Result<(), mcp_client::ClientError> {
+    /// use mcp_client::CallOptions;
+    /// let options = CallOptions::default().on_progress(|p| println!("{}/{:?}", p.progress, p.total));
+    /// let result = client.call_tool_as_task_and_wait("build", serde_json::json!({"target": "release"}), options).await?;
+    /// # let _ = result; Ok(()) }
+    /// ```
+    pub async fn call_tool_as_task_and_wait(
+        &self,
+        name: &str,
+        arguments: serde_json::Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        let mut params = CallToolRequestParams::new(name);
+        params.arguments = crate::calls::protocol::arguments_object(name, arguments)?;
+        let (timeout, cancel) = (options.timeout, options.cancel.clone());
+        let task = match self.call_tool_as_task_with(params, options).await? {
+            ToolTask::Running(task) => task,
+            ToolTask::Done(result) => return Ok(result),
+        };
+        let waited = self.wait_for_task_with(&task.task_id, timeout, cancel.as_ref()).await;
+        if let Err(ClientError::Cancelled | ClientError::Timeout { .. }) = &waited
+            && let Err(e) = self.cancel_task(&task.task_id).await
+        {
+            tracing::debug!(error = %e, task = %task.task_id, "the task given up on was not cancelled");
+        }
+        waited
+    }
+
     /// Forgets the progress route of a task that is over.
     fn seen(&self, task: &Task) {
         if matches!(task.status, TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled) {

@@ -49,6 +49,20 @@ where
     }
 }
 
+/// `tool` with `ToolDef::elicits::<T>()` (`#[tool(elicits(T))]`).
+///
+/// # Panics
+///
+/// If `T` is not a form elicitation can express (a nested object, say), with
+/// `DefinitionError::InvalidElicitation`'s message: when the tool is defined, not at the first
+/// call.
+pub fn elicits<T: schemars::JsonSchema + 'static>(tool: ToolDef) -> ToolDef {
+    match tool.elicits::<T>() {
+        Ok(tool) => tool,
+        Err(e) => panic!("{e}"),
+    }
+}
+
 /// A resource template from the parts the macro computed.
 ///
 /// # Panics

@@ -43,6 +43,34 @@ impl InputSchema {
         }
     }
 
+    /// Adds the fields of `T`, a struct, as arguments (`#[serde(flatten)]` on the parameter
+    /// `name`): its properties and their `required`.
+    ///
+    /// # Panics
+    ///
+    /// If `T`'s schema is not an object with properties (not a struct with named fields), or
+    /// one of its fields has the name of another argument: when the tool is defined.
+    pub fn flatten<T: schemars::JsonSchema>(&mut self, name: &str) {
+        let schema = self.generator.subschema_for::<T>().to_value();
+        let (Some(Value::Object(properties)), Some("object")) =
+            (schema.get("properties"), schema.get("type").and_then(Value::as_str))
+        else {
+            panic!(
+                "the `#[serde(flatten)]` parameter `{name}` must be a struct with named fields (its fields are the \
+                 tool's arguments), not `{}`",
+                T::schema_name()
+            );
+        };
+        for (field, property) in properties {
+            if self.properties.insert(field.clone(), property.clone()).is_some() {
+                panic!("two arguments are named `{field}`: a field of `{name}` and another parameter or field");
+            }
+        }
+        if let Some(Value::Array(required)) = schema.get("required") {
+            self.required.extend(required.iter().cloned());
+        }
+    }
+
     /// The schema: an object of the arguments added, those not optional `required`, and the
     /// definitions of recursive types in `$defs`.
     pub fn finish(mut self) -> Value {
