@@ -4,13 +4,15 @@
 //! Keys of a session (the `{session}` hash tag keeps them in one cluster slot):
 //!
 //! - `prefix:events:{session}` (hash): `clock` (a counter of appends), `bytes` (the bytes held),
-//!   `b:<stream>` (the bytes held per stream);
+//!   `b:<stream>` (the bytes held per stream), `r` (when every list's expiry was last
+//!   refreshed, in ms);
 //! - `prefix:events:{session}:streams` (sorted set): the streams, scored by their last append;
 //! - `prefix:events:{session}:s:<stream>` (list): the stream's events in order of storage, each
 //!   the event's seq (8 bytes, big-endian) followed by the message.
 //!
 //! One append is one Lua script (one round trip) that pushes, enforces the bounds and
-//! refreshes every expiry of the session.
+//! refreshes the expiries of the hash, the sorted set and the list it pushed to; those of the
+//! session's other lists once a quarter of the TTL has passed since they last were.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -38,7 +40,11 @@ use crate::keys::bounded;
 /// of the least recently used streams go first, the newest event is always kept). No event
 /// larger than [`max_event_bytes`](Self::max_event_bytes) (the session's budget unless set) is
 /// kept: a response becomes an error answering its request, anything else is dropped. Every
-/// key expires after [`ttl`](Self::ttl) (30 min), refreshed on each append.
+/// key expires after [`ttl`](Self::ttl) (30 min): a session's hash and sorted set and the list
+/// of the stream appended to are refreshed on each append; the session's other lists at the
+/// first append after a quarter of the TTL passed since they last were (one command per
+/// stream, so not on every append), so each lives at least three quarters of the TTL after the
+/// session's last append.
 ///
 /// When Redis is down or slow, an append is dropped and a replay returns nothing, each with a
 /// warning logged, after at most [`RedisConfig::timeout`](crate::RedisConfig::timeout); at
@@ -147,15 +153,17 @@ struct SessionKeys {
 }
 
 /// Pushes one event (KEYS: hash, sorted set, the stream's list; ARGV: stream, entry, events
-/// per stream, streams per session, bytes per session, ttl in ms, lists' prefix), then drops
-/// what is over a bound and refreshes the expiry of every key of the session.
+/// per stream, streams per session, bytes per session, ttl in ms, lists' prefix, the time in
+/// ms), then drops what is over a bound and refreshes the expiries: of the hash, the sorted set
+/// and the list on each append; of every list when a quarter of the TTL passed since they last
+/// were (or the clock, that of whichever instance appends, went back).
 static APPEND: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(
         r"
 local meta, streams, list = KEYS[1], KEYS[2], KEYS[3]
 local stream, entry = ARGV[1], ARGV[2]
 local per_stream, per_session = tonumber(ARGV[3]), tonumber(ARGV[4])
-local budget, ttl, lists = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+local budget, ttl, lists, now = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], tonumber(ARGV[8])
 local function forget(s, len)
   redis.call('HINCRBY', meta, 'b:' .. s, 0 - len)
   return redis.call('HINCRBY', meta, 'bytes', 0 - len)
@@ -190,8 +198,13 @@ while total > budget do
 end
 redis.call('PEXPIRE', meta, ttl)
 redis.call('PEXPIRE', streams, ttl)
-for _, s in ipairs(redis.call('ZRANGE', streams, 0, -1)) do
-  redis.call('PEXPIRE', lists .. s, ttl)
+redis.call('PEXPIRE', list, ttl)
+local refreshed = tonumber(redis.call('HGET', meta, 'r') or '0')
+if now < refreshed or now - refreshed >= ttl / 4 then
+  for _, s in ipairs(redis.call('ZRANGE', streams, 0, -1)) do
+    redis.call('PEXPIRE', lists .. s, ttl)
+  end
+  redis.call('HSET', meta, 'r', now)
 end
 return total
 ",
@@ -236,7 +249,7 @@ impl EventStore for RedisEventStore {
         let mut invocation = APPEND.key(&keys.meta);
         invocation.key(&keys.streams).key(format!("{}{stream}", keys.lists));
         invocation.arg(stream).arg(entry).arg(self.events_per_stream).arg(self.streams_per_session);
-        invocation.arg(self.bytes_per_session).arg(millis(self.ttl)).arg(&keys.lists);
+        invocation.arg(self.bytes_per_session).arg(millis(self.ttl)).arg(&keys.lists).arg(now_millis());
         let mut conn = self.redis.conn();
         let timeout = self.redis.config().timeout;
         Box::pin(async move {
@@ -306,6 +319,11 @@ fn after_in_storage_order(entries: Vec<Vec<u8>>, after: u64) -> Vec<StoredEvent>
         Some(at) => events[at + 1..].to_vec(),
         None => events,
     }
+}
+
+/// The wall clock in ms since the Unix epoch (0 before it).
+fn now_millis() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, millis)
 }
 
 fn millis(duration: Duration) -> u64 {

@@ -102,7 +102,7 @@ async fn a_session_holds_about_its_bytes_oldest_first_newest_always() {
 }
 
 #[tokio::test]
-async fn every_key_expires_and_an_append_refreshes_the_whole_session() {
+async fn every_key_expires_and_an_append_refreshes_the_whole_session_every_quarter_of_the_ttl() {
     let server = RedisServer::start();
     let store = connect(&server).event_store().ttl(Duration::from_secs(60));
     store.append("s", 1, 1, message(1)).await;
@@ -114,9 +114,21 @@ async fn every_key_expires_and_an_append_refreshes_the_whole_session() {
         let left = ttl(key);
         assert!((55..=60).contains(&left), "{key} expires in {left} s");
     }
-    // Stream 1's list nearly expired; an append to stream 2 gives it the session's TTL again.
-    assert_eq!(server.command("EXPIRE mcp:events:{s}:s:1 5"), ":1");
+    // Every list was refreshed by the first append: an append to stream 2 refreshes its own
+    // list and the session's keys, not stream 1's list.
+    assert_eq!(server.command("EXPIRE mcp:events:{s}:s:1 50"), ":1");
     store.append("s", 2, 2, message(2)).await;
+    assert!((45..=50).contains(&ttl("mcp:events:{s}:s:1")), "stream 1's list left alone");
+    for key in ["mcp:events:{s}", "mcp:events:{s}:streams", "mcp:events:{s}:s:2"] {
+        let left = ttl(key);
+        assert!((55..=60).contains(&left), "{key} expires in {left} s");
+    }
+    // A quarter of the TTL after every list was refreshed (as if: the time of that refresh
+    // moved back), the next append refreshes them all again.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
+    assert_eq!(server.command(&format!("HSET mcp:events:{{s}} r {}", now - 15_000)), ":0");
+    assert_eq!(server.command("EXPIRE mcp:events:{s}:s:1 5"), ":1");
+    store.append("s", 2, 3, message(3)).await;
     for key in ["mcp:events:{s}:s:1", "mcp:events:{s}:s:2"] {
         let left = ttl(key);
         assert!((55..=60).contains(&left), "{key} expires in {left} s");

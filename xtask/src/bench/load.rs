@@ -21,6 +21,9 @@ pub(crate) enum Wire {
     Stdio,
     /// Streamable HTTP with a session per connection (`initialize`, then `Mcp-Session-Id`).
     HttpSessions,
+    /// The same, the client speaking 2025-11-25: each stream it is answered on can be resumed
+    /// from its priming event (what a shared session's event store has to keep).
+    HttpSessionsResumable,
     /// Streamable HTTP without sessions: every POST stands alone.
     HttpStateless,
     /// Streamable HTTP, revision 2026-07-28: no handshake, the envelope in each request.
@@ -32,8 +35,22 @@ impl Wire {
         match self {
             Wire::Stdio => "stdio",
             Wire::HttpSessions => "HTTP sessions",
+            Wire::HttpSessionsResumable => "HTTP sessions 2025-11-25",
             Wire::HttpStateless => "HTTP stateless",
             Wire::Http2026 => "HTTP 2026-07-28",
+        }
+    }
+
+    /// Whether a connection opens a session first (`initialize`).
+    pub(crate) fn sessions(self) -> bool {
+        matches!(self, Wire::HttpSessions | Wire::HttpSessionsResumable)
+    }
+
+    /// The session revision the client speaks.
+    fn version(self) -> &'static str {
+        match self {
+            Wire::HttpSessionsResumable => RESUMABLE,
+            _ => VERSION,
         }
     }
 }
@@ -59,12 +76,18 @@ impl Target {
 
 /// The session-era revision the benchmark speaks: every SDK under test serves it.
 const VERSION: &str = "2025-06-18";
+/// The revision of [`Wire::HttpSessionsResumable`].
+const RESUMABLE: &str = "2025-11-25";
 const STATELESS: &str = "2026-07-28";
 const TEXT: &str = "hello world";
 
 fn initialize(id: u64) -> String {
+    initialize_at(id, VERSION)
+}
+
+fn initialize_at(id: u64, version: &str) -> String {
     format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":"{VERSION}","capabilities":{{}},"clientInfo":{{"name":"bench","version":"1"}}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":"{version}","capabilities":{{}},"clientInfo":{{"name":"bench","version":"1"}}}}}}"#
     )
 }
 
@@ -546,7 +569,7 @@ impl Connection {
             }
         } else if method != "initialize" {
             request.push_str("MCP-Protocol-Version: ");
-            request.push_str(VERSION);
+            request.push_str(self.wire.version());
             request.push_str("\r\n");
         }
         if let Some(session) = &self.session {
@@ -578,7 +601,7 @@ impl Connection {
     /// the answer (a stateless server), the connection goes on without one.
     pub(crate) fn open_session(&mut self) -> Result<()> {
         self.session = None;
-        let response = self.post(&initialize(0), "initialize")?;
+        let response = self.post(&initialize_at(0, self.wire.version()), "initialize")?;
         let answer = response.answer(0)?;
         if answer["result"]["protocolVersion"].is_null() {
             bail!("unexpected answer to initialize: {answer}");
@@ -684,7 +707,7 @@ fn start_http(target: &Target) -> Result<(Process, SocketAddr, Duration, Connect
     let mut process = Process::spawn(target, Some(addr), false)?;
     wait_listening(&mut process, addr, Duration::from_secs(60))?;
     let mut connection = Connection::new(addr, target.wire);
-    if target.wire == Wire::HttpSessions {
+    if target.wire.sessions() {
         connection.open_session()?;
     } else {
         connection.call(0)?;
@@ -707,7 +730,7 @@ fn run_http(target: &Target, timing: Timing, connections: usize) -> Result<RunRe
     let mut opened = Vec::with_capacity(connections);
     for _ in 0..connections {
         let mut connection = Connection::new(addr, target.wire);
-        if target.wire == Wire::HttpSessions {
+        if target.wire.sessions() {
             connection.open_session()?;
         }
         opened.push(connection);
@@ -885,7 +908,7 @@ pub(crate) fn callgrind(target: &Target, calls: u64, out: &std::path::Path) -> R
         let mut process = Process::spawn(&profiled, Some(addr), false)?;
         wait_listening(&mut process, addr, Duration::from_secs(120))?;
         let mut connection = Connection::new(addr, target.wire);
-        if target.wire == Wire::HttpSessions {
+        if target.wire.sessions() {
             connection.open_session()?;
         }
         for id in 1..=50 {

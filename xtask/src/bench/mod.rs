@@ -201,14 +201,17 @@ fn targets(root: &Path, wanted: &dyn Fn(&str) -> bool, redis_url: Option<&str>) 
             t("python-sdk", "2026-07-28", Wire::Http2026, &python, &["-B", &script, "--http", "{addr}", "--stateless"]),
         ]);
     }
-    // Grouped by transport for the report: stdio first, then HTTP; a shared session on Redis
-    // (`fleet redis`) next to the same server's sessions in memory (`ours sessions`).
+    // Grouped by transport for the report: stdio first, then HTTP; the shared sessions on
+    // Redis (`fleet redis`, `fleet redis 2025-11-25`) next to the same server's sessions in
+    // memory (`ours sessions`).
     targets.sort_by_key(|t| t.wire != Wire::Stdio);
-    if let Some(at) = targets.iter().position(|t| t.name() == "fleet redis")
-        && let Some(ours) = targets.iter().position(|t| t.name() == "ours sessions")
-    {
-        let shared = targets.remove(at);
-        targets.insert(if at < ours { ours } else { ours + 1 }, shared);
+    for name in ["fleet redis 2025-11-25", "fleet redis"] {
+        if let Some(at) = targets.iter().position(|t| t.name() == name)
+            && let Some(ours) = targets.iter().position(|t| t.name() == "ours sessions")
+        {
+            let shared = targets.remove(at);
+            targets.insert(if at < ours { ours } else { ours + 1 }, shared);
+        }
     }
     Ok(targets)
 }
@@ -218,7 +221,8 @@ type MakeTarget<'a> = dyn Fn(&'static str, &'static str, Wire, &PathBuf, &[&str]
 
 /// The fleet rows (the echo server's state shared through a Redis the run starts): one
 /// instance on Redis (`fleet redis`: the cost of the shared session store and event store per
-/// call, against `ours sessions`), and one and three instances behind HAProxy round robin
+/// call, against `ours sessions`; `fleet redis 2025-11-25`: the same with a client whose
+/// streams open with a priming event, resumable from it), and one and three instances behind HAProxy round robin
 /// (`fleet haproxy-N`: the balancer's overhead on one machine, not scale; their CPU and
 /// memory columns are HAProxy's). The rows are started by `xtask fleet-front`.
 fn fleet_targets(root: &Path, url: &str, t: &MakeTarget<'_>) -> Result<Vec<Target>> {
@@ -230,6 +234,7 @@ fn fleet_targets(root: &Path, url: &str, t: &MakeTarget<'_>) -> Result<Vec<Targe
     let front_args = |n: &'static str| ["fleet-front", "{addr}", n, url, echo_path.as_str(), dir.as_str()];
     Ok(vec![
         t("fleet", "redis", Wire::HttpSessions, &echo, &["--http", "{addr}", "--redis", url]),
+        t("fleet", "redis 2025-11-25", Wire::HttpSessionsResumable, &echo, &["--http", "{addr}", "--redis", url]),
         t("fleet", "haproxy-1", Wire::HttpSessions, &front, &front_args("1")),
         t("fleet", "haproxy-3", Wire::HttpSessions, &front, &front_args("3")),
     ])
@@ -364,7 +369,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let mut summaries = Vec::new();
     for (target, results) in targets.into_iter().zip(results) {
         let measured = !matches!(target.sdk, "baseline" | "fleet" | "link");
-        let sessions = if target.wire == Wire::HttpSessions && measured && !options.no_sessions {
+        let sessions = if target.wire.sessions() && measured && !options.no_sessions {
             println!("==> sessions: {} (up to {})", target.name(), options.sessions);
             let s = load::sessions(&target, options.sessions, 4, Duration::from_secs(120))
                 .with_context(|| format!("{}: sessions", target.name()))?;

@@ -144,17 +144,22 @@ async fn dispatch(
     }
     let permit = app.admit(what.requests.first())?;
     let answer = if app.config().json_response { Answer::Json } else { Answer::Sse };
-    let (stream, answered) = router.open_stream(what.requests, answer).await.map_err(open_failed)?;
-    // The priming event comes before anything the handler sends (it may send, or close the
-    // stream, while it is polled here): its id is the point the client resumes from.
     let priming = exchange == Exchange::Session { priming: true } && router.resumable();
+    let (stream, answered) = router.open_stream(what.requests, answer, priming).await.map_err(open_failed)?;
+    // The priming event comes before anything the handler sends (it may send, or close the
+    // stream, while it is polled here): its id is the point the client resumes from. A shared
+    // session's stream holds what the handler sends until the response starts, and sends the
+    // priming event itself then (`SessionRouter::started`).
     let first = match answered {
-        Answered::Sse(_) if priming => vec![router.priming_event(stream).await],
+        Answered::Sse(_) if priming && !router.defers() => vec![router.priming_event(stream).await],
         _ => Vec::new(),
     };
     let info =
         RequestInfo { parts, session_id, stream: Some((Arc::downgrade(router), stream)), _in_flight: Some(permit) };
     session.dispatcher.dispatch(what.parsed, Some(Arc::new(info))).await;
+    if matches!(answered, Answered::Sse(_)) {
+        router.started(stream).await;
+    }
     match answered {
         Answered::Json(rx) => json_answer(rx).await,
         Answered::Sse(rx) => Ok(app.sse(first, Some(rx), ConnGuard::new(router.clone(), None))),

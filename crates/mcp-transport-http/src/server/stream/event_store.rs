@@ -25,8 +25,12 @@ pub type StoredEvent = (u64, Bytes);
 /// Only the events a client may ask for again are stored: those of a stream whose client may
 /// hold an id of it (its priming event, or an earlier event, went out). The first event of a
 /// stream without a priming event (clients before 2025-11-25) is not: a client that got it
-/// resumes after it, one that did not has no id to resume from. So a store is asked to
-/// replay after an id it may not hold; it then returns every event it holds of the stream.
+/// resumes after it, one that did not has no id to resume from. In a shared session, nor is
+/// a stream's response when it is the stream's only event and was ready before any byte of
+/// the stream went out (it is then sent without a priming event: the client holds no id of
+/// the stream until it has the response whole); the events of a stream held until then are
+/// stored before its first byte goes out. So a store is asked to replay after an id it may
+/// not hold; it then returns every event it holds of the stream.
 pub trait EventStore: Send + Sync + 'static {
     /// Keeps `message`, sent as event `seq` of `stream` in `session`.
     fn append(&self, session: &str, stream: u64, seq: u64, message: Bytes) -> BoxFuture<()>;

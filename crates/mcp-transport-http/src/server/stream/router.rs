@@ -71,6 +71,18 @@ struct Stream {
     /// The instance (its tag) where the client resumed the stream, which its events go to over
     /// the bus; 0 while none did.
     follower: u32,
+    /// A shared session's SSE stream while its POST is being answered, before any byte of the
+    /// response can have gone out (see [`SessionRouter::started`]).
+    unsent: Option<Unsent>,
+}
+
+/// The events of a stream that no byte of has gone out yet: the client holds no id of it, so
+/// they are held, not stored, until the response starts (or the stream ends).
+struct Unsent {
+    /// The stream opens with a priming event (2025-11-25 on).
+    prime: bool,
+    /// The events sent so far, each with its seq.
+    held: Vec<(u64, Bytes)>,
 }
 
 #[derive(Default)]
@@ -222,6 +234,7 @@ impl SessionRouter {
     /// over the bus from now on. Whether it is open.
     pub(crate) async fn release(&self, stream: u64, by: u32) -> bool {
         let mut routes = self.routes.lock().await;
+        self.flush(&mut routes, stream, false).await;
         match routes.streams.get_mut(&stream) {
             Some(open) => {
                 if let Sink::Sse(slot) = &mut open.sink {
@@ -252,6 +265,10 @@ impl SessionRouter {
         if let Some(s) = self.routes.lock().await.streams.get_mut(&stream) {
             s.has_id = true;
         }
+        self.priming_bytes(stream)
+    }
+
+    fn priming_bytes(&self, stream: u64) -> Bytes {
         let mut out = BytesMut::with_capacity(48);
         out.put_slice(
             format!("id: {stream}-{}\nretry: {}\ndata: \n\n", self.next_seq(), self.retry.as_millis()).as_bytes(),
@@ -259,36 +276,103 @@ impl SessionRouter {
         out.freeze()
     }
 
+    /// Whether a POST's SSE stream holds its events until its response starts
+    /// ([`started`](Self::started)) rather than opening with a priming event at once: in a
+    /// shared session, where storing an event is a round trip to the shared store.
+    pub(crate) fn defers(&self) -> bool {
+        self.shared.is_some() && self.store.is_some()
+    }
+
     /// Opens the stream of a POST holding `requests`; an SSE receiver, or a JSON waiter.
+    /// `prime`: its SSE stream opens with a priming event (2025-11-25 on); the caller sends it
+    /// unless the stream [`defers`](Self::defers) (the router sends it then).
     pub(crate) async fn open_stream(
         &self,
         requests: Vec<RequestId>,
         answer: Answer,
+        prime: bool,
     ) -> Result<(u64, Answered), OpenError> {
-        let (sink, answered) = match answer {
+        let (sink, answered, unsent) = match answer {
             Answer::Json => {
                 let (tx, rx) = oneshot::channel();
-                (Sink::Json(Some(tx)), Answered::Json(rx))
+                (Sink::Json(Some(tx)), Answered::Json(rx), None)
             }
             Answer::Sse => {
                 let (tx, rx) = mpsc::channel(self.queue);
-                (Sink::Sse(Some(tx)), Answered::Sse(rx))
+                let unsent = self.defers().then(|| Unsent { prime, held: Vec::new() });
+                (Sink::Sse(Some(tx)), Answered::Sse(rx), unsent)
             }
         };
-        let stream = self.insert_stream(requests, sink).await?;
+        let stream = self.insert_stream(requests, sink, unsent).await?;
         Ok((stream, answered))
+    }
+
+    /// The POST of `stream` was dispatched and its response is about to start: what the
+    /// stream holds is stored if the client can ask for it again, and goes on the connection
+    /// after the priming event (see [`flush`](Self::flush)). Nothing to do for a stream that
+    /// does not [`defer`](Self::defers), or that already ended.
+    pub(crate) async fn started(&self, stream: u64) {
+        if !self.defers() {
+            return;
+        }
+        let mut routes = self.routes.lock().await;
+        self.flush(&mut routes, stream, false).await;
+    }
+
+    /// Ends the unsent state of `stream` (if it is in it): from now on its events may reach the
+    /// client, so every held event it could ask for again is stored first, then the priming
+    /// event and the held events go on the connection, in that order.
+    ///
+    /// Which events the client could ask for again: with a priming event, all of them (it can
+    /// resume from the priming event, and a replay after that id, which is never stored,
+    /// returns every event stored for the stream); without, all but the first (a client that
+    /// got the first resumes after it; one that did not holds no id of the stream). A stream
+    /// that `done` with its response as its only event is the exception: it goes out alone,
+    /// without a priming event, and is not stored. The client can then hold no id of the
+    /// stream until it has its response whole, and a resume from that id is one of a finished
+    /// stream, which replays nothing; so not storing it loses nothing, and spares the call
+    /// its round trip to the shared store.
+    async fn flush(&self, routes: &mut Routes, stream: u64, done: bool) {
+        let Some(Stream { unsent: unsent @ Some(_), .. }) = routes.streams.get_mut(&stream) else { return };
+        let Some(Unsent { prime, held }) = unsent.take() else { return };
+        let alone = done && held.len() == 1;
+        if !alone && let Some(store) = &self.store {
+            for (seq, frame) in held.iter().skip(usize::from(!prime)) {
+                store.append(&self.session_id, stream, *seq, frame.clone()).await;
+            }
+        }
+        let primed = prime && !alone;
+        let priming = primed.then(|| self.priming_bytes(stream));
+        let Some(open) = routes.streams.get_mut(&stream) else { return };
+        open.has_id = primed || !held.is_empty();
+        let Sink::Sse(slot) = &mut open.sink else { return };
+        let Some(tx) = slot else { return };
+        let events = priming.into_iter().chain(held.iter().map(|(seq, frame)| sse_event(Some((stream, *seq)), frame)));
+        for event in events {
+            if let Err(e) = tx.try_send(event) {
+                // Gone, or not reading: drop the connection; the store keeps the events.
+                tracing::debug!(session = %self.session_id, stream, "SSE connection dropped: {e}");
+                *slot = None;
+                return;
+            }
+        }
     }
 
     /// Opens the stream of one 2026-07-28 request: its frames raw, each with whether it is
     /// the last (the response mode is chosen by what comes first).
     pub(crate) async fn open_raw(&self, request: RequestId) -> Result<mpsc::Receiver<(Bytes, bool)>, OpenError> {
         let (tx, rx) = mpsc::channel(self.queue);
-        self.insert_stream(vec![request], Sink::Raw(Some(tx))).await?;
+        self.insert_stream(vec![request], Sink::Raw(Some(tx)), None).await?;
         Ok(rx)
     }
 
     /// Routes `requests` to a new stream that goes to `sink`.
-    async fn insert_stream(&self, requests: Vec<RequestId>, sink: Sink) -> Result<u64, OpenError> {
+    async fn insert_stream(
+        &self,
+        requests: Vec<RequestId>,
+        sink: Sink,
+        unsent: Option<Unsent>,
+    ) -> Result<u64, OpenError> {
         let mut routes = self.routes.lock().await;
         if routes.closed {
             return Err(OpenError::Closed);
@@ -301,7 +385,7 @@ impl SessionRouter {
         for id in &requests {
             routes.by_request.insert(id.clone(), stream);
         }
-        routes.streams.insert(stream, Stream { sink, requests, has_id: false, follower: 0 });
+        routes.streams.insert(stream, Stream { sink, requests, has_id: false, follower: 0, unsent });
         Ok(stream)
     }
 
@@ -334,6 +418,7 @@ impl SessionRouter {
         if (seq > self.seq.load(Ordering::Relaxed) && !foreign_seq) || stream >= routes.next_stream {
             return None;
         }
+        self.flush(&mut routes, stream, false).await;
         let replay = match &self.store {
             Some(store) => store.replay(&self.session_id, stream, seq).await,
             None => Vec::new(),
@@ -384,6 +469,7 @@ impl SessionRouter {
     /// priming event), for then the stream could never be resumed.
     pub(crate) async fn close_connection(&self, stream: u64) -> bool {
         let mut routes = self.routes.lock().await;
+        self.flush(&mut routes, stream, false).await;
         match routes.streams.get_mut(&stream) {
             Some(Stream { sink: Sink::Sse(slot), has_id: true, .. }) => slot.take().is_some(),
             _ => false,
@@ -439,6 +525,9 @@ impl SessionRouter {
                 }
             }
         }
+        if last {
+            self.flush(&mut routes, stream, true).await;
+        }
         if last && let Some(done) = routes.streams.remove(&stream) {
             for id in &done.requests {
                 routes.by_request.remove(id);
@@ -473,11 +562,20 @@ impl SessionRouter {
     /// asked for again: a client that got it resumes after it, one that did not has no id to
     /// resume from. Not storing it spares a shared store's round trip on every stream that is
     /// one response (clients before 2025-11-25); a resume after its id replays every event the
-    /// stream stored, which are the ones after it.
+    /// stream stored, which are the ones after it. A stream that defers (a shared session's,
+    /// before its response starts) holds its events instead: see [`flush`](Self::flush).
     async fn send_event(&self, routes: &mut Routes, stream: u64, frame: &Bytes) -> (Option<u64>, bool) {
         let id = match &self.store {
             Some(store) => {
                 let seq = self.next_seq();
+                if let Some(Stream { unsent: Some(unsent), .. }) = routes.streams.get_mut(&stream) {
+                    unsent.held.push((seq, frame.clone()));
+                    // Held with the priming event within what the connection queues.
+                    if unsent.held.len() + 1 >= self.queue {
+                        self.flush(routes, stream, false).await;
+                    }
+                    return (Some(seq), true);
+                }
                 let post_stream = routes.streams.get_mut(&stream);
                 let keep = post_stream.as_ref().is_none_or(|s| s.has_id);
                 if let Some(s) = post_stream {
@@ -550,6 +648,7 @@ impl SessionRouter {
                 }
                 routes.by_request.remove(id);
             }
+            self.flush(&mut routes, stream, true).await;
             if let Some(Stream { sink: Sink::Sse(Some(tx)), .. }) = routes.streams.remove(&stream) {
                 let _ = tx.try_send(retry_event(self.retry));
             }
