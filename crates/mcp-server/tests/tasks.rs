@@ -288,6 +288,43 @@ async fn cancelling_a_running_task_stops_its_handler_and_the_status_stays_cancel
     assert_eq!(client.result("tasks/get", json!({"taskId": id})).await["status"], "cancelled");
 }
 
+/// A handler that never looks at its cancellation token is stopped all the same: its future
+/// is dropped (as a cancelled request's is), not left running.
+#[tokio::test]
+async fn cancelling_a_task_stops_a_handler_that_ignores_its_token() {
+    struct Dropped(Option<tokio::sync::oneshot::Sender<()>>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            let _ = self.0.take().map(|tx| tx.send(()));
+        }
+    }
+    let (tx, dropped) = tokio::sync::oneshot::channel();
+    let tx = Arc::new(std::sync::Mutex::new(Some(tx)));
+    let stubborn = ToolDef::new("stubborn", json!({"type": "object"}), move |_args, _ctx| {
+        let guard = Dropped(tx.lock().unwrap().take());
+        async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+            Ok::<_, ToolError>(CallToolResult::success(vec![]))
+        }
+    })
+    .unwrap()
+    .task_support(TaskSupport::Optional);
+    let server = Server::builder("tasks-test", "1.0.0").tool(stubborn).build().unwrap();
+    let mut client = connect(&server, REV).await;
+    let task = start_task(&mut client, "stubborn", None).await;
+    let id = task["taskId"].as_str().unwrap().to_owned();
+    client.next += 1;
+    let cancel = client.next;
+    client.send(json!({"jsonrpc": "2.0", "id": cancel, "method": "tasks/cancel", "params": {"taskId": id}})).await;
+    let (answer, _) = next_skipping_status(&mut client).await;
+    assert_eq!(answer["result"]["status"], "cancelled", "{answer}");
+    tokio::time::timeout(Duration::from_secs(10), dropped)
+        .await
+        .expect("the cancelled task's handler still runs")
+        .unwrap();
+}
+
 #[tokio::test]
 async fn another_session_cannot_see_or_touch_a_task() {
     let gate = Arc::new(Notify::new());

@@ -330,6 +330,39 @@ async fn cancel_acknowledges_even_a_terminal_task_and_unknown_tasks_are_invalid_
     assert_eq!(e["code"], -32602, "inputResponses not an object: {e}");
 }
 
+/// A handler that never looks at its cancellation token is stopped all the same: its future
+/// is dropped (as a cancelled request's is, and as a 2025-11-25 task's is).
+#[tokio::test]
+async fn cancelling_a_task_stops_a_handler_that_ignores_its_token() {
+    struct Dropped(Option<tokio::sync::oneshot::Sender<()>>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            let _ = self.0.take().map(|tx| tx.send(()));
+        }
+    }
+    let (tx, dropped) = tokio::sync::oneshot::channel();
+    let tx = Arc::new(std::sync::Mutex::new(Some(tx)));
+    let stubborn = ToolDef::new("stubborn", json!({"type": "object"}), move |_args, _ctx| {
+        let guard = Dropped(tx.lock().unwrap().take());
+        async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+            ok("never")
+        }
+    })
+    .unwrap()
+    .task_support(TaskSupport::Optional);
+    let server = Server::builder("tasks-ext-test", "1.0.0").tool(stubborn).build().unwrap();
+    let mut c = connect(&server);
+    let id = c.start("stubborn", json!({})).await;
+    c.ok("tasks/cancel", json!({"taskId": id}), "Result").await;
+    assert_eq!(c.get(&id).await["status"], "cancelled");
+    tokio::time::timeout(std::time::Duration::from_secs(10), dropped)
+        .await
+        .expect("the cancelled task's handler still runs")
+        .unwrap();
+}
+
 #[tokio::test]
 async fn without_the_extension_tasks_are_gated_and_calls_run_synchronously() {
     let server = server(Arc::new(Semaphore::new(1)));

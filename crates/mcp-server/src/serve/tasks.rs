@@ -140,9 +140,18 @@ pub(crate) fn start<'a>(
         // The work continues the request's trace.
         let span = crate::trace::task_span(&name);
         crate::trace::record_task(&span, &id);
+        let cancel = ctx.cancel.clone();
         let work = async move {
             let outcome: TaskOutcome = match registry.tool(&name) {
-                Some(tool) => match run_tool(tool, &name, arguments, ctx).await {
+                // `tasks/cancel` stops the handler (its future dropped, as a cancelled
+                // request's is), whether or not it watches its cancellation token.
+                Some(tool) => match tokio::select! {
+                    outcome = run_tool(tool, &name, arguments, ctx) => outcome,
+                    () = cancel.cancelled() => {
+                        tasks.ended(&id);
+                        return;
+                    }
+                } {
                     Ok(mut result) => {
                         downgrade_tool_result(&mut result, tool.wraps_output, version);
                         serde_json::to_value(mcp_types::ForRevision::new(&result, version))
