@@ -396,15 +396,25 @@ mod tests {
     }
 
     /// The helper: starts `sleep` twice, once in our group and once in its own, prints both
-    /// ids, and waits (for the SIGINT the test sends our group).
+    /// ids, and waits for the SIGINT the test sends our group (then exits 130, as a shell
+    /// reports death by SIGINT).
+    ///
+    /// It catches SIGINT before it starts the children: a process started in the background
+    /// by a shell without job control inherits SIGINT ignored, and so would its children,
+    /// which would then survive the test's Ctrl-C; a caught signal is reset to its default
+    /// action in a child at `exec`, as a terminal's foreground job has it.
     fn helper() {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
+            let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).unwrap();
             let sleep = || ChildCommand::new("sleep").arg("60").stderr(StderrMode::Capture);
             let (_t1, shared) = ChildProcess::spawn(sleep()).unwrap();
             let (_t2, own) = ChildProcess::spawn(sleep().process_group(true)).unwrap();
             println!("shared {} own {}", shared.id().unwrap(), own.id().unwrap());
-            tokio::time::sleep(Duration::from_secs(60)).await;
+            tokio::select! {
+                _ = interrupt.recv() => std::process::exit(130),
+                () = tokio::time::sleep(Duration::from_secs(60)) => {}
+            }
         });
     }
 
