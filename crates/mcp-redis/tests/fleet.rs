@@ -3,32 +3,17 @@
 //! messages sent while a reader is cut off delivered once it is back; a reader that fell
 //! behind told how many it missed; a message to one instance reaching it alone; a message
 //! about a session reaching the instances that hold a copy of it alone (its GET stream's
-//! holder alone for a GET stream message), and one to a copy on a tag no instance holds
-//! counted and the copy forgotten.
+//! holder alone for a GET stream message). (A message to a copy on a tag no instance holds:
+//! `fleet_unheld.rs`, alone in its process for the global metrics recorder.)
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
-use mcp_redis::{Redis, RedisConfig, RedisSessions};
-use mcp_test_support::prometheus::Scrape;
+use mcp_redis::{Redis, RedisConfig};
 use mcp_test_support::redis::{RedisProxy, RedisServer};
-use mcp_transport_http::server::{Audience, Delivery, SessionCopy, SharedSessions as _, metrics};
-use tokio::sync::mpsc;
-
-const LONG: Duration = Duration::from_secs(60);
-
-fn sessions(redis: &RedisServer) -> RedisSessions {
-    Redis::connect_with(RedisConfig::new(redis.url()).timeout(Duration::from_millis(500))).unwrap().sessions()
-}
-
-/// Waits (polling, with a deadline) until `condition` holds.
-async fn until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !condition() {
-        assert!(Instant::now() < deadline, "{what}: not within 15 s");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
+use mcp_transport_http::server::{Audience, Delivery, SessionCopy, SharedSessions as _};
+mod support;
+use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tags_are_held_by_one_instance_at_a_time() {
@@ -59,59 +44,6 @@ async fn tags_are_held_by_one_instance_at_a_time() {
     assert_eq!(redis.command(&format!("MSET {every}")), "+OK");
     assert_eq!(redis.command("SET mcp:tags 0"), "+OK");
     assert!(c.claim_tag("f", LONG).await.is_err());
-}
-
-/// The next delivery of `inbox` (within 10 s).
-async fn next(inbox: &mut mpsc::Receiver<Delivery>) -> Delivery {
-    tokio::time::timeout(Duration::from_secs(10), inbox.recv()).await.expect("a delivery within 10 s").expect("open")
-}
-
-/// Claims a tag for `store` and reads what reaches it; returns once its reader waits in
-/// Redis (`blocked` readers were there before).
-async fn reader(redis: &RedisServer, store: &RedisSessions, blocked: u64) -> (u32, mpsc::Receiver<Delivery>) {
-    let tag = store.claim_tag("reader", LONG).await.unwrap();
-    let inbox = store.subscribe(tag);
-    until("the reader waits in Redis", || redis.blocked_clients() > blocked).await;
-    (tag, inbox)
-}
-
-/// The messages `inbox` gets until `end` (which the caller sent last).
-async fn until_end(inbox: &mut mpsc::Receiver<Delivery>, end: &[u8]) -> Vec<String> {
-    let mut got = Vec::new();
-    loop {
-        match next(inbox).await {
-            Delivery::Message(m) if &m[..] == end => return got,
-            Delivery::Message(m) => got.push(String::from_utf8(m.to_vec()).unwrap()),
-            other => panic!("{other:?}"),
-        }
-    }
-}
-
-/// Three instances (a store and a reader each), the tags and inboxes of which are returned.
-async fn three(redis: &RedisServer) -> ([RedisSessions; 3], Vec<(u32, mpsc::Receiver<Delivery>)>) {
-    let stores = [sessions(redis), sessions(redis), sessions(redis)];
-    let mut readers = Vec::new();
-    for (i, store) in stores.iter().enumerate() {
-        readers.push(reader(redis, store, i as u64).await);
-    }
-    (stores, readers)
-}
-
-/// What each of `readers` got, up to the end mark sent to each now.
-async fn received(stores: &[RedisSessions; 3], readers: &mut [(u32, mpsc::Receiver<Delivery>)]) -> Vec<Vec<String>> {
-    let mut all = Vec::new();
-    for (tag, inbox) in readers.iter_mut() {
-        stores[0].send(*tag, Bytes::from_static(b"end")).await.unwrap();
-        all.push(until_end(inbox, b"end").await);
-    }
-    all
-}
-
-/// Makes the record of session `id` on `stores[0]` (copy 1 of its tag), as the first request
-/// of a session does.
-async fn create(stores: &[RedisSessions; 3], tags: &[u32], id: &str) {
-    let fields = [(".owner".to_owned(), Bytes::new()), (SessionCopy::field(tags[0]), Bytes::from_static(b"1"))];
-    assert!(stores[0].create(id, &fields, LONG).await.unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -247,33 +179,4 @@ async fn a_get_stream_message_reaches_the_holder_of_the_get_stream_alone() {
     stores[2].drop_copy("s", SessionCopy { tag: tags[2], nonce: 1 }).await.unwrap();
     let field = format!(".copy:{}", tags[2]);
     assert_eq!(redis.query(&["HGET", "mcp:session:{s}", &field]).text(), "2");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_message_to_a_copy_whose_tag_no_one_holds_is_counted_and_the_copy_forgotten() {
-    let handle = metrics::install_prometheus(None).unwrap();
-    let unheld = || Scrape::parse(&handle.render()).sum("mcp_fleet_bus_unheld_total", &[]);
-    let redis = RedisServer::start();
-    let (stores, mut readers) = three(&redis).await;
-    let tags: Vec<u32> = readers.iter().map(|(tag, _)| *tag).collect();
-    // Instances 0 and 1 hold a copy; and so did an instance of tag 999, killed without cleanup
-    // (its tag's lease ran out).
-    create(&stores, &tags, "s").await;
-    stores[1].load_copy("s", SessionCopy { tag: tags[1], nonce: 1 }).await.unwrap().expect("the record");
-    stores[1].load_copy("s", SessionCopy { tag: 999, nonce: 1 }).await.unwrap().expect("the record");
-    assert_eq!(unheld(), 0.0);
-    stores[0].send_to_copies("s", Audience::Copies, tags[0], Bytes::from_static(b"changed")).await.unwrap();
-    assert_eq!(unheld(), 1.0, "the message to tag 999 counted");
-    assert_eq!(redis.command("HEXISTS mcp:session:{s} .copy:999"), ":0", "the dead copy forgotten");
-    let ttl: i64 = redis.command("PTTL mcp:inbox:{999}").trim_start_matches(':').parse().unwrap();
-    assert!(ttl > 0 && ttl <= 60_000, "kept a minute at most: PTTL {ttl}");
-    // The next message goes to the live copies alone.
-    stores[0].send_to_copies("s", Audience::Copies, tags[0], Bytes::from_static(b"changed again")).await.unwrap();
-    assert_eq!(unheld(), 1.0);
-    // A message to one tag no one holds is counted too.
-    stores[0].send(998, Bytes::from_static(b"an answer")).await.unwrap();
-    assert_eq!(unheld(), 2.0);
-    let got = received(&stores, &mut readers).await;
-    assert_eq!(got[1], ["changed", "changed again"]);
-    assert!(got[0].is_empty() && got[2].is_empty(), "{got:?}");
 }
