@@ -22,6 +22,7 @@ use super::reply::{Era, respond};
 use super::shared::ServerShared;
 use crate::context::Context;
 use crate::context::session::SessionState;
+use crate::context::visibility::{Item, Viewer};
 use crate::def::tool::ToolDef;
 use crate::error::ToolError;
 
@@ -74,6 +75,23 @@ impl Call<'_> {
             task: None,
             deferred: None,
         }
+    }
+
+    /// Whether the request sees `item`: the session does not hide it and the server's
+    /// predicate, if any, shows it. Without a predicate, for a session that hides nothing: two
+    /// loads, no lock.
+    #[inline]
+    pub(crate) fn sees(&self, item: Item<'_>) -> bool {
+        !self.state.hides(item.kind(), item.key())
+            && self.server.visibility.as_ref().is_none_or(|f| {
+                f(item, &Viewer { session: self.state, rctx: self.rctx, version: self.era.version })
+            })
+    }
+
+    /// Whether some item may be hidden from the request (else lists are not filtered).
+    #[inline]
+    pub(crate) fn filters(&self) -> bool {
+        self.server.visibility.is_some() || self.state.hides_any()
     }
 
     /// Encodes the result of a method of marker `R` for the request's revision (decorated for
