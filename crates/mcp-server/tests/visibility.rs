@@ -304,8 +304,11 @@ impl Sse {
         assert_eq!(response.status(), 200);
         Sse { response, buf: String::new() }
     }
-    /// The next message's method.
+    /// The next message's method (within 30 seconds: keep-alive comments do not extend it).
     async fn method(&mut self) -> String {
+        tokio::time::timeout(Duration::from_secs(30), self.next_method()).await.expect("a message in time")
+    }
+    async fn next_method(&mut self) -> String {
         loop {
             if let Some(end) = self.buf.find("\n\n") {
                 let block: String = self.buf.drain(..end + 2).collect();
@@ -316,11 +319,7 @@ impl Sse {
                 }
                 continue;
             }
-            let chunk = tokio::time::timeout(Duration::from_secs(30), self.response.chunk())
-                .await
-                .expect("an SSE event in time")
-                .unwrap()
-                .expect("the stream goes on");
+            let chunk = self.response.chunk().await.unwrap().expect("the stream goes on");
             self.buf.push_str(std::str::from_utf8(&chunk).unwrap());
         }
     }

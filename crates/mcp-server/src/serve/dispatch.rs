@@ -437,4 +437,20 @@ mod tests {
         let beyond = URL_SAFE_NO_PAD.encode("o:4");
         assert_eq!(page(&items, Some(&beyond), 2).unwrap_err().code, -32602);
     }
+
+    #[test]
+    fn filtered_pages_hold_what_is_seen_and_resume_where_they_were() {
+        let items = [1, 2, 3, 4, 5];
+        let odd = |i: usize| items[i] % 2 == 1;
+        let (first, next) = page_where(&items, None, 2, odd).unwrap();
+        assert_eq!(first, [1, 3]);
+        // The cursor is the offset of the next item seen, in the whole list.
+        assert_eq!(next.as_deref(), Some(URL_SAFE_NO_PAD.encode("o:4").as_str()));
+        assert_eq!(page_where(&items, next.as_deref(), 2, odd).unwrap(), (vec![5], None));
+        // No empty page after the last item seen.
+        assert_eq!(page_where(&items[..4], None, 2, |i| items[i] % 2 == 1).unwrap(), (vec![1, 3], None));
+        assert_eq!(page_where(&items, None, 2, |_| false).unwrap(), (vec![], None));
+        let beyond = URL_SAFE_NO_PAD.encode("o:6");
+        assert_eq!(page_where(&items, Some(&beyond), 2, odd).unwrap_err().code, -32602);
+    }
 }
