@@ -11,7 +11,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_server::mcp_transport_http::server::auth::{AuthConfig, JwtVerifier, StaticJwks};
 use mcp_server::mcp_transport_http::server::{self, HttpServerConfig};
 use mcp_server::{Completion, Item, PromptDef, ResourceDef, Server, TemplateDef, ToolDef, ToolError, Viewer};
-use mcp_types::{CallToolResult, PromptArgument, ContentBlock, GetPromptResult, TextResourceContents};
+use mcp_types::{CallToolResult, ContentBlock, GetPromptResult, PromptArgument, TextResourceContents};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 

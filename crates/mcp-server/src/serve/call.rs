@@ -83,9 +83,11 @@ impl Call<'_> {
     #[inline]
     pub(crate) fn sees(&self, item: Item<'_>) -> bool {
         !self.state.hides(item.kind(), item.key())
-            && self.server.visibility.as_ref().is_none_or(|f| {
-                f(item, &Viewer { session: self.state, rctx: self.rctx, version: self.era.version })
-            })
+            && self
+                .server
+                .visibility
+                .as_ref()
+                .is_none_or(|f| f(item, &Viewer { session: self.state, rctx: self.rctx, version: self.era.version }))
     }
 
     /// Whether some item may be hidden from the request (else lists are not filtered).

@@ -362,10 +362,12 @@ impl Serve for CompleteRequest {
         let complete = (|| {
             let registry = call.server.registry();
             let completer = match &p.r#ref {
-                CompletionReference::PromptReference(r) => match registry.prompt(&r.name).filter(|p| call.sees(p.item())) {
-                    Some(prompt) => prompt.completer(&p.argument.name),
-                    None => return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", r.name))),
-                },
+                CompletionReference::PromptReference(r) => {
+                    match registry.prompt(&r.name).filter(|p| call.sees(p.item())) {
+                        Some(prompt) => prompt.completer(&p.argument.name),
+                        None => return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", r.name))),
+                    }
+                }
                 CompletionReference::ResourceTemplateReference(r) => {
                     match registry.templates.iter().find(|t| t.template.uri_template == r.uri && call.sees(t.item())) {
                         Some(t) => t.completer(&p.argument.name),
