@@ -1,7 +1,7 @@
 //! Per-session visibility in a fleet, through a real Redis: a tool one instance hides from a
 //! session is in the session's record, so the other instance hides it too (a copy loaded
 //! after the change, and a copy it held before, once reloaded); another session still sees
-//! it.
+//! it. From outside a request, a shared session is not changed (one copy only would be).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,15 +32,17 @@ fn instance() -> Server {
 }
 
 /// Two instances on one Redis, each with a handle of its own (as two processes would have).
-async fn fleet(redis: &RedisServer) -> Vec<String> {
+async fn fleet(redis: &RedisServer) -> (Vec<String>, Vec<Server>) {
     let events: Arc<dyn EventStore> = Arc::new(InMemoryEventStore::default());
-    let mut bases = Vec::new();
+    let (mut bases, mut servers) = (Vec::new(), Vec::new());
     for _ in 0..2 {
         let redis = Redis::connect_with(RedisConfig::new(redis.url()).timeout(Duration::from_millis(500))).unwrap();
         let store: Arc<dyn SharedSessions> = Arc::new(redis.sessions());
         let config =
             HttpServerConfig::default().json_response(true).shared_sessions(store).event_store(Some(events.clone()));
-        let router = instance().http_router(config.clone());
+        let server = instance();
+        let router = server.http_router(config.clone());
+        servers.push(server);
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         bases.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
         tokio::spawn(async move { server::serve_router(listener, router, &config).await });
@@ -50,7 +52,7 @@ async fn fleet(redis: &RedisServer) -> Vec<String> {
     loop {
         let tags: i64 = redis.query(&["GET", "mcp:tags"]).text().parse().unwrap_or(0);
         if tags >= 2 && redis.blocked_clients() >= 2 {
-            return bases;
+            return (bases, servers);
         }
         assert!(Instant::now() < deadline, "the instances did not read the fleet's streams");
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -101,7 +103,7 @@ async fn call(base: &str, session: &str, name: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_hidden_on_one_instance_is_hidden_on_the_other() {
     let redis = RedisServer::start();
-    let bases = fleet(&redis).await;
+    let (bases, servers) = fleet(&redis).await;
     let (hider, other) = (initialize(&bases[0]).await, initialize(&bases[0]).await);
 
     // Hidden through instance 0, before instance 1 holds a copy of the session.
@@ -115,6 +117,13 @@ async fn a_tool_hidden_on_one_instance_is_hidden_on_the_other() {
     // The other session sees it, on either instance.
     assert_eq!(tools(&bases[1], &other).await, ["echo", "hide_echo", "show_echo"]);
     assert_eq!(call(&bases[1], &other, "echo").await["result"]["content"][0]["text"], "ok");
+
+    // A shared session is changed from a handler of its requests (whose HTTP request reaches
+    // the record), not from outside: that would change one copy only.
+    let control = servers[1].session(&hider).expect("instance 1 holds a copy");
+    let refused = control.show_tool("echo").await.unwrap_err();
+    assert!(refused.to_string().contains("changed from a handler"), "{refused}");
+    assert!(control.is_hidden(mcp_server::ItemKind::Tool, "echo"), "unchanged");
 
     // Shown again through instance 0: instance 1's copy reloads the record it was told of.
     assert_eq!(call(&bases[0], &hider, "show_echo").await["result"]["content"][0]["text"], "changed=true");

@@ -175,9 +175,11 @@ impl SessionState {
         self.hides_any.store(inner.hidden.iter().any(|h| !h.is_empty()), Ordering::Release);
         Ok(())
     }
-    /// Records the HTTP session id (at `initialize`).
+    /// Records the HTTP session id (at `initialize`, or from the fleet's record).
     pub(crate) fn set_http_id(&self, id: &str) {
-        let _ = self.http_id.set(Arc::from(id));
+        if self.http_id.get().is_none() {
+            let _ = self.http_id.set(Arc::from(id));
+        }
     }
     /// The id [`SessionControl::id`](super::visibility::SessionControl::id) gives: the HTTP
     /// session id, else this process's number of the session.
@@ -223,6 +225,7 @@ impl SessionState {
                     version: version.as_str().to_owned(),
                     capabilities: inner.capabilities.clone(),
                     client_info: inner.client_info.clone(),
+                    id: self.http_id.get().map(|id| id.to_string()),
                 };
                 vec![FieldChange::Set(SESSION_FIELD.to_owned(), json_bytes(&fixed))]
             }
@@ -257,6 +260,9 @@ impl SessionState {
             Some(level) => Some(serde_json::from_slice::<LoggingLevel>(level).ok()?),
             None => None,
         };
+        if let Some(id) = &fixed.id {
+            self.set_http_id(id);
+        }
         let mut inner = self.inner();
         if inner.record_version > 0 && record.version <= inner.record_version {
             return Some(version);
@@ -341,6 +347,10 @@ struct FixedRecord {
     version: String,
     capabilities: ClientCapabilities,
     client_info: Option<Implementation>,
+    /// The HTTP session id, so that a copy built from the record knows it (see
+    /// `Server::session`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
 }
 
 #[cfg(feature = "http")]

@@ -243,7 +243,10 @@ impl SessionControl {
     }
 
     async fn set(&self, kind: ItemKind, key: &str, hidden: bool) -> Result<bool, ToolError> {
-        if self.version.is_stateless() || self.state.hides(kind, key) == hidden {
+        // A shared session's copy here may not have heard of another instance's change yet:
+        // its record is changed whatever the copy says.
+        let before = self.state.hides(kind, key);
+        if self.version.is_stateless() || (before == hidden && !self.state.is_shared()) {
             return Ok(false);
         }
         let change = RecordChange::Hidden { kind, key, hidden };
@@ -254,6 +257,9 @@ impl SessionControl {
                 )));
             }
             self.state.set_hidden(kind, key, hidden)?;
+        }
+        if before == hidden {
+            return Ok(false);
         }
         self.notify(kind).await;
         Ok(true)
