@@ -175,6 +175,7 @@ impl SessionState {
         self.hides_any.store(inner.hidden.iter().any(|h| !h.is_empty()), Ordering::Release);
         Ok(())
     }
+    #[cfg(feature = "http")]
     /// Records the HTTP session id (at `initialize`, or from the fleet's record).
     pub(crate) fn set_http_id(&self, id: &str) {
         if self.http_id.get().is_none() {
@@ -189,6 +190,7 @@ impl SessionState {
             None => self.id.to_string(),
         }
     }
+    #[cfg(feature = "http")]
     /// Marks the session as one a fleet shares.
     pub(crate) fn mark_shared(&self) {
         self.shared.store(true, Ordering::Relaxed);

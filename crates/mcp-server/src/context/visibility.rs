@@ -37,6 +37,7 @@ impl ItemKind {
     pub(crate) fn index(self) -> usize {
         self as usize
     }
+    #[cfg(feature = "http")]
     /// What the name of its fields in a fleet's record starts with.
     pub(crate) fn record_prefix(self) -> &'static str {
         match self {
@@ -46,6 +47,8 @@ impl ItemKind {
             ItemKind::ResourceTemplate => "hide:template:",
         }
     }
+    /// Every kind.
+    #[cfg(feature = "http")]
     pub(crate) const ALL: [ItemKind; 4] =
         [ItemKind::Tool, ItemKind::Prompt, ItemKind::Resource, ItemKind::ResourceTemplate];
 }
