@@ -77,12 +77,23 @@ fn test_server(visibility: bool) -> Server {
     })
     .unwrap()
     .complete("path", |_, _| async { Ok(Completion::matching("", ["a"])) });
+    // Hides every admin item from its session.
+    let hide_admin = ToolDef::new("hide_admin", json!({"type": "object"}), |_, ctx| async move {
+        let session = ctx.session();
+        session.hide_tool("admin_reset").await?;
+        session.hide_prompt("admin_prompt").await?;
+        session.hide_resource("admin://config").await?;
+        session.hide_resource_template("admin://files/{path}").await?;
+        text("hidden")
+    })
+    .unwrap();
     let builder = Server::builder("visibility-test", "1.0.0")
         .page_size(1)
         .tool(tool("echo"))
         .tool(tool("admin_reset"))
         .tool(hide)
         .tool(show)
+        .tool(hide_admin)
         .prompt(prompt("greet"))
         .prompt(prompt("admin_prompt"))
         .resource(config)
@@ -198,8 +209,11 @@ async fn two_principals_see_different_lists_and_calls() {
     let (alice, root) = (h.initialize(&h.alice).await, h.initialize(&h.root).await);
 
     // Lists: filtered before paging (pages of one item, every cursor followed).
-    assert_eq!(h.list(&h.alice, &alice, "tools/list").await, ["echo", "hide_echo", "show_echo"]);
-    assert_eq!(h.list(&h.root, &root, "tools/list").await, ["echo", "admin_reset", "hide_echo", "show_echo"]);
+    assert_eq!(h.list(&h.alice, &alice, "tools/list").await, ["echo", "hide_echo", "show_echo", "hide_admin"]);
+    assert_eq!(
+        h.list(&h.root, &root, "tools/list").await,
+        ["echo", "admin_reset", "hide_echo", "show_echo", "hide_admin"]
+    );
     assert_eq!(h.list(&h.alice, &alice, "prompts/list").await, ["greet"]);
     assert_eq!(h.list(&h.root, &root, "prompts/list").await, ["greet", "admin_prompt"]);
     assert!(h.list(&h.alice, &alice, "resources/list").await.is_empty());
@@ -339,8 +353,11 @@ async fn a_session_that_hides_a_tool_is_told_and_no_other_is() {
     assert_eq!(again["result"]["content"][0]["text"], "changed=false", "hidden already: {again}");
 
     // Session one no longer lists or calls `echo`; session two does.
-    assert_eq!(h.list(&h.alice, &one, "tools/list").await, ["admin_reset", "hide_echo", "show_echo"]);
-    assert_eq!(h.list(&h.alice, &two, "tools/list").await, ["echo", "admin_reset", "hide_echo", "show_echo"]);
+    assert_eq!(h.list(&h.alice, &one, "tools/list").await, ["admin_reset", "hide_echo", "show_echo", "hide_admin"]);
+    assert_eq!(
+        h.list(&h.alice, &two, "tools/list").await,
+        ["echo", "admin_reset", "hide_echo", "show_echo", "hide_admin"]
+    );
     let echo = json!({"name": "echo", "arguments": {}});
     let unknown = h.request(&h.alice, &one, "tools/call", echo.clone()).await;
     assert_eq!(unknown["error"]["message"], "invalid params: unknown tool `echo`", "{unknown}");
@@ -359,4 +376,33 @@ async fn a_session_that_hides_a_tool_is_told_and_no_other_is() {
     assert_eq!(one_events.method().await, "notifications/tools/list_changed");
     assert_eq!(h.request(&h.alice, &one, "tools/call", echo).await["result"]["content"][0]["text"], "ok");
     assert!(h.server.session("no-such-session").is_none());
+}
+
+#[tokio::test]
+async fn a_session_hides_prompts_resources_and_templates_as_if_absent() {
+    let h = start(test_server(false)).await;
+    let (one, two) = (h.initialize(&h.root).await, h.initialize(&h.root).await);
+    let mut one_events = Sse::open(&h, &h.root, &one).await;
+    let hidden = h.request(&h.root, &one, "tools/call", json!({"name": "hide_admin", "arguments": {}})).await;
+    assert_eq!(hidden["result"]["content"][0]["text"], "hidden", "{hidden}");
+    for expected in ["tools", "prompts", "resources", "resources"] {
+        assert_eq!(one_events.method().await, format!("notifications/{expected}/list_changed"));
+    }
+    assert_eq!(h.list(&h.root, &one, "prompts/list").await, ["greet"]);
+    assert!(h.list(&h.root, &one, "resources/list").await.is_empty());
+    assert!(h.list(&h.root, &one, "resources/templates/list").await.is_empty());
+    assert_eq!(h.list(&h.root, &two, "resources/templates/list").await, ["admin_files"]);
+    let mut unseen = Vec::new();
+    for (method, params) in requests_naming_admin_items() {
+        let seen = h.request(&h.root, &two, method, params.clone()).await;
+        assert!(seen["result"].is_object(), "{method}: {seen}");
+        unseen.push(h.raw(&h.root, &one, method, params).await);
+    }
+    assert!(h.server.remove_tool("admin_reset").await);
+    assert!(h.server.remove_prompt("admin_prompt").await);
+    assert!(h.server.remove_resource("admin://config").await);
+    assert!(h.server.remove_resource_template("admin://files/{path}").await);
+    for ((method, params), unseen) in requests_naming_admin_items().into_iter().zip(unseen) {
+        assert_eq!(h.raw(&h.root, &two, method, params).await, unseen, "{method}: hidden is as absent");
+    }
 }
