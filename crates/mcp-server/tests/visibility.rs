@@ -406,3 +406,32 @@ async fn a_session_hides_prompts_resources_and_templates_as_if_absent() {
         assert_eq!(h.raw(&h.root, &two, method, params).await, unseen, "{method}: hidden is as absent");
     }
 }
+
+/// With `hide_out_of_scope`, an item whose scopes a token lacks is unknown to it (not 403).
+#[tokio::test]
+async fn items_out_of_the_tokens_scopes_can_be_hidden_rather_than_refused() {
+    let tool = |name: &str| ToolDef::new(name, json!({"type": "object"}), |_, _| async { text("ok") }).unwrap();
+    let server = Server::builder("scoped", "1.0.0")
+        .page_size(1)
+        .tool(tool("read"))
+        .tool(tool("purge").scopes(["mcp:admin"]))
+        .prompt(PromptDef::new("audit", |_, _| async { Ok(GetPromptResult::new(vec![])) }).scopes(["mcp:admin"]))
+        .hide_out_of_scope(true)
+        .build()
+        .unwrap();
+    let h = start(server).await;
+    let (alice, root) = (h.initialize(&h.alice).await, h.initialize(&h.root).await);
+    assert_eq!(h.list(&h.alice, &alice, "tools/list").await, ["read"]);
+    assert_eq!(h.list(&h.root, &root, "tools/list").await, ["read", "purge"]);
+    assert!(h.list(&h.alice, &alice, "prompts/list").await.is_empty());
+    assert_eq!(h.list(&h.root, &root, "prompts/list").await, ["audit"]);
+
+    let purge = json!({"name": "purge", "arguments": {}});
+    assert_eq!(h.request(&h.root, &root, "tools/call", purge.clone()).await["result"]["content"][0]["text"], "ok");
+    // `raw` asserts 200: no 403 tells alice that `purge` exists.
+    let unseen = h.raw(&h.alice, &alice, "tools/call", purge.clone()).await;
+    let unseen_prompt = h.raw(&h.alice, &alice, "prompts/get", json!({"name": "audit"})).await;
+    assert!(h.server.remove_tool("purge").await && h.server.remove_prompt("audit").await);
+    assert_eq!(h.raw(&h.root, &root, "tools/call", purge).await, unseen, "hidden is as absent");
+    assert_eq!(h.raw(&h.root, &root, "prompts/get", json!({"name": "audit"})).await, unseen_prompt);
+}

@@ -56,6 +56,7 @@ pub struct ServerBuilder {
     state: StateMap,
     on_roots_changed: Option<RootsChangedCallback>,
     visibility: Option<crate::context::visibility::VisibilityFn>,
+    hide_out_of_scope: bool,
     cache_hints: crate::def::cache::CachePolicy,
     state_keys: Option<Vec<Vec<u8>>>,
     state_ttl: std::time::Duration,
@@ -269,6 +270,18 @@ impl ServerBuilder {
         self.visibility = Some(Arc::new(f));
         self
     }
+    /// Hides each tool, prompt, resource and template whose
+    /// [`scopes`](crate::ToolDef::scopes) the request's token lacks (feature `auth`): not
+    /// listed to it, and unknown to its calls, gets, reads and completions, as an item that
+    /// does not exist. By default such a request is refused with 403 `insufficient_scope`
+    /// instead, which tells the client the item exists and which scopes to step up to. A
+    /// request with no principal (over stdio, or HTTP without `auth`) sees every item, as
+    /// scopes are not checked there.
+    #[cfg(feature = "auth")]
+    pub fn hide_out_of_scope(mut self, hide: bool) -> Self {
+        self.hide_out_of_scope = hide;
+        self
+    }
     /// Declares the tools capability even with no tool yet (to add them at runtime).
     pub fn enable_tools(mut self) -> Self {
         self.enable_tools = true;
@@ -467,6 +480,7 @@ impl ServerBuilder {
                 state: Arc::new(self.state),
                 on_roots_changed: self.on_roots_changed,
                 visibility: self.visibility,
+                hide_out_of_scope: self.hide_out_of_scope,
                 cache_hints: self.cache_hints,
                 state_keys: match self.state_keys {
                     Some(keys) if !keys.is_empty() => crate::serve::seal::StateKeys::new(keys, self.state_ttl),
@@ -557,6 +571,7 @@ impl Server {
             state: StateMap::new(),
             on_roots_changed: None,
             visibility: None,
+            hide_out_of_scope: false,
             cache_hints: Default::default(),
             state_keys: None,
             state_ttl: std::time::Duration::from_secs(600),
