@@ -268,18 +268,23 @@ impl SessionControl {
         Ok(true)
     }
 
-    /// Tells the session its list of `kind` changed.
+    /// Tells the session its list of `kind` changed, waiting at most a second for room in its
+    /// outgoing queue (a client that reads nothing misses it, and the handler goes on).
     async fn notify(&self, kind: ItemKind) {
         let Some(peer) = self.state.peer.get() else { return };
-        let sent = match kind {
-            ItemKind::Tool => peer.notify::<ToolListChangedNotification>(Default::default()).await,
-            ItemKind::Prompt => peer.notify::<PromptListChangedNotification>(Default::default()).await,
-            ItemKind::Resource | ItemKind::ResourceTemplate => {
-                peer.notify::<ResourceListChangedNotification>(Default::default()).await
+        let sent = async {
+            match kind {
+                ItemKind::Tool => peer.notify::<ToolListChangedNotification>(Default::default()).await,
+                ItemKind::Prompt => peer.notify::<PromptListChangedNotification>(Default::default()).await,
+                ItemKind::Resource | ItemKind::ResourceTemplate => {
+                    peer.notify::<ResourceListChangedNotification>(Default::default()).await
+                }
             }
         };
-        if let Err(e) = sent {
-            tracing::debug!(error = %e, "list_changed not sent");
+        match tokio::time::timeout(std::time::Duration::from_secs(1), sent).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::debug!(error = %e, "list_changed not sent"),
+            Err(_) => tracing::warn!("a client reads nothing: list_changed not sent to it"),
         }
     }
 }
