@@ -86,6 +86,7 @@ pub use bus::{ChangeEvent, InMemoryBus, SubscriptionBus};
 pub use context::elicit;
 pub use context::extract::{FromContext, State};
 pub use context::progress::{Progress, ProgressReport};
+pub use context::visibility::{Item, ItemKind, SessionControl, Viewer};
 pub use context::{Context, Logger};
 pub use def::cache::CacheTarget;
 pub use def::completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};

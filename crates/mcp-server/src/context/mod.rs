@@ -33,6 +33,7 @@ pub(crate) mod extract;
 pub(crate) mod progress;
 pub(crate) mod rounds;
 pub(crate) mod session;
+pub(crate) mod visibility;
 
 /// Values shared by every handler of a server, by type.
 pub(crate) type StateMap = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
@@ -145,6 +146,27 @@ impl Context {
     /// The client's name and version, as it reported them.
     pub fn client_info(&self) -> Option<Implementation> {
         self.session.client_info()
+    }
+
+    /// This request's session, to hide items from it or show them again at run time (see
+    /// [`SessionControl`](crate::SessionControl)): hidden from this session only, which is told
+    /// with `list_changed`.
+    ///
+    /// ```
+    /// use mcp_server::{Context, ToolError};
+    ///
+    /// async fn unlock(ctx: Context) -> Result<String, ToolError> {
+    ///     ctx.session().show_tool("admin").await?;
+    ///     ctx.session().hide_tool("unlock").await?;
+    ///     Ok("unlocked".into())
+    /// }
+    /// ```
+    pub fn session(&self) -> visibility::SessionControl {
+        visibility::SessionControl {
+            state: self.session.clone(),
+            attachment: self.attachment.clone(),
+            version: self.version,
+        }
     }
 
     /// The connection to the client.

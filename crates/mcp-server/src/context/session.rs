@@ -5,7 +5,8 @@
 
 use mcp_jsonrpc::sync::MutexExt as _;
 use std::collections::HashSet;
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 #[cfg(feature = "http")]
 use axum::body::Bytes;
@@ -16,10 +17,14 @@ use mcp_types::{ClientCapabilities, Implementation, LoggingLevel, ProtocolVersio
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::visibility::ItemKind;
+
 /// The most resources one session may subscribe to at once.
 pub(crate) const MAX_SUBSCRIPTIONS: usize = 4096;
 /// The most bytes of URIs one session's subscriptions may hold.
 pub(crate) const MAX_SUBSCRIPTION_BYTES: usize = 1 << 20;
+/// The most items one session may hide (of every kind together).
+pub(crate) const MAX_HIDDEN: usize = 4096;
 
 /// What the server knows about one connected client (for a request of the stateless revision:
 /// what that request declared).
@@ -28,6 +33,13 @@ pub(crate) struct SessionState {
     /// Unique in this process (numbered from 1 in every process): with a random tag of the
     /// process, the owner of the tasks of a connection outside HTTP (see `serve::owner`).
     pub(crate) id: u64,
+    /// The HTTP session id (`Mcp-Session-Id`), set at `initialize` over HTTP.
+    http_id: OnceLock<Arc<str>>,
+    /// Whether the session hides any item ([`SessionInner::hidden`] is not empty): a session
+    /// that hides nothing looks items up without taking the lock.
+    hides_any: AtomicBool,
+    /// A session a fleet shares (its changes go through the fleet's record).
+    shared: AtomicBool,
     inner: Mutex<SessionInner>,
 }
 
@@ -50,6 +62,8 @@ struct SessionInner {
     /// logLevel).
     quiet_by_default: bool,
     subscriptions: HashSet<String>,
+    /// The items hidden from this session, by [`ItemKind::index`].
+    hidden: [HashSet<String>; 4],
     /// The version of the fleet's record this copy holds (0: none yet); an older record is not
     /// applied over a newer one.
     #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "a fleet's record needs feature http"))]
@@ -58,13 +72,22 @@ struct SessionInner {
 
 impl SessionState {
     pub(crate) fn new() -> Self {
-        SessionState { peer: OnceLock::new(), id: next_session_id(), inner: Mutex::new(SessionInner::default()) }
+        SessionState::with(SessionInner::default())
+    }
+    fn with(inner: SessionInner) -> Self {
+        SessionState {
+            peer: OnceLock::new(),
+            id: next_session_id(),
+            http_id: OnceLock::new(),
+            hides_any: AtomicBool::new(false),
+            shared: AtomicBool::new(false),
+            inner: Mutex::new(inner),
+        }
     }
     /// A session that skips the handshake: served as initialized, the client's capabilities
     /// unknown (so nothing is asked of it).
     pub(crate) fn preinitialized() -> Self {
-        let inner = SessionInner { initialized: true, ..SessionInner::default() };
-        SessionState { peer: OnceLock::new(), id: next_session_id(), inner: Mutex::new(inner) }
+        SessionState::with(SessionInner { initialized: true, ..SessionInner::default() })
     }
     fn inner(&self) -> std::sync::MutexGuard<'_, SessionInner> {
         self.inner.lock_unpoisoned()
@@ -106,9 +129,10 @@ impl SessionState {
             log_level: envelope.log_level,
             quiet_by_default: true,
             subscriptions: HashSet::new(),
+            hidden: Default::default(),
             record_version: 0,
         };
-        SessionState { peer: OnceLock::new(), id: next_session_id(), inner: Mutex::new(inner) }
+        SessionState::with(inner)
     }
     pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
         self.inner().subscriptions.contains(uri)
@@ -127,6 +151,53 @@ impl SessionState {
     fn may_subscribe(&self, uri: &str) -> Result<(), ErrorObject> {
         let inner = self.inner();
         if inner.subscriptions.contains(uri) { Ok(()) } else { room_for(&inner.subscriptions, uri) }
+    }
+    /// Whether the session hides the item `key` of `kind`: without a lock when it hides
+    /// nothing.
+    #[inline]
+    pub(crate) fn hides(&self, kind: ItemKind, key: &str) -> bool {
+        self.hides_any.load(Ordering::Acquire) && self.inner().hidden[kind.index()].contains(key)
+    }
+    /// Whether the session hides any item.
+    #[inline]
+    pub(crate) fn hides_any(&self) -> bool {
+        self.hides_any.load(Ordering::Acquire)
+    }
+    /// Hides or shows the item `key` of `kind`: at most [`MAX_HIDDEN`] items are hidden.
+    pub(crate) fn set_hidden(&self, kind: ItemKind, key: &str, hidden: bool) -> Result<(), ErrorObject> {
+        let mut inner = self.inner();
+        if hidden {
+            room_to_hide(&inner.hidden, kind, key)?;
+            inner.hidden[kind.index()].insert(key.to_owned());
+        } else {
+            inner.hidden[kind.index()].remove(key);
+        }
+        self.hides_any.store(inner.hidden.iter().any(|h| !h.is_empty()), Ordering::Release);
+        Ok(())
+    }
+    #[cfg(feature = "http")]
+    /// Records the HTTP session id (at `initialize`, or from the fleet's record).
+    pub(crate) fn set_http_id(&self, id: &str) {
+        if self.http_id.get().is_none() {
+            let _ = self.http_id.set(Arc::from(id));
+        }
+    }
+    /// The id [`SessionControl::id`](super::visibility::SessionControl::id) gives: the HTTP
+    /// session id, else this process's number of the session.
+    pub(crate) fn public_id(&self) -> String {
+        match self.http_id.get() {
+            Some(id) => id.to_string(),
+            None => self.id.to_string(),
+        }
+    }
+    #[cfg(feature = "http")]
+    /// Marks the session as one a fleet shares.
+    pub(crate) fn mark_shared(&self) {
+        self.shared.store(true, Ordering::Relaxed);
+    }
+    /// Whether a fleet shares the session.
+    pub(crate) fn is_shared(&self) -> bool {
+        self.shared.load(Ordering::Relaxed)
     }
     pub(crate) fn unsubscribe(&self, uri: &str) {
         self.inner().subscriptions.remove(uri);
@@ -156,12 +227,19 @@ impl SessionState {
                     version: version.as_str().to_owned(),
                     capabilities: inner.capabilities.clone(),
                     client_info: inner.client_info.clone(),
+                    id: self.http_id.get().map(|id| id.to_string()),
                 };
                 vec![FieldChange::Set(SESSION_FIELD.to_owned(), json_bytes(&fixed))]
             }
             RecordChange::Level(level) => vec![FieldChange::Set(LEVEL_FIELD.to_owned(), json_bytes(level))],
             RecordChange::Subscribe(uri) => vec![FieldChange::Set(format!("{SUBSCRIPTION_FIELD}{uri}"), Bytes::new())],
             RecordChange::Unsubscribe(uri) => vec![FieldChange::Remove(format!("{SUBSCRIPTION_FIELD}{uri}"))],
+            RecordChange::Hidden { kind, key, hidden: true } => {
+                vec![FieldChange::Set(format!("{}{key}", kind.record_prefix()), Bytes::new())]
+            }
+            RecordChange::Hidden { kind, key, hidden: false } => {
+                vec![FieldChange::Remove(format!("{}{key}", kind.record_prefix()))]
+            }
         }
     }
 
@@ -184,6 +262,9 @@ impl SessionState {
             Some(level) => Some(serde_json::from_slice::<LoggingLevel>(level).ok()?),
             None => None,
         };
+        if let Some(id) = &fixed.id {
+            self.set_http_id(id);
+        }
         let mut inner = self.inner();
         if inner.record_version > 0 && record.version <= inner.record_version {
             return Some(version);
@@ -198,6 +279,16 @@ impl SessionState {
             .filter_map(|(name, _)| name.strip_prefix(SUBSCRIPTION_FIELD))
             .map(str::to_owned)
             .collect();
+        let mut hidden: [HashSet<String>; 4] = Default::default();
+        for (name, _) in &record.fields {
+            if let Some((kind, key)) =
+                ItemKind::ALL.iter().find_map(|k| name.strip_prefix(k.record_prefix()).map(|key| (k, key)))
+            {
+                hidden[kind.index()].insert(key.to_owned());
+            }
+        }
+        self.hides_any.store(hidden.iter().any(|h| !h.is_empty()), Ordering::Release);
+        inner.hidden = hidden;
         Some(version)
     }
 }
@@ -214,6 +305,16 @@ fn room_for(subscriptions: &HashSet<String>, uri: &str) -> Result<(), ErrorObjec
     Ok(())
 }
 
+/// Whether `hidden` has room for `key` of `kind` too.
+fn room_to_hide(hidden: &[HashSet<String>; 4], kind: ItemKind, key: &str) -> Result<(), ErrorObject> {
+    if !hidden[kind.index()].contains(key) && hidden.iter().map(HashSet::len).sum::<usize>() >= MAX_HIDDEN {
+        return Err(ErrorObject::invalid_params(format!(
+            "too many hidden items: a session hides at most {MAX_HIDDEN}; show some first"
+        )));
+    }
+    Ok(())
+}
+
 /// A change of a session that a fleet's record holds.
 #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "a fleet's record needs feature http"))]
 pub(crate) enum RecordChange<'a> {
@@ -225,6 +326,8 @@ pub(crate) enum RecordChange<'a> {
     Subscribe(&'a str),
     /// `resources/unsubscribe`.
     Unsubscribe(&'a str),
+    /// An item hidden from the session, or shown again ([`SessionControl`](super::visibility::SessionControl)).
+    Hidden { kind: ItemKind, key: &'a str, hidden: bool },
 }
 
 /// The record's field of the fixed part of a session.
@@ -246,6 +349,10 @@ struct FixedRecord {
     version: String,
     capabilities: ClientCapabilities,
     client_info: Option<Implementation>,
+    /// The HTTP session id, so that a copy built from the record knows it (see
+    /// `Server::session`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
 }
 
 #[cfg(feature = "http")]
@@ -293,14 +400,26 @@ pub(crate) async fn update_shared(
     rctx: &RequestContext,
     change: RecordChange<'_>,
 ) -> Result<bool, ErrorObject> {
+    update_shared_with(state, rctx.attachment(), rctx.peer().protocol_version(), change).await
+}
+
+/// [`update_shared`] with what it reads of the request: its attachment and revision.
+pub(crate) async fn update_shared_with(
+    state: &SessionState,
+    attachment: Option<&mcp_jsonrpc::Attachment>,
+    version: ProtocolVersion,
+    change: RecordChange<'_>,
+) -> Result<bool, ErrorObject> {
     #[cfg(feature = "http")]
-    if let Some(info) = rctx.attachment().and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
+    if let Some(info) = attachment.and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
         && info.shares_session()
     {
-        if let RecordChange::Subscribe(uri) = change {
-            state.may_subscribe(uri)?;
+        match change {
+            RecordChange::Subscribe(uri) => state.may_subscribe(uri)?,
+            RecordChange::Hidden { kind, key, hidden: true } => room_to_hide(&state.inner().hidden, kind, key)?,
+            _ => {}
         }
-        let changes = state.record_changes(&change, rctx.peer().protocol_version());
+        let changes = state.record_changes(&change, version);
         let record = Box::pin(info.update_session(&changes)).await.map_err(|e| {
             if e.is::<mcp_transport_http::server::SessionEnded>() {
                 return ErrorObject::invalid_request("the session ended");
@@ -315,7 +434,7 @@ pub(crate) async fn update_shared(
         }
         return Ok(true);
     }
-    let _ = (state, rctx, change);
+    let _ = (state, attachment, version, change);
     Ok(false)
 }
 

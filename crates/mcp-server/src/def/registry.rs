@@ -9,6 +9,7 @@ use super::prompt::PromptDef;
 use super::resource::{ResourceDef, TemplateDef};
 use super::tool::ToolDef;
 use super::tool_schema::legacy_output_schema;
+use crate::context::visibility::Item;
 
 /// The registered items, with the lists as sent prepared once.
 #[derive(Default, Clone)]
@@ -77,5 +78,33 @@ impl Registry {
     }
     pub(crate) fn resource(&self, uri: &str) -> Option<&ResourceDef> {
         self.resource_index.get(uri).map(|i| &self.resources[*i])
+    }
+}
+
+impl ToolDef {
+    /// The tool as the visibility predicate sees it.
+    pub(crate) fn item(&self) -> Item<'_> {
+        Item::Tool(&self.tool, &self.scopes)
+    }
+}
+
+impl PromptDef {
+    /// The prompt as the visibility predicate sees it.
+    pub(crate) fn item(&self) -> Item<'_> {
+        Item::Prompt(&self.prompt, &self.scopes)
+    }
+}
+
+impl ResourceDef {
+    /// The resource as the visibility predicate sees it.
+    pub(crate) fn item(&self) -> Item<'_> {
+        Item::Resource(&self.resource, &self.scopes)
+    }
+}
+
+impl TemplateDef {
+    /// The template as the visibility predicate sees it.
+    pub(crate) fn item(&self) -> Item<'_> {
+        Item::ResourceTemplate(&self.template, &self.scopes)
     }
 }

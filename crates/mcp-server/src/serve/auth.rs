@@ -22,6 +22,10 @@ pub(crate) fn authorize(
         ReadResourceRequest::METHOD => "uri",
         _ => return Ok(()),
     };
+    // The items out of the token's scopes are hidden instead (see `Call::sees`).
+    if shared.hide_out_of_scope {
+        return Ok(());
+    }
     let Some(name) = request.param(field).and_then(json::str_text) else { return Ok(()) };
     let registry = shared.registry();
     let scopes = match request.method.as_str() {

@@ -22,6 +22,7 @@ use super::reply::{Era, respond};
 use super::shared::ServerShared;
 use crate::context::Context;
 use crate::context::session::SessionState;
+use crate::context::visibility::{Item, Viewer};
 use crate::def::tool::ToolDef;
 use crate::error::ToolError;
 
@@ -74,6 +75,41 @@ impl Call<'_> {
             task: None,
             deferred: None,
         }
+    }
+
+    /// Whether the request sees `item`: the session does not hide it and the server's
+    /// predicate, if any, shows it. Without a predicate, for a session that hides nothing: two
+    /// loads, no lock.
+    #[inline]
+    pub(crate) fn sees(&self, item: Item<'_>) -> bool {
+        #[cfg(feature = "auth")]
+        if self.server.hide_out_of_scope && !item.scopes().is_empty() && !self.granted(item.scopes()) {
+            return false;
+        }
+        !self.state.hides(item.kind(), item.key())
+            && self
+                .server
+                .visibility
+                .as_ref()
+                .is_none_or(|f| f(item, &Viewer { session: self.state, rctx: self.rctx, version: self.era.version }))
+    }
+
+    /// Whether some item may be hidden from the request (else lists are not filtered).
+    #[inline]
+    pub(crate) fn filters(&self) -> bool {
+        self.server.visibility.is_some() || self.server.hide_out_of_scope || self.state.hides_any()
+    }
+
+    /// Whether the request's token grants `scopes` (a request without a principal: yes, as
+    /// scopes are not checked there).
+    #[cfg(feature = "auth")]
+    fn granted(&self, scopes: &[String]) -> bool {
+        let principal = self
+            .rctx
+            .attachment()
+            .and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
+            .and_then(|info| info.extensions().get::<mcp_transport_http::server::auth::Principal>());
+        principal.is_none_or(|p| scopes.iter().all(|s| p.has_scope(s)))
     }
 
     /// Encodes the result of a method of marker `R` for the request's revision (decorated for

@@ -35,6 +35,7 @@ use mcp_types::{
 use super::call::{Call, FromParams, Serve, ToolCall, tool_outcome, tool_panicked};
 use super::reply::{downgrade_content, downgrade_tool_result};
 use crate::context::session::{RecordChange, update_shared};
+use crate::context::visibility::Item;
 use crate::def::completion::{Completion, CompletionRequest};
 use crate::def::registry::Registry;
 use crate::error::ToolError;
@@ -98,6 +99,8 @@ trait Listing: Request<Params = PaginatedRequestParams> {
     fn offered(capabilities: &ServerCapabilities) -> bool;
     /// The whole list, as a client of `version` sees it.
     fn items(registry: &Registry, version: mcp_types::ProtocolVersion) -> &[Self::Item];
+    /// Entry `index` of the list, `entry`, as the visibility predicate sees it.
+    fn item<'r>(registry: &'r Registry, entry: &'r Self::Item, index: usize) -> Item<'r>;
     /// The result of one page.
     fn page(items: Vec<Self::Item>, next_cursor: Option<String>) -> Self::Result;
 }
@@ -112,16 +115,53 @@ impl<R: Listing> Serve for R {
     }
 }
 
-/// One page of the list of a list method, encoded.
+/// One page of the list of a list method, encoded: of the items the request sees, when some
+/// may be hidden from it.
 fn list<R: Listing>(call: &Call<'_>, params: &PaginatedRequestParams) -> Reply {
     let registry = call.server.registry();
-    let (items, next) = page(R::items(&registry, call.era.version), params.cursor.as_deref(), call.server.page_size)?;
+    let items = R::items(&registry, call.era.version);
+    let cursor = params.cursor.as_deref();
+    let (items, next) = match call.filters() {
+        false => page(items, cursor, call.server.page_size)?,
+        true => page_where(items, cursor, call.server.page_size, |i| call.sees(R::item(&registry, &items[i], i)))?,
+    };
     call.respond::<R>(&R::page(items, next))
 }
 
 /// Opaque, stable cursors: the offset of the next page, base64url-encoded.
 fn page<T: Clone>(items: &[T], cursor: Option<&str>, size: usize) -> Result<(Vec<T>, Option<String>), ErrorObject> {
-    let start = match cursor {
+    let start = start_of(items, cursor)?;
+    let end = start.saturating_add(size).min(items.len());
+    let next = (end < items.len()).then(|| URL_SAFE_NO_PAD.encode(format!("o:{end}")));
+    Ok((items[start..end].to_vec(), next))
+}
+
+/// A page of the items at the indexes `visible` keeps, filtered before paging: the cursor is
+/// the offset in the whole list of the next page's first item, so a cursor stays valid when
+/// what the request sees changes between pages (it resumes where it was), and a page is never
+/// empty but the first.
+fn page_where<T: Clone>(
+    items: &[T],
+    cursor: Option<&str>,
+    size: usize,
+    visible: impl Fn(usize) -> bool,
+) -> Result<(Vec<T>, Option<String>), ErrorObject> {
+    let start = start_of(items, cursor)?;
+    let mut page = Vec::new();
+    let mut next = None;
+    for i in (start..items.len()).filter(|i| visible(*i)) {
+        if page.len() >= size {
+            next = Some(URL_SAFE_NO_PAD.encode(format!("o:{i}")));
+            break;
+        }
+        page.push(items[i].clone());
+    }
+    Ok((page, next))
+}
+
+/// The offset a cursor names (0 without one): -32602 for a cursor this server did not make.
+fn start_of<T>(items: &[T], cursor: Option<&str>) -> Result<usize, ErrorObject> {
+    Ok(match cursor {
         None => 0,
         Some(c) => URL_SAFE_NO_PAD
             .decode(c)
@@ -130,15 +170,12 @@ fn page<T: Clone>(items: &[T], cursor: Option<&str>, size: usize) -> Result<(Vec
             .and_then(|s| s.strip_prefix("o:").and_then(|n| n.parse::<usize>().ok()))
             .filter(|n| *n <= items.len())
             .ok_or_else(|| ErrorObject::invalid_params(format!("invalid cursor `{c}`")))?,
-    };
-    let end = start.saturating_add(size).min(items.len());
-    let next = (end < items.len()).then(|| URL_SAFE_NO_PAD.encode(format!("o:{end}")));
-    Ok((items[start..end].to_vec(), next))
+    })
 }
 
 /// Implements [`Listing`] for list methods: `marker: capability, registry list => result`.
 macro_rules! listings {
-    ($($marker:ty: $capability:ident, $list:ident => $result:ident<$item:ty>;)*) => {$(
+    ($($marker:ty: $capability:ident, $list:ident, $defs:ident.$variant:ident => $result:ident<$item:ty>;)*) => {$(
         impl Listing for $marker {
             type Item = $item;
             fn offered(capabilities: &ServerCapabilities) -> bool {
@@ -146,6 +183,10 @@ macro_rules! listings {
             }
             fn items(registry: &Registry, version: mcp_types::ProtocolVersion) -> &[$item] {
                 registry.$list(version)
+            }
+            fn item<'r>(registry: &'r Registry, entry: &'r $item, index: usize) -> Item<'r> {
+                // The lists are built from the definitions, in their order.
+                Item::$variant(entry, registry.$defs.get(index).map_or(&[], |d| d.scopes.as_slice()))
             }
             fn page(items: Vec<$item>, next_cursor: Option<String>) -> $result {
                 let mut result = $result::new(items);
@@ -157,10 +198,11 @@ macro_rules! listings {
 }
 
 listings! {
-    ListToolsRequest: tools, tool_list => ListToolsResult<mcp_types::Tool>;
-    ListPromptsRequest: prompts, prompt_list => ListPromptsResult<mcp_types::Prompt>;
-    ListResourcesRequest: resources, resource_list => ListResourcesResult<mcp_types::Resource>;
-    ListResourceTemplatesRequest: resources, template_list => ListResourceTemplatesResult<mcp_types::ResourceTemplate>;
+    ListToolsRequest: tools, tool_list, tools.Tool => ListToolsResult<mcp_types::Tool>;
+    ListPromptsRequest: prompts, prompt_list, prompts.Prompt => ListPromptsResult<mcp_types::Prompt>;
+    ListResourcesRequest: resources, resource_list, resources.Resource => ListResourcesResult<mcp_types::Resource>;
+    ListResourceTemplatesRequest: resources, template_list, templates.ResourceTemplate
+        => ListResourceTemplatesResult<mcp_types::ResourceTemplate>;
 }
 
 impl Serve for CallToolRequest {
@@ -183,7 +225,8 @@ impl Serve for CallToolRequest {
             // Only what the call needs was decoded, and is kept across its await.
             let ToolCall { name, arguments, progress } = input;
             let registry = call.server.registry();
-            let Some(tool) = registry.tool(&name) else {
+            // A tool hidden from the request is unknown, as one that does not exist.
+            let Some(tool) = registry.tool(&name).filter(|t| call.sees(t.item())) else {
                 return Err(ErrorObject::invalid_params(format!("unknown tool `{name}`")));
             };
             let mut result: CallToolResult = tool_outcome!(tool, &name, arguments, call.context(progress))?;
@@ -206,7 +249,7 @@ impl Serve for GetPromptRequest {
         // (whose `_meta` is hundreds of bytes) nor the registry.
         let get = (|| {
             let registry = call.server.registry();
-            let Some(prompt) = registry.prompt(&p.name) else {
+            let Some(prompt) = registry.prompt(&p.name).filter(|p| call.sees(p.item())) else {
                 return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", p.name)));
             };
             let arguments = p.arguments.unwrap_or_default();
@@ -245,9 +288,14 @@ impl Serve for ReadResourceRequest {
         let read = (|| {
             let progress = p.meta.and_then(|m| m.progress_token);
             let registry = call.server.registry();
-            let (handler, variables, cache) = match registry.resource(&p.uri) {
+            // What is hidden from the request is as if it did not exist.
+            let (handler, variables, cache) = match registry.resource(&p.uri).filter(|r| call.sees(r.item())) {
                 Some(r) => (&r.handler, BTreeMap::new(), r.cache.clone()),
-                None => match registry.templates.iter().find_map(|t| t.pattern.matches(&p.uri).map(|v| (t, v))) {
+                None => match registry
+                    .templates
+                    .iter()
+                    .find_map(|t| t.pattern.matches(&p.uri).filter(|_| call.sees(t.item())).map(|v| (t, v)))
+                {
                     Some((t, vars)) => (&t.handler, vars, t.cache.clone()),
                     None => return Err(ErrorObject::resource_not_found(&p.uri).for_revision(call.era.version)),
                 },
@@ -314,12 +362,14 @@ impl Serve for CompleteRequest {
         let complete = (|| {
             let registry = call.server.registry();
             let completer = match &p.r#ref {
-                CompletionReference::PromptReference(r) => match registry.prompt(&r.name) {
-                    Some(prompt) => prompt.completer(&p.argument.name),
-                    None => return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", r.name))),
-                },
+                CompletionReference::PromptReference(r) => {
+                    match registry.prompt(&r.name).filter(|p| call.sees(p.item())) {
+                        Some(prompt) => prompt.completer(&p.argument.name),
+                        None => return Err(ErrorObject::invalid_params(format!("unknown prompt `{}`", r.name))),
+                    }
+                }
                 CompletionReference::ResourceTemplateReference(r) => {
-                    match registry.templates.iter().find(|t| t.template.uri_template == r.uri) {
+                    match registry.templates.iter().find(|t| t.template.uri_template == r.uri && call.sees(t.item())) {
                         Some(t) => t.completer(&p.argument.name),
                         None => {
                             return Err(ErrorObject::invalid_params(format!("unknown resource template `{}`", r.uri)));
@@ -388,5 +438,21 @@ mod tests {
         assert_eq!(page(&items, next.as_deref(), 2).unwrap(), (vec![3], None));
         let beyond = URL_SAFE_NO_PAD.encode("o:4");
         assert_eq!(page(&items, Some(&beyond), 2).unwrap_err().code, -32602);
+    }
+
+    #[test]
+    fn filtered_pages_hold_what_is_seen_and_resume_where_they_were() {
+        let items = [1, 2, 3, 4, 5];
+        let odd = |i: usize| items[i] % 2 == 1;
+        let (first, next) = page_where(&items, None, 2, odd).unwrap();
+        assert_eq!(first, [1, 3]);
+        // The cursor is the offset of the next item seen, in the whole list.
+        assert_eq!(next.as_deref(), Some(URL_SAFE_NO_PAD.encode("o:4").as_str()));
+        assert_eq!(page_where(&items, next.as_deref(), 2, odd).unwrap(), (vec![5], None));
+        // No empty page after the last item seen.
+        assert_eq!(page_where(&items[..4], None, 2, |i| items[i] % 2 == 1).unwrap(), (vec![1, 3], None));
+        assert_eq!(page_where(&items, None, 2, |_| false).unwrap(), (vec![], None));
+        let beyond = URL_SAFE_NO_PAD.encode("o:6");
+        assert_eq!(page_where(&items, Some(&beyond), 2, odd).unwrap_err().code, -32602);
     }
 }

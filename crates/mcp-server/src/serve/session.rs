@@ -179,6 +179,14 @@ fn initialize(
         .filter(|v| !v.is_stateless())
         .unwrap_or(ProtocolVersion::LATEST_SESSION);
     state.initialize(p.capabilities, p.client_info);
+    #[cfg(feature = "http")]
+    if let Some(id) = rctx
+        .attachment()
+        .and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
+        .and_then(|info| info.session_id())
+    {
+        state.set_http_id(id);
+    }
     rctx.peer().set_protocol_version(version);
     let mut result = InitializeResult::new(server.capabilities.clone(), version.as_str(), server.info.clone());
     result.instructions = server.instructions.clone();

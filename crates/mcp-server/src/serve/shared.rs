@@ -35,6 +35,12 @@ pub(crate) struct ServerShared {
     pub(crate) peer_config: PeerConfig,
     pub(crate) state: Arc<StateMap>,
     pub(crate) on_roots_changed: Option<RootsChangedCallback>,
+    /// Who sees which items ([`ServerBuilder::visibility`](crate::ServerBuilder::visibility)):
+    /// `None`, every item is seen (and lists are pages of the registry's slices, unfiltered).
+    pub(crate) visibility: Option<crate::context::visibility::VisibilityFn>,
+    /// Items whose `scopes` a request's token lacks are hidden from it rather than refused
+    /// with 403 ([`ServerBuilder::hide_out_of_scope`](crate::ServerBuilder::hide_out_of_scope)).
+    pub(crate) hide_out_of_scope: bool,
     pub(crate) cache_hints: CachePolicy,
     pub(crate) state_keys: StateKeys,
     pub(crate) bus: Arc<dyn SubscriptionBus>,

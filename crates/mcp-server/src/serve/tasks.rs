@@ -62,7 +62,8 @@ pub(crate) fn route<'a>(
         return Err(input);
     }
     let registry = call.server.registry();
-    let Some(tool) = registry.tool(&input.name) else { return Err(input) };
+    // A tool hidden from the request takes the plain path, which answers it is unknown.
+    let Some(tool) = registry.tool(&input.name).filter(|t| call.sees(t.item())) else { return Err(input) };
     let support = tool.task_support;
     if call.era.is_stateless() {
         if support == TaskSupport::Forbidden {

@@ -12,6 +12,7 @@ use mcp_types::{
 
 use super::Server;
 use crate::context::StateMap;
+use crate::context::visibility::{Item, Viewer};
 use crate::def::custom::CustomMethods;
 use crate::def::handlers::Handlers;
 use crate::def::prompt::PromptDef;
@@ -54,6 +55,8 @@ pub struct ServerBuilder {
     templates: Vec<TemplateDef>,
     state: StateMap,
     on_roots_changed: Option<RootsChangedCallback>,
+    visibility: Option<crate::context::visibility::VisibilityFn>,
+    hide_out_of_scope: bool,
     cache_hints: crate::def::cache::CachePolicy,
     state_keys: Option<Vec<Vec<u8>>>,
     state_ttl: std::time::Duration,
@@ -239,6 +242,44 @@ impl ServerBuilder {
     /// to that client.
     pub fn on_roots_changed(mut self, f: impl Fn(Peer) + Send + Sync + 'static) -> Self {
         self.on_roots_changed = Some(Arc::new(f));
+        self
+    }
+    /// Shows each tool, prompt, resource and template only to the requests `f` says see it:
+    /// `f` is asked with the item's definition ([`Item`](crate::Item)) and who asks
+    /// ([`Viewer`](crate::Viewer): the principal and its scopes and claims, the session, the
+    /// client), for every list (before paging: pages and cursors stay right) and for every
+    /// call, get, read and completion. An item `f` hides is unknown, with exactly the error of
+    /// an item that does not exist (not a refusal). Asked per request in the stateless revision
+    /// too. A session can also hide items of its own at run time
+    /// ([`Context::session`](crate::Context::session)). `f` should be quick: it is asked for
+    /// every item of every list request. Without it, nothing is filtered.
+    ///
+    /// ```
+    /// use mcp_server::{Item, Server, Viewer};
+    ///
+    /// // Tools whose name starts with `admin_` only for the stdio client named "console".
+    /// let server = Server::builder("demo", "1.0")
+    ///     .visibility(|item: Item<'_>, who: &Viewer<'_>| {
+    ///         !item.name().starts_with("admin_") || who.client_info().is_some_and(|c| c.name == "console")
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn visibility(mut self, f: impl Fn(Item<'_>, &Viewer<'_>) -> bool + Send + Sync + 'static) -> Self {
+        self.visibility = Some(Arc::new(f));
+        self
+    }
+    /// Hides each tool, prompt, resource and template whose
+    /// [`scopes`](crate::ToolDef::scopes) the request's token lacks (feature `auth`): not
+    /// listed to it, and unknown to its calls, gets, reads and completions, as an item that
+    /// does not exist. By default such a request is refused with 403 `insufficient_scope`
+    /// instead, which tells the client the item exists and which scopes to step up to. A
+    /// request with no principal (over stdio, or HTTP without `auth`) sees every item, as
+    /// scopes are not checked there.
+    #[cfg(feature = "auth")]
+    pub fn hide_out_of_scope(mut self, hide: bool) -> Self {
+        self.hide_out_of_scope = hide;
         self
     }
     /// Declares the tools capability even with no tool yet (to add them at runtime).
@@ -438,6 +479,8 @@ impl ServerBuilder {
                 peer_config: self.peer_config,
                 state: Arc::new(self.state),
                 on_roots_changed: self.on_roots_changed,
+                visibility: self.visibility,
+                hide_out_of_scope: self.hide_out_of_scope,
                 cache_hints: self.cache_hints,
                 state_keys: match self.state_keys {
                     Some(keys) if !keys.is_empty() => crate::serve::seal::StateKeys::new(keys, self.state_ttl),
@@ -527,6 +570,8 @@ impl Server {
             templates: Vec::new(),
             state: StateMap::new(),
             on_roots_changed: None,
+            visibility: None,
+            hide_out_of_scope: false,
             cache_hints: Default::default(),
             state_keys: None,
             state_ttl: std::time::Duration::from_secs(600),

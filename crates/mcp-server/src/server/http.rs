@@ -34,6 +34,7 @@ impl SessionFactory for Server {
             }
             None => (SessionState::new(), None),
         };
+        state.mark_shared();
         let (state, service) = self.new_session(state, true);
         let dispatcher = Peer::driven(sink, service, self.shared.peer_config.clone());
         if let Some(version) = version {

@@ -13,12 +13,24 @@ use mcp_types::{
 use super::Server;
 use crate::bus::{ChangeEvent, ListChanged};
 use crate::context::session::SessionState;
+use crate::context::visibility::SessionControl;
 
 impl Server {
     /// Connected, initialized sessions.
     pub(super) fn live_sessions(&self) -> Vec<Arc<SessionState>> {
         let sessions = self.shared.sessions.lock_unpoisoned();
         sessions.iter().filter_map(Weak::upgrade).filter(|s| s.is_initialized()).collect()
+    }
+
+    /// The session `id` (see [`SessionControl::id`](crate::SessionControl::id)) connected to
+    /// this process, to hide items from it or show them again: only that session is told
+    /// (`list_changed`). A session a fleet shares is changed from a handler of one of its
+    /// requests ([`Context::session`](crate::Context::session)): its control here fails to
+    /// change it.
+    pub fn session(&self, id: &str) -> Option<SessionControl> {
+        let state = self.live_sessions().into_iter().find(|s| s.public_id() == id)?;
+        let version = state.peer.get()?.protocol_version();
+        Some(SessionControl { state, attachment: None, version })
     }
 
     /// Tells the subscription bus and every connected session that a list changed.

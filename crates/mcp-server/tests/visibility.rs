@@ -1,0 +1,437 @@
+//! Per-client visibility over real sockets, with real bearer tokens (JWTs of a test key,
+//! checked by `JwtVerifier`): two principals see different lists, and an item hidden from one
+//! is unknown to it, with exactly the error of an item that does not exist; a session that
+//! hides a tool at run time is told so, and no other session is; a request of the stateless
+//! revision is filtered per request.
+#![cfg(feature = "auth")]
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use mcp_server::mcp_transport_http::server::auth::{AuthConfig, JwtVerifier, StaticJwks};
+use mcp_server::mcp_transport_http::server::{self, HttpServerConfig};
+use mcp_server::{Completion, Item, PromptDef, ResourceDef, Server, TemplateDef, ToolDef, ToolError, Viewer};
+use mcp_types::{CallToolResult, ContentBlock, GetPromptResult, PromptArgument, TextResourceContents};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+/// A P-256 key made for these tests only (PKCS #8): the test issuer's.
+const TEST_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQghUFvbYOhF21dai8c
+ZDUQa2ryO43NZ260Wm61J5j0ZgehRANCAAQ+0Vgh9G2skW6mmkkoJjiMvcL3jsvF
+OHloBujxuf3XPIK/Gw289cdqa3wxYrRvr9hJFOyUl2sx9EqwryJAj/e1
+-----END PRIVATE KEY-----
+";
+/// Its public half as a JWKS.
+const TEST_JWKS: &str = r#"{"keys": [{"kty": "EC", "crv": "P-256", "kid": "test-key", "use": "sig",
+    "x": "PtFYIfRtrJFupppJKCY4jL3C947LxTh5aAbo8bn91zw",
+    "y": "gr8bDbz1x2prfDFitG-v2EkU7JSXazH0SrCvIkCP97U"}]}"#;
+const ISSUER: &str = "https://auth.example.com";
+const VERSION: &str = "2025-11-25";
+
+/// An access token of the test issuer for `resource`, of `subject` granting `scope`.
+fn token(resource: &str, subject: &str, scope: &str) -> String {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+    let claims = json!({"iss": ISSUER, "aud": resource, "sub": subject, "client_id": "client-1",
+        "scope": scope, "exp": now + 600, "iat": now});
+    let mut header = Header::new(Algorithm::ES256);
+    header.typ = Some("at+jwt".to_owned());
+    header.kid = Some("test-key".to_owned());
+    jsonwebtoken::encode(&header, &claims, &EncodingKey::from_ec_pem(TEST_KEY.as_bytes()).unwrap()).unwrap()
+}
+
+fn text(s: &str) -> Result<CallToolResult, ToolError> {
+    Ok(CallToolResult::success(vec![ContentBlock::text(s)]))
+}
+
+/// Items whose name starts with `admin_` are seen by principals with `mcp:admin` only.
+fn admins_see_admin_items(item: Item<'_>, who: &Viewer<'_>) -> bool {
+    !item.name().starts_with("admin_") || who.principal().is_some_and(|p| p.has_scope("mcp:admin"))
+}
+
+/// `echo`, `admin_reset`, `hide_echo` and `show_echo` (which hide and show `echo` in their
+/// session); the prompts `greet` and `admin_prompt`, the resource `admin_config` and the
+/// template `admin_files` (both completed). Lists are pages of one item.
+fn test_server(visibility: bool) -> Server {
+    let tool = |name: &str| ToolDef::new(name, json!({"type": "object"}), |_, _| async { text("ok") }).unwrap();
+    let hide = ToolDef::new("hide_echo", json!({"type": "object"}), |_, ctx| async move {
+        let changed = ctx.session().hide_tool("echo").await?;
+        text(&format!("changed={changed}"))
+    })
+    .unwrap();
+    let show = ToolDef::new("show_echo", json!({"type": "object"}), |_, ctx| async move {
+        let changed = ctx.session().show_tool("echo").await?;
+        text(&format!("changed={changed}"))
+    })
+    .unwrap();
+    let prompt = |name: &str| {
+        PromptDef::new(name, |_, _| async { Ok(GetPromptResult::new(vec![])) })
+            .argument(PromptArgument::new("x"))
+            .complete("x", |_, _| async { Ok(Completion::matching("", ["one"])) })
+    };
+    let config = ResourceDef::new("admin_config", "admin://config", |uri: String, _, _| async move {
+        Ok(vec![TextResourceContents::new(uri, "secret").into()])
+    });
+    let files = TemplateDef::new("admin_files", "admin://files/{path}", |uri: String, _, _| async move {
+        Ok(vec![TextResourceContents::new(uri, "file").into()])
+    })
+    .unwrap()
+    .complete("path", |_, _| async { Ok(Completion::matching("", ["a"])) });
+    // Hides every admin item from its session.
+    let hide_admin = ToolDef::new("hide_admin", json!({"type": "object"}), |_, ctx| async move {
+        let session = ctx.session();
+        session.hide_tool("admin_reset").await?;
+        session.hide_prompt("admin_prompt").await?;
+        session.hide_resource("admin://config").await?;
+        session.hide_resource_template("admin://files/{path}").await?;
+        text("hidden")
+    })
+    .unwrap();
+    let builder = Server::builder("visibility-test", "1.0.0")
+        .page_size(1)
+        .tool(tool("echo"))
+        .tool(tool("admin_reset"))
+        .tool(hide)
+        .tool(show)
+        .tool(hide_admin)
+        .prompt(prompt("greet"))
+        .prompt(prompt("admin_prompt"))
+        .resource(config)
+        .resource_template(files);
+    match visibility {
+        true => builder.visibility(admins_see_admin_items),
+        false => builder,
+    }
+    .build()
+    .unwrap()
+}
+
+struct Harness {
+    url: String,
+    http: reqwest::Client,
+    server: Server,
+    /// `alice` (`mcp:read`) and `root` (`mcp:read mcp:admin`).
+    alice: String,
+    root: String,
+}
+
+async fn start(server: Server) -> Harness {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let verifier = JwtVerifier::new(ISSUER, url.clone(), StaticJwks::from_json(TEST_JWKS).unwrap());
+    let auth = AuthConfig::new(url.clone(), verifier).unwrap().authorization_server(ISSUER);
+    let config = HttpServerConfig::new().json_response(true).auth(auth);
+    let router = server.http_router(config.clone());
+    tokio::spawn(async move { server::serve_router(listener, router, &config).await });
+    let (alice, root) = (token(&url, "alice", "mcp:read"), token(&url, "root", "mcp:read mcp:admin"));
+    Harness { url, http: reqwest::Client::new(), server, alice, root }
+}
+
+impl Harness {
+    fn post(&self, token: &str, session: Option<&str>, body: Value) -> reqwest::RequestBuilder {
+        let post = self
+            .http
+            .post(&self.url)
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        match session {
+            Some(s) => post.header("mcp-session-id", s).header("mcp-protocol-version", VERSION),
+            None => post,
+        }
+    }
+    /// A session of `token`'s principal.
+    async fn initialize(&self, token: &str) -> String {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+        let response = self.post(token, None, init).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(self.post(token, Some(&session), note).send().await.unwrap().status(), 202);
+        session
+    }
+    /// The response body of request `method` with `params`, as text (its bytes).
+    async fn raw(&self, token: &str, session: &str, method: &str, params: Value) -> String {
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+        let response = self.post(token, Some(session), body).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{method}");
+        response.text().await.unwrap()
+    }
+    async fn request(&self, token: &str, session: &str, method: &str, params: Value) -> Value {
+        serde_json::from_str(&self.raw(token, session, method, params).await).unwrap()
+    }
+    /// Every page of list `method`, following the cursors: the names (URIs for resources).
+    async fn list(&self, token: &str, session: &str, method: &str) -> Vec<String> {
+        let (mut names, mut cursor) = (Vec::new(), None::<String>);
+        loop {
+            let params = cursor.map_or(json!({}), |c| json!({"cursor": c}));
+            let page = self.request(token, session, method, params).await;
+            let result = &page["result"];
+            let items = ["tools", "prompts", "resources", "resourceTemplates"]
+                .iter()
+                .find_map(|k| result[k].as_array())
+                .unwrap_or_else(|| panic!("{page}"));
+            assert!(items.len() <= 1, "pages of one item: {page}");
+            names.extend(items.iter().map(|i| i["name"].as_str().unwrap().to_owned()));
+            match result["nextCursor"].as_str() {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => return names,
+            }
+        }
+    }
+}
+
+/// The requests that name an admin item: a call, a get, a read (of the resource and of a URI
+/// of the template) and completions of the prompt and the template.
+fn requests_naming_admin_items() -> Vec<(&'static str, Value)> {
+    vec![
+        ("tools/call", json!({"name": "admin_reset", "arguments": {}})),
+        ("prompts/get", json!({"name": "admin_prompt"})),
+        ("resources/read", json!({"uri": "admin://config"})),
+        ("resources/read", json!({"uri": "admin://files/a"})),
+        (
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "admin_prompt"}, "argument": {"name": "x", "value": ""}}),
+        ),
+        (
+            "completion/complete",
+            json!({"ref": {"type": "ref/resource", "uri": "admin://files/{path}"},
+                "argument": {"name": "path", "value": ""}}),
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn two_principals_see_different_lists_and_calls() {
+    let h = start(test_server(true)).await;
+    let (alice, root) = (h.initialize(&h.alice).await, h.initialize(&h.root).await);
+
+    // Lists: filtered before paging (pages of one item, every cursor followed).
+    assert_eq!(h.list(&h.alice, &alice, "tools/list").await, ["echo", "hide_echo", "show_echo", "hide_admin"]);
+    assert_eq!(
+        h.list(&h.root, &root, "tools/list").await,
+        ["echo", "admin_reset", "hide_echo", "show_echo", "hide_admin"]
+    );
+    assert_eq!(h.list(&h.alice, &alice, "prompts/list").await, ["greet"]);
+    assert_eq!(h.list(&h.root, &root, "prompts/list").await, ["greet", "admin_prompt"]);
+    assert!(h.list(&h.alice, &alice, "resources/list").await.is_empty());
+    assert_eq!(h.list(&h.root, &root, "resources/list").await, ["admin_config"]);
+    assert!(h.list(&h.alice, &alice, "resources/templates/list").await.is_empty());
+    assert_eq!(h.list(&h.root, &root, "resources/templates/list").await, ["admin_files"]);
+
+    // Calls: root's succeed; alice's are answered as if the items did not exist.
+    let mut hidden = Vec::new();
+    for (method, params) in requests_naming_admin_items() {
+        let seen = h.request(&h.root, &root, method, params.clone()).await;
+        assert!(seen["result"].is_object(), "{method}: {seen}");
+        let unseen = h.raw(&h.alice, &alice, method, params).await;
+        assert!(unseen.contains("\"error\""), "{method}: {unseen}");
+        hidden.push(unseen);
+    }
+    assert_eq!(
+        h.request(&h.alice, &alice, "tools/call", json!({"name": "echo", "arguments": {}})).await["result"]["content"]
+            [0]["text"],
+        "ok"
+    );
+
+    // The same requests once the items are gone: the same bytes.
+    assert!(h.server.remove_tool("admin_reset").await);
+    assert!(h.server.remove_prompt("admin_prompt").await);
+    assert!(h.server.remove_resource("admin://config").await);
+    assert!(h.server.remove_resource_template("admin://files/{path}").await);
+    for ((method, params), unseen) in requests_naming_admin_items().into_iter().zip(hidden) {
+        assert_eq!(h.raw(&h.root, &root, method, params).await, unseen, "{method}: hidden is as absent");
+    }
+}
+
+/// A request of the stateless revision has no session: the predicate is asked per request,
+/// with the request's principal.
+#[tokio::test]
+async fn a_stateless_request_is_filtered_by_its_principal() {
+    let h = start(test_server(true)).await;
+    let post = |token: &str, method: &str, name: Option<&str>, mut params: Value| {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let mut post = h
+            .http
+            .post(&h.url)
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method)
+            .body(json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string());
+        if let Some(name) = name {
+            post = post.header("mcp-name", name);
+        }
+        async move {
+            let response = post.send().await.unwrap();
+            assert_eq!(response.status(), 200);
+            response.json::<Value>().await.unwrap()
+        }
+    };
+    let names = |page: Value| -> Vec<String> {
+        // Pages of one item: the first page names the first item seen.
+        page["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+    };
+    let cursor = |page: &Value| page["result"]["nextCursor"].as_str().unwrap().to_owned();
+    let alice_first = post(&h.alice, "tools/list", None, json!({})).await;
+    let root_first = post(&h.root, "tools/list", None, json!({})).await;
+    let alice_second = post(&h.alice, "tools/list", None, json!({"cursor": cursor(&alice_first)})).await;
+    let root_second = post(&h.root, "tools/list", None, json!({"cursor": cursor(&root_first)})).await;
+    assert_eq!((names(alice_first), names(alice_second)), (vec!["echo".to_owned()], vec!["hide_echo".to_owned()]));
+    assert_eq!((names(root_first), names(root_second)), (vec!["echo".to_owned()], vec!["admin_reset".to_owned()]));
+
+    let call = json!({"name": "admin_reset", "arguments": {}});
+    let seen = post(&h.root, "tools/call", Some("admin_reset"), call.clone()).await;
+    assert_eq!(seen["result"]["content"][0]["text"], "ok", "{seen}");
+    let unseen = post(&h.alice, "tools/call", Some("admin_reset"), call).await;
+    assert_eq!(unseen["error"]["message"], "invalid params: unknown tool `admin_reset`", "{unseen}");
+    // A session's own hidden set does not apply: the stateless request has no session.
+    let hide = post(&h.root, "tools/call", Some("hide_echo"), json!({"name": "hide_echo", "arguments": {}})).await;
+    assert_eq!(hide["result"]["content"][0]["text"], "changed=false", "{hide}");
+}
+
+/// One SSE stream's messages, read as they come.
+struct Sse {
+    response: reqwest::Response,
+    buf: String,
+}
+
+impl Sse {
+    async fn open(h: &Harness, token: &str, session: &str) -> Sse {
+        let response = h
+            .http
+            .get(&h.url)
+            .bearer_auth(token)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", VERSION)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        Sse { response, buf: String::new() }
+    }
+    /// The next message's method (within 30 seconds: keep-alive comments do not extend it).
+    async fn method(&mut self) -> String {
+        tokio::time::timeout(Duration::from_secs(30), self.next_method()).await.expect("a message in time")
+    }
+    async fn next_method(&mut self) -> String {
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let block: String = self.buf.drain(..end + 2).collect();
+                let data: String = block.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).collect();
+                if !data.is_empty() {
+                    let message: Value = serde_json::from_str(&data).unwrap();
+                    return message["method"].as_str().unwrap_or_default().to_owned();
+                }
+                continue;
+            }
+            let chunk = self.response.chunk().await.unwrap().expect("the stream goes on");
+            self.buf.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_session_that_hides_a_tool_is_told_and_no_other_is() {
+    let h = start(test_server(false)).await;
+    let (one, two) = (h.initialize(&h.alice).await, h.initialize(&h.alice).await);
+    let (mut one_events, mut two_events) = (Sse::open(&h, &h.alice, &one).await, Sse::open(&h, &h.alice, &two).await);
+
+    let hide = json!({"name": "hide_echo", "arguments": {}});
+    let hidden = h.request(&h.alice, &one, "tools/call", hide.clone()).await;
+    assert_eq!(hidden["result"]["content"][0]["text"], "changed=true", "{hidden}");
+    assert_eq!(one_events.method().await, "notifications/tools/list_changed");
+    let again = h.request(&h.alice, &one, "tools/call", hide).await;
+    assert_eq!(again["result"]["content"][0]["text"], "changed=false", "hidden already: {again}");
+
+    // Session one no longer lists or calls `echo`; session two does.
+    assert_eq!(h.list(&h.alice, &one, "tools/list").await, ["admin_reset", "hide_echo", "show_echo", "hide_admin"]);
+    assert_eq!(
+        h.list(&h.alice, &two, "tools/list").await,
+        ["echo", "admin_reset", "hide_echo", "show_echo", "hide_admin"]
+    );
+    let echo = json!({"name": "echo", "arguments": {}});
+    let unknown = h.request(&h.alice, &one, "tools/call", echo.clone()).await;
+    assert_eq!(unknown["error"]["message"], "invalid params: unknown tool `echo`", "{unknown}");
+    assert_eq!(h.request(&h.alice, &two, "tools/call", echo.clone()).await["result"]["content"][0]["text"], "ok");
+
+    // A change every session hears of: session two's first message is that one (it heard
+    // nothing of session one's hiding), session one's next too.
+    h.server.add_prompt(PromptDef::new("later", |_, _| async { Ok(GetPromptResult::new(vec![])) })).await.unwrap();
+    assert_eq!(two_events.method().await, "notifications/prompts/list_changed");
+    assert_eq!(one_events.method().await, "notifications/prompts/list_changed");
+
+    // Shown again, from the server, by the session's id: session one is told.
+    let control = h.server.session(&one).expect("session one is connected here");
+    assert_eq!(control.id().as_deref(), Some(one.as_str()));
+    assert!(control.show_tool("echo").await.unwrap());
+    assert_eq!(one_events.method().await, "notifications/tools/list_changed");
+    assert_eq!(h.request(&h.alice, &one, "tools/call", echo).await["result"]["content"][0]["text"], "ok");
+    assert!(h.server.session("no-such-session").is_none());
+}
+
+#[tokio::test]
+async fn a_session_hides_prompts_resources_and_templates_as_if_absent() {
+    let h = start(test_server(false)).await;
+    let (one, two) = (h.initialize(&h.root).await, h.initialize(&h.root).await);
+    let mut one_events = Sse::open(&h, &h.root, &one).await;
+    let hidden = h.request(&h.root, &one, "tools/call", json!({"name": "hide_admin", "arguments": {}})).await;
+    assert_eq!(hidden["result"]["content"][0]["text"], "hidden", "{hidden}");
+    for expected in ["tools", "prompts", "resources", "resources"] {
+        assert_eq!(one_events.method().await, format!("notifications/{expected}/list_changed"));
+    }
+    assert_eq!(h.list(&h.root, &one, "prompts/list").await, ["greet"]);
+    assert!(h.list(&h.root, &one, "resources/list").await.is_empty());
+    assert!(h.list(&h.root, &one, "resources/templates/list").await.is_empty());
+    assert_eq!(h.list(&h.root, &two, "resources/templates/list").await, ["admin_files"]);
+    let mut unseen = Vec::new();
+    for (method, params) in requests_naming_admin_items() {
+        let seen = h.request(&h.root, &two, method, params.clone()).await;
+        assert!(seen["result"].is_object(), "{method}: {seen}");
+        unseen.push(h.raw(&h.root, &one, method, params).await);
+    }
+    assert!(h.server.remove_tool("admin_reset").await);
+    assert!(h.server.remove_prompt("admin_prompt").await);
+    assert!(h.server.remove_resource("admin://config").await);
+    assert!(h.server.remove_resource_template("admin://files/{path}").await);
+    for ((method, params), unseen) in requests_naming_admin_items().into_iter().zip(unseen) {
+        assert_eq!(h.raw(&h.root, &two, method, params).await, unseen, "{method}: hidden is as absent");
+    }
+}
+
+/// With `hide_out_of_scope`, an item whose scopes a token lacks is unknown to it (not 403).
+#[tokio::test]
+async fn items_out_of_the_tokens_scopes_can_be_hidden_rather_than_refused() {
+    let tool = |name: &str| ToolDef::new(name, json!({"type": "object"}), |_, _| async { text("ok") }).unwrap();
+    let server = Server::builder("scoped", "1.0.0")
+        .page_size(1)
+        .tool(tool("read"))
+        .tool(tool("purge").scopes(["mcp:admin"]))
+        .prompt(PromptDef::new("audit", |_, _| async { Ok(GetPromptResult::new(vec![])) }).scopes(["mcp:admin"]))
+        .hide_out_of_scope(true)
+        .build()
+        .unwrap();
+    let h = start(server).await;
+    let (alice, root) = (h.initialize(&h.alice).await, h.initialize(&h.root).await);
+    assert_eq!(h.list(&h.alice, &alice, "tools/list").await, ["read"]);
+    assert_eq!(h.list(&h.root, &root, "tools/list").await, ["read", "purge"]);
+    assert!(h.list(&h.alice, &alice, "prompts/list").await.is_empty());
+    assert_eq!(h.list(&h.root, &root, "prompts/list").await, ["audit"]);
+
+    let purge = json!({"name": "purge", "arguments": {}});
+    assert_eq!(h.request(&h.root, &root, "tools/call", purge.clone()).await["result"]["content"][0]["text"], "ok");
+    // `raw` asserts 200: no 403 tells alice that `purge` exists.
+    let unseen = h.raw(&h.alice, &alice, "tools/call", purge.clone()).await;
+    let unseen_prompt = h.raw(&h.alice, &alice, "prompts/get", json!({"name": "audit"})).await;
+    assert!(h.server.remove_tool("purge").await && h.server.remove_prompt("audit").await);
+    assert_eq!(h.raw(&h.root, &root, "tools/call", purge).await, unseen, "hidden is as absent");
+    assert_eq!(h.raw(&h.root, &root, "prompts/get", json!({"name": "audit"})).await, unseen_prompt);
+}
