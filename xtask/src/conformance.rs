@@ -300,9 +300,15 @@ pub fn run(root: &Path) -> Result<()> {
         for run in suite.server_runs(root, pin)? {
             let out = out.join("server").join(run.revision());
             failed.extend(server_scenarios(root, suite, &run, &everything, &out)?.into_iter().map(tag));
-            let out = out.join("gateway");
-            let through = |f: String| tag(format!("through the gateway: {f}"));
-            failed.extend(gateway_scenarios(root, suite, &run, &everything, &gateway, &out)?.into_iter().map(through));
+            // Through the gateway, at the session revisions: at 2026-07-28 the gateway passes
+            // on neither tasks nor an input-required result as the mounted server wrote it
+            // (its keys, several inputs at once), which scenarios of that revision check.
+            if run.revision() != GATEWAY_UNTIL {
+                let out = out.join("gateway");
+                let through = |f: String| tag(format!("through the gateway: {f}"));
+                let gateway = gateway_scenarios(root, suite, &run, &everything, &gateway, &out)?;
+                failed.extend(gateway.into_iter().map(through));
+            }
         }
         let scenarios = suite.client_scenarios(root)?;
         match &client {
@@ -360,6 +366,9 @@ fn server_scenarios(
     drop(server);
     failed
 }
+
+/// The first revision whose server scenarios do not run against the gateway (see [`run`]).
+const GATEWAY_UNTIL: &str = "2026-07-28";
 
 /// Runs the server suite against the `gateway` example with `everything` mounted without a
 /// prefix, both over Streamable HTTP; returns what failed.

@@ -50,6 +50,8 @@ struct Mirrored {
 struct Upstream {
     link: Arc<Link>,
     client: tokio::sync::Mutex<Option<Arc<Client>>>,
+    /// Whether this connection listed the tools (see [`Mount::call_tool`]).
+    listed: std::sync::atomic::AtomicBool,
 }
 
 /// What a call's progress task is given.
@@ -178,10 +180,11 @@ impl Mount {
             def.execution = None;
             let mount = self.clone();
             let original = tool.name.clone();
+            let mirrors = serde_json::to_string(&tool.input_schema).is_ok_and(|s| s.contains("\"x-mcp-header\""));
             let handler = move |arguments: JsonObject, ctx: Context| {
                 let mount = mount.clone();
                 let original = original.clone();
-                async move { mount.call_tool(original, arguments, ctx).await }
+                async move { mount.call_tool(original, arguments, ctx, mirrors).await }
             };
             let added = match ToolDef::from_tool(def, handler) {
                 Ok(def) => server.add_tool(def).await,
@@ -384,7 +387,11 @@ impl Mount {
             match sessions.get(&id) {
                 Some(upstream) => (upstream.clone(), false),
                 None => {
-                    let upstream = Arc::new(Upstream { link: Arc::default(), client: tokio::sync::Mutex::new(None) });
+                    let upstream = Arc::new(Upstream {
+                        link: Arc::default(),
+                        client: tokio::sync::Mutex::new(None),
+                        listed: Default::default(),
+                    });
                     sessions.insert(id, upstream.clone());
                     (upstream, true)
                 }
@@ -481,16 +488,27 @@ impl Mount {
         }
     }
 
+    /// Calls tool `name` of the mounted server. `mirrors`: its input schema mirrors arguments
+    /// in headers (`x-mcp-header`, 2026-07-28), which a client sends only for the tools it
+    /// listed: a connection in that revision lists them once before such a call.
     async fn call_tool(
         self: Arc<Self>,
         name: String,
         arguments: JsonObject,
         ctx: Context,
+        mirrors: bool,
     ) -> Result<CallToolResult, ToolError> {
         let (upstream, client) = match self.upstream(&ctx).await {
             Ok(found) => found,
             Err(Down(message)) => return Ok(CallToolResult::error(message)),
         };
+        if mirrors
+            && client.protocol_version().is_stateless()
+            && !upstream.listed.swap(true, std::sync::atomic::Ordering::AcqRel)
+            && let Err(e) = client.list_all_tools().await
+        {
+            tracing::debug!(mount = self.naming.prefix(), error = %e, "tools not listed");
+        }
         let _call = upstream.link.enter(&ctx);
         let mut params = CallToolRequestParams::new(name);
         params.arguments = Some(arguments);
