@@ -197,3 +197,21 @@ async fn a_mounted_server_that_dies_fails_only_its_own_calls() {
     // never answers.
     drop(client);
 }
+
+/// A 2026-07-28 client through the gateway to `everything` over HTTP: the gateway's
+/// connection for the request sends the `Mcp-Param-Region` header that `test_region_header`
+/// declares (`x-mcp-header`), which `everything` requires.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_mirrors_an_argument_in_a_header_through_the_gateway() {
+    let upstream = serve(mcp_examples::everything::server().unwrap()).await;
+    let gateway =
+        Gateway::builder("gateway", "1.0").mount("", Source::http(&upstream).unwrap()).build().await.unwrap();
+    let url = serve(gateway).await;
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let client = builder(&seen).connect_http(&url).await.unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
+    client.list_all_tools().await.unwrap();
+    let result = client.call_tool("test_region_header", json!({"region": "eu-west-1"})).await.unwrap();
+    assert!(text(&result).contains("eu-west-1"), "{result:?}");
+    client.close().await.unwrap();
+}
