@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use everything_checks::{Seen, builder, completions, prompts, resources, text, tools, wait_for_event};
-use mcp_sdk::client::{CallOptions, ServerEvent};
+use mcp_sdk::client::{CallOptions, Client, ServerEvent};
 use mcp_sdk::gateway::{Gateway, Source};
 use mcp_sdk::server::{Server, ToolDef, ToolError};
 use mcp_sdk::transport::http::server::{HttpServerConfig, serve_listener};
@@ -29,17 +29,22 @@ fn everything_bin() -> PathBuf {
 
 /// Serves `server` over Streamable HTTP on a local port; the endpoint's URL.
 async fn serve(server: Server) -> String {
+    serve_shared(server).await.1
+}
+
+/// Serves `server` over Streamable HTTP on a local port; the server, and the endpoint's URL.
+async fn serve_shared(server: Server) -> (Server, String) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(serve_listener(Arc::new(server), HttpServerConfig::default(), listener));
-    url
+    tokio::spawn(serve_listener(Arc::new(server.clone()), HttpServerConfig::default(), listener));
+    (server, url)
 }
 
 /// `everything` over HTTP, mounted without a prefix into a gateway served over HTTP: a
 /// client of the gateway sees what a client of `everything` sees.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn everything_through_the_gateway_over_http() {
-    let upstream = serve(mcp_examples::everything::server().unwrap()).await;
+    let (everything, upstream) = serve_shared(mcp_examples::everything::server().unwrap()).await;
     let gateway = Gateway::builder("gateway", "1.0").mount("", Source::http(&upstream).unwrap()).build().await.unwrap();
     let url = serve(gateway).await;
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -49,7 +54,35 @@ async fn everything_through_the_gateway_over_http() {
     resources(&client).await;
     prompts(&client).await;
     completions(&client).await;
+    subscriptions_and_list_changes(&client, &everything, &seen).await;
     client.close().await.unwrap();
+}
+
+/// `everything_http.rs`'s check of subscriptions and list changes, through the gateway: an
+/// update of `everything` reaches the gateway's subscriber (and not after it unsubscribed),
+/// and its list changes reach the gateway's client.
+async fn subscriptions_and_list_changes(client: &Client, server: &Server, seen: &Arc<Mutex<Seen>>) {
+    const WATCHED: &str = "test://watched-resource";
+    let updates = || {
+        let seen = seen.lock().unwrap();
+        seen.events.iter().filter(|e| matches!(e, ServerEvent::ResourceUpdated { uri } if uri == WATCHED)).count()
+    };
+    client.subscribe(WATCHED).await.unwrap();
+    server.notify_resource_updated(WATCHED).await;
+    wait_for_event(seen, "notifications/resources/updated", |e| matches!(e, ServerEvent::ResourceUpdated { .. })).await;
+    client.unsubscribe(WATCHED).await.unwrap();
+    server.notify_resource_updated(WATCHED).await;
+    // The prompt list changes next: its notification comes after any update.
+    assert!(server.remove_prompt("test_prompt_with_image").await);
+    wait_for_event(seen, "notifications/prompts/list_changed", |e| matches!(e, ServerEvent::PromptListChanged)).await;
+    assert_eq!(updates(), 1, "no update after unsubscribing");
+    let prompts = client.list_all_prompts().await.unwrap();
+    assert!(prompts.iter().all(|p| p.name != "test_prompt_with_image"));
+    assert!(server.remove_resource("test://static-binary").await);
+    wait_for_event(seen, "notifications/resources/list_changed", |e| matches!(e, ServerEvent::ResourceListChanged))
+        .await;
+    let resources = client.list_all_resources().await.unwrap();
+    assert!(resources.iter().all(|r| r.uri != "test://static-binary"));
 }
 
 /// A tool `name` that answers `answer`.
