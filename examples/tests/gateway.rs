@@ -237,8 +237,7 @@ async fn a_mounted_server_that_dies_fails_only_its_own_calls() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_that_mirrors_an_argument_in_a_header_through_the_gateway() {
     let upstream = serve(mcp_examples::everything::server().unwrap()).await;
-    let gateway =
-        Gateway::builder("gateway", "1.0").mount("", Source::http(&upstream).unwrap()).build().await.unwrap();
+    let gateway = Gateway::builder("gateway", "1.0").mount("", Source::http(&upstream).unwrap()).build().await.unwrap();
     let url = serve(gateway).await;
     let seen = Arc::new(Mutex::new(Seen::default()));
     let client = builder(&seen).connect_http(&url).await.unwrap();
