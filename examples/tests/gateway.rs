@@ -247,3 +247,28 @@ async fn a_tool_that_mirrors_an_argument_in_a_header_through_the_gateway() {
     assert!(text(&result).contains("eu-west-1"), "{result:?}");
     client.close().await.unwrap();
 }
+
+/// A gateway session's connection to a mounted server ends with the session: the connection
+/// the mounted server served the session's call on closes when the client closes (HTTP
+/// DELETE).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_upstream_connection_ends_with_the_session() {
+    // The mounted server's tool keeps the connection it was called on.
+    let seen_peer: Arc<Mutex<Option<mcp_sdk::jsonrpc::Peer>>> = Arc::default();
+    let keep = seen_peer.clone();
+    let tool = ToolDef::new("hello", json!({"type": "object"}), move |_args, ctx| {
+        *keep.lock().unwrap() = Some(ctx.peer().clone());
+        async { Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("hello")])) }
+    })
+    .unwrap();
+    let local = Server::builder("local", "1.0").tool(tool).build().unwrap();
+    let gateway = Gateway::builder("gateway", "1.0").mount("local", local).build().await.unwrap();
+    let url = serve(gateway).await;
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let client = builder(&seen).protocol_version(ProtocolVersion::V2025_11_25).connect_http(&url).await.unwrap();
+    assert_eq!(text(&client.call_tool("local_hello", json!({})).await.unwrap()), "hello");
+    let upstream = seen_peer.lock().unwrap().clone().unwrap();
+    assert!(!upstream.is_closed());
+    client.close().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), upstream.closed()).await.expect("the upstream connection lives on");
+}
