@@ -272,3 +272,26 @@ async fn a_sessions_upstream_connection_ends_with_the_session() {
     client.close().await.unwrap();
     tokio::time::timeout(Duration::from_secs(10), upstream.closed()).await.expect("the upstream connection lives on");
 }
+
+/// A request of the stateless revision (2026-07-28) is a gateway session of its own: the
+/// connection to the mounted server opened for it closes once it is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_requests_upstream_connection_ends_with_it() {
+    let seen_peer: Arc<Mutex<Option<mcp_sdk::jsonrpc::Peer>>> = Arc::default();
+    let keep = seen_peer.clone();
+    let tool = ToolDef::new("hello", json!({"type": "object"}), move |_args, ctx| {
+        *keep.lock().unwrap() = Some(ctx.peer().clone());
+        async { Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("hello")])) }
+    })
+    .unwrap();
+    let local = Server::builder("local", "1.0").tool(tool).build().unwrap();
+    let gateway = Gateway::builder("gateway", "1.0").mount("local", local).build().await.unwrap();
+    let url = serve(gateway).await;
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let client = builder(&seen).connect_http(&url).await.unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
+    assert_eq!(text(&client.call_tool("local_hello", json!({})).await.unwrap()), "hello");
+    let upstream = seen_peer.lock().unwrap().clone().unwrap();
+    tokio::time::timeout(Duration::from_secs(10), upstream.closed()).await.expect("the upstream connection lives on");
+    client.close().await.unwrap();
+}

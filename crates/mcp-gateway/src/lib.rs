@@ -34,9 +34,11 @@
 //! subscriptions).
 //!
 //! ## Calls
-//! Each gateway session (a client's connection; each request of the stateless revision is
-//! one) gets its own connection to each mounted server it calls, opened at its first call,
-//! declaring what the session's client declared, and closed when the session ends. So every
+//! Each gateway session (a client's connection) gets its own connection to each mounted
+//! server it calls, opened at its first call, declaring what the session's client declared,
+//! and closed when the session ends; a request of the stateless revision (2026-07-28) gets a
+//! connection of its own, closed once it is answered (for a child process, a process per
+//! request: mount such servers over HTTP where clients speak 2026-07-28). So every
 //! request the mounted server sends on it (sampling, elicitation, roots) is for that
 //! session's client, and is passed to it through the latest of the session's calls in flight
 //! on that connection; so are its log messages (outside a call they are dropped). A call's

@@ -47,6 +47,7 @@ struct Mirrored {
 
 /// One gateway session's connection to the mounted server, opened at its first call and
 /// again after it was lost.
+#[derive(Default)]
 struct Upstream {
     link: Arc<Link>,
     client: tokio::sync::Mutex<Option<Arc<Client>>>,
@@ -382,16 +383,18 @@ impl Mount {
     /// is none or it was lost.
     async fn upstream(self: &Arc<Self>, ctx: &Context) -> Result<(Arc<Upstream>, Arc<Client>), Down> {
         let id = ctx.session_id();
-        let (upstream, new) = {
+        // A request of the stateless revision is a session of its own, whose peer is never
+        // told it ended: its connection is opened for it alone, and closed when the call
+        // drops it.
+        let stateless = ctx.protocol_version().is_stateless();
+        let (upstream, new) = if stateless {
+            (Arc::new(Upstream::default()), false)
+        } else {
             let mut sessions = self.sessions.lock_unpoisoned();
             match sessions.get(&id) {
                 Some(upstream) => (upstream.clone(), false),
                 None => {
-                    let upstream = Arc::new(Upstream {
-                        link: Arc::default(),
-                        client: tokio::sync::Mutex::new(None),
-                        listed: Default::default(),
-                    });
+                    let upstream = Arc::new(Upstream::default());
                     sessions.insert(id, upstream.clone());
                     (upstream, true)
                 }
