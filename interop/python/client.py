@@ -27,8 +27,24 @@ from checks import Context, Inputs
 
 if os.environ.get("MCP_INTEROP_CHECKS") == "server-everything":
     from everything_checks import CHECKS
+elif os.environ.get("MCP_INTEROP_CHECKS") == "gateway":
+    from gateway_checks import CHECKS
 else:
     from checks import CHECKS
+
+# Through the gateway, a mounted server's sampling request reaches this client, which answers
+# it (declared only then: the other checks see a client without sampling).
+SAMPLING = os.environ.get("MCP_INTEROP_CHECKS") == "gateway"
+
+
+async def sample(_context: object, _params: object) -> object:
+    from mcp import types
+
+    return types.CreateMessageResult(
+        role="assistant",
+        content=types.TextContent(type="text", text="sampled by the interop client"),
+        model="interop",
+    )
 
 # A hung check fails on its own instead of eating the whole run's time budget (the xtask kills
 # the run after 60 s), so the checks after it still report.
@@ -55,6 +71,7 @@ async def run(command: str, args: list[str]) -> int:
                 client_info=client_info,
                 elicitation_callback=inputs.elicit,
                 message_handler=inputs.on_message,
+                sampling_callback=sample if SAMPLING else None,
             ) as session:
                 try:
                     with anyio.fail_after(CHECK_TIMEOUT_S):

@@ -15,15 +15,22 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
+  CreateMessageRequestSchema,
   ElicitationCompleteNotificationSchema,
   ElicitRequestSchema,
   LATEST_PROTOCOL_VERSION,
 } from '@modelcontextprotocol/sdk/types.js';
 
+const CHECKS = process.env.MCP_INTEROP_CHECKS;
 const { checks } =
-  process.env.MCP_INTEROP_CHECKS === 'server-everything'
+  CHECKS === 'server-everything'
     ? await import('./everything_checks.mjs')
-    : await import('./checks.mjs');
+    : CHECKS === 'gateway'
+      ? await import('./gateway_checks.mjs')
+      : await import('./checks.mjs');
+// Through the gateway, a mounted server's sampling request reaches this client, which answers
+// it (declared only then: the other checks see a client without sampling).
+const SAMPLING = CHECKS === 'gateway';
 
 // A hung check fails on its own instead of eating the whole run's time budget (the xtask kills
 // the run after 60 s), so the checks after it still report.
@@ -76,8 +83,15 @@ async function main() {
   // (`notifications/elicitation/complete`) awaited with `ctx.waitForCompletion(id)`.
   ctx.client = new Client(
     { name: 'mcp-rust-sdk-interop', version: '0.0.0' },
-    { capabilities: { elicitation: { form: {}, url: {} } } },
+    { capabilities: { elicitation: { form: {}, url: {} }, ...(SAMPLING ? { sampling: {} } : {}) } },
   );
+  if (SAMPLING) {
+    ctx.client.setRequestHandler(CreateMessageRequestSchema, () => ({
+      role: 'assistant',
+      content: { type: 'text', text: 'sampled by the interop client' },
+      model: 'interop',
+    }));
+  }
   ctx.elicitations = [];
   const completed = new Set();
   let wake = () => {};

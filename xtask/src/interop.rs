@@ -215,11 +215,42 @@ pub fn run(root: &Path) -> Result<()> {
         },
     };
     failures.extend(proxy::run(root, &setup)?);
+    failures.extend(gateway(root, &clients, [&node.display().to_string(), &everything.display().to_string()])?);
     if !failures.is_empty() {
         bail!("interop failed:\n  {}", failures.join("\n  "));
     }
     println!("==> interop: every run passed ({:.1} s)", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// The official SDK clients (`MCP_INTEROP_CHECKS=gateway`: `gateway_checks.*`) through the
+/// `gateway` example over Streamable HTTP, which mounts the official server-everything
+/// (`official`, stdio: `node index.js stdio`) and our `everything` (`ours`, Streamable HTTP):
+/// tools of both, a sampling round trip from ours and progress from the official one. The
+/// failures.
+fn gateway(root: &Path, clients: &[Client], official: [&str; 2]) -> Result<Vec<String>> {
+    let [gateway, everything] = build_examples(root, ["gateway", "everything"])?;
+    let ours = std::net::SocketAddr::from(([127, 0, 0, 1], free_port()?));
+    let mut command = Command::new(&everything);
+    command.args(["--http", &ours.to_string()]);
+    let _ours = ServerProcess::start(command, ours, SERVER_START_TIMEOUT)?;
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], free_port()?));
+    let mut command = Command::new(&gateway);
+    command.args(["--http", &addr.to_string()]);
+    command.args(["--mount", &format!("official={} {} stdio", official[0], official[1])]);
+    command.args(["--mount", &format!("ours=http://{ours}/mcp")]);
+    let _gateway = ServerProcess::start(command, addr, SERVER_START_TIMEOUT)?;
+    let mut failures = Vec::new();
+    for sdk in clients {
+        // The process ends soon after: the environment is leaked, not freed.
+        let env = Vec::leak([sdk.env, &[("MCP_INTEROP_CHECKS", "gateway")]].concat());
+        let client = Client { name: sdk.name, program: sdk.program.clone(), args: sdk.args.clone(), env };
+        let outcome = run_client(root, &client, &["--http".to_owned(), format!("http://{addr}/mcp")])?;
+        if !outcome.passed {
+            failures.push(format!("{} through the gateway: {}", sdk.name, outcome.summary));
+        }
+    }
+    Ok(failures)
 }
 
 /// Installs Node from `interop/node` and returns its binary, checked to be the pinned version.

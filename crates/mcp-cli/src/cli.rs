@@ -184,6 +184,12 @@ pub struct ProxyArgs {
     /// Serve the stdio server (after `--`) over Streamable HTTP at this address.
     #[arg(long, value_name = "ADDR")]
     pub serve: Option<String>,
+    /// A server mounted under NAME, through a gateway (repeatable): `TARGET` is a command line
+    /// (split at whitespace) or an `http(s)://` URL; its tools and prompts are listed as
+    /// `NAME_tool`, its resources as `NAME+uri`. Served on stdio, or at `--serve ADDR`; a
+    /// server after `--` (or a URL) is mounted unprefixed beside them.
+    #[arg(long = "named-server", num_args = 2, value_names = ["NAME", "TARGET"])]
+    pub named_server: Vec<String>,
     #[command(flatten)]
     pub server: ServerArgs,
 }

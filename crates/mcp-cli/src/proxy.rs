@@ -12,7 +12,9 @@
 //!   with the `Mcp-Param-{Name}` headers they ask for, and a tool whose declarations are
 //!   invalid is left out of the listing the client gets.
 //! - `mcp proxy --serve ADDR -- COMMAND`: see [`serve`].
+//! - `mcp proxy [--serve ADDR] --named-server NAME TARGET...`: see [`named`].
 
+mod named;
 mod serve;
 mod tools;
 
@@ -53,6 +55,9 @@ const MAX_MAPPED: usize = 4096;
 
 /// Runs the proxy until either side ends.
 pub async fn run(args: ProxyArgs, global: &Global) -> ExitCode {
+    if !args.named_server.is_empty() {
+        return named::run(&args, global).await;
+    }
     if let Some(addr) = &args.serve {
         return serve::run(addr, &args.server.server, global).await;
     }

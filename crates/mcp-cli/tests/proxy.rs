@@ -240,3 +240,53 @@ async fn the_proxy_takes_its_url_from_a_config_entry() {
     client.close().await.unwrap();
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `mcp proxy --serve ADDR --named-server NAME TARGET...`: two servers on one endpoint, a URL
+/// and a command (here `mcp proxy URL`, a stdio server), each under its name, with the
+/// command's sampling request reaching the client over HTTP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn named_servers_share_one_endpoint() {
+    let (_server, url) = serve_everything().await;
+    let pipe = format!("{MCP} proxy {url}");
+    let (_proxy, served) = serve_with(Command::new(MCP).args([
+        "proxy",
+        "--serve",
+        "127.0.0.1:0",
+        "--named-server",
+        "remote",
+        &url,
+        "--named-server",
+        "pipe",
+        &pipe,
+    ]));
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let client = builder(&seen).protocol_version(ProtocolVersion::V2025_11_25).connect_http(&served).await.unwrap();
+    assert_eq!(client.server_info().name, "mcp-proxy");
+    let names: Vec<String> = client.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+    assert_eq!(names[0], "remote_test_simple_text");
+    assert!(names.contains(&"pipe_test_simple_text".to_owned()), "{names:?}");
+    for tool in ["remote_test_simple_text", "pipe_test_simple_text"] {
+        let result = client.call_tool(tool, serde_json::json!({})).await.unwrap();
+        assert_eq!(everything_checks::text(&result), "This is a simple text response for testing.");
+    }
+    let sampled = client.call_tool("pipe_test_sampling", serde_json::json!({"prompt": "hi"})).await.unwrap();
+    assert_eq!(everything_checks::text(&sampled), "LLM response: This is a test response from the client");
+    client.close().await.unwrap();
+}
+
+/// `mcp proxy --named-server NAME TARGET URL`, served on stdio: the named server under its
+/// name, the one given last unprefixed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn named_servers_on_stdio_beside_an_unnamed_one() {
+    let (_server, url) = serve_everything().await;
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let command = ChildCommand::new(MCP).args(["proxy", "--named-server", "other", &url, &url]);
+    let client = builder(&seen).spawn(command).await.unwrap();
+    for tool in ["test_simple_text", "other_test_simple_text"] {
+        let result = client.call_tool(tool, serde_json::json!({})).await.unwrap();
+        assert_eq!(everything_checks::text(&result), "This is a simple text response for testing.");
+    }
+    let read = client.read_resource("other+test://static-text").await.unwrap();
+    assert_eq!(serde_json::to_value(&read.contents[0]).unwrap()["uri"], "other+test://static-text");
+    client.close().await.unwrap();
+}

@@ -11,6 +11,7 @@
 //! | [`server`] | `mcp-server` | server runtime |
 //! | [`client`] | `mcp-client` | client runtime |
 //! | [`macros`] | `mcp-macros` | `#[tool]`, `#[prompt]`, `#[resource]`, `#[handlers]` |
+//! | [`gateway`] | `mcp-gateway` | servers composed into one under prefixes, local and remote |
 //! | [`testing`] | (here) | a client connected to a server in memory, for tests |
 //!
 //! ## Features
@@ -30,6 +31,7 @@
 //! | `oauth` | OAuth 2.1 for the HTTP client: `mcp_sdk::client::http::oauth`, `HttpClientConfig::oauth` |
 //! | `auth` | the HTTP server as an OAuth 2.1 resource server: `HttpServerConfig::auth`, [`transport::http::server::auth`], `Context::principal`, `ToolDef::scopes` (implies `http-server`; no reqwest) |
 //! | `testing` | [`testing`]: a [`client::Client`] connected to a [`server::Server`] in memory in one line, for unit tests (implies `server` and `client`) |
+//! | `gateway` | [`gateway`]: servers mounted into one under prefixes, local and remote (implies `server` and `client`; with `http-client`, remote servers over Streamable HTTP) |
 //! | `jsonschema` | the server checks tool arguments against any input schema (without it, schemas outside a built-in subset are not checked); the client gets `validate_arguments` and `validate_structured_content` |
 //! | `full` | all of the above (default) |
 //! | `metrics` | not in `full`: `GET /metrics` in the Prometheus text format beside the HTTP endpoint (`HttpServerConfig::metrics`, `transport::http::server::metrics`; implies `http-server`; see `docs/deploy.md`, "Metrics") |
@@ -59,6 +61,8 @@
 
 #[cfg(feature = "client")]
 pub use mcp_client as client;
+#[cfg(feature = "gateway")]
+pub use mcp_gateway as gateway;
 pub use mcp_jsonrpc as jsonrpc;
 #[cfg(feature = "macros")]
 pub use mcp_macros as macros;

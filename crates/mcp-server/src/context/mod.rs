@@ -72,6 +72,15 @@ impl Context {
         &self.request_id
     }
 
+    /// A number that tells this request's session apart from the others of this process: the
+    /// same for every request of one connection (an HTTP session, a stdio connection), never
+    /// reused; each request of the stateless revision (2026-07-28) is a session of its own.
+    /// For state kept beside the server per session (`mcp-gateway` keys its upstream
+    /// connections by it); [`peer`](Self::peer)'s `closed()` says when the session ended.
+    pub fn session_id(&self) -> u64 {
+        self.session.id
+    }
+
     /// Fires when the client cancels the request (or the connection ends).
     pub fn cancellation(&self) -> &CancellationToken {
         &self.cancel

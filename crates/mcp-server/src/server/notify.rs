@@ -47,6 +47,26 @@ impl Server {
         futures_util::future::join_all(sends).await;
     }
 
+    /// Tells connected clients that the tool list changed, though this server's did not: for a
+    /// server whose tools mirror another's (`mcp-gateway`), when that one says its list
+    /// changed and the mirror is the same. [`add_tool`](Self::add_tool) and
+    /// [`remove_tool`](Self::remove_tool) tell them by themselves.
+    pub async fn notify_tool_list_changed(&self) {
+        self.broadcast::<ToolListChangedNotification>().await;
+    }
+
+    /// Tells connected clients that the prompt list changed (see
+    /// [`notify_tool_list_changed`](Self::notify_tool_list_changed)).
+    pub async fn notify_prompt_list_changed(&self) {
+        self.broadcast::<PromptListChangedNotification>().await;
+    }
+
+    /// Tells connected clients that the resource list changed (see
+    /// [`notify_tool_list_changed`](Self::notify_tool_list_changed)).
+    pub async fn notify_resource_list_changed(&self) {
+        self.broadcast::<ResourceListChangedNotification>().await;
+    }
+
     /// Tells the clients subscribed to `uri` that it changed.
     pub async fn notify_resource_updated(&self, uri: &str) {
         self.shared.bus.publish(ChangeEvent::ResourceUpdated(uri.to_owned()));

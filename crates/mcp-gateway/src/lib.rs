@@ -1,0 +1,155 @@
+//! Servers composed into one: a gateway mounts local [`Server`]s and remote servers (a child
+//! process over stdio, a Streamable HTTP endpoint with its own authorization) under prefixes,
+//! and is itself a [`Server`], served like any other (stdio, HTTP, every revision).
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use mcp_gateway::{Gateway, Source};
+//! use mcp_server::{Server, ToolDef, ToolError};
+//! use mcp_types::{CallToolResult, ContentBlock};
+//!
+//! let search = ToolDef::new("search", serde_json::json!({"type": "object"}), |_args, _ctx| async {
+//!     Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("found")]))
+//! })?;
+//! let github = Server::builder("github", "1.0").tool(search).build()?;
+//! let gateway: Server = Gateway::builder("gateway", "1.0").mount("github", Source::local(github)).build().await?;
+//! assert_eq!(gateway.tools()[0].name, "github_search");
+//! # Ok(()) }
+//! ```
+//!
+//! ## Names
+//! A mount's tools and prompts are named `prefix_name` (`github_search`); its resource URIs
+//! and URI templates become `prefix+uri` (`github+file:///readme`): the prefix joins the URI's
+//! scheme, so the result is a URI still, and the gateway strips `prefix+` to read it. A prefix
+//! is ASCII letters, digits, `-` and `.`; the empty prefix mounts a server unprefixed.
+//!
+//! ## Lists
+//! The gateway reads each mounted server's lists (every page, within the client's bound on
+//! pages) over a connection of its own, the catalog, and mirrors them into its server, which
+//! pages them to its clients as it pages its own items. When a mounted server says a list
+//! changed, the gateway reads that list again and its clients hear `list_changed` for what
+//! changed. Resource updates of the mounted server reach the gateway's subscribers (the
+//! catalog subscribes to every resource the mounted server lists, if it supports
+//! subscriptions).
+//!
+//! ## Calls
+//! Each gateway session (a client's connection) gets its own connection to each mounted
+//! server it calls, opened at its first call, declaring what the session's client declared,
+//! and closed when the session ends; a request of the stateless revision (2026-07-28) gets a
+//! connection of its own, closed once it is answered (for a child process, a process per
+//! request: mount such servers over HTTP where clients speak 2026-07-28). So every
+//! request the mounted server sends on it (sampling, elicitation, roots) is for that
+//! session's client, and is passed to it through the latest of the session's calls in flight
+//! on that connection; so are its log messages (outside a call they are dropped). A call's
+//! progress comes back as the gateway call's progress, in order; cancelling the gateway call
+//! cancels the mounted server's.
+//!
+//! A mounted server that is down (its process ended, its endpoint unreachable) fails only its
+//! own calls: a tool call answers an `isError` result naming the mount, a prompt or resource
+//! read a JSON-RPC error; the next call tries to connect again. Its items stay listed as last
+//! read.
+//!
+//! Not passed on yet: tasks (the gateway lists tools without `execution` and calls them as
+//! plain calls), custom methods, `notifications/roots/list_changed` of the gateway's client.
+
+mod link;
+mod mount;
+mod names;
+mod source;
+
+use std::sync::Arc;
+
+use mcp_server::{Server, ServerBuilder};
+
+pub use source::Source;
+
+use mount::Mount;
+use names::Naming;
+
+/// What can go wrong building a gateway.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GatewayError {
+    /// A prefix with characters other than ASCII letters, digits, `-` and `.`, or longer
+    /// than 64.
+    #[error("invalid mount prefix `{0}`: only ASCII letters, digits, `-` and `.` (at most 64)")]
+    InvalidPrefix(String),
+    /// Two mounts with the same prefix.
+    #[error("two mounts with the prefix `{0}`")]
+    DuplicatePrefix(String),
+    /// An HTTP source's URL does not parse.
+    #[error("invalid URL `{0}`: {1}")]
+    InvalidUrl(String, String),
+    /// The gateway's own server was refused.
+    #[error(transparent)]
+    Definition(#[from] mcp_server::DefinitionError),
+    /// A mounted server could not be reached or read at start.
+    #[error("mount `{prefix}`: {source}")]
+    Mount {
+        /// The mount's prefix.
+        prefix: String,
+        /// What failed.
+        #[source]
+        source: mcp_client::ClientError,
+    },
+}
+
+/// Builds a gateway: [`Gateway::builder`].
+pub struct Gateway;
+
+impl Gateway {
+    /// A gateway named `name` (its `serverInfo`), with no mount yet.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> GatewayBuilder {
+        GatewayBuilder { server: Server::builder(name, version), mounts: Vec::new() }
+    }
+}
+
+/// The mounts of a gateway and its own server's settings.
+#[must_use = "a gateway is made with `.build().await`"]
+pub struct GatewayBuilder {
+    server: ServerBuilder,
+    mounts: Vec<(String, Source)>,
+}
+
+impl std::fmt::Debug for GatewayBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayBuilder").field("mounts", &self.mounts).finish_non_exhaustive()
+    }
+}
+
+impl GatewayBuilder {
+    /// Mounts `source` under `prefix` (`""`: unprefixed).
+    pub fn mount(mut self, prefix: impl Into<String>, source: impl Into<Source>) -> Self {
+        self.mounts.push((prefix.into(), source.into()));
+        self
+    }
+
+    /// Changes the gateway's own server: its page size, instructions, items of its own
+    /// beside the mounted ones.
+    pub fn server(mut self, configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Self {
+        self.server = configure(self.server);
+        self
+    }
+
+    /// Connects to every mounted server, reads its lists, and returns the gateway's server.
+    /// Fails if a prefix is invalid or repeated, or a mounted server cannot be reached.
+    pub async fn build(self) -> Result<Server, GatewayError> {
+        let mut mounts = Vec::with_capacity(self.mounts.len());
+        for (prefix, source) in self.mounts {
+            let naming = Naming::new(&prefix)?;
+            if mounts.iter().any(|m: &Arc<Mount>| m.naming.prefix() == prefix) {
+                return Err(GatewayError::DuplicatePrefix(prefix));
+            }
+            mounts.push(Arc::new(Mount::new(naming, source)));
+        }
+        let server = self.server.enable_tools().enable_prompts().enable_resources().build()?;
+        for mount in &mounts {
+            mount
+                .start(&server)
+                .await
+                .map_err(|source| GatewayError::Mount { prefix: mount.naming.prefix().to_owned(), source })?;
+        }
+        Ok(server)
+    }
+}

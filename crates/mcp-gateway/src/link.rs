@@ -1,0 +1,160 @@
+//! The gateway's side of one upstream connection, opened for one gateway session: the
+//! session's calls in flight on it, to which the mounted server's requests (sampling,
+//! elicitation, roots) and log messages are passed.
+//!
+//! A mounted server's request does not say which of our calls it serves (over stdio nothing
+//! does), so each gateway session gets its own upstream connection: everything the mounted
+//! server asks on it is for that session's client. Of that session's calls in flight on it,
+//! the latest one carries the request (it reaches the same client either way; over HTTP it
+//! goes on that call's response stream).
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use mcp_client::{ClientBuilder, ServerEvent};
+use mcp_jsonrpc::sync::MutexExt as _;
+use mcp_server::Context;
+use mcp_types::{ClientCapabilities, ErrorObject, LoggingMessageNotificationParams};
+use tokio::sync::{mpsc, oneshot};
+
+/// The bound on the log messages of a mounted server waiting to be passed on; more are
+/// dropped.
+const LOG_QUEUE: usize = 256;
+
+/// The calls of one gateway session in flight on one upstream connection.
+#[derive(Default)]
+pub(crate) struct Link {
+    calls: Mutex<Calls>,
+    /// The log messages passed on in the order they came, by one task (started at the first).
+    logs: OnceLock<mpsc::Sender<Forward>>,
+}
+
+/// What the log task is given.
+enum Forward {
+    /// A message, for the call that carries it.
+    Log(Box<(Context, LoggingMessageNotificationParams)>),
+    /// Answered once what came before is sent.
+    Flush(oneshot::Sender<()>),
+}
+
+#[derive(Default)]
+struct Calls {
+    next: u64,
+    /// In the order they began; as many as the gateway serves at once for the session.
+    running: Vec<(u64, Context)>,
+}
+
+/// A call in flight on a [`Link`]; it leaves when dropped.
+pub(crate) struct InFlight {
+    link: Arc<Link>,
+    id: u64,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.link.calls.lock_unpoisoned().running.retain(|(id, _)| *id != self.id);
+    }
+}
+
+impl Link {
+    /// Records a call of the gateway session in flight until the guard drops.
+    pub(crate) fn enter(self: &Arc<Self>, ctx: &Context) -> InFlight {
+        let mut calls = self.calls.lock_unpoisoned();
+        calls.next += 1;
+        let id = calls.next;
+        calls.running.push((id, ctx.clone()));
+        InFlight { link: self.clone(), id }
+    }
+
+    /// The log task's queue, the task started if it was not.
+    fn logs(&self) -> &mpsc::Sender<Forward> {
+        self.logs.get_or_init(|| {
+            let (tx, mut rx) = mpsc::channel(LOG_QUEUE);
+            tokio::spawn(async move {
+                while let Some(forward) = rx.recv().await {
+                    match forward {
+                        Forward::Log(log) => {
+                            let (ctx, message) = *log;
+                            match &message.logger {
+                                Some(logger) => ctx.logger(logger).log(message.level, message.data).await,
+                                None => ctx.log(message.level, message.data).await,
+                            }
+                        }
+                        Forward::Flush(done) => {
+                            let _ = done.send(());
+                        }
+                    }
+                }
+            });
+            tx
+        })
+    }
+
+    /// Waits until the log messages that came so far are sent: a call's result goes after the
+    /// messages its mounted server sent before it, as it came.
+    pub(crate) async fn flushed(&self) {
+        let Some(logs) = self.logs.get() else { return };
+        let (done, sent) = oneshot::channel();
+        if logs.send(Forward::Flush(done)).await.is_ok() {
+            let _ = sent.await;
+        }
+    }
+
+    /// The latest call in flight, which carries the mounted server's requests.
+    fn current(&self) -> Option<Context> {
+        self.calls.lock_unpoisoned().running.last().map(|(_, ctx)| ctx.clone())
+    }
+
+    /// `builder` with handlers that pass the mounted server's requests and log messages to
+    /// the gateway's client, declaring to the mounted server what that client declared
+    /// (`client`: the gateway session's client's capabilities).
+    pub(crate) fn client(self: &Arc<Self>, mut builder: ClientBuilder, client: &ClientCapabilities) -> ClientBuilder {
+        if let Some(sampling) = &client.sampling {
+            let link = self.clone();
+            builder = builder.on_sampling(move |params| {
+                let ctx = link.current();
+                async move { ctx.ok_or_else(no_call)?.create_message(params).await.map_err(ErrorObject::from) }
+            });
+            if sampling.tools.is_some() {
+                builder = builder.sampling_tools();
+            }
+            if sampling.context.is_some() {
+                builder = builder.sampling_context();
+            }
+        }
+        if let Some(elicitation) = &client.elicitation {
+            let link = self.clone();
+            builder = builder.on_elicitation(move |params| {
+                let ctx = link.current();
+                async move { ctx.ok_or_else(no_call)?.elicit_raw(params).await.map_err(ErrorObject::from) }
+            });
+            if elicitation.url.is_some() {
+                builder = builder.elicitation_url_mode();
+            }
+        }
+        if client.roots.is_some() {
+            let link = self.clone();
+            builder = builder.on_roots(move || {
+                let ctx = link.current();
+                async move { Ok(ctx.ok_or_else(no_call)?.list_roots().await.map_err(ErrorObject::from)?.roots) }
+            });
+        }
+        let link = Arc::downgrade(self);
+        builder.on_event(move |event| {
+            let ServerEvent::Log(message) = event else { return };
+            let Some(link) = link.upgrade() else { return };
+            let Some(ctx) = link.current() else {
+                tracing::debug!("a mounted server's log message outside any call: not passed on");
+                return;
+            };
+            if link.logs().try_send(Forward::Log(Box::new((ctx, message)))).is_err() {
+                tracing::debug!("a mounted server's log message dropped: the client reads too slowly");
+            }
+        })
+    }
+}
+
+/// A mounted server asked something of the client while no call of the session was in
+/// flight: there is no request to carry it.
+fn no_call() -> ErrorObject {
+    ErrorObject::internal_error("the gateway has no call in flight to carry this request to its client")
+}

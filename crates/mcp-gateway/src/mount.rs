@@ -1,0 +1,620 @@
+//! One mounted server: its items mirrored into the gateway's [`Server`] under the mount's
+//! prefix (from a catalog connection, refreshed when the mounted server says a list changed),
+//! and the calls of each gateway session passed on over that session's own connection.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use mcp_client::{CallOptions, Client, ClientBuilder, ClientError, ServerEvent};
+use mcp_jsonrpc::sync::MutexExt as _;
+use mcp_server::{Context, PromptDef, ResourceDef, Server, TemplateDef, ToolDef, ToolError};
+use mcp_types::{
+    AnyResourceContents, CallToolRequestParams, CallToolResult, ClientCapabilities, CompleteRequestParams,
+    CompleteRequestParamsArgument, CompleteRequestParamsContext, CompletionReference, ErrorObject, GetPromptResult,
+    JsonObject, Prompt, PromptReference, Resource, ResourceTemplate, ResourceTemplateReference, Tool,
+};
+
+use crate::link::Link;
+use crate::names::Naming;
+use crate::source::Source;
+
+/// The bound on the progress notifications of one call waiting to be passed on; more are
+/// dropped (the next one says as much).
+const PROGRESS_QUEUE: usize = 64;
+
+/// A mounted server.
+pub(crate) struct Mount {
+    pub(crate) naming: Naming,
+    source: Source,
+    /// The connection the lists are read from, whose list changes refresh them.
+    catalog: Mutex<Option<Arc<Client>>>,
+    /// Each gateway session's own connection, by [`Context::session_id`].
+    sessions: Mutex<HashMap<u64, Arc<Upstream>>>,
+    /// What is mirrored into the gateway: the mounted server's definitions by their gateway
+    /// name (or URI).
+    mirrored: Mutex<Mirrored>,
+    /// Serializes refreshes of the mirrored lists.
+    refreshing: tokio::sync::Mutex<()>,
+}
+
+#[derive(Default)]
+struct Mirrored {
+    tools: HashMap<String, Tool>,
+    prompts: HashMap<String, Prompt>,
+    resources: HashMap<String, Resource>,
+    templates: HashMap<String, ResourceTemplate>,
+}
+
+/// One gateway session's connection to the mounted server, opened at its first call and
+/// again after it was lost.
+#[derive(Default)]
+struct Upstream {
+    link: Arc<Link>,
+    client: tokio::sync::Mutex<Option<Arc<Client>>>,
+    /// Whether this connection listed the tools (see [`Mount::call_tool`]).
+    listed: std::sync::atomic::AtomicBool,
+}
+
+/// What a call's progress task is given.
+enum Progressed {
+    /// A notification of the mounted server, passed on.
+    Report(mcp_types::ProgressNotificationParams),
+    /// Answered once what came before is passed on.
+    Flush(tokio::sync::oneshot::Sender<()>),
+}
+
+/// Waits until the progress notifications queued on `progress` are passed on.
+async fn flush(progress: Option<tokio::sync::mpsc::Sender<Progressed>>) {
+    let Some(progress) = progress else { return };
+    let (done, sent) = tokio::sync::oneshot::channel();
+    if progress.send(Progressed::Flush(done)).await.is_ok() {
+        let _ = sent.await;
+    }
+}
+
+/// Why a call could not reach the mounted server.
+struct Down(String);
+
+impl Mount {
+    pub(crate) fn new(naming: Naming, source: Source) -> Self {
+        Mount {
+            naming,
+            source,
+            catalog: Mutex::new(None),
+            sessions: Mutex::new(HashMap::new()),
+            mirrored: Mutex::new(Mirrored::default()),
+            refreshing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The client every connection of the gateway starts from.
+    fn builder() -> ClientBuilder {
+        ClientBuilder::new("mcp-gateway", env!("CARGO_PKG_VERSION"))
+    }
+
+    /// Opens the catalog connection and mirrors the mounted server's lists into `server`;
+    /// from then on its list changes refresh them, and its resource updates reach `server`'s
+    /// subscribers.
+    pub(crate) async fn start(self: &Arc<Self>, server: &Server) -> Result<(), ClientError> {
+        let catalog = Arc::new(self.source.open(Self::builder().on_event(|_| {})).await?);
+        let mut events = catalog.events();
+        *self.catalog.lock_unpoisoned() = Some(catalog.clone());
+        self.refresh(server, Lists::ALL, false).await?;
+        let mount = Arc::downgrade(self);
+        let server = server.clone();
+        tokio::spawn(async move {
+            use tokio::sync::broadcast::error::RecvError;
+            loop {
+                let lists = match events.recv().await {
+                    Ok(ServerEvent::ToolListChanged) => Lists::TOOLS,
+                    Ok(ServerEvent::PromptListChanged) => Lists::PROMPTS,
+                    Ok(ServerEvent::ResourceListChanged) => Lists::RESOURCES,
+                    Ok(ServerEvent::ResourceUpdated { uri }) => {
+                        let Some(mount) = mount.upgrade() else { return };
+                        server.notify_resource_updated(&mount.naming.uri(&uri)).await;
+                        continue;
+                    }
+                    Ok(_) => continue,
+                    Err(RecvError::Lagged(_)) => Lists::ALL,
+                    Err(RecvError::Closed) => return,
+                };
+                let Some(mount) = mount.upgrade() else { return };
+                if let Err(e) = mount.refresh(&server, lists, true).await {
+                    tracing::warn!(mount = mount.naming.prefix(), error = %e, "the mounted server's lists were not read");
+                }
+            }
+        });
+        Ok(())
+    }
+
+    fn catalog(&self) -> Result<Arc<Client>, ClientError> {
+        self.catalog.lock_unpoisoned().clone().ok_or(ClientError::Closed(None))
+    }
+
+    /// Reads the mounted server's `lists` again and mirrors them into `server`: what is new
+    /// or changed added, what is gone removed (each change tells the gateway's clients).
+    /// `told`: the mounted server said these lists changed.
+    async fn refresh(self: &Arc<Self>, server: &Server, lists: Lists, told: bool) -> Result<(), ClientError> {
+        let _one_at_a_time = self.refreshing.lock().await;
+        let catalog = self.catalog()?;
+        let caps = catalog.server_capabilities().clone();
+        // A list the mounted server says changed, whose mirror did not: its clients hear it
+        // all the same (at start, `told` is false: there is no one to tell).
+        if lists.tools && caps.tools.is_some() {
+            let tools = catalog.list_all_tools().await?;
+            if !self.mirror_tools(server, tools).await && told {
+                server.notify_tool_list_changed().await;
+            }
+        }
+        if lists.prompts && caps.prompts.is_some() {
+            let prompts = catalog.list_all_prompts().await?;
+            if !self.mirror_prompts(server, prompts, caps.completions.is_some()).await && told {
+                server.notify_prompt_list_changed().await;
+            }
+        }
+        if lists.resources && caps.resources.is_some() {
+            let resources = catalog.list_all_resources().await?;
+            let templates = catalog.list_all_resource_templates().await?;
+            let subscribe = caps.resources.as_ref().and_then(|r| r.subscribe).unwrap_or(false);
+            let changed = self.mirror_resources(server, resources, subscribe.then_some(&*catalog)).await;
+            let changed = self.mirror_templates(server, templates, caps.completions.is_some()).await || changed;
+            if !changed && told {
+                server.notify_resource_list_changed().await;
+            }
+        }
+        Ok(())
+    }
+
+    async fn mirror_tools(self: &Arc<Self>, server: &Server, tools: Vec<Tool>) -> bool {
+        let next: Vec<(String, Tool)> = tools.into_iter().map(|t| (self.naming.name(&t.name), t)).collect();
+        let (gone, changed) = diff(&self.mirrored.lock_unpoisoned().tools, &next);
+        let any = !gone.is_empty() || !changed.is_empty();
+        for name in gone {
+            server.remove_tool(&name).await;
+        }
+        let mut mirrored: HashMap<_, _> = next.iter().cloned().collect();
+        for i in changed {
+            let (name, tool) = (&next[i].0, &next[i].1);
+            let mut def = tool.clone();
+            def.name = name.clone();
+            // Called through the gateway as plain calls: the gateway runs no task for it.
+            def.execution = None;
+            let mount = self.clone();
+            let original = tool.name.clone();
+            let mirrors = serde_json::to_string(&tool.input_schema).is_ok_and(|s| s.contains("\"x-mcp-header\""));
+            let handler = move |arguments: JsonObject, ctx: Context| {
+                let mount = mount.clone();
+                let original = original.clone();
+                async move { mount.call_tool(original, arguments, ctx, mirrors).await }
+            };
+            let added = match ToolDef::from_tool(def, handler) {
+                Ok(def) => server.add_tool(def).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = added {
+                tracing::warn!(mount = self.naming.prefix(), tool = %tool.name, error = %e, "tool not mounted");
+                mirrored.remove(name);
+            }
+        }
+        self.mirrored.lock_unpoisoned().tools = mirrored;
+        any
+    }
+
+    async fn mirror_prompts(self: &Arc<Self>, server: &Server, prompts: Vec<Prompt>, completions: bool) -> bool {
+        let next: Vec<(String, Prompt)> = prompts.into_iter().map(|p| (self.naming.name(&p.name), p)).collect();
+        let (gone, changed) = diff(&self.mirrored.lock_unpoisoned().prompts, &next);
+        let any = !gone.is_empty() || !changed.is_empty();
+        for name in gone {
+            server.remove_prompt(&name).await;
+        }
+        let mut mirrored: HashMap<_, _> = next.iter().cloned().collect();
+        for i in changed {
+            let (name, prompt) = (&next[i].0, &next[i].1);
+            let mut def = prompt.clone();
+            def.name = name.clone();
+            let mount = self.clone();
+            let original = prompt.name.clone();
+            let mut def = PromptDef::from_prompt(def, move |arguments: BTreeMap<String, String>, ctx: Context| {
+                let mount = mount.clone();
+                let original = original.clone();
+                async move { mount.get_prompt(original, arguments, ctx).await }
+            });
+            if completions {
+                for argument in prompt.arguments.iter().flatten() {
+                    let reference = CompletionReference::PromptReference(PromptReference::new(prompt.name.clone()));
+                    def = def.complete(argument.name.clone(), self.completer(reference));
+                }
+            }
+            if let Err(e) = server.add_prompt(def).await {
+                tracing::warn!(mount = self.naming.prefix(), prompt = %prompt.name, error = %e, "prompt not mounted");
+                mirrored.remove(name);
+            }
+        }
+        self.mirrored.lock_unpoisoned().prompts = mirrored;
+        any
+    }
+
+    async fn mirror_resources(
+        self: &Arc<Self>,
+        server: &Server,
+        resources: Vec<Resource>,
+        subscribe: Option<&Client>,
+    ) -> bool {
+        let next: Vec<(String, Resource)> = resources.into_iter().map(|r| (self.naming.uri(&r.uri), r)).collect();
+        let (gone, changed) = diff(&self.mirrored.lock_unpoisoned().resources, &next);
+        let any = !gone.is_empty() || !changed.is_empty();
+        for uri in gone {
+            server.remove_resource(&uri).await;
+        }
+        let mut mirrored: HashMap<_, _> = next.iter().cloned().collect();
+        for i in changed {
+            let (uri, resource) = (&next[i].0, &next[i].1);
+            let mut def = resource.clone();
+            def.uri = uri.clone();
+            let mount = self.clone();
+            let original = resource.uri.clone();
+            let def =
+                ResourceDef::from_resource(def, move |_uri: String, _vars: BTreeMap<String, String>, ctx: Context| {
+                    let mount = mount.clone();
+                    let original = original.clone();
+                    async move { mount.read_resource(original, ctx).await }
+                });
+            if let Err(e) = server.add_resource(def).await {
+                tracing::warn!(mount = self.naming.prefix(), resource = %resource.uri, error = %e, "resource not mounted");
+                mirrored.remove(uri);
+                continue;
+            }
+            // The gateway's clients subscribe to the gateway, which hears of every update
+            // the mounted server sends and tells the subscribed ones.
+            if let Some(catalog) = subscribe
+                && let Err(e) = catalog.subscribe(&resource.uri).await
+            {
+                tracing::debug!(mount = self.naming.prefix(), resource = %resource.uri, error = %e, "not subscribed");
+            }
+        }
+        self.mirrored.lock_unpoisoned().resources = mirrored;
+        any
+    }
+
+    async fn mirror_templates(
+        self: &Arc<Self>,
+        server: &Server,
+        templates: Vec<ResourceTemplate>,
+        completions: bool,
+    ) -> bool {
+        let next: Vec<(String, ResourceTemplate)> =
+            templates.into_iter().map(|t| (self.naming.uri(&t.uri_template), t)).collect();
+        let (gone, changed) = diff(&self.mirrored.lock_unpoisoned().templates, &next);
+        let any = !gone.is_empty() || !changed.is_empty();
+        for uri_template in gone {
+            server.remove_resource_template(&uri_template).await;
+        }
+        let mut mirrored: HashMap<_, _> = next.iter().cloned().collect();
+        for i in changed {
+            let (uri_template, template) = (&next[i].0, &next[i].1);
+            let mount = self.clone();
+            let def = TemplateDef::new(
+                template.name.clone(),
+                uri_template.clone(),
+                move |uri: String, _vars: BTreeMap<String, String>, ctx: Context| {
+                    let mount = mount.clone();
+                    async move {
+                        let original =
+                            mount.naming.original_uri(&uri).ok_or_else(|| ErrorObject::resource_not_found(&uri))?;
+                        mount.read_resource(original.to_owned(), ctx).await
+                    }
+                },
+            );
+            let added = match def {
+                Ok(mut def) => {
+                    if let Some(text) = &template.description {
+                        def = def.description(text.clone());
+                    }
+                    if let Some(text) = &template.mime_type {
+                        def = def.mime_type(text.clone());
+                    }
+                    if let Some(text) = &template.title {
+                        def = def.title(text.clone());
+                    }
+                    if let Some(icons) = &template.icons {
+                        def = def.icons(icons.clone());
+                    }
+                    if let Some(annotations) = &template.annotations {
+                        def = def.annotations(annotations.clone());
+                    }
+                    if completions {
+                        let reference = CompletionReference::ResourceTemplateReference(ResourceTemplateReference::new(
+                            template.uri_template.clone(),
+                        ));
+                        for variable in template_variables(&template.uri_template) {
+                            def = def.complete(variable, self.completer(reference.clone()));
+                        }
+                    }
+                    server.add_resource_template(def).await.map_err(|e| e.to_string())
+                }
+                Err(e) => Err(e.to_string()),
+            };
+            if let Err(e) = added {
+                tracing::warn!(mount = self.naming.prefix(), template = %template.uri_template, error = %e, "template not mounted");
+                mirrored.remove(uri_template);
+            }
+        }
+        self.mirrored.lock_unpoisoned().templates = mirrored;
+        any
+    }
+
+    /// A completer that asks the mounted server about `reference`.
+    fn completer(
+        self: &Arc<Self>,
+        reference: CompletionReference,
+    ) -> impl Fn(
+        mcp_server::CompletionRequest,
+        Context,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<mcp_server::Completion, ErrorObject>> + Send>,
+    > + Send
+    + Sync
+    + 'static {
+        let mount = self.clone();
+        move |request, ctx| {
+            let mount = mount.clone();
+            let reference = reference.clone();
+            Box::pin(async move {
+                let mut params = CompleteRequestParams::new(
+                    CompleteRequestParamsArgument::new(request.name, request.value),
+                    reference,
+                );
+                if !request.context.is_empty() {
+                    let mut context = CompleteRequestParamsContext::default();
+                    context.arguments = Some(request.context);
+                    params.context = Some(context);
+                }
+                let (upstream, client) =
+                    mount.upstream(&ctx).await.map_err(|Down(e)| ErrorObject::internal_error(e))?;
+                let _call = upstream.link.enter(&ctx);
+                let result = client.complete_with(params, CallOptions::default()).await;
+                let result = result.map_err(|e| mount.error(&upstream, e))?;
+                Ok(mcp_server::Completion { values: result.completion.values })
+            })
+        }
+    }
+
+    /// The connection of `ctx`'s gateway session to the mounted server: opened now if there
+    /// is none or it was lost.
+    async fn upstream(self: &Arc<Self>, ctx: &Context) -> Result<(Arc<Upstream>, Arc<Client>), Down> {
+        let id = ctx.session_id();
+        // A request of the stateless revision is a session of its own, whose peer is never
+        // told it ended: its connection is opened for it alone, and closed when the call
+        // drops it.
+        let stateless = ctx.protocol_version().is_stateless();
+        let (upstream, new) = if stateless {
+            (Arc::new(Upstream::default()), false)
+        } else {
+            let mut sessions = self.sessions.lock_unpoisoned();
+            match sessions.get(&id) {
+                Some(upstream) => (upstream.clone(), false),
+                None => {
+                    let upstream = Arc::new(Upstream::default());
+                    sessions.insert(id, upstream.clone());
+                    (upstream, true)
+                }
+            }
+        };
+        if new {
+            // The connection ends with the gateway session.
+            let mount = Arc::downgrade(self);
+            let peer = ctx.peer().clone();
+            tokio::spawn(async move {
+                peer.closed().await;
+                let Some(mount) = mount.upgrade() else { return };
+                let upstream = mount.sessions.lock_unpoisoned().remove(&id);
+                if let Some(client) = upstream.and_then(|u| u.client.try_lock().ok().and_then(|mut c| c.take())) {
+                    let _ = client.close().await;
+                }
+            });
+        }
+        let mut client = upstream.client.lock().await;
+        if let Some(client) = client.as_ref().filter(|c| !c.peer().is_closed()) {
+            return Ok((upstream.clone(), client.clone()));
+        }
+        let caps: ClientCapabilities = ctx.client_capabilities();
+        let builder = upstream.link.client(Self::builder(), &caps);
+        match self.source.open(builder).await {
+            Ok(opened) => {
+                // The gateway's clients filter what they get by their own levels.
+                if opened.server_capabilities().logging.is_some()
+                    && let Err(e) = opened.set_logging_level(mcp_types::LoggingLevel::Debug).await
+                {
+                    tracing::debug!(mount = self.naming.prefix(), error = %e, "the mounted server's log level not set");
+                }
+                let opened = Arc::new(opened);
+                *client = Some(opened.clone());
+                Ok((upstream.clone(), opened))
+            }
+            Err(e) => {
+                *client = None;
+                Err(Down(format!("mounted server `{}` is unavailable: {e}", self.naming.prefix())))
+            }
+        }
+    }
+
+    /// Options of a call passed on for `ctx`: its progress passed back (in order, through one
+    /// task per call, whose queue the returned sender flushes), its cancellation passed on.
+    fn options(ctx: &Context) -> (CallOptions, Option<tokio::sync::mpsc::Sender<Progressed>>) {
+        let mut options = CallOptions::default().cancel_on(ctx.cancellation().clone());
+        let reporter = ctx.progress_reporter();
+        if !reporter.is_requested() {
+            return (options, None);
+        }
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Progressed>(PROGRESS_QUEUE);
+        tokio::spawn(async move {
+            while let Some(progressed) = rx.recv().await {
+                let p = match progressed {
+                    Progressed::Report(p) => p,
+                    Progressed::Flush(done) => {
+                        let _ = done.send(());
+                        continue;
+                    }
+                };
+                let mut report = reporter.report(p.progress);
+                if let Some(total) = p.total {
+                    report = report.total(total);
+                }
+                if let Some(message) = p.message {
+                    report = report.message(message);
+                }
+                report.await;
+            }
+        });
+        let queue = tx.clone();
+        options.progress = Some(Arc::new(move |p| {
+            if queue.try_send(Progressed::Report(p)).is_err() {
+                tracing::debug!("a progress notification of a mounted server dropped: the client reads too slowly");
+            }
+        }));
+        (options, Some(tx))
+    }
+
+    /// An upstream failure as a JSON-RPC error for the gateway's client; a lost connection is
+    /// forgotten, so that the next call opens another.
+    fn error(&self, upstream: &Upstream, e: ClientError) -> ErrorObject {
+        match e {
+            ClientError::Remote(error) => error,
+            other => {
+                if let Ok(mut client) = upstream.client.try_lock()
+                    && client.as_ref().is_some_and(|c| c.peer().is_closed())
+                {
+                    *client = None;
+                }
+                ErrorObject::internal_error(format!("mounted server `{}` failed: {other}", self.naming.prefix()))
+            }
+        }
+    }
+
+    /// Calls tool `name` of the mounted server. `mirrors`: its input schema mirrors arguments
+    /// in headers (`x-mcp-header`, 2026-07-28), which a client sends only for the tools it
+    /// listed: a connection in that revision lists them once before such a call.
+    async fn call_tool(
+        self: Arc<Self>,
+        name: String,
+        arguments: JsonObject,
+        ctx: Context,
+        mirrors: bool,
+    ) -> Result<CallToolResult, ToolError> {
+        let (upstream, client) = match self.upstream(&ctx).await {
+            Ok(found) => found,
+            Err(Down(message)) => return Ok(CallToolResult::error(message)),
+        };
+        if mirrors
+            && client.protocol_version().is_stateless()
+            && !upstream.listed.swap(true, std::sync::atomic::Ordering::AcqRel)
+            && let Err(e) = client.list_all_tools().await
+        {
+            tracing::debug!(mount = self.naming.prefix(), error = %e, "tools not listed");
+        }
+        let _call = upstream.link.enter(&ctx);
+        let mut params = CallToolRequestParams::new(name);
+        params.arguments = Some(arguments);
+        let (options, progress) = Self::options(&ctx);
+        let result = client.call_tool_with(params, options).await;
+        // The result goes after the progress and log messages that came before it.
+        flush(progress).await;
+        upstream.link.flushed().await;
+        match result {
+            Ok(result) => Ok(result),
+            Err(ClientError::Remote(error)) => Err(ToolError::Protocol(error)),
+            // The mounted server is down: an error for the model, the gateway goes on.
+            Err(e) => {
+                let message = self.error(&upstream, e).message;
+                tracing::warn!(mount = self.naming.prefix(), "{message}");
+                Ok(CallToolResult::error(message))
+            }
+        }
+    }
+
+    async fn get_prompt(
+        self: Arc<Self>,
+        name: String,
+        arguments: BTreeMap<String, String>,
+        ctx: Context,
+    ) -> Result<GetPromptResult, ErrorObject> {
+        let (upstream, client) = self.upstream(&ctx).await.map_err(|Down(e)| ErrorObject::internal_error(e))?;
+        let _call = upstream.link.enter(&ctx);
+        let result = client.get_prompt(&name, arguments).await;
+        upstream.link.flushed().await;
+        result.map_err(|e| self.error(&upstream, e))
+    }
+
+    async fn read_resource(
+        self: Arc<Self>,
+        uri: String,
+        ctx: Context,
+    ) -> Result<Vec<AnyResourceContents>, ErrorObject> {
+        let (upstream, client) = self.upstream(&ctx).await.map_err(|Down(e)| ErrorObject::internal_error(e))?;
+        let _call = upstream.link.enter(&ctx);
+        let result = client.read_resource(&uri).await;
+        upstream.link.flushed().await;
+        let result = result.map_err(|e| self.error(&upstream, e))?;
+        let mut contents = result.contents;
+        for content in &mut contents {
+            let uri = match content {
+                AnyResourceContents::TextResourceContents(c) => &mut c.uri,
+                AnyResourceContents::BlobResourceContents(c) => &mut c.uri,
+            };
+            *uri = self.naming.uri(uri);
+        }
+        Ok(contents)
+    }
+}
+
+/// Which lists to read again.
+#[derive(Debug, Clone, Copy)]
+struct Lists {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+}
+
+impl Lists {
+    const ALL: Lists = Lists { tools: true, prompts: true, resources: true };
+    const TOOLS: Lists = Lists { tools: true, prompts: false, resources: false };
+    const PROMPTS: Lists = Lists { tools: false, prompts: true, resources: false };
+    const RESOURCES: Lists = Lists { tools: false, prompts: false, resources: true };
+}
+
+/// What went from `old` to `new` (keys gone) and what is new or changed (indices in `new`, in
+/// its order: the mounted server's order is the gateway's).
+fn diff<T: PartialEq>(old: &HashMap<String, T>, new: &[(String, T)]) -> (Vec<String>, Vec<usize>) {
+    let gone = old.keys().filter(|k| !new.iter().any(|(n, _)| n == *k)).cloned().collect();
+    let changed = new.iter().enumerate().filter(|(_, (k, v))| old.get(k) != Some(v)).map(|(i, _)| i).collect();
+    (gone, changed)
+}
+
+/// The variable names of a URI template (`{a}`, `{+a,b}`, `{?x*}`).
+fn template_variables(template: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else { break };
+        let expression = rest[open + 1..open + close].trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
+        for name in expression.split(',') {
+            let name = name.trim_end_matches('*');
+            let name = name.split(':').next().unwrap_or(name);
+            if !name.is_empty() {
+                names.push(name.to_owned());
+            }
+        }
+        rest = &rest[open + close + 1..];
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn template_variables_are_read() {
+        assert_eq!(super::template_variables("file:///{path}"), ["path"]);
+        assert_eq!(super::template_variables("x://{+a,b}/{?q*}{#f:3}"), ["a", "b", "q", "f"]);
+        assert!(super::template_variables("x://plain").is_empty());
+    }
+}
