@@ -42,6 +42,8 @@ pub(crate) struct ServerShared {
     pub(crate) tasks: Option<Arc<Tasks>>,
     /// The handlers of methods outside the protocol.
     pub(crate) custom: CustomMethods,
+    /// The middleware, outermost first (empty: requests are served in place).
+    pub(crate) middleware: crate::middleware::Layers,
     pub(crate) registry: RwLock<Arc<Registry>>,
     pub(crate) sessions: Mutex<Vec<Weak<SessionState>>>,
     /// Sessions ended since `sessions` was last swept (see [`ServerShared::session_ended`]).
