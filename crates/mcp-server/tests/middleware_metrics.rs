@@ -37,11 +37,11 @@ async fn tool_metrics_count_calls_by_tool_and_outcome() {
     // 2026-07-28 requests over HTTP.
     let post = |name: &str| {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": name, "arguments": {},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-            }}});
+        "name": name, "arguments": {},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }}});
         http.post(format!("{base}/mcp"))
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
