@@ -568,3 +568,61 @@ mod tower_layers {
         assert_eq!(client.recv().await["id"], 2);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The list cache.
+
+/// Counts the requests that reach it.
+struct Count(Arc<AtomicUsize>);
+
+impl Middleware for Count {
+    fn request<'a>(&'a self, req: McpRequest<'a>, next: Next<'a>) -> BoxFuture<'a, Reply> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        next.run(req)
+    }
+}
+
+/// A list asked for again is answered from the cache (the request does not reach the layers
+/// inside it), by request id, in each revision apart; a tool added makes it stale.
+#[tokio::test]
+async fn the_list_cache_answers_until_the_lists_change() {
+    use mcp_server::middleware::cache::ListCache;
+    let inner = Arc::new(AtomicUsize::new(0));
+    let server = Server::builder("mw", "1.0")
+        .tool(echo())
+        .page_size(1)
+        .middleware(ListCache::new())
+        .middleware(Count(inner.clone()))
+        .build()
+        .unwrap();
+    let mut client = session(&server).await;
+    let first = client.result("tools/list", json!({})).await;
+    assert_eq!(first, client.result("tools/list", json!({})).await);
+    assert_eq!(inner.load(Ordering::SeqCst), 1, "the second list came from the cache");
+    let mut fresh = stateless(&server);
+    let listed = fresh.result("tools/list", json!({"_meta": meta()})).await;
+    assert_eq!(listed["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "mw", "{listed}");
+    assert_eq!(inner.load(Ordering::SeqCst), 2, "2026-07-28's result is not the session's");
+
+    server
+        .add_tool(
+            ToolDef::new("late", json!({"type": "object"}), |_, _| async { Ok(CallToolResult::success(vec![])) })
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let told = client.recv().await;
+    assert_eq!(told["method"], "notifications/tools/list_changed", "{told}");
+    // The list changed: asked again, then a second page (a cursor of its own).
+    let first = client.result("tools/list", json!({})).await;
+    assert_eq!(inner.load(Ordering::SeqCst), 3, "a stale list served");
+    let cursor = first["nextCursor"].as_str().expect("two pages");
+    let second = client.result("tools/list", json!({"cursor": cursor})).await;
+    assert_eq!(second["tools"][0]["name"], "late", "{second}");
+    assert_eq!(client.result("tools/list", json!({"cursor": cursor})).await, second);
+    assert_eq!(inner.load(Ordering::SeqCst), 4);
+    // Errors are not kept.
+    client.error("tools/list", json!({"cursor": "forged"})).await;
+    client.error("tools/list", json!({"cursor": "forged"})).await;
+    assert_eq!(inner.load(Ordering::SeqCst), 6);
+}

@@ -22,7 +22,8 @@
 //!
 //! Ready layers: [`log::RequestLog`] (a `tracing` event per request, with its duration),
 //! [`metrics::ToolMetrics`] (per-tool counts and latency histograms), [`limit::ToolLimits`]
-//! (concurrency and timeout per tool), [`rate::RateLimit`] (token buckets per principal, session
+//! (concurrency and timeout per tool), [`cache::ListCache`] (list results kept until the lists
+//! change), [`rate::RateLimit`] (token buckets per principal, session
 //! or client address; feature `rate-limit`).
 
 use std::borrow::Cow;
@@ -43,6 +44,7 @@ use serde_json::value::RawValue;
 
 use crate::serve::call::Call;
 
+pub mod cache;
 pub mod limit;
 pub mod log;
 pub mod metrics;
@@ -190,6 +192,12 @@ impl<'a> RequestCx<'a> {
     /// definitions, not by what clients send.
     pub fn has_tool(&self, name: &str) -> bool {
         self.call.server.registry().tool(name).is_some()
+    }
+
+    /// A number that changes whenever a tool, prompt, resource or template is added or
+    /// removed at runtime (what a cache of list results is checked against).
+    pub fn list_generation(&self) -> u64 {
+        self.call.server.lists_generation.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Answers the request with `result`, encoded for its revision (as the server encodes its

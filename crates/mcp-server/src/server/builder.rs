@@ -455,6 +455,7 @@ impl ServerBuilder {
                 tasks: tasks.map(|config| Arc::new(crate::tasks::running::Tasks::new(config, bus.clone()))),
                 custom: self.custom,
                 middleware: self.middleware.into(),
+                lists_generation: Default::default(),
                 bus,
                 registry: RwLock::new(Arc::new(registry)),
                 sessions: Mutex::new(Vec::new()),
