@@ -29,7 +29,7 @@ impl Middleware for RequestLog {
             let start = Instant::now();
             let method = req.method().to_owned();
             // Bounded: the name is the client's to choose.
-            let tool = req.tool_call().and_then(Result::ok).map(|t| bounded(t.name));
+            let tool = req.tool_name().map(|name| bounded(name.into_owned()));
             let id = req.cx().id();
             let reply = next.run(req).await;
             let duration_ms = start.elapsed().as_secs_f64() * 1000.0;

@@ -13,7 +13,7 @@ use std::time::Instant;
 use futures_util::future::BoxFuture;
 use mcp_jsonrpc::Reply;
 
-use super::{McpRequest, Middleware, Next};
+use super::{McpRequest, MethodKind, Middleware, Next};
 
 /// Tool calls answered, by tool and outcome (counter).
 pub const TOOL_CALLS: &str = "mcp_tool_calls_total";
@@ -37,13 +37,13 @@ impl ToolMetrics {
 
 impl Middleware for ToolMetrics {
     fn request<'a>(&'a self, req: McpRequest<'a>, next: Next<'a>) -> BoxFuture<'a, Reply> {
-        let Some(call) = req.tool_call() else {
+        if req.kind() != MethodKind::CallTool {
             return next.run(req);
-        };
+        }
         let cx = req.cx();
         // A tool the server has, else `other`: bounded label values.
-        let tool = match call {
-            Ok(call) if cx.has_tool(&call.name) => call.name,
+        let tool = match req.tool_name() {
+            Some(name) if cx.has_tool(&name) => name.into_owned(),
             _ => "other".to_owned(),
         };
         Box::pin(async move {

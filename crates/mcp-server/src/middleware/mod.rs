@@ -292,6 +292,20 @@ impl<'a> McpRequest<'a> {
         })
     }
 
+    /// The name of the tool a `tools/call` calls (`None` for another method, or params without
+    /// a name): cheaper than [`tool_call`](Self::tool_call), which builds the arguments.
+    pub fn tool_name(&self) -> Option<Cow<'_, str>> {
+        #[derive(serde::Deserialize)]
+        struct Params<'p> {
+            #[serde(borrow)]
+            name: Cow<'p, str>,
+        }
+        if self.kind() != MethodKind::CallTool {
+            return None;
+        }
+        serde_json::from_str::<Params<'_>>(self.raw_params()?.get()).ok().map(|p| p.name)
+    }
+
     /// The params of a `prompts/get` (`None` for another method).
     pub fn get_prompt(&self) -> Option<Result<GetPromptRequestParams, ErrorObject>> {
         (self.kind() == MethodKind::GetPrompt).then(|| self.params())
