@@ -228,8 +228,10 @@ async fn a_layer_drops_notifications() {
 // Over HTTP.
 
 /// What a layer saw of each request: session id, client address, revision, statelessness.
+type Sighting = (Option<String>, Option<std::net::IpAddr>, String, bool);
+
 #[derive(Default)]
-struct Seen(Mutex<Vec<(Option<String>, Option<std::net::IpAddr>, String, bool)>>);
+struct Seen(Mutex<Vec<Sighting>>);
 
 struct Record(Arc<Seen>);
 
