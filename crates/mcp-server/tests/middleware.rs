@@ -16,7 +16,7 @@ use mcp_jsonrpc::{ErrorObject, Reply};
 use mcp_server::mcp_transport_http::server::{self, HttpServerConfig};
 use mcp_server::middleware::limit::{ToolLimit, ToolLimits};
 use mcp_server::middleware::log::RequestLog;
-use mcp_server::middleware::{McpNotification, McpRequest, Middleware, Next, ToolCallView, result_of};
+use mcp_server::middleware::{McpNotification, McpRequest, MethodKind, Middleware, Next, ToolCallView, result_of};
 use mcp_server::{Server, ServerBuilder, ToolDef};
 use mcp_test_support::{Session, Wire};
 use mcp_types::{CallToolResult, ContentBlock};
@@ -627,4 +627,74 @@ async fn the_list_cache_answers_until_the_lists_change() {
     client.error("tools/list", json!({"cursor": "forged"})).await;
     client.error("tools/list", json!({"cursor": "forged"})).await;
     assert_eq!(inner.load(Ordering::SeqCst), 6);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The typed views of the other methods.
+
+/// Records what it reads of prompts, resources and lists, and renames the prompt `old` to
+/// `greet` with `set_params` (the rest of the params kept).
+struct Views(Arc<Mutex<Vec<String>>>);
+
+impl Middleware for Views {
+    fn request<'a>(&'a self, mut req: McpRequest<'a>, next: Next<'a>) -> BoxFuture<'a, Reply> {
+        let seen = match req.kind() {
+            MethodKind::GetPrompt => {
+                let mut params = req.get_prompt().unwrap().unwrap();
+                let seen = format!("prompt {}", params.name);
+                if params.name == "old" {
+                    params.name = "greet".into();
+                    req.set_params(Some(&params)).unwrap();
+                }
+                seen
+            }
+            MethodKind::ReadResource => format!("read {}", req.read_resource().unwrap().unwrap().uri),
+            MethodKind::List => format!("{} {:?}", req.method(), req.list_cursor().unwrap().unwrap()),
+            _ => format!("other {}", req.method()),
+        };
+        assert!(req.tool_call().is_none() && req.tool_name().is_none());
+        self.0.lock().unwrap().push(seen);
+        next.run(req)
+    }
+}
+
+#[tokio::test]
+async fn a_layer_reads_prompts_resources_and_lists_typed() {
+    use mcp_server::{PromptDef, ResourceDef};
+    use mcp_types::{AnyResourceContents, GetPromptResult, PromptMessage, Role, TextResourceContents};
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let server = Server::builder("mw", "1.0")
+        .prompt(PromptDef::new("greet", |args, _ctx| async move {
+            let who = args.get("who").cloned().unwrap_or_default();
+            Ok::<_, ErrorObject>(GetPromptResult::new(vec![PromptMessage::new(Role::User, ContentBlock::text(who))]))
+        }))
+        .resource(ResourceDef::new("note", "mem://note", |uri: String, _vars, _ctx| async move {
+            Ok::<_, ErrorObject>(vec![AnyResourceContents::TextResourceContents(TextResourceContents::new(uri, "hi"))])
+        }))
+        .middleware(Views(seen.clone()))
+        .build()
+        .unwrap();
+    let mut client = session(&server).await;
+    let prompt = client.result("prompts/get", json!({"name": "old", "arguments": {"who": "ada"}})).await;
+    assert_eq!(prompt["messages"][0]["content"]["text"], "ada", "renamed, its arguments kept: {prompt}");
+    client.result("resources/read", json!({"uri": "mem://note"})).await;
+    client.result("prompts/list", json!({})).await;
+    client.error("resources/list", json!({"cursor": "x"})).await;
+    client
+        .result(
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "greet"},
+        "argument": {"name": "who", "value": "a"}}),
+        )
+        .await;
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "prompt old",
+            "read mem://note",
+            "prompts/list None",
+            "resources/list Some(\"x\")",
+            "other completion/complete"
+        ]
+    );
 }
