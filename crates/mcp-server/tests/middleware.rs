@@ -698,3 +698,72 @@ async fn a_layer_reads_prompts_resources_and_lists_typed() {
         ]
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Rate limits per principal, over HTTP with tokens.
+
+#[cfg(all(feature = "auth", feature = "rate-limit"))]
+mod per_principal {
+    use super::*;
+    use mcp_server::mcp_transport_http::server::auth::{AuthConfig, Principal, TokenError, TokenVerifier};
+    use mcp_server::middleware::rate::{Quota, RATE_LIMITED, RateKey, RateLimit};
+
+    /// A token is its subject's name; for the resource it holds.
+    struct Names(String);
+
+    impl TokenVerifier for Names {
+        fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenError>> {
+            Box::pin(async move {
+                Ok(Principal {
+                    issuer: Some("https://auth.example.com".to_owned()),
+                    subject: Some(token.to_owned()),
+                    audience: vec![self.0.clone()],
+                    ..Principal::default()
+                })
+            })
+        }
+    }
+
+    async fn post(url: &str, token: &str, session: Option<&str>, body: Value) -> (Option<String>, Value) {
+        let mut post = reqwest::Client::new()
+            .post(url)
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-11-25");
+        if let Some(session) = session {
+            post = post.header("mcp-session-id", session);
+        }
+        let response = post.body(body.to_string()).send().await.unwrap();
+        let id = response.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned());
+        let text = response.text().await.unwrap();
+        (id, if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap() })
+    }
+
+    /// A call of `echo` by `token` in a new session of its own.
+    async fn call_in_new_session(url: &str, token: &str) -> Value {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+        let id = post(url, token, None, init).await.0.expect("a session");
+        post(url, token, Some(&id), json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        let call =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {}}});
+        post(url, token, Some(&id), call).await.1
+    }
+
+    /// The sessions of one principal share its bucket; another principal has its own.
+    #[tokio::test]
+    async fn a_principals_sessions_share_its_bucket() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let limit = RateLimit::with_quota(RateKey::Principal, Quota::per_hour(NonZeroU32::new(1).unwrap()));
+        let server = Server::builder("mw", "1.0").tool(echo()).middleware(limit).build().unwrap();
+        let config =
+            HttpServerConfig::new().json_response(true).auth(AuthConfig::new(&url, Names(url.clone())).unwrap());
+        tokio::spawn(server::serve_listener(Arc::new(server), config, listener));
+        assert!(call_in_new_session(&url, "alice").await.get("result").is_some());
+        let refused = call_in_new_session(&url, "alice").await;
+        assert_eq!(refused["error"]["code"], RATE_LIMITED, "{refused}");
+        assert!(call_in_new_session(&url, "bob").await.get("result").is_some());
+    }
+}
