@@ -30,7 +30,8 @@ impl Middleware for RequestLog {
             let method = req.method().to_owned();
             // Bounded: the name is the client's to choose.
             let tool = req.tool_name().map(|name| bounded(name.into_owned()));
-            let id = req.cx().id();
+            // Bounded too: a string id is the client's to choose.
+            let id = bounded(req.cx().id().to_string());
             let reply = next.run(req).await;
             let duration_ms = start.elapsed().as_secs_f64() * 1000.0;
             let tool = tool.as_deref().unwrap_or("");
@@ -43,7 +44,8 @@ impl Middleware for RequestLog {
     }
 }
 
-/// `name`, cut to 128 bytes (the longest tool name the spec allows) at a character boundary.
+/// `name` (a tool name, a request id), cut to 128 bytes (the longest tool name the spec allows)
+/// at a character boundary.
 fn bounded(mut name: String) -> String {
     let mut end = name.len().min(128);
     while !name.is_char_boundary(end) {
