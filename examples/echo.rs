@@ -2,7 +2,7 @@
 //! out). It is the server under test of the transport tests and the benchmarks.
 //!
 //! ```sh
-//! cargo run --release --example echo -- --stdio [--max-line BYTES] [--max-concurrent N]
+//! cargo run --release --example echo -- --stdio [--max-line BYTES] [--max-concurrent N] [--middleware]
 //! cargo run --release --example echo -- --http ADDR              # sessions, SSE responses
 //! cargo run --release --example echo -- --http ADDR --stateless  # no sessions, JSON responses
 //! cargo run --release --example echo -- --http ADDR --redis URL  # state shared in Redis (a fleet)
@@ -10,6 +10,9 @@
 //!
 //! Over HTTP the endpoint is `http://ADDR/mcp`; it also answers 2026-07-28 requests (which have
 //! no sessions) in both modes. It prints `listening on http://ADDR/mcp` to stderr once bound.
+//!
+//! `--middleware` adds the request logging and tool metrics layers, with a Prometheus recorder
+//! installed and no `tracing` subscriber (the bench row `ours stdio +mw`).
 //!
 //! Besides `echo` it has `sleep` ({"ms": integer}), which answers after that long, for tests of
 //! concurrency limits.
@@ -28,14 +31,19 @@ fn main() -> anyhow::Result<()> {
     let http = args.iter().position(|a| a == "--http").and_then(|i| args.get(i + 1)).cloned();
     if !args.iter().any(|a| a == "--stdio") && http.is_none() {
         anyhow::bail!(
-            "usage: echo --stdio [--max-line BYTES] [--max-concurrent N] | echo --http ADDR [--stateless] [--redis URL]"
+            "usage: echo --stdio [--max-line BYTES] [--max-concurrent N] [--middleware] | echo --http ADDR [--stateless] [--redis URL]"
         );
     }
     let mut config = PeerConfig::default();
     if let Some(n) = flag(&args, "--max-concurrent") {
         config.max_concurrent_requests = n;
     }
-    let builder = mcp_examples::echo::builder(config)?;
+    let mut builder = mcp_examples::echo::builder(config)?;
+    if args.iter().any(|a| a == "--middleware") {
+        use mcp_sdk::server::middleware::{log::RequestLog, metrics::ToolMetrics};
+        mcp_sdk::transport::http::server::metrics::install_prometheus(None)?;
+        builder = builder.middleware(RequestLog::new()).middleware(ToolMetrics::new());
+    }
     if let Some(addr) = http {
         let config = if args.iter().any(|a| a == "--stateless") {
             HttpServerConfig::default().stateless(true).json_response(true)

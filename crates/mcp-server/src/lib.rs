@@ -76,6 +76,7 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 mod metrics;
+pub mod middleware;
 mod schema;
 mod serve;
 mod server;

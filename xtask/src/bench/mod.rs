@@ -134,6 +134,8 @@ fn targets(root: &Path, wanted: &dyn Fn(&str) -> bool, redis_url: Option<&str>) 
         targets.extend([
             t("baseline", "stdio", Wire::Stdio, &base_stdio, &[]),
             t("ours", "stdio", Wire::Stdio, &echo, &["--stdio"]),
+            // With the logging and metrics middleware (docs/server.md, "Middleware").
+            t("ours", "stdio +mw", Wire::Stdio, &echo, &["--stdio", "--middleware"]),
             t("baseline", "json", Wire::HttpStateless, &base_http, &["--http", "{addr}"]),
             t("baseline", "sse", Wire::HttpSessions, &base_http, &["--http", "{addr}", "--sse"]),
             t("baseline", "2026-07-28", Wire::Http2026, &base_http, &["--http", "{addr}"]),

@@ -118,6 +118,11 @@ impl Call<'_> {
     pub(crate) fn respond<R: Serve>(&self, result: &R::Result) -> Reply {
         respond(self.rctx, result, self.era)
     }
+
+    /// Encodes any result for the request's revision (what a middleware answers with).
+    pub(crate) fn respond_with<T: mcp_types::WireSerialize>(&self, result: &T) -> Reply {
+        respond(self.rctx, result, self.era)
+    }
 }
 
 /// A request the server serves, implemented by its marker type.

@@ -59,6 +59,16 @@ impl Service for Session {
     }
 
     fn notification(&self, notification: message::Notification, peer: &Peer) {
+        if !self.server.middleware.is_empty() {
+            let seen = crate::middleware::McpNotification {
+                method: &notification.method,
+                params: notification.params.as_deref(),
+                peer,
+            };
+            if !crate::middleware::notify(&self.server.middleware, &seen) {
+                return;
+            }
+        }
         match notification.method.as_str() {
             InitializedNotification::METHOD => tracing::debug!("client initialized"),
             RootsListChangedNotification::METHOD => match &self.server.on_roots_changed {

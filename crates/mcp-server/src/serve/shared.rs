@@ -48,7 +48,12 @@ pub(crate) struct ServerShared {
     pub(crate) tasks: Option<Arc<Tasks>>,
     /// The handlers of methods outside the protocol.
     pub(crate) custom: CustomMethods,
+    /// The middleware, outermost first (empty: requests are served in place).
+    pub(crate) middleware: crate::middleware::Layers,
     pub(crate) registry: RwLock<Arc<Registry>>,
+    /// Bumped whenever the registry is changed at runtime (under its write lock, before the
+    /// swap): what the list cache of the middleware checks its results against.
+    pub(crate) lists_generation: std::sync::atomic::AtomicU64,
     pub(crate) sessions: Mutex<Vec<Weak<SessionState>>>,
     /// Sessions ended since `sessions` was last swept (see [`ServerShared::session_ended`]).
     pub(crate) ended: std::sync::atomic::AtomicUsize,

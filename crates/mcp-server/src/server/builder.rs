@@ -67,6 +67,7 @@ pub struct ServerBuilder {
     enable_prompts: bool,
     enable_resources: bool,
     custom: CustomMethods,
+    middleware: Vec<Arc<dyn crate::middleware::Middleware>>,
     experimental: BTreeMap<String, JsonObject>,
     extensions: BTreeMap<String, JsonObject>,
 }
@@ -373,6 +374,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a middleware layer around the requests and notifications the server serves (see
+    /// [`middleware`](crate::middleware)). Layers run in the order they are added: the first
+    /// added is the outermost (it sees a request first and its reply last).
+    pub fn middleware(mut self, layer: impl crate::middleware::Middleware) -> Self {
+        self.middleware.push(Arc::new(layer));
+        self
+    }
+
     /// Declares an experimental capability (`experimental[name]`, every revision), for
     /// clients that know what it means. A second declaration of `name` replaces the first.
     pub fn experimental_capability(mut self, name: impl Into<String>, settings: JsonObject) -> Self {
@@ -488,6 +497,8 @@ impl ServerBuilder {
                 },
                 tasks: tasks.map(|config| Arc::new(crate::tasks::running::Tasks::new(config, bus.clone()))),
                 custom: self.custom,
+                middleware: self.middleware.into(),
+                lists_generation: Default::default(),
                 bus,
                 registry: RwLock::new(Arc::new(registry)),
                 sessions: Mutex::new(Vec::new()),
@@ -582,6 +593,7 @@ impl Server {
             enable_prompts: false,
             enable_resources: false,
             custom: CustomMethods::default(),
+            middleware: Vec::new(),
             experimental: BTreeMap::new(),
             extensions: BTreeMap::new(),
         }

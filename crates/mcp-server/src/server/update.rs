@@ -24,6 +24,9 @@ impl Server {
         let mut next = Registry::clone(&guard);
         let out = change(&mut next);
         next.rebuild();
+        // Before the swap, under the lock: a request that sees the new generation reads the
+        // new registry (see `middleware::cache`).
+        self.shared.lists_generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         *guard = Arc::new(next);
         out
     }

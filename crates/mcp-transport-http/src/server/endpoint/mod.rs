@@ -371,7 +371,7 @@ tokio::task_local! {
 /// [`serve`](crate::server::serve) serves, or for a router served otherwise the `ConnectInfo` that
 /// axum's `into_make_service_with_connect_info::<SocketAddr>` puts in the request's
 /// extensions; `None` without either (the per-client bound then does not apply).
-fn client_address(extensions: &Extensions) -> Option<IpAddr> {
+pub(crate) fn client_address(extensions: &Extensions) -> Option<IpAddr> {
     let ip = match CLIENT_ADDRESS.try_with(|ip| *ip) {
         Ok(ip) => ip,
         Err(_) => extensions.get::<ConnectInfo<SocketAddr>>()?.0.ip(),

@@ -84,8 +84,13 @@ pub(crate) async fn post_message(
         return Err(error_response(StatusCode::BAD_REQUEST, id.as_ref(), error));
     }
     authorized(app.config(), app.factory.as_ref(), &parsed, &parts)?;
-    let info =
-        RequestInfo { parts, session_id: Some(session.router.session_id.clone()), stream: None, _in_flight: None };
+    let info = RequestInfo {
+        client: crate::server::endpoint::client_address(&parts.extensions),
+        parts,
+        session_id: Some(session.router.session_id.clone()),
+        stream: None,
+        _in_flight: None,
+    };
     if session.peer().is_closed() {
         return Err(session_ended());
     }

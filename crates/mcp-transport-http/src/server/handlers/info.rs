@@ -15,6 +15,8 @@ pub struct RequestInfo {
     pub(super) stream: Option<(Weak<SessionRouter>, u64)>,
     /// The POST's place among the requests in flight, held while its handlers hold this.
     pub(super) _in_flight: Option<InFlight>,
+    /// The client's address, when the endpoint knows it.
+    pub(super) client: Option<std::net::IpAddr>,
 }
 
 impl std::fmt::Debug for RequestInfo {
@@ -45,6 +47,13 @@ impl RequestInfo {
     /// The request's URI.
     pub fn uri(&self) -> &http::Uri {
         &self.parts.uri
+    }
+    /// The address of the client that sent the request, when the endpoint knows it: served by
+    /// [`serve`](crate::server::serve), or by a router served with axum's
+    /// `into_make_service_with_connect_info::<SocketAddr>` (an IPv4 client of a dual-stack
+    /// listener as its IPv4 address).
+    pub fn client_address(&self) -> Option<std::net::IpAddr> {
+        self.client
     }
     /// The session, if any.
     pub fn session_id(&self) -> Option<&str> {

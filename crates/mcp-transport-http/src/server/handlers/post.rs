@@ -138,7 +138,13 @@ async fn dispatch(
         return Err(session_ended());
     }
     if what.requests.is_empty() {
-        let info = RequestInfo { parts, session_id, stream: None, _in_flight: None };
+        let info = RequestInfo {
+            client: crate::server::endpoint::client_address(&parts.extensions),
+            parts,
+            session_id,
+            stream: None,
+            _in_flight: None,
+        };
         session.dispatcher.dispatch(what.parsed, Some(Arc::new(info))).await;
         return Ok(StatusCode::ACCEPTED.into_response());
     }
@@ -154,8 +160,13 @@ async fn dispatch(
         Answered::Sse(_) if priming && !router.defers() => vec![router.priming_event(stream).await],
         _ => Vec::new(),
     };
-    let info =
-        RequestInfo { parts, session_id, stream: Some((Arc::downgrade(router), stream)), _in_flight: Some(permit) };
+    let info = RequestInfo {
+        client: crate::server::endpoint::client_address(&parts.extensions),
+        parts,
+        session_id,
+        stream: Some((Arc::downgrade(router), stream)),
+        _in_flight: Some(permit),
+    };
     session.dispatcher.dispatch(what.parsed, Some(Arc::new(info))).await;
     if matches!(answered, Answered::Sse(_)) {
         router.started(stream).await;

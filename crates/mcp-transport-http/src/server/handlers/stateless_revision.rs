@@ -39,7 +39,13 @@ pub(super) async fn post(
         Parsed::Single(Message::Notification(n)) => {
             if !mcp_types::is_reserved_method(&n.method) {
                 let dispatcher = app.factory.connect_stateless(app.ephemeral_router(), ProtocolVersion::V2026_07_28);
-                let info = RequestInfo { parts, session_id: None, stream: None, _in_flight: None };
+                let info = RequestInfo {
+                    client: crate::server::endpoint::client_address(&parts.extensions),
+                    parts,
+                    session_id: None,
+                    stream: None,
+                    _in_flight: None,
+                };
                 dispatcher.dispatch(Parsed::Single(Message::Notification(n)), Some(Arc::new(info))).await;
             }
             return Ok(StatusCode::ACCEPTED.into_response());
@@ -111,7 +117,13 @@ async fn serve(app: &Arc<App>, parts: Parts, request: Request) -> Result<Respons
     let Ok(mut rx) = router.open_raw(id.clone()).await else {
         return Err(invalid_request(StatusCode::INTERNAL_SERVER_ERROR, "cannot serve the request"));
     };
-    let info = RequestInfo { parts, session_id: None, stream: None, _in_flight: Some(permit) };
+    let info = RequestInfo {
+        client: crate::server::endpoint::client_address(&parts.extensions),
+        parts,
+        session_id: None,
+        stream: None,
+        _in_flight: Some(permit),
+    };
     // Until the response is out, the client going away cancels the request.
     let mut cancel = CancelOnDrop { peer: Some(dispatcher.peer().clone()), id };
     dispatcher.dispatch(Parsed::Single(Message::Request(request)), Some(Arc::new(info))).await;
