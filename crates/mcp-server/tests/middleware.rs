@@ -629,6 +629,67 @@ async fn the_list_cache_answers_until_the_lists_change() {
     assert_eq!(inner.load(Ordering::SeqCst), 6);
 }
 
+/// A session of 2025-11-25 whose client is called `name`.
+async fn session_of(server: &Server, name: &str) -> Session {
+    let (a, b) = memory(64);
+    let _peer = server.connect(a);
+    let mut session = Session::new(Wire::new(b), "2025-11-25");
+    session
+        .result(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": name, "version": "1"}}),
+        )
+        .await;
+    session.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    session
+}
+
+#[tokio::test]
+async fn the_list_cache_never_hands_one_clients_list_to_another() {
+    use mcp_server::middleware::cache::ListCache;
+    let names = |listed: &Value| -> Vec<String> {
+        listed["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+    };
+    let hide = ToolDef::new("hide", json!({"type": "object"}), |_, ctx| async move {
+        ctx.session().hide_tool("echo").await?;
+        Ok(CallToolResult::success(vec![]))
+    })
+    .unwrap();
+    // The predicate: `echo` is hidden from the client called `guest`.
+    let server = Server::builder("mw", "1.0")
+        .tool(echo())
+        .tool(hide)
+        .visibility(|item, who| {
+            item.name() != "echo" || who.client_info().is_none_or(|c| c.name != "guest")
+        })
+        .middleware(ListCache::new())
+        .build()
+        .unwrap();
+    let mut host = session_of(&server, "host").await;
+    let mut guest = session_of(&server, "guest").await;
+    assert_eq!(names(&host.result("tools/list", json!({})).await), ["echo", "hide"]);
+    assert_eq!(names(&guest.result("tools/list", json!({})).await), ["hide"], "the host's list, from the cache");
+
+    // No predicate, but a session that hides a tool of its own: not kept, even under a scope.
+    let hide = ToolDef::new("hide", json!({"type": "object"}), |_, ctx| async move {
+        ctx.session().hide_tool("echo").await?;
+        Ok(CallToolResult::success(vec![]))
+    })
+    .unwrap();
+    let cache = ListCache::new().scope(|_| Some("everyone".into()));
+    let server = Server::builder("mw", "1.0").tool(echo()).tool(hide).middleware(cache).build().unwrap();
+    let mut one = session(&server).await;
+    let mut other = session(&server).await;
+    assert_eq!(names(&other.result("tools/list", json!({})).await), ["echo", "hide"]);
+    one.send(json!({"jsonrpc": "2.0", "id": "h", "method": "tools/call", "params": {"name": "hide", "arguments": {}}}))
+        .await;
+    let (told, answered) = (one.recv().await, one.recv().await);
+    assert_eq!(told["method"], "notifications/tools/list_changed", "{told}");
+    assert_eq!(answered["id"], "h", "{answered}");
+    assert_eq!(names(&one.result("tools/list", json!({})).await), ["hide"], "the other session's list, from the cache");
+    assert_eq!(names(&other.result("tools/list", json!({})).await), ["echo", "hide"]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The typed views of the other methods.
 

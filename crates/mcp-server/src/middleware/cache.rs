@@ -24,8 +24,12 @@ pub type Scope = fn(&RequestCx<'_>) -> Option<String>;
 /// every result kept is stale. Only results are kept, never errors; at most `max_entries`
 /// (1,024 by default: past it the cache is emptied).
 ///
-/// The results are the server's lists: a layer inside this one that changes a list result
-/// per client must be given a [`Scope`] here, or be put outside it.
+/// Lists that differ by client are not kept unless a [`Scope`] is given: with a visibility
+/// predicate or [`hide_out_of_scope`](crate::ServerBuilder::hide_out_of_scope), the cache
+/// passes lists on uncached, and the lists of a session that hides items of its own
+/// ([`SessionControl`](crate::SessionControl)) are never kept. With a scope, the predicate must
+/// depend on nothing but what the scope names. A layer inside this one that changes a list
+/// result per client must likewise be given a [`Scope`], or be put outside it.
 #[derive(Debug)]
 pub struct ListCache {
     scope: Option<Scope>,
@@ -76,6 +80,11 @@ impl Middleware for ListCache {
         }
         let Some(Ok(cursor)) = req.list_cursor() else { return next.run(req) };
         let cx = req.cx();
+        // Lists that differ by client are kept only under a scope, and never those of a session
+        // that hides items of its own (its lists change without the server's).
+        if cx.session_hides_items() || (self.scope.is_none() && cx.lists_filtered()) {
+            return next.run(req);
+        }
         let key: Key =
             (req.method().to_owned(), cursor, cx.revision().as_str(), self.scope.and_then(|scope| scope(&cx)));
         // Read before the list is: a change while it is made leaves the result stale, kept

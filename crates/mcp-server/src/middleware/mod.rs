@@ -194,6 +194,20 @@ impl<'a> RequestCx<'a> {
         self.call.server.registry().tool(name).is_some()
     }
 
+    /// Whether the lists this request gets may differ from another client's: the server has a
+    /// visibility predicate ([`ServerBuilder::visibility`](crate::ServerBuilder::visibility)),
+    /// hides what a token's scopes do not grant, or the request's session hides items of its
+    /// own ([`SessionControl`](crate::SessionControl)).
+    pub fn lists_filtered(&self) -> bool {
+        self.call.filters()
+    }
+
+    /// Whether the request's session hides items of its own (what no scope of a cache can
+    /// name, as it changes with the session's [`SessionControl`](crate::SessionControl)).
+    pub fn session_hides_items(&self) -> bool {
+        self.call.state.hides_any()
+    }
+
     /// A number that changes whenever a tool, prompt, resource or template is added or
     /// removed at runtime (what a cache of list results is checked against).
     pub fn list_generation(&self) -> u64 {
