@@ -21,8 +21,8 @@ type Recorded = (Id, &'static str, Fields, Option<usize>);
 #[derive(Clone, Default)]
 pub struct Spans(Arc<Mutex<Vec<Recorded>>>, Arc<Mutex<Vec<Event>>>);
 
-/// An event as recorded: its message and the place of its span.
-type Event = (String, Option<usize>);
+/// An event as recorded: its message, its other fields and the place of its span.
+type Event = (String, Fields, Option<usize>);
 
 /// The place in `spans` of the open span `id` (the last recorded with it).
 fn place(spans: &[Recorded], id: Option<&Id>) -> Option<usize> {
@@ -70,7 +70,7 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<
         };
         let message = fields.remove("message").unwrap_or_default();
         let span = place(&self.0.lock().unwrap(), span.as_ref());
-        self.1.lock().unwrap().push((message, span));
+        self.1.lock().unwrap().push((message, fields, span));
     }
 }
 
@@ -101,7 +101,13 @@ impl Spans {
         let spans = self.0.lock().unwrap();
         let find = |at: &usize| spans.get(*at).map(|(_, n, f, _)| (*n, f.clone()));
         let events = self.1.lock().unwrap();
-        events.iter().filter(|(m, _)| m == message).map(|(_, span)| span.as_ref().and_then(find)).collect()
+        events.iter().filter(|(m, _, _)| m == message).map(|(_, _, span)| span.as_ref().and_then(find)).collect()
+    }
+
+    /// The fields (but the message) of the events whose message is `message`, in order.
+    pub fn event_fields(&self, message: &str) -> Vec<Fields> {
+        let events = self.1.lock().unwrap();
+        events.iter().filter(|(m, _, _)| m == message).map(|(_, fields, _)| fields.clone()).collect()
     }
 }
 
