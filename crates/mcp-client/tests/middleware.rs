@@ -148,6 +148,63 @@ async fn retry_repeats_a_tool_call_only_when_the_tool_is_idempotent() {
     assert_eq!(refuse.attempts.lock().unwrap().len(), 2);
 }
 
+/// Fails every attempt with the error `make` gives, counting them; cancels the call's token
+/// first if asked.
+struct FailWith {
+    make: fn() -> ClientError,
+    attempts: AtomicU32,
+    cancel: bool,
+}
+
+impl FailWith {
+    fn new(make: fn() -> ClientError) -> Arc<FailWith> {
+        Arc::new(FailWith { make, attempts: AtomicU32::new(0), cancel: false })
+    }
+}
+
+impl ClientMiddleware for FailWith {
+    fn call<'a>(&'a self, request: ClientRequest<'a>, _next: Next<'a>) -> BoxFuture<'a, ClientResponse> {
+        self.attempts.fetch_add(1, Ordering::AcqRel);
+        if let (true, Some(token)) = (self.cancel, &request.options.cancel) {
+            token.cancel();
+        }
+        let error = (self.make)();
+        Box::pin(async move { Err(error) })
+    }
+}
+
+/// A timeout is retried only when asked; a closed connection never; a wait ends when the
+/// call's cancellation token fires.
+#[tokio::test]
+async fn retry_takes_timeouts_only_when_asked_never_a_closed_connection_and_stops_on_cancel() {
+    let timeout = || ClientError::Timeout { method: "tools/list".into(), elapsed: Duration::from_secs(1) };
+    for (retry, expected) in [(Retry::new(), 1), (Retry::new().retry_timeouts(true), 3)] {
+        let fail = FailWith::new(timeout);
+        let client = memory_client(ClientBuilder::new("c", "1").layer(retry).layer(fail.clone())).await;
+        tokio::time::pause();
+        assert!(matches!(client.list_tools(None).await, Err(ClientError::Timeout { .. })));
+        assert_eq!(fail.attempts.load(Ordering::Acquire), expected);
+        tokio::time::resume();
+    }
+
+    let fail = FailWith::new(|| ClientError::Closed(None));
+    let client = memory_client(ClientBuilder::new("c", "1").layer(Retry::new()).layer(fail.clone())).await;
+    assert!(matches!(client.list_tools(None).await, Err(ClientError::Closed(_))));
+    assert_eq!(fail.attempts.load(Ordering::Acquire), 1);
+
+    let refused = || ClientError::Transport(Arc::new(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)));
+    let fail = Arc::new(FailWith { make: refused, attempts: AtomicU32::new(0), cancel: true });
+    let retry = Retry::new().backoff(Duration::from_secs(10), Duration::from_secs(10));
+    let client = memory_client(ClientBuilder::new("c", "1").layer(retry).layer(fail.clone())).await;
+    tokio::time::pause();
+    let options = mcp_client::CallOptions { cancel: Some(Default::default()), ..Default::default() };
+    let started = Instant::now();
+    let outcome = client.send_request::<mcp_types::ListToolsRequest>(Default::default(), options).await;
+    assert!(matches!(outcome, Err(ClientError::Cancelled)), "{outcome:?}");
+    assert_eq!(fail.attempts.load(Ordering::Acquire), 1);
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+}
+
 /// A layer answers a request itself, and changes the params of another: the typed calls
 /// decode what it gives.
 #[tokio::test]
@@ -224,11 +281,11 @@ async fn exercise_logging_and_metrics(client: &mcp_client::Client, spans: &Spans
     let done = spans.event_fields("client request done");
     let methods: Vec<&str> = done.iter().map(|f| f["method"].as_str()).collect();
     assert_eq!(methods, ["tools/list", "tools/call"], "{done:?}");
-    assert_fields(&done[1], &[("tool", "lookup"), ("outcome", "ok")]);
+    assert_fields(&done[1], &[("tool", "lookup"), ("outcome", "ok"), ("level", "INFO")]);
     assert!(done[1]["duration_ms"].parse::<f64>().unwrap() >= 0.0);
     let failed = spans.event_fields("client request failed");
     assert_eq!(failed.len(), 2, "{failed:?}");
-    assert_fields(&failed[0], &[("method", "prompts/get"), ("outcome", "error")]);
+    assert_fields(&failed[0], &[("method", "prompts/get"), ("outcome", "error"), ("level", "WARN")]);
     assert_fields(&failed[1], &[("method", "acme/unknown"), ("outcome", "error")]);
     // Each event in its request's span.
     for span in spans.events("client request done") {
