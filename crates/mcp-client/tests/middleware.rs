@@ -3,7 +3,6 @@
 //! by a TCP proxy), and not for a JSON-RPC error nor a tool call that may not be repeated; its
 //! delays under tokio's paused time; `Logging` and `Metrics` over stdio and HTTP.
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -337,6 +336,8 @@ done
 
 #[cfg(feature = "http")]
 mod http {
+    use std::collections::VecDeque;
+
     use super::*;
     use axum::body::Body;
     use axum::http::{Request, StatusCode};
