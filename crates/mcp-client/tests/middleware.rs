@@ -405,23 +405,31 @@ mod http {
         builder.connect_http(&format!("http://127.0.0.1:{port}/mcp")).await.unwrap()
     }
 
+    /// The builders of both eras: 2026-07-28 (our server speaks it) and a session.
+    fn eras() -> [(ClientBuilder, bool); 2] {
+        [(ClientBuilder::new("c", "1"), true), (ClientBuilder::new("c", "1").session_revisions_only(), false)]
+    }
+
     #[tokio::test]
     async fn retry_resends_a_request_the_server_answered_with_503() {
-        let faults = Arc::new(Faults::default());
-        let port = serve(faults.clone()).await;
-        let client = connect(port, ClientBuilder::new("c", "1").layer(quick_retry())).await;
-        let unavailable = (StatusCode::SERVICE_UNAVAILABLE, None);
-        faults.plan("tools/list", &[unavailable, unavailable]);
-        let tools = client.list_tools(None).await.unwrap();
-        assert_eq!(tools.tools.len(), 2);
-        assert_eq!(faults.seen(), 3);
+        for (builder, stateless) in eras() {
+            let faults = Arc::new(Faults::default());
+            let port = serve(faults.clone()).await;
+            let client = connect(port, builder.layer(quick_retry())).await;
+            assert_eq!(client.protocol_version().is_stateless(), stateless);
+            let unavailable = (StatusCode::SERVICE_UNAVAILABLE, None);
+            faults.plan("tools/list", &[unavailable, unavailable]);
+            let tools = client.list_tools(None).await.unwrap();
+            assert_eq!(tools.tools.len(), 2);
+            assert_eq!(faults.seen(), 3);
 
-        // Three attempts at most, then the last error.
-        faults.plan("tools/list", &[unavailable; 5]);
-        let error = client.list_tools(None).await.unwrap_err();
-        assert_eq!(error.http_error().and_then(|e| e.status()), Some(StatusCode::SERVICE_UNAVAILABLE));
-        assert_eq!(faults.seen(), 3);
-        client.close().await.unwrap();
+            // Three attempts at most, then the last error.
+            faults.plan("tools/list", &[unavailable; 5]);
+            let error = client.list_tools(None).await.unwrap_err();
+            assert_eq!(error.http_error().and_then(|e| e.status()), Some(StatusCode::SERVICE_UNAVAILABLE));
+            assert_eq!(faults.seen(), 3);
+            client.close().await.unwrap();
+        }
     }
 
     #[tokio::test]
@@ -502,31 +510,30 @@ mod http {
     /// request fails on its way; the test restores the proxy, and the retry gets through.
     #[tokio::test]
     async fn retry_gets_through_once_a_cut_connection_is_back() {
-        let faults = Arc::new(Faults::default());
-        let port = serve(faults.clone()).await;
-        let proxy = RedisProxy::to_port(port);
-        let (failed, mut failures) = mpsc::unbounded_channel();
-        let go = Arc::new(Notify::new());
-        let builder = ClientBuilder::new("c", "1").layer(quick_retry()).layer(Gate {
-            failed,
-            go: go.clone(),
-            armed: true.into(),
-        });
-        let client = Arc::new(connect(proxy.port(), builder).await);
-        faults.plan("tools/list", &[]);
-        proxy.cut();
-        let call = tokio::spawn({
-            let client = client.clone();
-            async move { client.list_tools(None).await }
-        });
-        let failed = tokio::time::timeout(Duration::from_secs(10), failures.recv()).await;
-        assert_eq!(failed.unwrap().unwrap(), Some(mcp_client::http::HttpErrorKind::Connection));
-        proxy.restore();
-        go.notify_one();
-        let tools = tokio::time::timeout(Duration::from_secs(10), call).await.unwrap().unwrap().unwrap();
-        assert_eq!(tools.tools.len(), 2);
-        assert_eq!(faults.seen(), 1, "the first attempt never reached the server");
-        assert!(failures.try_recv().is_err());
+        for (builder, stateless) in eras() {
+            let faults = Arc::new(Faults::default());
+            let port = serve(faults.clone()).await;
+            let proxy = RedisProxy::to_port(port);
+            let (failed, mut failures) = mpsc::unbounded_channel();
+            let go = Arc::new(Notify::new());
+            let gate = Gate { failed, go: go.clone(), armed: true.into() };
+            let client = Arc::new(connect(proxy.port(), builder.layer(quick_retry()).layer(gate)).await);
+            assert_eq!(client.protocol_version().is_stateless(), stateless);
+            faults.plan("tools/list", &[]);
+            proxy.cut();
+            let call = tokio::spawn({
+                let client = client.clone();
+                async move { client.list_tools(None).await }
+            });
+            let failed = tokio::time::timeout(Duration::from_secs(10), failures.recv()).await;
+            assert_eq!(failed.unwrap().unwrap(), Some(mcp_client::http::HttpErrorKind::Connection));
+            proxy.restore();
+            go.notify_one();
+            let tools = tokio::time::timeout(Duration::from_secs(10), call).await.unwrap().unwrap().unwrap();
+            assert_eq!(tools.tools.len(), 2);
+            assert_eq!(faults.seen(), 1, "the first attempt never reached the server");
+            assert!(failures.try_recv().is_err());
+        }
     }
 
     #[tokio::test]
