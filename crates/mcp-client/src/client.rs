@@ -3,6 +3,7 @@
 //! [`Client::send_request`] and the span every request is sent in, and [`Client::close`]. The
 //! calls are `impl Client` blocks of [`crate::calls`], above this module.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_jsonrpc::{CallOptions, Peer, ProgressRegistration};
@@ -14,6 +15,7 @@ use tracing::Instrument as _;
 use crate::connection::stateless::StatelessConnection;
 use crate::connection::{Connection, ServerDescription};
 use crate::error::ClientError;
+use crate::middleware::{self, ClientMiddleware};
 use crate::trace::{self, Target};
 use crate::validate::SchemaChecks;
 use crate::wire::event::ServerEvent;
@@ -40,6 +42,8 @@ pub struct Client {
     pub(crate) task_progress: TaskProgress,
     /// Where the spans of requests read the HTTP session id from.
     pub(crate) session_source: trace::SessionSource,
+    /// The layers around each request, outermost first ([`ClientBuilder::layer`](crate::ClientBuilder::layer)).
+    pub(crate) layers: Box<[Arc<dyn ClientMiddleware>]>,
 }
 
 impl Drop for Client {
@@ -142,33 +146,41 @@ impl Client {
     where
         R::Params: Clone,
     {
-        self.traced(R::METHOD, target, options, |options| async move {
+        self.traced(R::METHOD, target, params, options, |params, options| async move {
             match &self.connection {
                 Connection::Session(s) => s.request::<R>(&self.peer, params, options).await,
-                Connection::Stateless(s) => s.call::<R>(&self.peer, &params, options).await,
+                Connection::Stateless(s) => s.call::<R>(&self.peer, params, options).await,
             }
         })
         .await
     }
 
-    /// Sends a request through `send` in its `mcp.client.request` span: every request the
-    /// client makes goes through here (or through `initialize`'s and `server/discover`'s own
-    /// spans), so each has its span, its id on it, and (feature `opentelemetry`) its trace
-    /// context in `_meta`.
-    pub(crate) async fn traced<T, F>(
+    /// Sends a request with `params` through `send` in its `mcp.client.request` span, and
+    /// through the client's layers if it has any (its params encoded as JSON for them, what
+    /// they give back decoded): every request the client makes goes through here (or through
+    /// `initialize`'s and `server/discover`'s own spans), so each has its span, its id on it,
+    /// and (feature `opentelemetry`) its trace context in `_meta`.
+    pub(crate) async fn traced<P, T, F>(
         &self,
         method: &str,
         target: Target<'_>,
+        params: P,
         mut options: CallOptions,
-        send: impl FnOnce(CallOptions) -> F,
+        send: impl Fn(P, CallOptions) -> F + Send + Sync,
     ) -> Result<T, ClientError>
     where
-        F: Future<Output = Result<T, ClientError>>,
+        P: serde::Serialize + serde::de::DeserializeOwned,
+        T: serde::Serialize + serde::de::DeserializeOwned,
+        F: Future<Output = Result<T, ClientError>> + Send,
     {
         let span = trace::request_span(method, self.version, target, &self.session_source);
         trace::prepare(&span, &mut options);
         // A clone of a disabled span is a copy of nothing.
-        let outcome = send(options).instrument(span.clone()).await;
+        let outcome = if self.layers.is_empty() {
+            send(params, options).instrument(span.clone()).await
+        } else {
+            middleware::run(&self.layers, method, params, options, send).instrument(span.clone()).await
+        };
         trace::record_outcome(&span, &outcome);
         outcome
     }

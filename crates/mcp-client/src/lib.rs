@@ -17,6 +17,8 @@
 //!   (`input_required` results), and the call is sent again with the answers, transparently.
 //!   Notifications (log messages, list changes, resource updates) reach a callback and a
 //!   stream; in 2026-07-28 change notifications come on subscriptions ([`Client::listen`]).
+//! - [`ClientBuilder::layer`] puts layers around every request the client sends
+//!   ([`middleware`]): retry with backoff on transport errors, logging, metrics, or your own.
 //! - [`Client::close`] ends the connection gracefully: what was sent before is written, then a
 //!   child server is stopped the way the specification asks.
 //! - [`ToolHeaders`] reads a tool's `x-mcp-header` declarations (2026-07-28, SEP-2243) and
@@ -62,6 +64,7 @@ mod client;
 mod connection;
 mod error;
 mod listen;
+pub mod middleware;
 mod serve;
 mod trace;
 mod validate;
@@ -79,6 +82,7 @@ pub use client::Client;
 pub use error::{ClientError, Violation};
 pub use listen::{Subscription, SubscriptionEnd};
 pub use mcp_jsonrpc::CallOptions;
+pub use middleware::ClientMiddleware;
 pub use serve::handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elicitation_defaults};
 pub use serve::input_tasks;
 pub use wire::event::ServerEvent;

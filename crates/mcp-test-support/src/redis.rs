@@ -390,9 +390,15 @@ struct ProxyState {
 impl RedisProxy {
     /// A proxy to `server` (not a TLS one) on a free loopback port.
     pub fn start(server: &RedisServer) -> RedisProxy {
+        RedisProxy::to_port(server.port)
+    }
+
+    /// A proxy to any TCP server of the test on loopback `port` (an HTTP one: a client that
+    /// loses its server), on a free loopback port.
+    pub fn to_port(target: u16) -> RedisProxy {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a proxy port");
         let port = listener.local_addr().expect("the proxy's address").port();
-        let (state, target) = (Arc::new(ProxyState::default()), server.port);
+        let state = Arc::new(ProxyState::default());
         let accepting = state.clone();
         std::thread::spawn(move || {
             for client in listener.incoming() {
@@ -420,6 +426,11 @@ impl RedisProxy {
     /// The URL to connect through it.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// The loopback port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// Drops every connection through it, and closes new ones until [`restore`](Self::restore).

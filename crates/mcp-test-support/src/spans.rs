@@ -69,6 +69,7 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<
             None => None,
         };
         let message = fields.remove("message").unwrap_or_default();
+        fields.insert("level".to_owned(), event.metadata().level().to_string());
         let span = place(&self.0.lock().unwrap(), span.as_ref());
         self.1.lock().unwrap().push((message, fields, span));
     }
@@ -104,7 +105,8 @@ impl Spans {
         events.iter().filter(|(m, _, _)| m == message).map(|(_, _, span)| span.as_ref().and_then(find)).collect()
     }
 
-    /// The fields (but the message) of the events whose message is `message`, in order.
+    /// The fields (but the message) of the events whose message is `message`, in order, and
+    /// their `level` (`INFO`, `WARN`, ...).
     pub fn event_fields(&self, message: &str) -> Vec<Fields> {
         let events = self.1.lock().unwrap();
         events.iter().filter(|(m, _, _)| m == message).map(|(_, fields, _)| fields.clone()).collect()

@@ -169,6 +169,7 @@ impl ClientBuilder {
             checks: SchemaChecks::new(self.validate_arguments, self.validate_structured),
             task_progress: Default::default(),
             session_source: Default::default(),
+            layers: self.layers.clone().into(),
         };
         if let Some(s) = client.stateless() {
             s.watch_list_changes(&client.peer, &client.server.capabilities).await;

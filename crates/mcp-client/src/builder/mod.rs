@@ -13,6 +13,7 @@ use mcp_types::{
     Implementation, ProtocolVersion,
 };
 
+use crate::middleware::ClientMiddleware;
 use crate::serve::custom::CustomHandlers;
 use crate::serve::handlers::{ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler};
 use crate::serve::service::EventCallback;
@@ -52,6 +53,8 @@ pub struct ClientBuilder {
     pub(crate) declared: Declared,
     /// The handlers of the server's custom requests and notifications.
     pub(crate) custom: CustomHandlers,
+    /// The layers around each request, outermost first.
+    pub(crate) layers: Vec<Arc<dyn ClientMiddleware>>,
 }
 
 /// What a client declares beyond its handlers (see [`ClientBuilder::sampling_tools`] and the
@@ -96,7 +99,26 @@ impl ClientBuilder {
             cache_lists: false,
             declared: Declared::default(),
             custom: Default::default(),
+            layers: Vec::new(),
         }
+    }
+
+    /// Adds a layer around every request the client sends (see [`crate::middleware`]): the
+    /// first one added is the outermost, which sees a request first and its outcome last.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_client::ClientBuilder;
+    /// use mcp_client::middleware::{Logging, Metrics, Retry};
+    ///
+    /// let builder = ClientBuilder::new("my-app", "1.0")
+    ///     .layer(Logging::new())
+    ///     .layer(Metrics::new())
+    ///     .layer(Retry::new().max_attempts(4).backoff(Duration::from_millis(50), Duration::from_secs(2)));
+    /// ```
+    pub fn layer(mut self, layer: impl ClientMiddleware) -> Self {
+        self.layers.push(Arc::new(layer));
+        self
     }
 
     /// Speaks only this revision: 2026-07-28 (the server must list it in its answer to

@@ -61,11 +61,11 @@ impl Client {
         params: Option<Value>,
         options: CallOptions,
     ) -> Result<Value, ClientError> {
-        self.traced(method, Target::None, options, |options| async move {
+        self.traced(method, Target::None, params, options, |params: Option<Value>, options| async move {
             match &self.connection {
                 Connection::Session(s) => {
-                    let body = params.as_ref().map(|p| p as &dyn Body);
-                    let send = || self.peer.request_raw(method, body, options.clone());
+                    let body = params.as_ref();
+                    let send = || self.peer.request_raw(method, body.map(|p| p as &dyn Body), options.clone());
                     let raw = s.renewing(&self.peer, method, send).await?;
                     serde_json::from_str(raw.get()).map_err(|e| ClientError::decode(method, e))
                 }

@@ -130,8 +130,9 @@ impl Client {
         let fresh = cursor.is_none();
         let mut page = match &self.connection {
             Connection::Stateless(s) => {
-                let page = |options| s.list_page::<L>(&self.peer, cursor, options);
-                self.traced(L::METHOD, Target::None, CallOptions::default(), page).await?
+                let page =
+                    |params: PaginatedRequestParams, options| s.list_page::<L>(&self.peer, params.cursor, options);
+                self.traced(L::METHOD, Target::None, page_params(cursor), CallOptions::default(), page).await?
             }
             Connection::Session(_) => self.send_request::<L>(page_params(cursor), CallOptions::default()).await?,
         };

@@ -181,7 +181,7 @@ impl Client {
                 if let Some(ttl) = params.task.as_ref().and_then(|t| t.ttl) {
                     object.insert("task".to_owned(), serde_json::json!({ "ttl": ttl }));
                 }
-                let value = self.extension_call::<ExtensionToolCall>(s, &object, options, target).await?;
+                let value = self.extension_call::<ExtensionToolCall>(s, object, options, target).await?;
                 if value.get("resultType").and_then(Value::as_str) == Some("task") {
                     ToolTask::Running(extension_task(method, &value)?)
                 } else {
@@ -262,17 +262,18 @@ impl Client {
     async fn extension_call<R: mcp_types::Request>(
         &self,
         s: &StatelessConnection,
-        params: &R::Params,
+        params: R::Params,
         options: CallOptions,
         target: Target<'_>,
     ) -> Result<Value, ClientError> {
-        self.traced(R::METHOD, target, options, |options| s.call_with_tasks::<R>(&self.peer, params, options)).await
+        let send = |params: R::Params, options| s.call_with_tasks::<R>(&self.peer, params, options);
+        self.traced(R::METHOD, target, params, options, send).await
     }
 
     /// `tasks/get` of the extension: the detailed task, as JSON.
     async fn extension_get(&self, s: &StatelessConnection, task_id: &str) -> Result<Value, ClientError> {
         self.tasks_supported(self.supports_tool_tasks())?;
-        self.extension_call::<ExtensionGet>(s, &task_params(task_id), CallOptions::default(), Target::None).await
+        self.extension_call::<ExtensionGet>(s, task_params(task_id), CallOptions::default(), Target::None).await
     }
 
     /// The result of a task made by [`call_tool_as_task`](Self::call_tool_as_task)
@@ -371,7 +372,7 @@ impl Client {
                     }
                     let mut params = task_params(task_id);
                     params.insert("inputResponses".to_owned(), Value::Object(responses));
-                    self.extension_call::<ExtensionUpdate>(s, &params, CallOptions::default(), Target::None).await?;
+                    self.extension_call::<ExtensionUpdate>(s, params, CallOptions::default(), Target::None).await?;
                 }
                 TaskStatus::Completed => {
                     let result = detailed
@@ -417,7 +418,7 @@ impl Client {
             Some(s) => {
                 self.tasks_supported(self.supports_tool_tasks())?;
                 let params = task_params(task_id);
-                self.extension_call::<ExtensionCancel>(s, &params, CallOptions::default(), Target::None).await?;
+                self.extension_call::<ExtensionCancel>(s, params, CallOptions::default(), Target::None).await?;
                 return self.get_task(task_id).await;
             }
         };

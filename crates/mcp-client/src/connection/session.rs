@@ -42,7 +42,17 @@ impl SessionConnection {
         if !self.reinitialize {
             return Ok(peer.request::<R>(params, options).await?);
         }
-        self.renewing(peer, R::METHOD, || peer.request::<R>(params.clone(), options.clone())).await
+        // As `renewing` does, with the params owned (not borrowed across the wait: the
+        // future is `Send` for params that are `Send` but not `Sync`).
+        let generation = self.generation.load(Ordering::Acquire);
+        match peer.request::<R>(params.clone(), options.clone()).await {
+            Err(CallError::Transport(e)) if session_expired(&e) => {
+                tracing::info!(method = R::METHOD, "the server ended the session; starting a new one");
+                self.renew(peer, generation).await?;
+                Ok(peer.request::<R>(params, options).await?)
+            }
+            other => Ok(other?),
+        }
     }
 
     /// Sends with `send`; a call the server refused because it ended the HTTP session is sent

@@ -35,11 +35,11 @@ pub(crate) async fn call<R: Request>(
     meta: &RequestMeta,
     handlers: &InputHandlers,
     max_rounds: usize,
-    params: &R::Params,
+    params: R::Params,
     mut options: CallOptions,
     tasks: bool,
 ) -> Result<Value, ClientError> {
-    let mut base = params_object(params)?;
+    let mut base = params_object(&params)?;
     meta.apply(&mut base, STATELESS.as_str());
     if tasks {
         declare_tasks(&mut base);
@@ -138,7 +138,7 @@ impl StatelessConnection {
     pub(crate) async fn call<R: Request>(
         &self,
         peer: &Peer,
-        params: &R::Params,
+        params: R::Params,
         options: CallOptions,
     ) -> Result<R::Result, ClientError> {
         let value = call::<R>(peer, &self.meta, &self.handlers, self.max_rounds, params, options, false).await?;
@@ -174,7 +174,7 @@ impl StatelessConnection {
     pub(crate) async fn call_with_tasks<R: Request>(
         &self,
         peer: &Peer,
-        params: &R::Params,
+        params: R::Params,
         options: CallOptions,
     ) -> Result<Value, ClientError> {
         call::<R>(peer, &self.meta, &self.handlers, self.max_rounds, params, options, true).await
@@ -191,13 +191,13 @@ impl StatelessConnection {
         R: Request<Params = PaginatedRequestParams>,
     {
         let Some(cache) = &self.cache else {
-            return self.call::<R>(peer, &page_params(cursor), options).await;
+            return self.call::<R>(peer, page_params(cursor), options).await;
         };
         if let Some(page) = cache.get(R::METHOD, &cursor) {
             return decode_result::<R>(page);
         }
         let params = page_params(cursor.clone());
-        let page = call::<R>(peer, &self.meta, &self.handlers, self.max_rounds, &params, options, false).await?;
+        let page = call::<R>(peer, &self.meta, &self.handlers, self.max_rounds, params, options, false).await?;
         cache.put(R::METHOD, cursor, &page);
         decode_result::<R>(page)
     }

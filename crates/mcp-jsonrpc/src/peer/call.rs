@@ -53,9 +53,14 @@ impl Peer {
         if options.progress.is_some() {
             params.set_progress_token(ProgressToken::Integer(id));
         }
-        let body = mcp_types::ForRevision::new(&params, version);
         let rid = RequestId::Integer(id);
-        let frame = encode_frame(&rid, R::METHOD, Some(&body), options.meta.take()).map_err(CallError::Encode)?;
+        // The params are encoded before the wait, and not held across it: the future is `Send`
+        // whatever they are (`Send` params need not be `Sync`).
+        let frame = {
+            let body = mcp_types::ForRevision::new(&params, version);
+            encode_frame(&rid, R::METHOD, Some(&body), options.meta.take()).map_err(CallError::Encode)?
+        };
+        drop(params);
         let raw = self.call(id, R::METHOD, frame, options).await?;
         message::decode_result(&raw).map_err(|source| CallError::Decode { method: R::METHOD.to_owned(), source })
     }

@@ -96,17 +96,18 @@ pub struct HttpRequestError {
     message: String,
     #[source]
     source: Option<reqwest::Error>,
+    retry_after: Option<std::time::Duration>,
 }
 
 impl HttpRequestError {
     /// An error of `kind`, with the answer's status if there was one.
     pub(crate) fn new(kind: HttpErrorKind, status: Option<http::StatusCode>, message: String) -> Self {
-        HttpRequestError { kind, status, message, source: None }
+        HttpRequestError { kind, status, message, source: None, retry_after: None }
     }
 
     /// A request or response that broke (kind [`HttpErrorKind::Connection`]).
     pub(crate) fn connection(status: Option<http::StatusCode>, message: String, source: reqwest::Error) -> Self {
-        HttpRequestError { kind: HttpErrorKind::Connection, status, message, source: Some(source) }
+        HttpRequestError { kind: HttpErrorKind::Connection, status, message, source: Some(source), retry_after: None }
     }
 
     /// What went wrong.
@@ -117,6 +118,18 @@ impl HttpRequestError {
     /// The status of the server's answer, if one came.
     pub fn status(&self) -> Option<http::StatusCode> {
         self.status
+    }
+
+    /// How long the server asked to wait before trying again: the `Retry-After` header of an
+    /// error status (429, 503), in delay-seconds (an HTTP date is not read).
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        self.retry_after
+    }
+
+    /// This error with the server's `Retry-After`.
+    pub(crate) fn with_retry_after(mut self, retry_after: Option<std::time::Duration>) -> Self {
+        self.retry_after = retry_after;
+        self
     }
 
     /// Whether the server ended the session the request was sent in (HTTP 404 to its

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{HeaderValue, Method, StatusCode};
 use mcp_types::ErrorObject;
 use serde::Deserialize;
@@ -193,6 +193,12 @@ impl Core {
     pub(super) async fn status_error(&self, response: reqwest::Response, snap: &Snapshot, what: &str) -> Failure {
         let status = response.status();
         let challenge = response.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
         let body = body_text_limited(response, self.config.http_timeout, ERROR_JSON_LIMIT).await;
         if status.is_client_error()
             && !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
@@ -222,6 +228,7 @@ impl Core {
             )
         } else {
             HttpRequestError::new(HttpErrorKind::Status, Some(status), format!("HTTP {status} for {what}{body}"))
+                .with_retry_after(retry_after)
         };
         Failure::Http(error)
     }
