@@ -659,9 +659,7 @@ async fn the_list_cache_never_hands_one_clients_list_to_another() {
     let server = Server::builder("mw", "1.0")
         .tool(echo())
         .tool(hide)
-        .visibility(|item, who| {
-            item.name() != "echo" || who.client_info().is_none_or(|c| c.name != "guest")
-        })
+        .visibility(|item, who| item.name() != "echo" || who.client_info().is_none_or(|c| c.name != "guest"))
         .middleware(ListCache::new())
         .build()
         .unwrap();
