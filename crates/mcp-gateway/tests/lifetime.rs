@@ -56,3 +56,21 @@ async fn a_stateless_requests_upstream_connection_ends_at_once() {
     upstream.closed().await;
     assert!(start.elapsed() < Duration::from_secs(1), "closed after {:?}", start.elapsed());
 }
+
+/// A dropped gateway ends its connections to the mounted servers (the catalog's included):
+/// it does not live on, held by its own mounts, until the process ends.
+#[tokio::test]
+async fn a_dropped_gateway_ends_its_mounts_connections() {
+    // Each connection's client holds a sender; all are dropped once every client is.
+    let (alive, mut gone) = tokio::sync::mpsc::channel::<()>(1);
+    let source = mcp_gateway::Source::local(keeping(&Arc::default())).configure(move |builder| {
+        let alive = alive.clone();
+        builder.on_event(move |_| {
+            let _ = &alive;
+        })
+    });
+    let gateway = mcp_gateway::Gateway::builder("gateway", "1.0").mount("local", source).build().await.unwrap();
+    assert_eq!(gateway.tools().len(), 1);
+    drop(gateway);
+    tokio::time::timeout(Duration::from_secs(10), gone.recv()).await.expect("a mount's connection lives on");
+}
