@@ -50,8 +50,13 @@
 //! read a JSON-RPC error; the next call tries to connect again. Its items stay listed as last
 //! read.
 //!
+//! A dropped gateway (its last clone and the connections it serves gone) closes its
+//! connections to the mounted servers, the catalog's included.
+//!
 //! Not passed on yet: tasks (the gateway lists tools without `execution` and calls them as
-//! plain calls), custom methods, `notifications/roots/list_changed` of the gateway's client.
+//! plain calls), an input-required result of the mounted server at 2026-07-28 (its inputs are
+//! asked of the gateway's client one at a time, under the gateway's keys), custom methods,
+//! `notifications/roots/list_changed` of the gateway's client.
 
 mod link;
 mod mount;
