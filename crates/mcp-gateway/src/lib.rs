@@ -54,9 +54,9 @@
 //! connections to the mounted servers, the catalog's included.
 //!
 //! Not passed on yet: tasks (the gateway lists tools without `execution` and calls them as
-//! plain calls), an input-required result of the mounted server at 2026-07-28 (its inputs are
-//! asked of the gateway's client one at a time, under the gateway's keys), custom methods,
-//! `notifications/roots/list_changed` of the gateway's client.
+//! plain calls), custom methods, `notifications/roots/list_changed` of the gateway's client.
+//! (At 2026-07-28, the input a mounted server asks for in an `input_required` result is
+//! asked of the gateway's client under the mounted server's keys, all in one round.)
 
 mod link;
 mod mount;
