@@ -300,9 +300,8 @@ pub fn run(root: &Path) -> Result<()> {
         for run in suite.server_runs(root, pin)? {
             let out = out.join("server").join(run.revision());
             failed.extend(server_scenarios(root, suite, &run, &everything, &out)?.into_iter().map(tag));
-            // Through the gateway, at the session revisions: at 2026-07-28 the gateway passes
-            // on neither tasks nor an input-required result as the mounted server wrote it
-            // (its keys, several inputs at once), which scenarios of that revision check.
+            // Through the gateway, at the session revisions: at 2026-07-28 the gateway does
+            // not pass tasks on (the tasks extension), which scenarios of that revision check.
             if run.revision() != GATEWAY_UNTIL {
                 let out = out.join("gateway");
                 let through = |f: String| tag(format!("through the gateway: {f}"));

@@ -84,6 +84,7 @@ pub use listen::{Subscription, SubscriptionEnd};
 pub use mcp_jsonrpc::CallOptions;
 pub use middleware::ClientMiddleware;
 pub use serve::handlers::{ElicitationHandler, RootsHandler, SamplingHandler, apply_elicitation_defaults};
+pub use serve::input::input_key;
 pub use serve::input_tasks;
 pub use wire::event::ServerEvent;
 pub use wire::tool_headers::{InvalidToolHeaders, ToolHeaders};

@@ -50,8 +50,13 @@
 //! read a JSON-RPC error; the next call tries to connect again. Its items stay listed as last
 //! read.
 //!
+//! A dropped gateway (its last clone and the connections it serves gone) closes its
+//! connections to the mounted servers, the catalog's included.
+//!
 //! Not passed on yet: tasks (the gateway lists tools without `execution` and calls them as
 //! plain calls), custom methods, `notifications/roots/list_changed` of the gateway's client.
+//! (At 2026-07-28, the input a mounted server asks for in an `input_required` result is
+//! asked of the gateway's client under the mounted server's keys, all in one round.)
 
 mod link;
 mod mount;

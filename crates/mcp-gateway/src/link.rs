@@ -112,7 +112,15 @@ impl Link {
             let link = self.clone();
             builder = builder.on_sampling(move |params| {
                 let ctx = link.current();
-                async move { ctx.ok_or_else(no_call)?.create_message(params).await.map_err(ErrorObject::from) }
+                let key = mcp_client::input_key();
+                async move {
+                    let ctx = ctx.ok_or_else(no_call)?;
+                    match key {
+                        Some(key) => ctx.create_message_as(&key, params).await,
+                        None => ctx.create_message(params).await,
+                    }
+                    .map_err(ErrorObject::from)
+                }
             });
             if sampling.tools.is_some() {
                 builder = builder.sampling_tools();
@@ -125,7 +133,15 @@ impl Link {
             let link = self.clone();
             builder = builder.on_elicitation(move |params| {
                 let ctx = link.current();
-                async move { ctx.ok_or_else(no_call)?.elicit_raw(params).await.map_err(ErrorObject::from) }
+                let key = mcp_client::input_key();
+                async move {
+                    let ctx = ctx.ok_or_else(no_call)?;
+                    match key {
+                        Some(key) => ctx.elicit_raw_as(&key, params).await,
+                        None => ctx.elicit_raw(params).await,
+                    }
+                    .map_err(ErrorObject::from)
+                }
             });
             if elicitation.url.is_some() {
                 builder = builder.elicitation_url_mode();
@@ -135,7 +151,15 @@ impl Link {
             let link = self.clone();
             builder = builder.on_roots(move || {
                 let ctx = link.current();
-                async move { Ok(ctx.ok_or_else(no_call)?.list_roots().await.map_err(ErrorObject::from)?.roots) }
+                let key = mcp_client::input_key();
+                async move {
+                    let ctx = ctx.ok_or_else(no_call)?;
+                    let listed = match key {
+                        Some(key) => ctx.list_roots_as(&key).await,
+                        None => ctx.list_roots().await,
+                    };
+                    Ok(listed.map_err(ErrorObject::from)?.roots)
+                }
             });
         }
         let link = Arc::downgrade(self);

@@ -100,8 +100,10 @@ impl Mount {
         let mut events = catalog.events();
         *self.catalog.lock_unpoisoned() = Some(catalog.clone());
         self.refresh(server, Lists::ALL, false).await?;
+        // Weak both: the server holds the mount (its tools call it), the mount the catalog,
+        // whose events keep this task; a dropped gateway ends it all.
         let mount = Arc::downgrade(self);
-        let server = server.clone();
+        let server = server.downgrade();
         tokio::spawn(async move {
             use tokio::sync::broadcast::error::RecvError;
             loop {
@@ -110,7 +112,7 @@ impl Mount {
                     Ok(ServerEvent::PromptListChanged) => Lists::PROMPTS,
                     Ok(ServerEvent::ResourceListChanged) => Lists::RESOURCES,
                     Ok(ServerEvent::ResourceUpdated { uri }) => {
-                        let Some(mount) = mount.upgrade() else { return };
+                        let (Some(mount), Some(server)) = (mount.upgrade(), server.upgrade()) else { return };
                         server.notify_resource_updated(&mount.naming.uri(&uri)).await;
                         continue;
                     }
@@ -118,7 +120,7 @@ impl Mount {
                     Err(RecvError::Lagged(_)) => Lists::ALL,
                     Err(RecvError::Closed) => return,
                 };
-                let Some(mount) = mount.upgrade() else { return };
+                let (Some(mount), Some(server)) = (mount.upgrade(), server.upgrade()) else { return };
                 if let Err(e) = mount.refresh(&server, lists, true).await {
                     tracing::warn!(mount = mount.naming.prefix(), error = %e, "the mounted server's lists were not read");
                 }

@@ -102,9 +102,9 @@ pub use def::uri_template::{TemplateError, UriTemplate, UriVariables};
 pub use elicit::{ContentError, ElicitSchemaError, Elicitation, FormProblem, UrlElicitation};
 pub use error::{ClientRequestError, DefinitionError, ToolError};
 pub use serve::shared::RootsChangedCallback;
-pub use server::Server;
 pub use server::builder::ServerBuilder;
 pub use server::shutdown::shutdown_signal;
+pub use server::{Server, WeakServer};
 pub use tasks::{TaskConfig, TaskSupport};
 
 /// The HTTP transport, for its configuration and request types.

@@ -43,13 +43,40 @@ pub(crate) async fn input_responses(
         return Err(ClientError::protocol(method, violation));
     }
     let mut responses = JsonObject::new();
+    // Every request is asked even after one failed (the first failure is the result): a
+    // handler that passes the requests on (a gateway) gathers them all in one round.
+    let mut failed = None;
     for (key, request) in requests {
         let params = request.params.as_deref().map_or("{}", serde_json::value::RawValue::get);
         let related = task.and_then(|id| naming_task(params, id));
-        let response = answer(&request.method, related.as_deref().unwrap_or(params), handlers).await?;
-        responses.insert(key, response);
+        let params = related.as_deref().unwrap_or(params);
+        match INPUT_KEY.scope(key.clone(), answer(&request.method, params, handlers)).await {
+            Ok(response) => {
+                responses.insert(key, response);
+            }
+            Err(e) => {
+                failed.get_or_insert(e);
+            }
+        }
     }
-    Ok(responses)
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(responses),
+    }
+}
+
+tokio::task_local! {
+    /// The key of the input request a handler is answering (see [`input_key`]).
+    static INPUT_KEY: String;
+}
+
+/// The key under which the server asked for the input a sampling, elicitation or roots
+/// handler is answering now (the `inputRequests` key of a 2026-07-28 `input_required`
+/// result, or of a task waiting for input); `None` for a request of the server (a session's
+/// `elicitation/create`, say) or outside a handler. A handler that passes the request on to
+/// a client of its own (a gateway) asks it under the same key.
+pub fn input_key() -> Option<String> {
+    INPUT_KEY.try_with(Clone::clone).ok()
 }
 
 /// `params` (an object) with `_meta` naming task `id`, unless they say which task already.

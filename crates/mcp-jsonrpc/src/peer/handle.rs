@@ -49,6 +49,13 @@ impl Peer {
         self.shared.closed.load(Ordering::Acquire)
     }
 
+    /// Waits until the connection is over ([`Peer::is_closed`]): the other side went away or
+    /// it was closed. Running handlers still have their grace then; one that serves until the
+    /// connection ends (a stream of notifications) stops at this, not at the grace's end.
+    pub async fn ended(&self) {
+        self.shared.ended.cancelled().await;
+    }
+
     /// Stops reading; pending calls fail, running handlers get the shutdown grace, queued
     /// frames are written, and the transport is closed.
     pub fn close(&self) {

@@ -113,6 +113,8 @@ pub(super) struct Shared {
     pub(super) handlers: CancellationToken,
     /// Set once the connection is over: calls fail fast.
     pub(super) closed: AtomicBool,
+    /// Fires when `closed` is set: for handlers that serve until the connection ends.
+    pub(super) ended: CancellationToken,
     /// Fires to write what is queued and close the writing half (reading goes on).
     pub(super) drain: CancellationToken,
     /// Fires once the writer task is done (its transport half closed).
@@ -146,6 +148,7 @@ impl Shared {
             shutdown: CancellationToken::new(),
             handlers: CancellationToken::new(),
             closed: AtomicBool::new(false),
+            ended: CancellationToken::new(),
             drain: CancellationToken::new(),
             written: CancellationToken::new(),
             done: CancellationToken::new(),
@@ -181,6 +184,7 @@ pub(super) async fn give_up_after(token: &CancellationToken, grace: Duration) {
 /// The connection is over: calls fail fast, pending calls fail (their senders dropped).
 pub(super) fn end_connection(shared: &Shared) {
     shared.closed.store(true, Ordering::Release);
+    shared.ended.cancel();
     shared.pending.lock_unpoisoned().clear();
     shared.progress.lock_unpoisoned().clear();
 }

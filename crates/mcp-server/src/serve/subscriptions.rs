@@ -154,7 +154,13 @@ pub(crate) async fn listen(
         return complete(server, rctx, tag);
     }
     loop {
-        let events = match events.recv().await {
+        // The connection is over (the client went away): no one to tell, nothing to answer;
+        // the handler ends now rather than at the end of the connection's grace.
+        let received = tokio::select! {
+            received = events.recv() => received,
+            () = peer.ended() => return Err(ErrorObject::internal_error("the connection ended")),
+        };
+        let events = match received {
             Ok(ChangeEvent::Resync) => honoured.everything(),
             Ok(event) => vec![event],
             Err(broadcast::error::RecvError::Lagged(missed)) => {

@@ -55,4 +55,23 @@ impl Server {
     pub fn resource_templates(&self) -> Vec<ResourceTemplate> {
         self.shared.registry().template_list.clone()
     }
+
+    /// A handle that does not keep the server alive: for what the server itself holds (a
+    /// task its tools own) and that must not keep it from being dropped.
+    pub fn downgrade(&self) -> WeakServer {
+        WeakServer { shared: Arc::downgrade(&self.shared) }
+    }
+}
+
+/// A [`Server`] that may have been dropped: [`Server::downgrade`].
+#[derive(Clone, Debug)]
+pub struct WeakServer {
+    shared: std::sync::Weak<ServerShared>,
+}
+
+impl WeakServer {
+    /// The server, if a clone of it (or a connection it serves) is still alive.
+    pub fn upgrade(&self) -> Option<Server> {
+        self.shared.upgrade().map(|shared| Server { shared })
+    }
 }

@@ -1,0 +1,63 @@
+//! The input a mounted server asks for in a 2026-07-28 `input_required` result reaches the
+//! gateway's client as the mounted server asked it: under its keys, all in one round.
+
+use std::sync::{Arc, Mutex};
+
+use mcp_client::ClientBuilder;
+use mcp_server::{Context, Server, ToolDef, ToolError};
+use mcp_types::{
+    CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
+    ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ProtocolVersion, Role, SamplingContent,
+    SamplingMessage, TextContent,
+};
+use serde_json::json;
+
+/// A server whose tool `ask` asks for a name (`user_name`) and a summary (`summary`) at once.
+fn asking() -> Server {
+    let tool = ToolDef::new("ask", json!({"type": "object"}), |_args, ctx: Context| async move {
+        let schema: Result<mcp_types::ElicitRequestFormParamsRequestedSchema, _> =
+            serde_json::from_value(json!({"type": "object", "properties": {"name": {"type": "string"}}}));
+        let form = ElicitRequestParams::ElicitRequestForm(ElicitRequestFormParams::new("Name?", schema.unwrap()));
+        let message = SamplingMessage::new(Role::User, SamplingContent::Text(TextContent::new("sum up")));
+        let (name, summary) = tokio::join!(
+            ctx.elicit_raw_as("user_name", form),
+            ctx.create_message_as("summary", CreateMessageRequestParams::new(10, vec![message]))
+        );
+        let (_, summary) = (name?, summary?);
+        let SamplingContent::Text(text) = summary.content else { panic!("not text") };
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(text.text)]))
+    })
+    .unwrap();
+    Server::builder("asking", "1.0").tool(tool).build().unwrap()
+}
+
+/// At 2026-07-28, the gateway's client is asked the mounted server's inputs under the
+/// mounted server's keys, both in the first round (before, it was asked one at a time under
+/// the gateway's own keys, `elicitation-1` then `sampling-1`).
+#[tokio::test]
+async fn a_mounted_servers_inputs_reach_the_client_under_its_keys_at_once() {
+    let gateway = mcp_gateway::Gateway::builder("gateway", "1.0").mount("", asking()).build().await.unwrap();
+    let (ours, theirs) = mcp_jsonrpc::transport::memory(16);
+    gateway.connect(theirs);
+    let asked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (elicited, sampled) = (asked.clone(), asked.clone());
+    let client = ClientBuilder::new("test", "1")
+        .protocol_version(ProtocolVersion::V2026_07_28)
+        .on_elicitation(move |_params| {
+            elicited.lock().unwrap().push(mcp_client::input_key().unwrap_or_default());
+            async { Ok(ElicitResult::new(ElicitAction::Accept)) }
+        })
+        .on_sampling(move |_params| {
+            sampled.lock().unwrap().push(mcp_client::input_key().unwrap_or_default());
+            async {
+                Ok(CreateMessageResult::new(Role::Assistant, SamplingContent::Text(TextContent::new("short")), "m"))
+            }
+        })
+        .connect(ours)
+        .await
+        .unwrap();
+    let result = client.call_tool("ask", json!({})).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("short"));
+    // In the order of the result's keys.
+    assert_eq!(*asked.lock().unwrap(), ["summary", "user_name"]);
+}
