@@ -18,15 +18,30 @@
 //! prompts are listed as `official_echo`, `ours_test_simple_text`; resources as
 //! `official+demo://resource/static/document/...`. `--stdio` serves over stdio instead.
 //!
+//! In front of it (over HTTP), as a product would put them:
+//! - `--issuer URL [--resource URL]`: OAuth 2.1; every request needs a JWT access token of
+//!   that issuer for this endpoint (`JwtVerifier::from_issuer`, as the `auth_server`
+//!   example). The mounted servers keep their own authorization: the client's token is never
+//!   passed on.
+//! - `--scoped PREFIX` (repeatable): the items of that mount are seen only by tokens with
+//!   `PREFIX` as a scope; to the others they are unknown, as if absent (visibility).
+//! - `--calls-per-minute N`: tool calls limited per principal (per client address without
+//!   `--issuer`), answered with -32000 and a `retryAfterMs` hint (a rate-limit layer).
+//!
 //! Ctrl-C or SIGTERM stops it as `everything` stops. Logs go to stderr (`RUST_LOG`).
 
+use std::num::NonZeroU32;
+
+use mcp_examples::gateway::front;
 use mcp_sdk::gateway::{Gateway, Source};
 use mcp_sdk::server::shutdown_signal;
 use mcp_sdk::transport::http::server::HttpServerConfig;
+use mcp_sdk::transport::http::server::auth::{AuthConfig, JwtVerifier};
 use mcp_sdk::transport::stdio::ChildCommand;
 use tracing_subscriber::filter::LevelFilter;
 
 const USAGE: &str = "usage: gateway --stdio | --http ADDR [--mount PREFIX=URL|COMMAND]... \
+                     [--issuer URL [--resource URL]] [--scoped PREFIX]... [--calls-per-minute N] \
                      (ADDR e.g. 127.0.0.1:8080; serves http://ADDR/mcp)";
 
 /// The mounts without `--mount`.
@@ -48,6 +63,7 @@ async fn main() -> anyhow::Result<()> {
     let level = std::env::var("RUST_LOG").ok().and_then(|l| l.parse().ok()).unwrap_or(LevelFilter::WARN);
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).init();
     let (mut stdio, mut http, mut mounts) = (false, None, Vec::new());
+    let (mut issuer, mut resource, mut scoped, mut rate) = (None, None, Vec::new(), None);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or_else(|| anyhow::anyhow!("{arg} needs a value\n{USAGE}"));
@@ -55,6 +71,10 @@ async fn main() -> anyhow::Result<()> {
             "--stdio" => stdio = true,
             "--http" => http = Some(value()?),
             "--mount" => mounts.push(value()?),
+            "--issuer" => issuer = Some(value()?),
+            "--resource" => resource = Some(value()?),
+            "--scoped" => scoped.push(value()?),
+            "--calls-per-minute" => rate = Some(value()?.parse::<NonZeroU32>()?),
             _ => anyhow::bail!("unknown argument `{arg}`\n{USAGE}"),
         }
     }
@@ -70,22 +90,22 @@ async fn main() -> anyhow::Result<()> {
         let (prefix, target) = mount.split_once('=').ok_or_else(|| anyhow::anyhow!("`{mount}`: no `=`\n{USAGE}"))?;
         gateway = gateway.mount(prefix, source(target)?);
     }
-    // PER-SCOPE VISIBILITY: not wired here yet. Issue 32's visibility lane adds predicates on
-    // a definition and the request's principal; they would go on this builder's server
-    // (`gateway.server(|builder| ...)`), e.g. `ours_*` shown only to tokens with scope `ours`.
-    let server = gateway.build().await?;
+    if issuer.is_some() && stdio {
+        anyhow::bail!("--issuer protects an HTTP endpoint: use it with --http\n{USAGE}");
+    }
+    let authorized = issuer.is_some();
+    let server = gateway.server(|builder| front(builder, scoped, rate, authorized)).build().await?;
     if stdio {
         server.serve_stdio_until(shutdown_signal()).await;
         return Ok(());
     }
     let addr = http.unwrap_or_default();
-    // OAUTH IN FRONT: not wired here yet. `HttpServerConfig::auth` (a `JwtVerifier` of the
-    // issuer's keys, as in the `auth_server` example) goes here; the mounted servers keep
-    // their own authorization (`Source::http_with` with `HttpClientConfig::oauth`), never
-    // the gateway's client's token.
-    // RATE LIMITS: not wired here yet. Issue 32's middleware lane adds a rate-limit layer per
-    // principal, session or client address, to be layered on this server.
-    let config = HttpServerConfig::default().health_routes(true);
+    let mut config = HttpServerConfig::default().health_routes(true);
+    if let Some(issuer) = issuer {
+        let resource = resource.unwrap_or(format!("http://{addr}/mcp"));
+        let verifier = JwtVerifier::from_issuer(issuer.clone(), resource.clone())?;
+        config = config.auth(AuthConfig::new(resource, verifier)?.authorization_server(issuer));
+    }
     tracing::info!(mounts = ?mounts, "serving Streamable HTTP at http://{addr}/mcp");
     server.serve_http_until(addr.as_str(), config, shutdown_signal()).await?;
     Ok(())

@@ -1367,3 +1367,53 @@ pub mod checks {
         }
     }
 }
+
+pub mod gateway {
+    //! The `gateway` example's front door, on the gateway's own server: each scoped mount's
+    //! items shown to the tokens that carry its prefix as a scope, and a rate limit on tool
+    //! calls.
+
+    use std::num::NonZeroU32;
+
+    use mcp_sdk::server::middleware::rate::{Quota, RateKey, RateLimit};
+    use mcp_sdk::server::{Item, ServerBuilder, Viewer};
+
+    /// The mount an item of the gateway comes from: the prefix of its name (`ours_echo`) or
+    /// of its URI's scheme (`ours+demo://...`), among `prefixes`.
+    fn mount_of<'p>(item: &Item<'_>, prefixes: &'p [String]) -> Option<&'p str> {
+        let key = item.key();
+        prefixes
+            .iter()
+            .map(String::as_str)
+            .filter(|p| !p.is_empty())
+            .find(|p| key.strip_prefix(p).is_some_and(|rest| rest.starts_with('_') || rest.starts_with('+')))
+    }
+
+    /// Whether `who` sees `item`: an item of a mount whose prefix is in `scoped` is seen by
+    /// a token with that prefix as a scope alone; every other item by everyone. A request
+    /// without a token (no authorization in front) sees everything.
+    pub fn sees(item: &Item<'_>, who: &Viewer<'_>, scoped: &[String]) -> bool {
+        let Some(principal) = who.principal() else { return true };
+        mount_of(item, scoped).is_none_or(|prefix| principal.has_scope(prefix))
+    }
+
+    /// The gateway's server with its front door: per-scope visibility for the mounts named
+    /// in `scoped` (a hidden item is unknown, not forbidden) and, with `calls_per_minute`, a
+    /// limit on tool calls per principal (`authorized`: tokens are checked in front) or per
+    /// client address, answered with -32000 and a `retryAfterMs` hint.
+    pub fn front(
+        mut builder: ServerBuilder,
+        scoped: Vec<String>,
+        calls_per_minute: Option<NonZeroU32>,
+        authorized: bool,
+    ) -> ServerBuilder {
+        if !scoped.is_empty() {
+            builder = builder.visibility(move |item, who| sees(&item, who, &scoped));
+        }
+        if let Some(rate) = calls_per_minute {
+            let key = if authorized { RateKey::Principal } else { RateKey::ClientAddress };
+            builder = builder.middleware(RateLimit::with_quota(key, Quota::per_minute(rate)).tool_calls_only());
+        }
+        builder
+    }
+}
