@@ -300,14 +300,11 @@ pub fn run(root: &Path) -> Result<()> {
         for run in suite.server_runs(root, pin)? {
             let out = out.join("server").join(run.revision());
             failed.extend(server_scenarios(root, suite, &run, &everything, &out)?.into_iter().map(tag));
-            // Through the gateway, at the session revisions: at 2026-07-28 the gateway does
-            // not pass tasks on (the tasks extension), which scenarios of that revision check.
-            if run.revision() != GATEWAY_UNTIL {
-                let out = out.join("gateway");
-                let through = |f: String| tag(format!("through the gateway: {f}"));
-                let gateway = gateway_scenarios(root, suite, &run, &everything, &gateway, &out)?;
-                failed.extend(gateway.into_iter().map(through));
-            }
+            // Through the gateway, at every revision (tasks of 2026-07-28 included).
+            let out = out.join("gateway");
+            let through = |f: String| tag(format!("through the gateway: {f}"));
+            let gateway = gateway_scenarios(root, suite, &run, &everything, &gateway, &out)?;
+            failed.extend(gateway.into_iter().map(through));
         }
         let scenarios = suite.client_scenarios(root)?;
         match &client {
@@ -365,9 +362,6 @@ fn server_scenarios(
     drop(server);
     failed
 }
-
-/// The first revision whose server scenarios do not run against the gateway (see [`run`]).
-const GATEWAY_UNTIL: &str = "2026-07-28";
 
 /// Runs the server suite against the `gateway` example with `everything` mounted without a
 /// prefix, both over Streamable HTTP; returns what failed.

@@ -53,8 +53,15 @@
 //! A dropped gateway (its last clone and the connections it serves gone) closes its
 //! connections to the mounted servers, the catalog's included.
 //!
-//! Not passed on yet: tasks (the gateway lists tools without `execution` and calls them as
-//! plain calls), custom methods, `notifications/roots/list_changed` of the gateway's client.
+//! ## Tasks
+//! When a mounted server runs tools as tasks, the gateway declares tasks too and passes them
+//! through, keeping none of its own: a call that asks for a task (the `task` member at
+//! 2025-11-25, the tasks extension declared at 2026-07-28) asks the mounted server, which
+//! decides; its task is answered under an id that names the mount (`prefix:id`), and the
+//! task methods go to that mount (see [`ServerBuilder::forward_tasks`]).
+//!
+//! Not passed on yet: the 2025-11-25 task status notifications, custom methods,
+//! `notifications/roots/list_changed` of the gateway's client.
 //! (At 2026-07-28, the input a mounted server asks for in an `input_required` result is
 //! asked of the gateway's client under the mounted server's keys, all in one round.)
 
@@ -62,6 +69,7 @@ mod link;
 mod mount;
 mod names;
 mod source;
+mod tasks;
 
 use std::sync::Arc;
 
@@ -148,12 +156,23 @@ impl GatewayBuilder {
             }
             mounts.push(Arc::new(Mount::new(naming, source)));
         }
-        let server = self.server.enable_tools().enable_prompts().enable_resources().build()?;
+        let failed = |mount: &Mount| {
+            let prefix = mount.naming.prefix().to_owned();
+            move |source| GatewayError::Mount { prefix, source }
+        };
         for mount in &mounts {
-            mount
-                .start(&server)
-                .await
-                .map_err(|source| GatewayError::Mount { prefix: mount.naming.prefix().to_owned(), source })?;
+            mount.open().await.map_err(failed(mount))?;
+        }
+        let mut server = self.server.enable_tools().enable_prompts().enable_resources();
+        if mounts.iter().any(|m| m.runs_tasks()) {
+            // A mounted server runs tools as tasks: their task methods go to it.
+            let mounts: Arc<[Arc<Mount>]> = mounts.iter().cloned().collect();
+            server =
+                server.forward_tasks(move |method, params, ctx| tasks::forward(mounts.clone(), method, params, ctx));
+        }
+        let server = server.build()?;
+        for mount in &mounts {
+            mount.start(&server).await.map_err(failed(mount))?;
         }
         Ok(server)
     }

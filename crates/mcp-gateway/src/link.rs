@@ -162,6 +162,10 @@ impl Link {
                 }
             });
         }
+        if client.extensions.as_ref().is_some_and(|e| e.contains_key(crate::tasks::EXTENSION)) {
+            // Its tasks are passed on (2026-07-28).
+            builder = builder.extension(crate::tasks::EXTENSION, Default::default());
+        }
         let link = Arc::downgrade(self);
         builder.on_event(move |event| {
             let ServerEvent::Log(message) = event else { return };

@@ -48,15 +48,15 @@ struct Mirrored {
 /// One gateway session's connection to the mounted server, opened at its first call and
 /// again after it was lost.
 #[derive(Default)]
-struct Upstream {
-    link: Arc<Link>,
+pub(crate) struct Upstream {
+    pub(crate) link: Arc<Link>,
     client: tokio::sync::Mutex<Option<Arc<Client>>>,
     /// Whether this connection listed the tools (see [`Mount::call_tool`]).
     listed: std::sync::atomic::AtomicBool,
 }
 
 /// What a call's progress task is given.
-enum Progressed {
+pub(crate) enum Progressed {
     /// A notification of the mounted server, passed on.
     Report(mcp_types::ProgressNotificationParams),
     /// Answered once what came before is passed on.
@@ -64,7 +64,7 @@ enum Progressed {
 }
 
 /// Waits until the progress notifications queued on `progress` are passed on.
-async fn flush(progress: Option<tokio::sync::mpsc::Sender<Progressed>>) {
+pub(crate) async fn flush(progress: Option<tokio::sync::mpsc::Sender<Progressed>>) {
     let Some(progress) = progress else { return };
     let (done, sent) = tokio::sync::oneshot::channel();
     if progress.send(Progressed::Flush(done)).await.is_ok() {
@@ -73,7 +73,7 @@ async fn flush(progress: Option<tokio::sync::mpsc::Sender<Progressed>>) {
 }
 
 /// Why a call could not reach the mounted server.
-struct Down(String);
+pub(crate) struct Down(pub(crate) String);
 
 impl Mount {
     pub(crate) fn new(naming: Naming, source: Source) -> Self {
@@ -92,13 +92,20 @@ impl Mount {
         ClientBuilder::new("mcp-gateway", env!("CARGO_PKG_VERSION"))
     }
 
-    /// Opens the catalog connection and mirrors the mounted server's lists into `server`;
+    /// Opens the catalog connection (before the gateway's server is built: what the mounted
+    /// server declares decides some of the gateway's capabilities).
+    pub(crate) async fn open(&self) -> Result<(), ClientError> {
+        let catalog = Arc::new(self.source.open(Self::builder().on_event(|_| {})).await?);
+        *self.catalog.lock_unpoisoned() = Some(catalog);
+        Ok(())
+    }
+
+    /// Mirrors the mounted server's lists into `server` (the catalog [`open`](Self::open));
     /// from then on its list changes refresh them, and its resource updates reach `server`'s
     /// subscribers.
     pub(crate) async fn start(self: &Arc<Self>, server: &Server) -> Result<(), ClientError> {
-        let catalog = Arc::new(self.source.open(Self::builder().on_event(|_| {})).await?);
+        let catalog = self.catalog()?;
         let mut events = catalog.events();
-        *self.catalog.lock_unpoisoned() = Some(catalog.clone());
         self.refresh(server, Lists::ALL, false).await?;
         // Weak both: the server holds the mount (its tools call it), the mount the catalog,
         // whose events keep this task; a dropped gateway ends it all.
@@ -129,7 +136,7 @@ impl Mount {
         Ok(())
     }
 
-    fn catalog(&self) -> Result<Arc<Client>, ClientError> {
+    pub(crate) fn catalog(&self) -> Result<Arc<Client>, ClientError> {
         self.catalog.lock_unpoisoned().clone().ok_or(ClientError::Closed(None))
     }
 
@@ -179,15 +186,17 @@ impl Mount {
             let (name, tool) = (&next[i].0, &next[i].1);
             let mut def = tool.clone();
             def.name = name.clone();
-            // Called through the gateway as plain calls: the gateway runs no task for it.
-            def.execution = None;
+            // Listed with its `execution` (read in a session revision: 2026-07-28 lists none);
+            // a call that asks for a task passes the ask on, and the mounted server decides
+            // (`tasks`).
             let mount = self.clone();
             let original = tool.name.clone();
             let mirrors = serde_json::to_string(&tool.input_schema).is_ok_and(|s| s.contains("\"x-mcp-header\""));
             let handler = move |arguments: JsonObject, ctx: Context| {
                 let mount = mount.clone();
                 let original = original.clone();
-                async move { mount.call_tool(original, arguments, ctx, mirrors).await }
+                let task = if mount.runs_tasks() { crate::tasks::requested(&ctx) } else { None };
+                async move { mount.call_tool(original, arguments, ctx, mirrors, task).await }
             };
             let added = match ToolDef::from_tool(def, handler) {
                 Ok(def) => server.add_tool(def).await,
@@ -383,7 +392,7 @@ impl Mount {
 
     /// The connection of `ctx`'s gateway session to the mounted server: opened now if there
     /// is none or it was lost.
-    async fn upstream(self: &Arc<Self>, ctx: &Context) -> Result<(Arc<Upstream>, Arc<Client>), Down> {
+    pub(crate) async fn upstream(self: &Arc<Self>, ctx: &Context) -> Result<(Arc<Upstream>, Arc<Client>), Down> {
         let id = ctx.session_id();
         // A request of the stateless revision is a session of its own, whose peer is never
         // told it ended: its connection is opened for it alone, and closed when the call
@@ -442,7 +451,7 @@ impl Mount {
 
     /// Options of a call passed on for `ctx`: its progress passed back (in order, through one
     /// task per call, whose queue the returned sender flushes), its cancellation passed on.
-    fn options(ctx: &Context) -> (CallOptions, Option<tokio::sync::mpsc::Sender<Progressed>>) {
+    pub(crate) fn options(ctx: &Context) -> (CallOptions, Option<tokio::sync::mpsc::Sender<Progressed>>) {
         let mut options = CallOptions::default().cancel_on(ctx.cancellation().clone());
         let reporter = ctx.progress_reporter();
         if !reporter.is_requested() {
@@ -479,7 +488,7 @@ impl Mount {
 
     /// An upstream failure as a JSON-RPC error for the gateway's client; a lost connection is
     /// forgotten, so that the next call opens another.
-    fn error(&self, upstream: &Upstream, e: ClientError) -> ErrorObject {
+    pub(crate) fn error(&self, upstream: &Upstream, e: ClientError) -> ErrorObject {
         match e {
             ClientError::Remote(error) => error,
             other => {
@@ -495,13 +504,15 @@ impl Mount {
 
     /// Calls tool `name` of the mounted server. `mirrors`: its input schema mirrors arguments
     /// in headers (`x-mcp-header`, 2026-07-28), which a client sends only for the tools it
-    /// listed: a connection in that revision lists them once before such a call.
+    /// listed: a connection in that revision lists them once before such a call. `task`: the
+    /// gateway's client asked for a task, which the mounted server is asked for (`tasks`).
     async fn call_tool(
         self: Arc<Self>,
         name: String,
         arguments: JsonObject,
         ctx: Context,
         mirrors: bool,
+        task: Option<mcp_types::TaskMetadata>,
     ) -> Result<CallToolResult, ToolError> {
         let (upstream, client) = match self.upstream(&ctx).await {
             Ok(found) => found,
@@ -517,6 +528,10 @@ impl Mount {
         let _call = upstream.link.enter(&ctx);
         let mut params = CallToolRequestParams::new(name);
         params.arguments = Some(arguments);
+        if task.is_some() {
+            params.task = task;
+            return self.call_as_task(&upstream, &client, params, &ctx).await;
+        }
         let (options, progress) = Self::options(&ctx);
         let result = client.call_tool_with(params, options).await;
         // The result goes after the progress and log messages that came before it.

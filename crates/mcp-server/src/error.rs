@@ -23,6 +23,14 @@ pub enum ToolError {
     /// A protocol-level failure: reported as a JSON-RPC error.
     #[error("{0}")]
     Protocol(ErrorObject),
+    /// The call became a task that another server runs (a gateway passing a mounted tool's
+    /// task on): the raw result that created it, sent as the call's result as it is (in
+    /// 2025-11-25 a `CreateTaskResult`, `{"task": {...}}`; in 2026-07-28 the extension's flat
+    /// task with `resultType: "task"`). The server answers its task methods through
+    /// [`ServerBuilder::forward_tasks`](crate::ServerBuilder::forward_tasks). Inside a task of
+    /// this server it is an internal error.
+    #[error("the call became a task run elsewhere")]
+    Task(Box<serde_json::Value>),
 }
 
 impl ToolError {

@@ -103,7 +103,8 @@ impl HeaderRules {
 
     /// The hints of a stateless request of `method` with these (already encoded) params:
     /// revision `version`, `Mcp-Method`, `Mcp-Name` (`tools/call`, `prompts/get`:
-    /// `params.name`; `resources/read`: `params.uri`), and for `tools/call` the headers of the
+    /// `params.name`; `resources/read`: `params.uri`; the tasks extension's `tasks/get`,
+    /// `tasks/update`, `tasks/cancel`: `params.taskId`), and for `tools/call` the headers of the
     /// arguments the tool mirrors.
     #[cfg(feature = "http")]
     pub(crate) fn hints(&self, version: &str, method: &str, params: &JsonObject) -> Option<FrameHints> {
@@ -111,6 +112,8 @@ impl HeaderRules {
         let name = match method {
             "tools/call" | "prompts/get" => params.get("name"),
             "resources/read" => params.get("uri"),
+            // The tasks extension's methods name their task.
+            "tasks/get" | "tasks/update" | "tasks/cancel" => params.get("taskId"),
             _ => None,
         };
         if let Some(name) = name.and_then(Value::as_str) {
@@ -373,6 +376,20 @@ mod tests {
                 ("mcp-param-s".to_owned(), "x".to_owned()),
             ]
         );
+    }
+
+    /// The tasks extension's methods name their task in `Mcp-Name`, as a server of 2026-07-28
+    /// checks (a request without it is refused with -32020).
+    #[cfg(feature = "http")]
+    #[test]
+    fn task_methods_name_their_task() {
+        let rules = HeaderRules::default();
+        for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+            let params = schema(json!({"taskId": "t-1"}));
+            let hints = rules.hints("2026-07-28", method, &params);
+            let headers = hints.as_ref().and_then(|h| h.downcast_ref::<crate::http::RequestHeaders>()).unwrap();
+            assert_eq!(headers.header("mcp-name").unwrap(), "t-1", "{method}");
+        }
     }
 
     #[test]

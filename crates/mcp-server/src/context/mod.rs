@@ -58,6 +58,9 @@ pub struct Context {
     /// A 2026-07-28 call whose task begins where the handler awaits
     /// [`run_as_task`](Self::run_as_task).
     pub(crate) deferred: Option<Arc<Deferred>>,
+    /// On a server that forwards tasks ([`ServerBuilder::forward_tasks`](crate::ServerBuilder::forward_tasks)):
+    /// the `task` member of a 2025-11-25 `tools/call` (the client asked for a task).
+    pub(crate) requested_task: Option<mcp_types::TaskMetadata>,
 }
 
 impl std::fmt::Debug for Context {
@@ -102,6 +105,15 @@ impl Context {
     /// [`tasks`](crate::tasks)); `None` for a plain request.
     pub fn task_id(&self) -> Option<&str> {
         self.current_task().map(|t| t.id.as_str())
+    }
+
+    /// On a server that forwards tasks ([`ServerBuilder::forward_tasks`](crate::ServerBuilder::forward_tasks)),
+    /// in a 2025-11-25 session: the `task` member of the `tools/call` (the client asked for a
+    /// task, which the handler passes on and answers with [`ToolError::Task`](crate::ToolError::Task)).
+    /// `None` elsewhere (in 2026-07-28 the client declares the tasks extension in its
+    /// [`client_capabilities`](Self::client_capabilities) instead).
+    pub fn requested_task(&self) -> Option<&mcp_types::TaskMetadata> {
+        self.requested_task.as_ref()
     }
 
     /// The task this request runs as, if any (a deferred one once it began).

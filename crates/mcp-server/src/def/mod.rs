@@ -3,7 +3,8 @@
 //! `header_params`), prompts (`prompt`, with `prompt_args` for arguments from a struct),
 //! resources and templates (`resource`, `uri_template`), completion, the conversions of
 //! handlers' return values (`output`), [`Handlers`](crate::Handlers) for types whose methods
-//! are items, custom methods (`custom`), cache hints (`cache`) and the `Registry` the builder
+//! are items, custom methods (`custom`), the task methods of a server whose tasks run elsewhere
+//! (`forward`), cache hints (`cache`) and the `Registry` the builder
 //! fills and the serving reads (`registry`).
 //!
 //! Layer 4: a handler takes a [`Context`](crate::Context), so definitions use `context`, and
@@ -12,6 +13,7 @@
 pub(crate) mod cache;
 pub(crate) mod completion;
 pub(crate) mod custom;
+pub(crate) mod forward;
 pub(crate) mod handlers;
 #[cfg(feature = "http")]
 pub(crate) mod header_params;

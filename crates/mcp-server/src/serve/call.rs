@@ -34,7 +34,13 @@ use crate::error::ToolError;
 /// handler's future in place (a function's future around it costs a move and a state more on
 /// every call).
 macro_rules! tool_outcome {
-    ($tool:expr, $name:expr, $arguments:expr, $ctx:expr) => {{
+    ($tool:expr, $name:expr, $arguments:expr, $ctx:expr) => {
+        tool_outcome!($tool, $name, $arguments, $ctx, _raw => Err(ErrorObject::internal_error(
+            "a tool run as a task of this server answered with a task run elsewhere"
+        )))
+    };
+    // `$raw => $task`: what a handler's `ToolError::Task` becomes (`$task` may `return`).
+    ($tool:expr, $name:expr, $arguments:expr, $ctx:expr, $raw:ident => $task:expr) => {{
         let (arguments, problem) = $tool.check_arguments($arguments.unwrap_or_default());
         match problem {
             Some(problem) => Ok(CallToolResult::error(problem)),
@@ -42,6 +48,7 @@ macro_rules! tool_outcome {
                 Ok(Ok(result)) => $tool.check_output(result),
                 Ok(Err(ToolError::Tool(message))) => Ok(CallToolResult::error(message)),
                 Ok(Err(ToolError::Protocol(e))) => Err(e),
+                Ok(Err(ToolError::Task($raw))) => $task,
                 Err(panic) => Ok(tool_panicked($name, panic.as_ref())),
             },
         }
@@ -74,6 +81,7 @@ impl Call<'_> {
             attachment: self.rctx.attachment().cloned(),
             task: None,
             deferred: None,
+            requested_task: None,
         }
     }
 

@@ -244,7 +244,13 @@ impl Serve for CallToolRequest {
             let Some(tool) = registry.tool(&name).filter(|t| call.sees(t.item())) else {
                 return Err(ErrorObject::invalid_params(format!("unknown tool `{name}`")));
             };
-            let mut result: CallToolResult = tool_outcome!(tool, &name, arguments, call.context(progress))?;
+            let mut ctx = call.context(progress);
+            if call.server.task_forwarder.is_some() {
+                // Tasks run elsewhere: the handler is told the client asked for one.
+                ctx.requested_task = super::tasks::requested(&call)?;
+            }
+            let mut result: CallToolResult = tool_outcome!(tool, &name, arguments, ctx,
+                raw => return call.rctx.encode_result(&*raw))?;
             downgrade_tool_result(&mut result, tool.wraps_output, call.era.version);
             call.respond::<Self>(&result)
         }

@@ -157,6 +157,12 @@ fn handle_stateless<'a>(
             drop(envelope);
             return Box::pin(super::tasks_ext::serve(server, tasks, req, rctx, declared)).await;
         }
+        if let Some(forwarder) = &server.task_forwarder
+            && super::tasks_ext::is_task_method(method)
+        {
+            // The tasks extension, its tasks run elsewhere (boxed: a rare path).
+            return Box::pin(forward_task(server, forwarder, req, rctx, envelope)).await;
+        }
         // The methods that may answer with an input-required result.
         let input_rounds = match method {
             CallToolRequest::METHOD | GetPromptRequest::METHOD | ReadResourceRequest::METHOD => Some(Arc::new(
@@ -174,6 +180,28 @@ fn handle_stateless<'a>(
             None => reply,
         }
     }
+}
+
+/// A task method of the 2026-07-28 extension on a server whose tasks run elsewhere: the
+/// forwarder's answer, as it is.
+async fn forward_task(
+    server: &ServerShared,
+    forwarder: &Arc<dyn crate::def::forward::TaskForwarder>,
+    req: &message::Request,
+    rctx: &RequestContext,
+    envelope: crate::context::session::Envelope<'_>,
+) -> Reply {
+    if !super::tasks_ext::declared(&envelope.capabilities) {
+        return Err(super::tasks_ext::missing_extension(&format!("`{}`", req.method)));
+    }
+    let params = req.params.as_deref().map(|p| serde_json::from_str(p.get())).transpose();
+    let params = params.map_err(ErrorObject::invalid_params)?;
+    let version = envelope.version;
+    let state = Arc::new(SessionState::stateless(envelope));
+    let era = Era { version, decoration: None, input_rounds: None };
+    let ctx = super::call::Call { server, state: &state, req, rctx, era: &era }.context(None);
+    let answer = forwarder.forward(req.method.clone(), params, ctx).await?;
+    rctx.encode_result(&answer)
 }
 
 /// `initialize`: the handshake of the session revisions.

@@ -46,6 +46,10 @@ pub(crate) struct ServerShared {
     pub(crate) bus: Arc<dyn SubscriptionBus>,
     /// The tasks (2025-11-25): present when the server declares the `tasks` capability.
     pub(crate) tasks: Option<Arc<Tasks>>,
+    /// Where the task methods go when the server's tasks run elsewhere
+    /// ([`ServerBuilder::forward_tasks`](crate::ServerBuilder::forward_tasks)); `None` when
+    /// `tasks` is set.
+    pub(crate) task_forwarder: Option<Arc<dyn crate::def::forward::TaskForwarder>>,
     /// The handlers of methods outside the protocol.
     pub(crate) custom: CustomMethods,
     /// The middleware, outermost first (empty: requests are served in place).

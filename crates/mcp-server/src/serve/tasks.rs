@@ -42,6 +42,38 @@ fn unknown_task(id: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!("unknown task `{id}`"))
 }
 
+/// The `task` member of a 2025-11-25 `tools/call` in a session (a client that asks for a
+/// task), on a server that forwards tasks; `None` elsewhere. Rare: read only then.
+#[cold]
+pub(crate) fn requested(call: &Call<'_>) -> Result<Option<TaskMetadata>, ErrorObject> {
+    if call.era.version != ProtocolVersion::V2025_11_25 || call.era.is_stateless() {
+        return Ok(None);
+    }
+    #[derive(serde::Deserialize)]
+    struct TaskMember {
+        #[serde(default)]
+        task: Option<TaskMetadata>,
+    }
+    let text = call.req.params.as_deref().map_or("{}", serde_json::value::RawValue::get);
+    Ok(serde_json::from_str::<TaskMember>(text).map_err(ErrorObject::invalid_params)?.task)
+}
+
+/// A task method of a 2025-11-25 session on a server whose tasks run elsewhere: its params as
+/// they came, given to the forwarder; `None` where the server forwards none.
+fn forwarded<R: mcp_types::Request>(call: &Call<'_>) -> Option<futures_util::future::BoxFuture<'static, Reply>> {
+    let forwarder = call.server.task_forwarder.as_ref()?;
+    if call.era.version != ProtocolVersion::V2025_11_25 || call.era.is_stateless() {
+        return None;
+    }
+    let params = match call.req.params.as_deref().map(|p| serde_json::from_str::<Value>(p.get())).transpose() {
+        Ok(params) => params,
+        Err(e) => return Some(Box::pin(std::future::ready(Err(ErrorObject::invalid_params(e))))),
+    };
+    let answer = forwarder.forward(R::METHOD.to_owned(), params, call.context(None));
+    let rctx = call.rctx.clone();
+    Some(Box::pin(async move { rctx.encode_result(&answer.await?) }))
+}
+
 /// Where a `tools/call` goes on a server with task tools: `Ok` with the (boxed) answer of a
 /// call that is a task or is refused for not being one, `Err` with the input of a plain call.
 ///
@@ -190,9 +222,13 @@ impl Serve for GetTaskRequest {
         capabilities.tasks.is_some()
     }
     fn serve<'a>(call: &Call<'a>, input: GetTaskRequestParams) -> impl Future<Output = Reply> + Send {
+        let forwarded = forwarded::<Self>(call);
         let owner = session_owner(call);
         let call = *call;
         Box::pin(async move {
+            if let Some(forwarded) = forwarded {
+                return forwarded.await;
+            }
             let tasks = tasks_of::<Self>(&call)?;
             let owner = owner.ok_or_else(|| unknown_task(&input.task_id))?;
             let stored =
@@ -210,9 +246,13 @@ impl Serve for GetTaskPayloadRequest {
     /// Blocks until the task is terminal, then answers what the request would have: its
     /// result (with the related-task `_meta`) or its error.
     fn serve<'a>(call: &Call<'a>, input: GetTaskPayloadRequestParams) -> impl Future<Output = Reply> + Send {
+        let forwarded = forwarded::<Self>(call);
         let owner = session_owner(call);
         let call = *call;
         Box::pin(async move {
+            if let Some(forwarded) = forwarded {
+                return forwarded.await;
+            }
             let tasks = tasks_of::<Self>(&call)?;
             let id = &input.task_id;
             let owner = owner.ok_or_else(|| unknown_task(id))?;
@@ -243,9 +283,13 @@ impl Serve for ListTasksRequest {
         capabilities.tasks.is_some()
     }
     fn serve<'a>(call: &Call<'a>, input: Option<PaginatedRequestParams>) -> impl Future<Output = Reply> + Send {
+        let forwarded = forwarded::<Self>(call);
         let owner = session_owner(call);
         let call = *call;
         Box::pin(async move {
+            if let Some(forwarded) = forwarded {
+                return forwarded.await;
+            }
             let tasks = tasks_of::<Self>(&call)?;
             // Nobody's tasks: none.
             let Some(owner) = owner else { return respond(call.rctx, &ListTasksResult::new(Vec::new()), call.era) };
@@ -265,9 +309,13 @@ impl Serve for CancelTaskRequest {
     }
     /// Moves the task to `cancelled` (a terminal task is -32602) and stops its handler.
     fn serve<'a>(call: &Call<'a>, input: CancelTaskRequestParams) -> impl Future<Output = Reply> + Send {
+        let forwarded = forwarded::<Self>(call);
         let owner = session_owner(call);
         let call = *call;
         Box::pin(async move {
+            if let Some(forwarded) = forwarded {
+                return forwarded.await;
+            }
             let tasks = tasks_of::<Self>(&call)?;
             let id = &input.task_id;
             let owner = owner.ok_or_else(|| unknown_task(id))?;

@@ -63,6 +63,7 @@ pub struct ServerBuilder {
     bus: Option<Arc<dyn crate::bus::SubscriptionBus>>,
     tasks: Option<crate::tasks::config::TaskConfig>,
     task_store: Option<Arc<dyn crate::tasks::store::TaskStore>>,
+    task_forwarder: Option<Arc<dyn crate::def::forward::TaskForwarder>>,
     enable_tools: bool,
     enable_prompts: bool,
     enable_resources: bool,
@@ -296,6 +297,19 @@ impl ServerBuilder {
         self.tasks = Some(config);
         self
     }
+    /// Declares tasks (the `tasks` capability of 2025-11-25, the tasks extension of
+    /// 2026-07-28) for tools whose tasks another server runs, and answers the task methods
+    /// through `forwarder` (a gateway passes them to the server it mounts, see
+    /// [`TaskForwarder`](crate::TaskForwarder)). Such a tool's handler sees the client ask for a
+    /// task ([`Context::requested_task`](crate::Context::requested_task) in 2025-11-25, the
+    /// extension in [`Context::client_capabilities`](crate::Context::client_capabilities) in
+    /// 2026-07-28) and answers the task that other server made with
+    /// [`ToolError::Task`](crate::ToolError::Task). Ignored by a server that runs tasks of its
+    /// own ([`tasks`](Self::tasks), a tool with [`TaskSupport`](crate::TaskSupport)).
+    pub fn forward_tasks(mut self, forwarder: impl crate::def::forward::TaskForwarder) -> Self {
+        self.task_forwarder = Some(Arc::new(forwarder));
+        self
+    }
     /// Keeps tasks in `store` if the server runs tasks (a tool that supports them, or
     /// [`tasks`](Self::tasks)), whatever the rest of their configuration; unlike `tasks`, it
     /// does not by itself make the server declare the `tasks` capability. For a fleet: every
@@ -456,6 +470,8 @@ impl ServerBuilder {
         if let (Some(config), Some(store)) = (&mut tasks, self.task_store) {
             config.store = store;
         }
+        let task_forwarder = if tasks.is_some() { None } else { self.task_forwarder };
+        let declares_tasks = tasks.is_some() || task_forwarder.is_some();
         let capabilities = ServerCapabilities {
             tools: (self.enable_tools || !registry.tools.is_empty())
                 .then(|| ServerCapabilitiesTools { list_changed: Some(true), ..Default::default() }),
@@ -467,12 +483,12 @@ impl ServerBuilder {
             }),
             logging: Some(Default::default()),
             completions: (has_prompts || has_resources).then(Default::default),
-            tasks: tasks.is_some().then(tasks_capability),
+            tasks: declares_tasks.then(tasks_capability),
             experimental: capability_map(self.experimental, None),
             // 2026-07-28: tasks are the `io.modelcontextprotocol/tasks` extension (the
             // `tasks` member above belongs to 2025-11-25 and is not written for 2026-07-28),
             // beside the user's (whose own settings of it win).
-            extensions: capability_map(self.extensions, tasks.is_some().then_some(crate::tasks::EXTENSION)),
+            extensions: capability_map(self.extensions, declares_tasks.then_some(crate::tasks::EXTENSION)),
             ..Default::default()
         };
         let bus = self.bus.unwrap_or_else(crate::bus::default_bus);
@@ -496,6 +512,7 @@ impl ServerBuilder {
                     _ => crate::serve::seal::StateKeys::random(self.state_ttl),
                 },
                 tasks: tasks.map(|config| Arc::new(crate::tasks::running::Tasks::new(config, bus.clone()))),
+                task_forwarder,
                 custom: self.custom,
                 middleware: self.middleware.into(),
                 lists_generation: Default::default(),
@@ -589,6 +606,7 @@ impl Server {
             bus: None,
             tasks: None,
             task_store: None,
+            task_forwarder: None,
             enable_tools: false,
             enable_prompts: false,
             enable_resources: false,

@@ -1,0 +1,209 @@
+//! Tasks passed through: a mounted tool that the mounted server runs as a task is listed with
+//! its `execution.taskSupport`, and a call of it that asks for a task (the `task` member in
+//! 2025-11-25, the tasks extension declared in 2026-07-28) asks the mounted server for one and
+//! answers the task it made ([`ToolError::Task`]); the gateway keeps no task of its own. Task
+//! ids are namespaced by mount (`prefix:id`, `:id` for the unprefixed mount), so that the task
+//! methods (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`; `tasks/update` of the
+//! extension), which the gateway's server hands to [`forward`], reach the mount that owns the
+//! task, over the connection of the request's gateway session (2025-11-25: a task belongs to
+//! the session that made it) or one of its own (2026-07-28).
+
+use std::sync::Arc;
+
+use mcp_client::tasks::ToolTask;
+use mcp_client::{CallOptions, Client, ClientError};
+use mcp_server::{Context, ToolError};
+use mcp_types::{CallToolRequestParams, CallToolResult, ErrorObject, JsonObject, ProtocolVersion, Task, TaskMetadata};
+use serde_json::{Value, json};
+
+use crate::mount::{Down, Mount, Upstream, flush};
+
+/// The tasks extension of 2026-07-28 (SEP-2663).
+pub(crate) const EXTENSION: &str = mcp_server::tasks::EXTENSION;
+
+/// The separator of a mount's prefix and a mounted server's task id (a prefix has none).
+const SEPARATOR: char = ':';
+
+/// Whether the client of `ctx` asks for a task: `Some` with the 2025-11-25 `task` member (its
+/// ttl), or with an empty one for a 2026-07-28 request that declares the extension.
+pub(crate) fn requested(ctx: &Context) -> Option<TaskMetadata> {
+    if ctx.protocol_version().is_stateless() {
+        let caps = ctx.client_capabilities();
+        caps.extensions.as_ref().is_some_and(|e| e.contains_key(EXTENSION)).then(TaskMetadata::default)
+    } else {
+        ctx.requested_task().cloned()
+    }
+}
+
+impl Mount {
+    /// Whether the mounted server runs tools as tasks (its `tasks` capability, 2025-11-25, or
+    /// the extension, 2026-07-28), as its catalog connection found it.
+    pub(crate) fn runs_tasks(&self) -> bool {
+        self.catalog().is_ok_and(|c| {
+            let caps = c.server_capabilities();
+            caps.tasks.is_some() || caps.extensions.as_ref().is_some_and(|e| e.contains_key(EXTENSION))
+        })
+    }
+
+    /// The gateway's id of the mounted server's task `id`.
+    fn task_id(&self, id: &str) -> String {
+        format!("{}{SEPARATOR}{id}", self.naming.prefix())
+    }
+
+    /// Calls a tool of the mounted server as a task (`params.task` set: the gateway's client
+    /// asked for one), over `upstream`'s connection `client`: the task it made as the raw
+    /// result the gateway answers, or the result it gave at once (2026-07-28).
+    pub(crate) async fn call_as_task(
+        &self,
+        upstream: &Upstream,
+        client: &Client,
+        params: CallToolRequestParams,
+        ctx: &Context,
+    ) -> Result<CallToolResult, ToolError> {
+        let (options, progress) = Mount::options(ctx);
+        let result = client.call_tool_as_task_with(params, options).await;
+        flush(progress).await;
+        upstream.link.flushed().await;
+        match result {
+            Ok(ToolTask::Done(result)) => Ok(result),
+            Ok(ToolTask::Running(mut task)) => {
+                task.task_id = self.task_id(&task.task_id);
+                Err(ToolError::Task(Box::new(created(&task, ctx.protocol_version()))))
+            }
+            Ok(_) => Err(ToolError::Protocol(ErrorObject::internal_error("an unknown answer to a task call"))),
+            Err(ClientError::Remote(error)) => Err(ToolError::Protocol(error)),
+            Err(e) => {
+                let message = self.error(upstream, e).message;
+                tracing::warn!(mount = self.naming.prefix(), "{message}");
+                Ok(CallToolResult::error(message))
+            }
+        }
+    }
+
+    /// Passes the task method `method` on to the mounted server, `params` naming its task.
+    async fn forward(self: Arc<Self>, method: &str, params: JsonObject, ctx: Context) -> Result<Value, ErrorObject> {
+        let (upstream, client) = self.upstream(&ctx).await.map_err(|Down(e)| ErrorObject::internal_error(e))?;
+        let _call = upstream.link.enter(&ctx);
+        let mut options = CallOptions::default().cancel_on(ctx.cancellation().clone());
+        // `tasks/result` answers once the task is over.
+        options.unbounded = method == "tasks/result";
+        let result = client.request_raw_with(method, Some(Value::Object(params)), options).await;
+        upstream.link.flushed().await;
+        let mut value = result.map_err(|e| self.error(&upstream, e))?;
+        self.rename(&mut value);
+        Ok(value)
+    }
+
+    /// The gateway's ids for the mounted server's task ids in a task method's result: the
+    /// task's (`taskId`, `task.taskId`, each of `tasks`) and the related task's of `_meta`.
+    fn rename(&self, value: &mut Value) {
+        let rename = |object: &mut Value| {
+            if let Some(Value::String(id)) = object.get_mut("taskId") {
+                *id = self.task_id(id);
+            }
+        };
+        rename(value);
+        if let Some(task) = value.get_mut("task") {
+            rename(task);
+        }
+        if let Some(Value::Array(tasks)) = value.get_mut("tasks") {
+            tasks.iter_mut().for_each(rename);
+        }
+        if let Some(related) = value.get_mut("_meta").and_then(|m| m.get_mut(mcp_types::meta::RELATED_TASK)) {
+            rename(related);
+        }
+    }
+}
+
+/// The raw result of a call that made `task`, in `version`: 2025-11-25's `CreateTaskResult`,
+/// or the extension's flat task (2026-07-28).
+fn created(task: &Task, version: ProtocolVersion) -> Value {
+    if !version.is_stateless() {
+        let task = mcp_types::to_value_for(task, version).unwrap_or(Value::Null);
+        return json!({ "task": task });
+    }
+    let mut flat = serde_json::Map::new();
+    flat.insert("resultType".into(), json!("task"));
+    flat.insert("taskId".into(), json!(task.task_id));
+    flat.insert("status".into(), serde_json::to_value(&task.status).unwrap_or(Value::Null));
+    if let Some(message) = &task.status_message {
+        flat.insert("statusMessage".into(), json!(message));
+    }
+    flat.insert("createdAt".into(), json!(task.created_at));
+    flat.insert("lastUpdatedAt".into(), json!(task.last_updated_at));
+    if let Some(ttl) = task.ttl {
+        flat.insert("ttlMs".into(), json!(ttl));
+    }
+    if let Some(interval) = task.poll_interval {
+        flat.insert("pollIntervalMs".into(), json!(interval));
+    }
+    Value::Object(flat)
+}
+
+fn unknown_task(id: &str) -> ErrorObject {
+    ErrorObject::invalid_params(format!("unknown task `{id}`"))
+}
+
+/// Serves a task method for the gateway's server ([`mcp_server::TaskForwarder`]): to the mount
+/// its task id names; `tasks/list` (2025-11-25) pages through each mount that runs tasks.
+pub(crate) async fn forward(
+    mounts: Arc<[Arc<Mount>]>,
+    method: String,
+    params: Option<Value>,
+    ctx: Context,
+) -> Result<Value, ErrorObject> {
+    let mut params = match params {
+        None => JsonObject::new(),
+        Some(Value::Object(params)) => params,
+        Some(_) => return Err(ErrorObject::invalid_params("params must be an object")),
+    };
+    if method == "tasks/list" {
+        return list(&mounts, params, ctx).await;
+    }
+    let Some(Value::String(id)) = params.get("taskId") else {
+        return Err(ErrorObject::invalid_params("`taskId` must be a string"));
+    };
+    let id = id.clone();
+    let (prefix, theirs) = id.split_once(SEPARATOR).ok_or_else(|| unknown_task(&id))?;
+    let mount =
+        mounts.iter().find(|m| m.naming.prefix() == prefix && m.runs_tasks()).ok_or_else(|| unknown_task(&id))?.clone();
+    params.insert("taskId".to_owned(), Value::from(theirs));
+    mount.forward(&method, params, ctx).await
+}
+
+/// `tasks/list` (2025-11-25): a page of one mount's tasks at a time, the cursor naming the
+/// mount (its index) and its own cursor (`index:cursor`).
+async fn list(mounts: &[Arc<Mount>], mut params: JsonObject, ctx: Context) -> Result<Value, ErrorObject> {
+    let cursor = match params.remove("cursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(cursor)) => Some(cursor),
+        Some(_) => return Err(ErrorObject::invalid_params("`cursor` must be a string")),
+    };
+    let (index, theirs) = match &cursor {
+        None => (0, None),
+        Some(c) => {
+            let invalid = || ErrorObject::invalid_params(format!("invalid cursor `{c}`"));
+            let (index, theirs) = c.split_once(SEPARATOR).ok_or_else(invalid)?;
+            let index: usize = index.parse().map_err(|_| invalid())?;
+            (index, Some(theirs.to_owned()).filter(|t| !t.is_empty()))
+        }
+    };
+    let next_mount = |from: usize| (from..mounts.len()).find(|&i| mounts[i].runs_tasks());
+    let Some(index) = next_mount(index) else { return Ok(json!({ "tasks": [] })) };
+    if let Some(theirs) = theirs {
+        params.insert("cursor".to_owned(), Value::from(theirs));
+    }
+    let mount = mounts[index].clone();
+    let mut page = mount.forward("tasks/list", params, ctx).await?;
+    let next = match page.get("nextCursor").and_then(Value::as_str) {
+        Some(theirs) => Some(format!("{index}{SEPARATOR}{theirs}")),
+        None => next_mount(index + 1).map(|i| format!("{i}{SEPARATOR}")),
+    };
+    if let Value::Object(page) = &mut page {
+        match next {
+            Some(next) => page.insert("nextCursor".to_owned(), Value::from(next)),
+            None => page.remove("nextCursor"),
+        };
+    }
+    Ok(page)
+}
