@@ -41,7 +41,10 @@
 //! request: mount such servers over HTTP where clients speak 2026-07-28). So every
 //! request the mounted server sends on it (sampling, elicitation, roots) is for that
 //! session's client, and is passed to it through the latest of the session's calls in flight
-//! on that connection; so are its log messages (outside a call they are dropped). A call's
+//! on that connection; so are its log messages. Outside any call, a session of the session
+//! revisions gets them itself (the log messages filtered by the level its client set), and
+//! its client's `notifications/roots/list_changed` reaches each of its connections to the
+//! mounted servers; a stateless request's connection has no one to pass them to. A call's
 //! progress comes back as the gateway call's progress, in order; cancelling the gateway call
 //! cancels the mounted server's.
 //!
@@ -54,13 +57,14 @@
 //! connections to the mounted servers, the catalog's included.
 //!
 //! Not passed on yet: tasks (the gateway lists tools without `execution` and calls them as
-//! plain calls), custom methods, `notifications/roots/list_changed` of the gateway's client.
+//! plain calls), custom methods.
 //! (At 2026-07-28, the input a mounted server asks for in an `input_required` result is
 //! asked of the gateway's client under the mounted server's keys, all in one round.)
 
 mod link;
 mod mount;
 mod names;
+mod session;
 mod source;
 
 use std::sync::Arc;
@@ -131,7 +135,8 @@ impl GatewayBuilder {
     }
 
     /// Changes the gateway's own server: its page size, instructions, items of its own
-    /// beside the mounted ones.
+    /// beside the mounted ones. Its `on_roots_changed` is the gateway's (which passes the
+    /// notification on to the mounted servers): one set here is replaced.
     pub fn server(mut self, configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Self {
         self.server = configure(self.server);
         self
@@ -148,7 +153,8 @@ impl GatewayBuilder {
             }
             mounts.push(Arc::new(Mount::new(naming, source)));
         }
-        let server = self.server.enable_tools().enable_prompts().enable_resources().build()?;
+        let server = self.server.enable_tools().enable_prompts().enable_resources();
+        let server = server.on_roots_changed(session::roots_changed(mounts.clone())).build()?;
         for mount in &mounts {
             mount
                 .start(&server)

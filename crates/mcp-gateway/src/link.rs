@@ -24,6 +24,8 @@ const LOG_QUEUE: usize = 256;
 #[derive(Default)]
 pub(crate) struct Link {
     calls: Mutex<Calls>,
+    /// The gateway session outside its calls (see [`crate::session`]).
+    pub(crate) home: OnceLock<Context>,
     /// The log messages passed on in the order they came, by one task (started at the first).
     logs: OnceLock<mpsc::Sender<Forward>>,
 }
@@ -99,9 +101,11 @@ impl Link {
         }
     }
 
-    /// The latest call in flight, which carries the mounted server's requests.
+    /// The latest call in flight, which carries the mounted server's requests; with none,
+    /// the gateway session itself (a session revision's).
     fn current(&self) -> Option<Context> {
-        self.calls.lock_unpoisoned().running.last().map(|(_, ctx)| ctx.clone())
+        let latest = self.calls.lock_unpoisoned().running.last().map(|(_, ctx)| ctx.clone());
+        latest.or_else(|| self.home.get().cloned())
     }
 
     /// `builder` with handlers that pass the mounted server's requests and log messages to
@@ -167,7 +171,9 @@ impl Link {
             let ServerEvent::Log(message) = event else { return };
             let Some(link) = link.upgrade() else { return };
             let Some(ctx) = link.current() else {
-                tracing::debug!("a mounted server's log message outside any call: not passed on");
+                tracing::debug!(
+                    "a mounted server's log message outside any call of a stateless request: not passed on"
+                );
                 return;
             };
             if link.logs().try_send(Forward::Log(Box::new((ctx, message)))).is_err() {

@@ -48,9 +48,9 @@ struct Mirrored {
 /// One gateway session's connection to the mounted server, opened at its first call and
 /// again after it was lost.
 #[derive(Default)]
-struct Upstream {
-    link: Arc<Link>,
-    client: tokio::sync::Mutex<Option<Arc<Client>>>,
+pub(crate) struct Upstream {
+    pub(crate) link: Arc<Link>,
+    pub(crate) client: tokio::sync::Mutex<Option<Arc<Client>>>,
     /// Whether this connection listed the tools (see [`Mount::call_tool`]).
     listed: std::sync::atomic::AtomicBool,
 }
@@ -127,6 +127,11 @@ impl Mount {
             }
         });
         Ok(())
+    }
+
+    /// The connections of the gateway sessions (not the stateless requests').
+    pub(crate) fn upstreams(&self) -> Vec<Arc<Upstream>> {
+        self.sessions.lock_unpoisoned().values().cloned().collect()
     }
 
     fn catalog(&self) -> Result<Arc<Client>, ClientError> {
@@ -403,6 +408,7 @@ impl Mount {
             }
         };
         if new {
+            upstream.link.set_home(ctx);
             // The connection ends with the gateway session.
             let mount = Arc::downgrade(self);
             let peer = ctx.peer().clone();
