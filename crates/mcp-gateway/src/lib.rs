@@ -56,11 +56,18 @@
 //! A dropped gateway (its last clone and the connections it serves gone) closes its
 //! connections to the mounted servers, the catalog's included.
 //!
+//! ## Custom methods
+//! A custom method (outside the protocol) passes through only when the builder names it and
+//! its mount ([`GatewayBuilder::forward`]): both ways, as calls and the mounted server's own
+//! requests do. At 2026-07-28 the mounted server's answer loses what it added for the revision
+//! (`resultType`, its `serverInfo`); the gateway adds its own.
+//!
 //! Not passed on yet: tasks (the gateway lists tools without `execution` and calls them as
-//! plain calls), custom methods.
+//! plain calls).
 //! (At 2026-07-28, the input a mounted server asks for in an `input_required` result is
 //! asked of the gateway's client under the mounted server's keys, all in one round.)
 
+mod custom;
 mod link;
 mod mount;
 mod names;
@@ -87,6 +94,9 @@ pub enum GatewayError {
     /// Two mounts with the same prefix.
     #[error("two mounts with the prefix `{0}`")]
     DuplicatePrefix(String),
+    /// A custom method passed to a prefix no source is mounted under.
+    #[error("no mount with the prefix `{0}`")]
+    UnknownMount(String),
     /// An HTTP source's URL does not parse.
     #[error("invalid URL `{0}`: {1}")]
     InvalidUrl(String, String),
@@ -110,7 +120,7 @@ pub struct Gateway;
 impl Gateway {
     /// A gateway named `name` (its `serverInfo`), with no mount yet.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> GatewayBuilder {
-        GatewayBuilder { server: Server::builder(name, version), mounts: Vec::new() }
+        GatewayBuilder { server: Server::builder(name, version), mounts: Vec::new(), forwarded: Vec::new() }
     }
 }
 
@@ -119,6 +129,8 @@ impl Gateway {
 pub struct GatewayBuilder {
     server: ServerBuilder,
     mounts: Vec<(String, Source)>,
+    /// Custom methods passed through, with the prefix of their mount.
+    forwarded: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for GatewayBuilder {
@@ -131,6 +143,20 @@ impl GatewayBuilder {
     /// Mounts `source` under `prefix` (`""`: unprefixed).
     pub fn mount(mut self, prefix: impl Into<String>, source: impl Into<Source>) -> Self {
         self.mounts.push((prefix.into(), source.into()));
+        self
+    }
+
+    /// Passes the custom method `method` (a method outside the protocol) through, both ways,
+    /// between the gateway's clients and the mount `prefix`: a client's request of it is
+    /// sent to the mounted server (over the session's connection, as a call is) and its
+    /// answer returned, with its progress and cancellation; a client's notification of it
+    /// goes to the session's connection to that mount, if the session has one open; the
+    /// mounted server's requests and notifications of it go to the client of the session
+    /// whose connection they came on, as its sampling requests and log messages do. Once per
+    /// method: a method of the protocol, or one passed twice, fails the build
+    /// ([`GatewayError::Definition`]), an unknown prefix too ([`GatewayError::UnknownMount`]).
+    pub fn forward(mut self, method: impl Into<String>, prefix: impl Into<String>) -> Self {
+        self.forwarded.push((method.into(), prefix.into()));
         self
     }
 
@@ -151,9 +177,17 @@ impl GatewayBuilder {
             if mounts.iter().any(|m: &Arc<Mount>| m.naming.prefix() == prefix) {
                 return Err(GatewayError::DuplicatePrefix(prefix));
             }
-            mounts.push(Arc::new(Mount::new(naming, source)));
+            let mut mount = Mount::new(naming, source);
+            mount.forwarded = self.forwarded.iter().filter(|(_, p)| *p == prefix).map(|(m, _)| m.clone()).collect();
+            mounts.push(Arc::new(mount));
+        }
+        let mut forwarded = Vec::with_capacity(self.forwarded.len());
+        for (method, prefix) in self.forwarded {
+            let mount = mounts.iter().find(|m| m.naming.prefix() == prefix);
+            forwarded.push((method, mount.ok_or(GatewayError::UnknownMount(prefix))?.clone()));
         }
         let server = self.server.enable_tools().enable_prompts().enable_resources();
+        let server = custom::server(server, &forwarded);
         let server = server.on_roots_changed(session::roots_changed(mounts.clone())).build()?;
         for mount in &mounts {
             mount

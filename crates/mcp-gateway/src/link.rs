@@ -34,6 +34,8 @@ pub(crate) struct Link {
 enum Forward {
     /// A message, for the call that carries it.
     Log(Box<(Context, LoggingMessageNotificationParams)>),
+    /// A custom notification (its method and params), for the call that carries it.
+    Notify(Box<(Context, String, Option<serde_json::Value>)>),
     /// Answered once what came before is sent.
     Flush(oneshot::Sender<()>),
 }
@@ -81,6 +83,12 @@ impl Link {
                                 None => ctx.log(message.level, message.data).await,
                             }
                         }
+                        Forward::Notify(notification) => {
+                            let (ctx, method, params) = *notification;
+                            if let Err(e) = ctx.notify_raw(&method, params).await {
+                                tracing::debug!(error = %e, method, "a custom notification not passed on");
+                            }
+                        }
                         Forward::Flush(done) => {
                             let _ = done.send(());
                         }
@@ -89,6 +97,21 @@ impl Link {
             });
             tx
         })
+    }
+
+    /// Passes the mounted server's custom notification on to the gateway's client, in order
+    /// with its log messages.
+    pub(crate) fn pass_notification(&self, method: &str, params: Option<serde_json::Value>) {
+        let Some(ctx) = self.current() else {
+            tracing::debug!(
+                method,
+                "a mounted server's notification outside any call of a stateless request: not passed on"
+            );
+            return;
+        };
+        if self.logs().try_send(Forward::Notify(Box::new((ctx, method.to_owned(), params)))).is_err() {
+            tracing::debug!(method, "a mounted server's notification dropped: the client reads too slowly");
+        }
     }
 
     /// Waits until the log messages that came so far are sent: a call's result goes after the
@@ -103,7 +126,7 @@ impl Link {
 
     /// The latest call in flight, which carries the mounted server's requests; with none,
     /// the gateway session itself (a session revision's).
-    fn current(&self) -> Option<Context> {
+    pub(crate) fn current(&self) -> Option<Context> {
         let latest = self.calls.lock_unpoisoned().running.last().map(|(_, ctx)| ctx.clone());
         latest.or_else(|| self.home.get().cloned())
     }

@@ -25,6 +25,8 @@ const PROGRESS_QUEUE: usize = 64;
 /// A mounted server.
 pub(crate) struct Mount {
     pub(crate) naming: Naming,
+    /// The custom methods passed through to and from it (see [`crate::custom`]).
+    pub(crate) forwarded: Vec<String>,
     source: Source,
     /// The connection the lists are read from, whose list changes refresh them.
     catalog: Mutex<Option<Arc<Client>>>,
@@ -56,7 +58,7 @@ pub(crate) struct Upstream {
 }
 
 /// What a call's progress task is given.
-enum Progressed {
+pub(crate) enum Progressed {
     /// A notification of the mounted server, passed on.
     Report(mcp_types::ProgressNotificationParams),
     /// Answered once what came before is passed on.
@@ -64,7 +66,7 @@ enum Progressed {
 }
 
 /// Waits until the progress notifications queued on `progress` are passed on.
-async fn flush(progress: Option<tokio::sync::mpsc::Sender<Progressed>>) {
+pub(crate) async fn flush(progress: Option<tokio::sync::mpsc::Sender<Progressed>>) {
     let Some(progress) = progress else { return };
     let (done, sent) = tokio::sync::oneshot::channel();
     if progress.send(Progressed::Flush(done)).await.is_ok() {
@@ -73,12 +75,13 @@ async fn flush(progress: Option<tokio::sync::mpsc::Sender<Progressed>>) {
 }
 
 /// Why a call could not reach the mounted server.
-struct Down(String);
+pub(crate) struct Down(pub(crate) String);
 
 impl Mount {
     pub(crate) fn new(naming: Naming, source: Source) -> Self {
         Mount {
             naming,
+            forwarded: Vec::new(),
             source,
             catalog: Mutex::new(None),
             sessions: Mutex::new(HashMap::new()),
@@ -388,7 +391,7 @@ impl Mount {
 
     /// The connection of `ctx`'s gateway session to the mounted server: opened now if there
     /// is none or it was lost.
-    async fn upstream(self: &Arc<Self>, ctx: &Context) -> Result<(Arc<Upstream>, Arc<Client>), Down> {
+    pub(crate) async fn upstream(self: &Arc<Self>, ctx: &Context) -> Result<(Arc<Upstream>, Arc<Client>), Down> {
         let id = ctx.session_id();
         // A request of the stateless revision is a session of its own, whose peer is never
         // told it ended: its connection is opened for it alone, and closed when the call
@@ -427,6 +430,7 @@ impl Mount {
         }
         let caps: ClientCapabilities = ctx.client_capabilities();
         let builder = upstream.link.client(Self::builder(), &caps);
+        let builder = crate::custom::client(builder, &self.forwarded, &upstream.link);
         match self.source.open(builder).await {
             Ok(opened) => {
                 // The gateway's clients filter what they get by their own levels.
@@ -448,7 +452,7 @@ impl Mount {
 
     /// Options of a call passed on for `ctx`: its progress passed back (in order, through one
     /// task per call, whose queue the returned sender flushes), its cancellation passed on.
-    fn options(ctx: &Context) -> (CallOptions, Option<tokio::sync::mpsc::Sender<Progressed>>) {
+    pub(crate) fn options(ctx: &Context) -> (CallOptions, Option<tokio::sync::mpsc::Sender<Progressed>>) {
         let mut options = CallOptions::default().cancel_on(ctx.cancellation().clone());
         let reporter = ctx.progress_reporter();
         if !reporter.is_requested() {
@@ -485,7 +489,7 @@ impl Mount {
 
     /// An upstream failure as a JSON-RPC error for the gateway's client; a lost connection is
     /// forgotten, so that the next call opens another.
-    fn error(&self, upstream: &Upstream, e: ClientError) -> ErrorObject {
+    pub(crate) fn error(&self, upstream: &Upstream, e: ClientError) -> ErrorObject {
         match e {
             ClientError::Remote(error) => error,
             other => {

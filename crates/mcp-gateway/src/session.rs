@@ -25,7 +25,7 @@ impl Link {
     }
 
     /// Whether this connection serves the gateway session on `peer`.
-    fn serves(&self, peer: &Peer) -> bool {
+    pub(crate) fn serves(&self, peer: &Peer) -> bool {
         self.home.get().is_some_and(|home| home.peer().same_connection(peer))
     }
 }
