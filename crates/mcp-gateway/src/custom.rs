@@ -1,19 +1,23 @@
 //! Custom methods passed through ([`GatewayBuilder::forward`](crate::GatewayBuilder::forward)):
 //! a client's requests of a forwarded method go to its mount over the session's connection, as
-//! calls do (progress and cancellation included), its notifications to the session's open
+//! calls do (its progress passed back, its cancellation passed on), its notifications to the session's open
 //! connection to that mount; the mounted server's requests and notifications of a forwarded
 //! method go to the client of the session whose connection they came on (its call in flight,
 //! else the session itself), as its sampling requests and log messages do.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use mcp_client::{CallOptions, ClientBuilder};
 use mcp_jsonrpc::Peer;
 use mcp_server::{Context, ServerBuilder};
-use mcp_types::ErrorObject;
+use mcp_types::{ErrorObject, ProgressToken};
 use serde_json::Value;
 
 use crate::link::Link;
+
+/// Numbers the progress tokens of the custom requests passed on.
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 use crate::mount::{Down, Mount, flush};
 
 /// `server` serving each of `forwarded` (a method, its mount) by passing it on.
@@ -65,7 +69,16 @@ impl Mount {
     ) -> Result<Value, ErrorObject> {
         let (upstream, client) = self.upstream(&ctx).await.map_err(|Down(e)| ErrorObject::internal_error(e))?;
         let _call = upstream.link.enter(&ctx);
-        let (options, progress): (CallOptions, _) = Mount::options(&ctx);
+        let (mut options, progress): (CallOptions, _) = Mount::options(&ctx);
+        let mut params = params;
+        // A raw request carries no progress token by itself: the gateway names one.
+        let _route = options.progress.take().and_then(|callback| {
+            let token = ProgressToken::String(format!("mcp-gateway-{}", NEXT_TOKEN.fetch_add(1, Ordering::Relaxed)));
+            let meta = params.get_or_insert_with(|| Value::Object(Default::default())).as_object_mut()?;
+            let meta = meta.entry("_meta").or_insert_with(|| Value::Object(Default::default())).as_object_mut()?;
+            meta.insert(mcp_types::meta::PROGRESS_TOKEN.to_owned(), serde_json::to_value(&token).ok()?);
+            Some(client.peer().route_progress(token, callback))
+        });
         let result = client.request_raw_with(&method, params, options).await;
         // The answer goes after the progress, notifications and log messages before it.
         flush(progress).await;

@@ -149,7 +149,7 @@ impl GatewayBuilder {
     /// Passes the custom method `method` (a method outside the protocol) through, both ways,
     /// between the gateway's clients and the mount `prefix`: a client's request of it is
     /// sent to the mounted server (over the session's connection, as a call is) and its
-    /// answer returned, with its progress and cancellation; a client's notification of it
+    /// answer returned, its progress passed back; a client's notification of it
     /// goes to the session's connection to that mount, if the session has one open; the
     /// mounted server's requests and notifications of it go to the client of the session
     /// whose connection they came on, as its sampling requests and log messages do. Once per

@@ -39,6 +39,7 @@ fn acme(pinged: mpsc::Sender<Option<Value>>) -> Server {
                 params.remove("_meta");
             }
             ctx.notify_raw("acme/note", Some(json!({"about": params.clone()}))).await.unwrap();
+            ctx.progress(0.5).await;
             let asked = if ctx.protocol_version().is_stateless() {
                 Value::Null
             } else {
@@ -95,8 +96,9 @@ async fn next_custom(events: &mut mpsc::Receiver<ServerEvent>) -> (String, Optio
     .await
 }
 
-/// In a session (the mounted server's too): the client's custom request reaches the mounted server, whose request to
-/// the client and notification come back through the gateway, and its answer returns; the
+/// In a session (the mounted server's too): the client's custom request reaches the mounted
+/// server, whose request to the client, notification and progress come back through the
+/// gateway, and its answer returns; the
 /// client's custom notification reaches the mounted server (before, each was unknown to the
 /// gateway: -32601, dropped).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -106,8 +108,19 @@ async fn custom_methods_pass_both_ways_in_a_session() {
     let (events, mut seen) = mpsc::channel(64);
     let client = client(&url, ProtocolVersion::V2025_11_25, events).await;
 
-    let answer = within("acme/echo", client.request_raw("acme/echo", Some(json!({"x": 1})))).await.unwrap();
+    // A raw request carries the progress token it is given.
+    let progressed = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let progress = progressed.clone();
+    let token = mcp_types::ProgressToken::String("p".into());
+    let _route = client.peer().route_progress(
+        token,
+        Arc::new(move |p: mcp_types::ProgressNotificationParams| progress.lock().unwrap().push(p.progress)),
+    );
+    let echo = client.request_raw("acme/echo", Some(json!({"x": 1, "_meta": {"progressToken": "p"}})));
+    let answer = within("acme/echo", echo).await.unwrap();
     assert_eq!(answer, json!({"echo": {"x": 1}, "asked": {"answered": {"x": 1}}}));
+    // The mounted server's progress came back as the request's, before its answer.
+    assert_eq!(*progressed.lock().unwrap(), [0.5]);
     assert_eq!(next_custom(&mut seen).await, ("acme/note".to_owned(), Some(json!({"about": {"x": 1}}))));
 
     // The session's connection to `up` is open (the request opened it): the notification goes
