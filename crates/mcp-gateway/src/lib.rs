@@ -36,12 +36,16 @@
 //! ## Calls
 //! Each gateway session (a client's connection) gets its own connection to each mounted
 //! server it calls, opened at its first call, declaring what the session's client declared,
-//! and closed when the session ends; a request of the stateless revision (2026-07-28) gets a
-//! connection of its own, closed once it is answered (for a child process, a process per
-//! request: mount such servers over HTTP where clients speak 2026-07-28). So every
-//! request the mounted server sends on it (sampling, elicitation, roots) is for that
-//! session's client, and is passed to it through the latest of the session's calls in flight
-//! on that connection; so are its log messages. Outside any call, a session of the session
+//! and closed when the session ends. A request of the stateless revision (2026-07-28)
+//! borrows an idle connection to the mounted server, one that declared what its client
+//! declared, or opens one, and gives it back once answered: requests one after the other share
+//! one connection (one child process), concurrent ones each hold one of their own meanwhile.
+//! What the mounted server keeps per connection (its session,
+//! for a server of the session revisions) is thus shared by the stateless requests that
+//! borrow it. So every request the mounted server sends on a connection (sampling,
+//! elicitation, roots) is for the client whose session or request holds it, and is passed to
+//! it through the latest of that session's calls in flight on that connection; so are its log
+//! messages. Outside any call, a session of the session
 //! revisions gets them itself (the log messages filtered by the level its client set), and
 //! its client's `notifications/roots/list_changed` reaches each of its connections to the
 //! mounted servers; a stateless request's connection has no one to pass them to. A call's
@@ -71,6 +75,7 @@ mod custom;
 mod link;
 mod mount;
 mod names;
+mod pool;
 mod session;
 mod source;
 

@@ -26,6 +26,9 @@ pub(crate) struct Link {
     calls: Mutex<Calls>,
     /// The gateway session outside its calls (see [`crate::session`]).
     pub(crate) home: OnceLock<Context>,
+    /// Called when the last call in flight leaves, with whether it ended uncancelled (see
+    /// [`crate::pool`]).
+    pub(crate) idle: OnceLock<Box<dyn Fn(bool) + Send + Sync>>,
     /// The log messages passed on in the order they came, by one task (started at the first).
     logs: OnceLock<mpsc::Sender<Forward>>,
 }
@@ -55,7 +58,14 @@ pub(crate) struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.link.calls.lock_unpoisoned().running.retain(|(id, _)| *id != self.id);
+        let mut calls = self.link.calls.lock_unpoisoned();
+        let Some(at) = calls.running.iter().position(|(id, _)| *id == self.id) else { return };
+        let (_, ctx) = calls.running.remove(at);
+        let idle = calls.running.is_empty();
+        drop(calls);
+        if idle && let Some(idle) = self.link.idle.get() {
+            idle(!ctx.is_cancelled());
+        }
     }
 }
 

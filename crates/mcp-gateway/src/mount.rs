@@ -27,6 +27,8 @@ pub(crate) struct Mount {
     pub(crate) naming: Naming,
     /// The custom methods passed through to and from it (see [`crate::custom`]).
     pub(crate) forwarded: Vec<String>,
+    /// The idle connections the stateless requests borrow (see [`crate::pool`]).
+    pub(crate) pool: crate::pool::Pool,
     source: Source,
     /// The connection the lists are read from, whose list changes refresh them.
     catalog: Mutex<Option<Arc<Client>>>,
@@ -82,6 +84,7 @@ impl Mount {
         Mount {
             naming,
             forwarded: Vec::new(),
+            pool: crate::pool::Pool::default(),
             source,
             catalog: Mutex::new(None),
             sessions: Mutex::new(HashMap::new()),
@@ -394,11 +397,10 @@ impl Mount {
     pub(crate) async fn upstream(self: &Arc<Self>, ctx: &Context) -> Result<(Arc<Upstream>, Arc<Client>), Down> {
         let id = ctx.session_id();
         // A request of the stateless revision is a session of its own, whose peer is never
-        // told it ended: its connection is opened for it alone, and closed when the call
-        // drops it.
+        // told it ended: it borrows a connection of the pool (see `crate::pool`).
         let stateless = ctx.protocol_version().is_stateless();
         let (upstream, new) = if stateless {
-            (Arc::new(Upstream::default()), false)
+            (self.lease(ctx), false)
         } else {
             let mut sessions = self.sessions.lock_unpoisoned();
             match sessions.get(&id) {
