@@ -147,8 +147,8 @@ async fn a_stateless_custom_request_passes() {
     assert_eq!(next_custom(&mut seen).await, ("acme/note".to_owned(), Some(json!({"about": {"y": 3}}))));
 }
 
-/// A method passed to a prefix nothing is mounted under, or a method of the protocol, fails
-/// the build.
+/// A method passed to a prefix nothing is mounted under, a method of the protocol, or one
+/// passed twice, fails the build.
 #[tokio::test]
 async fn forwarding_is_checked_at_build() {
     let local = || Server::builder("local", "1.0").build().unwrap();
@@ -156,4 +156,7 @@ async fn forwarding_is_checked_at_build() {
     assert!(matches!(unknown, Err(GatewayError::UnknownMount(ref p)) if p == "b"), "{unknown:?}");
     let reserved = Gateway::builder("g", "1").mount("a", local()).forward("tools/list", "a").build().await;
     assert!(matches!(reserved, Err(GatewayError::Definition(_))), "{reserved:?}");
+    let twice =
+        Gateway::builder("g", "1").mount("a", local()).forward("acme/x", "a").forward("acme/x", "a").build().await;
+    assert!(matches!(twice, Err(GatewayError::Definition(_))), "{twice:?}");
 }
