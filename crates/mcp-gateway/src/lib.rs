@@ -36,12 +36,19 @@
 //! ## Calls
 //! Each gateway session (a client's connection) gets its own connection to each mounted
 //! server it calls, opened at its first call, declaring what the session's client declared,
-//! and closed when the session ends; a request of the stateless revision (2026-07-28) gets a
-//! connection of its own, closed once it is answered (for a child process, a process per
-//! request: mount such servers over HTTP where clients speak 2026-07-28). So every
-//! request the mounted server sends on it (sampling, elicitation, roots) is for that
-//! session's client, and is passed to it through the latest of the session's calls in flight
-//! on that connection; so are its log messages (outside a call they are dropped). A call's
+//! and closed when the session ends. A request of the stateless revision (2026-07-28)
+//! borrows an idle connection to the mounted server, one that declared what its client
+//! declared, or opens one, and gives it back once answered: requests one after the other share
+//! one connection (one child process), concurrent ones each hold one of their own meanwhile.
+//! What the mounted server keeps per connection (its session,
+//! for a server of the session revisions) is thus shared by the stateless requests that
+//! borrow it. So every request the mounted server sends on a connection (sampling,
+//! elicitation, roots) is for the client whose session or request holds it, and is passed to
+//! it through the latest of that session's calls in flight on that connection; so are its log
+//! messages. Outside any call, a session of the session
+//! revisions gets them itself (the log messages filtered by the level its client set), and
+//! its client's `notifications/roots/list_changed` reaches each of its connections to the
+//! mounted servers; a stateless request's connection has no one to pass them to. A call's
 //! progress comes back as the gateway call's progress, in order; cancelling the gateway call
 //! cancels the mounted server's.
 //!
@@ -60,14 +67,22 @@
 //! decides; its task is answered under an id that names the mount (`prefix:id`), and the
 //! task methods go to that mount (see [`ServerBuilder::forward_tasks`]).
 //!
-//! Not passed on yet: the 2025-11-25 task status notifications, custom methods,
-//! `notifications/roots/list_changed` of the gateway's client.
+//! ## Custom methods
+//! A custom method (outside the protocol) passes through only when the builder names it and
+//! its mount ([`GatewayBuilder::forward`]): both ways, as calls and the mounted server's own
+//! requests do. At 2026-07-28 the mounted server's answer loses what it added for the revision
+//! (`resultType`, its `serverInfo`); the gateway adds its own.
+//!
+//! Not passed on yet: the 2025-11-25 task status notifications.
 //! (At 2026-07-28, the input a mounted server asks for in an `input_required` result is
 //! asked of the gateway's client under the mounted server's keys, all in one round.)
 
+mod custom;
 mod link;
 mod mount;
 mod names;
+mod pool;
+mod session;
 mod source;
 mod tasks;
 
@@ -91,6 +106,9 @@ pub enum GatewayError {
     /// Two mounts with the same prefix.
     #[error("two mounts with the prefix `{0}`")]
     DuplicatePrefix(String),
+    /// A custom method passed to a prefix no source is mounted under.
+    #[error("no mount with the prefix `{0}`")]
+    UnknownMount(String),
     /// An HTTP source's URL does not parse.
     #[error("invalid URL `{0}`: {1}")]
     InvalidUrl(String, String),
@@ -114,7 +132,7 @@ pub struct Gateway;
 impl Gateway {
     /// A gateway named `name` (its `serverInfo`), with no mount yet.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> GatewayBuilder {
-        GatewayBuilder { server: Server::builder(name, version), mounts: Vec::new() }
+        GatewayBuilder { server: Server::builder(name, version), mounts: Vec::new(), forwarded: Vec::new() }
     }
 }
 
@@ -123,6 +141,8 @@ impl Gateway {
 pub struct GatewayBuilder {
     server: ServerBuilder,
     mounts: Vec<(String, Source)>,
+    /// Custom methods passed through, with the prefix of their mount.
+    forwarded: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for GatewayBuilder {
@@ -138,8 +158,23 @@ impl GatewayBuilder {
         self
     }
 
+    /// Passes the custom method `method` (a method outside the protocol) through, both ways,
+    /// between the gateway's clients and the mount `prefix`: a client's request of it is
+    /// sent to the mounted server (over the session's connection, as a call is) and its
+    /// answer returned, its progress passed back; a client's notification of it
+    /// goes to the session's connection to that mount, if the session has one open; the
+    /// mounted server's requests and notifications of it go to the client of the session
+    /// whose connection they came on, as its sampling requests and log messages do. Once per
+    /// method: a method of the protocol, or one passed twice, fails the build
+    /// ([`GatewayError::Definition`]), an unknown prefix too ([`GatewayError::UnknownMount`]).
+    pub fn forward(mut self, method: impl Into<String>, prefix: impl Into<String>) -> Self {
+        self.forwarded.push((method.into(), prefix.into()));
+        self
+    }
+
     /// Changes the gateway's own server: its page size, instructions, items of its own
-    /// beside the mounted ones.
+    /// beside the mounted ones. Its `on_roots_changed` is the gateway's (which passes the
+    /// notification on to the mounted servers): one set here is replaced.
     pub fn server(mut self, configure: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Self {
         self.server = configure(self.server);
         self
@@ -154,16 +189,24 @@ impl GatewayBuilder {
             if mounts.iter().any(|m: &Arc<Mount>| m.naming.prefix() == prefix) {
                 return Err(GatewayError::DuplicatePrefix(prefix));
             }
-            mounts.push(Arc::new(Mount::new(naming, source)));
+            let mut mount = Mount::new(naming, source);
+            mount.forwarded = self.forwarded.iter().filter(|(_, p)| *p == prefix).map(|(m, _)| m.clone()).collect();
+            mounts.push(Arc::new(mount));
         }
         let failed = |mount: &Mount| {
             let prefix = mount.naming.prefix().to_owned();
             move |source| GatewayError::Mount { prefix, source }
         };
+        let mut forwarded = Vec::with_capacity(self.forwarded.len());
+        for (method, prefix) in self.forwarded {
+            let mount = mounts.iter().find(|m| m.naming.prefix() == prefix);
+            forwarded.push((method, mount.ok_or(GatewayError::UnknownMount(prefix))?.clone()));
+        }
         for mount in &mounts {
             mount.open().await.map_err(failed(mount))?;
         }
-        let mut server = self.server.enable_tools().enable_prompts().enable_resources();
+        let server = self.server.enable_tools().enable_prompts().enable_resources();
+        let mut server = custom::server(server, &forwarded).on_roots_changed(session::roots_changed(mounts.clone()));
         if mounts.iter().any(|m| m.runs_tasks()) {
             // A mounted server runs tools as tasks: their task methods go to it.
             let mounts: Arc<[Arc<Mount>]> = mounts.iter().cloned().collect();

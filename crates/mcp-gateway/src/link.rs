@@ -24,6 +24,11 @@ const LOG_QUEUE: usize = 256;
 #[derive(Default)]
 pub(crate) struct Link {
     calls: Mutex<Calls>,
+    /// The gateway session outside its calls (see [`crate::session`]).
+    pub(crate) home: OnceLock<Context>,
+    /// Called when the last call in flight leaves, with whether it ended uncancelled (see
+    /// [`crate::pool`]).
+    pub(crate) idle: OnceLock<Box<dyn Fn(bool) + Send + Sync>>,
     /// The log messages passed on in the order they came, by one task (started at the first).
     logs: OnceLock<mpsc::Sender<Forward>>,
 }
@@ -32,6 +37,8 @@ pub(crate) struct Link {
 enum Forward {
     /// A message, for the call that carries it.
     Log(Box<(Context, LoggingMessageNotificationParams)>),
+    /// A custom notification (its method and params), for the call that carries it.
+    Notify(Box<(Context, String, Option<serde_json::Value>)>),
     /// Answered once what came before is sent.
     Flush(oneshot::Sender<()>),
 }
@@ -51,7 +58,14 @@ pub(crate) struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.link.calls.lock_unpoisoned().running.retain(|(id, _)| *id != self.id);
+        let mut calls = self.link.calls.lock_unpoisoned();
+        let Some(at) = calls.running.iter().position(|(id, _)| *id == self.id) else { return };
+        let (_, ctx) = calls.running.remove(at);
+        let idle = calls.running.is_empty();
+        drop(calls);
+        if idle && let Some(idle) = self.link.idle.get() {
+            idle(!ctx.is_cancelled());
+        }
     }
 }
 
@@ -79,6 +93,12 @@ impl Link {
                                 None => ctx.log(message.level, message.data).await,
                             }
                         }
+                        Forward::Notify(notification) => {
+                            let (ctx, method, params) = *notification;
+                            if let Err(e) = ctx.notify_raw(&method, params).await {
+                                tracing::debug!(error = %e, method, "a custom notification not passed on");
+                            }
+                        }
                         Forward::Flush(done) => {
                             let _ = done.send(());
                         }
@@ -87,6 +107,21 @@ impl Link {
             });
             tx
         })
+    }
+
+    /// Passes the mounted server's custom notification on to the gateway's client, in order
+    /// with its log messages.
+    pub(crate) fn pass_notification(&self, method: &str, params: Option<serde_json::Value>) {
+        let Some(ctx) = self.current() else {
+            tracing::debug!(
+                method,
+                "a mounted server's notification outside any call of a stateless request: not passed on"
+            );
+            return;
+        };
+        if self.logs().try_send(Forward::Notify(Box::new((ctx, method.to_owned(), params)))).is_err() {
+            tracing::debug!(method, "a mounted server's notification dropped: the client reads too slowly");
+        }
     }
 
     /// Waits until the log messages that came so far are sent: a call's result goes after the
@@ -99,9 +134,11 @@ impl Link {
         }
     }
 
-    /// The latest call in flight, which carries the mounted server's requests.
-    fn current(&self) -> Option<Context> {
-        self.calls.lock_unpoisoned().running.last().map(|(_, ctx)| ctx.clone())
+    /// The latest call in flight, which carries the mounted server's requests; with none,
+    /// the gateway session itself (a session revision's).
+    pub(crate) fn current(&self) -> Option<Context> {
+        let latest = self.calls.lock_unpoisoned().running.last().map(|(_, ctx)| ctx.clone());
+        latest.or_else(|| self.home.get().cloned())
     }
 
     /// `builder` with handlers that pass the mounted server's requests and log messages to
@@ -171,7 +208,9 @@ impl Link {
             let ServerEvent::Log(message) = event else { return };
             let Some(link) = link.upgrade() else { return };
             let Some(ctx) = link.current() else {
-                tracing::debug!("a mounted server's log message outside any call: not passed on");
+                tracing::debug!(
+                    "a mounted server's log message outside any call of a stateless request: not passed on"
+                );
                 return;
             };
             if link.logs().try_send(Forward::Log(Box::new((ctx, message)))).is_err() {

@@ -25,6 +25,10 @@ const PROGRESS_QUEUE: usize = 64;
 /// A mounted server.
 pub(crate) struct Mount {
     pub(crate) naming: Naming,
+    /// The custom methods passed through to and from it (see [`crate::custom`]).
+    pub(crate) forwarded: Vec<String>,
+    /// The idle connections the stateless requests borrow (see [`crate::pool`]).
+    pub(crate) pool: crate::pool::Pool,
     source: Source,
     /// The connection the lists are read from, whose list changes refresh them.
     catalog: Mutex<Option<Arc<Client>>>,
@@ -50,7 +54,7 @@ struct Mirrored {
 #[derive(Default)]
 pub(crate) struct Upstream {
     pub(crate) link: Arc<Link>,
-    client: tokio::sync::Mutex<Option<Arc<Client>>>,
+    pub(crate) client: tokio::sync::Mutex<Option<Arc<Client>>>,
     /// Whether this connection listed the tools (see [`Mount::call_tool`]).
     listed: std::sync::atomic::AtomicBool,
 }
@@ -79,6 +83,8 @@ impl Mount {
     pub(crate) fn new(naming: Naming, source: Source) -> Self {
         Mount {
             naming,
+            forwarded: Vec::new(),
+            pool: crate::pool::Pool::default(),
             source,
             catalog: Mutex::new(None),
             sessions: Mutex::new(HashMap::new()),
@@ -134,6 +140,11 @@ impl Mount {
             }
         });
         Ok(())
+    }
+
+    /// The connections of the gateway sessions (not the stateless requests').
+    pub(crate) fn upstreams(&self) -> Vec<Arc<Upstream>> {
+        self.sessions.lock_unpoisoned().values().cloned().collect()
     }
 
     pub(crate) fn catalog(&self) -> Result<Arc<Client>, ClientError> {
@@ -395,11 +406,10 @@ impl Mount {
     pub(crate) async fn upstream(self: &Arc<Self>, ctx: &Context) -> Result<(Arc<Upstream>, Arc<Client>), Down> {
         let id = ctx.session_id();
         // A request of the stateless revision is a session of its own, whose peer is never
-        // told it ended: its connection is opened for it alone, and closed when the call
-        // drops it.
+        // told it ended: it borrows a connection of the pool (see `crate::pool`).
         let stateless = ctx.protocol_version().is_stateless();
         let (upstream, new) = if stateless {
-            (Arc::new(Upstream::default()), false)
+            (self.lease(ctx), false)
         } else {
             let mut sessions = self.sessions.lock_unpoisoned();
             match sessions.get(&id) {
@@ -412,6 +422,7 @@ impl Mount {
             }
         };
         if new {
+            upstream.link.set_home(ctx);
             // The connection ends with the gateway session.
             let mount = Arc::downgrade(self);
             let peer = ctx.peer().clone();
@@ -430,6 +441,7 @@ impl Mount {
         }
         let caps: ClientCapabilities = ctx.client_capabilities();
         let builder = upstream.link.client(Self::builder(), &caps);
+        let builder = crate::custom::client(builder, &self.forwarded, &upstream.link);
         match self.source.open(builder).await {
             Ok(opened) => {
                 // The gateway's clients filter what they get by their own levels.

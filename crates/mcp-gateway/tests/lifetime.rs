@@ -1,5 +1,6 @@
 //! How long what a gateway opens lives: a mounted server's connection ends when its gateway
-//! session ends, at once; a dropped gateway ends its mounts' connections.
+//! session ends, at once; the one stateless requests share, with the gateway; a dropped
+//! gateway ends its mounts' connections.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -43,16 +44,23 @@ async fn a_sessions_upstream_connection_ends_at_once_with_the_session() {
     assert!(start.elapsed() < Duration::from_secs(1), "closed after {:?}", start.elapsed());
 }
 
-/// A stateless request's connection to a local mount ends once it is answered, at once: the
-/// mounted server's side of it, which the gateway's client listened on for changes
+/// A stateless request's connection to a local mount is kept for the next request (the pool
+/// of `mcp_gateway`'s stateless requests), and ends at once with the gateway: the mounted
+/// server's side of it, which the gateway's client listened on for changes
 /// (`subscriptions/listen`), does not wait out the grace of its running handlers.
 #[tokio::test(start_paused = true)]
-async fn a_stateless_requests_upstream_connection_ends_at_once() {
+async fn a_stateless_requests_upstream_connection_ends_at_once_with_the_gateway() {
     let seen = Arc::default();
     let client = through_a_gateway(keeping(&seen), ProtocolVersion::V2026_07_28).await;
-    let start = tokio::time::Instant::now();
     client.call_tool("local_hello", json!({})).await.unwrap();
     let upstream = seen.lock().unwrap().clone().unwrap();
+    client.call_tool("local_hello", json!({})).await.unwrap();
+    let again = seen.lock().unwrap().clone().unwrap();
+    assert!(upstream.same_connection(&again), "the second request opened a connection of its own");
+    assert!(!upstream.is_closed());
+    // The gateway ends with the last connection it serves.
+    let start = tokio::time::Instant::now();
+    client.close().await.unwrap();
     upstream.closed().await;
     assert!(start.elapsed() < Duration::from_secs(1), "closed after {:?}", start.elapsed());
 }

@@ -198,6 +198,11 @@ impl Peer {
         Peer { shared: self.shared.clone(), related: Some(id) }
     }
 
+    /// Whether `other` is a handle on the same connection (whatever request each sends for).
+    pub fn same_connection(&self, other: &Peer) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
     /// The incoming request this handle sends for, if any.
     pub fn related_request(&self) -> Option<&RequestId> {
         self.related.as_ref()

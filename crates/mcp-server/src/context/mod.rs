@@ -195,6 +195,33 @@ impl Context {
         &self.peer
     }
 
+    /// This request's session outside of this request, for what is sent to it later (a
+    /// mounted server's log messages and requests outside any call, in `mcp-gateway`): its
+    /// messages are the session's, not the request's (over HTTP, on the session's own stream),
+    /// its requests to the client are not ended by this request's end or cancellation, and the
+    /// level the client set (`logging/setLevel`) still filters its log messages. `None` for a
+    /// request of the stateless revision (2026-07-28), whose session ends with it, or a
+    /// session with no connection of its own in this process.
+    pub fn detached(&self) -> Option<Context> {
+        if self.version.is_stateless() {
+            return None;
+        }
+        let peer = self.session.peer.get()?.clone();
+        Some(Context {
+            version: self.version,
+            input_rounds: None,
+            peer,
+            session: self.session.clone(),
+            request_id: self.request_id.clone(),
+            cancel: CancellationToken::new(),
+            progress_token: None,
+            state: self.state.clone(),
+            attachment: self.attachment.clone(),
+            task: None,
+            deferred: None,
+        })
+    }
+
     /// What the transport attached to the request (see
     /// [`mcp_jsonrpc::RequestContext::attachment`]).
     pub fn attachment(&self) -> Option<&mcp_jsonrpc::Attachment> {
