@@ -218,6 +218,7 @@ impl Context {
             state: self.state.clone(),
             attachment: self.attachment.clone(),
             task: None,
+            requested_task: None,
             deferred: None,
         })
     }
