@@ -1,10 +1,10 @@
 //! The connections the requests of the stateless revision (2026-07-28) share: each request
 //! borrows an idle connection to the mounted server, one that declared what the request's
 //! client declared (sampling, elicitation, roots, the tasks extension), or opens one if there
-//! is none, and gives it back once answered. Sequential requests so share one connection (one child process, for a
-//! stdio mount); concurrent ones each hold one of their own meanwhile, so that what the mounted
-//! server sends on it during a call (its requests for input, its log messages, its progress)
-//! is for the request that holds it alone.
+//! is none, and gives it back once answered. Sequential requests so share one connection (one
+//! child process, for a stdio mount); concurrent ones each hold one of their own meanwhile, so
+//! that what the mounted server sends on it during a call (its requests for input, its log
+//! messages, its progress) is for the request that holds it alone.
 //!
 //! What is shared is what the mounted server keeps per connection: its session (for a server
 //! of the session revisions), with what it holds (the log level the gateway set, visibility
