@@ -150,6 +150,8 @@ async fn a_folder_of_skills_is_listed_got_loaded_and_read_over_http() {
         ]
     );
     let team = client.read_directory("skill://team", None).await.unwrap();
+    // Cache hints too, which the TypeScript SDK 2.x requires of a directory read.
+    assert_eq!((team.ttl_ms, team.cache_scope.clone()), (Some(0), Some(mcp_types::CacheScope::Private)));
     assert_eq!(team.resources.len(), 1);
     assert_eq!(team.resources[0].uri, "skill://team/changelog");
     match client.read_directory("skill://greeting/SKILL.md", None).await {

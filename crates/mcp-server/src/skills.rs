@@ -215,6 +215,7 @@ impl Skills {
         let entries: Arc<Vec<Skill>> = Arc::new(self.entries.into_values().collect());
         let ttl = |h: &CacheHints| u64::try_from(h.ttl_ms).unwrap_or(0);
         let list = entries.clone();
+        let dir_hints = list_hints.clone();
         custom.add_request(
             "skills/list".to_owned(),
             mcp_jsonrpc::custom::typed_request::<ListSkills, Context, _, _>(move |params, _ctx| {
@@ -246,7 +247,12 @@ impl Skills {
             mcp_jsonrpc::custom::typed_request::<ReadDirectory, Context, _, _>(move |params, _ctx| {
                 let read = match dirs.get(&params.uri) {
                     Some(children) => page(children, params.cursor.as_deref(), page_size).map(|(resources, next)| {
-                        ReadDirectoryResult { resources: resources.to_vec(), next_cursor: next }
+                        ReadDirectoryResult {
+                            resources: resources.to_vec(),
+                            next_cursor: next,
+                            ttl_ms: Some(ttl(&dir_hints)),
+                            cache_scope: Some(dir_hints.scope.clone()),
+                        }
                     }),
                     None => Err(ErrorObject::invalid_params(format!("{} is not a directory resource", params.uri))),
                 };

@@ -151,6 +151,12 @@ pub struct ReadDirectoryResult {
     /// The cursor of the next page, if there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+    /// How long the listing stays fresh, in milliseconds (the TypeScript SDK 2.x requires it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may cache it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
 }
 
 /// `skills/list`.
