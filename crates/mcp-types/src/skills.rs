@@ -246,7 +246,7 @@ pub fn frontmatter(text: &str) -> Result<JsonObject, FrontmatterError> {
         return Err(err("SKILL.md frontmatter is not a mapping"));
     };
     for field in ["name", "description"] {
-        if !object.get(field).and_then(|v| v.as_str()).is_some_and(|s| !s.is_empty()) {
+        if object.get(field).and_then(|v| v.as_str()).is_none_or(|s| s.is_empty()) {
             return Err(FrontmatterError(format!("SKILL.md frontmatter has no non-empty `{field}`")));
         }
     }
