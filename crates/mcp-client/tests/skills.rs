@@ -78,7 +78,14 @@ fn folder(name: &str) -> Folder {
 async fn a_folder_of_skills_is_listed_got_loaded_and_read_over_http() {
     let folder = folder("served");
     // One skill a page: the client follows the cursors.
-    let server = Server::builder("skills", "1.0").skills_dir(folder.path()).page_size(1).build().unwrap();
+    // The listing's cache hints are those of resources/list; skills/get's those of resources/read.
+    let list_hints = (mcp_server::CacheTarget::ResourcesList, std::time::Duration::from_secs(60));
+    let server = Server::builder("skills", "1.0")
+        .skills_dir(folder.path())
+        .page_size(1)
+        .cache_hints_for(list_hints.0, list_hints.1, mcp_types::CacheScope::Public)
+        .build()
+        .unwrap();
     let client = ClientBuilder::new("c", "1.0").connect_http(&serve(server).await).await.unwrap();
     assert!(client.protocol_version().is_stateless());
     assert_eq!(client.server_extension(EXTENSION).cloned(), json!({"directoryRead": true}).as_object().cloned());
@@ -105,8 +112,10 @@ async fn a_folder_of_skills_is_listed_got_loaded_and_read_over_http() {
 
     // The listing's cache hints, and `resultType`, as the 2026-07-28 wire carries them.
     let raw = client.request_raw("skills/list", Some(json!({}))).await.unwrap();
-    assert_eq!((raw["ttlMs"].clone(), raw["cacheScope"].clone()), (json!(0), json!("private")));
+    assert_eq!((raw["ttlMs"].clone(), raw["cacheScope"].clone()), (json!(60000), json!("public")));
     assert_eq!(raw["resultType"], "complete");
+    let got = client.request_raw("skills/get", Some(json!({"uri": "skill://greeting/SKILL.md"}))).await.unwrap();
+    assert_eq!((got["ttlMs"].clone(), got["cacheScope"].clone()), (json!(0), json!("private")));
 
     assert_eq!(&client.get_skill("skill://greeting/SKILL.md").await.unwrap(), greeting);
     match client.get_skill("skill://nobody/SKILL.md").await {
@@ -151,7 +160,7 @@ async fn a_folder_of_skills_is_listed_got_loaded_and_read_over_http() {
     );
     let team = client.read_directory("skill://team", None).await.unwrap();
     // Cache hints too, which the TypeScript SDK 2.x requires of a directory read.
-    assert_eq!((team.ttl_ms, team.cache_scope.clone()), (Some(0), Some(mcp_types::CacheScope::Private)));
+    assert_eq!((team.ttl_ms, team.cache_scope.clone()), (Some(60000), Some(mcp_types::CacheScope::Public)));
     assert_eq!(team.resources.len(), 1);
     assert_eq!(team.resources[0].uri, "skill://team/changelog");
     match client.read_directory("skill://greeting/SKILL.md", None).await {
