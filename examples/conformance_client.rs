@@ -13,7 +13,9 @@
 //!   its elicitation with an accepted empty form that the client's SEP-1034 defaults fill in;
 //! - `sse-retry`: call `test_reconnection`, whose SSE stream the server closes; the transport
 //!   resumes it with GET and `Last-Event-ID` after the server's `retry`;
-//! - `json-schema-2020-12-preservation`: as below.
+//! - `json-schema-2020-12-preservation`: as below;
+//! - `sep-2640-client-*` (the Skills extension): list the skills; but for `no-prefetch`, load
+//!   each (verified against its entry) and read a verified skill's files.
 //!
 //! Protocol revision 2026-07-28 (stateless; `MCP_CONFORMANCE_PROTOCOL_VERSION=2026-07-28` pins
 //! it, an earlier revision pins that one, none means the session revisions only):
@@ -36,7 +38,9 @@ use std::time::Duration;
 use anyhow::{Context as _, bail, ensure};
 use mcp_sdk::client::http::oauth::{AuthorizationAgent, BearerChallenge, ClientCredentials, OAuthConfig, OAuthError};
 use mcp_sdk::client::http::{HttpClientConfig, reqwest};
+use mcp_sdk::client::skills::SkillError;
 use mcp_sdk::client::{CallOptions, Client, ClientBuilder};
+use mcp_sdk::types::skills::SkillResources;
 use mcp_sdk::types::{
     ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult,
     ElicitResultContentValue, ErrorObject, ListToolsRequest, ProtocolVersion, Role, Root, SamplingContent, TextContent,
@@ -84,6 +88,9 @@ async fn run() -> anyhow::Result<()> {
     };
     if scenario.starts_with("auth/") {
         return auth(&scenario, &url, builder).await;
+    }
+    if scenario.starts_with("sep-2640-client-") {
+        return skills(&scenario, &url, builder).await;
     }
     if builder_is_stateless(version.as_deref()) {
         return stateless(&scenario, &url, builder).await;
@@ -267,6 +274,34 @@ impl AuthorizationAgent for FollowRedirect {
 
 fn builder_is_stateless(version: Option<&str>) -> bool {
     version.and_then(ProtocolVersion::from_wire).is_some_and(ProtocolVersion::is_stateless)
+}
+
+/// The Skills extension's scenarios (SEP-2640): list the skills, reading no file; for
+/// `sep-2640-client-no-prefetch` that is all (a host reads a skill when it loads it). The
+/// others then load each skill (its `SKILL.md` checked against the entry: size, digest,
+/// frontmatter) and read its other files only if it passed; one that fails is refused, which
+/// is the scenario's point, and the client still exits with 0.
+async fn skills(scenario: &str, url: &str, builder: ClientBuilder) -> anyhow::Result<()> {
+    let client = builder.connect_http(url).await.context("connect")?;
+    let skills = client.list_skills().await.context("skills/list")?;
+    log(&format!("skills: {:?}", skills.iter().map(|s| &s.uri).collect::<Vec<_>>()));
+    if scenario == "sep-2640-client-no-prefetch" {
+        return Ok(());
+    }
+    for skill in &skills {
+        match client.load_skill(skill).await {
+            Ok(loaded) => {
+                let SkillResources::Files(files) = &loaded.entry.resources else { continue };
+                for file in files.iter().filter(|f| f.uri != skill.uri) {
+                    client.read_skill_file(skill, &file.uri).await.with_context(|| file.uri.clone())?;
+                }
+                log(&format!("loaded {} and its {} files", skill.uri, files.len()));
+            }
+            Err(e @ SkillError::Verification { .. }) => log(&format!("refused {}: {e}", skill.uri)),
+            Err(e) => return Err(e).with_context(|| skill.uri.clone()),
+        }
+    }
+    Ok(())
 }
 
 /// The scenarios of revision 2026-07-28.

@@ -193,6 +193,17 @@ async fn ts2(client: &Client, events: &Arc<Mutex<Vec<ServerEvent>>>, r: &mut Rep
         ))
     })
     .await;
+    r.check(&format!("{p}: skills (SEP-2640): listed, loaded and a file read, each verified"), async {
+        let skills = client.list_skills().await?;
+        let skill = skills.iter().find(|s| s.uri == "skill://ts-greeting/SKILL.md").context("no ts-greeting skill")?;
+        let loaded = client.load_skill(skill).await?;
+        ensure!(loaded.instructions.contains("# TS greeting"), "{}", loaded.instructions);
+        let note = client.read_skill_file(skill, "skill://ts-greeting/references/NOTE.md").await?;
+        ensure!(note == b"A note from the TypeScript SDK.\n", "{}", String::from_utf8_lossy(&note));
+        ensure!(client.get_skill(&skill.uri).await? == *skill, "skills/get differs from the listing");
+        Ok(format!("{} skills", skills.len()))
+    })
+    .await;
     r.check(&format!("{p}: lists with cache hints"), async {
         let tools = client.list_tools(None).await?;
         ensure!(tools.ttl_ms.is_some() && tools.cache_scope.is_some(), "no cache hints on tools/list");

@@ -1227,6 +1227,13 @@ pub mod everything {
         }
     }
 
+    /// The skills of `examples/skills` (the Skills extension), compiled into the binary.
+    pub fn skills() -> Result<mcp_sdk::server::skills::Skills, DefinitionError> {
+        static SKILLS: include_dir::Dir<'static> = include_dir::include_dir!("$CARGO_MANIFEST_DIR/skills");
+        mcp_sdk::server::skills::Skills::from_include_dir(&SKILLS)
+            .map_err(|e| DefinitionError::InvalidSkills { reason: e.to_string() })
+    }
+
     /// The server.
     pub fn server() -> Result<Server, DefinitionError> {
         let handle = ServerHandle::default();
@@ -1241,6 +1248,7 @@ pub mod everything {
             .state(handle.clone())
             .state(Instance("everything".to_owned()))
             .instructions("The tools, resources and prompts the MCP conformance suite's server scenarios call.")
+            .skills(skills()?)
             .tools([
                 test_simple_text::tool(),
                 test_image_content::tool(),

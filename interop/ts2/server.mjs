@@ -22,6 +22,7 @@ import {
     CLIENT_CAPABILITIES_META_KEY
 } from '@modelcontextprotocol/server';
 import { toNodeHandler, localhostHostValidation, localhostOriginValidation } from '@modelcontextprotocol/node';
+import { SkillCatalog, memorySkillFiles } from '@modelcontextprotocol/server/ext/skills';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
@@ -30,6 +31,15 @@ const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
 const codec = createRequestStateCodec({ key: 'conformance-demo-key-0123456789abcdef-0123456789' });
 
 let handler; // set below; the factory closes over it for the list-changed trigger tools
+
+// A skill (the Skills extension, SEP-2640) that `interop_client_stateless` lists, loads and
+// reads with every file verified: the SDK's catalog computes the entries and serves the files.
+const skills = await SkillCatalog.load(
+    memorySkillFiles({
+        'ts-greeting/SKILL.md': '---\nname: ts-greeting\ndescription: Greet from the TypeScript SDK\nmetadata:\n  version: \"2\"\n---\n\n# TS greeting\n\nSee references/NOTE.md.\n',
+        'ts-greeting/references/NOTE.md': 'A note from the TypeScript SDK.\n'
+    })
+);
 
 const nameSchema = z.object({ name: z.string() });
 
@@ -275,6 +285,7 @@ function buildServer() {
             contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }) }]
         })
     );
+    skills.attach(server);
     return server;
 }
 

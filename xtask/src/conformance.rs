@@ -21,9 +21,13 @@
 //!   revision it is listed for (`conformance client --spec-version <revision> --scenario
 //!   <name>`, with the `conformance_client` example as the client command); one listed for no
 //!   revision (`draft`, `extension`) runs once with the pin's [`Pin::undated_client_args`]. Of
-//!   the `extension` scenarios, only the client credentials ones run ([`CLIENT_EXTENSIONS`]);
-//!   the others (cross-app access, enterprise-managed authorization, DPoP, workload identity
-//!   federation, SEP-2640 skills) are printed as not run.
+//!   the `extension` scenarios, the client credentials and Skills ones run
+//!   ([`CLIENT_EXTENSIONS`]); the others (cross-app access, enterprise-managed authorization,
+//!   DPoP, workload identity federation) are printed as not run.
+//! - **Server extension scenarios**: the `extension` server scenarios that no requirement set
+//!   runs (0.2.0's three `sep-2640-skills-*`, [`Pin::server_extensions`]) run one at a time
+//!   against `everything` at their revision (`server --scenario <name> --spec-version
+//!   2026-07-28 --force`); any other `extension` server scenario is printed as not run.
 //!
 //! Nothing targets a revision beyond 2026-07-28 yet; [`Suite::check_nothing_beyond`] fails the
 //! run if a newer suite lists such a scenario, so that moving the pin makes someone decide how
@@ -77,6 +81,9 @@ struct Pin {
     /// What a client scenario listed for no dated revision (`extension`, `draft`) runs with;
     /// the others run once at each revision they are listed for (`--spec-version <revision>`).
     undated_client_args: &'static [&'static str],
+    /// The `extension` server scenarios no server run above includes, run one at a time at
+    /// their revision, and the revision (the Skills extension's, at 2026-07-28).
+    server_extensions: (&'static str, &'static [&'static str]),
 }
 
 /// A revision's frozen requirement set, as a server run uses it.
@@ -109,8 +116,16 @@ impl ServerRun<'_> {
 }
 
 /// The scenarios of extensions the client implements: they run with the others (the
-/// `io.modelcontextprotocol/oauth-client-credentials` extension).
-const CLIENT_EXTENSIONS: &[&str] = &["auth/client-credentials-basic", "auth/client-credentials-jwt"];
+/// `io.modelcontextprotocol/oauth-client-credentials` extension's, and the Skills extension's,
+/// `io.modelcontextprotocol/skills`, SEP-2640).
+const CLIENT_EXTENSIONS: &[&str] = &[
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+];
 
 /// The newest revision the pinned suites' scenarios may target (see [`Suite::check_nothing_beyond`]).
 const NEWEST_REVISION: &str = "2026-07-28";
@@ -119,7 +134,7 @@ const NEWEST_REVISION: &str = "2026-07-28";
 const PINS: [Pin; 2] = [
     // 0.1.16: its three `draft` client scenarios (`auth/`) run without a revision, as do the
     // client credentials extension ones.
-    Pin { project: "conformance", requirements: None, undated_client_args: &[] },
+    Pin { project: "conformance", requirements: None, undated_client_args: &[], server_extensions: ("", &[]) },
     Pin {
         project: "conformance-next",
         // `pending`: json-schema-2020-12, http-header-validation and
@@ -130,6 +145,12 @@ const PINS: [Pin; 2] = [
         // At a pinned revision the suite skips extension scenarios (they are on no revision's
         // timeline) unless forced.
         undated_client_args: &["--spec-version", "2026-07-28", "--force"],
+        // The Skills extension (SEP-2640), whose scenarios check `ttlMs`/`cacheScope` as of
+        // 2026-07-28 (and whose declaration, under `extensions`, only 2026-07-28 has).
+        server_extensions: (
+            "2026-07-28",
+            &["sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory"],
+        ),
     },
 ];
 
@@ -257,6 +278,22 @@ impl Suite {
         Ok(runs)
     }
 
+    /// Prints the `extension` server scenarios `list --server` names that no run includes:
+    /// neither the requirement set's unscored ones nor [`Pin::server_extensions`].
+    fn report_unrun_server_extensions(&self, root: &Path, pin: &Pin) -> Result<()> {
+        let run = match &pin.requirements {
+            Some(r) => self.requirement_scenarios(root, "server", r.revision, r.also)?.0,
+            None => Vec::new(),
+        };
+        for (name, tags) in listed_scenarios(&self.list_output(root, &["--server"])?) {
+            if tags.contains(&"extension") && !run.iter().any(|r| r == name) && !pin.server_extensions.1.contains(&name)
+            {
+                println!("    server scenario not run (extension): {name}");
+            }
+        }
+        Ok(())
+    }
+
     /// Fails if `conformance list` names a scenario for a revision newer than
     /// [`NEWEST_REVISION`]: moving the pin makes someone decide how to run it.
     fn check_nothing_beyond(&self, root: &Path) -> Result<()> {
@@ -305,6 +342,14 @@ pub fn run(root: &Path) -> Result<()> {
             let through = |f: String| tag(format!("through the gateway: {f}"));
             let gateway = gateway_scenarios(root, suite, &run, &everything, &gateway, &out)?;
             failed.extend(gateway.into_iter().map(through));
+        }
+        let (revision, extensions) = pin.server_extensions;
+        suite.report_unrun_server_extensions(root, pin)?;
+        if !extensions.is_empty() {
+            let out = out.join("server-extensions");
+            failed.extend(
+                extension_scenarios(root, suite, revision, extensions, &everything, &out)?.into_iter().map(tag),
+            );
         }
         let scenarios = suite.client_scenarios(root)?;
         match &client {
@@ -361,6 +406,38 @@ fn server_scenarios(
     let failed = server_suite(root, suite, run, &format!("http://{addr}/mcp"), out);
     drop(server);
     failed
+}
+
+/// The server `scenarios` of an extension, one at a time at `revision` (forced: they are on no
+/// revision's timeline), against `everything` on a free port; returns what failed.
+fn extension_scenarios(
+    root: &Path,
+    suite: &Suite,
+    revision: &str,
+    scenarios: &[&str],
+    everything: &Path,
+    out: &Path,
+) -> Result<Vec<String>> {
+    let addr = SocketAddr::from(([127, 0, 0, 1], interop::free_port()?));
+    let mut command = Command::new(everything);
+    command.args(["--http", &addr.to_string()]);
+    let server = interop::ServerProcess::start(command, addr, SERVER_START_TIMEOUT)?;
+    let url = format!("http://{addr}/mcp");
+    println!("==> conformance server extension scenarios ({}) at {revision} against {url}", scenarios.len());
+    let mut verdicts = Vec::new();
+    for scenario in scenarios {
+        let dir = out.join(scenario);
+        let mut command = suite.command(root);
+        command.args(["server", "--url", &url, "--scenario", scenario, "--spec-version", revision, "--force"]);
+        command.arg("--output-dir").arg(&dir);
+        let run = interop::run_with_limit(command, SERVER_SUITE_TIMEOUT)?;
+        let mut verdict = Verdict::new(&format!("{scenario} @ {revision}"), find_checks(&dir)?);
+        verdict.process = exit_problem(&run, SERVER_SUITE_TIMEOUT);
+        verdicts.push(verdict);
+    }
+    drop(server);
+    report(&format!("server extensions ({revision})"), &verdicts);
+    Ok(verdicts.iter().filter(|v| !v.passed()).map(|v| format!("server {}", v.scenario)).collect())
 }
 
 /// Runs the server suite against the `gateway` example with `everything` mounted without a

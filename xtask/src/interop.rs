@@ -4,7 +4,8 @@
 //! The clients, servers and their pinned versions live in `interop/` (see `interop/README.md`);
 //! this installs them under `target/interop/`, once per set of pins, builds the examples, runs
 //! every official client against `stdio_server` (stdio) and `http_server` (Streamable HTTP and
-//! HTTP+SSE), the TypeScript SDK 2.x client speaking 2026-07-28 against both, then our client (the `interop_client` example) against
+//! HTTP+SSE), the TypeScript SDK 2.x client speaking 2026-07-28 against both, that SDK's Skills
+//! client (`interop/ts2/skills_client.mjs`, SEP-2640) against `everything`, then our client (the `interop_client` example) against
 //! `@modelcontextprotocol/server-everything` (stdio, Streamable HTTP, and HTTP+SSE through
 //! the client's fallback) and against
 //! `interop/python/server.py`, and our client's sampling handler answering a tool loop of
@@ -63,9 +64,23 @@ pub fn run(root: &Path) -> Result<()> {
     let Peers { node, ts, ts2, python } = install(root)?;
     println!("==> clients ready ({:.1} s)", started.elapsed().as_secs_f64());
 
-    let [stdio_server, http_server, interop_client, interop_client_stateless, interop_sampling_tools] = build_examples(
+    let [
+        stdio_server,
+        http_server,
+        interop_client,
+        interop_client_stateless,
+        interop_sampling_tools,
+        everything_server,
+    ] = build_examples(
         root,
-        ["stdio_server", "http_server", "interop_client", "interop_client_stateless", "interop_sampling_tools"],
+        [
+            "stdio_server",
+            "http_server",
+            "interop_client",
+            "interop_client_stateless",
+            "interop_sampling_tools",
+            "everything",
+        ],
     )?;
     let servers = [vec![stdio_server.display().to_string()]];
     // No `__pycache__` in the source tree; UTF-8 whatever the locale.
@@ -126,6 +141,26 @@ pub fn run(root: &Path) -> Result<()> {
                     failures.push(format!("{} against http_server {}: {}", client.name, endpoint[0], outcome.summary));
                 }
             }
+        }
+    }
+
+    // The TypeScript SDK 2.x Skills client (SEP-2640) against `everything`, which serves
+    // `examples/skills`: the listing, a skill got and read, every file verified by that SDK.
+    {
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], free_port()?));
+        let mut command = Command::new(&everything_server);
+        command.args(["--http", &addr.to_string()]);
+        let _server = ServerProcess::start(command, addr, SERVER_START_TIMEOUT)?;
+        let client = Client {
+            name: "TypeScript SDK 2.x skills (2026-07-28)",
+            program: node.clone(),
+            args: vec![ts2.join("skills_client.mjs").display().to_string()],
+            env: &[],
+        };
+        let target = ["--http".to_owned(), format!("http://{addr}/mcp")];
+        let outcome = run_client(root, &client, &target)?;
+        if !outcome.passed {
+            failures.push(format!("{} against everything: {}", client.name, outcome.summary));
         }
     }
 

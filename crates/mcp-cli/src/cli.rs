@@ -97,6 +97,10 @@ pub enum Command {
     Prompt(CallArgs),
     /// Reads a resource.
     Read(ReadArgs),
+    /// The server's skills (the Skills extension): lists them; `--get URI` loads one (its
+    /// SKILL.md, checked against its entry) and prints it; with `--read FILE_URI`, prints
+    /// that file of the skill instead, checked too.
+    Skills(SkillsArgs),
     /// Asks the server to complete an argument of a prompt or resource template.
     Complete(CompleteArgs),
     /// Pings the server.
@@ -142,6 +146,19 @@ pub struct CallArgs {
 pub struct ReadArgs {
     /// The resource's URI.
     pub uri: String,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// `skills`.
+#[derive(Debug, Args)]
+pub struct SkillsArgs {
+    /// The skill to load: the URI of its SKILL.md.
+    #[arg(long, value_name = "URI")]
+    pub get: Option<String>,
+    /// With `--get`: the file of the skill to print (its URI).
+    #[arg(long, value_name = "FILE_URI", requires = "get")]
+    pub read: Option<String>,
     #[command(flatten)]
     pub server: ServerArgs,
 }

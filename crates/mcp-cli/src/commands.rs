@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
+use mcp_sdk::client::skills::SkillError;
 use mcp_sdk::client::{CallOptions, Client, ClientError};
 use mcp_sdk::jsonrpc::CancellationToken;
 use mcp_types::{
@@ -59,6 +60,10 @@ enum Request {
     },
     Read {
         uri: String,
+    },
+    Skills {
+        get: Option<String>,
+        read: Option<String>,
     },
     Complete {
         reference: CompletionReference,
@@ -126,6 +131,7 @@ fn parse(command: Command) -> Result<(Request, Vec<String>), Failure> {
         Command::Templates(s) => (Request::Templates, s.server),
         Command::Ping(s) => (Request::Ping, s.server),
         Command::Read(r) => (Request::Read { uri: r.uri }, r.server.server),
+        Command::Skills(k) => (Request::Skills { get: k.get, read: k.read }, k.server.server),
         Command::Call(c) => {
             let task = c.task;
             let (name, base, pairs, server) = call_words(c)?;
@@ -203,7 +209,66 @@ async fn perform(client: &Client, request: Request, ctx: &Ctx<'_>) -> Result<u8,
             Ok(exit::OK)
         }
         Request::Complete { reference, argument, context } => complete(client, reference, argument, context, ctx).await,
+        Request::Skills { get, read } => skills(client, get, read, ctx).await,
     }
+}
+
+/// `mcp skills`: the list (URI, name, files, description); with `--get`, the skill loaded
+/// (verified) and its SKILL.md printed; with `--read` too, that file of it, verified.
+async fn skills(client: &Client, get: Option<String>, read: Option<String>, ctx: &Ctx<'_>) -> Result<u8, Failure> {
+    use mcp_sdk::types::skills::SkillResources;
+    let failed = |e: SkillError| match e {
+        SkillError::Client(e) => Failure::from(e),
+        other => Failure::server(other.to_string()),
+    };
+    let Some(uri) = get else {
+        let skills = client.list_skills().await.map_err(failed)?;
+        ctx.ui.finish();
+        if ctx.global.json {
+            output::json(&json!({ "skills": skills }));
+        } else if skills.is_empty() {
+            eprintln!("no skills");
+        } else {
+            let rows: Vec<Vec<String>> = skills
+                .iter()
+                .map(|s| {
+                    let files = match &s.resources {
+                        SkillResources::Files(files) => files.len().to_string(),
+                        SkillResources::Dynamic(_) => "dynamic".to_owned(),
+                    };
+                    let description = s.description().unwrap_or_default().to_owned();
+                    vec![s.uri.clone(), s.name().unwrap_or_default().to_owned(), files, description]
+                })
+                .collect();
+            ctx.out.table(&["URI", "NAME", "FILES", "DESCRIPTION"], &rows);
+        }
+        return Ok(exit::OK);
+    };
+    let skill = client.get_skill(&uri).await.map_err(failed)?;
+    let loaded = client.load_skill(&skill).await.map_err(failed)?;
+    let Some(file) = read else {
+        ctx.ui.finish();
+        print(ctx, &json!({"skill": skill, "instructions": loaded.instructions}), || {
+            loaded.instructions.trim_end().to_owned()
+        });
+        return Ok(exit::OK);
+    };
+    let bytes = client.read_skill_file(&skill, &file).await.map_err(failed)?;
+    ctx.ui.finish();
+    match String::from_utf8(bytes) {
+        Ok(text) => print(ctx, &json!({"uri": file, "text": text}), || text.trim_end().to_owned()),
+        Err(e) => {
+            use std::io::Write as _;
+            let bytes = e.into_bytes();
+            if ctx.global.json {
+                use base64::Engine as _;
+                output::json(&json!({"uri": file, "blob": base64::engine::general_purpose::STANDARD.encode(&bytes)}));
+            } else {
+                std::io::stdout().write_all(&bytes).map_err(|e| Failure::server(e.to_string()))?;
+            }
+        }
+    }
+    Ok(exit::OK)
 }
 
 /// `mcp complete`: with `--context`, the other arguments' values go in `context.arguments`.

@@ -103,3 +103,31 @@ fn a_config_entry_with_a_url() {
     let run = mcp(&["--config", &file.display().to_string(), "call", "greet", "name=config"]).expect(0);
     assert_eq!(run.stdout, "Hello, config!\n");
 }
+
+#[test]
+fn skills_are_listed_loaded_and_read_over_http() {
+    let server = Everything::start();
+    let url = server.url.as_str();
+    let listed = mcp(&["--json", "skills", url]).expect(0).json();
+    let uris: Vec<&str> = listed["skills"].as_array().unwrap().iter().map(|s| s["uri"].as_str().unwrap()).collect();
+    assert_eq!(uris, ["skill://acme/changelog/SKILL.md", "skill://greeting/SKILL.md"]);
+    let table = mcp(&["skills", url]).expect(0);
+    let row = table.stdout.lines().find(|l| l.starts_with("skill://greeting/SKILL.md ")).unwrap();
+    assert!(row.contains("greeting") && row.contains(" 3 ") && row.contains("Greet a person"), "{row}");
+
+    // Loaded (checked against its entry), then one of its files.
+    let skill_md = std::fs::read_to_string(common::root().join("examples/skills/greeting/SKILL.md")).unwrap();
+    let loaded = mcp(&["skills", "--get", "skill://greeting/SKILL.md", url]).expect(0);
+    assert_eq!(loaded.stdout, format!("{}\n", skill_md.trim_end()));
+    let tone =
+        mcp(&["skills", "--get", "skill://greeting/SKILL.md", "--read", "skill://greeting/references/TONE.md", url])
+            .expect(0);
+    assert!(tone.stdout.starts_with("# Tone\n"), "{}", tone.stdout);
+    // A file of no listed entry, and a skill the server does not serve.
+    let unlisted = mcp(&["skills", "--get", "skill://greeting/SKILL.md", "--read", "skill://greeting/nope.md", url]);
+    assert_ne!(unlisted.code(), 0);
+    assert!(unlisted.stderr.contains("is not a file of skill"), "{}", unlisted.stderr);
+    let unknown = mcp(&["skills", "--get", "skill://nobody/SKILL.md", url]);
+    assert_ne!(unknown.code(), 0);
+    assert!(unknown.stderr.contains("no skill is served at"), "{}", unknown.stderr);
+}

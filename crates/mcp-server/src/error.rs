@@ -159,6 +159,13 @@ pub enum DefinitionError {
         /// The identifier.
         name: String,
     },
+    /// The skills of [`ServerBuilder::skills_dir`](crate::ServerBuilder::skills_dir) could not
+    /// be read, or one breaks the Agent Skills format or the Skills extension's rules.
+    #[error("invalid skills: {reason}")]
+    InvalidSkills {
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 /// Why a request to the client failed.

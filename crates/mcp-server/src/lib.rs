@@ -80,6 +80,7 @@ pub mod middleware;
 mod schema;
 mod serve;
 mod server;
+pub mod skills;
 pub mod tasks;
 mod trace;
 

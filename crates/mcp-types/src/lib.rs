@@ -62,6 +62,7 @@ pub const X_MCP_HEADER: &str = "x-mcp-header";
 mod method;
 mod methods_ext;
 mod sampling_ext;
+pub mod skills;
 mod task_ext;
 mod version;
 mod wire;

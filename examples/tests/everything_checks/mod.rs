@@ -407,9 +407,16 @@ pub async fn resources(client: &Client) {
             ("test://static-text", "static-text", Some("text/plain")),
             ("test://static-binary", "static-binary", Some("image/png")),
             ("test://watched-resource", "watched-resource", Some("text/plain")),
+            // The skills of examples/skills (the Skills extension), a resource a file.
+            ("skill://acme/changelog/SKILL.md", "changelog", Some("text/markdown")),
+            ("skill://acme/changelog/examples/entry.md", "entry.md", Some("text/markdown")),
+            ("skill://greeting/SKILL.md", "greeting", Some("text/markdown")),
+            ("skill://greeting/references/TONE.md", "TONE.md", Some("text/markdown")),
+            ("skill://greeting/scripts/greet.py", "greet.py", Some("text/x-python")),
         ]
     );
-    assert!(resources.iter().all(|r| r.description.is_some() && r.title.is_some()));
+    let test = resources.iter().filter(|r| r.uri.starts_with("test://"));
+    assert!(test.clone().count() == 3 && test.into_iter().all(|r| r.description.is_some() && r.title.is_some()));
     let templates = client.list_all_resource_templates().await.unwrap();
     assert_eq!(templates.len(), 1);
     assert_eq!(

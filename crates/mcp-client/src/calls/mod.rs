@@ -6,4 +6,5 @@
 
 mod custom;
 mod protocol;
+pub mod skills;
 pub mod tasks;

@@ -13,6 +13,7 @@ use mcp_types::{
 use super::Server;
 use crate::context::StateMap;
 use crate::context::visibility::{Item, Viewer};
+use crate::def::cache::CacheTarget;
 use crate::def::custom::CustomMethods;
 use crate::def::handlers::Handlers;
 use crate::def::prompt::PromptDef;
@@ -71,6 +72,8 @@ pub struct ServerBuilder {
     middleware: Vec<Arc<dyn crate::middleware::Middleware>>,
     experimental: BTreeMap<String, JsonObject>,
     extensions: BTreeMap<String, JsonObject>,
+    /// The skills served (the Skills extension), or why they could not be read.
+    skills: Option<Result<crate::skills::Skills, Arc<crate::skills::SkillsError>>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -414,6 +417,25 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves the Agent Skills of a folder (the Skills extension, SEP-2640): every directory
+    /// below it with a `SKILL.md` is a skill, its files `skill://` resources, listed by
+    /// `skills/list`, described by `skills/get` and their directories read by
+    /// `resources/directory/read`; the server declares the extension
+    /// (`io.modelcontextprotocol/skills`, `directoryRead: true`) and the resources capability.
+    /// The files are read now, once; [`build`](Self::build) fails if they cannot be, or if a
+    /// skill breaks the format ([`DefinitionError::InvalidSkills`]). Replaces earlier skills.
+    pub fn skills_dir(mut self, dir: impl AsRef<std::path::Path>) -> Self {
+        self.skills = Some(crate::skills::Skills::from_dir(dir).map_err(Arc::new));
+        self
+    }
+
+    /// Serves `skills` (see [`skills_dir`](Self::skills_dir)): skills compiled into the binary
+    /// ([`Skills::from_files`](crate::skills::Skills::from_files)). Replaces earlier skills.
+    pub fn skills(mut self, skills: crate::skills::Skills) -> Self {
+        self.skills = Some(Ok(skills));
+        self
+    }
+
     /// Declares the prompts capability even with no prompt yet.
     pub fn enable_prompts(mut self) -> Self {
         self.enable_prompts = true;
@@ -438,7 +460,16 @@ impl ServerBuilder {
     }
 
     /// Checks the items (unique names and URIs) and builds the server.
-    pub fn build(self) -> Result<Server, DefinitionError> {
+    pub fn build(mut self) -> Result<Server, DefinitionError> {
+        if let Some(skills) = self.skills.take() {
+            let skills = skills.map_err(|e| DefinitionError::InvalidSkills { reason: e.to_string() })?;
+            self.resources.extend(skills.resource_defs());
+            self.enable_resources = true;
+            let hints = |t| self.cache_hints.get(t).clone();
+            let (list, get) = (hints(CacheTarget::ResourcesList), hints(CacheTarget::ResourcesRead));
+            skills.register(&mut self.custom, self.page_size, list, get);
+            self.extensions.entry(mcp_types::skills::EXTENSION.to_owned()).or_insert_with(crate::skills::settings);
+        }
         self.check_custom()?;
         let mut registry = Registry {
             tools: self.tools,
@@ -614,6 +645,7 @@ impl Server {
             middleware: Vec::new(),
             experimental: BTreeMap::new(),
             extensions: BTreeMap::new(),
+            skills: None,
         }
     }
 }

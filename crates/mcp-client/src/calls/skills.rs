@@ -1,0 +1,182 @@
+//! The Skills extension (SEP-2640, `io.modelcontextprotocol/skills`) from the client: list a
+//! server's skills, get one, load one (its `SKILL.md` read and checked against the entry:
+//! size, digest, frontmatter) and read its files (each checked against the entry). Nothing is
+//! read ahead: listing reads no file, and each file is read when asked for.
+//!
+//! ```no_run
+//! # async fn run(client: mcp_client::Client) -> Result<(), mcp_client::skills::SkillError> {
+//! for skill in client.list_skills().await? {
+//!     println!("{}: {}", skill.uri, skill.description().unwrap_or_default());
+//! }
+//! let skill = client.get_skill("skill://greeting/SKILL.md").await?;
+//! let loaded = client.load_skill(&skill).await?; // verified
+//! let tone = client.read_skill_file(&skill, "skill://greeting/references/TONE.md").await?;
+//! # let _ = (loaded, tone); Ok(()) }
+//! ```
+
+use base64::Engine as _;
+use mcp_types::skills::{
+    EXTENSION, GetSkill, GetSkillParams, ListSkills, ListSkillsParams, ReadDirectory, ReadDirectoryParams,
+    ReadDirectoryResult, Skill, SkillResources,
+};
+use mcp_types::{AnyResourceContents, JsonObject};
+
+use crate::client::Client;
+use crate::error::ClientError;
+
+/// The most pages [`Client::list_skills`] reads.
+const MAX_PAGES: usize = 1000;
+
+/// Why a skill could not be listed, loaded or read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SkillError {
+    /// The server did not declare the Skills extension.
+    #[error("the server does not declare the skills extension ({EXTENSION})")]
+    NotDeclared,
+    /// The request failed.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The entry is not one a host may load (its `resources` is `"dynamic"`, or it does not
+    /// list its own `SKILL.md`).
+    #[error("skill {uri}: {reason}")]
+    Entry {
+        /// The skill's URI.
+        uri: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The file is not listed in the skill's entry.
+    #[error("{uri} is not a file of skill {skill}")]
+    Unlisted {
+        /// The skill's URI.
+        skill: String,
+        /// The file asked for.
+        uri: String,
+    },
+    /// What the server sent is not what the entry describes (size, digest, frontmatter): the
+    /// content is not used. Refresh the entry ([`Client::get_skill`]) to recover from a
+    /// stale one.
+    #[error("{uri} fails verification: {reason}")]
+    Verification {
+        /// The file.
+        uri: String,
+        /// What differs.
+        reason: String,
+    },
+    /// The server sent another page cursor again, or too many pages.
+    #[error("skills/list did not end: {0}")]
+    Paging(String),
+}
+
+/// A skill loaded: its entry, and its `SKILL.md`, verified against it.
+#[derive(Debug, Clone)]
+pub struct LoadedSkill {
+    /// The entry it was verified against.
+    pub entry: Skill,
+    /// The text of its `SKILL.md`.
+    pub instructions: String,
+}
+
+impl Client {
+    /// Whether the server declared the Skills extension.
+    pub fn supports_skills(&self) -> bool {
+        self.server_extension(EXTENSION).is_some()
+    }
+
+    /// Every skill the server lists (`skills/list`, page after page). Reads no file.
+    pub async fn list_skills(&self) -> Result<Vec<Skill>, SkillError> {
+        self.need_skills()?;
+        let mut skills = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut cursor = None;
+        for _ in 0..MAX_PAGES {
+            let page = self.request::<ListSkills>(ListSkillsParams { cursor: cursor.take() }).await?;
+            skills.extend(page.skills);
+            match page.next_cursor {
+                Some(next) if !next.is_empty() => {
+                    if !seen.insert(next.clone()) {
+                        return Err(SkillError::Paging(format!("cursor {next:?} came twice")));
+                    }
+                    cursor = Some(next);
+                }
+                _ => return Ok(skills),
+            }
+        }
+        Err(SkillError::Paging(format!("more than {MAX_PAGES} pages")))
+    }
+
+    /// The entry of the skill whose `SKILL.md` is at `uri` (`skills/get`): a skill the listing
+    /// left out, or a fresh entry for one.
+    pub async fn get_skill(&self, uri: &str) -> Result<Skill, SkillError> {
+        self.need_skills()?;
+        Ok(self.request::<GetSkill>(GetSkillParams { uri: uri.to_owned() }).await?.skill)
+    }
+
+    /// Loads `skill`: reads its `SKILL.md` and checks it against the entry (size and digest,
+    /// then its frontmatter, field by field). A skill whose files are `"dynamic"` has nothing
+    /// to check the file against and is refused ([`SkillError::Entry`]).
+    pub async fn load_skill(&self, skill: &Skill) -> Result<LoadedSkill, SkillError> {
+        if matches!(skill.resources, SkillResources::Dynamic(_)) {
+            return Err(SkillError::Entry { uri: skill.uri.clone(), reason: "its files are \"dynamic\"".into() });
+        }
+        if skill.file(&skill.uri).is_none() {
+            return Err(SkillError::Entry {
+                uri: skill.uri.clone(),
+                reason: "its entry does not list its SKILL.md".into(),
+            });
+        }
+        let bytes = self.read_skill_file(skill, &skill.uri).await?;
+        let verification = |reason: String| SkillError::Verification { uri: skill.uri.clone(), reason };
+        let text = String::from_utf8(bytes).map_err(|_| verification("SKILL.md is not UTF-8".into()))?;
+        let front = mcp_types::skills::frontmatter(&text).map_err(|e| verification(e.to_string()))?;
+        if let Some(field) = differing_field(&front, &skill.frontmatter) {
+            return Err(verification(format!("frontmatter field `{field}` differs from the entry's")));
+        }
+        Ok(LoadedSkill { entry: skill.clone(), instructions: text })
+    }
+
+    /// Reads the file `uri` of `skill` (`resources/read`) and checks it against the entry:
+    /// listed, of its size, of its digest. Content that fails is not returned.
+    pub async fn read_skill_file(&self, skill: &Skill, uri: &str) -> Result<Vec<u8>, SkillError> {
+        let listed =
+            skill.file(uri).ok_or_else(|| SkillError::Unlisted { skill: skill.uri.clone(), uri: uri.into() })?;
+        let result = self.read_resource(uri).await?;
+        let verification = |reason: String| SkillError::Verification { uri: uri.to_owned(), reason };
+        let contents = result.contents.into_iter().next().ok_or_else(|| verification("no contents".into()))?;
+        let bytes = match contents {
+            AnyResourceContents::TextResourceContents(t) => t.text.into_bytes(),
+            AnyResourceContents::BlobResourceContents(b) => base64::engine::general_purpose::STANDARD
+                .decode(b.blob.as_bytes())
+                .map_err(|e| verification(format!("blob is not base64: {e}")))?,
+        };
+        if bytes.len() as u64 != listed.size {
+            return Err(verification(format!("{} bytes, the entry says {}", bytes.len(), listed.size)));
+        }
+        if mcp_types::skills::digest(&bytes) != listed.digest {
+            return Err(verification(format!("its digest is not the entry's {}", listed.digest)));
+        }
+        Ok(bytes)
+    }
+
+    /// The direct children of the directory `uri` (`resources/directory/read`, one page from
+    /// `cursor`), if the server declared `directoryRead`.
+    pub async fn read_directory(&self, uri: &str, cursor: Option<String>) -> Result<ReadDirectoryResult, SkillError> {
+        let declared = self.server_extension(EXTENSION).ok_or(SkillError::NotDeclared)?;
+        if declared.get("directoryRead").and_then(|v| v.as_bool()) != Some(true) {
+            return Err(ClientError::NotSupported("skills.directoryRead").into());
+        }
+        Ok(self.request::<ReadDirectory>(ReadDirectoryParams { uri: uri.to_owned(), cursor }).await?)
+    }
+
+    fn need_skills(&self) -> Result<(), SkillError> {
+        if self.supports_skills() { Ok(()) } else { Err(SkillError::NotDeclared) }
+    }
+}
+
+/// The first field on which two frontmatter objects differ, if any (a missing field and
+/// `null` are the same).
+fn differing_field(a: &JsonObject, b: &JsonObject) -> Option<String> {
+    let null = serde_json::Value::Null;
+    a.keys().chain(b.keys()).find(|k| a.get(*k).unwrap_or(&null) != b.get(*k).unwrap_or(&null)).cloned()
+}

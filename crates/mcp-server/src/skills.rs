@@ -1,0 +1,391 @@
+//! The Skills extension (SEP-2640, `io.modelcontextprotocol/skills`): a folder of Agent
+//! Skills (each a directory with a `SKILL.md` and its files) served as `skill://` resources,
+//! with `skills/list`, `skills/get` and `resources/directory/read`.
+//!
+//! [`Skills`] reads the files once, into memory, from a directory
+//! ([`ServerBuilder::skills_dir`](crate::ServerBuilder::skills_dir)) or from files compiled
+//! into the binary ([`Skills::from_files`], [`Skills::from_include_dir`] with the feature
+//! `include_dir`); the builder serves them ([`ServerBuilder::skills`](crate::ServerBuilder::skills)).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use base64::Engine as _;
+use mcp_types::skills::{
+    DIRECTORY_MIME_TYPE, GetSkill, GetSkillResult, ListSkills, ListSkillsResult, MAX_FILES, MAX_TOTAL_SIZE,
+    ReadDirectory, ReadDirectoryResult, SCHEME, SKILL_MD, Skill, SkillResource, SkillResources,
+};
+use mcp_types::{AnyResourceContents, BlobResourceContents, ErrorObject, JsonObject, Resource, TextResourceContents};
+
+use crate::context::Context;
+use crate::def::cache::CacheHints;
+use crate::def::custom::CustomMethods;
+use crate::def::resource::ResourceDef;
+
+/// How deep [`Skills::from_dir`] descends below the folder.
+const MAX_DEPTH: usize = 16;
+
+/// Why skills could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SkillsError {
+    /// A file or directory could not be read.
+    #[error("reading {path}: {source}")]
+    Io {
+        /// Where.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A skill breaks a rule of the extension or of the Agent Skills format.
+    #[error("skill `{path}`: {reason}")]
+    Invalid {
+        /// The file or skill path (relative to the folder).
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// One file: its bytes and media type.
+#[derive(Clone)]
+struct File {
+    bytes: Arc<[u8]>,
+    mime: &'static str,
+}
+
+/// A set of skills held in memory, ready to serve: their entries (frontmatter, digests and
+/// sizes computed once) and their files.
+#[derive(Clone)]
+pub struct Skills {
+    /// Entries by `SKILL.md` URI.
+    entries: BTreeMap<String, Skill>,
+    /// Files by URI.
+    files: BTreeMap<String, File>,
+}
+
+impl std::fmt::Debug for Skills {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Skills").field("skills", &self.entries.keys()).finish_non_exhaustive()
+    }
+}
+
+impl Skills {
+    /// The skills of a folder: every directory below it that holds a `SKILL.md` is a skill,
+    /// its path from the folder its skill path (`skill://<path>/SKILL.md`). Every file is read
+    /// now; symbolic links are not followed.
+    pub fn from_dir(dir: impl AsRef<Path>) -> Result<Skills, SkillsError> {
+        let mut files = Vec::new();
+        walk(dir.as_ref(), "", 0, &mut files)?;
+        Skills::from_files(files)
+    }
+
+    /// Skills from files given by their path (`/`-separated, relative to the skills' folder:
+    /// `pdf-processing/SKILL.md`) and content.
+    ///
+    /// ```
+    /// let skills = mcp_server::skills::Skills::from_files([
+    ///     ("greeting/SKILL.md", &b"---\nname: greeting\ndescription: Greet people\n---\nSay hello.\n"[..]),
+    ///     ("greeting/references/TONE.md", &b"Warm."[..]),
+    /// ]).unwrap();
+    /// assert_eq!(skills.entries()[0].uri, "skill://greeting/SKILL.md");
+    /// ```
+    pub fn from_files<P, B>(files: impl IntoIterator<Item = (P, B)>) -> Result<Skills, SkillsError>
+    where
+        P: AsRef<str>,
+        B: Into<Arc<[u8]>>,
+    {
+        let mut by_path = BTreeMap::new();
+        for (path, bytes) in files {
+            let path = path.as_ref();
+            let clean = path.split('/').all(|s| !s.is_empty() && s != "." && s != "..");
+            if !clean {
+                return Err(invalid(path, "a file path needs `/`-separated names, none empty, `.` or `..`"));
+            }
+            by_path.insert(path.to_owned(), bytes.into());
+        }
+        let mut entries = BTreeMap::new();
+        for skill_md in by_path.keys().filter(|p| p.rsplit('/').next() == Some(SKILL_MD)) {
+            let Some(dir) = skill_md.strip_suffix(&format!("/{SKILL_MD}")) else {
+                return Err(invalid(skill_md, "a SKILL.md needs a directory of its own, named as the skill"));
+            };
+            let text = std::str::from_utf8(&by_path[skill_md]).map_err(|_| invalid(skill_md, "not UTF-8"))?;
+            let frontmatter = mcp_types::skills::frontmatter(text).map_err(|e| invalid(skill_md, e))?;
+            let name = frontmatter.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+            if dir.rsplit('/').next() != Some(name) {
+                return Err(invalid(dir, format!("the directory's name is not the skill's name `{name}`")));
+            }
+            if !mcp_types::skills::valid_name(name) {
+                return Err(invalid(
+                    dir,
+                    format!("`{name}` breaks the naming rules (lowercase letters, digits, hyphens)"),
+                ));
+            }
+            let uri = format!("{SCHEME}{skill_md}");
+            let prefix = format!("{dir}/");
+            // `SKILL.md` first, then the others (nested skills' files too) by path.
+            let mut resources = vec![resource(&uri, &by_path[skill_md])];
+            resources.extend(
+                by_path
+                    .iter()
+                    .filter(|(p, _)| p.starts_with(&prefix) && *p != skill_md)
+                    .map(|(p, bytes)| resource(&format!("{SCHEME}{p}"), bytes)),
+            );
+            let total: u64 = resources.iter().map(|r| r.size).sum();
+            if resources.len() > MAX_FILES || total > MAX_TOTAL_SIZE {
+                return Err(invalid(
+                    dir,
+                    format!(
+                        "{} files of {total} bytes: over the limits ({MAX_FILES} files, {MAX_TOTAL_SIZE} bytes)",
+                        resources.len()
+                    ),
+                ));
+            }
+            entries.insert(uri.clone(), Skill { uri, frontmatter, resources: SkillResources::Files(resources) });
+        }
+        // Files outside every skill are not served.
+        let files = by_path
+            .into_iter()
+            .filter(|(p, _)| entries.values().any(|s| p.starts_with(skill_dir(&s.uri))))
+            .map(|(p, bytes)| {
+                let mime = mime_type(&p, &bytes);
+                (format!("{SCHEME}{p}"), File { bytes, mime })
+            })
+            .collect();
+        Ok(Skills { entries, files })
+    }
+
+    /// Skills compiled into the binary with `include_dir::include_dir!` (a folder of skills,
+    /// as [`from_dir`](Self::from_dir) reads one).
+    #[cfg(feature = "include_dir")]
+    pub fn from_include_dir(dir: &include_dir::Dir<'static>) -> Result<Skills, SkillsError> {
+        fn collect(dir: &include_dir::Dir<'static>, out: &mut Vec<(String, &'static [u8])>) {
+            for file in dir.files() {
+                out.push((file.path().to_string_lossy().replace('\\', "/"), file.contents()));
+            }
+            for sub in dir.dirs() {
+                collect(sub, out);
+            }
+        }
+        let mut files = Vec::new();
+        collect(dir, &mut files);
+        Skills::from_files(files)
+    }
+
+    /// The skills' entries, by `SKILL.md` URI.
+    pub fn entries(&self) -> Vec<&Skill> {
+        self.entries.values().collect()
+    }
+
+    /// The files as resources: `SKILL.md` named and described from its frontmatter
+    /// (`text/markdown`), the others by their path in the skill.
+    pub(crate) fn resource_defs(&self) -> Vec<ResourceDef> {
+        self.files
+            .iter()
+            .map(|(uri, file)| {
+                let mut resource = match self.entries.get(uri) {
+                    Some(skill) => {
+                        let mut r = Resource::new(skill.name().unwrap_or_default(), uri.clone());
+                        r.description = skill.description().map(str::to_owned);
+                        r
+                    }
+                    None => Resource::new(uri.rsplit('/').next().unwrap_or_default(), uri.clone()),
+                };
+                resource.mime_type = Some(file.mime.to_owned());
+                resource.size = i64::try_from(file.bytes.len()).ok();
+                let file = file.clone();
+                ResourceDef::from_resource(resource, move |uri: String, _vars, _ctx: Context| {
+                    let file = file.clone();
+                    async move { Ok::<_, ErrorObject>(vec![contents(uri, &file)]) }
+                })
+            })
+            .collect()
+    }
+
+    /// Registers `skills/list`, `skills/get` and `resources/directory/read`.
+    pub(crate) fn register(
+        self,
+        custom: &mut CustomMethods,
+        page_size: usize,
+        list_hints: CacheHints,
+        get_hints: CacheHints,
+    ) {
+        let dirs = Arc::new(self.directories());
+        let entries: Arc<Vec<Skill>> = Arc::new(self.entries.into_values().collect());
+        let ttl = |h: &CacheHints| u64::try_from(h.ttl_ms).unwrap_or(0);
+        let list = entries.clone();
+        let dir_hints = list_hints.clone();
+        custom.add_request(
+            "skills/list".to_owned(),
+            mcp_jsonrpc::custom::typed_request::<ListSkills, Context, _, _>(move |params, _ctx| {
+                let page = page(&list, params.cursor.as_deref(), page_size).map(|(skills, next)| ListSkillsResult {
+                    skills: skills.to_vec(),
+                    next_cursor: next,
+                    ttl_ms: Some(ttl(&list_hints)),
+                    cache_scope: Some(list_hints.scope.clone()),
+                });
+                std::future::ready(page)
+            }),
+        );
+        custom.add_request(
+            "skills/get".to_owned(),
+            mcp_jsonrpc::custom::typed_request::<GetSkill, Context, _, _>(move |params, _ctx| {
+                let found = match entries.iter().find(|s| s.uri == params.uri) {
+                    Some(skill) => Ok(GetSkillResult {
+                        skill: skill.clone(),
+                        ttl_ms: Some(ttl(&get_hints)),
+                        cache_scope: Some(get_hints.scope.clone()),
+                    }),
+                    None => Err(ErrorObject::invalid_params(format!("no skill is served at {}", params.uri))),
+                };
+                std::future::ready(found)
+            }),
+        );
+        custom.add_request(
+            "resources/directory/read".to_owned(),
+            mcp_jsonrpc::custom::typed_request::<ReadDirectory, Context, _, _>(move |params, _ctx| {
+                let read = match dirs.get(&params.uri) {
+                    Some(children) => page(children, params.cursor.as_deref(), page_size).map(|(resources, next)| {
+                        ReadDirectoryResult {
+                            resources: resources.to_vec(),
+                            next_cursor: next,
+                            ttl_ms: Some(ttl(&dir_hints)),
+                            cache_scope: Some(dir_hints.scope.clone()),
+                        }
+                    }),
+                    None => Err(ErrorObject::invalid_params(format!("{} is not a directory resource", params.uri))),
+                };
+                std::future::ready(read)
+            }),
+        );
+    }
+
+    /// Every directory of the skill namespace (each prefix of a file's URI below the scheme)
+    /// with its direct children: files with their metadata, subdirectories as directories.
+    fn directories(&self) -> BTreeMap<String, Vec<Resource>> {
+        let mut dirs: BTreeMap<String, BTreeMap<String, Resource>> = BTreeMap::new();
+        for (uri, file) in &self.files {
+            let path = &uri[SCHEME.len()..];
+            let segments: Vec<&str> = path.split('/').collect();
+            for depth in 1..segments.len() {
+                let dir = format!("{SCHEME}{}", segments[..depth].join("/"));
+                let name = segments[depth];
+                let child_uri = format!("{dir}/{name}");
+                let child = if depth + 1 == segments.len() {
+                    let mut r = Resource::new(name, child_uri.clone());
+                    r.mime_type = Some(file.mime.to_owned());
+                    r.size = i64::try_from(file.bytes.len()).ok();
+                    r
+                } else {
+                    let mut r = Resource::new(name, child_uri.clone());
+                    r.mime_type = Some(DIRECTORY_MIME_TYPE.to_owned());
+                    r
+                };
+                dirs.entry(dir).or_default().insert(child_uri, child);
+            }
+        }
+        dirs.into_iter().map(|(dir, children)| (dir, children.into_values().collect())).collect()
+    }
+}
+
+/// One page of `items` from `cursor` (an offset the previous page gave), and the next cursor.
+fn page<'a, T>(items: &'a [T], cursor: Option<&str>, size: usize) -> Result<(&'a [T], Option<String>), ErrorObject> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => c
+            .parse::<usize>()
+            .ok()
+            .filter(|&s| s <= items.len())
+            .ok_or_else(|| ErrorObject::invalid_params(format!("invalid cursor {c:?}")))?,
+    };
+    let end = start.saturating_add(size.max(1)).min(items.len());
+    Ok((&items[start..end], (end < items.len()).then(|| end.to_string())))
+}
+
+/// The directory of a skill, with its trailing slash, from its `SKILL.md` URI.
+fn skill_dir(uri: &str) -> &str {
+    let path = &uri[SCHEME.len()..];
+    &path[..path.len() - SKILL_MD.len()]
+}
+
+/// The entry of one file.
+fn resource(uri: &str, bytes: &[u8]) -> SkillResource {
+    SkillResource { uri: uri.to_owned(), digest: mcp_types::skills::digest(bytes), size: bytes.len() as u64 }
+}
+
+/// A file's contents as `resources/read` returns them: text if UTF-8, else base64.
+fn contents(uri: String, file: &File) -> AnyResourceContents {
+    match std::str::from_utf8(&file.bytes) {
+        Ok(text) => {
+            let mut c = TextResourceContents::new(uri, text);
+            c.mime_type = Some(file.mime.to_owned());
+            c.into()
+        }
+        Err(_) => {
+            let mut c = BlobResourceContents::new(uri, base64::engine::general_purpose::STANDARD.encode(&file.bytes));
+            c.mime_type = Some(file.mime.to_owned());
+            c.into()
+        }
+    }
+}
+
+/// A file's media type, by its extension; text or bytes otherwise.
+fn mime_type(path: &str, bytes: &[u8]) -> &'static str {
+    let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    match ext.as_str() {
+        "md" | "markdown" => "text/markdown",
+        "txt" => "text/plain",
+        "py" => "text/x-python",
+        "sh" => "text/x-shellscript",
+        "js" => "text/javascript",
+        "json" => "application/json",
+        "yaml" | "yml" => "application/yaml",
+        "html" | "htm" => "text/html",
+        "csv" => "text/csv",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "svg" => "image/svg+xml",
+        "pdf" => "application/pdf",
+        _ if std::str::from_utf8(bytes).is_ok() => "text/plain",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Reads the files below `dir` (its path from the folder: `rel`), skipping symbolic links.
+fn walk(dir: &Path, rel: &str, depth: usize, out: &mut Vec<(String, Vec<u8>)>) -> Result<(), SkillsError> {
+    if depth > MAX_DEPTH {
+        return Err(invalid(rel, format!("deeper than {MAX_DEPTH} directories")));
+    }
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| SkillsError::Io { path, source }
+    };
+    let mut names: Vec<_> = std::fs::read_dir(dir).map_err(io(dir))?.collect::<Result<_, _>>().map_err(io(dir))?;
+    names.sort_by_key(|e| e.file_name());
+    for entry in names {
+        let path = entry.path();
+        let kind = entry.file_type().map_err(io(&path))?;
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            return Err(invalid(rel, format!("a file name that is not UTF-8: {}", path.display())));
+        };
+        let child = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+        if kind.is_dir() {
+            walk(&path, &child, depth + 1, out)?;
+        } else if kind.is_file() {
+            out.push((child, std::fs::read(&path).map_err(io(&path))?));
+        }
+    }
+    Ok(())
+}
+
+fn invalid(path: &str, reason: impl std::fmt::Display) -> SkillsError {
+    SkillsError::Invalid { path: path.to_owned(), reason: reason.to_string() }
+}
+
+/// The extension's settings as the server declares them: `directoryRead`.
+pub(crate) fn settings() -> JsonObject {
+    let mut settings = JsonObject::new();
+    settings.insert("directoryRead".to_owned(), true.into());
+    settings
+}
