@@ -25,9 +25,9 @@ impl Server {
 
     /// The session `id` (see [`SessionControl::id`](crate::SessionControl::id)) connected to
     /// this process, to hide items from it or show them again: only that session is told
-    /// (`list_changed`). A session a fleet shares is changed from a handler of one of its
-    /// requests ([`Context::session`](crate::Context::session)): its control here fails to
-    /// change it.
+    /// (`list_changed`). A session a fleet shares is changed in the fleet's record, so every
+    /// instance hides the items; this instance must hold a copy of it (have served one of
+    /// its requests).
     pub fn session(&self, id: &str) -> Option<SessionControl> {
         let state = self.live_sessions().into_iter().find(|s| s.public_id() == id)?;
         let version = state.peer.get()?.protocol_version();
