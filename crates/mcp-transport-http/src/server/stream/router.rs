@@ -694,7 +694,7 @@ impl FrameSink for SessionRouter {
 
 /// The record a fleet keeps of one shared session, changed from outside its requests (given
 /// to [`SessionFactory::connect_shared`](crate::server::SessionFactory::connect_shared)):
-/// what [`RequestInfo::update_session`] does from inside one. It holds the session weakly.
+/// what [`RequestInfo::update_session`](crate::server::RequestInfo::update_session) does from inside one. It holds the session weakly.
 #[derive(Clone)]
 pub struct SharedRecord {
     router: Weak<SessionRouter>,
@@ -712,7 +712,7 @@ impl SharedRecord {
     }
 
     /// Applies `changes` to the session's record and tells the other instances' copies to
-    /// reload it, as [`RequestInfo::update_session`] does: the record after the change;
+    /// reload it, as [`RequestInfo::update_session`](crate::server::RequestInfo::update_session) does: the record after the change;
     /// `None` when the session is not shared. Fails with
     /// [`SessionEnded`](crate::server::SessionEnded) once the session (or this copy of it)
     /// ended.
