@@ -428,3 +428,125 @@ mod http {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// `tower` layers.
+
+#[cfg(feature = "tower")]
+mod tower_layers {
+    use std::future::Future as _;
+    use std::sync::atomic::AtomicUsize;
+    use std::task::Poll;
+
+    use super::*;
+    use mcp_client::middleware::tower::from_tower;
+    use tokio::sync::{Notify, mpsc};
+
+    /// A tool `slow` that says when it starts, answers once released and counts its futures
+    /// dropped unfinished; its server, and a client of it in memory through `builder`.
+    struct Slow {
+        entered: mpsc::UnboundedReceiver<()>,
+        release: Arc<Notify>,
+        dropped: Arc<AtomicUsize>,
+        client: mcp_client::Client,
+    }
+
+    async fn slow(builder: ClientBuilder) -> Slow {
+        struct OnDrop(Arc<AtomicUsize>, bool);
+        impl Drop for OnDrop {
+            fn drop(&mut self) {
+                if !self.1 {
+                    self.0.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        }
+        let (tx, entered) = mpsc::unbounded_channel();
+        let (release, dropped) = (Arc::new(Notify::new()), Arc::new(AtomicUsize::new(0)));
+        let (r, d) = (release.clone(), dropped.clone());
+        let tool = ToolDef::new("slow", json!({"type": "object"}), move |_args, _ctx| {
+            let (tx, r, d) = (tx.clone(), r.clone(), d.clone());
+            async move {
+                let mut guard = OnDrop(d, false);
+                tx.send(()).unwrap();
+                r.notified().await;
+                guard.1 = true;
+                Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("done")]))
+            }
+        })
+        .unwrap();
+        let (a, b) = memory(64);
+        Server::builder("tower", "1.0").tool(tool).build().unwrap().connect(a);
+        let client = builder.session_revisions_only().connect(b).await.unwrap();
+        Slow { entered, release, dropped, client }
+    }
+
+    /// Counts the requests that reach it.
+    struct Count(Arc<AtomicUsize>);
+
+    impl ClientMiddleware for Count {
+        fn call<'a>(&'a self, request: ClientRequest<'a>, next: Next<'a>) -> BoxFuture<'a, ClientResponse> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            next.run(request)
+        }
+    }
+
+    /// `tower`'s timeout: the call fails with `ClientError::Timeout` after its time (paused
+    /// clock), and the request is cancelled at the server (its handler's future dropped).
+    /// The chain's own errors come back as they were (a JSON-RPC error stays `Remote`).
+    #[tokio::test(start_paused = true)]
+    async fn a_tower_timeout_ends_the_call_and_cancels_it() {
+        let layer = from_tower(tower::timeout::TimeoutLayer::new(Duration::from_secs(5)));
+        let mut slow = slow(ClientBuilder::new("c", "1").layer(layer)).await;
+        let started = Instant::now();
+        let error = slow.client.call_tool("slow", json!({})).await.unwrap_err();
+        match &error {
+            ClientError::Timeout { method, elapsed } => {
+                assert_eq!(method, "tools/call");
+                assert!(*elapsed >= Duration::from_secs(5) && *elapsed <= Duration::from_secs(5) + TICK, "{elapsed:?}");
+            }
+            other => panic!("not a timeout: {other:?}"),
+        }
+        assert!(started.elapsed() <= Duration::from_secs(5) + TICK, "{:?}", started.elapsed());
+        slow.entered.recv().await.unwrap();
+        // The cancellation reaches the server: the next request is read after it.
+        slow.client.ping().await.unwrap();
+        assert_eq!(slow.dropped.load(Ordering::SeqCst), 1, "the handler was not cancelled");
+
+        let error = slow.client.call_tool("absent", json!({})).await.unwrap_err();
+        assert!(matches!(error, ClientError::Remote(_)), "{error:?}");
+    }
+
+    /// `tower`'s concurrency limit, one stack for every request of the client: a second call
+    /// waits (it is not sent) until the first is answered.
+    #[tokio::test]
+    async fn a_tower_concurrency_limit_is_shared_by_the_calls() {
+        let sent = Arc::new(AtomicUsize::new(0));
+        let builder = ClientBuilder::new("c", "1")
+            .layer(from_tower(tower::limit::ConcurrencyLimitLayer::new(1)))
+            .layer(Count(sent.clone()));
+        let mut slow = slow(builder).await;
+        let client = &slow.client;
+        let first = client.call_tool("slow", json!({}));
+        let second = client.call_tool("slow", json!({}));
+        tokio::pin!(first, second);
+        // The first call sent and running at the server.
+        tokio::select! {
+            _ = &mut first => panic!("answered before it was released"),
+            entered = slow.entered.recv() => entered.unwrap(),
+        }
+        assert_eq!(sent.load(Ordering::SeqCst), 1);
+        // Polled, the second waits for the limit: it does not reach the inner layer.
+        let polled = std::future::poll_fn(|cx| Poll::Ready(second.as_mut().poll(cx).is_pending())).await;
+        assert!(polled, "the second call was answered");
+        assert_eq!(sent.load(Ordering::SeqCst), 1, "the second call went past the limit");
+        slow.release.notify_one();
+        first.await.unwrap();
+        let (second, entered) = tokio::join!(second, async {
+            slow.entered.recv().await.unwrap();
+            slow.release.notify_one();
+        });
+        let _: () = entered;
+        assert_eq!(second.unwrap().content, vec![ContentBlock::text("done")]);
+        assert_eq!(sent.load(Ordering::SeqCst), 2);
+    }
+}

@@ -1,7 +1,7 @@
 //! Per-session visibility in a fleet, through a real Redis: a tool one instance hides from a
 //! session is in the session's record, so the other instance hides it too (a copy loaded
 //! after the change, and a copy it held before, once reloaded); another session still sees
-//! it. From outside a request, a shared session is not changed (one copy only would be).
+//! it. From outside a request (`Server::session`), on either instance, the same.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -103,7 +103,7 @@ async fn call(base: &str, session: &str, name: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_hidden_on_one_instance_is_hidden_on_the_other() {
     let redis = RedisServer::start();
-    let (bases, servers) = fleet(&redis).await;
+    let (bases, _servers) = fleet(&redis).await;
     let (hider, other) = (initialize(&bases[0]).await, initialize(&bases[0]).await);
 
     // Hidden through instance 0, before instance 1 holds a copy of the session.
@@ -117,13 +117,6 @@ async fn a_tool_hidden_on_one_instance_is_hidden_on_the_other() {
     // The other session sees it, on either instance.
     assert_eq!(tools(&bases[1], &other).await, ["echo", "hide_echo", "show_echo"]);
     assert_eq!(call(&bases[1], &other, "echo").await["result"]["content"][0]["text"], "ok");
-
-    // A shared session is changed from a handler of its requests (whose HTTP request reaches
-    // the record), not from outside: that would change one copy only.
-    let control = servers[1].session(&hider).expect("instance 1 holds a copy");
-    let refused = control.show_tool("echo").await.unwrap_err();
-    assert!(refused.to_string().contains("changed from a handler"), "{refused}");
-    assert!(control.is_hidden(mcp_server::ItemKind::Tool, "echo"), "unchanged");
 
     // Shown again through instance 0: instance 1's copy reloads the record it was told of.
     assert_eq!(call(&bases[0], &hider, "show_echo").await["result"]["content"][0]["text"], "changed=true");
@@ -139,4 +132,42 @@ async fn a_tool_hidden_on_one_instance_is_hidden_on_the_other() {
         assert!(Instant::now() < deadline, "instance 0's copy did not take the change");
         tokio::task::yield_now().await;
     }
+}
+
+/// Until `bases[at]` lists `expected` to `session`: the copy there takes the record it was
+/// told of (a change made through another copy).
+async fn until_listed(base: &str, session: &str, expected: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while tools(base, session).await != expected {
+        assert!(Instant::now() < deadline, "the copy at {base} did not take the change");
+        tokio::task::yield_now().await;
+    }
+}
+
+/// `Server::session(id)`, outside any request, changes a shared session's record: the
+/// instance that changes it hides the tool at once, the other once its copy reloads; and
+/// back, from the other instance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_session_is_changed_from_outside_its_requests() {
+    let redis = RedisServer::start();
+    let (bases, servers) = fleet(&redis).await;
+    let session = initialize(&bases[0]).await;
+    // Instance 1 holds a copy too.
+    assert_eq!(tools(&bases[1], &session).await, ["echo", "hide_echo", "show_echo"]);
+
+    let control = servers[0].session(&session).expect("instance 0 holds the session");
+    assert!(control.hide_tool("echo").await.unwrap());
+    assert!(!control.hide_tool("echo").await.unwrap(), "hidden already");
+    let record = redis.command(&format!("HEXISTS mcp:session:{{{session}}} hide:tool:echo"));
+    assert_eq!(record, ":1", "the record holds the hidden tool");
+    assert_eq!(tools(&bases[0], &session).await, ["hide_echo", "show_echo"]);
+    until_listed(&bases[1], &session, &["hide_echo", "show_echo"]).await;
+    let unknown = call(&bases[1], &session, "echo").await;
+    assert_eq!(unknown["error"]["message"], "invalid params: unknown tool `echo`", "{unknown}");
+
+    let control = servers[1].session(&session).expect("instance 1 holds a copy");
+    assert!(control.show_tool("echo").await.unwrap());
+    assert_eq!(tools(&bases[1], &session).await, ["echo", "hide_echo", "show_echo"]);
+    until_listed(&bases[0], &session, &["echo", "hide_echo", "show_echo"]).await;
+    assert_eq!(call(&bases[0], &session, "echo").await["result"]["content"][0]["text"], "ok");
 }

@@ -435,3 +435,53 @@ async fn items_out_of_the_tokens_scopes_can_be_hidden_rather_than_refused() {
     assert_eq!(h.raw(&h.root, &root, "tools/call", purge).await, unseen, "hidden is as absent");
     assert_eq!(h.raw(&h.root, &root, "prompts/get", json!({"name": "audit"})).await, unseen_prompt);
 }
+
+/// `resources/subscribe` to a resource the predicate hides is answered as for one that does
+/// not exist (the same bytes), and its updates never reach the session; nor do the updates of
+/// a resource (or of a template's URI) a session hides itself, while another session is told.
+#[tokio::test]
+async fn updates_of_a_hidden_resource_reach_no_session_that_cannot_see_it() {
+    let h = start(test_server(true)).await;
+    let (alice, root, hider) = (h.initialize(&h.alice).await, h.initialize(&h.root).await, h.initialize(&h.root).await);
+    let mut events = [
+        Sse::open(&h, &h.alice, &alice).await,
+        Sse::open(&h, &h.root, &root).await,
+        Sse::open(&h, &h.root, &hider).await,
+    ];
+    let sessions = [(&h.alice, &alice), (&h.root, &root), (&h.root, &hider)];
+    let uris = ["admin://config", "admin://files/a"];
+    let mut unseen = Vec::new();
+    for uri in uris {
+        for (token, session) in sessions {
+            let subscribed = h.raw(token, session, "resources/subscribe", json!({"uri": uri})).await;
+            if *session == alice {
+                unseen.push(subscribed);
+            } else {
+                assert!(subscribed.contains("\"result\""), "{uri}: {subscribed}");
+            }
+        }
+    }
+    let hidden = h.request(&h.root, &hider, "tools/call", json!({"name": "hide_admin", "arguments": {}})).await;
+    assert_eq!(hidden["result"]["content"][0]["text"], "hidden", "{hidden}");
+    for expected in ["tools", "prompts", "resources", "resources"] {
+        assert_eq!(events[2].method().await, format!("notifications/{expected}/list_changed"));
+    }
+
+    for uri in uris {
+        h.server.notify_resource_updated(uri).await;
+    }
+    // Then a change every session hears of: whoever was not told of the updates hears it next.
+    h.server.add_prompt(PromptDef::new("later", |_, _| async { Ok(GetPromptResult::new(vec![])) })).await.unwrap();
+    assert_eq!(events[1].method().await, "notifications/resources/updated");
+    assert_eq!(events[1].method().await, "notifications/resources/updated");
+    for events in &mut events {
+        assert_eq!(events.method().await, "notifications/prompts/list_changed");
+    }
+
+    // Hidden is as absent: the same bytes as a subscription to what does not exist.
+    assert!(h.server.remove_resource("admin://config").await);
+    assert!(h.server.remove_resource_template("admin://files/{path}").await);
+    for (uri, unseen) in uris.into_iter().zip(unseen) {
+        assert_eq!(h.raw(&h.root, &root, "resources/subscribe", json!({"uri": uri})).await, unseen, "{uri}");
+    }
+}

@@ -28,6 +28,11 @@ pub(crate) enum Wire {
     HttpStateless,
     /// Streamable HTTP, revision 2026-07-28: no handshake, the envelope in each request.
     Http2026,
+    /// Not a server: our client (`examples/echo_client.rs`) calling the `echo` tool of a server
+    /// it runs as its child over stdio, told on stdin how many calls to make. Only for
+    /// `--callgrind`, which counts the client's instructions (valgrind does not follow the
+    /// child).
+    Client,
 }
 
 impl Wire {
@@ -38,6 +43,7 @@ impl Wire {
             Wire::HttpSessionsResumable => "HTTP sessions 2025-11-25",
             Wire::HttpStateless => "HTTP stateless",
             Wire::Http2026 => "HTTP 2026-07-28",
+            Wire::Client => "client over stdio",
         }
     }
 
@@ -881,7 +887,29 @@ pub(crate) fn callgrind(target: &Target, calls: u64, out: &std::path::Path) -> R
         }
         Ok(())
     };
-    let process = if target.wire == Wire::Stdio {
+    let process = if target.wire == Wire::Client {
+        let mut process = Process::spawn(&profiled, None, true)?;
+        let mut pipes = Pipes {
+            stdin: BufWriter::new(process.child.stdin.take().context("stdin")?),
+            stdout: BufReader::new(process.child.stdout.take().context("stdout")?),
+            line: String::new(),
+        };
+        // The client makes the calls it is told, then writes `done`.
+        let mut round = |n: u64| -> Result<()> {
+            pipes.send(&n.to_string())?;
+            pipes.line.clear();
+            pipes.stdout.read_line(&mut pipes.line)?;
+            if pipes.line.trim() != "done" {
+                bail!("the client wrote {:?} instead of done", pipes.line);
+            }
+            Ok(())
+        };
+        round(50)?;
+        control(&process, "-z")?;
+        round(calls)?;
+        control(&process, "-d")?;
+        process
+    } else if target.wire == Wire::Stdio {
         let mut process = Process::spawn(&profiled, None, true)?;
         let mut pipes = Pipes {
             stdin: BufWriter::new(process.child.stdin.take().context("stdin")?),

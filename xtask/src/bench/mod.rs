@@ -29,7 +29,9 @@
 //! default the load generator runs on CPU 0 and the servers on the others, see [`load::pin`]),
 //! `--callgrind N` (instead of timing: run each selected
 //! target under `valgrind --tool=callgrind`, N sequential calls after 50 of warm-up, and print
-//! the server's instructions per call; the profiles stay in `target/bench/callgrind/`).
+//! the server's instructions per call; the profiles stay in `target/bench/callgrind/`). With
+//! `--callgrind`, the `ours client` rows profile our client instead (`examples/echo_client.rs`
+//! calling `echo --stdio`, without and with the client's logging and metrics layers).
 
 mod link;
 mod load;
@@ -127,15 +129,32 @@ fn targets(root: &Path, wanted: &dyn Fn(&str) -> bool, redis_url: Option<&str>) 
         let examples = release_dir(root).join("examples");
         cargo(
             root,
-            &["build", "--release", "--example", "echo", "--example", "baseline_stdio", "--example", "baseline_http"],
+            &[
+                "build",
+                "--release",
+                "--example",
+                "echo",
+                "--example",
+                "echo_client",
+                "--example",
+                "baseline_stdio",
+                "--example",
+                "baseline_http",
+            ],
         )?;
         let echo = examples.join("echo");
+        let client = examples.join("echo_client");
+        let echo_path = echo.display().to_string();
         let (base_stdio, base_http) = (examples.join("baseline_stdio"), examples.join("baseline_http"));
         targets.extend([
             t("baseline", "stdio", Wire::Stdio, &base_stdio, &[]),
             t("ours", "stdio", Wire::Stdio, &echo, &["--stdio"]),
             // With the logging and metrics middleware (docs/server.md, "Middleware").
             t("ours", "stdio +mw", Wire::Stdio, &echo, &["--stdio", "--middleware"]),
+            // Our client calling `echo --stdio` (its instructions only; `--callgrind` alone):
+            // without layers, and with the client's Logging and Metrics (docs/client.md).
+            t("ours", "client", Wire::Client, &client, &[echo_path.as_str(), "--stdio"]),
+            t("ours", "client +mw", Wire::Client, &client, &["--middleware", echo_path.as_str(), "--stdio"]),
             t("baseline", "json", Wire::HttpStateless, &base_http, &["--http", "{addr}"]),
             t("baseline", "sse", Wire::HttpSessions, &base_http, &["--http", "{addr}", "--sse"]),
             t("baseline", "2026-07-28", Wire::Http2026, &base_http, &["--http", "{addr}"]),
@@ -325,6 +344,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let url = redis.as_ref().map(crate::fleet::BenchRedis::url);
     let mut targets = targets(root, &wanted, url.as_deref())?;
     targets.retain(|t| selected(&t.name()));
+    if options.callgrind.is_none() {
+        // A client is profiled, not timed.
+        targets.retain(|t| t.wire != Wire::Client);
+    }
     if let Some(calls) = options.callgrind {
         let dir = root.join("target/bench/callgrind");
         std::fs::create_dir_all(&dir)?;

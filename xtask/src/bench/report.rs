@@ -96,7 +96,7 @@ pub(crate) fn checks(all: &[Summary]) -> Vec<Check> {
         let label = wire.label();
         let base = find(all, "baseline", wire).or(base_http);
         let (seq_bound, conc_bound) = match wire {
-            Wire::Stdio => (0.6, 0.4),
+            Wire::Stdio | Wire::Client => (0.6, 0.4),
             Wire::HttpSessions | Wire::HttpSessionsResumable => (0.5, 0.5),
             Wire::HttpStateless | Wire::Http2026 => (0.7, 0.7),
         };

@@ -1,7 +1,8 @@
 //! Client middleware: layers around every request the client sends ([`ClientMiddleware`]),
 //! installed with [`ClientBuilder::layer`](crate::ClientBuilder::layer), outermost first, and
 //! the ready ones: [`Retry`] (backoff on transport errors), [`Logging`] (timings through
-//! `tracing`) and [`Metrics`] (counts and latencies through the `metrics` crate).
+//! `tracing`) and [`Metrics`] (counts and latencies through the `metrics` crate). With the
+//! feature `tower`, any `tower` layer too (`tower::from_tower`).
 //!
 //! A layer sees each request as its method and its params as JSON, with its [`CallOptions`],
 //! and gives back the result as JSON or the error: it may pass the request on
@@ -22,6 +23,8 @@
 mod logging;
 mod metrics;
 mod retry;
+#[cfg(feature = "tower")]
+pub mod tower;
 
 use std::future::Future;
 use std::marker::PhantomData;

@@ -40,6 +40,9 @@ pub(crate) struct SessionState {
     hides_any: AtomicBool,
     /// A session a fleet shares (its changes go through the fleet's record).
     shared: AtomicBool,
+    /// A shared session's record, to change it outside its requests (`Server::session`).
+    #[cfg(feature = "http")]
+    record: OnceLock<mcp_transport_http::server::SharedRecord>,
     inner: Mutex<SessionInner>,
 }
 
@@ -81,6 +84,8 @@ impl SessionState {
             http_id: OnceLock::new(),
             hides_any: AtomicBool::new(false),
             shared: AtomicBool::new(false),
+            #[cfg(feature = "http")]
+            record: OnceLock::new(),
             inner: Mutex::new(inner),
         }
     }
@@ -191,8 +196,9 @@ impl SessionState {
         }
     }
     #[cfg(feature = "http")]
-    /// Marks the session as one a fleet shares.
-    pub(crate) fn mark_shared(&self) {
+    /// Marks the session as one a fleet shares, whose record `record` changes.
+    pub(crate) fn mark_shared(&self, record: mcp_transport_http::server::SharedRecord) {
+        let _ = self.record.set(record);
         self.shared.store(true, Ordering::Relaxed);
     }
     /// Whether a fleet shares the session.
@@ -411,31 +417,59 @@ pub(crate) async fn update_shared_with(
     change: RecordChange<'_>,
 ) -> Result<bool, ErrorObject> {
     #[cfg(feature = "http")]
-    if let Some(info) = attachment.and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
-        && info.shares_session()
+    return update_record(state, attachment, version, change).await;
+    #[cfg(not(feature = "http"))]
     {
-        match change {
-            RecordChange::Subscribe(uri) => state.may_subscribe(uri)?,
-            RecordChange::Hidden { kind, key, hidden: true } => room_to_hide(&state.inner().hidden, kind, key)?,
-            _ => {}
-        }
-        let changes = state.record_changes(&change, version);
-        let record = Box::pin(info.update_session(&changes)).await.map_err(|e| {
-            if e.is::<mcp_transport_http::server::SessionEnded>() {
-                return ErrorObject::invalid_request("the session ended");
-            }
-            tracing::warn!("fleet: the session could not be saved: {e}");
-            ErrorObject::internal_error("the shared session store is unavailable; try again later")
-        })?;
-        if let Some(record) = record
-            && state.apply_record(&record).is_none()
-        {
-            tracing::warn!("fleet: the session's record could not be read back");
-        }
-        return Ok(true);
+        let _ = (state, attachment, version, change);
+        Ok(false)
     }
-    let _ = (state, attachment, version, change);
-    Ok(false)
+}
+
+/// [`update_shared_with`] with feature `http`: the change made in the fleet's record, from a
+/// request of the session (through its HTTP request) or from outside one (a
+/// [`SessionControl`](super::visibility::SessionControl) of `Server::session`, through the
+/// record the copy was given when it was made).
+#[cfg(feature = "http")]
+async fn update_record(
+    state: &SessionState,
+    attachment: Option<&mcp_jsonrpc::Attachment>,
+    version: ProtocolVersion,
+    change: RecordChange<'_>,
+) -> Result<bool, ErrorObject> {
+    let info = attachment
+        .and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
+        .filter(|info| info.shares_session());
+    let record = match info {
+        None if state.is_shared() => state.record.get(),
+        _ => None,
+    };
+    if info.is_none() && record.is_none() {
+        return Ok(false);
+    }
+    match change {
+        RecordChange::Subscribe(uri) => state.may_subscribe(uri)?,
+        RecordChange::Hidden { kind, key, hidden: true } => room_to_hide(&state.inner().hidden, kind, key)?,
+        _ => {}
+    }
+    let changes = state.record_changes(&change, version);
+    let updated = match (info, record) {
+        (Some(info), _) => Box::pin(info.update_session(&changes)).await,
+        (None, Some(record)) => Box::pin(record.update(&changes)).await,
+        (None, None) => return Ok(false),
+    };
+    let record = updated.map_err(|e| {
+        if e.is::<mcp_transport_http::server::SessionEnded>() {
+            return ErrorObject::invalid_request("the session ended");
+        }
+        tracing::warn!("fleet: the session could not be saved: {e}");
+        ErrorObject::internal_error("the shared session store is unavailable; try again later")
+    })?;
+    if let Some(record) = record
+        && state.apply_record(&record).is_none()
+    {
+        tracing::warn!("fleet: the session's record could not be read back");
+    }
+    Ok(true)
 }
 
 #[cfg(all(test, feature = "http"))]

@@ -171,9 +171,9 @@ impl Viewer<'_> {
 /// [`Context::session`](crate::Context::session) or [`Server::session`](crate::Server::session).
 ///
 /// A session a fleet shares keeps its hidden set in the fleet's record, so every instance
-/// hides the items; such a session is changed from a handler of one of its requests (whose
-/// HTTP request reaches the record). A request of the stateless revision (2026-07-28) has no
-/// session: its changes do nothing (the server's predicate applies per request).
+/// hides the items, whether it is changed from a handler or from outside its requests (one
+/// round trip to the store per change). A request of the stateless revision (2026-07-28) has
+/// no session: its changes do nothing (the server's predicate applies per request).
 #[derive(Clone)]
 pub struct SessionControl {
     pub(crate) state: Arc<SessionState>,
@@ -256,7 +256,7 @@ impl SessionControl {
         if !update_shared_with(&self.state, self.attachment.as_ref(), self.version, change).await? {
             if self.state.is_shared() {
                 return Err(ToolError::Protocol(ErrorObject::internal_error(
-                    "a session a fleet shares is changed from a handler of one of its requests",
+                    "the fleet's record of the session is out of reach",
                 )));
             }
             self.state.set_hidden(kind, key, hidden)?;

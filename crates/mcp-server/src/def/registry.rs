@@ -79,6 +79,22 @@ impl Registry {
     pub(crate) fn resource(&self, uri: &str) -> Option<&ResourceDef> {
         self.resource_index.get(uri).map(|i| &self.resources[*i])
     }
+    /// Whether `sees` shows something that serves `uri` (as `resources/read` finds it: the
+    /// resource at `uri`, else a template that matches it); `None` when nothing serves it.
+    pub(crate) fn serves_visibly(&self, uri: &str, sees: impl Fn(Item<'_>) -> bool) -> Option<bool> {
+        let resource = self.resource(uri);
+        if resource.is_some_and(|r| sees(r.item())) {
+            return Some(true);
+        }
+        let mut served = resource.is_some();
+        for template in self.templates.iter().filter(|t| t.pattern.matches(uri).is_some()) {
+            if sees(template.item()) {
+                return Some(true);
+            }
+            served = true;
+        }
+        served.then_some(false)
+    }
 }
 
 impl ToolDef {

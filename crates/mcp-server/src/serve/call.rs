@@ -90,16 +90,21 @@ impl Call<'_> {
     /// loads, no lock.
     #[inline]
     pub(crate) fn sees(&self, item: Item<'_>) -> bool {
+        !self.state.hides(item.kind(), item.key()) && self.server_shows(item)
+    }
+
+    /// Whether the server shows `item` to the request (its predicate, and with
+    /// `hide_out_of_scope` the token's scopes), whatever the session hides.
+    #[inline]
+    pub(crate) fn server_shows(&self, item: Item<'_>) -> bool {
         #[cfg(feature = "auth")]
         if self.server.hide_out_of_scope && !item.scopes().is_empty() && !self.granted(item.scopes()) {
             return false;
         }
-        !self.state.hides(item.kind(), item.key())
-            && self
-                .server
-                .visibility
-                .as_ref()
-                .is_none_or(|f| f(item, &Viewer { session: self.state, rctx: self.rctx, version: self.era.version }))
+        self.server
+            .visibility
+            .as_ref()
+            .is_none_or(|f| f(item, &Viewer { session: self.state, rctx: self.rctx, version: self.era.version }))
     }
 
     /// Whether some item may be hidden from the request (else lists are not filtered).

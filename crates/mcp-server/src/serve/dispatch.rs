@@ -344,7 +344,15 @@ impl Serve for SubscribeRequest {
         capabilities.resources.is_some()
     }
     fn serve(call: &Call<'_>, p: SubscribeRequestParams) -> impl Future<Output = Reply> + Send {
+        // A resource the server hides from the request is unknown: answered as one that does
+        // not exist, and not subscribed to (what the session hides itself is subscribed to,
+        // as an absent resource is, and its updates wait until it is shown again).
+        let hidden = (call.server.visibility.is_some() || call.server.hide_out_of_scope)
+            && call.server.registry().serves_visibly(&p.uri, |item| call.server_shows(item)) == Some(false);
         async move {
+            if hidden {
+                return call.respond::<Self>(&EmptyResult::default());
+            }
             // Shared: in the record first, then here (with the record); else here only.
             if !update_shared(call.state, call.rctx, RecordChange::Subscribe(&p.uri)).await? {
                 call.state.subscribe(p.uri)?;

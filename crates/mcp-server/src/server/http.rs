@@ -26,6 +26,7 @@ impl SessionFactory for Server {
         &self,
         sink: Arc<dyn FrameSink>,
         record: Option<&server::SessionRecord>,
+        handle: server::SharedRecord,
     ) -> Option<server::SharedSession> {
         let (state, version) = match record {
             Some(record) => {
@@ -34,7 +35,7 @@ impl SessionFactory for Server {
             }
             None => (SessionState::new(), None),
         };
-        state.mark_shared();
+        state.mark_shared(handle);
         let (state, service) = self.new_session(state, true);
         let dispatcher = Peer::driven(sink, service, self.shared.peer_config.clone());
         if let Some(version) = version {

@@ -13,7 +13,8 @@ use mcp_types::{
 use super::Server;
 use crate::bus::{ChangeEvent, ListChanged};
 use crate::context::session::SessionState;
-use crate::context::visibility::SessionControl;
+use crate::context::visibility::{ItemKind, SessionControl};
+use crate::def::registry::Registry;
 
 impl Server {
     /// Connected, initialized sessions.
@@ -24,9 +25,9 @@ impl Server {
 
     /// The session `id` (see [`SessionControl::id`](crate::SessionControl::id)) connected to
     /// this process, to hide items from it or show them again: only that session is told
-    /// (`list_changed`). A session a fleet shares is changed from a handler of one of its
-    /// requests ([`Context::session`](crate::Context::session)): its control here fails to
-    /// change it.
+    /// (`list_changed`). A session a fleet shares is changed in the fleet's record, so every
+    /// instance hides the items; this instance must hold a copy of it (have served one of
+    /// its requests).
     pub fn session(&self, id: &str) -> Option<SessionControl> {
         let state = self.live_sessions().into_iter().find(|s| s.public_id() == id)?;
         let version = state.peer.get()?.protocol_version();
@@ -73,11 +74,11 @@ impl Server {
         if self.shared.bus.fans_out() {
             return self.start_relay();
         }
-        let sends =
-            self.live_sessions().into_iter().filter(|session| session.is_subscribed(uri)).filter_map(|session| {
-                let peer = session.peer.get()?.clone();
-                Some(notify_within::<ResourceUpdatedNotification>(peer, ResourceUpdatedNotificationParams::new(uri)))
-            });
+        let registry = self.shared.registry();
+        let sends = self.live_sessions().into_iter().filter(|s| follows(s, &registry, uri)).filter_map(|session| {
+            let peer = session.peer.get()?.clone();
+            Some(notify_within::<ResourceUpdatedNotification>(peer, ResourceUpdatedNotificationParams::new(uri)))
+        });
         futures_util::future::join_all(sends).await;
     }
 }
@@ -119,7 +120,8 @@ impl Server {
             Some(ChangeEvent::PromptsListChanged) => fanout::<PromptListChangedNotification>(all, Default::default),
             Some(ChangeEvent::ResourcesListChanged) => fanout::<ResourceListChangedNotification>(all, Default::default),
             Some(ChangeEvent::ResourceUpdated(uri)) => {
-                let subscribed = peers(&|s| s.is_subscribed(&uri));
+                let registry = self.shared.registry();
+                let subscribed = peers(&|s| follows(s, &registry, &uri));
                 fanout::<ResourceUpdatedNotification>(subscribed, || ResourceUpdatedNotificationParams::new(&uri))
             }
             Some(ChangeEvent::TaskChanged(_)) => Vec::new(),
@@ -132,6 +134,18 @@ impl Server {
         };
         futures_util::future::join_all(sends).await;
     }
+}
+
+/// Whether `session` is told of updates of `uri`: it subscribed to it, and does not hide what
+/// serves it (the resource at `uri`, or a template that matches it; if nothing does, `uri`
+/// itself). What the server's predicate hides from the session was not subscribed to.
+fn follows(session: &SessionState, registry: &Registry, uri: &str) -> bool {
+    session.is_subscribed(uri)
+        && !(session.hides_any()
+            && match registry.serves_visibly(uri, |item| !session.hides(item.kind(), item.key())) {
+                Some(seen) => !seen,
+                None => session.hides(ItemKind::Resource, uri),
+            })
 }
 
 /// Notification `N` to each of `peers` (of a server whose capabilities declare it), hinted

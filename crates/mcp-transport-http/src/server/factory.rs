@@ -11,6 +11,7 @@ use mcp_types::ProtocolVersion;
 #[cfg(feature = "auth")]
 use super::auth;
 use super::shared::SessionRecord;
+use super::stream::router::SharedRecord;
 
 /// What runs the sessions of an HTTP endpoint: a driven peer
 /// ([`Peer::driven`](mcp_jsonrpc::Peer::driven)) per session, whose frames go to `sink` (the
@@ -25,14 +26,20 @@ pub trait SessionFactory: Send + Sync + 'static {
     /// Starts a session that the instances of a fleet share (see [`shared`]): a new one
     /// (`record` is `None`, its first message is initialize), or the copy here of one this or
     /// another instance started, rebuilt from the `record` kept of it (changed with
-    /// [`RequestInfo::update_session`]). `None` when the factory cannot share sessions (the
-    /// default): a new session is then started with [`connect`](Self::connect) and lives here
-    /// only, and a record is not served.
+    /// [`RequestInfo::update_session`] from a request, or through `handle` from outside
+    /// one). `None` when the factory cannot share sessions (the default): a new session is
+    /// then started with [`connect`](Self::connect) and lives here only, and a record is not
+    /// served.
     ///
     /// [`shared`]: crate::server::shared
     /// [`RequestInfo::update_session`]: crate::server::RequestInfo::update_session
-    fn connect_shared(&self, sink: Arc<dyn FrameSink>, record: Option<&SessionRecord>) -> Option<SharedSession> {
-        let _ = (sink, record);
+    fn connect_shared(
+        &self,
+        sink: Arc<dyn FrameSink>,
+        record: Option<&SessionRecord>,
+        handle: SharedRecord,
+    ) -> Option<SharedSession> {
+        let _ = (sink, record, handle);
         None
     }
     /// Checks a request of the stateless revision against the headers of its POST before it

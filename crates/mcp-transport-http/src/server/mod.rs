@@ -78,6 +78,7 @@ pub use shared::{
 };
 pub use shutdown::serve_router_with_shutdown;
 pub use stream::event_store::{EventStore, InMemoryEventStore, StoredEvent};
+pub use stream::router::SharedRecord;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 /// An axum router serving the MCP endpoint (and the HTTP+SSE endpoints if enabled) with

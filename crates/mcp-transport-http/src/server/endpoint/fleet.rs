@@ -21,7 +21,7 @@ use crate::server::shared::bus::{BusMessage, Kind};
 use crate::server::shared::fleet::{Fleet, TAG_LEASE};
 use crate::server::shared::link::SharedLink;
 use crate::server::shared::{Delivery, OWNER_FIELD, SessionCopy, SessionRecord, Touched};
-use crate::server::stream::router::{Mode, SessionRouter};
+use crate::server::stream::router::{Mode, SessionRouter, SharedRecord};
 
 /// 503 with `Retry-After`: the fleet's store of sessions did not answer, or says it would not
 /// (its [`readiness`](crate::server::SharedSessions::readiness)); the answer to request `id`.
@@ -78,7 +78,7 @@ impl App {
         record: Option<&SessionRecord>,
     ) -> Option<SharedSession> {
         let base = router.shared()?.fleet.base();
-        let shared = self.factory.connect_shared(router.clone(), record)?;
+        let shared = self.factory.connect_shared(router.clone(), record, SharedRecord::new(router))?;
         shared.dispatcher.peer().number_calls_from(base as i64);
         Some(shared)
     }

@@ -14,8 +14,8 @@
 use hashbrown::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut as _, Bytes, BytesMut};
@@ -689,5 +689,37 @@ pub(crate) enum Answered {
 impl FrameSink for SessionRouter {
     fn deliver(&self, frame: Outbound) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
         Box::pin(async move { SessionRouter::deliver(self, &frame).await })
+    }
+}
+
+/// The record a fleet keeps of one shared session, changed from outside its requests (given
+/// to [`SessionFactory::connect_shared`](crate::server::SessionFactory::connect_shared)):
+/// what [`RequestInfo::update_session`](crate::server::RequestInfo::update_session) does from inside one. It holds the session weakly.
+#[derive(Clone)]
+pub struct SharedRecord {
+    router: Weak<SessionRouter>,
+}
+
+impl std::fmt::Debug for SharedRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedRecord").finish_non_exhaustive()
+    }
+}
+
+impl SharedRecord {
+    pub(crate) fn new(router: &Arc<SessionRouter>) -> SharedRecord {
+        SharedRecord { router: Arc::downgrade(router) }
+    }
+
+    /// Applies `changes` to the session's record and tells the other instances' copies to
+    /// reload it, as [`RequestInfo::update_session`](crate::server::RequestInfo::update_session) does: the record after the change;
+    /// `None` when the session is not shared. Fails with
+    /// [`SessionEnded`](crate::server::SessionEnded) once the session (or this copy of it)
+    /// ended.
+    pub async fn update(&self, changes: &[FieldChange]) -> Result<Option<SessionRecord>, SharedError> {
+        match self.router.upgrade() {
+            Some(router) => router.update(changes).await,
+            None => Err(SessionEnded.into()),
+        }
     }
 }
