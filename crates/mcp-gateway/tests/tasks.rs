@@ -32,15 +32,19 @@ fn text(result: &CallToolResult) -> &str {
     result.content[0].as_text().expect("a text block")
 }
 
-/// A gateway mounting the slow server as `local`, its connections to it at `version`, and a
-/// client of the gateway at `version`: the tool's task created, read, waited for, listed
-/// (2025-11-25), cancelled through the gateway.
-async fn tasks_pass_through(version: ProtocolVersion) {
+/// A gateway mounting the slow server as `local` (its connections to it at `pinned`, else at
+/// the client's default revision), and a client of the gateway at `version`: the tool's task
+/// created, read, waited for, listed (2025-11-25), cancelled through the gateway.
+async fn tasks_pass_through(version: ProtocolVersion, pinned: Option<ProtocolVersion>) {
     let release = Arc::new(Semaphore::new(0));
-    let source = mcp_gateway::Source::local(slow_server(&release)).configure(move |b| b.protocol_version(version));
+    let mut source = mcp_gateway::Source::local(slow_server(&release));
+    if let Some(pinned) = pinned {
+        source = source.configure(move |b| b.protocol_version(pinned));
+    }
     let gateway = mcp_gateway::Gateway::builder("gateway", "1.0").mount("local", source).build().await.unwrap();
     if !version.is_stateless() {
-        // Read in a session revision, the tool's task support is listed (2026-07-28 lists none).
+        // The tool's task support is listed to a session revision's clients, however the
+        // mounted server was read (its 2026-07-28 list carries none).
         let support = gateway.tools()[0].execution.as_ref().and_then(|e| e.task_support.clone());
         assert_eq!(support, Some(ToolExecutionTaskSupport::Optional), "listed without its execution");
     }
@@ -85,10 +89,16 @@ async fn tasks_pass_through(version: ProtocolVersion) {
 
 #[tokio::test(start_paused = true)]
 async fn a_mounted_tools_task_passes_through_the_gateway_in_a_session() {
-    tasks_pass_through(ProtocolVersion::V2025_11_25).await;
+    tasks_pass_through(ProtocolVersion::V2025_11_25, None).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_mounted_tools_task_passes_through_the_gateway_in_a_session_with_the_mount_pinned() {
+    let version = ProtocolVersion::V2025_11_25;
+    tasks_pass_through(version, Some(version)).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_mounted_tools_task_passes_through_the_gateway_with_the_extension() {
-    tasks_pass_through(ProtocolVersion::V2026_07_28).await;
+    tasks_pass_through(ProtocolVersion::V2026_07_28, None).await;
 }
