@@ -459,6 +459,7 @@ impl Mount {
         };
         if new {
             upstream.link.set_home(ctx);
+            let _ = upstream.link.mount.set(self.naming.prefix().to_owned());
             // The connection ends with the gateway session.
             let mount = Arc::downgrade(self);
             let peer = ctx.peer().clone();

@@ -102,3 +102,46 @@ async fn a_mounted_tools_task_passes_through_the_gateway_in_a_session_with_the_m
 async fn a_mounted_tools_task_passes_through_the_gateway_with_the_extension() {
     tasks_pass_through(ProtocolVersion::V2026_07_28, None).await;
 }
+
+/// The next task status notification `events` carries (other events skipped).
+async fn next_status(events: &mut tokio::sync::broadcast::Receiver<mcp_client::ServerEvent>) -> mcp_types::Task {
+    loop {
+        if let mcp_client::ServerEvent::TaskStatus(task) = events.recv().await.unwrap() {
+            return task;
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_mounted_servers_task_status_reaches_the_session_that_owns_the_task() {
+    let release = Arc::new(Semaphore::new(0));
+    let source = mcp_gateway::Source::local(slow_server(&release));
+    let gateway = mcp_gateway::Gateway::builder("gateway", "1.0").mount("local", source).build().await.unwrap();
+    let connect = || {
+        let (ours, theirs) = mcp_jsonrpc::transport::memory(64);
+        gateway.connect(theirs);
+        mcp_client::ClientBuilder::new("test", "1").protocol_version(ProtocolVersion::V2025_11_25).connect(ours)
+    };
+    let (owner, other) = (connect().await.unwrap(), connect().await.unwrap());
+    let (mut owners, mut others) = (owner.events(), other.events());
+    // The other session has a connection to the mount of its own.
+    assert!(other.get_task("local:nope").await.is_err());
+
+    let task = owner.call_tool_as_task("local_slow", json!({}), None).await.unwrap().task().unwrap().clone();
+    release.add_permits(1);
+    // The mounted server's notification, under the gateway's id of the task.
+    let status = tokio::time::timeout(std::time::Duration::from_secs(60), next_status(&mut owners)).await;
+    let status = status.expect("no task status notification");
+    assert_eq!((status.task_id.as_str(), status.status), (task.task_id.as_str(), TaskStatus::Completed));
+
+    // The other session hears nothing of it (what its connection got so far is passed on
+    // before this answer).
+    assert!(other.get_task(&task.task_id).await.is_err());
+    loop {
+        match others.try_recv() {
+            Ok(mcp_client::ServerEvent::TaskStatus(task)) => panic!("another session's task: {task:?}"),
+            Ok(_) => continue,
+            Err(_) => break,
+        }
+    }
+}
