@@ -479,10 +479,10 @@ impl Mount {
         let caps: ClientCapabilities = ctx.client_capabilities();
         let builder = upstream.link.client(Self::builder(), &caps);
         let mut builder = crate::custom::client(builder, &self.forwarded, &upstream.link);
-        if !stateless && self.runs_tasks() {
+        if ctx.protocol_version() == ProtocolVersion::V2025_11_25 && self.runs_tasks() {
             // A session's tasks are the session's (2025-11-25): asked for, read and listed
             // over a connection in its revision (the tasks extension has other methods).
-            builder = builder.protocol_version(ctx.protocol_version());
+            builder = builder.protocol_version(ProtocolVersion::V2025_11_25);
         }
         match self.source.open(builder).await {
             Ok(opened) => {
