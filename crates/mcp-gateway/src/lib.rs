@@ -65,7 +65,9 @@
 //! through, keeping none of its own: a call that asks for a task (the `task` member at
 //! 2025-11-25, the tasks extension declared at 2026-07-28) asks the mounted server, which
 //! decides; its task is answered under an id that names the mount (`prefix:id`), and the
-//! task methods go to that mount (see [`ServerBuilder::forward_tasks`]).
+//! task methods go to that mount (see [`ServerBuilder::forward_tasks`]). A mounted server's
+//! `notifications/tasks/status` (2025-11-25) reach the gateway session that owns the task,
+//! under the gateway's id.
 //!
 //! ## Custom methods
 //! A custom method (outside the protocol) passes through only when the builder names it and
@@ -73,7 +75,6 @@
 //! requests do. At 2026-07-28 the mounted server's answer loses what it added for the revision
 //! (`resultType`, its `serverInfo`); the gateway adds its own.
 //!
-//! Not passed on yet: the 2025-11-25 task status notifications.
 //! (At 2026-07-28, the input a mounted server asks for in an `input_required` result is
 //! asked of the gateway's client under the mounted server's keys, all in one round.)
 

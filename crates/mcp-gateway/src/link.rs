@@ -31,6 +31,9 @@ pub(crate) struct Link {
     pub(crate) idle: OnceLock<Box<dyn Fn(bool) + Send + Sync>>,
     /// The log messages passed on in the order they came, by one task (started at the first).
     logs: OnceLock<mpsc::Sender<Forward>>,
+    /// The prefix of the mount this connection reaches, whose task ids it names (see
+    /// [`Link::pass_task_status`]).
+    pub(crate) mount: OnceLock<String>,
 }
 
 /// What the log task is given.
@@ -39,6 +42,8 @@ enum Forward {
     Log(Box<(Context, LoggingMessageNotificationParams)>),
     /// A custom notification (its method and params), for the call that carries it.
     Notify(Box<(Context, String, Option<serde_json::Value>)>),
+    /// A task's status, for the gateway session (2025-11-25).
+    Status(Box<(Context, mcp_types::Task)>),
     /// Answered once what came before is sent.
     Flush(oneshot::Sender<()>),
 }
@@ -99,6 +104,13 @@ impl Link {
                                 tracing::debug!(error = %e, method, "a custom notification not passed on");
                             }
                         }
+                        Forward::Status(status) => {
+                            let (ctx, task) = *status;
+                            let params = mcp_types::TaskStatusNotificationParams::from(task);
+                            if let Err(e) = ctx.peer().notify::<mcp_types::TaskStatusNotification>(params).await {
+                                tracing::debug!(error = %e, "a task status notification not passed on");
+                            }
+                        }
                         Forward::Flush(done) => {
                             let _ = done.send(());
                         }
@@ -121,6 +133,21 @@ impl Link {
         };
         if self.logs().try_send(Forward::Notify(Box::new((ctx, method.to_owned(), params)))).is_err() {
             tracing::debug!(method, "a mounted server's notification dropped: the client reads too slowly");
+        }
+    }
+
+    /// Passes the mounted server's `notifications/tasks/status` (2025-11-25) on to the gateway
+    /// session this connection serves, which owns the task (a session's tasks are made over
+    /// its own connection), under the gateway's id of the task, in order with the log
+    /// messages.
+    pub(crate) fn pass_task_status(&self, mut task: mcp_types::Task) {
+        let (Some(mount), Some(home)) = (self.mount.get(), self.home.get()) else {
+            tracing::debug!("a mounted server's task status outside a session: not passed on");
+            return;
+        };
+        task.task_id = crate::tasks::gateway_id(mount, &task.task_id);
+        if self.logs().try_send(Forward::Status(Box::new((home.clone(), task)))).is_err() {
+            tracing::debug!("a mounted server's task status dropped: the client reads too slowly");
         }
     }
 
@@ -205,7 +232,16 @@ impl Link {
         }
         let link = Arc::downgrade(self);
         builder.on_event(move |event| {
-            let ServerEvent::Log(message) = event else { return };
+            let message = match event {
+                ServerEvent::Log(message) => message,
+                ServerEvent::TaskStatus(task) => {
+                    if let Some(link) = link.upgrade() {
+                        link.pass_task_status(task);
+                    }
+                    return;
+                }
+                _ => return,
+            };
             let Some(link) = link.upgrade() else { return };
             let Some(ctx) = link.current() else {
                 tracing::debug!(

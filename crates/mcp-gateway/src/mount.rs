@@ -11,7 +11,7 @@ use mcp_server::{Context, PromptDef, ResourceDef, Server, TemplateDef, ToolDef, 
 use mcp_types::{
     AnyResourceContents, CallToolRequestParams, CallToolResult, ClientCapabilities, CompleteRequestParams,
     CompleteRequestParamsArgument, CompleteRequestParamsContext, CompletionReference, ErrorObject, GetPromptResult,
-    JsonObject, Prompt, PromptReference, Resource, ResourceTemplate, ResourceTemplateReference, Tool,
+    JsonObject, Prompt, PromptReference, ProtocolVersion, Resource, ResourceTemplate, ResourceTemplateReference, Tool,
 };
 
 use crate::link::Link;
@@ -161,7 +161,10 @@ impl Mount {
         // A list the mounted server says changed, whose mirror did not: its clients hear it
         // all the same (at start, `told` is false: there is no one to tell).
         if lists.tools && caps.tools.is_some() {
-            let tools = catalog.list_all_tools().await?;
+            let mut tools = catalog.list_all_tools().await?;
+            if catalog.protocol_version().is_stateless() && self.runs_tasks() {
+                self.read_task_support(&mut tools).await;
+            }
             if !self.mirror_tools(server, tools).await && told {
                 server.notify_tool_list_changed().await;
             }
@@ -183,6 +186,39 @@ impl Mount {
             }
         }
         Ok(())
+    }
+
+    /// Sets the `execution` of the mounted server's `tools`, read at 2026-07-28 (whose tools
+    /// carry none: the tasks extension has the server decide per call), from a listing in the
+    /// session revision 2025-11-25 over a connection of its own, opened for it and closed: the
+    /// gateway's clients of the session revisions learn from it which tools they may call as
+    /// tasks. A mounted server that cannot be read so keeps its tools as they are.
+    async fn read_task_support(&self, tools: &mut [Tool]) {
+        let builder = Self::builder().on_event(|_| {}).protocol_version(ProtocolVersion::V2025_11_25);
+        let listed = match self.source.open(builder).await {
+            Ok(session) if !session.protocol_version().is_stateless() => {
+                let listed = session.list_all_tools().await;
+                let _ = session.close().await;
+                listed.map_err(|e| e.to_string())
+            }
+            Ok(session) => {
+                let _ = session.close().await;
+                Err(format!("it speaks {}", session.protocol_version()))
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        let listed = match listed {
+            Ok(listed) => listed,
+            Err(e) => {
+                tracing::debug!(mount = self.naming.prefix(), error = %e, "task support of tools not read");
+                return;
+            }
+        };
+        let mut execution: HashMap<String, _> =
+            listed.into_iter().filter_map(|t| Some((t.name, t.execution?))).collect();
+        for tool in tools {
+            tool.execution = execution.remove(&tool.name);
+        }
     }
 
     async fn mirror_tools(self: &Arc<Self>, server: &Server, tools: Vec<Tool>) -> bool {
@@ -423,6 +459,7 @@ impl Mount {
         };
         if new {
             upstream.link.set_home(ctx);
+            let _ = upstream.link.mount.set(self.naming.prefix().to_owned());
             // The connection ends with the gateway session.
             let mount = Arc::downgrade(self);
             let peer = ctx.peer().clone();
@@ -441,7 +478,12 @@ impl Mount {
         }
         let caps: ClientCapabilities = ctx.client_capabilities();
         let builder = upstream.link.client(Self::builder(), &caps);
-        let builder = crate::custom::client(builder, &self.forwarded, &upstream.link);
+        let mut builder = crate::custom::client(builder, &self.forwarded, &upstream.link);
+        if ctx.protocol_version() == ProtocolVersion::V2025_11_25 && self.runs_tasks() {
+            // A session's tasks are the session's (2025-11-25): asked for, read and listed
+            // over a connection in its revision (the tasks extension has other methods).
+            builder = builder.protocol_version(ProtocolVersion::V2025_11_25);
+        }
         match self.source.open(builder).await {
             Ok(opened) => {
                 // The gateway's clients filter what they get by their own levels.

@@ -47,7 +47,7 @@ impl Mount {
 
     /// The gateway's id of the mounted server's task `id`.
     fn task_id(&self, id: &str) -> String {
-        format!("{}{SEPARATOR}{id}", self.naming.prefix())
+        gateway_id(self.naming.prefix(), id)
     }
 
     /// Calls a tool of the mounted server as a task (`params.task` set: the gateway's client
@@ -138,6 +138,11 @@ fn created(task: &Task, version: ProtocolVersion) -> Value {
         flat.insert("pollIntervalMs".into(), json!(interval));
     }
     Value::Object(flat)
+}
+
+/// The gateway's id of the task `id` of the mount with `prefix`.
+pub(crate) fn gateway_id(prefix: &str, id: &str) -> String {
+    format!("{prefix}{SEPARATOR}{id}")
 }
 
 fn unknown_task(id: &str) -> ErrorObject {

@@ -32,15 +32,19 @@ fn text(result: &CallToolResult) -> &str {
     result.content[0].as_text().expect("a text block")
 }
 
-/// A gateway mounting the slow server as `local`, its connections to it at `version`, and a
-/// client of the gateway at `version`: the tool's task created, read, waited for, listed
-/// (2025-11-25), cancelled through the gateway.
-async fn tasks_pass_through(version: ProtocolVersion) {
+/// A gateway mounting the slow server as `local` (its connections to it at `pinned`, else at
+/// the client's default revision), and a client of the gateway at `version`: the tool's task
+/// created, read, waited for, listed (2025-11-25), cancelled through the gateway.
+async fn tasks_pass_through(version: ProtocolVersion, pinned: Option<ProtocolVersion>) {
     let release = Arc::new(Semaphore::new(0));
-    let source = mcp_gateway::Source::local(slow_server(&release)).configure(move |b| b.protocol_version(version));
+    let mut source = mcp_gateway::Source::local(slow_server(&release));
+    if let Some(pinned) = pinned {
+        source = source.configure(move |b| b.protocol_version(pinned));
+    }
     let gateway = mcp_gateway::Gateway::builder("gateway", "1.0").mount("local", source).build().await.unwrap();
     if !version.is_stateless() {
-        // Read in a session revision, the tool's task support is listed (2026-07-28 lists none).
+        // The tool's task support is listed to a session revision's clients, however the
+        // mounted server was read (its 2026-07-28 list carries none).
         let support = gateway.tools()[0].execution.as_ref().and_then(|e| e.task_support.clone());
         assert_eq!(support, Some(ToolExecutionTaskSupport::Optional), "listed without its execution");
     }
@@ -85,10 +89,59 @@ async fn tasks_pass_through(version: ProtocolVersion) {
 
 #[tokio::test(start_paused = true)]
 async fn a_mounted_tools_task_passes_through_the_gateway_in_a_session() {
-    tasks_pass_through(ProtocolVersion::V2025_11_25).await;
+    tasks_pass_through(ProtocolVersion::V2025_11_25, None).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_mounted_tools_task_passes_through_the_gateway_in_a_session_with_the_mount_pinned() {
+    let version = ProtocolVersion::V2025_11_25;
+    tasks_pass_through(version, Some(version)).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_mounted_tools_task_passes_through_the_gateway_with_the_extension() {
-    tasks_pass_through(ProtocolVersion::V2026_07_28).await;
+    tasks_pass_through(ProtocolVersion::V2026_07_28, None).await;
+}
+
+/// The next task status notification `events` carries (other events skipped).
+async fn next_status(events: &mut tokio::sync::broadcast::Receiver<mcp_client::ServerEvent>) -> mcp_types::Task {
+    loop {
+        if let mcp_client::ServerEvent::TaskStatus(task) = events.recv().await.unwrap() {
+            return task;
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_mounted_servers_task_status_reaches_the_session_that_owns_the_task() {
+    let release = Arc::new(Semaphore::new(0));
+    let source = mcp_gateway::Source::local(slow_server(&release));
+    let gateway = mcp_gateway::Gateway::builder("gateway", "1.0").mount("local", source).build().await.unwrap();
+    let connect = || {
+        let (ours, theirs) = mcp_jsonrpc::transport::memory(64);
+        gateway.connect(theirs);
+        mcp_client::ClientBuilder::new("test", "1").protocol_version(ProtocolVersion::V2025_11_25).connect(ours)
+    };
+    let (owner, other) = (connect().await.unwrap(), connect().await.unwrap());
+    let (mut owners, mut others) = (owner.events(), other.events());
+    // The other session has a connection to the mount of its own.
+    assert!(other.get_task("local:nope").await.is_err());
+
+    let task = owner.call_tool_as_task("local_slow", json!({}), None).await.unwrap().task().unwrap().clone();
+    release.add_permits(1);
+    // The mounted server's notification, under the gateway's id of the task.
+    let status = tokio::time::timeout(std::time::Duration::from_secs(60), next_status(&mut owners)).await;
+    let status = status.expect("no task status notification");
+    assert_eq!((status.task_id.as_str(), status.status), (task.task_id.as_str(), TaskStatus::Completed));
+
+    // The other session hears nothing of it (what its connection got so far is passed on
+    // before this answer).
+    assert!(other.get_task(&task.task_id).await.is_err());
+    loop {
+        match others.try_recv() {
+            Ok(mcp_client::ServerEvent::TaskStatus(task)) => panic!("another session's task: {task:?}"),
+            Ok(_) => continue,
+            Err(_) => break,
+        }
+    }
 }
