@@ -545,6 +545,10 @@ impl Mount {
     pub(crate) fn error(&self, upstream: &Upstream, e: ClientError) -> ErrorObject {
         match e {
             ClientError::Remote(error) => error,
+            // The gateway's client answered the mounted server's input request (2026-07-28)
+            // with input that is not valid: the error of the client's request, as the
+            // mounted server alone would answer it (-32602).
+            ClientError::Input { error, .. } if error.code == mcp_types::ErrorCode::INVALID_PARAMS.0 => error,
             other => {
                 if let Ok(mut client) = upstream.client.try_lock()
                     && client.as_ref().is_some_and(|c| c.peer().is_closed())
@@ -594,6 +598,10 @@ impl Mount {
         match result {
             Ok(result) => Ok(result),
             Err(ClientError::Remote(error)) => Err(ToolError::Protocol(error)),
+            // The client's input is not valid: its request's error, not the model's.
+            Err(ClientError::Input { error, .. }) if error.code == mcp_types::ErrorCode::INVALID_PARAMS.0 => {
+                Err(ToolError::Protocol(error))
+            }
             // The mounted server is down: an error for the model, the gateway goes on.
             Err(e) => {
                 let message = self.error(&upstream, e).message;
