@@ -165,8 +165,9 @@ async fn a_mounted_servers_list_change_reaches_the_gateways_client() {
     assert_eq!(names, ["local_first", "local_second"]);
     assert_eq!(text(&client.call_tool("local_second", json!({})).await.unwrap()), "2");
 
-    assert!(local.remove_tool("first").await);
+    // Cleared before the change: its notification may arrive before `remove_tool` returns.
     seen.lock().unwrap().events.clear();
+    assert!(local.remove_tool("first").await);
     wait_for_event(&seen, "tools/list_changed", |e| matches!(e, ServerEvent::ToolListChanged)).await;
     let names: Vec<String> = client.list_all_tools().await.unwrap().into_iter().map(|t| t.name).collect();
     assert_eq!(names, ["local_second"]);
