@@ -320,16 +320,19 @@ impl Sse {
     }
     /// The next message's method (within 30 seconds: keep-alive comments do not extend it).
     async fn method(&mut self) -> String {
-        tokio::time::timeout(Duration::from_secs(30), self.next_method()).await.expect("a message in time")
+        self.message().await["method"].as_str().unwrap_or_default().to_owned()
     }
-    async fn next_method(&mut self) -> String {
+    /// The next message (within 30 seconds).
+    async fn message(&mut self) -> Value {
+        tokio::time::timeout(Duration::from_secs(30), self.next_message()).await.expect("a message in time")
+    }
+    async fn next_message(&mut self) -> Value {
         loop {
             if let Some(end) = self.buf.find("\n\n") {
                 let block: String = self.buf.drain(..end + 2).collect();
                 let data: String = block.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).collect();
                 if !data.is_empty() {
-                    let message: Value = serde_json::from_str(&data).unwrap();
-                    return message["method"].as_str().unwrap_or_default().to_owned();
+                    return serde_json::from_str(&data).unwrap();
                 }
                 continue;
             }
@@ -484,4 +487,56 @@ async fn updates_of_a_hidden_resource_reach_no_session_that_cannot_see_it() {
     for (uri, unseen) in uris.into_iter().zip(unseen) {
         assert_eq!(h.raw(&h.root, &root, "resources/subscribe", json!({"uri": uri})).await, unseen, "{uri}");
     }
+}
+
+/// 2026-07-28: a `subscriptions/listen` with `resourceSubscriptions` naming resources hidden
+/// from its principal is acknowledged as one naming resources that do not exist is (the same
+/// acknowledgement), and their updates (of the resource, of a template's URI) never reach it,
+/// while a principal that sees them is told.
+#[tokio::test]
+async fn a_listen_stream_carries_no_updates_of_resources_hidden_from_its_principal() {
+    let h = start(test_server(true)).await;
+    let uris = ["admin://config", "admin://files/a", "other://absent"];
+    let listen = |token: &str| {
+        let params = json!({
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+            "notifications": {"promptsListChanged": true, "resourceSubscriptions": uris},
+        });
+        h.http
+            .post(&h.url)
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "subscriptions/listen")
+            .body(json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": params}).to_string())
+            .send()
+    };
+    let mut alice = Sse { response: listen(&h.alice).await.unwrap(), buf: String::new() };
+    let mut root = Sse { response: listen(&h.root).await.unwrap(), buf: String::new() };
+    let (alice_ack, root_ack) = (alice.message().await, root.message().await);
+    assert_eq!(root_ack["method"], "notifications/subscriptions/acknowledged", "{root_ack}");
+    assert_eq!(root_ack["params"]["notifications"]["resourceSubscriptions"], json!(uris), "{root_ack}");
+    assert_eq!(alice_ack, root_ack, "hidden is acknowledged as absent is");
+
+    for uri in uris {
+        h.server.notify_resource_updated(uri).await;
+    }
+    // Then a change both hear of: alice, told of nothing hidden, hears it next.
+    h.server.add_prompt(PromptDef::new("later", |_, _| async { Ok(GetPromptResult::new(vec![])) })).await.unwrap();
+    for uri in uris {
+        let updated = root.message().await;
+        assert_eq!(
+            (updated["method"].as_str(), updated["params"]["uri"].as_str()),
+            (Some("notifications/resources/updated"), Some(uri))
+        );
+    }
+    assert_eq!(root.method().await, "notifications/prompts/list_changed");
+    let updated = alice.message().await;
+    assert_eq!(updated["params"]["uri"], "other://absent", "{updated}");
+    assert_eq!(alice.method().await, "notifications/prompts/list_changed");
 }

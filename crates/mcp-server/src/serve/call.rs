@@ -26,6 +26,34 @@ use crate::context::visibility::{Item, Viewer};
 use crate::def::tool::ToolDef;
 use crate::error::ToolError;
 
+/// Whether `server` shows `item` to the request `rctx` of `state`, served in `version` (its
+/// predicate, and with `hide_out_of_scope` the token's scopes), whatever the session hides.
+#[inline]
+pub(crate) fn server_shows(
+    server: &ServerShared,
+    state: &SessionState,
+    rctx: &RequestContext,
+    version: mcp_types::ProtocolVersion,
+    item: Item<'_>,
+) -> bool {
+    #[cfg(feature = "auth")]
+    if server.hide_out_of_scope && !item.scopes().is_empty() && !granted(rctx, item.scopes()) {
+        return false;
+    }
+    server.visibility.as_ref().is_none_or(|f| f(item, &Viewer { session: state, rctx, version }))
+}
+
+/// Whether the token of request `rctx` grants `scopes` (a request without a principal: yes,
+/// as scopes are not checked there).
+#[cfg(feature = "auth")]
+fn granted(rctx: &RequestContext, scopes: &[String]) -> bool {
+    let principal = rctx
+        .attachment()
+        .and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
+        .and_then(|info| info.extensions().get::<mcp_transport_http::server::auth::Principal>());
+    principal.is_none_or(|p| scopes.iter().all(|s| p.has_scope(s)))
+}
+
 /// The outcome of a tool's handler on checked arguments, inside an async block: arguments the
 /// input schema refuses, the handler's failure (or panic) are a result with `isError`; a
 /// protocol error is the request's error, and so is a result whose structured content does not
@@ -97,32 +125,13 @@ impl Call<'_> {
     /// `hide_out_of_scope` the token's scopes), whatever the session hides.
     #[inline]
     pub(crate) fn server_shows(&self, item: Item<'_>) -> bool {
-        #[cfg(feature = "auth")]
-        if self.server.hide_out_of_scope && !item.scopes().is_empty() && !self.granted(item.scopes()) {
-            return false;
-        }
-        self.server
-            .visibility
-            .as_ref()
-            .is_none_or(|f| f(item, &Viewer { session: self.state, rctx: self.rctx, version: self.era.version }))
+        server_shows(self.server, self.state, self.rctx, self.era.version, item)
     }
 
     /// Whether some item may be hidden from the request (else lists are not filtered).
     #[inline]
     pub(crate) fn filters(&self) -> bool {
         self.server.visibility.is_some() || self.server.hide_out_of_scope || self.state.hides_any()
-    }
-
-    /// Whether the request's token grants `scopes` (a request without a principal: yes, as
-    /// scopes are not checked there).
-    #[cfg(feature = "auth")]
-    fn granted(&self, scopes: &[String]) -> bool {
-        let principal = self
-            .rctx
-            .attachment()
-            .and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
-            .and_then(|info| info.extensions().get::<mcp_transport_http::server::auth::Principal>());
-        principal.is_none_or(|p| scopes.iter().all(|s| p.has_scope(s)))
     }
 
     /// Encodes the result of a method of marker `R` for the request's revision (decorated for

@@ -144,9 +144,12 @@ fn handle_stateless<'a>(
         if method == SubscriptionsListenRequest::METHOD {
             // Boxed: a long-lived stream, whose state the other requests need not carry.
             let tasks_declared = super::tasks_ext::declared(&envelope.capabilities);
-            let listen = Box::pin(super::subscriptions::listen(server, req.params.as_deref(), rctx, tasks_declared));
-            // Not kept across the await (the client's capabilities are large).
-            drop(envelope);
+            // Who listens, kept only when the server may hide items from it (the client's
+            // capabilities are large: else not kept across the await).
+            let viewer = (server.visibility.is_some() || server.hide_out_of_scope)
+                .then(|| (envelope.version, SessionState::stateless(envelope)));
+            let listen =
+                Box::pin(super::subscriptions::listen(server, req.params.as_deref(), rctx, tasks_declared, viewer));
             return listen.await;
         }
         if super::tasks_ext::is_task_method(method)

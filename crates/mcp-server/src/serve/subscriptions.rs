@@ -4,13 +4,16 @@
 use mcp_jsonrpc::message::decode_params;
 use mcp_jsonrpc::{ErrorObject, Reply, RequestContext};
 use mcp_types::{
-    Notification, PromptListChangedNotification, ResourceListChangedNotification, ResourceUpdatedNotification,
-    ServerCapabilities, SubscriptionsAcknowledgedNotification, ToolListChangedNotification,
+    Notification, PromptListChangedNotification, ProtocolVersion, ResourceListChangedNotification,
+    ResourceUpdatedNotification, ServerCapabilities, SubscriptionsAcknowledgedNotification,
+    ToolListChangedNotification,
 };
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use crate::bus::ChangeEvent;
+use crate::context::session::SessionState;
+use crate::context::visibility::Item;
 use crate::serve::shared::ServerShared;
 
 #[derive(serde::Deserialize, Default)]
@@ -113,11 +116,17 @@ const MAX_TASK_IDS: usize = 64;
 /// `taskIds` (the tasks extension) need the extension declared by the request (`tasks`:
 /// else -32021); the tasks honoured are those the requester may read, and each change of one
 /// is a `notifications/tasks` with the task as `tasks/get` details it.
+///
+/// `viewer`: who listens (its revision and what its `_meta` declared), when the server may hide
+/// items from it. A resource hidden from it is acknowledged as one that does not exist is, and
+/// its updates are not sent while the server hides it (asked when each update comes: a resource
+/// added later, hidden, is not told of either).
 pub(crate) async fn listen(
     server: &ServerShared,
     params: Option<&serde_json::value::RawValue>,
     rctx: &RequestContext,
     tasks_declared: bool,
+    viewer: Option<(ProtocolVersion, SessionState)>,
 ) -> Reply {
     let Params { notifications } = decode_params(params)?;
     let Some(asked) = notifications else {
@@ -186,6 +195,12 @@ pub(crate) async fn listen(
                 continue;
             }
             let Some((method, uri)) = honoured.notification(event) else { continue };
+            if let (Some(uri), Some((version, state))) = (uri, &viewer) {
+                let shows = |item: Item<'_>| super::call::server_shows(server, state, rctx, *version, item);
+                if server.registry().serves_visibly(uri, shows) == Some(false) {
+                    continue;
+                }
+            }
             let mut params = json!({"_meta": tag});
             if let Some(uri) = uri {
                 params["uri"] = json!(uri);
