@@ -19,6 +19,7 @@ use mcp_types::skills::{
 use mcp_types::{AnyResourceContents, BlobResourceContents, ErrorObject, JsonObject, Resource, TextResourceContents};
 
 use crate::context::Context;
+use crate::context::visibility::{Item, ItemKind, Viewer, server_shows};
 use crate::def::cache::CacheHints;
 use crate::def::custom::CustomMethods;
 use crate::def::resource::ResourceDef;
@@ -184,18 +185,8 @@ impl Skills {
         self.files
             .iter()
             .map(|(uri, file)| {
-                let mut resource = match self.entries.get(uri) {
-                    Some(skill) => {
-                        let mut r = Resource::new(skill.name().unwrap_or_default(), uri.clone());
-                        r.description = skill.description().map(str::to_owned);
-                        r
-                    }
-                    None => Resource::new(uri.rsplit('/').next().unwrap_or_default(), uri.clone()),
-                };
-                resource.mime_type = Some(file.mime.to_owned());
-                resource.size = i64::try_from(file.bytes.len()).ok();
                 let file = file.clone();
-                ResourceDef::from_resource(resource, move |uri: String, _vars, _ctx: Context| {
+                ResourceDef::from_resource(self.file_resource(uri, &file), move |uri: String, _vars, _ctx: Context| {
                     let file = file.clone();
                     async move { Ok::<_, ErrorObject>(vec![contents(uri, &file)]) }
                 })
@@ -203,23 +194,66 @@ impl Skills {
             .collect()
     }
 
-    /// Registers `skills/list`, `skills/get` and `resources/directory/read`.
+    /// The resource of the file at `uri`, as listed.
+    fn file_resource(&self, uri: &str, file: &File) -> Resource {
+        let mut resource = match self.entries.get(uri) {
+            Some(skill) => {
+                let mut r = Resource::new(skill.name().unwrap_or_default(), uri.to_owned());
+                r.description = skill.description().map(str::to_owned);
+                r
+            }
+            None => Resource::new(uri.rsplit('/').next().unwrap_or_default(), uri.to_owned()),
+        };
+        resource.mime_type = Some(file.mime.to_owned());
+        resource.size = i64::try_from(file.bytes.len()).ok();
+        resource
+    }
+
+    /// The URI of each file to the URI of its skill's `SKILL.md` (the skill whose directory
+    /// holds it, the deepest if skills nest): whose visibility the file follows.
+    pub(crate) fn skill_files(&self) -> hashbrown::HashMap<String, String> {
+        self.files
+            .keys()
+            .filter_map(|uri| {
+                let path = &uri[SCHEME.len()..];
+                let skill =
+                    self.entries.keys().filter(|md| path.starts_with(skill_dir(md))).max_by_key(|md| md.len())?;
+                Some((uri.clone(), skill.clone()))
+            })
+            .collect()
+    }
+
+    /// Registers `skills/list`, `skills/get` and `resources/directory/read`, which show a
+    /// request only what `sight` lets it see.
     pub(crate) fn register(
         self,
         custom: &mut CustomMethods,
         page_size: usize,
         list_hints: CacheHints,
         get_hints: CacheHints,
+        sight: Sight,
     ) {
         let dirs = Arc::new(self.directories());
+        let resources = self.files.iter().map(|(uri, file)| (uri.clone(), self.file_resource(uri, file))).collect();
+        let sight = Arc::new(SkillSight { sight, resources });
         let entries: Arc<Vec<Skill>> = Arc::new(self.entries.into_values().collect());
         let ttl = |h: &CacheHints| u64::try_from(h.ttl_ms).unwrap_or(0);
         let list = entries.clone();
         let dir_hints = list_hints.clone();
+        let (list_sight, get_sight) = (sight.clone(), sight.clone());
         custom.add_request(
             "skills/list".to_owned(),
-            mcp_jsonrpc::custom::typed_request::<ListSkills, Context, _, _>(move |params, _ctx| {
-                let page = page(&list, params.cursor.as_deref(), page_size).map(|(skills, next)| ListSkillsResult {
+            mcp_jsonrpc::custom::typed_request::<ListSkills, Context, _, _>(move |params, ctx| {
+                // What the request sees, filtered before paging (as the protocol's lists are).
+                let seen: Vec<Skill>;
+                let skills: &[Skill] = match list_sight.filters(&ctx) {
+                    false => &list,
+                    true => {
+                        seen = list.iter().filter(|s| list_sight.shows(&ctx, &s.uri)).cloned().collect();
+                        &seen
+                    }
+                };
+                let page = page(skills, params.cursor.as_deref(), page_size).map(|(skills, next)| ListSkillsResult {
                     skills: skills.to_vec(),
                     next_cursor: next,
                     ttl_ms: Some(ttl(&list_hints)),
@@ -230,8 +264,9 @@ impl Skills {
         );
         custom.add_request(
             "skills/get".to_owned(),
-            mcp_jsonrpc::custom::typed_request::<GetSkill, Context, _, _>(move |params, _ctx| {
-                let found = match entries.iter().find(|s| s.uri == params.uri) {
+            mcp_jsonrpc::custom::typed_request::<GetSkill, Context, _, _>(move |params, ctx| {
+                let seen = |s: &&Skill| !get_sight.filters(&ctx) || get_sight.shows(&ctx, &s.uri);
+                let found = match entries.iter().find(|s| s.uri == params.uri).filter(seen) {
                     Some(skill) => Ok(GetSkillResult {
                         skill: skill.clone(),
                         ttl_ms: Some(ttl(&get_hints)),
@@ -244,8 +279,20 @@ impl Skills {
         );
         custom.add_request(
             "resources/directory/read".to_owned(),
-            mcp_jsonrpc::custom::typed_request::<ReadDirectory, Context, _, _>(move |params, _ctx| {
-                let read = match dirs.get(&params.uri) {
+            mcp_jsonrpc::custom::typed_request::<ReadDirectory, Context, _, _>(move |params, ctx| {
+                // A directory is known to a request that sees a file below it; its children
+                // are the files it sees and the directories known to it.
+                let filters = sight.filters(&ctx);
+                let seen: Vec<Resource>;
+                let children = dirs.get(&params.uri).filter(|_| !filters || sight.knows_dir(&ctx, &params.uri));
+                let children = match children {
+                    Some(children) if filters => {
+                        seen = children.iter().filter(|c| sight.knows(&ctx, c)).cloned().collect();
+                        Some(&seen[..])
+                    }
+                    other => other.map(Vec::as_slice),
+                };
+                let read = match children {
                     Some(children) => page(children, params.cursor.as_deref(), page_size).map(|(resources, next)| {
                         ReadDirectoryResult {
                             resources: resources.to_vec(),
@@ -286,6 +333,58 @@ impl Skills {
             }
         }
         dirs.into_iter().map(|(dir, children)| (dir, children.into_values().collect())).collect()
+    }
+}
+
+/// What decides which items a request sees: the server's predicate and `hide_out_of_scope`
+/// ([`ServerBuilder::visibility`](crate::ServerBuilder::visibility)), and which skill each file
+/// belongs to.
+pub(crate) struct Sight {
+    pub(crate) visibility: Option<crate::context::visibility::VisibilityFn>,
+    pub(crate) hide_out_of_scope: bool,
+    pub(crate) skill_files: Arc<hashbrown::HashMap<String, String>>,
+}
+
+/// Which skills and files a request sees: a file (and a skill, named by its `SKILL.md`) is seen
+/// when its resource and its skill's `SKILL.md` resource are, as `resources/read` sees them.
+struct SkillSight {
+    sight: Sight,
+    /// Each file's resource, as listed (what the predicate is asked with).
+    resources: hashbrown::HashMap<String, Resource>,
+}
+
+impl SkillSight {
+    /// Whether some item may be hidden from the request of `ctx` (else nothing is filtered).
+    fn filters(&self, ctx: &Context) -> bool {
+        self.sight.visibility.is_some() || self.sight.hide_out_of_scope || ctx.session.hides_any()
+    }
+
+    /// Whether the request of `ctx` sees the file at `uri`.
+    fn shows(&self, ctx: &Context, uri: &str) -> bool {
+        let who = Viewer { session: &ctx.session, attachment: ctx.attachment.as_ref(), version: ctx.version };
+        let one = |uri: &str| {
+            self.resources.get(uri).is_none_or(|r| {
+                let (s, item) = (&self.sight, Item::Resource(r, &[]));
+                !ctx.session.hides(ItemKind::Resource, uri)
+                    && server_shows(s.visibility.as_ref(), s.hide_out_of_scope, item, &who)
+            })
+        };
+        one(uri) && self.sight.skill_files.get(uri).is_none_or(|md| md == uri || one(md))
+    }
+
+    /// Whether the directory `dir` is known to the request of `ctx`: it sees a file below it.
+    fn knows_dir(&self, ctx: &Context, dir: &str) -> bool {
+        self.resources
+            .keys()
+            .any(|uri| uri.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/')) && self.shows(ctx, uri))
+    }
+
+    /// Whether a directory's child (a file, or a directory) is known to the request of `ctx`.
+    fn knows(&self, ctx: &Context, child: &Resource) -> bool {
+        match child.mime_type.as_deref() == Some(DIRECTORY_MIME_TYPE) {
+            true => self.knows_dir(ctx, &child.uri),
+            false => self.shows(ctx, &child.uri),
+        }
     }
 }
 

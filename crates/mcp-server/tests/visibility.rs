@@ -540,3 +540,83 @@ async fn a_listen_stream_carries_no_updates_of_resources_hidden_from_its_princip
     assert_eq!(updated["params"]["uri"], "other://absent", "{updated}");
     assert_eq!(alice.method().await, "notifications/prompts/list_changed");
 }
+
+/// A skill is named by its `SKILL.md` resource: hidden from a principal (here by its name, the
+/// skill's), it is unknown to `skills/list`, `skills/get` and `resources/directory/read`, and
+/// every file of it is unknown to `resources/list` and `resources/read`, with the bytes of what
+/// does not exist; a session that hides a skill's `SKILL.md` hides the skill from itself.
+#[tokio::test]
+async fn a_skill_hidden_from_a_principal_is_unknown_to_it() {
+    let md = |name: &str| format!("---\nname: {name}\ndescription: The {name} skill\n---\nBody.\n");
+    let (admin, greeting) = (md("admin-tools"), md("greeting"));
+    let skills = mcp_server::skills::Skills::from_files([
+        ("admin-tools/SKILL.md", admin.as_bytes()),
+        ("admin-tools/scripts/run.sh", b"echo hi".as_slice()),
+        ("greeting/SKILL.md", greeting.as_bytes()),
+        ("greeting/references/TONE.md", b"Warm.".as_slice()),
+    ])
+    .unwrap();
+    let hide = ToolDef::new("hide_greeting", json!({"type": "object"}), |_, ctx| async move {
+        ctx.session().hide_resource("skill://greeting/SKILL.md").await?;
+        text("hidden")
+    })
+    .unwrap();
+    let server = Server::builder("skills-visibility", "1.0.0")
+        .skills(skills)
+        .tool(hide)
+        .visibility(|item: Item<'_>, who: &Viewer<'_>| {
+            !item.name().starts_with("admin") || who.principal().is_some_and(|p| p.has_scope("mcp:admin"))
+        })
+        .build()
+        .unwrap();
+    let h = start(server).await;
+    let (alice, root) = (h.initialize(&h.alice).await, h.initialize(&h.root).await);
+    let skill_names = |r: Value| -> Vec<String> {
+        r["result"]["skills"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{r}"))
+            .iter()
+            .map(|s| s["frontmatter"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let uris = |r: Value, member: &str| -> Vec<String> {
+        r["result"][member]
+            .as_array()
+            .unwrap_or_else(|| panic!("{r}"))
+            .iter()
+            .map(|s| s["uri"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(skill_names(h.request(&h.alice, &alice, "skills/list", json!({})).await), ["greeting"]);
+    assert_eq!(skill_names(h.request(&h.root, &root, "skills/list", json!({})).await), ["admin-tools", "greeting"]);
+    let alice_files = uris(h.request(&h.alice, &alice, "resources/list", json!({})).await, "resources");
+    assert_eq!(alice_files, ["skill://greeting/SKILL.md", "skill://greeting/references/TONE.md"]);
+    let root_files = uris(h.request(&h.root, &root, "resources/list", json!({})).await, "resources");
+    assert_eq!(root_files.len(), 4, "{root_files:?}");
+    let dir = |uri: &str| json!({"uri": uri});
+    let greeting_dir = h.request(&h.alice, &alice, "resources/directory/read", dir("skill://greeting")).await;
+    assert_eq!(uris(greeting_dir, "resources"), ["skill://greeting/SKILL.md", "skill://greeting/references"]);
+
+    // Named: answered to alice with the bytes of what does not exist (the URI aside).
+    let named = [
+        ("skills/get", "skill://admin-tools/SKILL.md", "skill://absent/SKILL.md"),
+        ("resources/read", "skill://admin-tools/scripts/run.sh", "skill://absent/scripts/run.sh"),
+        ("resources/read", "skill://admin-tools/SKILL.md", "skill://absent/SKILL.md"),
+        ("resources/directory/read", "skill://admin-tools", "skill://absent"),
+        ("resources/directory/read", "skill://admin-tools/scripts", "skill://absent/scripts"),
+    ];
+    for (method, uri, absent) in named {
+        let seen = h.request(&h.root, &root, method, json!({"uri": uri})).await;
+        assert!(seen["result"].is_object(), "{method} {uri}: {seen}");
+        let unseen = h.raw(&h.alice, &alice, method, json!({"uri": uri})).await;
+        let missing = h.raw(&h.root, &root, method, json!({"uri": absent})).await;
+        assert_eq!(unseen, missing.replace(absent, uri), "{method} {uri}");
+    }
+
+    // A session hides the skill `greeting` from itself: its `SKILL.md` resource.
+    let hidden = h.request(&h.root, &root, "tools/call", json!({"name": "hide_greeting", "arguments": {}})).await;
+    assert_eq!(hidden["result"]["content"][0]["text"], "hidden", "{hidden}");
+    assert_eq!(skill_names(h.request(&h.root, &root, "skills/list", json!({})).await), ["admin-tools"]);
+    let read = h.raw(&h.root, &root, "resources/read", json!({"uri": "skill://greeting/references/TONE.md"})).await;
+    assert!(read.contains("\"error\""), "{read}");
+}

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use mcp_jsonrpc::{ErrorObject, RequestContext};
+use mcp_jsonrpc::ErrorObject;
 use mcp_types::{
     Implementation, PromptListChangedNotification, ProtocolVersion, ResourceListChangedNotification,
     ToolListChangedNotification,
@@ -119,7 +119,7 @@ impl<'a> Item<'a> {
 /// decoded or copied unless the predicate asks for it.
 pub struct Viewer<'a> {
     pub(crate) session: &'a SessionState,
-    pub(crate) rctx: &'a RequestContext,
+    pub(crate) attachment: Option<&'a mcp_jsonrpc::Attachment>,
     pub(crate) version: ProtocolVersion,
 }
 
@@ -142,12 +142,12 @@ impl Viewer<'_> {
     }
     /// What the transport attached to the request.
     pub fn attachment(&self) -> Option<&mcp_jsonrpc::Attachment> {
-        self.rctx.attachment()
+        self.attachment
     }
     /// The HTTP request that carried the request, when served over HTTP.
     #[cfg(feature = "http")]
     pub fn http_request(&self) -> Option<&mcp_transport_http::server::RequestInfo> {
-        self.rctx.attachment()?.downcast_ref()
+        self.attachment?.downcast_ref()
     }
     /// The HTTP session (`Mcp-Session-Id`) the request belongs to; `None` outside HTTP and for
     /// a request of the stateless revision.
@@ -164,6 +164,30 @@ impl Viewer<'_> {
     pub fn principal(&self) -> Option<&mcp_transport_http::server::auth::Principal> {
         self.http_request()?.extensions().get()
     }
+}
+
+/// Whether the server shows `item` to `who`: its predicate `visibility`, and with
+/// `hide_out_of_scope` the scopes of `who`'s token; whatever the session hides.
+pub(crate) fn server_shows(
+    visibility: Option<&VisibilityFn>,
+    hide_out_of_scope: bool,
+    item: Item<'_>,
+    who: &Viewer<'_>,
+) -> bool {
+    #[cfg(feature = "auth")]
+    if hide_out_of_scope && !item.scopes().is_empty() && !granted(who, item.scopes()) {
+        return false;
+    }
+    #[cfg(not(feature = "auth"))]
+    let _ = hide_out_of_scope;
+    visibility.is_none_or(|f| f(item, who))
+}
+
+/// Whether the token of `who` grants `scopes` (a request without a principal: yes, as scopes
+/// are not checked there).
+#[cfg(feature = "auth")]
+fn granted(who: &Viewer<'_>, scopes: &[String]) -> bool {
+    who.principal().is_none_or(|p| scopes.iter().all(|s| p.has_scope(s)))
 }
 
 /// One session's visibility, changed at run time: items hidden from that session only, which

@@ -36,22 +36,11 @@ pub(crate) fn server_shows(
     version: mcp_types::ProtocolVersion,
     item: Item<'_>,
 ) -> bool {
-    #[cfg(feature = "auth")]
-    if server.hide_out_of_scope && !item.scopes().is_empty() && !granted(rctx, item.scopes()) {
-        return false;
+    if server.visibility.is_none() && !server.hide_out_of_scope {
+        return true;
     }
-    server.visibility.as_ref().is_none_or(|f| f(item, &Viewer { session: state, rctx, version }))
-}
-
-/// Whether the token of request `rctx` grants `scopes` (a request without a principal: yes,
-/// as scopes are not checked there).
-#[cfg(feature = "auth")]
-fn granted(rctx: &RequestContext, scopes: &[String]) -> bool {
-    let principal = rctx
-        .attachment()
-        .and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
-        .and_then(|info| info.extensions().get::<mcp_transport_http::server::auth::Principal>());
-    principal.is_none_or(|p| scopes.iter().all(|s| p.has_scope(s)))
+    let who = Viewer { session: state, attachment: rctx.attachment(), version };
+    crate::context::visibility::server_shows(server.visibility.as_ref(), server.hide_out_of_scope, item, &who)
 }
 
 /// The outcome of a tool's handler on checked arguments, inside an async block: arguments the
@@ -118,7 +107,23 @@ impl Call<'_> {
     /// loads, no lock.
     #[inline]
     pub(crate) fn sees(&self, item: Item<'_>) -> bool {
-        !self.state.hides(item.kind(), item.key()) && self.server_shows(item)
+        !self.state.hides(item.kind(), item.key()) && self.server_shows(item) && self.sees_skill_of(item)
+    }
+
+    /// A file of a skill (the Skills extension) is seen only with its skill, named by its
+    /// `SKILL.md` resource. Nothing to ask when no item may be hidden or no skill is served.
+    fn sees_skill_of(&self, item: Item<'_>) -> bool {
+        let Item::Resource(resource, _) = item else { return true };
+        if self.server.skill_files.is_empty() || !self.filters() {
+            return true;
+        }
+        match self.server.skill_files.get(&resource.uri) {
+            Some(skill_md) if *skill_md != resource.uri => {
+                let registry = self.server.registry();
+                registry.resource(skill_md).is_none_or(|md| self.sees(md.item()))
+            }
+            _ => true,
+        }
     }
 
     /// Whether the server shows `item` to the request (its predicate, and with

@@ -41,6 +41,9 @@ pub(crate) struct ServerShared {
     /// Items whose `scopes` a request's token lacks are hidden from it rather than refused
     /// with 403 ([`ServerBuilder::hide_out_of_scope`](crate::ServerBuilder::hide_out_of_scope)).
     pub(crate) hide_out_of_scope: bool,
+    /// The URI of each file of the skills served (the Skills extension) to the URI of its
+    /// skill's `SKILL.md`, whose visibility the file follows; empty without skills.
+    pub(crate) skill_files: Arc<hashbrown::HashMap<String, String>>,
     pub(crate) cache_hints: CachePolicy,
     pub(crate) state_keys: StateKeys,
     pub(crate) bus: Arc<dyn SubscriptionBus>,

@@ -74,6 +74,8 @@ pub struct ServerBuilder {
     extensions: BTreeMap<String, JsonObject>,
     /// The skills served (the Skills extension), or why they could not be read.
     skills: Option<Result<crate::skills::Skills, Arc<crate::skills::SkillsError>>>,
+    /// The files of the skills served, to their skill's `SKILL.md` (filled by `build`).
+    skill_files: Arc<hashbrown::HashMap<String, String>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -467,7 +469,14 @@ impl ServerBuilder {
             self.enable_resources = true;
             let hints = |t| self.cache_hints.get(t).clone();
             let (list, get) = (hints(CacheTarget::ResourcesList), hints(CacheTarget::ResourcesRead));
-            skills.register(&mut self.custom, self.page_size, list, get);
+            let skill_files = Arc::new(skills.skill_files());
+            self.skill_files = skill_files.clone();
+            let sight = crate::skills::Sight {
+                visibility: self.visibility.clone(),
+                hide_out_of_scope: self.hide_out_of_scope,
+                skill_files,
+            };
+            skills.register(&mut self.custom, self.page_size, list, get, sight);
             self.extensions.entry(mcp_types::skills::EXTENSION.to_owned()).or_insert_with(crate::skills::settings);
         }
         self.check_custom()?;
@@ -537,6 +546,7 @@ impl ServerBuilder {
                 on_roots_changed: self.on_roots_changed,
                 visibility: self.visibility,
                 hide_out_of_scope: self.hide_out_of_scope,
+                skill_files: self.skill_files,
                 cache_hints: self.cache_hints,
                 state_keys: match self.state_keys {
                     Some(keys) if !keys.is_empty() => crate::serve::seal::StateKeys::new(keys, self.state_ttl),
@@ -646,6 +656,7 @@ impl Server {
             experimental: BTreeMap::new(),
             extensions: BTreeMap::new(),
             skills: None,
+            skill_files: Default::default(),
         }
     }
 }
