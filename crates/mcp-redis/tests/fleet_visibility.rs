@@ -155,7 +155,7 @@ async fn a_shared_session_is_changed_from_outside_its_requests() {
     // Instance 1 holds a copy too.
     assert_eq!(tools(&bases[1], &session).await, ["echo", "hide_echo", "show_echo"]);
 
-    let control = servers[0].session(&session).expect("instance 0 holds the session");
+    let control = servers[0].session(&session).await.expect("instance 0 holds the session");
     assert!(control.hide_tool("echo").await.unwrap());
     assert!(!control.hide_tool("echo").await.unwrap(), "hidden already");
     let record = redis.command(&format!("HEXISTS mcp:session:{{{session}}} hide:tool:echo"));
@@ -165,9 +165,33 @@ async fn a_shared_session_is_changed_from_outside_its_requests() {
     let unknown = call(&bases[1], &session, "echo").await;
     assert_eq!(unknown["error"]["message"], "invalid params: unknown tool `echo`", "{unknown}");
 
-    let control = servers[1].session(&session).expect("instance 1 holds a copy");
+    let control = servers[1].session(&session).await.expect("instance 1 holds a copy");
     assert!(control.show_tool("echo").await.unwrap());
     assert_eq!(tools(&bases[1], &session).await, ["echo", "hide_echo", "show_echo"]);
     until_listed(&bases[0], &session, &["echo", "hide_echo", "show_echo"]).await;
     assert_eq!(call(&bases[0], &session, "echo").await["result"]["content"][0]["text"], "ok");
+}
+
+/// `Server::session(id)` on an instance that never served the session (an operator's) finds
+/// it in the fleet's store: it loads a copy, whose change goes to the record, and the instance
+/// that serves the session hides the tool too (its copy reloads the record it is told of).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_session_another_instance_serves_is_found_in_the_store() {
+    let redis = RedisServer::start();
+    let (bases, servers) = fleet(&redis).await;
+    let session = initialize(&bases[0]).await;
+    assert_eq!(tools(&bases[0], &session).await, ["echo", "hide_echo", "show_echo"]);
+    assert!(servers[1].session("no-such-session").await.is_none(), "not in the store either");
+
+    // Instance 1 has served no request of the session.
+    let control = servers[1].session(&session).await.expect("instance 1 loads the session from the store");
+    assert_eq!(control.id().as_deref(), Some(session.as_str()));
+    assert!(control.hide_tool("echo").await.unwrap());
+    let record = redis.command(&format!("HEXISTS mcp:session:{{{session}}} hide:tool:echo"));
+    assert_eq!(record, ":1", "the record holds the hidden tool");
+    until_listed(&bases[0], &session, &["hide_echo", "show_echo"]).await;
+    let unknown = call(&bases[0], &session, "echo").await;
+    assert_eq!(unknown["error"]["message"], "invalid params: unknown tool `echo`", "{unknown}");
+    // The copy instance 1 loaded serves the session's requests too.
+    assert_eq!(tools(&bases[1], &session).await, ["hide_echo", "show_echo"]);
 }

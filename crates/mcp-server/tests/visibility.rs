@@ -373,12 +373,12 @@ async fn a_session_that_hides_a_tool_is_told_and_no_other_is() {
     assert_eq!(one_events.method().await, "notifications/prompts/list_changed");
 
     // Shown again, from the server, by the session's id: session one is told.
-    let control = h.server.session(&one).expect("session one is connected here");
+    let control = h.server.session(&one).await.expect("session one is connected here");
     assert_eq!(control.id().as_deref(), Some(one.as_str()));
     assert!(control.show_tool("echo").await.unwrap());
     assert_eq!(one_events.method().await, "notifications/tools/list_changed");
     assert_eq!(h.request(&h.alice, &one, "tools/call", echo).await["result"]["content"][0]["text"], "ok");
-    assert!(h.server.session("no-such-session").is_none());
+    assert!(h.server.session("no-such-session").await.is_none());
 }
 
 #[tokio::test]

@@ -40,7 +40,7 @@ async fn a_client_that_reads_nothing_delays_a_visibility_change_a_second_at_most
         .as_str()
         .unwrap()
         .to_owned();
-    let control = server.session(&id).expect("the session is connected");
+    let control = server.session(&id).await.expect("the session is connected");
 
     // The client reads nothing from here: the first notifications fill the transport and the
     // outgoing queue, then each change waits its second for room, and goes on.

@@ -66,6 +66,10 @@ pub(crate) struct ServerShared {
     pub(crate) ended: std::sync::atomic::AtomicUsize,
     /// The task that tells this process's sessions of what a bus that fans out brings runs.
     pub(crate) relay: std::sync::atomic::AtomicBool,
+    /// How the HTTP endpoints whose sessions a fleet shares load a session this instance does
+    /// not hold (for `Server::session`); empty outside a fleet.
+    #[cfg(feature = "http")]
+    pub(crate) loaders: Mutex<Vec<mcp_transport_http::server::SessionLoader>>,
 }
 
 impl ServerShared {

@@ -562,6 +562,8 @@ impl ServerBuilder {
                 sessions: Mutex::new(Vec::new()),
                 ended: std::sync::atomic::AtomicUsize::new(0),
                 relay: std::sync::atomic::AtomicBool::new(false),
+                #[cfg(feature = "http")]
+                loaders: Mutex::new(Vec::new()),
             }),
         })
     }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use axum::http;
+use mcp_jsonrpc::sync::MutexExt as _;
 use mcp_jsonrpc::{Dispatcher, FrameSink, Peer, message};
 use mcp_transport_http::server::{self, HttpServerConfig, SessionFactory};
 use mcp_types::ProtocolVersion;
@@ -57,6 +58,12 @@ impl SessionFactory for Server {
         dispatcher.peer().set_protocol_version(version);
         self.register(&state, dispatcher.peer(), false);
         dispatcher
+    }
+    /// Kept for [`Server::session`] (the endpoints that are gone dropped).
+    fn fleet_loader(&self, loader: server::SessionLoader) {
+        let mut loaders = self.shared.loaders.lock_unpoisoned();
+        loaders.retain(server::SessionLoader::is_live);
+        loaders.push(loader);
     }
     /// The 2026-07-28 `Mcp-Name` and `Mcp-Param-*` headers against the request's body (see
     /// `serve::param_headers`).

@@ -26,9 +26,30 @@ impl Server {
     /// The session `id` (see [`SessionControl::id`](crate::SessionControl::id)) connected to
     /// this process, to hide items from it or show them again: only that session is told
     /// (`list_changed`). A session a fleet shares is changed in the fleet's record, so every
-    /// instance hides the items; this instance must hold a copy of it (have served one of
-    /// its requests).
-    pub fn session(&self, id: &str) -> Option<SessionControl> {
+    /// instance hides the items. One this instance does not hold yet (served by another
+    /// instance only) is loaded from the fleet's store, as a request of it would load it
+    /// (two round trips to the store, on this call only); a session that is not shared costs
+    /// no round trip. `None`: no such session.
+    pub async fn session(&self, id: &str) -> Option<SessionControl> {
+        if let Some(control) = self.held_session(id) {
+            return Some(control);
+        }
+        #[cfg(feature = "http")]
+        {
+            let loaders = self.shared.loaders.lock_unpoisoned().clone();
+            for loader in loaders {
+                if loader.load(id).await
+                    && let Some(control) = self.held_session(id)
+                {
+                    return Some(control);
+                }
+            }
+        }
+        None
+    }
+
+    /// The session `id`, if this process holds it (or a copy of it).
+    fn held_session(&self, id: &str) -> Option<SessionControl> {
         let state = self.live_sessions().into_iter().find(|s| s.public_id() == id)?;
         let version = state.peer.get()?.protocol_version();
         Some(SessionControl { state, attachment: None, version })

@@ -42,6 +42,12 @@ pub trait SessionFactory: Send + Sync + 'static {
         let _ = (sink, record, handle);
         None
     }
+    /// Hands the factory the [`SessionLoader`] of an endpoint whose sessions a fleet shares,
+    /// when the endpoint is built: how it makes this instance hold a copy of a session another
+    /// instance serves, from outside any request. Default: not kept.
+    fn fleet_loader(&self, loader: SessionLoader) {
+        let _ = loader;
+    }
     /// Checks a request of the stateless revision against the headers of its POST before it
     /// is served, for what the endpoint cannot check without knowing the request's meaning
     /// (the 2026-07-28 `Mcp-Name` and `Mcp-Param-*` headers, say). The endpoint has checked
@@ -113,5 +119,34 @@ impl Rejection {
     /// ```
     pub fn header_mismatch(detail: impl std::fmt::Display) -> Rejection {
         Rejection { status: http::StatusCode::BAD_REQUEST, error: ErrorObject::header_mismatch(detail) }
+    }
+}
+
+/// An endpoint's way to load a session a fleet shares into this instance, from outside any
+/// request (see [`SessionFactory::fleet_loader`]): an operator's change to a session another
+/// instance serves. Holds the endpoint weakly.
+#[derive(Clone)]
+pub struct SessionLoader(pub(crate) std::sync::Weak<crate::server::endpoint::App>);
+
+impl std::fmt::Debug for SessionLoader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionLoader").finish_non_exhaustive()
+    }
+}
+
+impl SessionLoader {
+    /// Makes this instance hold a copy of the shared session `id`, loaded from the fleet's
+    /// store as a request of it would load it (two round trips to the store: the record read,
+    /// then checked still there), whoever owns it; its copy is then connected through
+    /// [`SessionFactory::connect_shared`]. Whether this instance holds a copy now (`false`:
+    /// no such session, the endpoint is gone, or the store failed, which is logged).
+    pub async fn load(&self, id: &str) -> bool {
+        let Some(app) = self.0.upgrade() else { return false };
+        app.load_for_operator(id).await
+    }
+
+    /// Whether the endpoint still serves.
+    pub fn is_live(&self) -> bool {
+        self.0.strong_count() > 0
     }
 }

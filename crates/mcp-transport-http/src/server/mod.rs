@@ -70,7 +70,7 @@ mod stream;
 use std::sync::Arc;
 
 pub use config::{HttpServerConfig, Policy};
-pub use factory::{Refresh, Rejection, SessionFactory, SharedSession};
+pub use factory::{Refresh, Rejection, SessionFactory, SessionLoader, SharedSession};
 pub use handlers::info::RequestInfo;
 pub use shared::{
     Audience, COPY_FIELD_PREFIX, Delivery, Fanout, FieldChange, InMemorySharedSessions, STANDALONE_FIELD, SessionCopy,

@@ -36,10 +36,51 @@ impl Owner {
         Owner::of(extensions).is_some_and(|other| other == *self)
     }
 
+    /// The owner a record names ([`record`](Self::record) read back); `None` for a session
+    /// without one (made by a request without a token).
+    pub(crate) fn from_record(line: &str) -> Option<Owner> {
+        let (issuer, subject, client_id, token): (Option<String>, Option<String>, Option<String>, Option<String>) =
+            serde_json::from_str(line).ok()?;
+        let token = match token {
+            None => None,
+            Some(hex) => {
+                let mut bytes = [0u8; 32];
+                if hex.len() != 64 {
+                    return None;
+                }
+                for (i, byte) in bytes.iter_mut().enumerate() {
+                    *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+                }
+                Some(TokenFingerprint(bytes))
+            }
+        };
+        Some(Owner { issuer, subject, client_id, token })
+    }
+
     /// The owner as one line, for the record of a session a fleet shares: what every instance
     /// computes alike for the same token.
     pub(crate) fn record(&self) -> String {
         let token = self.token.map(|t| t.0.iter().map(|b| format!("{b:02x}")).collect::<String>());
         serde_json::json!([self.issuer, self.subject, self.client_id, token]).to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A copy an operator loads is owned by who the record names: the owner read back.
+    #[test]
+    fn an_owner_is_read_back_from_its_record() {
+        let owner = Owner {
+            issuer: Some("https://issuer".into()),
+            subject: Some("alice".into()),
+            client_id: None,
+            token: Some(TokenFingerprint([0xab; 32])),
+        };
+        assert_eq!(Owner::from_record(&owner.record()), Some(owner));
+        let anonymous = Owner { issuer: None, subject: None, client_id: None, token: None };
+        assert_eq!(Owner::from_record(&anonymous.record()), Some(anonymous));
+        assert_eq!(Owner::from_record(""), None, "a session made without a token");
     }
 }

@@ -114,12 +114,24 @@ impl App {
         }
     }
 
-    /// The copy here of session `id`, which this instance does not hold, from the store.
+    /// A copy here of session `id`, for an operator (see
+    /// [`SessionLoader`](crate::server::SessionLoader)): whether this instance holds one now.
+    pub(crate) async fn load_for_operator(self: &Arc<Self>, id: &str) -> bool {
+        let Some(fleet) = &self.fleet else { return false };
+        if let Some(held) = self.local(id) {
+            return held.router.shared().is_some();
+        }
+        self.load_shared(fleet, id, None).await.is_ok()
+    }
+
+    /// The copy here of session `id`, which this instance does not hold, from the store: for
+    /// a request with `extensions`, whose principal must own it, or (`None`) for an operator,
+    /// the copy then owned by who owns the session.
     pub(super) async fn load_shared(
         self: &Arc<Self>,
         fleet: &Arc<Fleet>,
         id: &str,
-        extensions: &Extensions,
+        extensions: Option<&Extensions>,
     ) -> Result<Arc<Session>, Response> {
         if fleet.store.readiness().is_err() {
             return Err(store_unavailable(fleet, None));
@@ -137,7 +149,7 @@ impl App {
             }
         };
         let owner = record.field(OWNER_FIELD).and_then(|o| std::str::from_utf8(o).ok());
-        let Some(owner) = owner.filter(|owner| *owner == &*owner_record(extensions)) else {
+        let Some(owner) = owner.filter(|owner| extensions.is_none_or(|e| *owner == &*owner_record(e))) else {
             tracing::debug!(session = %id, "a shared session used by another principal");
             // No copy made here: the record stops naming it.
             forget_copy(fleet, id.into(), copy);
@@ -170,7 +182,10 @@ impl App {
             refresh: Some(shared.refresh),
             client: None,
             #[cfg(feature = "auth")]
-            owner: crate::server::auth::owner::Owner::of(extensions),
+            owner: match extensions {
+                Some(extensions) => crate::server::auth::owner::Owner::of(extensions),
+                None => crate::server::auth::owner::Owner::from_record(owner),
+            },
         });
         // Another request loaded it meanwhile (that copy serves), or the table is full.
         let refused = {

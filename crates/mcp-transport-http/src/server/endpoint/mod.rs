@@ -72,6 +72,9 @@ impl App {
             in_flight: Arc::new(AtomicUsize::new(0)),
         });
         drain.register(&app.sessions);
+        if app.fleet.is_some() {
+            app.factory.fleet_loader(crate::server::factory::SessionLoader(Arc::downgrade(&app)));
+        }
         // In a fleet, the other instances' messages are heard from the start (when built within a
         // runtime; else from the first session).
         if let Some(fleet) = &app.fleet
@@ -110,7 +113,7 @@ impl App {
             return Err(session_not_found());
         }
         match &self.fleet {
-            Some(fleet) => self.load_shared(fleet, id, extensions).await,
+            Some(fleet) => self.load_shared(fleet, id, Some(extensions)).await,
             None => Err(session_not_found()),
         }
     }
