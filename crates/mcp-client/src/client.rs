@@ -178,6 +178,10 @@ impl Client {
         // A clone of a disabled span is a copy of nothing.
         let outcome = if self.layers.is_empty() {
             send(params, options).instrument(span.clone()).await
+        } else if self.stateless().is_some() && crate::connection::stateless::INPUT_METHODS.contains(&method) {
+            // A layer may send it again: the input its rounds were given is kept for that.
+            let run = middleware::run(&self.layers, method, params, options, send);
+            crate::serve::input::remembering(run).instrument(span.clone()).await
         } else {
             middleware::run(&self.layers, method, params, options, send).instrument(span.clone()).await
         };

@@ -429,6 +429,93 @@ mod http {
     }
 }
 
+/// 2026-07-28: a call whose input round was answered, then whose next attempt's connection is
+/// cut, is sent again by `Retry` with the answers already given: the user is not asked twice.
+#[cfg(feature = "http")]
+mod input_once {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::Request;
+    use axum::response::Response;
+    use mcp_server::mcp_transport_http::server::{self, HttpServerConfig};
+    use mcp_types::{ElicitAction, ElicitRequestParams, ElicitResult, ErrorObject};
+
+    /// Cuts the connection of the first POST that carries `inputResponses`: its answer's body
+    /// fails mid-way, so hyper drops the connection; counts the `tools/call` POSTs.
+    #[derive(Default)]
+    struct Cut {
+        cut: AtomicU32,
+        calls: AtomicU32,
+    }
+
+    async fn cut(state: Arc<Cut>, request: Request<Body>, next: axum::middleware::Next) -> Response {
+        let (parts, body) = request.into_parts();
+        let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        if text.contains("\"tools/call\"") {
+            state.calls.fetch_add(1, Ordering::AcqRel);
+            if text.contains("inputResponses") && state.cut.fetch_add(1, Ordering::AcqRel) == 0 {
+                let failing = futures_util::stream::once(async {
+                    Err::<bytes::Bytes, _>(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "cut"))
+                });
+                return Response::builder()
+                    .header("content-type", "application/json")
+                    .body(Body::from_stream(failing))
+                    .unwrap();
+            }
+        }
+        next.run(Request::from_parts(parts, Body::from(bytes))).await
+    }
+
+    #[tokio::test]
+    async fn a_retried_call_does_not_ask_the_user_again_for_input_it_gave() {
+        let confirm = ToolDef::new("confirm", json!({"type": "object"}), |_args, ctx| async move {
+            let params: ElicitRequestParams = serde_json::from_value(json!({"mode": "form", "message": "Sure?",
+                "requestedSchema": {"type": "object", "properties": {}}}))
+            .unwrap();
+            let answer = ctx.elicit_raw(params).await.map_err(|e| ToolError::new(e.to_string()))?;
+            Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(format!("{:?}", answer.action))]))
+        })
+        .unwrap();
+        let state = Arc::new(Cut::default());
+        let layer = state.clone();
+        let router = Server::builder("asks", "1.0")
+            .tool(confirm)
+            .build()
+            .unwrap()
+            .http_router(HttpServerConfig::default())
+            .layer(axum::middleware::from_fn(move |r, n| cut(layer.clone(), r, n)));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        tokio::spawn(async move { server::serve_router(listener, router, &HttpServerConfig::default()).await });
+
+        let asked = Arc::new(AtomicU32::new(0));
+        let counter = asked.clone();
+        let retry = Retry::new().backoff(Duration::from_millis(1), Duration::from_millis(5)).idempotent_tool("confirm");
+        let client = ClientBuilder::new("c", "1")
+            .layer(retry)
+            .on_elicitation(move |_params: ElicitRequestParams| {
+                counter.fetch_add(1, Ordering::AcqRel);
+                async move { Ok::<_, ErrorObject>(ElicitResult::new(ElicitAction::Accept)) }
+            })
+            .connect_http(&url)
+            .await
+            .unwrap();
+        assert!(client.protocol_version().is_stateless());
+
+        let result = client.call_tool("confirm", json!({})).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("Accept"), "{result:?}");
+        assert_eq!(state.cut.load(Ordering::Acquire), 2, "the answered round was cut once, then got through");
+        assert_eq!(state.calls.load(Ordering::Acquire), 4, "two attempts of two rounds each");
+        assert_eq!(asked.load(Ordering::Acquire), 1, "the user was asked once");
+
+        // Another call asks again: the answers are the call's own.
+        client.call_tool("confirm", json!({})).await.unwrap();
+        assert_eq!(asked.load(Ordering::Acquire), 2);
+        client.close().await.unwrap();
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // `tower` layers.
 

@@ -22,7 +22,7 @@ use crate::wire::stateless::{
 use crate::wire::tasks::declare_tasks;
 
 /// The requests a server may answer with `input_required`.
-const INPUT_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
+pub(crate) const INPUT_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
 
 /// Sends a stateless request: `_meta` filled in, a rejected revision retried once when the
 /// server lists ours, `input_required` answered (up to `max_rounds` retries). Returns the
@@ -39,6 +39,8 @@ pub(crate) async fn call<R: Request>(
     mut options: CallOptions,
     tasks: bool,
 ) -> Result<Value, ClientError> {
+    // A layer may send the call again: the input answered in earlier attempts is given again.
+    crate::serve::input::new_attempt();
     let mut base = params_object(&params)?;
     meta.apply(&mut base, STATELESS.as_str());
     if tasks {

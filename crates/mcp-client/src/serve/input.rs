@@ -50,8 +50,17 @@ pub(crate) async fn input_responses(
         let params = request.params.as_deref().map_or("{}", serde_json::value::RawValue::get);
         let related = task.and_then(|id| naming_task(params, id));
         let params = related.as_deref().unwrap_or(params);
+        // An answer an earlier attempt of the call gave to the same request is given again.
+        let asked = task.is_none().then(|| Asked::of(&key, &request.method, params)).flatten();
+        if let Some(response) = asked.as_ref().and_then(Asked::answered_before) {
+            responses.insert(key, response);
+            continue;
+        }
         match INPUT_KEY.scope(key.clone(), answer(&request.method, params, handlers)).await {
             Ok(response) => {
+                if let Some(asked) = asked {
+                    asked.remember(&response);
+                }
                 responses.insert(key, response);
             }
             Err(e) => {
@@ -68,6 +77,77 @@ pub(crate) async fn input_responses(
 tokio::task_local! {
     /// The key of the input request a handler is answering (see [`input_key`]).
     static INPUT_KEY: String;
+    /// The answers given to the input requests of the call being sent (see [`remembering`]).
+    static ANSWERED: std::cell::RefCell<Answered>;
+}
+
+/// The most answers a call keeps for its later attempts.
+const MAX_ANSWERED: usize = 64;
+
+/// The answers given to the input requests of one call (a 2026-07-28 `input_required` round),
+/// kept across its attempts: a call a layer sends again ([`Retry`](crate::middleware::Retry))
+/// does not ask the handlers again for input they answered in an earlier attempt.
+#[derive(Default)]
+pub(crate) struct Answered {
+    /// The answers of earlier attempts this one has not given again yet.
+    earlier: Vec<(Asked, Value)>,
+    /// The answers of this attempt.
+    now: Vec<(Asked, Value)>,
+}
+
+/// One input request as the server asked it: its key, method and params.
+#[derive(PartialEq)]
+struct Asked {
+    key: String,
+    method: String,
+    params: Value,
+}
+
+impl Asked {
+    /// The request, when a call keeps its answers (else `None`: nothing is read).
+    fn of(key: &str, method: &str, params: &str) -> Option<Asked> {
+        ANSWERED.try_with(|_| ()).ok()?;
+        let params = serde_json::from_str(params).ok()?;
+        Some(Asked { key: key.to_owned(), method: method.to_owned(), params })
+    }
+
+    /// The answer an earlier attempt gave to this same request (given once per attempt).
+    fn answered_before(&self) -> Option<Value> {
+        ANSWERED
+            .try_with(|answered| {
+                let mut answered = answered.borrow_mut();
+                let at = answered.earlier.iter().position(|(asked, _)| asked == self)?;
+                let (asked, response) = answered.earlier.swap_remove(at);
+                answered.now.push((asked, response.clone()));
+                Some(response)
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// Keeps the answer a handler gave, for the call's later attempts (within a bound).
+    fn remember(self, response: &Value) {
+        let _ = ANSWERED.try_with(|answered| {
+            let mut answered = answered.borrow_mut();
+            if answered.earlier.len() + answered.now.len() < MAX_ANSWERED {
+                answered.now.push((self, response.clone()));
+            }
+        });
+    }
+}
+
+/// Runs `call` keeping the answers of its input rounds across its attempts (see [`Answered`]).
+pub(crate) async fn remembering<F: std::future::Future>(call: F) -> F::Output {
+    ANSWERED.scope(std::cell::RefCell::default(), call).await
+}
+
+/// An attempt of the call begins: what the attempts before it answered may be given again.
+pub(crate) fn new_attempt() {
+    let _ = ANSWERED.try_with(|answered| {
+        let mut answered = answered.borrow_mut();
+        let now = std::mem::take(&mut answered.now);
+        answered.earlier.extend(now);
+    });
 }
 
 /// The key under which the server asked for the input a sampling, elicitation or roots
