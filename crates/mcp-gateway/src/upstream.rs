@@ -106,10 +106,22 @@ impl Upstream {
 
 /// A tool call that failed on its way to the mounted server `prefix` or back (the server
 /// down, the connection lost): an error result for the model, naming the mount; the gateway
-/// goes on.
+/// goes on. A warning only then: a call its client cancelled, or one that waits for the
+/// client's input (2026-07-28: the gateway's client is asked, and retries the call with the
+/// answer), is the normal flow, logged at debug level.
 pub(crate) fn failed_call(prefix: &str, upstream: &Upstream, e: ClientError, ctx: &Context) -> CallToolResult {
-    let _ = ctx;
+    let normal = ctx.is_cancelled() || matches!(e, ClientError::Cancelled) || awaits_input(&e);
     let message = upstream.error(prefix, e).message;
-    tracing::warn!(mount = prefix, "{message}");
+    if normal {
+        tracing::debug!(mount = prefix, "{message}");
+    } else {
+        tracing::warn!(mount = prefix, "{message}");
+    }
     CallToolResult::error(message)
+}
+
+/// Whether `e` says the gateway's client has yet to answer the mounted server's input request
+/// (2026-07-28: the gateway's answer asks for it).
+fn awaits_input(e: &ClientError) -> bool {
+    matches!(e, ClientError::Input { error, .. } if *error == ErrorObject::from(mcp_server::ClientRequestError::InputRequired))
 }
