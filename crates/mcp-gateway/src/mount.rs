@@ -520,7 +520,7 @@ impl Mount {
                 Err(ToolError::Protocol(error))
             }
             // The mounted server is down: an error for the model, the gateway goes on.
-            Err(e) => Ok(crate::upstream::failed_call(self.naming.prefix(), &upstream, e, &ctx)),
+            Err(e) => Ok(crate::upstream::failed_call(self.naming.prefix(), &upstream, e)),
         }
     }
 

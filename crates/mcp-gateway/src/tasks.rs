@@ -77,7 +77,7 @@ pub(crate) async fn call_as_task(
         }
         Ok(_) => Err(ToolError::Protocol(ErrorObject::internal_error("an unknown answer to a task call"))),
         Err(ClientError::Remote(error)) => Err(ToolError::Protocol(error)),
-        Err(e) => Ok(crate::upstream::failed_call(prefix, upstream, e, ctx)),
+        Err(e) => Ok(crate::upstream::failed_call(prefix, upstream, e)),
     }
 }
 

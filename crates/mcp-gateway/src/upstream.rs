@@ -106,13 +106,13 @@ impl Upstream {
 
 /// A tool call that failed on its way to the mounted server `prefix` or back (the server
 /// down, the connection lost): an error result for the model, naming the mount; the gateway
-/// goes on. A warning only then: a call its client cancelled, or one that waits for the
-/// client's input (2026-07-28: the gateway's client is asked, and retries the call with the
-/// answer), is the normal flow, logged at debug level.
-pub(crate) fn failed_call(prefix: &str, upstream: &Upstream, e: ClientError, ctx: &Context) -> CallToolResult {
-    let normal = ctx.is_cancelled() || matches!(e, ClientError::Cancelled) || awaits_input(&e);
+/// goes on. A warning only then: a call that waits for the client's input (2026-07-28: the
+/// gateway's client is asked, and retries the call with the answer) is the normal flow,
+/// logged at debug level.
+pub(crate) fn failed_call(prefix: &str, upstream: &Upstream, e: ClientError) -> CallToolResult {
+    let waits = awaits_input(&e);
     let message = upstream.error(prefix, e).message;
-    if normal {
+    if waits {
         tracing::debug!(mount = prefix, "{message}");
     } else {
         tracing::warn!(mount = prefix, "{message}");
