@@ -107,3 +107,31 @@ async fn waiting_for_the_clients_input_is_no_warning() {
     assert!(!logged.is_empty(), "the wait is logged");
     assert!(logged.iter().all(|f| f["level"] == "DEBUG"), "{logged:?}");
 }
+
+/// At 2026-07-28, input the gateway's client sends that is not valid (a number for the
+/// mounted server's elicitation) fails the call with -32602, as the mounted server alone
+/// answers it: the client's error, not an `isError` result blaming the mounted server.
+#[tokio::test]
+async fn invalid_input_from_the_client_is_invalid_params() {
+    let gateway = mcp_gateway::Gateway::builder("gateway", "1.0").mount("", naming()).build().await.unwrap();
+    let (ours, theirs) = mcp_jsonrpc::transport::memory(16);
+    gateway.connect(theirs);
+    let mut wire = mcp_test_support::memory::Wire::new(ours);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    });
+    let call = |id: i64, params: serde_json::Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+    wire.send(call(1, json!({"name": "name", "arguments": {}, "_meta": meta}))).await;
+    let first = wire.recv().await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    assert_eq!(first["result"]["inputRequests"]["name"]["method"], "elicitation/create", "{first}");
+    let mut params = json!({"name": "name", "arguments": {}, "_meta": meta, "inputResponses": {"name": 42}});
+    if let Some(state) = first["result"].get("requestState") {
+        params["requestState"] = state.clone();
+    }
+    wire.send(call(2, params)).await;
+    let second = wire.recv().await;
+    assert_eq!(second["error"]["code"], -32602, "{second}");
+}
