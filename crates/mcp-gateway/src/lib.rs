@@ -86,6 +86,7 @@ mod pool;
 mod session;
 mod source;
 mod tasks;
+mod upstream;
 
 use std::sync::Arc;
 

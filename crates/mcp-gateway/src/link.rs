@@ -145,7 +145,7 @@ impl Link {
             tracing::debug!("a mounted server's task status outside a session: not passed on");
             return;
         };
-        task.task_id = crate::tasks::gateway_id(mount, &task.task_id);
+        task.task_id = crate::names::gateway_id(mount, &task.task_id);
         if self.logs().try_send(Forward::Status(Box::new((home.clone(), task)))).is_err() {
             tracing::debug!("a mounted server's task status dropped: the client reads too slowly");
         }
@@ -226,9 +226,9 @@ impl Link {
                 }
             });
         }
-        if client.extensions.as_ref().is_some_and(|e| e.contains_key(crate::tasks::EXTENSION)) {
+        if client.extensions.as_ref().is_some_and(|e| e.contains_key(crate::names::EXTENSION)) {
             // Its tasks are passed on (2026-07-28).
-            builder = builder.extension(crate::tasks::EXTENSION, Default::default());
+            builder = builder.extension(crate::names::EXTENSION, Default::default());
         }
         let link = Arc::downgrade(self);
         builder.on_event(move |event| {

@@ -13,14 +13,13 @@ use mcp_types::{
     CompleteRequestParamsArgument, CompleteRequestParamsContext, CompletionReference, ErrorObject, GetPromptResult,
     JsonObject, Prompt, PromptReference, ProtocolVersion, Resource, ResourceTemplate, ResourceTemplateReference, Tool,
 };
+use serde_json::Value;
 
-use crate::link::Link;
 use crate::names::Naming;
+use crate::pool::Pool;
 use crate::source::Source;
-
-/// The bound on the progress notifications of one call waiting to be passed on; more are
-/// dropped (the next one says as much).
-const PROGRESS_QUEUE: usize = 64;
+use crate::upstream::{Down, Upstream, flush, options};
+use crate::{custom, tasks};
 
 /// A mounted server.
 pub(crate) struct Mount {
@@ -28,7 +27,7 @@ pub(crate) struct Mount {
     /// The custom methods passed through to and from it (see [`crate::custom`]).
     pub(crate) forwarded: Vec<String>,
     /// The idle connections the stateless requests borrow (see [`crate::pool`]).
-    pub(crate) pool: crate::pool::Pool,
+    pub(crate) pool: Pool,
     source: Source,
     /// The connection the lists are read from, whose list changes refresh them.
     catalog: Mutex<Option<Arc<Client>>>,
@@ -49,42 +48,12 @@ struct Mirrored {
     templates: HashMap<String, ResourceTemplate>,
 }
 
-/// One gateway session's connection to the mounted server, opened at its first call and
-/// again after it was lost.
-#[derive(Default)]
-pub(crate) struct Upstream {
-    pub(crate) link: Arc<Link>,
-    pub(crate) client: tokio::sync::Mutex<Option<Arc<Client>>>,
-    /// Whether this connection listed the tools (see [`Mount::call_tool`]).
-    listed: std::sync::atomic::AtomicBool,
-}
-
-/// What a call's progress task is given.
-pub(crate) enum Progressed {
-    /// A notification of the mounted server, passed on.
-    Report(mcp_types::ProgressNotificationParams),
-    /// Answered once what came before is passed on.
-    Flush(tokio::sync::oneshot::Sender<()>),
-}
-
-/// Waits until the progress notifications queued on `progress` are passed on.
-pub(crate) async fn flush(progress: Option<tokio::sync::mpsc::Sender<Progressed>>) {
-    let Some(progress) = progress else { return };
-    let (done, sent) = tokio::sync::oneshot::channel();
-    if progress.send(Progressed::Flush(done)).await.is_ok() {
-        let _ = sent.await;
-    }
-}
-
-/// Why a call could not reach the mounted server.
-pub(crate) struct Down(pub(crate) String);
-
 impl Mount {
     pub(crate) fn new(naming: Naming, source: Source) -> Self {
         Mount {
             naming,
             forwarded: Vec::new(),
-            pool: crate::pool::Pool::default(),
+            pool: Pool::default(),
             source,
             catalog: Mutex::new(None),
             sessions: Mutex::new(HashMap::new()),
@@ -142,9 +111,14 @@ impl Mount {
         Ok(())
     }
 
-    /// The connections of the gateway sessions (not the stateless requests').
-    pub(crate) fn upstreams(&self) -> Vec<Arc<Upstream>> {
-        self.sessions.lock_unpoisoned().values().cloned().collect()
+    /// The connections of the gateway session on `peer` (those it opened).
+    pub(crate) fn upstreams_of(&self, peer: &mcp_jsonrpc::Peer) -> Vec<Arc<Upstream>> {
+        self.sessions.lock_unpoisoned().values().filter(|u| u.link.serves(peer)).cloned().collect()
+    }
+
+    /// Whether the mounted server runs tools as tasks, as its catalog connection found it.
+    pub(crate) fn runs_tasks(&self) -> bool {
+        self.catalog().is_ok_and(|c| tasks::runs_tasks(c.server_capabilities()))
     }
 
     pub(crate) fn catalog(&self) -> Result<Arc<Client>, ClientError> {
@@ -242,7 +216,7 @@ impl Mount {
             let handler = move |arguments: JsonObject, ctx: Context| {
                 let mount = mount.clone();
                 let original = original.clone();
-                let task = if mount.runs_tasks() { crate::tasks::requested(&ctx) } else { None };
+                let task = if mount.runs_tasks() { tasks::requested(&ctx) } else { None };
                 async move { mount.call_tool(original, arguments, ctx, mirrors, task).await }
             };
             let added = match ToolDef::from_tool(def, handler) {
@@ -431,7 +405,7 @@ impl Mount {
                     mount.upstream(&ctx).await.map_err(|Down(e)| ErrorObject::internal_error(e))?;
                 let _call = upstream.link.enter(&ctx);
                 let result = client.complete_with(params, CallOptions::default()).await;
-                let result = result.map_err(|e| mount.error(&upstream, e))?;
+                let result = result.map_err(|e| upstream.error(mount.naming.prefix(), e))?;
                 Ok(mcp_server::Completion { values: result.completion.values })
             })
         }
@@ -445,7 +419,7 @@ impl Mount {
         // told it ended: it borrows a connection of the pool (see `crate::pool`).
         let stateless = ctx.protocol_version().is_stateless();
         let (upstream, new) = if stateless {
-            (self.lease(ctx), false)
+            (self.pool.lease(&ctx.client_capabilities()), false)
         } else {
             let mut sessions = self.sessions.lock_unpoisoned();
             match sessions.get(&id) {
@@ -478,7 +452,7 @@ impl Mount {
         }
         let caps: ClientCapabilities = ctx.client_capabilities();
         let builder = upstream.link.client(Self::builder(), &caps);
-        let mut builder = crate::custom::client(builder, &self.forwarded, &upstream.link);
+        let mut builder = custom::client(builder, &self.forwarded, &upstream.link);
         if ctx.protocol_version() == ProtocolVersion::V2025_11_25 && self.runs_tasks() {
             // A session's tasks are the session's (2025-11-25): asked for, read and listed
             // over a connection in its revision (the tasks extension has other methods).
@@ -499,63 +473,6 @@ impl Mount {
             Err(e) => {
                 *client = None;
                 Err(Down(format!("mounted server `{}` is unavailable: {e}", self.naming.prefix())))
-            }
-        }
-    }
-
-    /// Options of a call passed on for `ctx`: its progress passed back (in order, through one
-    /// task per call, whose queue the returned sender flushes), its cancellation passed on.
-    pub(crate) fn options(ctx: &Context) -> (CallOptions, Option<tokio::sync::mpsc::Sender<Progressed>>) {
-        let mut options = CallOptions::default().cancel_on(ctx.cancellation().clone());
-        let reporter = ctx.progress_reporter();
-        if !reporter.is_requested() {
-            return (options, None);
-        }
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<Progressed>(PROGRESS_QUEUE);
-        tokio::spawn(async move {
-            while let Some(progressed) = rx.recv().await {
-                let p = match progressed {
-                    Progressed::Report(p) => p,
-                    Progressed::Flush(done) => {
-                        let _ = done.send(());
-                        continue;
-                    }
-                };
-                let mut report = reporter.report(p.progress);
-                if let Some(total) = p.total {
-                    report = report.total(total);
-                }
-                if let Some(message) = p.message {
-                    report = report.message(message);
-                }
-                report.await;
-            }
-        });
-        let queue = tx.clone();
-        options.progress = Some(Arc::new(move |p| {
-            if queue.try_send(Progressed::Report(p)).is_err() {
-                tracing::debug!("a progress notification of a mounted server dropped: the client reads too slowly");
-            }
-        }));
-        (options, Some(tx))
-    }
-
-    /// An upstream failure as a JSON-RPC error for the gateway's client; a lost connection is
-    /// forgotten, so that the next call opens another.
-    pub(crate) fn error(&self, upstream: &Upstream, e: ClientError) -> ErrorObject {
-        match e {
-            ClientError::Remote(error) => error,
-            // The gateway's client answered the mounted server's input request (2026-07-28)
-            // with input that is not valid: the error of the client's request, as the
-            // mounted server alone would answer it (-32602).
-            ClientError::Input { error, .. } if error.code == mcp_types::ErrorCode::INVALID_PARAMS.0 => error,
-            other => {
-                if let Ok(mut client) = upstream.client.try_lock()
-                    && client.as_ref().is_some_and(|c| c.peer().is_closed())
-                {
-                    *client = None;
-                }
-                ErrorObject::internal_error(format!("mounted server `{}` failed: {other}", self.naming.prefix()))
             }
         }
     }
@@ -588,9 +505,9 @@ impl Mount {
         params.arguments = Some(arguments);
         if task.is_some() {
             params.task = task;
-            return self.call_as_task(&upstream, &client, params, &ctx).await;
+            return tasks::call_as_task(self.naming.prefix(), &upstream, &client, params, &ctx).await;
         }
-        let (options, progress) = Self::options(&ctx);
+        let (options, progress) = options(&ctx);
         let result = client.call_tool_with(params, options).await;
         // The result goes after the progress and log messages that came before it.
         flush(progress).await;
@@ -603,11 +520,7 @@ impl Mount {
                 Err(ToolError::Protocol(error))
             }
             // The mounted server is down: an error for the model, the gateway goes on.
-            Err(e) => {
-                let message = self.error(&upstream, e).message;
-                tracing::warn!(mount = self.naming.prefix(), "{message}");
-                Ok(CallToolResult::error(message))
-            }
+            Err(e) => Ok(crate::upstream::failed_call(self.naming.prefix(), &upstream, e)),
         }
     }
 
@@ -621,7 +534,7 @@ impl Mount {
         let _call = upstream.link.enter(&ctx);
         let result = client.get_prompt(&name, arguments).await;
         upstream.link.flushed().await;
-        result.map_err(|e| self.error(&upstream, e))
+        result.map_err(|e| upstream.error(self.naming.prefix(), e))
     }
 
     async fn read_resource(
@@ -633,7 +546,7 @@ impl Mount {
         let _call = upstream.link.enter(&ctx);
         let result = client.read_resource(&uri).await;
         upstream.link.flushed().await;
-        let result = result.map_err(|e| self.error(&upstream, e))?;
+        let result = result.map_err(|e| upstream.error(self.naming.prefix(), e))?;
         let mut contents = result.contents;
         for content in &mut contents {
             let uri = match content {
@@ -643,6 +556,37 @@ impl Mount {
             *uri = self.naming.uri(uri);
         }
         Ok(contents)
+    }
+}
+
+impl tasks::TaskMount for Mount {
+    fn prefix(&self) -> &str {
+        self.naming.prefix()
+    }
+
+    fn runs_tasks(&self) -> bool {
+        Mount::runs_tasks(self)
+    }
+
+    async fn forward(self: Arc<Self>, method: &str, params: JsonObject, ctx: Context) -> Result<Value, ErrorObject> {
+        let (upstream, client) = self.upstream(&ctx).await.map_err(|Down(e)| ErrorObject::internal_error(e))?;
+        tasks::pass(self.naming.prefix(), &upstream, &client, method, params, &ctx).await
+    }
+}
+
+impl custom::CustomMount for Mount {
+    async fn request(
+        self: Arc<Self>,
+        method: String,
+        params: Option<Value>,
+        ctx: Context,
+    ) -> Result<Value, ErrorObject> {
+        let (upstream, client) = self.upstream(&ctx).await.map_err(|Down(e)| ErrorObject::internal_error(e))?;
+        custom::request(self.naming.prefix(), &upstream, &client, &method, params, &ctx).await
+    }
+
+    fn notify(&self, method: &str, params: Option<Value>, peer: &mcp_jsonrpc::Peer) {
+        custom::notify(self.naming.prefix(), self.upstreams_of(peer), method, params);
     }
 }
 

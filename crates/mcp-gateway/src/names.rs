@@ -1,9 +1,21 @@
 //! How a mount's names and URIs appear in the gateway: tools and prompts as `prefix_name`,
 //! resource URIs and URI templates as `prefix+uri` (`github+file:///x`: the prefix joins the
 //! URI's scheme, so the result is still a URI, and stripping `prefix+` gives the original
-//! back). An empty prefix leaves both as they are.
+//! back). An empty prefix leaves both as they are. A mounted server's task ids appear as
+//! `prefix:id`.
 
 use crate::GatewayError;
+
+/// The tasks extension of 2026-07-28 (SEP-2663).
+pub(crate) const EXTENSION: &str = mcp_server::tasks::EXTENSION;
+
+/// The separator of a mount's prefix and a mounted server's task id (a prefix has none).
+pub(crate) const TASK_SEPARATOR: char = ':';
+
+/// The gateway's id of the task `id` of the mount with `prefix`.
+pub(crate) fn gateway_id(prefix: &str, id: &str) -> String {
+    format!("{prefix}{TASK_SEPARATOR}{id}")
+}
 
 /// The longest prefix: a tool name is at most 128 characters.
 const MAX_PREFIX: usize = 64;

@@ -17,10 +17,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use mcp_jsonrpc::sync::MutexExt as _;
-use mcp_server::Context;
 use mcp_types::ClientCapabilities;
 
-use crate::mount::{Mount, Upstream};
+use crate::upstream::Upstream;
 
 /// The most idle connections kept for one set of capabilities.
 pub(crate) const IDLE: usize = 4;
@@ -28,7 +27,7 @@ pub(crate) const IDLE: usize = 4;
 /// A mount's idle connections, by the capabilities they declared ([`key`]).
 #[derive(Default)]
 pub(crate) struct Pool {
-    idle: Mutex<HashMap<u8, Vec<Arc<Upstream>>>>,
+    idle: Arc<Mutex<HashMap<u8, Vec<Arc<Upstream>>>>>,
 }
 
 /// What of the client's capabilities a connection declares to the mounted server (see
@@ -43,30 +42,30 @@ fn key(caps: &ClientCapabilities) -> u8 {
         elicitation.is_some(),
         elicitation.is_some_and(|e| e.url.is_some()),
         caps.roots.is_some(),
-        caps.extensions.as_ref().is_some_and(|e| e.contains_key(crate::tasks::EXTENSION)),
+        caps.extensions.as_ref().is_some_and(|e| e.contains_key(crate::names::EXTENSION)),
     ]
     .iter()
     .enumerate()
     .fold(0, |bits, (i, on)| bits | (u8::from(*on) << i))
 }
 
-impl Mount {
-    /// A connection for the stateless request of `ctx`: an idle one of the pool, or a new one
-    /// (opened by the caller), given back when its last call leaves.
-    pub(crate) fn lease(self: &Arc<Self>, ctx: &Context) -> Arc<Upstream> {
-        let key = key(&ctx.client_capabilities());
-        if let Some(upstream) = self.pool.idle.lock_unpoisoned().get_mut(&key).and_then(Vec::pop) {
+impl Pool {
+    /// A connection for a stateless request whose client declared `caps`: an idle one of the
+    /// pool, or a new one (opened by the caller), given back when its last call leaves.
+    pub(crate) fn lease(&self, caps: &ClientCapabilities) -> Arc<Upstream> {
+        let key = key(caps);
+        if let Some(upstream) = self.idle.lock_unpoisoned().get_mut(&key).and_then(Vec::pop) {
             return upstream;
         }
         let upstream = Arc::new(Upstream::default());
-        let (mount, held) = (Arc::downgrade(self), Arc::downgrade(&upstream));
+        let (pool, held) = (Arc::downgrade(&self.idle), Arc::downgrade(&upstream));
         let give_back = move |reusable: bool| {
-            let (Some(mount), Some(upstream)) = (mount.upgrade(), held.upgrade()) else { return };
+            let (Some(pool), Some(upstream)) = (pool.upgrade(), held.upgrade()) else { return };
             let open = upstream.client.try_lock().is_ok_and(|c| c.as_ref().is_some_and(|c| !c.peer().is_closed()));
             if !reusable || !open {
                 return;
             }
-            let mut idle = mount.pool.idle.lock_unpoisoned();
+            let mut idle = pool.lock_unpoisoned();
             let idle = idle.entry(key).or_default();
             if idle.len() < IDLE {
                 idle.push(upstream);

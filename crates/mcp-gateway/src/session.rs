@@ -34,8 +34,7 @@ impl Link {
 /// connection to each of `mounts` (those it opened) passes it on.
 pub(crate) fn roots_changed(mounts: Vec<Arc<Mount>>) -> impl Fn(Peer) + Send + Sync + 'static {
     move |peer: Peer| {
-        let upstreams: Vec<_> =
-            mounts.iter().flat_map(|mount| mount.upstreams()).filter(|u| u.link.serves(&peer)).collect();
+        let upstreams: Vec<_> = mounts.iter().flat_map(|mount| mount.upstreams_of(&peer)).collect();
         if upstreams.is_empty() {
             return;
         }

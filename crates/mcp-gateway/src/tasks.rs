@@ -13,16 +13,14 @@ use std::sync::Arc;
 use mcp_client::tasks::ToolTask;
 use mcp_client::{CallOptions, Client, ClientError};
 use mcp_server::{Context, ToolError};
-use mcp_types::{CallToolRequestParams, CallToolResult, ErrorObject, JsonObject, ProtocolVersion, Task, TaskMetadata};
+use mcp_types::{
+    CallToolRequestParams, CallToolResult, ErrorObject, JsonObject, ProtocolVersion, ServerCapabilities, Task,
+    TaskMetadata,
+};
 use serde_json::{Value, json};
 
-use crate::mount::{Down, Mount, Upstream, flush};
-
-/// The tasks extension of 2026-07-28 (SEP-2663).
-pub(crate) const EXTENSION: &str = mcp_server::tasks::EXTENSION;
-
-/// The separator of a mount's prefix and a mounted server's task id (a prefix has none).
-const SEPARATOR: char = ':';
+use crate::names::{EXTENSION, TASK_SEPARATOR as SEPARATOR, gateway_id};
+use crate::upstream::{Upstream, flush};
 
 /// Whether the client of `ctx` asks for a task: `Some` with the 2025-11-25 `task` member (its
 /// ttl), or with an empty one for a 2026-07-28 request that declares the extension.
@@ -35,83 +33,92 @@ pub(crate) fn requested(ctx: &Context) -> Option<TaskMetadata> {
     }
 }
 
-impl Mount {
-    /// Whether the mounted server runs tools as tasks (its `tasks` capability, 2025-11-25, or
-    /// the extension, 2026-07-28), as its catalog connection found it.
-    pub(crate) fn runs_tasks(&self) -> bool {
-        self.catalog().is_ok_and(|c| {
-            let caps = c.server_capabilities();
-            caps.tasks.is_some() || caps.extensions.as_ref().is_some_and(|e| e.contains_key(EXTENSION))
-        })
-    }
+/// Whether a mounted server that declared `caps` runs tools as tasks (its `tasks` capability,
+/// 2025-11-25, or the extension, 2026-07-28).
+pub(crate) fn runs_tasks(caps: &ServerCapabilities) -> bool {
+    caps.tasks.is_some() || caps.extensions.as_ref().is_some_and(|e| e.contains_key(EXTENSION))
+}
 
-    /// The gateway's id of the mounted server's task `id`.
-    fn task_id(&self, id: &str) -> String {
-        gateway_id(self.naming.prefix(), id)
-    }
+/// A mount as the task methods see it.
+pub(crate) trait TaskMount: Send + Sync + 'static {
+    /// The mount's prefix.
+    fn prefix(&self) -> &str;
+    /// Whether the mounted server runs tools as tasks.
+    fn runs_tasks(&self) -> bool;
+    /// Passes the task method `method` on to the mounted server over the connection of
+    /// `ctx`'s gateway session ([`pass`]).
+    fn forward(
+        self: Arc<Self>,
+        method: &str,
+        params: JsonObject,
+        ctx: Context,
+    ) -> impl Future<Output = Result<Value, ErrorObject>> + Send;
+}
 
-    /// Calls a tool of the mounted server as a task (`params.task` set: the gateway's client
-    /// asked for one), over `upstream`'s connection `client`: the task it made as the raw
-    /// result the gateway answers, or the result it gave at once (2026-07-28).
-    pub(crate) async fn call_as_task(
-        &self,
-        upstream: &Upstream,
-        client: &Client,
-        params: CallToolRequestParams,
-        ctx: &Context,
-    ) -> Result<CallToolResult, ToolError> {
-        let (options, progress) = Mount::options(ctx);
-        let result = client.call_tool_as_task_with(params, options).await;
-        flush(progress).await;
-        upstream.link.flushed().await;
-        match result {
-            Ok(ToolTask::Done(result)) => Ok(result),
-            Ok(ToolTask::Running(mut task)) => {
-                task.task_id = self.task_id(&task.task_id);
-                Err(ToolError::Task(Box::new(created(&task, ctx.protocol_version()))))
-            }
-            Ok(_) => Err(ToolError::Protocol(ErrorObject::internal_error("an unknown answer to a task call"))),
-            Err(ClientError::Remote(error)) => Err(ToolError::Protocol(error)),
-            Err(e) => {
-                let message = self.error(upstream, e).message;
-                tracing::warn!(mount = self.naming.prefix(), "{message}");
-                Ok(CallToolResult::error(message))
-            }
+/// Calls a tool of the mount `prefix` as a task (`params.task` set: the gateway's client
+/// asked for one), over `upstream`'s connection `client`: the task it made as the raw result
+/// the gateway answers, or the result it gave at once (2026-07-28).
+pub(crate) async fn call_as_task(
+    prefix: &str,
+    upstream: &Upstream,
+    client: &Client,
+    params: CallToolRequestParams,
+    ctx: &Context,
+) -> Result<CallToolResult, ToolError> {
+    let (options, progress) = crate::upstream::options(ctx);
+    let result = client.call_tool_as_task_with(params, options).await;
+    flush(progress).await;
+    upstream.link.flushed().await;
+    match result {
+        Ok(ToolTask::Done(result)) => Ok(result),
+        Ok(ToolTask::Running(mut task)) => {
+            task.task_id = gateway_id(prefix, &task.task_id);
+            Err(ToolError::Task(Box::new(created(&task, ctx.protocol_version()))))
         }
+        Ok(_) => Err(ToolError::Protocol(ErrorObject::internal_error("an unknown answer to a task call"))),
+        Err(ClientError::Remote(error)) => Err(ToolError::Protocol(error)),
+        Err(e) => Ok(crate::upstream::failed_call(prefix, upstream, e)),
     }
+}
 
-    /// Passes the task method `method` on to the mounted server, `params` naming its task.
-    async fn forward(self: Arc<Self>, method: &str, params: JsonObject, ctx: Context) -> Result<Value, ErrorObject> {
-        let (upstream, client) = self.upstream(&ctx).await.map_err(|Down(e)| ErrorObject::internal_error(e))?;
-        let _call = upstream.link.enter(&ctx);
-        let mut options = CallOptions::default().cancel_on(ctx.cancellation().clone());
-        // `tasks/result` answers once the task is over.
-        options.unbounded = method == "tasks/result";
-        let result = client.request_raw_with(method, Some(Value::Object(params)), options).await;
-        upstream.link.flushed().await;
-        let mut value = result.map_err(|e| self.error(&upstream, e))?;
-        self.rename(&mut value);
-        Ok(value)
+/// Passes the task method `method` on to the mount `prefix` over `upstream`'s connection
+/// `client`, `params` naming its task.
+pub(crate) async fn pass(
+    prefix: &str,
+    upstream: &Upstream,
+    client: &Client,
+    method: &str,
+    params: JsonObject,
+    ctx: &Context,
+) -> Result<Value, ErrorObject> {
+    let _call = upstream.link.enter(ctx);
+    let mut options = CallOptions::default().cancel_on(ctx.cancellation().clone());
+    // `tasks/result` answers once the task is over.
+    options.unbounded = method == "tasks/result";
+    let result = client.request_raw_with(method, Some(Value::Object(params)), options).await;
+    upstream.link.flushed().await;
+    let mut value = result.map_err(|e| upstream.error(prefix, e))?;
+    rename(prefix, &mut value);
+    Ok(value)
+}
+
+/// The gateway's ids for the mounted server's task ids in a task method's result: the task's
+/// (`taskId`, `task.taskId`, each of `tasks`) and the related task's of `_meta`.
+fn rename(prefix: &str, value: &mut Value) {
+    let rename = |object: &mut Value| {
+        if let Some(Value::String(id)) = object.get_mut("taskId") {
+            *id = gateway_id(prefix, id);
+        }
+    };
+    rename(value);
+    if let Some(task) = value.get_mut("task") {
+        rename(task);
     }
-
-    /// The gateway's ids for the mounted server's task ids in a task method's result: the
-    /// task's (`taskId`, `task.taskId`, each of `tasks`) and the related task's of `_meta`.
-    fn rename(&self, value: &mut Value) {
-        let rename = |object: &mut Value| {
-            if let Some(Value::String(id)) = object.get_mut("taskId") {
-                *id = self.task_id(id);
-            }
-        };
-        rename(value);
-        if let Some(task) = value.get_mut("task") {
-            rename(task);
-        }
-        if let Some(Value::Array(tasks)) = value.get_mut("tasks") {
-            tasks.iter_mut().for_each(rename);
-        }
-        if let Some(related) = value.get_mut("_meta").and_then(|m| m.get_mut(mcp_types::meta::RELATED_TASK)) {
-            rename(related);
-        }
+    if let Some(Value::Array(tasks)) = value.get_mut("tasks") {
+        tasks.iter_mut().for_each(rename);
+    }
+    if let Some(related) = value.get_mut("_meta").and_then(|m| m.get_mut(mcp_types::meta::RELATED_TASK)) {
+        rename(related);
     }
 }
 
@@ -140,19 +147,14 @@ fn created(task: &Task, version: ProtocolVersion) -> Value {
     Value::Object(flat)
 }
 
-/// The gateway's id of the task `id` of the mount with `prefix`.
-pub(crate) fn gateway_id(prefix: &str, id: &str) -> String {
-    format!("{prefix}{SEPARATOR}{id}")
-}
-
 fn unknown_task(id: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!("unknown task `{id}`"))
 }
 
 /// Serves a task method for the gateway's server ([`mcp_server::TaskForwarder`]): to the mount
 /// its task id names; `tasks/list` (2025-11-25) pages through each mount that runs tasks.
-pub(crate) async fn forward(
-    mounts: Arc<[Arc<Mount>]>,
+pub(crate) async fn forward<M: TaskMount>(
+    mounts: Arc<[Arc<M>]>,
     method: String,
     params: Option<Value>,
     ctx: Context,
@@ -171,14 +173,14 @@ pub(crate) async fn forward(
     let id = id.clone();
     let (prefix, theirs) = id.split_once(SEPARATOR).ok_or_else(|| unknown_task(&id))?;
     let mount =
-        mounts.iter().find(|m| m.naming.prefix() == prefix && m.runs_tasks()).ok_or_else(|| unknown_task(&id))?.clone();
+        mounts.iter().find(|m| m.prefix() == prefix && m.runs_tasks()).ok_or_else(|| unknown_task(&id))?.clone();
     params.insert("taskId".to_owned(), Value::from(theirs));
     mount.forward(&method, params, ctx).await
 }
 
 /// `tasks/list` (2025-11-25): a page of one mount's tasks at a time, the cursor naming the
 /// mount (its index) and its own cursor (`index:cursor`).
-async fn list(mounts: &[Arc<Mount>], mut params: JsonObject, ctx: Context) -> Result<Value, ErrorObject> {
+async fn list<M: TaskMount>(mounts: &[Arc<M>], mut params: JsonObject, ctx: Context) -> Result<Value, ErrorObject> {
     let cursor = match params.remove("cursor") {
         None | Some(Value::Null) => None,
         Some(Value::String(cursor)) => Some(cursor),

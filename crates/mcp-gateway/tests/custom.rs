@@ -28,9 +28,12 @@ async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(Duration::from_secs(10), f).await.unwrap_or_else(|_| panic!("{what} never came"))
 }
 
+/// How many notifications `acme/burst` sends.
+const BURST: u64 = 100;
+
 /// A server whose custom request `acme/echo` sends the notification `acme/note`, asks the
 /// client `acme/ask` (in a session) and answers with both; its `acme/ping` notifications go to
-/// `pinged`.
+/// `pinged`; its `acme/burst` sends [`BURST`] numbered `acme/note` notifications.
 fn acme(pinged: mpsc::Sender<Option<Value>>) -> Server {
     Server::builder("acme", "1.0")
         .raw_request_handler("acme/echo", |mut params, ctx: Context| async move {
@@ -47,6 +50,12 @@ fn acme(pinged: mpsc::Sender<Option<Value>>) -> Server {
             };
             Ok(json!({"echo": params, "asked": asked}))
         })
+        .raw_request_handler("acme/burst", |_params, ctx: Context| async move {
+            for n in 0..BURST {
+                ctx.notify_raw("acme/note", Some(json!({"n": n}))).await.unwrap();
+            }
+            Ok(json!({}))
+        })
         .raw_notification_handler("acme/ping", move |params, _peer| {
             let _ = pinged.try_send(params);
         })
@@ -62,6 +71,7 @@ async fn gateway(pinged: mpsc::Sender<Option<Value>>, upstream: ProtocolVersion)
     let gateway = Gateway::builder("gateway", "1.0")
         .mount("up", source)
         .forward("acme/echo", "up")
+        .forward("acme/burst", "up")
         .forward("acme/ask", "up")
         .forward("acme/note", "up")
         .forward("acme/ping", "up")
@@ -159,4 +169,20 @@ async fn forwarding_is_checked_at_build() {
     let twice =
         Gateway::builder("g", "1").mount("a", local()).forward("acme/x", "a").forward("acme/x", "a").build().await;
     assert!(matches!(twice, Err(GatewayError::Definition(_))), "{twice:?}");
+}
+
+/// The mounted server's custom notifications reach the gateway's client in the order it sent
+/// them, in a session and at 2026-07-28 (on the request's stream).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_notifications_arrive_in_order() {
+    for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let (pinged, _pings) = mpsc::channel(8);
+        let url = gateway(pinged, version).await;
+        let (events, mut seen) = mpsc::channel(2 * BURST as usize);
+        let client = client(&url, version, events).await;
+        within("acme/burst", client.request_raw("acme/burst", None)).await.unwrap();
+        for n in 0..BURST {
+            assert_eq!(next_custom(&mut seen).await, ("acme/note".to_owned(), Some(json!({"n": n}))), "{version}");
+        }
+    }
 }

@@ -61,3 +61,77 @@ async fn a_mounted_servers_inputs_reach_the_client_under_its_keys_at_once() {
     // In the order of the result's keys.
     assert_eq!(*asked.lock().unwrap(), ["summary", "user_name"]);
 }
+
+/// A server whose tool `name` asks the client for a name and answers it.
+fn naming() -> Server {
+    let tool = ToolDef::new("name", json!({"type": "object"}), |_args, ctx: Context| async move {
+        let schema: Result<mcp_types::ElicitRequestFormParamsRequestedSchema, _> =
+            serde_json::from_value(json!({"type": "object", "properties": {"name": {"type": "string"}}}));
+        let form = ElicitRequestParams::ElicitRequestForm(ElicitRequestFormParams::new("Name?", schema.unwrap()));
+        let answer = ctx.elicit_raw_as("name", form).await?;
+        let name = answer.content.and_then(|c| Some(serde_json::to_value(c.get("name")?).ok()?.as_str()?.to_owned()));
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(name.unwrap_or_default())]))
+    })
+    .unwrap();
+    Server::builder("naming", "1.0").tool(tool).build().unwrap()
+}
+
+/// At 2026-07-28, the gateway's call of a mounted tool that waits for the client's input ends
+/// with the mounted server's input request unanswered (the gateway's client is asked, then
+/// retries): the normal flow, logged at debug level, not as a warning that the mounted
+/// server failed (before: a WARN at each such call).
+#[tokio::test]
+async fn waiting_for_the_clients_input_is_no_warning() {
+    let (spans, _guard) = mcp_test_support::spans::Spans::install();
+    let gateway = mcp_gateway::Gateway::builder("gateway", "1.0").mount("", naming()).build().await.unwrap();
+    let (ours, theirs) = mcp_jsonrpc::transport::memory(16);
+    gateway.connect(theirs);
+    let client = ClientBuilder::new("test", "1")
+        .protocol_version(ProtocolVersion::V2026_07_28)
+        .on_elicitation(|_params| async {
+            let mut result = ElicitResult::new(ElicitAction::Accept);
+            result.content = Some(serde_json::from_value(json!({"name": "alice"})).unwrap());
+            Ok(result)
+        })
+        .connect(ours)
+        .await
+        .unwrap();
+    let result = client.call_tool("name", json!({})).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("alice"));
+    let waited = mcp_client::ClientError::Input {
+        method: "elicitation/create".into(),
+        error: mcp_server::ClientRequestError::InputRequired.into(),
+    };
+    let message = format!("internal error: mounted server `` failed: {waited}");
+    let logged = spans.event_fields(&message);
+    assert!(!logged.is_empty(), "the wait is logged");
+    assert!(logged.iter().all(|f| f["level"] == "DEBUG"), "{logged:?}");
+}
+
+/// At 2026-07-28, input the gateway's client sends that is not valid (a number for the
+/// mounted server's elicitation) fails the call with -32602, as the mounted server alone
+/// answers it: the client's error, not an `isError` result blaming the mounted server.
+#[tokio::test]
+async fn invalid_input_from_the_client_is_invalid_params() {
+    let gateway = mcp_gateway::Gateway::builder("gateway", "1.0").mount("", naming()).build().await.unwrap();
+    let (ours, theirs) = mcp_jsonrpc::transport::memory(16);
+    gateway.connect(theirs);
+    let mut wire = mcp_test_support::memory::Wire::new(ours);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    });
+    let call = |id: i64, params: serde_json::Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+    wire.send(call(1, json!({"name": "name", "arguments": {}, "_meta": meta}))).await;
+    let first = wire.recv().await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    assert_eq!(first["result"]["inputRequests"]["name"]["method"], "elicitation/create", "{first}");
+    let mut params = json!({"name": "name", "arguments": {}, "_meta": meta, "inputResponses": {"name": 42}});
+    if let Some(state) = first["result"].get("requestState") {
+        params["requestState"] = state.clone();
+    }
+    wire.send(call(2, params)).await;
+    let second = wire.recv().await;
+    assert_eq!(second["error"]["code"], -32602, "{second}");
+}
