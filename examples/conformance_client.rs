@@ -168,7 +168,8 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 /// The `auth/` scenarios: connect through OAuth, list the tools, call `test-tool`. The
 /// `client-credentials-*` ones take the client's secret or private key from
 /// `MCP_CONFORMANCE_CONTEXT`; the others run the authorization code flow (with the
-/// pre-registered credentials of the context, when it has them). Pre-registered credentials
+/// pre-registered credentials of the context, when it has them; with DPoP-bound tokens for
+/// `auth/dpop` and `auth/dpop-nonce`). Pre-registered credentials
 /// are bound to the authorization server that issued them; the context does not name it, so
 /// the harness, as the administrator who registered the client would, looks up the one the
 /// scenario's server names and binds them to it.
@@ -194,6 +195,10 @@ async fn auth(scenario: &str, url: &str, builder: ClientBuilder) -> anyhow::Resu
             if let Some(id) = id {
                 let secret = context["client_secret"].as_str().map(str::to_owned);
                 oauth = oauth.credentials(ClientCredentials::new(id, secret).issuer(issuer_of(url).await?));
+            }
+            // DPoP-bound tokens (RFC 9449), with the nonce round trips of `auth/dpop-nonce`.
+            if matches!(scenario, "auth/dpop" | "auth/dpop-nonce") {
+                oauth = oauth.dpop();
             }
             oauth
         }

@@ -57,6 +57,8 @@
 
 mod agent;
 mod challenge;
+#[cfg(feature = "dpop")]
+mod dpop;
 mod flow;
 mod http;
 mod metadata;
@@ -69,6 +71,8 @@ use std::time::Duration;
 
 pub use agent::{AuthorizationAgent, LoopbackRedirect};
 pub use challenge::BearerChallenge;
+#[cfg(feature = "dpop")]
+pub use dpop::DpopKey;
 pub use flow::OAuthClient;
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use pending::{ExternalRedirect, PendingAuthorization};
@@ -202,8 +206,9 @@ pub enum OAuthError {
         /// The issuer the protected resource metadata names.
         named: String,
     },
-    /// A token response of a type the client cannot use (only `Bearer` is).
-    #[error("the authorization server issued a token of type `{0}`, not `Bearer`")]
+    /// A token response of a type the client cannot use (`Bearer`, and `DPoP` when it sent a
+    /// DPoP proof).
+    #[error("the authorization server issued a token of type `{0}`, which the client did not ask for")]
     UnsupportedTokenType(String),
     /// The user must authorize, and the agent does not take part in the flow
     /// ([`ExternalRedirect`]): start it with [`OAuthClient::begin_authorization`].
@@ -227,6 +232,9 @@ pub struct OAuthConfig {
     pub(crate) http_timeout: Duration,
     pub(crate) deny_private: bool,
     pub(crate) max_flows_per_minute: usize,
+    /// DPoP-bound tokens wanted (feature `dpop`).
+    #[cfg(feature = "dpop")]
+    pub(crate) dpop: bool,
 }
 
 impl std::fmt::Debug for OAuthConfig {
@@ -315,6 +323,8 @@ impl OAuthConfig {
             http_timeout: Duration::from_secs(30),
             deny_private: false,
             max_flows_per_minute: 3,
+            #[cfg(feature = "dpop")]
+            dpop: false,
         }
     }
 
@@ -376,6 +386,20 @@ impl OAuthConfig {
     /// make it fetch from them (server-side request forgery).
     pub fn deny_private_addresses(mut self, deny: bool) -> Self {
         self.deny_private = deny;
+        self
+    }
+
+    /// Asks for DPoP-bound tokens (RFC 9449; feature `dpop`): the client makes a P-256 key
+    /// (in memory, for the life of its [`OAuthClient`]) and, with an authorization server
+    /// whose metadata lists `ES256` in `dpop_signing_alg_values_supported`, sends a proof with
+    /// each token request; a token issued as `DPoP` is then sent as `Authorization: DPoP`
+    /// with a fresh proof (`htm`, `htu`, `iat`, `jti`, `ath`) on each request. A server's
+    /// `use_dpop_nonce` (a 400 of the token endpoint, a 401 of the resource) is answered by
+    /// sending the request again with the `DPoP-Nonce` it gave, which later proofs to that
+    /// server carry too.
+    #[cfg(feature = "dpop")]
+    pub fn dpop(mut self) -> Self {
+        self.dpop = true;
         self
     }
 
