@@ -72,8 +72,8 @@ impl DpopKey {
         self.proof_at(method, url, access_token, nonce, now)
     }
 
-    /// [`DpopKey::proof`] at `iat` seconds since the epoch.
-    pub(crate) fn proof_at(
+    /// [`DpopKey::proof`] as if made at `iat` (seconds since the Unix epoch).
+    pub fn proof_at(
         &self,
         method: &str,
         url: &Url,
