@@ -167,7 +167,8 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 
 /// The `auth/` scenarios: connect through OAuth, list the tools, call `test-tool`. The
 /// `client-credentials-*` ones take the client's secret or private key from
-/// `MCP_CONFORMANCE_CONTEXT`; the others run the authorization code flow (with the
+/// `MCP_CONFORMANCE_CONTEXT`, `auth/wif-jwt-bearer` its workload JWT (written to a file, read
+/// by the JWT bearer grant); the others run the authorization code flow (with the
 /// pre-registered credentials of the context, when it has them; with DPoP-bound tokens for
 /// `auth/dpop` and `auth/dpop-nonce`). Pre-registered credentials
 /// are bound to the authorization server that issued them; the context does not name it, so
@@ -188,6 +189,13 @@ async fn auth(scenario: &str, url: &str, builder: ClientBuilder) -> anyhow::Resu
             let pem = context["private_key_pem"].as_str().context("no private_key_pem in the context")?;
             let algorithm = context["signing_algorithm"].as_str().unwrap_or("ES256");
             OAuthConfig::client_credentials_jwt(id, pem, algorithm)?.issuer(issuer_of(url).await?)
+        }
+        ("auth/wif-jwt-bearer", Some(id)) => {
+            // The platform's workload token, as a platform writes it: to a file.
+            let jwt = context["valid_jwt"].as_str().context("no valid_jwt in the context")?;
+            let file = std::env::temp_dir().join(format!("mcp-conformance-wif-{}.jwt", std::process::id()));
+            std::fs::write(&file, jwt).context("writing the workload token file")?;
+            OAuthConfig::workload_identity(id, file).issuer(issuer_of(url).await?)
         }
         (_, id) => {
             let mut oauth = OAuthConfig::new("mcp-rust-sdk-conformance", FollowRedirect::new()?)

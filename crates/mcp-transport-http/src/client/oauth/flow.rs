@@ -320,6 +320,8 @@ impl OAuthClient {
                 }
             }
             Grant::ClientCredentials => self.client_credentials(&discovered, &scopes).await?,
+            #[cfg(feature = "wif")]
+            Grant::JwtBearer(ref file) => self.jwt_bearer(&discovered, &scopes, file).await?,
         };
         self.keep(&discovered.key, tokens).await;
         Ok(true)
@@ -597,7 +599,7 @@ impl OAuthClient {
     fn agent(&self) -> Result<&Arc<dyn AuthorizationAgent>, OAuthError> {
         match &self.inner.config.grant {
             Grant::AuthorizationCode(agent) => Ok(agent),
-            Grant::ClientCredentials => Err(OAuthError::Configuration("no agent for the authorization code flow")),
+            _ => Err(OAuthError::Configuration("no agent for the authorization code flow")),
         }
     }
 
@@ -612,6 +614,34 @@ impl OAuthClient {
             .ok_or(OAuthError::Configuration("the client credentials grant needs credentials"))?;
         check_binding(&client, &d.key.issuer)?;
         let mut form = vec![("grant_type", "client_credentials".to_owned()), ("resource", d.key.resource.clone())];
+        if !scopes.is_empty() {
+            form.push(("scope", scopes.join(" ")));
+        }
+        self.token_request(&d.server, client, form, scopes, None).await
+    }
+
+    /// The JWT bearer grant (RFC 7523 §2.1) with the workload's JWT, read from `file` now (the
+    /// platform rotates it), at the authorization server the client is bound to only.
+    #[cfg(feature = "wif")]
+    async fn jwt_bearer(
+        &self,
+        d: &Discovered,
+        scopes: &[String],
+        file: &std::path::Path,
+    ) -> Result<StoredTokens, OAuthError> {
+        let client = self
+            .inner
+            .config
+            .credentials
+            .clone()
+            .ok_or(OAuthError::Configuration("the JWT bearer grant needs a client id"))?;
+        check_binding(&client, &d.key.issuer)?;
+        let assertion = read_token_file(file).await?;
+        let mut form = vec![
+            ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned()),
+            ("assertion", assertion),
+            ("resource", d.key.resource.clone()),
+        ];
         if !scopes.is_empty() {
             form.push(("scope", scopes.join(" ")));
         }
@@ -705,6 +735,25 @@ impl OAuthClient {
         let algs = server.dpop_signing_alg_values_supported.as_deref().unwrap_or_default();
         self.dpop_thumbprint().filter(|_| algs.iter().any(|a| a == "ES256"))
     }
+}
+
+/// The largest workload token file read.
+#[cfg(feature = "wif")]
+const MAX_TOKEN_FILE: u64 = 64 * 1024;
+
+/// The JWT of a workload token file, trimmed; refused if larger than [`MAX_TOKEN_FILE`] or
+/// empty.
+#[cfg(feature = "wif")]
+async fn read_token_file(file: &std::path::Path) -> Result<String, OAuthError> {
+    use tokio::io::AsyncReadExt as _;
+    let opened = tokio::fs::File::open(file).await.map_err(OAuthError::Io)?;
+    let mut text = String::new();
+    opened.take(MAX_TOKEN_FILE + 1).read_to_string(&mut text).await.map_err(OAuthError::Io)?;
+    let token = text.trim();
+    if text.len() as u64 > MAX_TOKEN_FILE || token.is_empty() {
+        return Err(OAuthError::Configuration("the workload token file is empty or too large"));
+    }
+    Ok(token.to_owned())
 }
 
 /// The authorization request's URL, its `state` and the PKCE pair.
@@ -974,6 +1023,25 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "wif")]
+    #[tokio::test]
+    async fn a_workload_token_file_is_read_trimmed_and_bounded() {
+        let dir = std::env::temp_dir().join(format!("mcp-wif-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("token");
+        std::fs::write(&file, "header.claims.signature\n").unwrap();
+        assert_eq!(read_token_file(&file).await.unwrap(), "header.claims.signature");
+        // Rotated by the platform: read anew.
+        std::fs::write(&file, "next.claims.signature").unwrap();
+        assert_eq!(read_token_file(&file).await.unwrap(), "next.claims.signature");
+        std::fs::write(&file, " \n").unwrap();
+        assert!(matches!(read_token_file(&file).await, Err(OAuthError::Configuration(_))));
+        std::fs::write(&file, "a".repeat(MAX_TOKEN_FILE as usize + 1)).unwrap();
+        assert!(matches!(read_token_file(&file).await, Err(OAuthError::Configuration(_))));
+        assert!(matches!(read_token_file(&dir.join("missing")).await, Err(OAuthError::Io(_))));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn at_most_the_configured_flows_run_in_a_minute() {

@@ -255,6 +255,10 @@ pub(crate) enum Grant {
     /// Client credentials (machine to machine, the `io.modelcontextprotocol/oauth-client-credentials`
     /// extension): no user.
     ClientCredentials,
+    /// The JWT bearer grant (RFC 7523 §2.1) with the platform's workload token, read from
+    /// this file at each grant (workload identity federation, SEP-1933).
+    #[cfg(feature = "wif")]
+    JwtBearer(Arc<std::path::PathBuf>),
 }
 
 /// The key a client signs its JWT assertions with (`private_key_jwt`, RFC 7523).
@@ -309,6 +313,21 @@ impl OAuthConfig {
         config.credentials = Some(ClientCredentials::new(client_id, None));
         config.assertion = Some(AssertionKey { key: Arc::new(key), algorithm });
         Ok(config)
+    }
+
+    /// A workload that gets its tokens for the JWT its platform issues it (workload identity
+    /// federation, SEP-1933; feature `wif`): the JWT bearer grant (RFC 7523 §2.1,
+    /// `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`) with the JWT read from
+    /// `token_file` (a Kubernetes projected service account token, a cloud's identity token
+    /// file) anew at each grant, as `client_id` (public: no client authentication), at the
+    /// authorization server bound with [`OAuthConfig::issuer`] only. A refusal (`invalid_grant`,
+    /// `invalid_scope`, `unauthorized_client`) fails the request; no other grant is tried.
+    #[cfg(feature = "wif")]
+    pub fn workload_identity(client_id: impl Into<String>, token_file: impl Into<std::path::PathBuf>) -> Self {
+        let client_id = client_id.into();
+        let mut config = Self::with_grant(client_id.clone(), Grant::JwtBearer(Arc::new(token_file.into())));
+        config.credentials = Some(ClientCredentials::new(client_id, None).auth_method(TokenEndpointAuthMethod::None));
+        config
     }
 
     fn with_grant(client_name: String, grant: Grant) -> Self {
