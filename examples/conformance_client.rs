@@ -36,7 +36,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
-use mcp_sdk::client::http::oauth::{AuthorizationAgent, BearerChallenge, ClientCredentials, OAuthConfig, OAuthError};
+use mcp_sdk::client::http::oauth::{
+    AuthorizationAgent, BearerChallenge, ClientCredentials, EnterpriseIdp, OAuthConfig, OAuthError,
+};
 use mcp_sdk::client::http::{HttpClientConfig, reqwest};
 use mcp_sdk::client::skills::SkillError;
 use mcp_sdk::client::{CallOptions, Client, ClientBuilder};
@@ -168,7 +170,9 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 /// The `auth/` scenarios: connect through OAuth, list the tools, call `test-tool`. The
 /// `client-credentials-*` ones take the client's secret or private key from
 /// `MCP_CONFORMANCE_CONTEXT`, `auth/wif-jwt-bearer` its workload JWT (written to a file, read
-/// by the JWT bearer grant); the others run the authorization code flow (with the
+/// by the JWT bearer grant), `auth/enterprise-managed-authorization` and
+/// `auth/cross-app-access-complete-flow` the user's ID token and the IdP to exchange it at
+/// for an ID-JAG; the others run the authorization code flow (with the
 /// pre-registered credentials of the context, when it has them; with DPoP-bound tokens for
 /// `auth/dpop` and `auth/dpop-nonce`). Pre-registered credentials
 /// are bound to the authorization server that issued them; the context does not name it, so
@@ -189,6 +193,13 @@ async fn auth(scenario: &str, url: &str, builder: ClientBuilder) -> anyhow::Resu
             let pem = context["private_key_pem"].as_str().context("no private_key_pem in the context")?;
             let algorithm = context["signing_algorithm"].as_str().unwrap_or("ES256");
             OAuthConfig::client_credentials_jwt(id, pem, algorithm)?.issuer(issuer_of(url).await?)
+        }
+        ("auth/enterprise-managed-authorization" | "auth/cross-app-access-complete-flow", Some(id)) => {
+            // The user's single sign-on gave the ID token; the IdP exchanges it for an ID-JAG.
+            let text = |name: &str| context[name].as_str().with_context(|| format!("no {name} in the context"));
+            let idp = EnterpriseIdp::new(text("idp_token_endpoint")?, text("idp_client_id")?, text("idp_id_token")?);
+            let secret = context["client_secret"].as_str().map(str::to_owned);
+            OAuthConfig::enterprise_managed(ClientCredentials::new(id, secret), idp).issuer(issuer_of(url).await?)
         }
         ("auth/wif-jwt-bearer", Some(id)) => {
             // The platform's workload token, as a platform writes it: to a file.

@@ -322,6 +322,8 @@ impl OAuthClient {
             Grant::ClientCredentials => self.client_credentials(&discovered, &scopes).await?,
             #[cfg(feature = "wif")]
             Grant::JwtBearer(ref file) => self.jwt_bearer(&discovered, &scopes, file).await?,
+            #[cfg(feature = "enterprise-managed")]
+            Grant::IdJag(ref idp) => self.id_jag(&discovered, &scopes, idp).await?,
         };
         self.keep(&discovered.key, tokens).await;
         Ok(true)
@@ -648,6 +650,57 @@ impl OAuthClient {
         self.token_request(&d.server, client, form, scopes, None).await
     }
 
+    /// Enterprise-managed authorization (SEP-990): the ID token exchanged at the IdP for an
+    /// ID-JAG for the authorization server and the resource, then the ID-JAG for tokens with
+    /// the JWT bearer grant, the client authenticated as its credentials say.
+    #[cfg(feature = "enterprise-managed")]
+    async fn id_jag(
+        &self,
+        d: &Discovered,
+        scopes: &[String],
+        idp: &super::EnterpriseIdp,
+    ) -> Result<StoredTokens, OAuthError> {
+        let client = self
+            .inner
+            .config
+            .credentials
+            .clone()
+            .ok_or(OAuthError::Configuration("enterprise-managed authorization needs client credentials"))?;
+        check_binding(&client, &d.key.issuer)?;
+        let url = Url::parse(&idp.token_endpoint).map_err(|_| OAuthError::InvalidUrl(idp.token_endpoint.clone()))?;
+        let http = &self.inner.http;
+        let mut form = vec![
+            ("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange".to_owned()),
+            ("requested_token_type", ID_JAG.to_owned()),
+            ("subject_token", idp.id_token.clone()),
+            ("subject_token_type", "urn:ietf:params:oauth:token-type:id_token".to_owned()),
+            ("audience", d.server.issuer.clone()),
+            ("resource", d.key.resource.clone()),
+        ];
+        if !scopes.is_empty() {
+            form.push(("scope", scopes.join(" ")));
+        }
+        let mut request = http.post(&url)?;
+        match &idp.client_secret {
+            Some(secret) => request = client_secret_basic(request, &idp.client_id, secret),
+            None => form.push(("client_id", idp.client_id.clone())),
+        }
+        let response = http.send(request.form(&form), &url).await?;
+        let exchanged: Exchanged = read_answer(response, &url).await?;
+        if exchanged.issued_token_type != ID_JAG {
+            return Err(OAuthError::InvalidResponse("the identity provider did not issue an ID-JAG"));
+        }
+        let mut form = vec![
+            ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned()),
+            ("assertion", exchanged.access_token),
+            ("resource", d.key.resource.clone()),
+        ];
+        if !scopes.is_empty() {
+            form.push(("scope", scopes.join(" ")));
+        }
+        self.token_request(&d.server, client, form, scopes, None).await
+    }
+
     /// A refresh token exchanged for new tokens at `server`, the issuer of `key`.
     async fn refresh(
         &self,
@@ -899,6 +952,18 @@ struct TokenAnswer {
     refresh_token: Option<String>,
     #[serde(default)]
     scope: Option<String>,
+}
+
+/// The token type of an identity assertion authorization grant (SEP-990).
+#[cfg(feature = "enterprise-managed")]
+const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+
+/// A token exchange response (RFC 8693 §2.2.1).
+#[cfg(feature = "enterprise-managed")]
+#[derive(Deserialize)]
+struct Exchanged {
+    access_token: String,
+    issued_token_type: String,
 }
 
 /// An OAuth error response (RFC 6749 §5.2).

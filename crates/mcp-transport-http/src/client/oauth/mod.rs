@@ -259,6 +259,53 @@ pub(crate) enum Grant {
     /// this file at each grant (workload identity federation, SEP-1933).
     #[cfg(feature = "wif")]
     JwtBearer(Arc<std::path::PathBuf>),
+    /// Enterprise-managed authorization (SEP-990): the enterprise IdP's ID token exchanged
+    /// there for an ID-JAG, itself exchanged for tokens with the JWT bearer grant.
+    #[cfg(feature = "enterprise-managed")]
+    IdJag(Arc<EnterpriseIdp>),
+}
+
+/// The enterprise identity provider of [`OAuthConfig::enterprise_managed`]: its token
+/// endpoint, the client's registration there, and the user's ID token it issued (from the
+/// user's single sign-on).
+#[cfg(feature = "enterprise-managed")]
+#[derive(Clone)]
+pub struct EnterpriseIdp {
+    pub(crate) token_endpoint: String,
+    pub(crate) client_id: String,
+    pub(crate) client_secret: Option<String>,
+    pub(crate) id_token: String,
+}
+
+#[cfg(feature = "enterprise-managed")]
+impl std::fmt::Debug for EnterpriseIdp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnterpriseIdp")
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(feature = "enterprise-managed")]
+impl EnterpriseIdp {
+    /// The IdP whose token endpoint is `token_endpoint`, where the client is `client_id`, and
+    /// the user's `id_token` it issued.
+    pub fn new(token_endpoint: impl Into<String>, client_id: impl Into<String>, id_token: impl Into<String>) -> Self {
+        EnterpriseIdp {
+            token_endpoint: token_endpoint.into(),
+            client_id: client_id.into(),
+            client_secret: None,
+            id_token: id_token.into(),
+        }
+    }
+
+    /// The client's secret at the IdP (`client_secret_basic`); without one the client is public
+    /// there (`client_id` in the form).
+    pub fn client_secret(mut self, secret: impl Into<String>) -> Self {
+        self.client_secret = Some(secret.into());
+        self
+    }
 }
 
 /// The key a client signs its JWT assertions with (`private_key_jwt`, RFC 7523).
@@ -327,6 +374,21 @@ impl OAuthConfig {
         let client_id = client_id.into();
         let mut config = Self::with_grant(client_id.clone(), Grant::JwtBearer(Arc::new(token_file.into())));
         config.credentials = Some(ClientCredentials::new(client_id, None).auth_method(TokenEndpointAuthMethod::None));
+        config
+    }
+
+    /// Enterprise-managed authorization (SEP-990, the `io.modelcontextprotocol/enterprise-managed-authorization`
+    /// extension, cross-app access; feature `enterprise-managed`): no user interaction. The
+    /// user's ID token is exchanged at the enterprise `idp` for an identity assertion
+    /// authorization grant (RFC 8693 token exchange: `requested_token_type`
+    /// `urn:ietf:params:oauth:token-type:id-jag`, `audience` the authorization server's
+    /// issuer, `resource` the MCP server), which the client, authenticated with its
+    /// `credentials` (bound to that authorization server with [`ClientCredentials::issuer`] or
+    /// [`OAuthConfig::issuer`]), exchanges there for tokens with the JWT bearer grant.
+    #[cfg(feature = "enterprise-managed")]
+    pub fn enterprise_managed(credentials: ClientCredentials, idp: EnterpriseIdp) -> Self {
+        let mut config = Self::with_grant(credentials.client_id.clone(), Grant::IdJag(Arc::new(idp)));
+        config.credentials = Some(credentials);
         config
     }
 
