@@ -131,11 +131,14 @@ impl DpopConfig {
     }
 }
 
+/// The proofs seen (their hash), and the order they came in with when each may be forgotten.
+type Seen = (HashSet<[u8; 32]>, VecDeque<([u8; 32], u64)>);
+
 /// The proofs seen, each until it could no longer be accepted; bounded.
 #[derive(Debug)]
 struct ReplayCache {
     capacity: usize,
-    seen: Mutex<(HashSet<[u8; 32]>, VecDeque<([u8; 32], u64)>)>,
+    seen: Mutex<Seen>,
 }
 
 impl ReplayCache {
