@@ -36,7 +36,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
-use mcp_sdk::client::http::oauth::{AuthorizationAgent, BearerChallenge, ClientCredentials, OAuthConfig, OAuthError};
+use mcp_sdk::client::http::oauth::{
+    AuthorizationAgent, BearerChallenge, ClientCredentials, EnterpriseIdp, OAuthConfig, OAuthError,
+};
 use mcp_sdk::client::http::{HttpClientConfig, reqwest};
 use mcp_sdk::client::skills::SkillError;
 use mcp_sdk::client::{CallOptions, Client, ClientBuilder};
@@ -167,8 +169,12 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 
 /// The `auth/` scenarios: connect through OAuth, list the tools, call `test-tool`. The
 /// `client-credentials-*` ones take the client's secret or private key from
-/// `MCP_CONFORMANCE_CONTEXT`; the others run the authorization code flow (with the
-/// pre-registered credentials of the context, when it has them). Pre-registered credentials
+/// `MCP_CONFORMANCE_CONTEXT`, `auth/wif-jwt-bearer` its workload JWT (written to a file, read
+/// by the JWT bearer grant), `auth/enterprise-managed-authorization` and
+/// `auth/cross-app-access-complete-flow` the user's ID token and the IdP to exchange it at
+/// for an ID-JAG; the others run the authorization code flow (with the
+/// pre-registered credentials of the context, when it has them; with DPoP-bound tokens for
+/// `auth/dpop` and `auth/dpop-nonce`). Pre-registered credentials
 /// are bound to the authorization server that issued them; the context does not name it, so
 /// the harness, as the administrator who registered the client would, looks up the one the
 /// scenario's server names and binds them to it.
@@ -188,12 +194,30 @@ async fn auth(scenario: &str, url: &str, builder: ClientBuilder) -> anyhow::Resu
             let algorithm = context["signing_algorithm"].as_str().unwrap_or("ES256");
             OAuthConfig::client_credentials_jwt(id, pem, algorithm)?.issuer(issuer_of(url).await?)
         }
+        ("auth/enterprise-managed-authorization" | "auth/cross-app-access-complete-flow", Some(id)) => {
+            // The user's single sign-on gave the ID token; the IdP exchanges it for an ID-JAG.
+            let text = |name: &str| context[name].as_str().with_context(|| format!("no {name} in the context"));
+            let idp = EnterpriseIdp::new(text("idp_token_endpoint")?, text("idp_client_id")?, text("idp_id_token")?);
+            let secret = context["client_secret"].as_str().map(str::to_owned);
+            OAuthConfig::enterprise_managed(ClientCredentials::new(id, secret), idp).issuer(issuer_of(url).await?)
+        }
+        ("auth/wif-jwt-bearer", Some(id)) => {
+            // The platform's workload token, as a platform writes it: to a file.
+            let jwt = context["valid_jwt"].as_str().context("no valid_jwt in the context")?;
+            let file = std::env::temp_dir().join(format!("mcp-conformance-wif-{}.jwt", std::process::id()));
+            std::fs::write(&file, jwt).context("writing the workload token file")?;
+            OAuthConfig::workload_identity(id, file).issuer(issuer_of(url).await?)
+        }
         (_, id) => {
             let mut oauth = OAuthConfig::new("mcp-rust-sdk-conformance", FollowRedirect::new()?)
                 .client_metadata_url(CLIENT_METADATA_URL);
             if let Some(id) = id {
                 let secret = context["client_secret"].as_str().map(str::to_owned);
                 oauth = oauth.credentials(ClientCredentials::new(id, secret).issuer(issuer_of(url).await?));
+            }
+            // DPoP-bound tokens (RFC 9449), with the nonce round trips of `auth/dpop-nonce`.
+            if matches!(scenario, "auth/dpop" | "auth/dpop-nonce") {
+                oauth = oauth.dpop();
             }
             oauth
         }

@@ -21,9 +21,10 @@
 //!   revision it is listed for (`conformance client --spec-version <revision> --scenario
 //!   <name>`, with the `conformance_client` example as the client command); one listed for no
 //!   revision (`draft`, `extension`) runs once with the pin's [`Pin::undated_client_args`]. Of
-//!   the `extension` scenarios, the client credentials and Skills ones run
-//!   ([`CLIENT_EXTENSIONS`]); the others (cross-app access, enterprise-managed authorization,
-//!   DPoP, workload identity federation) are printed as not run.
+//!   the `extension` scenarios, those of the extensions the client implements run
+//!   ([`CLIENT_EXTENSIONS`]: client credentials, DPoP, workload identity federation,
+//!   enterprise-managed authorization and cross-app access, Skills); any other is printed as
+//!   not run.
 //! - **Server extension scenarios**: the `extension` server scenarios that no requirement set
 //!   runs (0.2.0's three `sep-2640-skills-*`, [`Pin::server_extensions`]) run one at a time
 //!   against `everything` at their revision (`server --scenario <name> --spec-version
@@ -116,11 +117,20 @@ impl ServerRun<'_> {
 }
 
 /// The scenarios of extensions the client implements: they run with the others (the
-/// `io.modelcontextprotocol/oauth-client-credentials` extension's, and the Skills extension's,
+/// `io.modelcontextprotocol/oauth-client-credentials` extension's, DPoP's,
+/// `io.modelcontextprotocol/auth/dpop`, SEP-1932, workload identity federation's,
+/// `io.modelcontextprotocol/auth/wif`, SEP-1933, enterprise-managed authorization's,
+/// `io.modelcontextprotocol/enterprise-managed-authorization`, SEP-990, whose scenario 0.1.16
+/// names `auth/cross-app-access-complete-flow`, and the Skills extension's,
 /// `io.modelcontextprotocol/skills`, SEP-2640).
 const CLIENT_EXTENSIONS: &[&str] = &[
     "auth/client-credentials-basic",
     "auth/client-credentials-jwt",
+    "auth/dpop",
+    "auth/dpop-nonce",
+    "auth/wif-jwt-bearer",
+    "auth/enterprise-managed-authorization",
+    "auth/cross-app-access-complete-flow",
     "sep-2640-client-no-prefetch",
     "sep-2640-client-verify-digest",
     "sep-2640-client-verify-size",

@@ -3,7 +3,7 @@
 use std::future::Future;
 
 use futures_util::future::BoxFuture;
-use http::{HeaderValue, StatusCode};
+use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use url::Url;
 
 /// A `401 Unauthorized` answer, or a `403 Forbidden` whose `WWW-Authenticate` asks for more
@@ -19,6 +19,8 @@ pub struct Unauthorized {
     /// The `WWW-Authenticate` challenge, if the server sent one (it names the resource
     /// metadata and scopes an OAuth flow starts from).
     pub www_authenticate: Option<HeaderValue>,
+    /// The `DPoP-Nonce` the server sent with it (RFC 9449 §9), if any.
+    pub dpop_nonce: Option<HeaderValue>,
 }
 
 /// Gives the transport the `Authorization` header of each HTTP request.
@@ -37,6 +39,20 @@ pub struct Unauthorized {
 pub trait AuthProvider: Send + Sync + 'static {
     /// The `Authorization` value for the next request; `None` sends none.
     fn authorization(&self) -> BoxFuture<'_, Option<HeaderValue>>;
+
+    /// The headers that authorize one request to `url` with `method`: by default
+    /// `Authorization` from [`AuthProvider::authorization`]. A provider whose credentials are
+    /// bound to each request (a DPoP proof, RFC 9449, signs its method and URL) adds them here.
+    fn request_headers<'a>(&'a self, method: &'a Method, url: &'a Url) -> BoxFuture<'a, HeaderMap> {
+        let _ = (method, url);
+        Box::pin(async move {
+            let mut headers = HeaderMap::new();
+            if let Some(value) = self.authorization().await {
+                headers.insert(http::header::AUTHORIZATION, value);
+            }
+            headers
+        })
+    }
 
     /// The server answered 401, or 403 `insufficient_scope`. Return `true` to send the
     /// request once more with a fresh [`AuthProvider::authorization`] (at most twice for one

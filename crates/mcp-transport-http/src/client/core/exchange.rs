@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
+use http::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{HeaderValue, Method, StatusCode};
 use mcp_types::ErrorObject;
 use serde::Deserialize;
@@ -21,6 +21,9 @@ use crate::headers::{APPLICATION_JSON, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_
 /// How many times one request is sent again after the auth provider answered a challenge:
 /// a 401, then a step-up 403, and once more.
 const MAX_AUTH_TRIES: usize = 2;
+
+/// The header a server hands its DPoP nonce in (RFC 9449 §8, §9).
+const DPOP_NONCE: &str = "dpop-nonce";
 
 /// Whether a `WWW-Authenticate` value is a `Bearer` challenge for more scopes.
 fn is_insufficient_scope(value: &HeaderValue) -> bool {
@@ -123,13 +126,17 @@ impl Core {
     ) -> Result<reqwest::Response, reqwest::Error> {
         let mut tries = 0;
         loop {
-            let mut rb = build();
-            if let Some(auth) = &self.config.auth
-                && let Some(value) = auth.authorization().await
-            {
-                rb = rb.header(AUTHORIZATION, value);
-            }
-            let response = rb.send().await?;
+            let response = match &self.config.auth {
+                Some(auth) => {
+                    // The provider's headers may be bound to the request (a DPoP proof).
+                    let (client, request) = build().build_split();
+                    let mut request = request?;
+                    let headers = auth.request_headers(request.method(), request.url()).await;
+                    request.headers_mut().extend(headers);
+                    client.execute(request).await?
+                }
+                None => build().send().await?,
+            };
             let status = response.status();
             let challenge = response.headers().get(WWW_AUTHENTICATE).cloned();
             let asks = status == StatusCode::UNAUTHORIZED
@@ -139,7 +146,9 @@ impl Core {
                 && tries < MAX_AUTH_TRIES
                 && let Some(auth) = &self.config.auth
             {
-                let challenge = Unauthorized { url: response.url().clone(), status, www_authenticate: challenge };
+                let dpop_nonce = response.headers().get(DPOP_NONCE).cloned();
+                let challenge =
+                    Unauthorized { url: response.url().clone(), status, www_authenticate: challenge, dpop_nonce };
                 if auth.on_unauthorized(challenge).await {
                     tries += 1;
                     continue;

@@ -19,8 +19,20 @@ impl BearerChallenge {
     /// Parameters are `name=value` or `name="quoted value"` (with `\` escapes), separated by
     /// commas; other schemes in the same value are skipped.
     pub fn parse(header: &str) -> Option<Self> {
-        let start = find_scheme(header, "bearer")?;
-        let mut rest = &header[start + "bearer".len()..];
+        Self::parse_scheme(header, "bearer")
+    }
+
+    /// The `Bearer` challenge of a `WWW-Authenticate` value, else its `DPoP` one (RFC 9449
+    /// §7.1: a resource that takes DPoP-bound tokens challenges with that scheme, with the
+    /// same parameters).
+    pub(crate) fn parse_any(header: &str) -> Option<Self> {
+        Self::parse(header).or_else(|| Self::parse_scheme(header, "dpop"))
+    }
+
+    /// The challenge of the scheme `scheme` (lowercase) in a `WWW-Authenticate` value.
+    pub(crate) fn parse_scheme(header: &str, scheme: &str) -> Option<Self> {
+        let start = find_scheme(header, scheme)?;
+        let mut rest = &header[start + scheme.len()..];
         let mut challenge = BearerChallenge::default();
         loop {
             rest = rest.trim_start_matches([' ', '\t', ',']);

@@ -55,6 +55,9 @@ struct Inner {
     current: Mutex<Option<(TokenKey, StoredTokens)>>,
     /// Held while a flow, a refresh or a discovery runs.
     flow: tokio::sync::Mutex<FlowState>,
+    /// The DPoP key and nonces, when the configuration asks for DPoP-bound tokens.
+    #[cfg(feature = "dpop")]
+    dpop: Option<super::dpop::Dpop>,
 }
 
 /// What the flows learned.
@@ -93,11 +96,13 @@ impl OAuthClient {
         let http = OAuthHttp::new(&config);
         OAuthClient {
             inner: Arc::new(Inner {
-                config,
                 server,
                 http,
                 current: Mutex::new(None),
                 flow: tokio::sync::Mutex::new(FlowState::default()),
+                #[cfg(feature = "dpop")]
+                dpop: config.dpop.then(super::dpop::Dpop::new),
+                config,
             }),
         }
     }
@@ -186,17 +191,18 @@ impl OAuthClient {
         Ok(())
     }
 
-    /// The access token of the current tokens, refreshed first if it is about to expire.
-    async fn access_token(&self) -> Option<String> {
+    /// The access token of the current tokens, refreshed first if it is about to expire, and
+    /// whether it is DPoP-bound.
+    async fn access_token(&self) -> Option<(String, bool)> {
         let (key, tokens) = self.inner.current.lock_unpoisoned().clone()?;
         if tokens.expires_within(REFRESH_MARGIN) && tokens.refresh_token.is_some() {
             let mut flow = self.inner.flow.lock().await;
             // Someone else may have refreshed meanwhile.
-            if let Some(fresh) = self.current_token().filter(|t| *t != tokens.access_token) {
+            if let Some(fresh) = self.current().filter(|t| t.0 != tokens.access_token) {
                 return Some(fresh);
             }
             match self.refresh_and_keep(&mut flow, &key, &tokens).await {
-                Ok(access_token) => return Some(access_token),
+                Ok(_) => return self.current(),
                 Err(e) => {
                     tracing::debug!(error = %e, "refreshing the access token failed");
                     if is_invalid_client(&e) && self.is_dynamic(&tokens.client) {
@@ -205,11 +211,28 @@ impl OAuthClient {
                 }
             }
         }
-        Some(tokens.access_token)
+        Some((tokens.access_token, tokens.dpop_jkt.is_some()))
+    }
+
+    /// The access token in use, and whether it is DPoP-bound.
+    fn current(&self) -> Option<(String, bool)> {
+        self.inner.current.lock_unpoisoned().as_ref().map(|(_, t)| (t.access_token.clone(), t.dpop_jkt.is_some()))
     }
 
     /// Answers a challenge: `true` when a new token is there to try.
     async fn challenged(&self, challenge: Unauthorized) -> bool {
+        #[cfg(feature = "dpop")]
+        if let Some(dpop) = &self.inner.dpop
+            && let Some(nonce) = challenge.dpop_nonce.as_ref().and_then(|v| v.to_str().ok())
+        {
+            // RFC 9449 §9: the resource wants its nonce in the proofs; the request is sent
+            // again with it (the transport bounds how often).
+            dpop.set_nonce(&challenge.url, nonce);
+            let asks = challenge.www_authenticate.as_ref().and_then(|v| v.to_str().ok());
+            if asks.is_some_and(super::dpop::asks_for_nonce) {
+                return true;
+            }
+        }
         let sent = self.current_token();
         let mut flow = self.inner.flow.lock().await;
         let now = self.current_token();
@@ -232,7 +255,7 @@ impl OAuthClient {
             .www_authenticate
             .as_ref()
             .and_then(|v| v.to_str().ok())
-            .and_then(BearerChallenge::parse)
+            .and_then(BearerChallenge::parse_any)
             .unwrap_or_default();
         let step_up = challenge.status == StatusCode::FORBIDDEN;
         if step_up && !bearer.is_insufficient_scope() {
@@ -297,6 +320,10 @@ impl OAuthClient {
                 }
             }
             Grant::ClientCredentials => self.client_credentials(&discovered, &scopes).await?,
+            #[cfg(feature = "wif")]
+            Grant::JwtBearer(ref file) => self.jwt_bearer(&discovered, &scopes, file).await?,
+            #[cfg(feature = "enterprise-managed")]
+            Grant::IdJag(ref idp) => self.id_jag(&discovered, &scopes, idp).await?,
         };
         self.keep(&discovered.key, tokens).await;
         Ok(true)
@@ -375,10 +402,22 @@ impl OAuthClient {
 
     /// The tokens for the discovered key: those in use, else the store's.
     async fn stored(&self, d: &Discovered, current: Option<(TokenKey, StoredTokens)>) -> Option<StoredTokens> {
-        match current {
+        let tokens = match current {
             Some((key, tokens)) if key == d.key => Some(tokens),
             _ => self.inner.config.store.load(&d.key).await,
+        };
+        // A DPoP-bound token is of use only with the key it is bound to (a token file may hold
+        // one of another process's key).
+        tokens.filter(|t| t.dpop_jkt.is_none() || t.dpop_jkt.as_deref() == self.dpop_thumbprint())
+    }
+
+    /// The thumbprint of the client's DPoP key, if it has one.
+    fn dpop_thumbprint(&self) -> Option<&str> {
+        #[cfg(feature = "dpop")]
+        if let Some(dpop) = &self.inner.dpop {
+            return Some(dpop.key.thumbprint());
         }
+        None
     }
 
     /// Puts `tokens` in use and in the store.
@@ -562,7 +601,7 @@ impl OAuthClient {
     fn agent(&self) -> Result<&Arc<dyn AuthorizationAgent>, OAuthError> {
         match &self.inner.config.grant {
             Grant::AuthorizationCode(agent) => Ok(agent),
-            Grant::ClientCredentials => Err(OAuthError::Configuration("no agent for the authorization code flow")),
+            _ => Err(OAuthError::Configuration("no agent for the authorization code flow")),
         }
     }
 
@@ -577,6 +616,85 @@ impl OAuthClient {
             .ok_or(OAuthError::Configuration("the client credentials grant needs credentials"))?;
         check_binding(&client, &d.key.issuer)?;
         let mut form = vec![("grant_type", "client_credentials".to_owned()), ("resource", d.key.resource.clone())];
+        if !scopes.is_empty() {
+            form.push(("scope", scopes.join(" ")));
+        }
+        self.token_request(&d.server, client, form, scopes, None).await
+    }
+
+    /// The JWT bearer grant (RFC 7523 §2.1) with the workload's JWT, read from `file` now (the
+    /// platform rotates it), at the authorization server the client is bound to only.
+    #[cfg(feature = "wif")]
+    async fn jwt_bearer(
+        &self,
+        d: &Discovered,
+        scopes: &[String],
+        file: &std::path::Path,
+    ) -> Result<StoredTokens, OAuthError> {
+        let client = self
+            .inner
+            .config
+            .credentials
+            .clone()
+            .ok_or(OAuthError::Configuration("the JWT bearer grant needs a client id"))?;
+        check_binding(&client, &d.key.issuer)?;
+        let assertion = read_token_file(file).await?;
+        let mut form = vec![
+            ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned()),
+            ("assertion", assertion),
+            ("resource", d.key.resource.clone()),
+        ];
+        if !scopes.is_empty() {
+            form.push(("scope", scopes.join(" ")));
+        }
+        self.token_request(&d.server, client, form, scopes, None).await
+    }
+
+    /// Enterprise-managed authorization (SEP-990): the ID token exchanged at the IdP for an
+    /// ID-JAG for the authorization server and the resource, then the ID-JAG for tokens with
+    /// the JWT bearer grant, the client authenticated as its credentials say.
+    #[cfg(feature = "enterprise-managed")]
+    async fn id_jag(
+        &self,
+        d: &Discovered,
+        scopes: &[String],
+        idp: &super::EnterpriseIdp,
+    ) -> Result<StoredTokens, OAuthError> {
+        let client = self
+            .inner
+            .config
+            .credentials
+            .clone()
+            .ok_or(OAuthError::Configuration("enterprise-managed authorization needs client credentials"))?;
+        check_binding(&client, &d.key.issuer)?;
+        let url = Url::parse(&idp.token_endpoint).map_err(|_| OAuthError::InvalidUrl(idp.token_endpoint.clone()))?;
+        let http = &self.inner.http;
+        let mut form = vec![
+            ("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange".to_owned()),
+            ("requested_token_type", ID_JAG.to_owned()),
+            ("subject_token", idp.id_token.clone()),
+            ("subject_token_type", "urn:ietf:params:oauth:token-type:id_token".to_owned()),
+            ("audience", d.server.issuer.clone()),
+            ("resource", d.key.resource.clone()),
+        ];
+        if !scopes.is_empty() {
+            form.push(("scope", scopes.join(" ")));
+        }
+        let mut request = http.post(&url)?;
+        match &idp.client_secret {
+            Some(secret) => request = client_secret_basic(request, &idp.client_id, secret),
+            None => form.push(("client_id", idp.client_id.clone())),
+        }
+        let response = http.send(request.form(&form), &url).await?;
+        let exchanged: Exchanged = read_answer(response, &url).await?;
+        if exchanged.issued_token_type != ID_JAG {
+            return Err(OAuthError::InvalidResponse("the identity provider did not issue an ID-JAG"));
+        }
+        let mut form = vec![
+            ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned()),
+            ("assertion", exchanged.access_token),
+            ("resource", d.key.resource.clone()),
+        ];
         if !scopes.is_empty() {
             form.push(("scope", scopes.join(" ")));
         }
@@ -604,26 +722,55 @@ impl OAuthClient {
         &self,
         server: &AuthorizationServerMetadata,
         client: ClientCredentials,
-        mut form: Vec<(&'static str, String)>,
+        form: Vec<(&'static str, String)>,
         scopes: &[String],
         old_refresh: Option<String>,
     ) -> Result<StoredTokens, OAuthError> {
         let url =
             Url::parse(&server.token_endpoint).map_err(|_| OAuthError::InvalidUrl(server.token_endpoint.clone()))?;
         let http = &self.inner.http;
-        let mut request = http.post(&url)?;
-        if let Some(key) = &self.inner.config.assertion {
-            form.push(("client_id", client.client_id.clone()));
-            form.push(("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned()));
-            form.push(("client_assertion", assertion(key, &client.client_id, &server.issuer)?));
+        let bound_to = self.dpop_for(server);
+        // Once more at most: with the nonce of a `use_dpop_nonce` answer (RFC 9449 §8).
+        let mut tries = 0;
+        let answer: TokenAnswer = loop {
+            let mut form = form.clone();
+            let mut request = http.post(&url)?;
+            if let Some(key) = &self.inner.config.assertion {
+                form.push(("client_id", client.client_id.clone()));
+                form.push((
+                    "client_assertion_type",
+                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
+                ));
+                form.push(("client_assertion", assertion(key, &client.client_id, &server.issuer)?));
+            } else {
+                request = authenticate(request, &mut form, &client, server);
+            }
+            #[cfg(feature = "dpop")]
+            if let (Some(dpop), Some(_)) = (&self.inner.dpop, bound_to) {
+                request = request.header("DPoP", dpop.proof("POST", &url, None));
+            }
+            let response = http.send(request.form(&form), &url).await?;
+            let nonce = response.headers().get("dpop-nonce").and_then(|v| v.to_str().ok()).map(str::to_owned);
+            #[cfg(feature = "dpop")]
+            if let (Some(dpop), Some(_), Some(nonce)) = (&self.inner.dpop, bound_to, &nonce) {
+                dpop.set_nonce(&url, nonce);
+            }
+            match read_answer(response, &url).await {
+                Err(OAuthError::Refused { error, .. })
+                    if error == "use_dpop_nonce" && bound_to.is_some() && nonce.is_some() && tries == 0 =>
+                {
+                    tries += 1;
+                }
+                other => break other?,
+            }
+        };
+        let dpop_jkt = if answer.token_type.eq_ignore_ascii_case("bearer") {
+            None
+        } else if answer.token_type.eq_ignore_ascii_case("dpop") && bound_to.is_some() {
+            bound_to.map(str::to_owned)
         } else {
-            request = authenticate(request, &mut form, &client, server);
-        }
-        let response = http.send(request.form(&form), &url).await?;
-        let answer: TokenAnswer = read_answer(response, &url).await?;
-        if !answer.token_type.eq_ignore_ascii_case("bearer") {
             return Err(OAuthError::UnsupportedTokenType(answer.token_type));
-        }
+        };
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
         Ok(StoredTokens {
             client,
@@ -631,8 +778,35 @@ impl OAuthClient {
             refresh_token: answer.refresh_token.or(old_refresh),
             expires_at: answer.expires_in.map(|s| now.saturating_add(s)),
             scopes: answer.scope.as_deref().map(split_scopes).unwrap_or_else(|| scopes.to_vec()),
+            dpop_jkt,
         })
     }
+
+    /// The thumbprint of the DPoP key the token requests to `server` prove possession of:
+    /// the client's, when it asks for DPoP and the server takes `ES256` proofs.
+    fn dpop_for(&self, server: &AuthorizationServerMetadata) -> Option<&str> {
+        let algs = server.dpop_signing_alg_values_supported.as_deref().unwrap_or_default();
+        self.dpop_thumbprint().filter(|_| algs.iter().any(|a| a == "ES256"))
+    }
+}
+
+/// The largest workload token file read.
+#[cfg(feature = "wif")]
+const MAX_TOKEN_FILE: u64 = 64 * 1024;
+
+/// The JWT of a workload token file, trimmed; refused if larger than [`MAX_TOKEN_FILE`] or
+/// empty.
+#[cfg(feature = "wif")]
+async fn read_token_file(file: &std::path::Path) -> Result<String, OAuthError> {
+    use tokio::io::AsyncReadExt as _;
+    let opened = tokio::fs::File::open(file).await.map_err(OAuthError::Io)?;
+    let mut text = String::new();
+    opened.take(MAX_TOKEN_FILE + 1).read_to_string(&mut text).await.map_err(OAuthError::Io)?;
+    let token = text.trim();
+    if text.len() as u64 > MAX_TOKEN_FILE || token.is_empty() {
+        return Err(OAuthError::Configuration("the workload token file is empty or too large"));
+    }
+    Ok(token.to_owned())
 }
 
 /// The authorization request's URL, its `state` and the PKCE pair.
@@ -725,8 +899,29 @@ fn assertion(key: &AssertionKey, client_id: &str, issuer: &str) -> Result<String
 impl AuthProvider for OAuthClient {
     fn authorization(&self) -> BoxFuture<'_, Option<HeaderValue>> {
         Box::pin(async move {
-            let token = self.access_token().await?;
-            HeaderValue::from_str(&format!("Bearer {token}")).ok()
+            let (token, bound) = self.access_token().await?;
+            let scheme = if bound { "DPoP" } else { "Bearer" };
+            HeaderValue::from_str(&format!("{scheme} {token}")).ok()
+        })
+    }
+
+    fn request_headers<'a>(&'a self, method: &'a http::Method, url: &'a Url) -> BoxFuture<'a, http::HeaderMap> {
+        Box::pin(async move {
+            let mut headers = http::HeaderMap::new();
+            let Some((token, bound)) = self.access_token().await else { return headers };
+            let scheme = if bound { "DPoP" } else { "Bearer" };
+            if let Ok(value) = HeaderValue::from_str(&format!("{scheme} {token}")) {
+                headers.insert(http::header::AUTHORIZATION, value);
+            }
+            #[cfg(feature = "dpop")]
+            if let (true, Some(dpop)) = (bound, &self.inner.dpop)
+                && let Ok(proof) = HeaderValue::from_str(&dpop.proof(method.as_str(), url, Some(&token)))
+            {
+                headers.insert("dpop", proof);
+            }
+            #[cfg(not(feature = "dpop"))]
+            let _ = (method, url);
+            headers
         })
     }
 
@@ -757,6 +952,18 @@ struct TokenAnswer {
     refresh_token: Option<String>,
     #[serde(default)]
     scope: Option<String>,
+}
+
+/// The token type of an identity assertion authorization grant (SEP-990).
+#[cfg(feature = "enterprise-managed")]
+const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+
+/// A token exchange response (RFC 8693 §2.2.1).
+#[cfg(feature = "enterprise-managed")]
+#[derive(Deserialize)]
+struct Exchanged {
+    access_token: String,
+    issued_token_type: String,
 }
 
 /// An OAuth error response (RFC 6749 §5.2).
@@ -881,6 +1088,25 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "wif")]
+    #[tokio::test]
+    async fn a_workload_token_file_is_read_trimmed_and_bounded() {
+        let dir = std::env::temp_dir().join(format!("mcp-wif-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("token");
+        std::fs::write(&file, "header.claims.signature\n").unwrap();
+        assert_eq!(read_token_file(&file).await.unwrap(), "header.claims.signature");
+        // Rotated by the platform: read anew.
+        std::fs::write(&file, "next.claims.signature").unwrap();
+        assert_eq!(read_token_file(&file).await.unwrap(), "next.claims.signature");
+        std::fs::write(&file, " \n").unwrap();
+        assert!(matches!(read_token_file(&file).await, Err(OAuthError::Configuration(_))));
+        std::fs::write(&file, "a".repeat(MAX_TOKEN_FILE as usize + 1)).unwrap();
+        assert!(matches!(read_token_file(&file).await, Err(OAuthError::Configuration(_))));
+        assert!(matches!(read_token_file(&dir.join("missing")).await, Err(OAuthError::Io(_))));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn at_most_the_configured_flows_run_in_a_minute() {

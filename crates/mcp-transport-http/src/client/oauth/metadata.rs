@@ -48,6 +48,9 @@ pub struct AuthorizationServerMetadata {
     /// RFC 9207: the redirect carries `iss`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authorization_response_iss_parameter_supported: Option<bool>,
+    /// RFC 9449 §5.1: the algorithms the server takes DPoP proofs in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 impl AuthorizationServerMetadata {

@@ -57,6 +57,8 @@
 
 mod agent;
 mod challenge;
+#[cfg(feature = "dpop")]
+mod dpop;
 mod flow;
 mod http;
 mod metadata;
@@ -69,6 +71,8 @@ use std::time::Duration;
 
 pub use agent::{AuthorizationAgent, LoopbackRedirect};
 pub use challenge::BearerChallenge;
+#[cfg(feature = "dpop")]
+pub use dpop::DpopKey;
 pub use flow::OAuthClient;
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use pending::{ExternalRedirect, PendingAuthorization};
@@ -202,8 +206,9 @@ pub enum OAuthError {
         /// The issuer the protected resource metadata names.
         named: String,
     },
-    /// A token response of a type the client cannot use (only `Bearer` is).
-    #[error("the authorization server issued a token of type `{0}`, not `Bearer`")]
+    /// A token response of a type the client cannot use (`Bearer`, and `DPoP` when it sent a
+    /// DPoP proof).
+    #[error("the authorization server issued a token of type `{0}`, which the client did not ask for")]
     UnsupportedTokenType(String),
     /// The user must authorize, and the agent does not take part in the flow
     /// ([`ExternalRedirect`]): start it with [`OAuthClient::begin_authorization`].
@@ -227,6 +232,9 @@ pub struct OAuthConfig {
     pub(crate) http_timeout: Duration,
     pub(crate) deny_private: bool,
     pub(crate) max_flows_per_minute: usize,
+    /// DPoP-bound tokens wanted (feature `dpop`).
+    #[cfg(feature = "dpop")]
+    pub(crate) dpop: bool,
 }
 
 impl std::fmt::Debug for OAuthConfig {
@@ -247,6 +255,57 @@ pub(crate) enum Grant {
     /// Client credentials (machine to machine, the `io.modelcontextprotocol/oauth-client-credentials`
     /// extension): no user.
     ClientCredentials,
+    /// The JWT bearer grant (RFC 7523 §2.1) with the platform's workload token, read from
+    /// this file at each grant (workload identity federation, SEP-1933).
+    #[cfg(feature = "wif")]
+    JwtBearer(Arc<std::path::PathBuf>),
+    /// Enterprise-managed authorization (SEP-990): the enterprise IdP's ID token exchanged
+    /// there for an ID-JAG, itself exchanged for tokens with the JWT bearer grant.
+    #[cfg(feature = "enterprise-managed")]
+    IdJag(Arc<EnterpriseIdp>),
+}
+
+/// The enterprise identity provider of [`OAuthConfig::enterprise_managed`]: its token
+/// endpoint, the client's registration there, and the user's ID token it issued (from the
+/// user's single sign-on).
+#[cfg(feature = "enterprise-managed")]
+#[derive(Clone)]
+pub struct EnterpriseIdp {
+    pub(crate) token_endpoint: String,
+    pub(crate) client_id: String,
+    pub(crate) client_secret: Option<String>,
+    pub(crate) id_token: String,
+}
+
+#[cfg(feature = "enterprise-managed")]
+impl std::fmt::Debug for EnterpriseIdp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnterpriseIdp")
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(feature = "enterprise-managed")]
+impl EnterpriseIdp {
+    /// The IdP whose token endpoint is `token_endpoint`, where the client is `client_id`, and
+    /// the user's `id_token` it issued.
+    pub fn new(token_endpoint: impl Into<String>, client_id: impl Into<String>, id_token: impl Into<String>) -> Self {
+        EnterpriseIdp {
+            token_endpoint: token_endpoint.into(),
+            client_id: client_id.into(),
+            client_secret: None,
+            id_token: id_token.into(),
+        }
+    }
+
+    /// The client's secret at the IdP (`client_secret_basic`); without one the client is public
+    /// there (`client_id` in the form).
+    pub fn client_secret(mut self, secret: impl Into<String>) -> Self {
+        self.client_secret = Some(secret.into());
+        self
+    }
 }
 
 /// The key a client signs its JWT assertions with (`private_key_jwt`, RFC 7523).
@@ -303,6 +362,36 @@ impl OAuthConfig {
         Ok(config)
     }
 
+    /// A workload that gets its tokens for the JWT its platform issues it (workload identity
+    /// federation, SEP-1933; feature `wif`): the JWT bearer grant (RFC 7523 §2.1,
+    /// `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`) with the JWT read from
+    /// `token_file` (a Kubernetes projected service account token, a cloud's identity token
+    /// file) anew at each grant, as `client_id` (public: no client authentication), at the
+    /// authorization server bound with [`OAuthConfig::issuer`] only. A refusal (`invalid_grant`,
+    /// `invalid_scope`, `unauthorized_client`) fails the request; no other grant is tried.
+    #[cfg(feature = "wif")]
+    pub fn workload_identity(client_id: impl Into<String>, token_file: impl Into<std::path::PathBuf>) -> Self {
+        let client_id = client_id.into();
+        let mut config = Self::with_grant(client_id.clone(), Grant::JwtBearer(Arc::new(token_file.into())));
+        config.credentials = Some(ClientCredentials::new(client_id, None).auth_method(TokenEndpointAuthMethod::None));
+        config
+    }
+
+    /// Enterprise-managed authorization (SEP-990, the `io.modelcontextprotocol/enterprise-managed-authorization`
+    /// extension, cross-app access; feature `enterprise-managed`): no user interaction. The
+    /// user's ID token is exchanged at the enterprise `idp` for an identity assertion
+    /// authorization grant (RFC 8693 token exchange: `requested_token_type`
+    /// `urn:ietf:params:oauth:token-type:id-jag`, `audience` the authorization server's
+    /// issuer, `resource` the MCP server), which the client, authenticated with its
+    /// `credentials` (bound to that authorization server with [`ClientCredentials::issuer`] or
+    /// [`OAuthConfig::issuer`]), exchanges there for tokens with the JWT bearer grant.
+    #[cfg(feature = "enterprise-managed")]
+    pub fn enterprise_managed(credentials: ClientCredentials, idp: EnterpriseIdp) -> Self {
+        let mut config = Self::with_grant(credentials.client_id.clone(), Grant::IdJag(Arc::new(idp)));
+        config.credentials = Some(credentials);
+        config
+    }
+
     fn with_grant(client_name: String, grant: Grant) -> Self {
         OAuthConfig {
             client_name,
@@ -315,6 +404,8 @@ impl OAuthConfig {
             http_timeout: Duration::from_secs(30),
             deny_private: false,
             max_flows_per_minute: 3,
+            #[cfg(feature = "dpop")]
+            dpop: false,
         }
     }
 
@@ -376,6 +467,20 @@ impl OAuthConfig {
     /// make it fetch from them (server-side request forgery).
     pub fn deny_private_addresses(mut self, deny: bool) -> Self {
         self.deny_private = deny;
+        self
+    }
+
+    /// Asks for DPoP-bound tokens (RFC 9449; feature `dpop`): the client makes a P-256 key
+    /// (in memory, for the life of its [`OAuthClient`]) and, with an authorization server
+    /// whose metadata lists `ES256` in `dpop_signing_alg_values_supported`, sends a proof with
+    /// each token request; a token issued as `DPoP` is then sent as `Authorization: DPoP`
+    /// with a fresh proof (`htm`, `htu`, `iat`, `jti`, `ath`) on each request. A server's
+    /// `use_dpop_nonce` (a 400 of the token endpoint, a 401 of the resource) is answered by
+    /// sending the request again with the `DPoP-Nonce` it gave, which later proofs to that
+    /// server carry too.
+    #[cfg(feature = "dpop")]
+    pub fn dpop(mut self) -> Self {
+        self.dpop = true;
         self
     }
 

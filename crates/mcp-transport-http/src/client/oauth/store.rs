@@ -131,6 +131,10 @@ pub struct StoredTokens {
     /// The scopes requested (and granted, when the server said).
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// For a DPoP-bound access token (`token_type` `DPoP`, RFC 9449): the thumbprint of the
+    /// key it is bound to; `None` for a bearer token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_jkt: Option<String>,
 }
 
 impl std::fmt::Debug for StoredTokens {
@@ -141,6 +145,7 @@ impl std::fmt::Debug for StoredTokens {
             .field("refresh_token", &self.refresh_token.as_ref().map(|_| Redacted))
             .field("expires_at", &self.expires_at)
             .field("scopes", &self.scopes)
+            .field("dpop_jkt", &self.dpop_jkt)
             .finish()
     }
 }
@@ -456,6 +461,7 @@ mod tests {
             refresh_token: Some("refresh-token-1".into()),
             expires_at: None,
             scopes: Vec::new(),
+            dpop_jkt: None,
         }
     }
 
@@ -719,6 +725,7 @@ mod tests {
             refresh_token: Some("r".into()),
             expires_at: Some(1),
             scopes: vec!["s".into()],
+            dpop_jkt: None,
         };
         assert_eq!(store.load(&key("x")).await, None);
         store.save(&key("x"), Some(tokens.clone())).await;

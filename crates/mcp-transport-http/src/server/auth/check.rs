@@ -23,6 +23,7 @@ pub(crate) async fn authenticate(auth: &AuthConfig, parts: &mut Parts) -> Result
     match check_token(auth, parts).await {
         Ok(()) => {
             parts.headers.remove(header::AUTHORIZATION);
+            parts.headers.remove("dpop");
             Ok(())
         }
         Err(response) => Err(readable_by_origin(response, &parts.headers)),
@@ -34,8 +35,8 @@ async fn check_token(auth: &AuthConfig, parts: &mut Parts) -> Result<(), Respons
         let description = "access tokens are not accepted in the query string";
         return Err(auth.challenge(StatusCode::BAD_REQUEST, Some(("invalid_request", description)), &[]));
     }
-    let token = match bearer_token(&parts.headers) {
-        Ok(Some(token)) => token,
+    let token = match bearer_token(&parts.headers, takes_dpop(auth)) {
+        Ok(Some((token, _))) => token,
         Ok(None) => return Err(auth.challenge(StatusCode::UNAUTHORIZED, None, &auth.required_scopes)),
         Err(description) => {
             return Err(auth.challenge(StatusCode::BAD_REQUEST, Some(("invalid_request", description)), &[]));
@@ -62,6 +63,8 @@ async fn check_token(auth: &AuthConfig, parts: &mut Parts) -> Result<(), Respons
             return Err(auth.challenge(StatusCode::UNAUTHORIZED, error, &auth.required_scopes));
         }
     };
+    #[cfg(feature = "auth-dpop")]
+    check_binding(auth, parts, token, &principal)?;
     if !principal.missing_scopes(&auth.required_scopes).is_empty() {
         return Err(auth.insufficient_scope(&auth.required_scopes));
     }
@@ -114,9 +117,49 @@ fn readable_by_origin(mut response: Response, request: &HeaderMap) -> Response {
 /// Seconds a client is asked to wait when the token verifier's backend failed (503).
 const VERIFIER_RETRY_AFTER: &str = "5";
 
-/// The token of the `Authorization: Bearer` header (`None` without one or with another
-/// scheme); what is wrong with the header otherwise.
-fn bearer_token(headers: &HeaderMap) -> Result<Option<&str>, &'static str> {
+/// Whether the endpoint takes DPoP-bound tokens.
+fn takes_dpop(auth: &AuthConfig) -> bool {
+    #[cfg(feature = "auth-dpop")]
+    return auth.dpop.is_some();
+    #[cfg(not(feature = "auth-dpop"))]
+    {
+        let _ = auth;
+        false
+    }
+}
+
+/// A DPoP-bound token (its claims' `cnf.jkt`) only with the `DPoP` scheme and a valid proof of
+/// its key for this request; a token that is not bound only as `Bearer` (RFC 9449 §7).
+#[cfg(feature = "auth-dpop")]
+fn check_binding(auth: &AuthConfig, parts: &Parts, token: &str, principal: &Principal) -> Result<(), Response> {
+    let Some(dpop) = &auth.dpop else { return Ok(()) };
+    let is_dpop = matches!(bearer_token(&parts.headers, true), Ok(Some((_, true))));
+    let jkt = principal.claims.get("cnf").and_then(|c| c.get("jkt")).and_then(serde_json::Value::as_str);
+    let refused = |description: &'static str| {
+        tracing::debug!(description, "DPoP-bound token refused");
+        auth.challenge_scheme(
+            "DPoP",
+            StatusCode::UNAUTHORIZED,
+            Some(("invalid_dpop_proof", description)),
+            &auth.required_scopes,
+        )
+    };
+    match (jkt, is_dpop) {
+        (None, false) => Ok(()),
+        (Some(_), false) => Err(refused("the access token is DPoP-bound: present it with the DPoP scheme and a proof")),
+        (None, true) => Err(refused("the access token is not DPoP-bound")),
+        (Some(jkt), true) => {
+            let origin =
+                url::Url::parse(&auth.metadata.resource).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
+            dpop.check(&parts.headers, &parts.method, &origin, parts.uri.path(), token, jkt).map_err(refused)
+        }
+    }
+}
+
+/// The token of the `Authorization: Bearer` header (with `dpop`, of `Authorization: DPoP`
+/// too), and whether it came as `DPoP` (`None` without one or with another scheme); what is
+/// wrong with the header otherwise.
+fn bearer_token(headers: &HeaderMap, dpop: bool) -> Result<Option<(&str, bool)>, &'static str> {
     let mut values = headers.get_all(header::AUTHORIZATION).iter();
     let Some(value) = values.next() else { return Ok(None) };
     if values.next().is_some() {
@@ -124,7 +167,8 @@ fn bearer_token(headers: &HeaderMap) -> Result<Option<&str>, &'static str> {
     }
     let value = value.to_str().map_err(|_| "the Authorization header is not visible ASCII")?;
     let Some((scheme, token)) = value.split_once(' ') else { return Ok(None) };
-    if !scheme.eq_ignore_ascii_case("bearer") {
+    let is_dpop = dpop && scheme.eq_ignore_ascii_case("dpop");
+    if !scheme.eq_ignore_ascii_case("bearer") && !is_dpop {
         return Ok(None);
     }
     let token = token.trim();
@@ -132,7 +176,7 @@ fn bearer_token(headers: &HeaderMap) -> Result<Option<&str>, &'static str> {
     let body = token.trim_end_matches('=');
     let valid = !body.is_empty()
         && body.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/'));
-    if valid { Ok(Some(token)) } else { Err("the bearer token is malformed") }
+    if valid { Ok(Some((token, is_dpop))) } else { Err("the bearer token is malformed") }
 }
 
 #[cfg(test)]
@@ -142,14 +186,18 @@ mod tests {
     #[test]
     fn bearer_tokens_are_read_from_the_header_only() {
         let mut headers = HeaderMap::new();
-        assert_eq!(bearer_token(&headers), Ok(None));
+        assert_eq!(bearer_token(&headers, false), Ok(None));
         headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
-        assert_eq!(bearer_token(&headers), Ok(None));
+        assert_eq!(bearer_token(&headers, false), Ok(None));
         headers.insert(header::AUTHORIZATION, HeaderValue::from_static("bearer abc.DEF-_~+/=="));
-        assert_eq!(bearer_token(&headers), Ok(Some("abc.DEF-_~+/==")));
+        assert_eq!(bearer_token(&headers, false), Ok(Some(("abc.DEF-_~+/==", false))));
+        // The DPoP scheme only where the endpoint takes DPoP-bound tokens.
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("DPoP abc"));
+        assert_eq!(bearer_token(&headers, false), Ok(None));
+        assert_eq!(bearer_token(&headers, true), Ok(Some(("abc", true))));
         headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer a b"));
-        assert!(bearer_token(&headers).is_err());
+        assert!(bearer_token(&headers, false).is_err());
         headers.append(header::AUTHORIZATION, HeaderValue::from_static("Bearer abc"));
-        assert!(bearer_token(&headers).is_err());
+        assert!(bearer_token(&headers, false).is_err());
     }
 }

@@ -25,6 +25,9 @@ pub struct AuthConfig {
     resource_path: String,
     pub(super) required_scopes: Vec<String>,
     pub(super) verifier: Arc<dyn TokenVerifier>,
+    /// How DPoP-bound tokens are checked, if the endpoint takes them.
+    #[cfg(feature = "auth-dpop")]
+    pub(super) dpop: Option<super::DpopConfig>,
 }
 
 impl std::fmt::Debug for AuthConfig {
@@ -64,7 +67,22 @@ impl AuthConfig {
             resource_path: path,
             required_scopes: Vec::new(),
             verifier: Arc::new(verifier),
+            #[cfg(feature = "auth-dpop")]
+            dpop: None,
         })
+    }
+
+    /// Takes DPoP-bound tokens (RFC 9449 §7; feature `auth-dpop`), checked as `dpop` says:
+    /// a token whose claims have `cnf.jkt` is accepted only as `Authorization: DPoP` with a
+    /// valid proof of that key for the request, and never as a bearer token; bearer tokens
+    /// (no `cnf`) are still taken as `Bearer`. The metadata lists `ES256` and the other
+    /// asymmetric algorithms in `dpop_signing_alg_values_supported`.
+    #[cfg(feature = "auth-dpop")]
+    pub fn dpop(mut self, dpop: super::DpopConfig) -> Self {
+        let algs = ["ES256", "ES384", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"];
+        self.metadata.other.insert("dpop_signing_alg_values_supported".to_owned(), serde_json::json!(algs));
+        self.dpop = Some(dpop);
+        self
     }
     /// Adds an authorization server (its issuer URL) to the metadata.
     pub fn authorization_server(mut self, issuer: impl Into<String>) -> Self {
@@ -154,7 +172,18 @@ impl AuthConfig {
     /// A challenge: `status` with `WWW-Authenticate: Bearer` and, for an `error`, an OAuth
     /// error body.
     pub(super) fn challenge(&self, status: StatusCode, error: Option<(&str, &str)>, scopes: &[String]) -> Response {
-        let mut value = String::from("Bearer ");
+        self.challenge_scheme("Bearer", status, error, scopes)
+    }
+
+    /// [`AuthConfig::challenge`] in the auth scheme `scheme` (`DPoP` for a proof's errors).
+    pub(super) fn challenge_scheme(
+        &self,
+        scheme: &str,
+        status: StatusCode,
+        error: Option<(&str, &str)>,
+        scopes: &[String],
+    ) -> Response {
+        let mut value = format!("{scheme} ");
         if let Some((code, _)) = error {
             value.push_str(&format!("error=\"{code}\", "));
         }

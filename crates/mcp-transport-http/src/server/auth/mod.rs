@@ -66,12 +66,16 @@ pub use crate::protected_resource::ProtectedResourceMetadata;
 
 pub(crate) mod check;
 mod config;
+#[cfg(feature = "auth-dpop")]
+mod dpop;
 mod jwt;
 pub(crate) mod owner;
 #[cfg(feature = "client")]
 mod remote;
 
 pub use config::AuthConfig;
+#[cfg(feature = "auth-dpop")]
+pub use dpop::DpopConfig;
 pub use jwt::{JwkSet, JwksSource, JwtVerifier, StaticJwks};
 #[cfg(feature = "client")]
 pub use remote::{HttpJwks, IntrospectionVerifier, InvalidIssuer};

@@ -1,0 +1,202 @@
+//! DPoP (RFC 9449, feature `dpop`): the client's key and the proofs it signs, and the nonces
+//! servers hand out.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use mcp_jsonrpc::sync::MutexExt as _;
+use p256::ecdsa::signature::Signer as _;
+use p256::ecdsa::{Signature, SigningKey};
+use sha2::{Digest as _, Sha256};
+use url::Url;
+
+use super::pkce::random_token;
+
+/// How many servers' nonces a client keeps (an authorization server and a resource, in
+/// practice); past it, the oldest are forgotten (a server asks again).
+const MAX_NONCES: usize = 16;
+
+/// A client's DPoP key: a P-256 key pair made for the client (in memory only), whose public
+/// half goes in each proof's header and whose thumbprint the tokens issued to it are bound to
+/// (`cnf.jkt`). Proofs are `ES256`.
+pub struct DpopKey {
+    signing: SigningKey,
+    /// The public key as a JWK (`kty`, `crv`, `x`, `y`).
+    jwk: serde_json::Value,
+    /// Its RFC 7638 SHA-256 thumbprint, base64url.
+    thumbprint: String,
+}
+
+impl std::fmt::Debug for DpopKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DpopKey").field("thumbprint", &self.thumbprint).finish_non_exhaustive()
+    }
+}
+
+impl DpopKey {
+    /// A new key, from the operating system's random number generator.
+    pub fn generate() -> Self {
+        let signing = loop {
+            let mut bytes = [0u8; 32];
+            getrandom::fill(&mut bytes).expect("the operating system's random number generator failed");
+            // A scalar of zero or beyond the group order (odds about 2^-32) is drawn again.
+            if let Ok(key) = SigningKey::from_slice(&bytes) {
+                break key;
+            }
+        };
+        let point = signing.verifying_key().to_encoded_point(false);
+        let (x, y) = (
+            URL_SAFE_NO_PAD.encode(point.x().expect("an uncompressed point has x")),
+            URL_SAFE_NO_PAD.encode(point.y().expect("an uncompressed point has y")),
+        );
+        // RFC 7638: the required members, in lexicographic order, without whitespace.
+        let canonical = format!(r#"{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}"#);
+        let thumbprint = URL_SAFE_NO_PAD.encode(Sha256::digest(canonical.as_bytes()));
+        let jwk = serde_json::json!({"kty": "EC", "crv": "P-256", "x": x, "y": y});
+        DpopKey { signing, jwk, thumbprint }
+    }
+
+    /// The RFC 7638 SHA-256 thumbprint of the public key (what a bound token's `cnf.jkt` is).
+    pub fn thumbprint(&self) -> &str {
+        &self.thumbprint
+    }
+
+    /// A proof for one HTTP request (RFC 9449 §4.2): `htm` the method, `htu` the URL without
+    /// query and fragment, `iat` now, a random `jti`; `ath` (the access token's SHA-256) when
+    /// the request carries one, `nonce` when the server gave one.
+    pub fn proof(&self, method: &str, url: &Url, access_token: Option<&str>, nonce: Option<&str>) -> String {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+        self.proof_at(method, url, access_token, nonce, now)
+    }
+
+    /// [`DpopKey::proof`] as if made at `iat` (seconds since the Unix epoch).
+    pub fn proof_at(
+        &self,
+        method: &str,
+        url: &Url,
+        access_token: Option<&str>,
+        nonce: Option<&str>,
+        iat: u64,
+    ) -> String {
+        let header = serde_json::json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": self.jwk});
+        let mut claims = serde_json::json!({
+            "jti": random_token(),
+            "htm": method,
+            "htu": htu(url),
+            "iat": iat,
+        });
+        if let Some(token) = access_token {
+            claims["ath"] = URL_SAFE_NO_PAD.encode(Sha256::digest(token.as_bytes())).into();
+        }
+        if let Some(nonce) = nonce {
+            claims["nonce"] = nonce.into();
+        }
+        let signing_input =
+            format!("{}.{}", URL_SAFE_NO_PAD.encode(header.to_string()), URL_SAFE_NO_PAD.encode(claims.to_string()));
+        let signature: Signature = self.signing.sign(signing_input.as_bytes());
+        format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(signature.to_bytes()))
+    }
+}
+
+/// A proof's `htu`: the URL without its query and fragment (RFC 9449 §4.2).
+pub(crate) fn htu(url: &Url) -> String {
+    let mut u = url.clone();
+    u.set_query(None);
+    u.set_fragment(None);
+    u.to_string()
+}
+
+/// The client's DPoP state: its key and the last nonce of each server, by origin.
+pub(crate) struct Dpop {
+    pub(crate) key: DpopKey,
+    nonces: Mutex<HashMap<String, String>>,
+}
+
+impl Dpop {
+    pub(crate) fn new() -> Self {
+        Dpop { key: DpopKey::generate(), nonces: Mutex::new(HashMap::new()) }
+    }
+
+    /// The nonce the server at `url`'s origin gave last.
+    pub(crate) fn nonce(&self, url: &Url) -> Option<String> {
+        self.nonces.lock_unpoisoned().get(&url.origin().ascii_serialization()).cloned()
+    }
+
+    /// Keeps the nonce the server at `url`'s origin gave (RFC 9449 §8, §9).
+    pub(crate) fn set_nonce(&self, url: &Url, nonce: &str) {
+        let mut nonces = self.nonces.lock_unpoisoned();
+        if nonces.len() >= MAX_NONCES {
+            nonces.clear();
+        }
+        nonces.insert(url.origin().ascii_serialization(), nonce.to_owned());
+    }
+
+    /// A proof for a request to `url`, with that server's nonce.
+    pub(crate) fn proof(&self, method: &str, url: &Url, access_token: Option<&str>) -> String {
+        self.key.proof(method, url, access_token, self.nonce(url).as_deref())
+    }
+}
+
+/// Whether a `WWW-Authenticate` value is a DPoP challenge asking for a nonce
+/// (`DPoP error="use_dpop_nonce"`, RFC 9449 §9).
+pub(crate) fn asks_for_nonce(www_authenticate: &str) -> bool {
+    super::challenge::BearerChallenge::parse_scheme(www_authenticate, "dpop")
+        .is_some_and(|c| c.error.as_deref() == Some("use_dpop_nonce"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_proof_verifies_with_the_key_in_its_header_and_binds_the_request() {
+        let key = DpopKey::generate();
+        let url = Url::parse("https://rs.example/mcp?x=1#f").unwrap();
+        let proof = key.proof("POST", &url, Some("token"), Some("n-1"));
+        let header = jsonwebtoken::decode_header(&proof).unwrap();
+        assert_eq!(header.typ.as_deref(), Some("dpop+jwt"));
+        let jwk = header.jwk.expect("the public key is in the header");
+        assert_eq!(jwk.thumbprint(jsonwebtoken::jwk::ThumbprintHash::SHA256).unwrap(), key.thumbprint());
+        let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+        validation.required_spec_claims.clear();
+        validation.validate_exp = false;
+        let decoding = jsonwebtoken::DecodingKey::from_jwk(&jwk).unwrap();
+        let claims = jsonwebtoken::decode::<serde_json::Value>(&proof, &decoding, &validation).unwrap().claims;
+        assert_eq!(claims["htm"], "POST");
+        assert_eq!(claims["htu"], "https://rs.example/mcp");
+        assert_eq!(claims["nonce"], "n-1");
+        assert_eq!(claims["ath"], URL_SAFE_NO_PAD.encode(Sha256::digest(b"token")));
+        // Each proof is fresh.
+        let again = jsonwebtoken::decode::<serde_json::Value>(
+            &key.proof("POST", &url, Some("token"), None),
+            &decoding,
+            &validation,
+        )
+        .unwrap()
+        .claims;
+        assert_ne!(claims["jti"], again["jti"]);
+        assert!(again.get("nonce").is_none());
+        // Another key's proof does not verify with this key.
+        let other = DpopKey::generate().proof("POST", &url, None, None);
+        assert!(jsonwebtoken::decode::<serde_json::Value>(&other, &decoding, &validation).is_err());
+    }
+
+    #[test]
+    fn nonces_are_kept_per_origin_within_a_bound() {
+        let dpop = Dpop::new();
+        let a = Url::parse("https://as.example/token").unwrap();
+        dpop.set_nonce(&a, "n");
+        assert_eq!(dpop.nonce(&Url::parse("https://as.example/other").unwrap()).as_deref(), Some("n"));
+        assert_eq!(dpop.nonce(&Url::parse("https://rs.example/mcp").unwrap()), None);
+        for i in 0..(MAX_NONCES * 2) {
+            dpop.set_nonce(&Url::parse(&format!("https://h{i}.example/")).unwrap(), "x");
+        }
+        assert!(dpop.nonces.lock_unpoisoned().len() <= MAX_NONCES);
+        assert!(asks_for_nonce(r#"DPoP error="use_dpop_nonce", resource_metadata="x""#));
+        assert!(!asks_for_nonce(r#"Bearer error="use_dpop_nonce""#));
+        assert!(!asks_for_nonce(r#"DPoP error="invalid_token""#));
+    }
+}
