@@ -334,9 +334,14 @@ async fn over_http_a_layer_sees_the_session_address_and_revision() {
     let localhost = Some("127.0.0.1".parse().unwrap());
     assert_eq!(
         *seen.0.lock().unwrap(),
-        [(Some(id), localhost, "2025-11-25".to_owned(), false), (None, localhost, STATELESS.to_owned(), true)]
+        [
+            // `initialize` passes the layers too.
+            (Some(id.clone()), localhost, "2025-11-25".to_owned(), false),
+            (Some(id), localhost, "2025-11-25".to_owned(), false),
+            (None, localhost, STATELESS.to_owned(), true)
+        ]
     );
-    assert_eq!(*log.lock().unwrap(), ["t>tools/call", "<t", "t>tools/call", "<t"]);
+    assert_eq!(*log.lock().unwrap(), ["t>initialize", "<t", "t>tools/call", "<t", "t>tools/call", "<t"]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -354,10 +359,11 @@ async fn request_log_logs_each_request_with_its_duration() {
     client.result("tools/list", json!({"_meta": meta()})).await;
 
     let served = spans.event_fields("request served");
-    assert_eq!(served.len(), 2, "{served:?}");
-    assert_eq!((served[0]["method"].as_str(), served[0]["tool"].as_str()), ("tools/call", "echo"));
-    assert!(served[0]["duration_ms"].parse::<f64>().unwrap() >= 0.0, "{served:?}");
-    assert_eq!((served[1]["method"].as_str(), served[1]["tool"].as_str()), ("tools/list", ""));
+    assert_eq!(served.len(), 3, "{served:?}");
+    assert_eq!((served[0]["method"].as_str(), served[0]["tool"].as_str()), ("initialize", ""));
+    assert_eq!((served[1]["method"].as_str(), served[1]["tool"].as_str()), ("tools/call", "echo"));
+    assert!(served[1]["duration_ms"].parse::<f64>().unwrap() >= 0.0, "{served:?}");
+    assert_eq!((served[2]["method"].as_str(), served[2]["tool"].as_str()), ("tools/list", ""));
     let failed = spans.event_fields("request failed");
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert_eq!((failed[0]["tool"].as_str(), failed[0]["error_code"].as_str()), ("nope", "-32602"));
@@ -598,6 +604,8 @@ async fn the_list_cache_answers_until_the_lists_change() {
         .build()
         .unwrap();
     let mut client = session(&server).await;
+    // `initialize` passed the layers: counted from here.
+    inner.store(0, Ordering::SeqCst);
     let first = client.result("tools/list", json!({})).await;
     assert_eq!(first, client.result("tools/list", json!({})).await);
     assert_eq!(inner.load(Ordering::SeqCst), 1, "the second list came from the cache");
@@ -749,6 +757,7 @@ async fn a_layer_reads_prompts_resources_and_lists_typed() {
     assert_eq!(
         *seen.lock().unwrap(),
         [
+            "other initialize",
             "prompt old",
             "read mem://note",
             "prompts/list None",
@@ -824,5 +833,124 @@ mod per_principal {
         let refused = call_in_new_session(&url, "alice").await;
         assert_eq!(refused["error"]["code"], RATE_LIMITED, "{refused}");
         assert!(call_in_new_session(&url, "bob").await.get("result").is_some());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The methods served before the typed dispatch.
+
+/// Records every method it sees, and refuses those of `refused` with an error of its own.
+struct Gatekeeper {
+    seen: Arc<Mutex<Vec<String>>>,
+    refused: &'static [&'static str],
+}
+
+impl Middleware for Gatekeeper {
+    fn request<'a>(&'a self, req: McpRequest<'a>, next: Next<'a>) -> BoxFuture<'a, Reply> {
+        self.seen.lock().unwrap().push(req.method().to_owned());
+        if self.refused.contains(&req.method()) {
+            let refusal = ErrorObject::new(-32001, format!("{} refused by the gatekeeper", req.method()));
+            return Box::pin(std::future::ready(Err(refusal)));
+        }
+        next.run(req)
+    }
+}
+
+/// A server with the tasks extension and a gatekeeper refusing `refused`.
+fn gated_server(seen: &Arc<Mutex<Vec<String>>>, refused: &'static [&'static str]) -> Server {
+    Server::builder("mw", "1.0")
+        .tool(echo())
+        .tasks(mcp_server::TaskConfig::default())
+        .middleware(Gatekeeper { seen: seen.clone(), refused })
+        .build()
+        .unwrap()
+}
+
+/// The task methods of the 2026-07-28 extension, with the params each needs.
+fn task_methods() -> Vec<(&'static str, Value)> {
+    let id = json!("no-such-task");
+    vec![
+        ("tasks/get", json!({"taskId": id})),
+        ("tasks/result", json!({"taskId": id})),
+        ("tasks/cancel", json!({"taskId": id})),
+        ("tasks/update", json!({"taskId": id, "inputResponses": {}})),
+        ("tasks/list", json!({})),
+    ]
+}
+
+/// `params` with the `_meta` of a 2026-07-28 request whose client declares the tasks extension.
+fn with_meta(mut params: Value) -> Value {
+    let mut meta = meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    params["_meta"] = meta;
+    params
+}
+
+/// `initialize` passes the layers: they see it, and one may refuse it (the session is then not
+/// initialized).
+#[tokio::test]
+async fn layers_see_and_may_refuse_initialize() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut session = session(&gated_server(&seen, &[])).await;
+    session.result("tools/list", json!({})).await;
+    assert_eq!(*seen.lock().unwrap(), ["initialize", "tools/list"]);
+
+    let server = gated_server(&seen, &["initialize"]);
+    let (a, b) = memory(64);
+    let _peer = server.connect(a);
+    let mut session = Session::new(Wire::new(b), "2025-11-25");
+    let params =
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+    let error = session.error("initialize", params).await;
+    assert_eq!(error["message"], "initialize refused by the gatekeeper", "{error}");
+    let error = session.error("tools/list", json!({})).await;
+    assert_eq!(error["code"], -32600, "still not initialized: {error}");
+}
+
+/// 2026-07-28 `server/discover`, `subscriptions/listen` and the methods of the tasks extension
+/// pass the layers: a layer sees each, and may refuse each.
+#[tokio::test]
+async fn layers_see_and_may_refuse_discover_listen_and_task_methods() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut client = stateless(&gated_server(&seen, &[]));
+    let discover = client.result("server/discover", with_meta(json!({}))).await;
+    assert!(discover["capabilities"]["tools"].is_object(), "{discover}");
+    for (method, params) in task_methods() {
+        let answer = client.call(method, with_meta(params)).await;
+        assert_ne!(answer["error"]["code"], -32001, "{method}: {answer}");
+    }
+    let listen = with_meta(json!({"notifications": {"toolsListChanged": true}}));
+    client.send(json!({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": listen})).await;
+    let ack = client.recv().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "server/discover",
+            "tasks/get",
+            "tasks/result",
+            "tasks/cancel",
+            "tasks/update",
+            "tasks/list",
+            "subscriptions/listen"
+        ]
+    );
+
+    let refused = &[
+        "server/discover",
+        "subscriptions/listen",
+        "tasks/get",
+        "tasks/result",
+        "tasks/cancel",
+        "tasks/update",
+        "tasks/list",
+    ];
+    let mut client = stateless(&gated_server(&seen, refused));
+    let mut calls = task_methods();
+    calls.push(("server/discover", json!({})));
+    calls.push(("subscriptions/listen", json!({"notifications": {"toolsListChanged": true}})));
+    for (method, params) in calls {
+        let error = client.error(method, with_meta(params)).await;
+        assert_eq!(error["message"], format!("{method} refused by the gatekeeper"), "{error}");
     }
 }

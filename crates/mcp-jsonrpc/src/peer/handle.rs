@@ -172,6 +172,21 @@ impl Peer {
         }
     }
 
+    /// Sends a notification by name with untyped params and hints for the transport (see
+    /// [`FrameHints`]), as [`notify_raw`](Self::notify_raw) does.
+    pub fn notify_raw_hinted<'a>(
+        &'a self,
+        method: &str,
+        params: Option<&dyn Body>,
+        hints: Option<FrameHints>,
+    ) -> impl Future<Output = Result<(), CallError>> + Send + use<'a> {
+        let frame = message::encode_notification(method, params);
+        async move {
+            let frame = frame.map_err(CallError::Encode)?;
+            self.send(Outbound::new(frame, self.route()).with_kind(FrameKind::Notification).with_hints(hints)).await
+        }
+    }
+
     /// Sends a custom notification (one outside the protocol, see
     /// [`CustomNotification`](mcp_types::CustomNotification)).
     pub fn notify_custom<'a, N: mcp_types::CustomNotification>(

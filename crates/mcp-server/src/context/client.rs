@@ -8,12 +8,15 @@ use mcp_types::{
     CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams,
     ElicitResult, ListRootsRequest, ListRootsResult, Request as _,
 };
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::Context;
 use super::capability::{elicitation_missing, input_missing, sampling_missing};
 use super::rounds::{Asked, InputRounds};
 use crate::error::ClientRequestError;
+use crate::middleware::OutgoingRoute;
+use crate::middleware::outgoing::{self, Via};
 use crate::tasks::running::TaskLink;
 use crate::tasks::store::TaskStoreError;
 
@@ -38,9 +41,34 @@ impl Context {
                 return Some(Err(ClientRequestError::InvalidInput(format!("cannot encode the input request: {e}"))));
             }
         };
-        Some(task_input(task, self, &key, capability, method, params).await.and_then(|answer| {
-            serde_json::from_value(answer).map_err(|e| ClientRequestError::InvalidInput(format!("input `{key}`: {e}")))
-        }))
+        let Some(layers) = &self.layers else {
+            return Some(task_input(task, self, &key, capability, method, params).await.and_then(|answer| {
+                serde_json::from_value(answer)
+                    .map_err(|e| ClientRequestError::InvalidInput(format!("input `{key}`: {e}")))
+            }));
+        };
+        let raw = match serde_json::value::to_raw_value(&params) {
+            Ok(raw) => raw,
+            Err(e) => return Some(Err(ClientRequestError::InvalidInput(e.to_string()))),
+        };
+        let (route, via) = (OutgoingRoute::TaskInput, Via::Task(task, self, capability));
+        Some(outgoing::request(layers, &self.peer, self.version, route, Some(&key), method, Some(raw), via).await)
+    }
+
+    /// Sends the request `R` to the client (through the server's middleware, if any).
+    async fn call_client<R: mcp_types::Request>(&self, params: R::Params) -> Result<R::Result, ClientRequestError> {
+        let Some(layers) = &self.layers else {
+            return Ok(self.peer.request::<R>(params, self.options()).await?);
+        };
+        let version = self.peer.protocol_version();
+        if !R::REVISIONS.contains(version) {
+            return Err(CallError::NotInRevision { method: R::METHOD, version }.into());
+        }
+        let raw = outgoing::encode(&params, version)?;
+        drop(params);
+        let via = Via::Peer(self.options());
+        outgoing::request(layers, &self.peer, self.version, OutgoingRoute::Request, None, R::METHOD, Some(raw), via)
+            .await
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`).
@@ -64,7 +92,7 @@ impl Context {
         }
         if let Some(rounds) = &self.input_rounds {
             let key = rounds.next_key("sampling");
-            return self.ask(rounds, &key, "sampling", CreateMessageRequest::METHOD, &params);
+            return self.ask(rounds, &key, "sampling", CreateMessageRequest::METHOD, &params).await;
         }
         self.refuse_without_rounds("sampling")?;
         let caps = self.client_capabilities();
@@ -73,10 +101,10 @@ impl Context {
         }
         let mut params = params;
         let Some(task) = self.current_task() else {
-            return Ok(self.peer.request::<CreateMessageRequest>(params, self.options()).await?);
+            return self.call_client::<CreateMessageRequest>(params).await;
         };
         relate(&mut params.meta, &task.id);
-        Ok(task.waiting_for_input(self.peer.request::<CreateMessageRequest>(params, self.options())).await?)
+        task.waiting_for_input(self.call_client::<CreateMessageRequest>(params)).await
     }
 
     /// [`create_message`](Self::create_message) whose input is named `key` in a 2026-07-28
@@ -92,7 +120,7 @@ impl Context {
             return answer;
         }
         match &self.input_rounds {
-            Some(rounds) => self.ask(rounds, key, "sampling", CreateMessageRequest::METHOD, &params),
+            Some(rounds) => self.ask(rounds, key, "sampling", CreateMessageRequest::METHOD, &params).await,
             None => self.create_message(params).await,
         }
     }
@@ -107,7 +135,7 @@ impl Context {
         }
         if let Some(rounds) = &self.input_rounds {
             let key = rounds.next_key("elicitation");
-            return self.ask(rounds, &key, "elicitation", ElicitRequest::METHOD, &params);
+            return self.ask(rounds, &key, "elicitation", ElicitRequest::METHOD, &params).await;
         }
         self.refuse_without_rounds("elicitation")?;
         let caps = self.client_capabilities();
@@ -117,13 +145,13 @@ impl Context {
         }
         let mut params = params;
         let Some(task) = self.current_task() else {
-            return Ok(self.peer.request::<ElicitRequest>(params, self.options()).await?);
+            return self.call_client::<ElicitRequest>(params).await;
         };
         match &mut params {
             ElicitRequestParams::ElicitRequestForm(p) => relate(&mut p.meta, &task.id),
             ElicitRequestParams::ElicitRequestURL(p) => relate(&mut p.meta, &task.id),
         }
-        Ok(task.waiting_for_input(self.peer.request::<ElicitRequest>(params, self.options())).await?)
+        task.waiting_for_input(self.call_client::<ElicitRequest>(params)).await
     }
 
     /// [`elicit_raw`](Self::elicit_raw) whose input is named `key` in a 2026-07-28 round trip.
@@ -138,7 +166,7 @@ impl Context {
             return answer;
         }
         match &self.input_rounds {
-            Some(rounds) => self.ask(rounds, key, "elicitation", ElicitRequest::METHOD, &params),
+            Some(rounds) => self.ask(rounds, key, "elicitation", ElicitRequest::METHOD, &params).await,
             None => self.elicit_raw(params).await,
         }
     }
@@ -152,13 +180,13 @@ impl Context {
         }
         if let Some(rounds) = &self.input_rounds {
             let key = rounds.next_key("roots");
-            return self.ask(rounds, &key, "roots", ListRootsRequest::METHOD, &serde_json::json!({}));
+            return self.ask(rounds, &key, "roots", ListRootsRequest::METHOD, &serde_json::json!({})).await;
         }
         self.refuse_without_rounds("roots")?;
         if self.client_capabilities().roots.is_none() {
             return Err(ClientRequestError::NotSupported("roots"));
         }
-        Ok(self.peer.request::<ListRootsRequest>(Default::default(), self.options()).await?)
+        self.call_client::<ListRootsRequest>(Default::default()).await
     }
 
     /// [`list_roots`](Self::list_roots) whose input is named `key` in a 2026-07-28 round trip.
@@ -168,7 +196,7 @@ impl Context {
             return answer;
         }
         match &self.input_rounds {
-            Some(rounds) => self.ask(rounds, key, "roots", ListRootsRequest::METHOD, &serde_json::json!({})),
+            Some(rounds) => self.ask(rounds, key, "roots", ListRootsRequest::METHOD, &serde_json::json!({})).await,
             None => self.list_roots().await,
         }
     }
@@ -184,7 +212,13 @@ impl Context {
         params: R::Params,
     ) -> Result<R::Result, ClientRequestError> {
         self.refuse_request(R::METHOD)?;
-        Ok(self.peer.request_custom::<R>(&params, self.options()).await?)
+        let Some(layers) = &self.layers else {
+            return Ok(self.peer.request_custom::<R>(&params, self.options()).await?);
+        };
+        let raw = serde_json::value::to_raw_value(&params).map_err(CallError::Encode)?;
+        drop(params);
+        let (route, via) = (OutgoingRoute::Request, Via::Peer(self.options()));
+        outgoing::request(layers, &self.peer, self.version, route, None, R::METHOD, Some(raw), via).await
     }
 
     /// Sends the custom request `method` with `params` as JSON, and returns its result as JSON.
@@ -195,6 +229,11 @@ impl Context {
         params: Option<serde_json::Value>,
     ) -> Result<serde_json::Value, ClientRequestError> {
         self.refuse_request(method)?;
+        if let Some(layers) = &self.layers {
+            let raw = params.as_ref().map(serde_json::value::to_raw_value).transpose().map_err(CallError::Encode)?;
+            let (route, via) = (OutgoingRoute::Request, Via::Peer(self.options()));
+            return outgoing::request(layers, &self.peer, self.version, route, None, method, raw, via).await;
+        }
         let call = self.peer.request_raw(
             method,
             params.as_ref().map(|p| p as &dyn mcp_jsonrpc::message::Body),
@@ -207,13 +246,13 @@ impl Context {
     /// Sends the custom notification `N` to the client, on behalf of this request (in
     /// 2026-07-28 over HTTP, on its response stream).
     pub async fn notify<N: mcp_types::CustomNotification>(&self, params: N::Params) -> Result<(), ClientRequestError> {
-        Ok(self.peer.notify_custom::<N>(&params).await?)
+        Ok(outgoing::notify_raw(self.layers.as_ref(), &self.peer, N::METHOD, Some(&params)).await?)
     }
 
     /// Sends the notification `method` with `params` as JSON, as [`notify`](Self::notify).
     pub async fn notify_raw(&self, method: &str, params: Option<serde_json::Value>) -> Result<(), ClientRequestError> {
-        let send = self.peer.notify_raw(method, params.as_ref().map(|p| p as &dyn mcp_jsonrpc::message::Body));
-        Ok(send.await?)
+        let params = params.as_ref().map(|p| p as &dyn mcp_jsonrpc::message::Body);
+        Ok(outgoing::notify_raw(self.layers.as_ref(), &self.peer, method, params).await?)
     }
 
     /// A request to the client of a revision that has none (2026-07-28) is refused.
@@ -234,7 +273,7 @@ impl Context {
     }
 
     /// One input of an input-required round trip: the client's answer, or why there is none.
-    fn ask<P: mcp_types::WireSerialize, R: serde::de::DeserializeOwned>(
+    async fn ask<P: mcp_types::WireSerialize, R: serde::de::DeserializeOwned>(
         &self,
         rounds: &InputRounds,
         key: &str,
@@ -245,6 +284,11 @@ impl Context {
         // As text: an elicitation form keeps its fields' order on the wire.
         let params = mcp_types::to_string_for(params, self.version)
             .map_err(|e| ClientRequestError::InvalidInput(format!("cannot encode the input request: {e}")))?;
+        if let Some(layers) = &self.layers {
+            let raw = RawValue::from_string(params).map_err(|e| ClientRequestError::InvalidInput(e.to_string()))?;
+            let (route, via) = (OutgoingRoute::InputRequired, Via::Rounds(rounds, capability));
+            return outgoing::request(layers, &self.peer, self.version, route, Some(key), method, Some(raw), via).await;
+        }
         match rounds.ask(key, capability, method, &params) {
             Asked::Answer(answer) => serde_json::from_value(answer)
                 .map_err(|e| ClientRequestError::InvalidInput(format!("input `{key}`: {e}"))),
@@ -272,7 +316,7 @@ fn relate(meta: &mut Option<mcp_types::RequestMetaObject>, id: &str) {
 }
 
 /// Asks the client for input through an extension task (see [`TaskLink::ask_input`]).
-async fn task_input(
+pub(crate) async fn task_input(
     link: &TaskLink,
     ctx: &Context,
     key: &str,

@@ -185,7 +185,12 @@ impl Context {
     /// [`elicit_url`](Self::elicit_url) to ask the client to open the URL, or to
     /// [`UrlElicitation::required`] for the -32042 error.
     pub fn url_elicitation(&self) -> UrlElicitation {
-        UrlElicitation { id: Arc::from(crate::tasks::new_task_id()), peer: self.peer.clone(), version: self.version }
+        UrlElicitation {
+            id: Arc::from(crate::tasks::new_task_id()),
+            peer: self.peer.clone(),
+            version: self.version,
+            layers: self.layers.clone(),
+        }
     }
 
     /// Asks the client to have its user open `url` (`elicitation/create`, URL mode), for an
@@ -237,6 +242,7 @@ pub struct UrlElicitation {
     id: Arc<str>,
     peer: Peer,
     version: ProtocolVersion,
+    layers: Option<crate::middleware::Layers>,
 }
 
 impl std::fmt::Debug for UrlElicitation {
@@ -294,7 +300,8 @@ impl UrlElicitation {
             });
         }
         let params = ElicitationCompleteNotificationParams::new(self.id.to_string());
-        self.peer.notify::<ElicitationCompleteNotification>(params).await
+        let layers = self.layers.as_ref();
+        crate::middleware::outgoing::notify::<ElicitationCompleteNotification>(layers, &self.peer, params, None).await
     }
 }
 

@@ -28,6 +28,7 @@ use crate::tasks::running::{Deferred, TaskLink};
 
 mod capability;
 mod client;
+pub(crate) use client::task_input;
 pub mod elicit;
 pub(crate) mod extract;
 pub(crate) mod progress;
@@ -61,6 +62,8 @@ pub struct Context {
     /// On a server that forwards tasks ([`ServerBuilder::forward_tasks`](crate::ServerBuilder::forward_tasks)):
     /// the `task` member of a 2025-11-25 `tools/call` (the client asked for a task).
     pub(crate) requested_task: Option<mcp_types::TaskMetadata>,
+    /// The server's middleware, if it has any: what the handler sends goes through it.
+    pub(crate) layers: Option<crate::middleware::Layers>,
 }
 
 impl std::fmt::Debug for Context {
@@ -147,7 +150,7 @@ impl Context {
     /// ```
     pub async fn run_as_task(&self) -> Result<(), ToolError> {
         match &self.deferred {
-            Some(deferred) => deferred.begin(&self.peer).await.map_err(ToolError::Protocol),
+            Some(deferred) => deferred.begin(&self.peer, self.layers.as_ref()).await.map_err(ToolError::Protocol),
             None => Ok(()),
         }
     }
@@ -187,6 +190,7 @@ impl Context {
             state: self.session.clone(),
             attachment: self.attachment.clone(),
             version: self.version,
+            layers: self.layers.clone(),
         }
     }
 
@@ -220,6 +224,7 @@ impl Context {
             task: None,
             requested_task: None,
             deferred: None,
+            layers: self.layers.clone(),
         })
     }
 
@@ -265,7 +270,12 @@ impl Context {
 
     /// A handle that reports the progress of this request; it can outlive the context.
     pub fn progress_reporter(&self) -> Progress {
-        Progress::new(self.peer.clone(), self.progress_token.clone(), self.related_task().map(Arc::from))
+        Progress::new(
+            self.peer.clone(),
+            self.progress_token.clone(),
+            self.related_task().map(Arc::from),
+            self.layers.clone(),
+        )
     }
 
     /// Reports progress, if the client asked for it (otherwise does nothing): `progress` so
@@ -282,7 +292,8 @@ impl Context {
     /// ```
     pub fn progress(&self, progress: f64) -> ProgressReport<'_, impl Future<Output = ()> + Send + '_> {
         let link = self.extension_task();
-        progress::progress_report(&self.peer, self.progress_token.as_ref(), self.related_task(), link, progress)
+        let layers = self.layers.as_ref();
+        progress::progress_report(&self.peer, layers, self.progress_token.as_ref(), self.related_task(), link, progress)
     }
 
     /// Sends a log message to the client, if its level passes the level the client set (with
@@ -327,7 +338,13 @@ impl Context {
         let mut params = LoggingMessageNotificationParams::new(data, level);
         params.logger = logger.map(str::to_owned);
         params.meta = self.related_task().map(crate::tasks::related_task_meta);
-        if let Err(e) = self.peer.notify::<LoggingMessageNotification>(params).await {
+        let sent = crate::middleware::outgoing::notify::<LoggingMessageNotification>(
+            self.layers.as_ref(),
+            &self.peer,
+            params,
+            None,
+        );
+        if let Err(e) = sent.await {
             tracing::debug!(error = %e, "log notification not sent");
         }
     }

@@ -19,17 +19,30 @@ use crate::tasks::running::TaskLink;
 ///     }
 /// }
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Progress {
     peer: Peer,
     token: Option<ProgressToken>,
     /// The task the request runs as (2025-11-25), named in each notification's `_meta`.
     task: Option<Arc<str>>,
+    /// The server's middleware, if any.
+    layers: Option<crate::middleware::Layers>,
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Progress").field("token", &self.token).field("task", &self.task).finish_non_exhaustive()
+    }
 }
 
 impl Progress {
-    pub(crate) fn new(peer: Peer, token: Option<ProgressToken>, task: Option<Arc<str>>) -> Self {
-        Progress { peer, token, task }
+    pub(crate) fn new(
+        peer: Peer,
+        token: Option<ProgressToken>,
+        task: Option<Arc<str>>,
+        layers: Option<crate::middleware::Layers>,
+    ) -> Self {
+        Progress { peer, token, task, layers }
     }
 
     /// Whether the client asked for progress on this request.
@@ -48,7 +61,7 @@ impl Progress {
     /// }
     /// ```
     pub fn report(&self, progress: f64) -> ProgressReport<'_, impl Future<Output = ()> + Send + '_> {
-        progress_report(&self.peer, self.token.as_ref(), self.task.as_deref(), None, progress)
+        progress_report(&self.peer, self.layers.as_ref(), self.token.as_ref(), self.task.as_deref(), None, progress)
     }
 }
 
@@ -67,6 +80,7 @@ pub struct ProgressReport<'a, F> {
 /// What a progress notification is made of, before it is sent.
 struct ReportParts<'a> {
     peer: &'a Peer,
+    layers: Option<&'a crate::middleware::Layers>,
     token: Option<&'a ProgressToken>,
     task: Option<&'a str>,
     /// An extension task, whose status message the report becomes.
@@ -80,12 +94,13 @@ struct ReportParts<'a> {
 /// did not ask for progress).
 pub(crate) fn progress_report<'a>(
     peer: &'a Peer,
+    layers: Option<&'a crate::middleware::Layers>,
     token: Option<&'a ProgressToken>,
     task: Option<&'a str>,
     link: Option<&'a TaskLink>,
     progress: f64,
 ) -> ProgressReport<'a, impl Future<Output = ()> + Send + 'a> {
-    let parts = ReportParts { peer, token, task, link, progress, total: None, message: None };
+    let parts = ReportParts { peer, layers, token, task, link, progress, total: None, message: None };
     ProgressReport { parts, send: send_progress }
 }
 
@@ -139,7 +154,8 @@ async fn send_progress(parts: ReportParts<'_>) {
     params.total = parts.total;
     params.message = parts.message;
     params.meta = parts.task.map(crate::tasks::related_task_meta);
-    if let Err(e) = parts.peer.notify::<ProgressNotification>(params).await {
+    let sent = crate::middleware::outgoing::notify::<ProgressNotification>(parts.layers, parts.peer, params, None);
+    if let Err(e) = sent.await {
         tracing::debug!(error = %e, "progress notification not sent");
     }
 }

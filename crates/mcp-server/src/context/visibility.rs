@@ -203,6 +203,8 @@ pub struct SessionControl {
     pub(crate) state: Arc<SessionState>,
     pub(crate) attachment: Option<mcp_jsonrpc::Attachment>,
     pub(crate) version: ProtocolVersion,
+    /// The server's middleware, if any: the list changes it sends go through it.
+    pub(crate) layers: Option<crate::middleware::Layers>,
 }
 
 impl std::fmt::Debug for SessionControl {
@@ -296,12 +298,16 @@ impl SessionControl {
     /// outgoing queue (a client that reads nothing misses it, and the handler goes on).
     async fn notify(&self, kind: ItemKind) {
         let Some(peer) = self.state.peer.get() else { return };
+        let layers = self.layers.as_ref();
         let sent = async {
+            use crate::middleware::outgoing::notify;
             match kind {
-                ItemKind::Tool => peer.notify::<ToolListChangedNotification>(Default::default()).await,
-                ItemKind::Prompt => peer.notify::<PromptListChangedNotification>(Default::default()).await,
+                ItemKind::Tool => notify::<ToolListChangedNotification>(layers, peer, Default::default(), None).await,
+                ItemKind::Prompt => {
+                    notify::<PromptListChangedNotification>(layers, peer, Default::default(), None).await
+                }
                 ItemKind::Resource | ItemKind::ResourceTemplate => {
-                    peer.notify::<ResourceListChangedNotification>(Default::default()).await
+                    notify::<ResourceListChangedNotification>(layers, peer, Default::default(), None).await
                 }
             }
         };

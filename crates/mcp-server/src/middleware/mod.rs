@@ -8,6 +8,13 @@
 //! itself (an error, a result of its own), changes the params ([`McpRequest::set_params`],
 //! [`McpRequest::set_tool_call`]) or calls [`Next::run`] and sees, or transforms, the reply.
 //!
+//! What the server sends goes through the same layers ([`outgoing`]): the requests a handler
+//! makes through its [`Context`](crate::Context) (sampling, elicitation, roots, custom ones)
+//! as [`OutgoingRequest`]s ([`Middleware::outgoing_request`]), and the notifications the server
+//! sends (progress, log messages, list changes, resource updates, task status, custom ones) as
+//! [`OutgoingNotification`]s ([`Middleware::outgoing_notification`]). What a handler sends on
+//! the raw [`Peer`] ([`Context::peer`](crate::Context::peer)) does not.
+//!
 //! Layers run in the order they were installed, the first outermost. They sit at the entry of
 //! the typed dispatch, which every transport (stdio, Streamable HTTP, HTTP+SSE, in-memory) and
 //! both kinds of revision (sessions after `initialize`, and 2026-07-28 requests) share: they see
@@ -42,12 +49,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
+pub use self::outgoing::{OutgoingNext, OutgoingNotification, OutgoingReply, OutgoingRequest, OutgoingRoute};
 use crate::serve::call::Call;
 
 pub mod cache;
 pub mod limit;
 pub mod log;
 pub mod metrics;
+pub mod outgoing;
 #[cfg(feature = "rate-limit")]
 pub mod rate;
 #[cfg(feature = "tower")]
@@ -67,6 +76,24 @@ pub trait Middleware: Send + Sync + 'static {
     /// Sees a notification from a client, before the server handles it; `false` drops it (the
     /// layers after this one and the server do not see it).
     fn notification(&self, notification: &McpNotification<'_>) -> bool {
+        let _ = notification;
+        true
+    }
+
+    /// Sees a request the server sends to the client (see [`outgoing`]): answers it itself,
+    /// or hands it (its params changed or not) to `next` and returns, or transforms, the
+    /// client's answer.
+    fn outgoing_request<'a>(
+        &'a self,
+        req: OutgoingRequest<'a>,
+        next: OutgoingNext<'a>,
+    ) -> BoxFuture<'a, OutgoingReply> {
+        next.run(req)
+    }
+
+    /// Sees a notification the server sends to the client, and may change its params; `false`
+    /// drops it (the layers after this one do not see it, and it is not sent).
+    fn outgoing_notification(&self, notification: &mut OutgoingNotification<'_>) -> bool {
         let _ = notification;
         true
     }
@@ -366,7 +393,13 @@ impl<'a> McpRequest<'a> {
 /// The rest of the chain: the layers after this one, then the server.
 pub struct Next<'a> {
     rest: &'a [Arc<dyn Middleware>],
+    /// What serves the request after the last layer: the typed dispatch, or (a method served
+    /// before it: `initialize`, `server/discover`, ...) its own path.
+    end: Option<End<'a>>,
 }
+
+/// The server's own path for a method the typed dispatch does not serve.
+pub(crate) type End<'a> = Box<dyn FnOnce(Call<'_>) -> BoxFuture<'_, Reply> + Send + 'a>;
 
 impl std::fmt::Debug for Next<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -378,13 +411,18 @@ impl<'a> Next<'a> {
     /// Hands `req` to the next layer, or to the server after the last.
     pub fn run(self, req: McpRequest<'a>) -> BoxFuture<'a, Reply> {
         match self.rest.split_first() {
-            Some((layer, rest)) => layer.request(req, Next { rest }),
+            Some((layer, rest)) => layer.request(req, Next { rest, end: self.end }),
             None => {
                 let McpRequest { cx, changed } = req;
+                let end = self.end;
                 Box::pin(async move {
-                    match changed {
-                        None => crate::serve::dispatch::route(cx.call).await,
-                        Some(req) => crate::serve::dispatch::route(Call { req: &req, ..cx.call }).await,
+                    let call = match &changed {
+                        None => cx.call,
+                        Some(req) => Call { req, ..cx.call },
+                    };
+                    match end {
+                        None => crate::serve::dispatch::route(call).await,
+                        Some(end) => end(call).await,
                     }
                 })
             }
@@ -394,7 +432,14 @@ impl<'a> Next<'a> {
 
 /// Serves `call` through `layers` (not empty).
 pub(crate) fn run<'a>(layers: &'a [Arc<dyn Middleware>], call: Call<'a>) -> BoxFuture<'a, Reply> {
-    Next { rest: layers }.run(McpRequest { cx: RequestCx { call }, changed: None })
+    Next { rest: layers, end: None }.run(McpRequest { cx: RequestCx { call }, changed: None })
+}
+
+/// Serves `call` through `layers` (not empty), then by `end`: a method served before the
+/// typed dispatch (`initialize`, `server/discover`, `subscriptions/listen`, the methods of the
+/// 2026-07-28 tasks extension).
+pub(crate) fn run_to<'a>(layers: &'a [Arc<dyn Middleware>], call: Call<'a>, end: End<'a>) -> BoxFuture<'a, Reply> {
+    Next { rest: layers, end: Some(end) }.run(McpRequest { cx: RequestCx { call }, changed: None })
 }
 
 /// A notification a layer sees.

@@ -7,6 +7,7 @@
 //! `rate limited`, and `data: {"retryAfterMs": N}`, the milliseconds after which a request of
 //! the same key is allowed again.
 
+use mcp_types::Request as _;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
@@ -145,7 +146,9 @@ pub fn rate_limited(wait: Duration) -> ErrorObject {
 
 impl Middleware for RateLimit {
     fn request<'a>(&'a self, req: McpRequest<'a>, next: Next<'a>) -> BoxFuture<'a, Reply> {
-        if self.tool_calls_only && req.kind() != MethodKind::CallTool {
+        // The handshake is not counted: a session could not start once its bucket is empty.
+        let handshake = req.method() == mcp_types::InitializeRequest::METHOD;
+        if handshake || (self.tool_calls_only && req.kind() != MethodKind::CallTool) {
             return next.run(req);
         }
         match self.check(self.key_of(&req.cx())) {

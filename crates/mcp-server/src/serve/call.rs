@@ -99,6 +99,8 @@ impl Call<'_> {
             task: None,
             deferred: None,
             requested_task: None,
+            // One branch when the server has no layer: no count taken.
+            layers: (!self.server.middleware.is_empty()).then(|| self.server.middleware.clone()),
         }
     }
 

@@ -107,14 +107,15 @@ fn handle(
         }
         let method = req.method.as_str();
         if method == InitializeRequest::METHOD {
-            let reply = initialize(server, state, &req, &rctx)?;
-            // In a fleet, any instance may serve the next request: the session is recorded
-            // first (and not initialized here if the store did not take it).
-            if let Err(e) = update_shared(state, &rctx, RecordChange::Initialized).await {
-                state.uninitialize();
-                return Err(e);
+            if !server.middleware.is_empty() {
+                // Through the layers (boxed, out of every request's future).
+                let era = Era::session(rctx.peer().protocol_version());
+                let call = Call { server, state, req: &req, rctx: &rctx, era: &era };
+                let end: crate::middleware::End<'_> =
+                    Box::new(|call| Box::pin(initialize_session(call.server, call.state, call.req, call.rctx)));
+                return crate::middleware::run_to(&server.middleware, call, end).await;
             }
-            return Ok(reply);
+            return initialize_session(server, state, &req, &rctx).await;
         }
         if !state.is_initialized() {
             return Err(ErrorObject::invalid_request(format!(
@@ -138,16 +139,33 @@ fn handle_stateless<'a>(
 ) -> impl Future<Output = Reply> + Send + 'a {
     async move {
         let method = req.method.as_str();
+        let layered = !server.middleware.is_empty();
         if method == DiscoverRequest::METHOD {
-            return stateless::discover(server, rctx, envelope.version);
+            let version = envelope.version;
+            if layered {
+                let end: crate::middleware::End<'_> = Box::new(move |call| {
+                    Box::pin(std::future::ready(stateless::discover(call.server, call.rctx, version)))
+                });
+                return Box::pin(through_layers(server, req, rctx, envelope, end)).await;
+            }
+            return stateless::discover(server, rctx, version);
         }
         if method == SubscriptionsListenRequest::METHOD {
             // Boxed: a long-lived stream, whose state the other requests need not carry.
             let tasks_declared = super::tasks_ext::declared(&envelope.capabilities);
+            let hides = server.visibility.is_some() || server.hide_out_of_scope;
+            if layered {
+                // The layers see the request (and may refuse it), not the stream's messages.
+                let end: crate::middleware::End<'_> = Box::new(move |call| {
+                    let params = call.req.params.as_deref();
+                    let viewer = hides.then(|| (call.era.version, Arc::clone(call.state)));
+                    Box::pin(super::subscriptions::listen(call.server, params, call.rctx, tasks_declared, viewer))
+                });
+                return Box::pin(through_layers(server, req, rctx, envelope, end)).await;
+            }
             // Who listens, kept only when the server may hide items from it (the client's
             // capabilities are large: else not kept across the await).
-            let viewer = (server.visibility.is_some() || server.hide_out_of_scope)
-                .then(|| (envelope.version, SessionState::stateless(envelope)));
+            let viewer = hides.then(|| (envelope.version, Arc::new(SessionState::stateless(envelope))));
             let listen =
                 Box::pin(super::subscriptions::listen(server, req.params.as_deref(), rctx, tasks_declared, viewer));
             return listen.await;
@@ -157,14 +175,28 @@ fn handle_stateless<'a>(
         {
             // The tasks extension (boxed: a rare path); the envelope not kept across the await.
             let declared = super::tasks_ext::declared(&envelope.capabilities);
+            if layered {
+                let end: crate::middleware::End<'_> = Box::new(move |call| {
+                    Box::pin(async move {
+                        let Some(tasks) = &call.server.tasks else {
+                            return Err(ErrorObject::method_not_found(&call.req.method));
+                        };
+                        super::tasks_ext::serve(call.server, tasks, call.req, call.rctx, declared).await
+                    })
+                });
+                return Box::pin(through_layers(server, req, rctx, envelope, end)).await;
+            }
             drop(envelope);
             return Box::pin(super::tasks_ext::serve(server, tasks, req, rctx, declared)).await;
         }
-        if let Some(forwarder) = &server.task_forwarder
-            && super::tasks_ext::is_task_method(method)
-        {
+        if server.task_forwarder.is_some() && super::tasks_ext::is_task_method(method) {
             // The tasks extension, its tasks run elsewhere (boxed: a rare path).
-            return Box::pin(forward_task(server, forwarder, req, rctx, envelope)).await;
+            let declared = super::tasks_ext::declared(&envelope.capabilities);
+            let end: crate::middleware::End<'_> = Box::new(move |call| Box::pin(forward_task(call, declared)));
+            if layered {
+                return Box::pin(through_layers(server, req, rctx, envelope, end)).await;
+            }
+            return Box::pin(with_state(server, req, rctx, envelope, end)).await;
         }
         // The methods that may answer with an input-required result.
         let input_rounds = match method {
@@ -185,26 +217,66 @@ fn handle_stateless<'a>(
     }
 }
 
-/// A task method of the 2026-07-28 extension on a server whose tasks run elsewhere: the
-/// forwarder's answer, as it is.
-async fn forward_task(
-    server: &ServerShared,
-    forwarder: &Arc<dyn crate::def::forward::TaskForwarder>,
-    req: &message::Request,
-    rctx: &RequestContext,
-    envelope: crate::context::session::Envelope<'_>,
+/// A request of the stateless revision served before the typed dispatch (`server/discover`,
+/// `subscriptions/listen`, the tasks extension's methods), through the server's layers, then
+/// by `end`.
+async fn through_layers<'a>(
+    server: &'a ServerShared,
+    req: &'a message::Request,
+    rctx: &'a RequestContext,
+    envelope: crate::context::session::Envelope<'a>,
+    end: crate::middleware::End<'a>,
 ) -> Reply {
-    if !super::tasks_ext::declared(&envelope.capabilities) {
-        return Err(super::tasks_ext::missing_extension(&format!("`{}`", req.method)));
-    }
-    let params = req.params.as_deref().map(|p| serde_json::from_str(p.get())).transpose();
-    let params = params.map_err(ErrorObject::invalid_params)?;
     let version = envelope.version;
     let state = Arc::new(SessionState::stateless(envelope));
     let era = Era { version, decoration: None, input_rounds: None };
-    let ctx = super::call::Call { server, state: &state, req, rctx, era: &era }.context(None);
-    let answer = forwarder.forward(req.method.clone(), params, ctx).await?;
-    rctx.encode_result(&answer)
+    crate::middleware::run_to(&server.middleware, Call { server, state: &state, req, rctx, era: &era }, end).await
+}
+
+/// A request of the stateless revision served by `end`, with the state its `_meta` declares.
+async fn with_state<'a>(
+    server: &'a ServerShared,
+    req: &'a message::Request,
+    rctx: &'a RequestContext,
+    envelope: crate::context::session::Envelope<'a>,
+    end: crate::middleware::End<'a>,
+) -> Reply {
+    let version = envelope.version;
+    let state = Arc::new(SessionState::stateless(envelope));
+    let era = Era { version, decoration: None, input_rounds: None };
+    end(Call { server, state: &state, req, rctx, era: &era }).await
+}
+
+/// A task method of the 2026-07-28 extension on a server whose tasks run elsewhere: the
+/// forwarder's answer, as it is.
+async fn forward_task(call: Call<'_>, declared: bool) -> Reply {
+    let Some(forwarder) = &call.server.task_forwarder else {
+        return Err(ErrorObject::method_not_found(&call.req.method));
+    };
+    if !declared {
+        return Err(super::tasks_ext::missing_extension(&format!("`{}`", call.req.method)));
+    }
+    let params = call.req.params.as_deref().map(|p| serde_json::from_str(p.get())).transpose();
+    let params = params.map_err(ErrorObject::invalid_params)?;
+    let ctx = call.context(None);
+    let answer = forwarder.forward(call.req.method.clone(), params, ctx).await?;
+    call.rctx.encode_result(&answer)
+}
+
+/// `initialize`, and in a fleet the session recorded: any instance may serve the next request,
+/// so the session is recorded first (and not initialized here if the store did not take it).
+async fn initialize_session(
+    server: &ServerShared,
+    state: &Arc<SessionState>,
+    req: &message::Request,
+    rctx: &RequestContext,
+) -> Reply {
+    let reply = initialize(server, state, req, rctx)?;
+    if let Err(e) = update_shared(state, rctx, RecordChange::Initialized).await {
+        state.uninitialize();
+        return Err(e);
+    }
+    Ok(reply)
 }
 
 /// `initialize`: the handshake of the session revisions.

@@ -126,7 +126,7 @@ pub(crate) async fn listen(
     params: Option<&serde_json::value::RawValue>,
     rctx: &RequestContext,
     tasks_declared: bool,
-    viewer: Option<(ProtocolVersion, SessionState)>,
+    viewer: Option<(ProtocolVersion, std::sync::Arc<SessionState>)>,
 ) -> Reply {
     let Params { notifications } = decode_params(params)?;
     let Some(asked) = notifications else {

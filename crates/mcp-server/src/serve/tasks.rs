@@ -167,7 +167,8 @@ pub(crate) fn start<'a>(
             .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
         let id = task.task_id.clone();
         ctx.cancel = tasks.started(&id, &owner);
-        let link = TaskLink::new(id.clone(), owner.clone(), tasks.clone(), peer.clone(), false);
+        let layers = ctx.layers.clone();
+        let link = TaskLink::new(id.clone(), owner.clone(), tasks.clone(), peer.clone(), false, layers.clone());
         ctx.task = Some(Arc::new(link));
         let tasks = tasks.clone();
         // The work continues the request's trace.
@@ -202,7 +203,7 @@ pub(crate) fn start<'a>(
             if let Some(task) = tasks.config.store.finish(&owner, &id, status.clone(), outcome).await
                 && task.status == status
             {
-                notify_status(&peer, &task).await;
+                notify_status(layers.as_ref(), &peer, &task).await;
             }
             tasks.ended(&id);
         };
@@ -336,7 +337,8 @@ impl Serve for CancelTaskRequest {
             tasks.cancel(id);
             // In a fleet, the instance that runs it hears of it.
             tasks.changed(id);
-            notify_status(call.rctx.peer(), &task).await;
+            let layers = (!call.server.middleware.is_empty()).then_some(&call.server.middleware);
+            notify_status(layers, call.rctx.peer(), &task).await;
             respond(call.rctx, &task, call.era)
         })
     }

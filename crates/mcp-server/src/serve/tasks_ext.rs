@@ -115,7 +115,8 @@ pub(crate) async fn call_tool(
         tasks.started_with(&task.task_id, &owner, cancel.clone());
         ctx.cancel = cancel.clone();
         ctx.input_rounds = None;
-        let link = TaskLink::new(task.task_id.clone(), owner, tasks.clone(), ctx.peer.clone(), true);
+        let link =
+            TaskLink::new(task.task_id.clone(), owner, tasks.clone(), ctx.peer.clone(), true, ctx.layers.clone());
         let link = Arc::new(link);
         ctx.task = Some(link.clone());
         // The work continues the request's trace.

@@ -17,6 +17,11 @@ use crate::context::visibility::{ItemKind, SessionControl};
 use crate::def::registry::Registry;
 
 impl Server {
+    /// The server's middleware, if it has any (what it sends goes through it).
+    pub(crate) fn layers(&self) -> Option<crate::middleware::Layers> {
+        (!self.shared.middleware.is_empty()).then(|| self.shared.middleware.clone())
+    }
+
     /// Connected, initialized sessions.
     pub(super) fn live_sessions(&self) -> Vec<Arc<SessionState>> {
         let sessions = self.shared.sessions.lock_unpoisoned();
@@ -52,7 +57,7 @@ impl Server {
     fn held_session(&self, id: &str) -> Option<SessionControl> {
         let state = self.live_sessions().into_iter().find(|s| s.public_id() == id)?;
         let version = state.peer.get()?.protocol_version();
-        Some(SessionControl { state, attachment: None, version })
+        Some(SessionControl { state, attachment: None, version, layers: self.layers() })
     }
 
     /// Tells the subscription bus and every connected session that a list changed.
@@ -64,7 +69,7 @@ impl Server {
         }
         let sends = self.live_sessions().into_iter().filter_map(|session| {
             let peer = session.peer.get()?.clone();
-            Some(notify_within::<N>(peer, Default::default()))
+            Some(notify_within::<N>(self.layers(), peer, Default::default()))
         });
         futures_util::future::join_all(sends).await;
     }
@@ -98,7 +103,8 @@ impl Server {
         let registry = self.shared.registry();
         let sends = self.live_sessions().into_iter().filter(|s| follows(s, &registry, uri)).filter_map(|session| {
             let peer = session.peer.get()?.clone();
-            Some(notify_within::<ResourceUpdatedNotification>(peer, ResourceUpdatedNotificationParams::new(uri)))
+            let params = ResourceUpdatedNotificationParams::new(uri);
+            Some(notify_within::<ResourceUpdatedNotification>(self.layers(), peer, params))
         });
         futures_util::future::join_all(sends).await;
     }
@@ -136,20 +142,29 @@ impl Server {
             sessions.iter().filter(|s| filter(s)).filter_map(|s| s.peer.get().cloned()).collect::<Vec<_>>()
         };
         let all = peers(&|_| true);
+        let layers = self.layers();
         let sends: Vec<futures_util::future::BoxFuture<'static, ()>> = match event {
-            Some(ChangeEvent::ToolsListChanged) => fanout::<ToolListChangedNotification>(all, Default::default),
-            Some(ChangeEvent::PromptsListChanged) => fanout::<PromptListChangedNotification>(all, Default::default),
-            Some(ChangeEvent::ResourcesListChanged) => fanout::<ResourceListChangedNotification>(all, Default::default),
+            Some(ChangeEvent::ToolsListChanged) => {
+                fanout::<ToolListChangedNotification>(&layers, all, Default::default)
+            }
+            Some(ChangeEvent::PromptsListChanged) => {
+                fanout::<PromptListChangedNotification>(&layers, all, Default::default)
+            }
+            Some(ChangeEvent::ResourcesListChanged) => {
+                fanout::<ResourceListChangedNotification>(&layers, all, Default::default)
+            }
             Some(ChangeEvent::ResourceUpdated(uri)) => {
                 let registry = self.shared.registry();
                 let subscribed = peers(&|s| follows(s, &registry, &uri));
-                fanout::<ResourceUpdatedNotification>(subscribed, || ResourceUpdatedNotificationParams::new(&uri))
+                fanout::<ResourceUpdatedNotification>(&layers, subscribed, || {
+                    ResourceUpdatedNotificationParams::new(&uri)
+                })
             }
             Some(ChangeEvent::TaskChanged(_)) => Vec::new(),
             Some(ChangeEvent::Resync) | None => {
-                let mut sends = fanout::<ToolListChangedNotification>(all.clone(), Default::default);
-                sends.extend(fanout::<PromptListChangedNotification>(all.clone(), Default::default));
-                sends.extend(fanout::<ResourceListChangedNotification>(all, Default::default));
+                let mut sends = fanout::<ToolListChangedNotification>(&layers, all.clone(), Default::default);
+                sends.extend(fanout::<PromptListChangedNotification>(&layers, all.clone(), Default::default));
+                sends.extend(fanout::<ResourceListChangedNotification>(&layers, all, Default::default));
                 sends
             }
         };
@@ -173,6 +188,7 @@ fn follows(session: &SessionState, registry: &Registry, uri: &str) -> bool {
 /// [`Fanout`](mcp_transport_http::server::Fanout): of the copies of a session a fleet shares,
 /// the one that holds its GET stream sends it.
 fn fanout<N>(
+    layers: &Option<crate::middleware::Layers>,
     peers: Vec<mcp_jsonrpc::Peer>,
     params: impl Fn() -> N::Params,
 ) -> Vec<futures_util::future::BoxFuture<'static, ()>>
@@ -183,11 +199,13 @@ where
         .into_iter()
         .map(|peer| {
             let params = params();
+            let layers = layers.clone();
             Box::pin(async move {
                 #[cfg(feature = "http")]
-                let sent = peer.notify_with_hints::<N>(params, Arc::new(mcp_transport_http::server::Fanout));
+                let hints: Option<mcp_jsonrpc::FrameHints> = Some(Arc::new(mcp_transport_http::server::Fanout));
                 #[cfg(not(feature = "http"))]
-                let sent = peer.notify::<N>(params);
+                let hints = None;
+                let sent = crate::middleware::outgoing::notify::<N>(layers.as_ref(), &peer, params, hints);
                 match tokio::time::timeout(NOTIFY_WAIT, sent).await {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => tracing::debug!(error = %e, method = N::METHOD, "notification not sent"),
@@ -203,8 +221,13 @@ where
 const NOTIFY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Sends a notification to one client of many, waiting at most [`NOTIFY_WAIT`] for room.
-async fn notify_within<N: mcp_types::Notification>(peer: mcp_jsonrpc::Peer, params: N::Params) {
-    match tokio::time::timeout(NOTIFY_WAIT, peer.notify::<N>(params)).await {
+async fn notify_within<N: mcp_types::Notification>(
+    layers: Option<crate::middleware::Layers>,
+    peer: mcp_jsonrpc::Peer,
+    params: N::Params,
+) {
+    let sent = crate::middleware::outgoing::notify::<N>(layers.as_ref(), &peer, params, None);
+    match tokio::time::timeout(NOTIFY_WAIT, sent).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::debug!(error = %e, method = N::METHOD, "notification not sent"),
         Err(_) => tracing::warn!(method = N::METHOD, "a client reads nothing: notification not sent to it"),

@@ -199,6 +199,8 @@ pub(crate) struct TaskLink {
     /// A task of the 2026-07-28 extension: input is asked through the task's `inputRequests`
     /// (answered by `tasks/update`), not by requests to the client.
     pub(crate) extension: bool,
+    /// The server's middleware, if any: the status notifications go through it.
+    pub(crate) layers: Option<crate::middleware::Layers>,
     /// Counters for automatic input keys, per kind (extension tasks).
     pub(crate) counters: Mutex<BTreeMap<&'static str, usize>>,
     /// How many requests to the client the task waits for (2025-11-25), held while the status
@@ -208,13 +210,21 @@ pub(crate) struct TaskLink {
 
 impl TaskLink {
     /// The link of a new task.
-    pub(crate) fn new(id: String, owner: String, tasks: Arc<Tasks>, peer: mcp_jsonrpc::Peer, extension: bool) -> Self {
+    pub(crate) fn new(
+        id: String,
+        owner: String,
+        tasks: Arc<Tasks>,
+        peer: mcp_jsonrpc::Peer,
+        extension: bool,
+        layers: Option<crate::middleware::Layers>,
+    ) -> Self {
         TaskLink {
             id,
             owner,
             tasks,
             peer,
             extension,
+            layers,
             counters: Mutex::new(BTreeMap::new()),
             asking: tokio::sync::Mutex::new(0),
         }
@@ -305,15 +315,16 @@ impl TaskLink {
     async fn set_status(&self, status: TaskStatus, message: Option<&str>) {
         let store = &self.tasks.config.store;
         if let Some(task) = store.set_status(&self.owner, &self.id, status, message.map(str::to_owned)).await {
-            notify_status(&self.peer, &task).await;
+            notify_status(self.layers.as_ref(), &self.peer, &task).await;
         }
     }
 }
 
 /// `notifications/tasks/status` with the task's state.
-pub(crate) async fn notify_status(peer: &mcp_jsonrpc::Peer, task: &Task) {
+pub(crate) async fn notify_status(layers: Option<&crate::middleware::Layers>, peer: &mcp_jsonrpc::Peer, task: &Task) {
     let params = mcp_types::TaskStatusNotificationParams::from(task.clone());
-    if let Err(e) = peer.notify::<mcp_types::TaskStatusNotification>(params).await {
+    let sent = crate::middleware::outgoing::notify::<mcp_types::TaskStatusNotification>(layers, peer, params, None);
+    if let Err(e) = sent.await {
         tracing::debug!(error = %e, "task status notification not sent");
     }
 }
@@ -344,7 +355,11 @@ pub(crate) struct Deferred {
 
 impl Deferred {
     /// Creates the task (once), answers the waiting request with it.
-    pub(crate) async fn begin(&self, peer: &Peer) -> Result<(), ErrorObject> {
+    pub(crate) async fn begin(
+        &self,
+        peer: &Peer,
+        layers: Option<&crate::middleware::Layers>,
+    ) -> Result<(), ErrorObject> {
         if self.link.get().is_some() {
             return Ok(());
         }
@@ -358,7 +373,8 @@ impl Deferred {
         if !self.span.is_disabled() {
             self.span.record("mcp.task.id", task.task_id.as_str());
         }
-        let link = TaskLink::new(task.task_id.clone(), self.owner.clone(), self.tasks.clone(), peer.clone(), true);
+        let (owner, tasks) = (self.owner.clone(), self.tasks.clone());
+        let link = TaskLink::new(task.task_id.clone(), owner, tasks, peer.clone(), true, layers.cloned());
         let _ = self.link.set(Arc::new(link));
         if let Some(tx) = self.escalate.lock_unpoisoned().take() {
             let _ = tx.send(Ran::Task(task));
