@@ -78,7 +78,19 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<
 impl Spans {
     /// A recorder, installed as this thread's default subscriber until the guard is dropped
     /// (a single-threaded runtime's tasks all run on it).
+    ///
+    /// The first call also makes a bare registry the process's global default. `tracing`
+    /// caches each callsite's interest process-wide, computed against the subscriber of the
+    /// thread that reaches it first: a sibling test with no subscriber would cache `never`,
+    /// and this recorder would miss that callsite's events (a test that passes alone and
+    /// fails beside others). With a global registry every thread has a subscriber that wants
+    /// everything, so no callsite is ever cached as `never`.
     pub fn install() -> (Spans, tracing::subscriber::DefaultGuard) {
+        static GLOBAL: std::sync::Once = std::sync::Once::new();
+        GLOBAL.call_once(|| {
+            // Another global default (a test binary's own) serves as well: it is a subscriber.
+            let _ = tracing::subscriber::set_global_default(tracing_subscriber::registry());
+        });
         let spans = Spans::default();
         let guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
         (spans, guard)
