@@ -171,7 +171,7 @@ pub struct SessionControl {
     pub(crate) attachment: Option<mcp_jsonrpc::Attachment>,
     pub(crate) version: ProtocolVersion,
     /// The server's middleware, if any: the list changes it sends go through it.
-    pub(crate) layers: Option<crate::middleware::Layers>,
+    pub(crate) layers: Option<crate::middleware::outgoing::Layers>,
 }
 
 impl std::fmt::Debug for SessionControl {

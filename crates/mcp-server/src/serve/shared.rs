@@ -57,6 +57,8 @@ pub(crate) struct ServerShared {
     pub(crate) custom: CustomMethods,
     /// The middleware, outermost first (empty: requests are served in place).
     pub(crate) middleware: crate::middleware::Layers,
+    /// The same layers as the senders call them: their hooks on what the server sends.
+    pub(crate) outgoing: crate::middleware::outgoing::Layers,
     pub(crate) registry: RwLock<Arc<Registry>>,
     /// Bumped whenever the registry is changed at runtime (under its write lock, before the
     /// swap): what the list cache of the middleware checks its results against.

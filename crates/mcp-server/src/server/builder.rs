@@ -70,6 +70,8 @@ pub struct ServerBuilder {
     enable_resources: bool,
     custom: CustomMethods,
     middleware: Vec<Arc<dyn crate::middleware::Middleware>>,
+    /// The same layers, as the senders call them.
+    outgoing: Vec<Arc<dyn crate::middleware::outgoing::OutgoingLayer>>,
     experimental: BTreeMap<String, JsonObject>,
     extensions: BTreeMap<String, JsonObject>,
     /// The skills served (the Skills extension), or why they could not be read.
@@ -397,7 +399,9 @@ impl ServerBuilder {
     /// [`middleware`](crate::middleware)). Layers run in the order they are added: the first
     /// added is the outermost (it sees a request first and its reply last).
     pub fn middleware(mut self, layer: impl crate::middleware::Middleware) -> Self {
-        self.middleware.push(Arc::new(layer));
+        let layer = Arc::new(layer);
+        self.outgoing.push(layer.clone());
+        self.middleware.push(layer);
         self
     }
 
@@ -556,6 +560,7 @@ impl ServerBuilder {
                 task_forwarder,
                 custom: self.custom,
                 middleware: self.middleware.into(),
+                outgoing: self.outgoing.into(),
                 lists_generation: Default::default(),
                 bus,
                 registry: RwLock::new(Arc::new(registry)),
@@ -655,6 +660,7 @@ impl Server {
             enable_resources: false,
             custom: CustomMethods::default(),
             middleware: Vec::new(),
+            outgoing: Vec::new(),
             experimental: BTreeMap::new(),
             extensions: BTreeMap::new(),
             skills: None,
