@@ -21,6 +21,7 @@ use crate::def::registry::Registry;
 use crate::def::resource::{ResourceDef, TemplateDef};
 use crate::def::tool::ToolDef;
 use crate::error::DefinitionError;
+use crate::serve::session::Serving;
 use crate::serve::shared::{RootsChangedCallback, ServerShared};
 
 /// Builds a [`Server`].
@@ -538,37 +539,39 @@ impl ServerBuilder {
         let bus = self.bus.unwrap_or_else(crate::bus::default_bus);
         let info_json = serde_json::value::to_raw_value(&self.info).expect("an Implementation serializes");
         Ok(Server {
-            shared: Arc::new(ServerShared {
-                info_json: Arc::from(info_json),
-                info: self.info,
-                instructions: self.instructions,
-                capabilities,
-                page_size: self.page_size,
-                check_structured_content: self.check_structured_content,
-                peer_config: self.peer_config,
-                state: Arc::new(self.state),
-                on_roots_changed: self.on_roots_changed,
-                visibility: self.visibility,
-                hide_out_of_scope: self.hide_out_of_scope,
-                skill_files: self.skill_files,
-                cache_hints: self.cache_hints,
-                state_keys: match self.state_keys {
-                    Some(keys) if !keys.is_empty() => crate::serve::seal::StateKeys::new(keys, self.state_ttl),
-                    _ => crate::serve::seal::StateKeys::random(self.state_ttl),
-                },
-                tasks: tasks.map(|config| Arc::new(crate::tasks::running::Tasks::new(config, bus.clone()))),
-                task_forwarder,
-                custom: self.custom,
+            shared: Arc::new(Serving {
                 middleware: self.middleware.into(),
-                outgoing: self.outgoing.into(),
-                lists_generation: Default::default(),
-                bus,
-                registry: RwLock::new(Arc::new(registry)),
-                sessions: Mutex::new(Vec::new()),
-                ended: std::sync::atomic::AtomicUsize::new(0),
-                relay: std::sync::atomic::AtomicBool::new(false),
-                #[cfg(feature = "http")]
-                loaders: Mutex::new(Vec::new()),
+                shared: ServerShared {
+                    info_json: Arc::from(info_json),
+                    info: self.info,
+                    instructions: self.instructions,
+                    capabilities,
+                    page_size: self.page_size,
+                    check_structured_content: self.check_structured_content,
+                    peer_config: self.peer_config,
+                    state: Arc::new(self.state),
+                    on_roots_changed: self.on_roots_changed,
+                    visibility: self.visibility,
+                    hide_out_of_scope: self.hide_out_of_scope,
+                    skill_files: self.skill_files,
+                    cache_hints: self.cache_hints,
+                    state_keys: match self.state_keys {
+                        Some(keys) if !keys.is_empty() => crate::serve::seal::StateKeys::new(keys, self.state_ttl),
+                        _ => crate::serve::seal::StateKeys::random(self.state_ttl),
+                    },
+                    tasks: tasks.map(|config| Arc::new(crate::tasks::running::Tasks::new(config, bus.clone()))),
+                    task_forwarder,
+                    custom: self.custom,
+                    outgoing: self.outgoing.into(),
+                    lists_generation: Default::default(),
+                    bus,
+                    registry: RwLock::new(Arc::new(registry)),
+                    sessions: Mutex::new(Vec::new()),
+                    ended: std::sync::atomic::AtomicUsize::new(0),
+                    relay: std::sync::atomic::AtomicBool::new(false),
+                    #[cfg(feature = "http")]
+                    loaders: Mutex::new(Vec::new()),
+                },
             }),
         })
     }
