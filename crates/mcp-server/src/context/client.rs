@@ -15,8 +15,7 @@ use super::Context;
 use super::capability::{elicitation_missing, input_missing, sampling_missing};
 use super::rounds::{Asked, InputRounds};
 use crate::error::ClientRequestError;
-use crate::middleware::OutgoingRoute;
-use crate::middleware::outgoing::{self, Via};
+use crate::middleware::outgoing::{self, AskInput, OutgoingReply, OutgoingRequest, OutgoingRoute, Via};
 use crate::tasks::running::TaskLink;
 use crate::tasks::store::TaskStoreError;
 
@@ -51,7 +50,8 @@ impl Context {
             Ok(raw) => raw,
             Err(e) => return Some(Err(ClientRequestError::InvalidInput(e.to_string()))),
         };
-        let (route, via) = (OutgoingRoute::TaskInput, Via::Task(task, self, capability));
+        let input = TaskInput(task, self, capability);
+        let (route, via) = (OutgoingRoute::TaskInput, Via::Input(&input));
         Some(outgoing::request(layers, &self.peer, self.version, route, Some(&key), method, Some(raw), via).await)
     }
 
@@ -286,7 +286,8 @@ impl Context {
             .map_err(|e| ClientRequestError::InvalidInput(format!("cannot encode the input request: {e}")))?;
         if let Some(layers) = &self.layers {
             let raw = RawValue::from_string(params).map_err(|e| ClientRequestError::InvalidInput(e.to_string()))?;
-            let (route, via) = (OutgoingRoute::InputRequired, Via::Rounds(rounds, capability));
+            let input = RoundInput(rounds, capability);
+            let (route, via) = (OutgoingRoute::InputRequired, Via::Input(&input));
             return outgoing::request(layers, &self.peer, self.version, route, Some(key), method, Some(raw), via).await;
         }
         match rounds.ask(key, capability, method, &params) {
@@ -315,8 +316,46 @@ fn relate(meta: &mut Option<mcp_types::RequestMetaObject>, id: &str) {
         .insert(mcp_types::meta::RELATED_TASK.to_owned(), crate::tasks::related_task(id));
 }
 
+/// An input of a 2026-07-28 round trip (its rounds, the capability it needs), asked at the end
+/// of the server's middleware.
+struct RoundInput<'a>(&'a InputRounds, &'static str);
+
+impl AskInput for RoundInput<'_> {
+    fn ask<'a>(&'a self, req: OutgoingRequest<'a>) -> futures_util::future::BoxFuture<'a, OutgoingReply> {
+        Box::pin(async move {
+            let RoundInput(rounds, capability) = *self;
+            let key = req.input_key().unwrap_or_default();
+            match rounds.ask(key, capability, req.method(), req.raw_params().map_or("{}", RawValue::get)) {
+                Asked::Answer(answer) => outgoing::raw(&answer),
+                Asked::Pending => Err(ClientRequestError::InputRequired),
+                Asked::Missing => Err(ClientRequestError::NotSupported(capability)),
+            }
+        })
+    }
+}
+
+/// An input request of an extension task (its link, the handler's context, the capability it
+/// needs), asked at the end of the server's middleware.
+struct TaskInput<'a>(&'a TaskLink, &'a Context, &'static str);
+
+impl AskInput for TaskInput<'_> {
+    fn ask<'a>(&'a self, req: OutgoingRequest<'a>) -> futures_util::future::BoxFuture<'a, OutgoingReply> {
+        Box::pin(async move {
+            let TaskInput(link, ctx, capability) = *self;
+            let value = match req.raw_params() {
+                Some(p) => {
+                    serde_json::from_str(p.get()).map_err(|e| ClientRequestError::InvalidInput(e.to_string()))?
+                }
+                None => json!({}),
+            };
+            let key = req.input_key().unwrap_or_default();
+            outgoing::raw(&task_input(link, ctx, key, capability, req.method(), value).await?)
+        })
+    }
+}
+
 /// Asks the client for input through an extension task (see [`TaskLink::ask_input`]).
-pub(crate) async fn task_input(
+async fn task_input(
     link: &TaskLink,
     ctx: &Context,
     key: &str,

@@ -242,7 +242,7 @@ pub struct UrlElicitation {
     id: Arc<str>,
     peer: Peer,
     version: ProtocolVersion,
-    layers: Option<crate::middleware::Layers>,
+    layers: Option<crate::middleware::outgoing::Layers>,
 }
 
 impl std::fmt::Debug for UrlElicitation {

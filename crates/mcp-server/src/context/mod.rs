@@ -28,7 +28,6 @@ use crate::tasks::running::{Deferred, TaskLink};
 
 mod capability;
 mod client;
-pub(crate) use client::task_input;
 pub mod elicit;
 pub(crate) mod extract;
 pub(crate) mod progress;
@@ -63,7 +62,7 @@ pub struct Context {
     /// the `task` member of a 2025-11-25 `tools/call` (the client asked for a task).
     pub(crate) requested_task: Option<mcp_types::TaskMetadata>,
     /// The server's middleware, if it has any: what the handler sends goes through it.
-    pub(crate) layers: Option<crate::middleware::Layers>,
+    pub(crate) layers: Option<crate::middleware::outgoing::Layers>,
 }
 
 impl std::fmt::Debug for Context {

@@ -26,7 +26,7 @@ pub struct Progress {
     /// The task the request runs as (2025-11-25), named in each notification's `_meta`.
     task: Option<Arc<str>>,
     /// The server's middleware, if any.
-    layers: Option<crate::middleware::Layers>,
+    layers: Option<crate::middleware::outgoing::Layers>,
 }
 
 impl std::fmt::Debug for Progress {
@@ -40,7 +40,7 @@ impl Progress {
         peer: Peer,
         token: Option<ProgressToken>,
         task: Option<Arc<str>>,
-        layers: Option<crate::middleware::Layers>,
+        layers: Option<crate::middleware::outgoing::Layers>,
     ) -> Self {
         Progress { peer, token, task, layers }
     }
@@ -80,7 +80,7 @@ pub struct ProgressReport<'a, F> {
 /// What a progress notification is made of, before it is sent.
 struct ReportParts<'a> {
     peer: &'a Peer,
-    layers: Option<&'a crate::middleware::Layers>,
+    layers: Option<&'a crate::middleware::outgoing::Layers>,
     token: Option<&'a ProgressToken>,
     task: Option<&'a str>,
     /// An extension task, whose status message the report becomes.
@@ -94,7 +94,7 @@ struct ReportParts<'a> {
 /// did not ask for progress).
 pub(crate) fn progress_report<'a>(
     peer: &'a Peer,
-    layers: Option<&'a crate::middleware::Layers>,
+    layers: Option<&'a crate::middleware::outgoing::Layers>,
     token: Option<&'a ProgressToken>,
     task: Option<&'a str>,
     link: Option<&'a TaskLink>,

@@ -17,14 +17,46 @@ use mcp_types::{ClientCapabilities, Implementation, LoggingLevel, ProtocolVersio
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::visibility::ItemKind;
-
 /// The most resources one session may subscribe to at once.
 pub(crate) const MAX_SUBSCRIPTIONS: usize = 4096;
 /// The most bytes of URIs one session's subscriptions may hold.
 pub(crate) const MAX_SUBSCRIPTION_BYTES: usize = 1 << 20;
 /// The most items one session may hide (of every kind together).
 pub(crate) const MAX_HIDDEN: usize = 4096;
+
+/// What kind of item an [`Item`](super::visibility::Item) is; the hidden set of a session is kept by kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ItemKind {
+    /// A tool, known by its name.
+    Tool,
+    /// A prompt, known by its name.
+    Prompt,
+    /// A resource, known by its URI.
+    Resource,
+    /// A resource template, known by its URI template.
+    ResourceTemplate,
+}
+
+impl ItemKind {
+    /// Its place in a session's hidden set.
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+    #[cfg(feature = "http")]
+    /// What the name of its fields in a fleet's record starts with.
+    pub(crate) fn record_prefix(self) -> &'static str {
+        match self {
+            ItemKind::Tool => "hide:tool:",
+            ItemKind::Prompt => "hide:prompt:",
+            ItemKind::Resource => "hide:resource:",
+            ItemKind::ResourceTemplate => "hide:template:",
+        }
+    }
+    /// Every kind.
+    #[cfg(feature = "http")]
+    pub(crate) const ALL: [ItemKind; 4] =
+        [ItemKind::Tool, ItemKind::Prompt, ItemKind::Resource, ItemKind::ResourceTemplate];
+}
 
 /// What the server knows about one connected client (for a request of the stateless revision:
 /// what that request declared).

@@ -13,45 +13,12 @@ use mcp_types::{
     ToolListChangedNotification,
 };
 
+pub use super::session::ItemKind;
 use super::session::{RecordChange, SessionState, update_shared_with};
 use crate::error::ToolError;
 
 /// The server's visibility predicate: whether `who` sees `item`.
 pub(crate) type VisibilityFn = Arc<dyn Fn(Item<'_>, &Viewer<'_>) -> bool + Send + Sync>;
-
-/// What kind of item an [`Item`] is; the hidden set of a session is kept by kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ItemKind {
-    /// A tool, known by its name.
-    Tool,
-    /// A prompt, known by its name.
-    Prompt,
-    /// A resource, known by its URI.
-    Resource,
-    /// A resource template, known by its URI template.
-    ResourceTemplate,
-}
-
-impl ItemKind {
-    /// Its place in a session's hidden set.
-    pub(crate) fn index(self) -> usize {
-        self as usize
-    }
-    #[cfg(feature = "http")]
-    /// What the name of its fields in a fleet's record starts with.
-    pub(crate) fn record_prefix(self) -> &'static str {
-        match self {
-            ItemKind::Tool => "hide:tool:",
-            ItemKind::Prompt => "hide:prompt:",
-            ItemKind::Resource => "hide:resource:",
-            ItemKind::ResourceTemplate => "hide:template:",
-        }
-    }
-    /// Every kind.
-    #[cfg(feature = "http")]
-    pub(crate) const ALL: [ItemKind; 4] =
-        [ItemKind::Tool, ItemKind::Prompt, ItemKind::Resource, ItemKind::ResourceTemplate];
-}
 
 /// The definition of one tool, prompt, resource or template, as the visibility predicate sees
 /// it: as listed (name, title, annotations, `_meta`, ...) and the scopes it asks for
@@ -204,7 +171,7 @@ pub struct SessionControl {
     pub(crate) attachment: Option<mcp_jsonrpc::Attachment>,
     pub(crate) version: ProtocolVersion,
     /// The server's middleware, if any: the list changes it sends go through it.
-    pub(crate) layers: Option<crate::middleware::Layers>,
+    pub(crate) layers: Option<crate::middleware::outgoing::Layers>,
 }
 
 impl std::fmt::Debug for SessionControl {

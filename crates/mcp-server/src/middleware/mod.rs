@@ -102,6 +102,21 @@ pub trait Middleware: Send + Sync + 'static {
 /// The layers of a server, outermost first.
 pub(crate) type Layers = Arc<[Arc<dyn Middleware>]>;
 
+/// What the senders below the serving call of a layer: its hooks on what the server sends.
+impl<T: Middleware> outgoing::OutgoingLayer for T {
+    fn outgoing_request<'a>(
+        &'a self,
+        req: OutgoingRequest<'a>,
+        next: OutgoingNext<'a>,
+    ) -> BoxFuture<'a, OutgoingReply> {
+        Middleware::outgoing_request(self, req, next)
+    }
+
+    fn outgoing_notification(&self, notification: &mut OutgoingNotification<'_>) -> bool {
+        Middleware::outgoing_notification(self, notification)
+    }
+}
+
 /// The kind of a request's method, for a layer that reads requests by method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -18,8 +18,23 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use super::{Layers, Middleware};
 use crate::error::ClientRequestError;
+
+/// The hooks of a layer on what the server sends: the half of a
+/// [`Middleware`](super::Middleware) that the senders below the serving call (a handler's
+/// context, its tasks, a session's control), which know nothing of the requests a layer
+/// serves. Every `Middleware` is one.
+pub(crate) trait OutgoingLayer: Send + Sync + 'static {
+    /// [`Middleware::outgoing_request`](super::Middleware::outgoing_request).
+    fn outgoing_request<'a>(&'a self, req: OutgoingRequest<'a>, next: OutgoingNext<'a>)
+    -> BoxFuture<'a, OutgoingReply>;
+
+    /// [`Middleware::outgoing_notification`](super::Middleware::outgoing_notification).
+    fn outgoing_notification(&self, notification: &mut OutgoingNotification<'_>) -> bool;
+}
+
+/// The layers of a server as its senders hold them, outermost first.
+pub(crate) type Layers = Arc<[Arc<dyn OutgoingLayer>]>;
 
 /// What a request to the client gives: the client's result as JSON, or why there is none.
 pub type OutgoingReply = Result<Box<RawValue>, ClientRequestError>;
@@ -109,16 +124,22 @@ impl<'a> OutgoingRequest<'a> {
 pub(crate) enum Via<'a> {
     /// A JSON-RPC request on the peer.
     Peer(CallOptions),
-    /// An input of a 2026-07-28 round trip.
-    Rounds(&'a crate::context::rounds::InputRounds, &'static str),
-    /// An input request of an extension task.
-    Task(&'a crate::tasks::running::TaskLink, &'a crate::Context, &'static str),
+    /// An input the request being served asks for: of a 2026-07-28 round trip, or an input
+    /// request of an extension task.
+    Input(&'a (dyn AskInput + Sync)),
+}
+
+/// Where the request being served asks for an input (its round trip, its task): the last link
+/// of the chain for a request that is not sent to the client.
+pub(crate) trait AskInput {
+    /// The answer to `req` (its input key, method and params), or why there is none.
+    fn ask<'a>(&'a self, req: OutgoingRequest<'a>) -> BoxFuture<'a, OutgoingReply>;
 }
 
 /// The rest of the chain for a request to the client: the layers after this one, then the
 /// send.
 pub struct OutgoingNext<'a> {
-    rest: &'a [Arc<dyn Middleware>],
+    rest: &'a [Arc<dyn OutgoingLayer>],
     via: Via<'a>,
 }
 
@@ -134,41 +155,22 @@ impl<'a> OutgoingNext<'a> {
     pub fn run(self, req: OutgoingRequest<'a>) -> BoxFuture<'a, OutgoingReply> {
         match self.rest.split_first() {
             Some((layer, rest)) => layer.outgoing_request(req, OutgoingNext { rest, via: self.via }),
-            None => Box::pin(send(req, self.via)),
+            None => match self.via {
+                Via::Peer(options) => Box::pin(send(req, options)),
+                Via::Input(input) => input.ask(req),
+            },
         }
     }
 }
 
-/// Sends `req` the way `via` says.
-async fn send(req: OutgoingRequest<'_>, via: Via<'_>) -> OutgoingReply {
-    let params = req.params.as_deref();
-    match via {
-        Via::Peer(options) => {
-            let body = req.params.as_ref().map(|p| p as &dyn message::Body);
-            Ok(req.peer.request_raw(req.method, body, options).await?)
-        }
-        Via::Rounds(rounds, capability) => {
-            let key = req.key.unwrap_or_default();
-            match rounds.ask(key, capability, req.method, params.map_or("{}", RawValue::get)) {
-                crate::context::rounds::Asked::Answer(answer) => raw(&answer),
-                crate::context::rounds::Asked::Pending => Err(ClientRequestError::InputRequired),
-                crate::context::rounds::Asked::Missing => Err(ClientRequestError::NotSupported(capability)),
-            }
-        }
-        Via::Task(link, ctx, capability) => {
-            let value = match params {
-                Some(p) => {
-                    serde_json::from_str(p.get()).map_err(|e| ClientRequestError::InvalidInput(e.to_string()))?
-                }
-                None => serde_json::json!({}),
-            };
-            let key = req.key.unwrap_or_default();
-            raw(&crate::context::task_input(link, ctx, key, capability, req.method, value).await?)
-        }
-    }
+/// Sends `req` to the client, a JSON-RPC request on its peer.
+async fn send(req: OutgoingRequest<'_>, options: CallOptions) -> OutgoingReply {
+    let body = req.params.as_ref().map(|p| p as &dyn message::Body);
+    Ok(req.peer.request_raw(req.method, body, options).await?)
 }
 
-fn raw(value: &serde_json::Value) -> OutgoingReply {
+/// An input's answer as the JSON a layer reads.
+pub(crate) fn raw(value: &serde_json::Value) -> OutgoingReply {
     serde_json::value::to_raw_value(value).map_err(|e| ClientRequestError::InvalidInput(e.to_string()))
 }
 

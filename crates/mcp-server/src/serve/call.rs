@@ -100,7 +100,7 @@ impl Call<'_> {
             deferred: None,
             requested_task: None,
             // One branch when the server has no layer: no count taken.
-            layers: (!self.server.middleware.is_empty()).then(|| self.server.middleware.clone()),
+            layers: (!self.server.outgoing.is_empty()).then(|| self.server.outgoing.clone()),
         }
     }
 

@@ -40,23 +40,8 @@ use crate::def::completion::{Completion, CompletionRequest};
 use crate::def::registry::Registry;
 use crate::error::ToolError;
 
-/// Serves a request of an initialized session, or a request of the stateless revision, by the
-/// marker type of its method.
-///
-/// With middleware installed the request goes through the layers first (boxed, out of this
-/// future); without, one branch on the empty list of layers and the request is served in
-/// place.
-pub(crate) fn dispatch(call: Call<'_>) -> impl Future<Output = Reply> + Send {
-    async move {
-        if !call.server.middleware.is_empty() {
-            return crate::middleware::run(&call.server.middleware, call).await;
-        }
-        route(call).await
-    }
-}
-
-/// Serves a request by the marker type of its method: what [`dispatch`] does after the
-/// middleware, if any.
+/// Serves a request by the marker type of its method: what the session's `dispatch` does after
+/// the middleware, if any.
 pub(crate) fn route(call: Call<'_>) -> impl Future<Output = Reply> + Send {
     async move {
         match call.req.method.as_str() {

@@ -14,15 +14,31 @@ use mcp_types::{
 };
 
 use super::call::Call;
-use super::dispatch::dispatch;
+use super::dispatch::route;
 use super::reply::{Decoration, Era, respond};
 use super::shared::ServerShared;
 use super::stateless;
 use crate::context::session::{RecordChange, SessionState, update_shared};
 
+/// A server as the services of its connections hold it: what they share, and the layers its
+/// requests pass first (which the serving below the middleware does not see).
+pub(crate) struct Serving {
+    pub(crate) shared: ServerShared,
+    /// The middleware, outermost first (empty: requests are served in place).
+    pub(crate) middleware: crate::middleware::Layers,
+}
+
+impl std::ops::Deref for Serving {
+    type Target = ServerShared;
+
+    fn deref(&self) -> &ServerShared {
+        &self.shared
+    }
+}
+
 /// The `Service` of one connection.
 pub(crate) struct Session {
-    pub(crate) server: Arc<ServerShared>,
+    pub(crate) server: Arc<Serving>,
     pub(crate) state: Arc<SessionState>,
     /// Counted among the live sessions (`mcp_sessions`): not a stateless POST's.
     pub(crate) counted: bool,
@@ -31,7 +47,7 @@ pub(crate) struct Session {
 impl Session {
     /// The service of a connection whose state is `state`; `counted`: a session that counts
     /// in `mcp_sessions` while it lives.
-    pub(crate) fn new(server: Arc<ServerShared>, state: Arc<SessionState>, counted: bool) -> Session {
+    pub(crate) fn new(server: Arc<Serving>, state: Arc<SessionState>, counted: bool) -> Session {
         if counted {
             crate::metrics::session_started();
         }
@@ -88,7 +104,7 @@ impl Service for Session {
 /// else of the connection's session (`initialize` first).
 #[expect(clippy::manual_async_fn, reason = "an async fn's future holds its arguments twice")]
 fn handle(
-    server: Arc<ServerShared>,
+    server: Arc<Serving>,
     state: Arc<SessionState>,
     req: message::Request,
     rctx: RequestContext,
@@ -123,8 +139,19 @@ fn handle(
             )));
         }
         let era = Era::session(rctx.peer().protocol_version());
-        dispatch(Call { server, state, req: &req, rctx: &rctx, era: &era }).await
+        dispatch(&server.middleware, Call { server, state, req: &req, rctx: &rctx, era: &era }).await
     }
+}
+
+/// Serves a request of an initialized session, or a request of the stateless revision, by the
+/// marker type of its method ([`route`]).
+///
+/// With middleware installed the request goes through the layers first (boxed, out of this
+/// future); without, one branch on the empty list of layers and the request is served in
+/// place.
+fn dispatch<'a>(layers: &'a crate::middleware::Layers, call: Call<'a>) -> impl Future<Output = Reply> + Send + 'a {
+    use futures_util::future::Either;
+    if layers.is_empty() { Either::Left(route(call)) } else { Either::Right(crate::middleware::run(layers, call)) }
 }
 
 /// A request of the stateless revision (2026-07-28): served on its own, whatever the
@@ -132,7 +159,7 @@ fn handle(
 /// -32601 ([`dispatch`] checks each marker's revisions).
 #[expect(clippy::manual_async_fn, reason = "an async fn's future holds its arguments twice")]
 fn handle_stateless<'a>(
-    server: &'a ServerShared,
+    server: &'a Serving,
     req: &'a message::Request,
     rctx: &'a RequestContext,
     envelope: crate::context::session::Envelope<'a>,
@@ -209,7 +236,7 @@ fn handle_stateless<'a>(
         let version = envelope.version;
         let state = Arc::new(SessionState::stateless(envelope));
         let era = Era { version, decoration: Some(decoration), input_rounds: input_rounds.clone() };
-        let reply = dispatch(Call { server, state: &state, req, rctx, era: &era }).await;
+        let reply = dispatch(&server.middleware, Call { server, state: &state, req, rctx, era: &era }).await;
         match input_rounds.and_then(|rounds| rounds.outcome(server, rctx, req)) {
             Some(outcome) => outcome,
             None => reply,
@@ -221,7 +248,7 @@ fn handle_stateless<'a>(
 /// `subscriptions/listen`, the tasks extension's methods), through the server's layers, then
 /// by `end`.
 async fn through_layers<'a>(
-    server: &'a ServerShared,
+    server: &'a Serving,
     req: &'a message::Request,
     rctx: &'a RequestContext,
     envelope: crate::context::session::Envelope<'a>,
@@ -324,12 +351,11 @@ mod tests {
     /// 936 more for a request of the stateless revision, in November 2026).
     #[test]
     fn a_requests_future_stays_small() {
-        let request =
-            future_size::<_, Arc<ServerShared>, Arc<SessionState>, message::Request, RequestContext, _>(handle);
+        let request = future_size::<_, Arc<Serving>, Arc<SessionState>, message::Request, RequestContext, _>(handle);
         assert!(request <= 768, "a request's future is {request} bytes");
         let stateless = future_size::<
             _,
-            &'static ServerShared,
+            &'static Serving,
             &'static message::Request,
             &'static RequestContext,
             crate::context::session::Envelope<'static>,

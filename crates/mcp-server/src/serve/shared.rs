@@ -55,8 +55,9 @@ pub(crate) struct ServerShared {
     pub(crate) task_forwarder: Option<Arc<dyn crate::def::forward::TaskForwarder>>,
     /// The handlers of methods outside the protocol.
     pub(crate) custom: CustomMethods,
-    /// The middleware, outermost first (empty: requests are served in place).
-    pub(crate) middleware: crate::middleware::Layers,
+    /// The middleware's hooks on what the server sends, outermost first (empty: sent as is).
+    /// Its requests pass the layers before the serving (`serve::session::Serving`).
+    pub(crate) outgoing: crate::middleware::outgoing::Layers,
     pub(crate) registry: RwLock<Arc<Registry>>,
     /// Bumped whenever the registry is changed at runtime (under its write lock, before the
     /// swap): what the list cache of the middleware checks its results against.

@@ -337,7 +337,7 @@ impl Serve for CancelTaskRequest {
             tasks.cancel(id);
             // In a fleet, the instance that runs it hears of it.
             tasks.changed(id);
-            let layers = (!call.server.middleware.is_empty()).then_some(&call.server.middleware);
+            let layers = (!call.server.outgoing.is_empty()).then_some(&call.server.outgoing);
             notify_status(layers, call.rctx.peer(), &task).await;
             respond(call.rctx, &task, call.era)
         })

@@ -21,6 +21,7 @@ use crate::def::registry::Registry;
 use crate::def::resource::{ResourceDef, TemplateDef};
 use crate::def::tool::ToolDef;
 use crate::error::DefinitionError;
+use crate::serve::session::Serving;
 use crate::serve::shared::{RootsChangedCallback, ServerShared};
 
 /// Builds a [`Server`].
@@ -70,6 +71,8 @@ pub struct ServerBuilder {
     enable_resources: bool,
     custom: CustomMethods,
     middleware: Vec<Arc<dyn crate::middleware::Middleware>>,
+    /// The same layers, as the senders call them.
+    outgoing: Vec<Arc<dyn crate::middleware::outgoing::OutgoingLayer>>,
     experimental: BTreeMap<String, JsonObject>,
     extensions: BTreeMap<String, JsonObject>,
     /// The skills served (the Skills extension), or why they could not be read.
@@ -397,7 +400,9 @@ impl ServerBuilder {
     /// [`middleware`](crate::middleware)). Layers run in the order they are added: the first
     /// added is the outermost (it sees a request first and its reply last).
     pub fn middleware(mut self, layer: impl crate::middleware::Middleware) -> Self {
-        self.middleware.push(Arc::new(layer));
+        let layer = Arc::new(layer);
+        self.outgoing.push(layer.clone());
+        self.middleware.push(layer);
         self
     }
 
@@ -534,36 +539,39 @@ impl ServerBuilder {
         let bus = self.bus.unwrap_or_else(crate::bus::default_bus);
         let info_json = serde_json::value::to_raw_value(&self.info).expect("an Implementation serializes");
         Ok(Server {
-            shared: Arc::new(ServerShared {
-                info_json: Arc::from(info_json),
-                info: self.info,
-                instructions: self.instructions,
-                capabilities,
-                page_size: self.page_size,
-                check_structured_content: self.check_structured_content,
-                peer_config: self.peer_config,
-                state: Arc::new(self.state),
-                on_roots_changed: self.on_roots_changed,
-                visibility: self.visibility,
-                hide_out_of_scope: self.hide_out_of_scope,
-                skill_files: self.skill_files,
-                cache_hints: self.cache_hints,
-                state_keys: match self.state_keys {
-                    Some(keys) if !keys.is_empty() => crate::serve::seal::StateKeys::new(keys, self.state_ttl),
-                    _ => crate::serve::seal::StateKeys::random(self.state_ttl),
-                },
-                tasks: tasks.map(|config| Arc::new(crate::tasks::running::Tasks::new(config, bus.clone()))),
-                task_forwarder,
-                custom: self.custom,
+            shared: Arc::new(Serving {
                 middleware: self.middleware.into(),
-                lists_generation: Default::default(),
-                bus,
-                registry: RwLock::new(Arc::new(registry)),
-                sessions: Mutex::new(Vec::new()),
-                ended: std::sync::atomic::AtomicUsize::new(0),
-                relay: std::sync::atomic::AtomicBool::new(false),
-                #[cfg(feature = "http")]
-                loaders: Mutex::new(Vec::new()),
+                shared: ServerShared {
+                    info_json: Arc::from(info_json),
+                    info: self.info,
+                    instructions: self.instructions,
+                    capabilities,
+                    page_size: self.page_size,
+                    check_structured_content: self.check_structured_content,
+                    peer_config: self.peer_config,
+                    state: Arc::new(self.state),
+                    on_roots_changed: self.on_roots_changed,
+                    visibility: self.visibility,
+                    hide_out_of_scope: self.hide_out_of_scope,
+                    skill_files: self.skill_files,
+                    cache_hints: self.cache_hints,
+                    state_keys: match self.state_keys {
+                        Some(keys) if !keys.is_empty() => crate::serve::seal::StateKeys::new(keys, self.state_ttl),
+                        _ => crate::serve::seal::StateKeys::random(self.state_ttl),
+                    },
+                    tasks: tasks.map(|config| Arc::new(crate::tasks::running::Tasks::new(config, bus.clone()))),
+                    task_forwarder,
+                    custom: self.custom,
+                    outgoing: self.outgoing.into(),
+                    lists_generation: Default::default(),
+                    bus,
+                    registry: RwLock::new(Arc::new(registry)),
+                    sessions: Mutex::new(Vec::new()),
+                    ended: std::sync::atomic::AtomicUsize::new(0),
+                    relay: std::sync::atomic::AtomicBool::new(false),
+                    #[cfg(feature = "http")]
+                    loaders: Mutex::new(Vec::new()),
+                },
             }),
         })
     }
@@ -655,6 +663,7 @@ impl Server {
             enable_resources: false,
             custom: CustomMethods::default(),
             middleware: Vec::new(),
+            outgoing: Vec::new(),
             experimental: BTreeMap::new(),
             extensions: BTreeMap::new(),
             skills: None,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use mcp_types::{ResourceTemplate, ServerCapabilities, Tool};
 
-use crate::serve::shared::ServerShared;
+use crate::serve::session::Serving;
 
 pub(crate) mod builder;
 mod connect;
@@ -26,7 +26,7 @@ mod update;
 /// An MCP server: cheap to clone, served over any number of connections at once.
 #[derive(Clone)]
 pub struct Server {
-    pub(crate) shared: Arc<ServerShared>,
+    pub(crate) shared: Arc<Serving>,
 }
 
 impl std::fmt::Debug for Server {
@@ -66,7 +66,7 @@ impl Server {
 /// A [`Server`] that may have been dropped: [`Server::downgrade`].
 #[derive(Clone, Debug)]
 pub struct WeakServer {
-    shared: std::sync::Weak<ServerShared>,
+    shared: std::sync::Weak<Serving>,
 }
 
 impl WeakServer {

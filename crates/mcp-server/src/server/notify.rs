@@ -18,8 +18,8 @@ use crate::def::registry::Registry;
 
 impl Server {
     /// The server's middleware, if it has any (what it sends goes through it).
-    pub(crate) fn layers(&self) -> Option<crate::middleware::Layers> {
-        (!self.shared.middleware.is_empty()).then(|| self.shared.middleware.clone())
+    pub(crate) fn layers(&self) -> Option<crate::middleware::outgoing::Layers> {
+        (!self.shared.outgoing.is_empty()).then(|| self.shared.outgoing.clone())
     }
 
     /// Connected, initialized sessions.
@@ -188,7 +188,7 @@ fn follows(session: &SessionState, registry: &Registry, uri: &str) -> bool {
 /// [`Fanout`](mcp_transport_http::server::Fanout): of the copies of a session a fleet shares,
 /// the one that holds its GET stream sends it.
 fn fanout<N>(
-    layers: &Option<crate::middleware::Layers>,
+    layers: &Option<crate::middleware::outgoing::Layers>,
     peers: Vec<mcp_jsonrpc::Peer>,
     params: impl Fn() -> N::Params,
 ) -> Vec<futures_util::future::BoxFuture<'static, ()>>
@@ -222,7 +222,7 @@ const NOTIFY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Sends a notification to one client of many, waiting at most [`NOTIFY_WAIT`] for room.
 async fn notify_within<N: mcp_types::Notification>(
-    layers: Option<crate::middleware::Layers>,
+    layers: Option<crate::middleware::outgoing::Layers>,
     peer: mcp_jsonrpc::Peer,
     params: N::Params,
 ) {

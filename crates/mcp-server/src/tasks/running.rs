@@ -200,7 +200,7 @@ pub(crate) struct TaskLink {
     /// (answered by `tasks/update`), not by requests to the client.
     pub(crate) extension: bool,
     /// The server's middleware, if any: the status notifications go through it.
-    pub(crate) layers: Option<crate::middleware::Layers>,
+    pub(crate) layers: Option<crate::middleware::outgoing::Layers>,
     /// Counters for automatic input keys, per kind (extension tasks).
     pub(crate) counters: Mutex<BTreeMap<&'static str, usize>>,
     /// How many requests to the client the task waits for (2025-11-25), held while the status
@@ -216,7 +216,7 @@ impl TaskLink {
         tasks: Arc<Tasks>,
         peer: mcp_jsonrpc::Peer,
         extension: bool,
-        layers: Option<crate::middleware::Layers>,
+        layers: Option<crate::middleware::outgoing::Layers>,
     ) -> Self {
         TaskLink {
             id,
@@ -321,7 +321,11 @@ impl TaskLink {
 }
 
 /// `notifications/tasks/status` with the task's state.
-pub(crate) async fn notify_status(layers: Option<&crate::middleware::Layers>, peer: &mcp_jsonrpc::Peer, task: &Task) {
+pub(crate) async fn notify_status(
+    layers: Option<&crate::middleware::outgoing::Layers>,
+    peer: &mcp_jsonrpc::Peer,
+    task: &Task,
+) {
     let params = mcp_types::TaskStatusNotificationParams::from(task.clone());
     let sent = crate::middleware::outgoing::notify::<mcp_types::TaskStatusNotification>(layers, peer, params, None);
     if let Err(e) = sent.await {
@@ -358,7 +362,7 @@ impl Deferred {
     pub(crate) async fn begin(
         &self,
         peer: &Peer,
-        layers: Option<&crate::middleware::Layers>,
+        layers: Option<&crate::middleware::outgoing::Layers>,
     ) -> Result<(), ErrorObject> {
         if self.link.get().is_some() {
             return Ok(());
