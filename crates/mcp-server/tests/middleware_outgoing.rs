@@ -1,8 +1,9 @@
 //! Middleware around what the server sends (issue 32), over in-memory connections served as
 //! stdio's are: a layer sees each kind of notification the server sends (list changes, from a
-//! broadcast and from a session's `SessionControl`; resource updates; task status; the same on
-//! a 2026-07-28 `subscriptions/listen` stream), may change it, and dropping it means the client
-//! gets none; and it sees the input requests of a task of the 2026-07-28 tasks extension
+//! broadcast, directly or relayed from a bus that fans out, and from a session's
+//! `SessionControl`; resource updates; task status; the same on a 2026-07-28
+//! `subscriptions/listen` stream), may change it, and dropping it means the client gets none;
+//! and it sees the input requests of a task of the 2026-07-28 tasks extension
 //! (`OutgoingRoute::TaskInput`), and their answers, or answers one itself.
 //!
 //! "The client gets none" is shown without timing: the layer tells the test it dropped the
@@ -162,6 +163,48 @@ async fn broadcast_list_changes_pass_the_layer_which_changes_or_drops_them() {
     let next = client.recv().await;
     assert_eq!(next["method"], "notifications/resources/list_changed", "{next}");
     assert_eq!(next["params"]["_meta"]["mw"], "stamped", "{next}");
+    client.wire.expect_silence(99).await;
+}
+
+/// A bus that says it fans out (as a fleet's does): the server tells its sessions of changes
+/// through its relay of the bus's events.
+struct FanningBus(mcp_server::InMemoryBus);
+
+impl mcp_server::SubscriptionBus for FanningBus {
+    fn publish(&self, event: mcp_server::ChangeEvent) {
+        self.0.publish(event);
+    }
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<mcp_server::ChangeEvent> {
+        self.0.subscribe()
+    }
+    fn fans_out(&self) -> bool {
+        true
+    }
+}
+
+/// With a bus that fans out, the relay tells the sessions of each change; what it sends passes
+/// the layer too: the dropped change never reaches the client, the changed one after it does.
+#[tokio::test]
+async fn list_changes_a_fanning_bus_relays_pass_the_layer() {
+    let (layer, mut seen) = layer(stamp_and_drop(
+        &["notifications/tools/list_changed", "notifications/resources/updated"],
+        &["notifications/prompts/list_changed"],
+    ));
+    let bus = Arc::new(FanningBus(mcp_server::InMemoryBus::default()));
+    let server = builder(layer).subscription_bus(bus).build().unwrap();
+    let mut client = session(&server).await;
+    client.result("resources/subscribe", json!({"uri": "file:///doc"})).await;
+
+    server.notify_prompt_list_changed().await;
+    server.notify_resource_updated("file:///doc").await;
+    server.notify_tool_list_changed().await;
+    let updated = client.recv().await;
+    assert_eq!(updated["method"], "notifications/resources/updated", "{updated}");
+    assert_eq!(updated["params"]["_meta"]["mw"], "stamped", "{updated}");
+    let tools = client.recv().await;
+    assert_eq!(tools["method"], "notifications/tools/list_changed", "{tools}");
+    assert_eq!(tools["params"]["_meta"]["mw"], "stamped", "{tools}");
+    assert!(!saw(&mut seen, "notifications/prompts/list_changed").await.1);
     client.wire.expect_silence(99).await;
 }
 
