@@ -68,8 +68,8 @@ pub mod tower;
 /// for. The default methods pass everything on.
 ///
 /// What the server sends: here a layer answers `roots/list` itself (the client is never
-/// asked, in a session or, as here, in a 2026-07-28 round trip) and drops progress
-/// notifications, so the call's response is the first frame the client gets.
+/// asked: here no input-required round trip of 2026-07-28) and drops progress notifications,
+/// so the call's response is the first frame the client gets.
 ///
 /// ```
 /// use mcp_jsonrpc::{TransportRead as _, TransportWrite as _};
