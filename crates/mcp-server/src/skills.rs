@@ -249,7 +249,11 @@ impl Skills {
                 let skills: &[Skill] = match list_sight.filters(&ctx) {
                     false => &list,
                     true => {
-                        seen = list.iter().filter(|s| list_sight.shows(&ctx, &s.uri)).cloned().collect();
+                        seen = list
+                            .iter()
+                            .filter(|s| list_sight.shows(&ctx, &s.uri))
+                            .map(|s| list_sight.entry(&ctx, s))
+                            .collect();
                         &seen
                     }
                 };
@@ -265,10 +269,11 @@ impl Skills {
         custom.add_request(
             "skills/get".to_owned(),
             mcp_jsonrpc::custom::typed_request::<GetSkill, Context, _, _>(move |params, ctx| {
-                let seen = |s: &&Skill| !get_sight.filters(&ctx) || get_sight.shows(&ctx, &s.uri);
+                let filters = get_sight.filters(&ctx);
+                let seen = |s: &&Skill| !filters || get_sight.shows(&ctx, &s.uri);
                 let found = match entries.iter().find(|s| s.uri == params.uri).filter(seen) {
                     Some(skill) => Ok(GetSkillResult {
-                        skill: skill.clone(),
+                        skill: if filters { get_sight.entry(&ctx, skill) } else { skill.clone() },
                         ttl_ms: Some(ttl(&get_hints)),
                         cache_scope: Some(get_hints.scope.clone()),
                     }),
@@ -370,6 +375,16 @@ impl SkillSight {
             })
         };
         one(uri) && self.sight.skill_files.get(uri).is_none_or(|md| md == uri || one(md))
+    }
+
+    /// `skill`'s entry as the request of `ctx` sees it: its files that the request does not see
+    /// (those of a nested skill hidden from it) are not listed.
+    fn entry(&self, ctx: &Context, skill: &Skill) -> Skill {
+        let mut skill = skill.clone();
+        if let SkillResources::Files(files) = &mut skill.resources {
+            files.retain(|file| self.shows(ctx, &file.uri));
+        }
+        skill
     }
 
     /// Whether the directory `dir` is known to the request of `ctx`: it sees a file below it.

@@ -620,3 +620,64 @@ async fn a_skill_hidden_from_a_principal_is_unknown_to_it() {
     let read = h.raw(&h.root, &root, "resources/read", json!({"uri": "skill://greeting/references/TONE.md"})).await;
     assert!(read.contains("\"error\""), "{read}");
 }
+
+/// A skill nested in a visible one (a skill folder inside it) and hidden from a principal:
+/// the outer skill's entry, in `skills/get` and in `skills/list`, does not list the nested
+/// skill's files to that principal (they are unknown to it, as `resources/read` has them), nor
+/// does `resources/directory/read` of the outer folder name the nested folder; a principal that
+/// sees the nested skill gets every file.
+#[tokio::test]
+async fn a_nested_skill_hidden_from_a_principal_is_not_listed_in_its_outer_skill() {
+    let md = |name: &str| format!("---\nname: {name}\ndescription: The {name} skill\n---\nBody.\n");
+    let (greeting, inner) = (md("greeting"), md("admin-notes"));
+    let skills = mcp_server::skills::Skills::from_files([
+        ("greeting/SKILL.md", greeting.as_bytes()),
+        ("greeting/TONE.md", b"Warm.".as_slice()),
+        ("greeting/admin-notes/SKILL.md", inner.as_bytes()),
+        ("greeting/admin-notes/notes.md", b"secret".as_slice()),
+    ])
+    .unwrap();
+    let server = Server::builder("nested-skills", "1.0.0")
+        .skills(skills)
+        .visibility(|item: Item<'_>, who: &Viewer<'_>| {
+            !item.name().starts_with("admin") || who.principal().is_some_and(|p| p.has_scope("mcp:admin"))
+        })
+        .build()
+        .unwrap();
+    let h = start(server).await;
+    let (alice, root) = (h.initialize(&h.alice).await, h.initialize(&h.root).await);
+    let files = |skill: &Value| -> Vec<String> {
+        skill["resources"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{skill}"))
+            .iter()
+            .map(|f| f["uri"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let get = json!({"uri": "skill://greeting/SKILL.md"});
+    let own = ["skill://greeting/SKILL.md", "skill://greeting/TONE.md"];
+    let all = [
+        "skill://greeting/SKILL.md",
+        "skill://greeting/TONE.md",
+        "skill://greeting/admin-notes/SKILL.md",
+        "skill://greeting/admin-notes/notes.md",
+    ];
+    let alice_get = h.request(&h.alice, &alice, "skills/get", get.clone()).await;
+    assert_eq!(files(&alice_get["result"]["skill"]), own, "{alice_get}");
+    let root_get = h.request(&h.root, &root, "skills/get", get).await;
+    assert_eq!(files(&root_get["result"]["skill"]), all, "{root_get}");
+
+    let alice_list = h.request(&h.alice, &alice, "skills/list", json!({})).await;
+    let alice_skills = alice_list["result"]["skills"].as_array().unwrap();
+    assert_eq!(alice_skills.len(), 1, "{alice_list}");
+    assert_eq!(files(&alice_skills[0]), own, "{alice_list}");
+    let root_list = h.request(&h.root, &root, "skills/list", json!({})).await;
+    assert_eq!(files(&root_list["result"]["skills"][0]), all, "{root_list}");
+
+    let dir = json!({"uri": "skill://greeting"});
+    let alice_dir = h.request(&h.alice, &alice, "resources/directory/read", dir.clone()).await;
+    assert_eq!(files(&alice_dir["result"]), own, "{alice_dir}");
+    let root_dir = h.request(&h.root, &root, "resources/directory/read", dir).await;
+    let root_children = files(&root_dir["result"]);
+    assert_eq!(root_children, [own[0], own[1], "skill://greeting/admin-notes"], "{root_dir}");
+}

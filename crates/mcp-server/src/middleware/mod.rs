@@ -66,6 +66,68 @@ pub mod tower;
 ///
 /// Object-safe: a layer's future is boxed ([`BoxFuture`]), which only servers with layers pay
 /// for. The default methods pass everything on.
+///
+/// What the server sends: here a layer answers `roots/list` itself (the client is never
+/// asked: here no input-required round trip of 2026-07-28) and drops progress notifications,
+/// so the call's response is the first frame the client gets.
+///
+/// ```
+/// use mcp_jsonrpc::{TransportRead as _, TransportWrite as _};
+/// use mcp_server::middleware::{
+///     BoxFuture, Middleware, OutgoingNext, OutgoingNotification, OutgoingReply, OutgoingRequest,
+/// };
+/// use mcp_server::{Context, Server, ToolDef};
+/// use mcp_types::{CallToolResult, ContentBlock};
+/// use serde_json::{Value, json};
+///
+/// /// The roots of this deployment, whatever the client would say; no progress reports.
+/// struct FixedRoots;
+///
+/// impl Middleware for FixedRoots {
+///     fn outgoing_request<'a>(
+///         &'a self,
+///         req: OutgoingRequest<'a>,
+///         next: OutgoingNext<'a>,
+///     ) -> BoxFuture<'a, OutgoingReply> {
+///         if req.method() != "roots/list" {
+///             return next.run(req);
+///         }
+///         let roots = json!({"roots": [{"uri": "file:///srv/data", "name": "data"}]});
+///         Box::pin(async move { Ok(serde_json::value::to_raw_value(&roots).unwrap()) })
+///     }
+///
+///     fn outgoing_notification(&self, notification: &mut OutgoingNotification<'_>) -> bool {
+///         notification.method() != "notifications/progress"
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let first_root = ToolDef::new("first_root", json!({"type": "object"}), |_, ctx: Context| async move {
+///     ctx.progress(0.5).await;
+///     let roots = ctx.list_roots().await?;
+///     Ok(CallToolResult::success(vec![ContentBlock::text(roots.roots[0].uri.clone())]))
+/// })
+/// .unwrap();
+/// let server = Server::builder("roots", "1.0").tool(first_root).middleware(FixedRoots).build().unwrap();
+///
+/// // A 2026-07-28 client declaring roots, over an in-memory connection.
+/// let (ours, theirs) = mcp_jsonrpc::transport::memory(16);
+/// server.connect(theirs);
+/// let (mut read, mut write) = mcp_jsonrpc::Transport::split(ours);
+/// let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+///     "name": "first_root", "arguments": {}, "_meta": {
+///         "progressToken": "p",
+///         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+///         "io.modelcontextprotocol/clientInfo": {"name": "doc", "version": "1"},
+///         "io.modelcontextprotocol/clientCapabilities": {"roots": {}}}}});
+/// write.write(&[bytes::Bytes::from(call.to_string()).into()]).await.unwrap();
+/// let frame = read.read().await.unwrap().unwrap();
+/// let response: Value = serde_json::from_slice(&frame.frame).unwrap();
+/// assert_eq!(response["id"], 1, "the progress report was dropped: {response}");
+/// assert_eq!(response["result"]["content"][0]["text"], "file:///srv/data");
+/// # }
+/// ```
 pub trait Middleware: Send + Sync + 'static {
     /// Serves a request: answers it, or hands it (changed or not) to `next` and returns, or
     /// transforms, what `next` answers.

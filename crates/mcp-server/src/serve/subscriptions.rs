@@ -157,7 +157,7 @@ pub(crate) async fn listen(
     let peer = rctx.peer();
     let mut events = server.bus.subscribe();
     let params = json!({"notifications": honoured.acknowledgement(), "_meta": tag});
-    send(peer, SubscriptionsAcknowledgedNotification::METHOD, &params).await?;
+    send(server, peer, SubscriptionsAcknowledgedNotification::METHOD, &params).await?;
     if honoured.is_empty() {
         // Nothing to listen to: the stream ends at once.
         return complete(server, rctx, tag);
@@ -191,7 +191,7 @@ pub(crate) async fn listen(
                     continue;
                 };
                 task.insert("_meta".to_owned(), tag.clone());
-                send(peer, TASKS_NOTIFICATION, &Value::Object(task)).await?;
+                send(server, peer, TASKS_NOTIFICATION, &Value::Object(task)).await?;
                 continue;
             }
             let Some((method, uri)) = honoured.notification(event) else { continue };
@@ -205,7 +205,7 @@ pub(crate) async fn listen(
             if let Some(uri) = uri {
                 params["uri"] = json!(uri);
             }
-            send(peer, method, &params).await?;
+            send(server, peer, method, &params).await?;
         }
     }
 }
@@ -218,7 +218,15 @@ fn complete(server: &ServerShared, rctx: &RequestContext, tag: Value) -> Reply {
     rctx.encode_result(&result)
 }
 
-async fn send(peer: &mcp_jsonrpc::Peer, method: &str, params: &Value) -> Result<(), ErrorObject> {
-    let frame = mcp_jsonrpc::message::encode_notification(method, Some(params)).map_err(ErrorObject::internal_error)?;
-    peer.send_frame(frame).await.map_err(ErrorObject::internal_error)
+/// Sends a notification of the stream, through the server's middleware (a layer may change or
+/// drop it).
+async fn send(
+    server: &ServerShared,
+    peer: &mcp_jsonrpc::Peer,
+    method: &str,
+    params: &Value,
+) -> Result<(), ErrorObject> {
+    let layers = (!server.outgoing.is_empty()).then_some(&server.outgoing);
+    let body = Some(params as &dyn mcp_jsonrpc::message::Body);
+    crate::middleware::outgoing::notify_raw(layers, peer, method, body).await.map_err(ErrorObject::internal_error)
 }
