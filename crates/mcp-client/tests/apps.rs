@@ -15,9 +15,7 @@ use mcp_client::{Client, ClientBuilder};
 use mcp_server::apps::UiResource;
 use mcp_server::mcp_transport_http::server::{self, HttpServerConfig};
 use mcp_server::{ResourceDef, Server, ToolDef, ToolError};
-use mcp_types::{
-    CallToolRequestParams, CallToolResult, ContentBlock, ErrorObject, RequestId, TextResourceContents,
-};
+use mcp_types::{CallToolRequestParams, CallToolResult, ContentBlock, ErrorObject, RequestId, TextResourceContents};
 use serde_json::{Value, json};
 
 const HTML: &str = "<!DOCTYPE html><html><body>weather</body></html>";
@@ -156,16 +154,21 @@ fn the_host_reads_and_writes_the_view_protocol() {
     let FromView::CallTool { id: call_id, params } = call else { panic!("{call:?}") };
     assert_eq!((call_id.clone(), params.name.as_str()), (RequestId::String("c1".into()), "get_weather"));
     assert_eq!(host::result_of(&call_id, &json!({"content": []}))["id"], "c1");
-    let size = msg(json!({"jsonrpc": "2.0", "method": "ui/notifications/size-changed", "params": {"width": 400, "height": 300}}));
+    let size = msg(
+        json!({"jsonrpc": "2.0", "method": "ui/notifications/size-changed", "params": {"width": 400, "height": 300}}),
+    );
     assert_eq!(size, FromView::SizeChanged(view::SizeChangedParams { width: Some(400.0), height: Some(300.0) }));
-    let link = msg(json!({"jsonrpc": "2.0", "id": 1, "method": "ui/open-link", "params": {"url": "https://example.com"}}));
+    let link =
+        msg(json!({"jsonrpc": "2.0", "id": 1, "method": "ui/open-link", "params": {"url": "https://example.com"}}));
     assert!(matches!(link, FromView::OpenLink { params, .. } if params.url == "https://example.com"));
     let message = msg(json!({"jsonrpc": "2.0", "id": 2, "method": "ui/message",
         "params": {"role": "user", "content": {"type": "text", "text": "hello"}}}));
     assert!(matches!(message, FromView::Message { params, .. } if params.content.len() == 1));
-    let mode = msg(json!({"jsonrpc": "2.0", "id": 3, "method": "ui/request-display-mode", "params": {"mode": "fullscreen"}}));
+    let mode =
+        msg(json!({"jsonrpc": "2.0", "id": 3, "method": "ui/request-display-mode", "params": {"mode": "fullscreen"}}));
     assert!(matches!(mode, FromView::RequestDisplayMode { params, .. } if params.mode == "fullscreen"));
-    let log = msg(json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}));
+    let log =
+        msg(json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}));
     assert!(matches!(log, FromView::Log(_)));
     assert_eq!(msg(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"})), FromView::Ping { id: RequestId::Integer(4) });
 

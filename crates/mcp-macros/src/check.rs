@@ -39,7 +39,7 @@ pub(crate) fn function(cx: &mut Ctxt, f: &mut Function) {
             }
             // MCP Apps: a view is a `ui://` resource; visibility is `model`, `app` or both.
             if let Some(uri) = &o.ui
-                && !uri.value().strip_prefix("ui://").is_some_and(|rest| !rest.is_empty())
+                && uri.value().strip_prefix("ui://").is_none_or(|rest| rest.is_empty())
             {
                 cx.error_at(uri, "`ui` names an MCP App view: a `ui://` URI, as in `ui = \"ui://weather/view\"`");
             }

@@ -56,11 +56,11 @@ pub use std::sync::Arc;
 pub use std::vec;
 pub use std::vec::Vec;
 
+pub use mcp_server::apps::Visibility;
 pub use mcp_server::{
     CompletionRequest, Context, Handlers, IntoCompletion, IntoPromptResult, IntoResourceContents, PromptArguments,
     PromptDef, ResourceDef, TaskSupport, TemplateDef, ToolDef, UriVariables,
 };
-pub use mcp_server::apps::Visibility;
 pub use mcp_types::JsonObject;
 
 pub use definition::{

@@ -114,7 +114,10 @@ impl UiResource {
     pub(crate) fn check(&self) -> Result<(), DefinitionError> {
         match self.uri.strip_prefix(SCHEME) {
             Some(rest) if !rest.is_empty() => Ok(()),
-            _ => Err(DefinitionError::InvalidApp { name: self.uri.clone(), reason: "its URI must start with `ui://`".into() }),
+            _ => Err(DefinitionError::InvalidApp {
+                name: self.uri.clone(),
+                reason: "its URI must start with `ui://`".into(),
+            }),
         }
     }
 

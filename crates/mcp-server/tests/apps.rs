@@ -57,7 +57,8 @@ async fn connect(server: &Server, rev: &str, capabilities: Value) -> Session {
     let (a, b) = memory(64);
     server.connect(a);
     let mut c = Session::new(Wire::new(b).with_timeout(Duration::from_secs(600)), rev);
-    let params = json!({"protocolVersion": rev, "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}});
+    let params =
+        json!({"protocolVersion": rev, "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}});
     c.result("initialize", params).await;
     c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
     c

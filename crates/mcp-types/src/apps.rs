@@ -122,10 +122,10 @@ impl UiToolMeta {
     /// it has; `None` when it has neither.
     pub fn of(tool: &Tool) -> Option<Self> {
         let meta = &tool.meta.as_ref()?.extra;
-        if let Some(ui) = meta.get(META_KEY).and_then(|v| serde_json::from_value::<Self>(v.clone()).ok()) {
-            if ui.resource_uri.is_some() || ui.visibility.is_some() {
-                return Some(ui);
-            }
+        if let Some(ui) = meta.get(META_KEY).and_then(|v| serde_json::from_value::<Self>(v.clone()).ok())
+            && (ui.resource_uri.is_some() || ui.visibility.is_some())
+        {
+            return Some(ui);
         }
         let uri = meta.get(DEPRECATED_RESOURCE_URI_KEY)?.as_str()?;
         Some(Self { resource_uri: Some(uri.to_owned()), visibility: None })

@@ -36,12 +36,14 @@ fn tool_meta_and_visibility() {
     let tool = |meta: Value| -> Tool {
         serde_json::from_value(json!({"name": "t", "inputSchema": {"type": "object"}, "_meta": meta})).unwrap()
     };
-    let both = tool(json!({"ui": {"resourceUri": "ui://weather-server/dashboard-template", "visibility": ["model", "app"]}}));
+    let both =
+        tool(json!({"ui": {"resourceUri": "ui://weather-server/dashboard-template", "visibility": ["model", "app"]}}));
     let ui = UiToolMeta::of(&both).unwrap();
     assert_eq!(ui.resource_uri.as_deref(), Some("ui://weather-server/dashboard-template"));
     assert!(apps::visible_to_model(&both) && apps::callable_by_app(&both));
 
-    let app_only = tool(json!({"ui": {"resourceUri": "ui://weather-server/dashboard-template", "visibility": ["app"]}}));
+    let app_only =
+        tool(json!({"ui": {"resourceUri": "ui://weather-server/dashboard-template", "visibility": ["app"]}}));
     assert_eq!(UiToolMeta::of(&app_only).unwrap().visibility, Some(vec![Visibility::App]));
     assert!(!apps::visible_to_model(&app_only) && apps::callable_by_app(&app_only));
 

@@ -111,7 +111,11 @@ impl Client {
     /// view may: `params` names `tool`, and the tool's `_meta.ui.visibility` has `"app"` (or
     /// none). Anything else is [`AppError::NotForApp`], not sent. `tool` is the server's
     /// listing of it (a view may call only tools of the server that served it).
-    pub async fn call_tool_for_app(&self, tool: &Tool, params: CallToolRequestParams) -> Result<CallToolResult, AppError> {
+    pub async fn call_tool_for_app(
+        &self,
+        tool: &Tool,
+        params: CallToolRequestParams,
+    ) -> Result<CallToolResult, AppError> {
         if params.name != tool.name || !callable_by_app(tool) {
             return Err(AppError::NotForApp { tool: params.name });
         }

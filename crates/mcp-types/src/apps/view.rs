@@ -11,7 +11,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{CallToolResult, ContentBlock, CustomNotification, CustomRequest, Implementation, JsonObject, RequestId, Tool};
+use crate::{
+    CallToolResult, ContentBlock, CustomNotification, CustomRequest, Implementation, JsonObject, RequestId, Tool,
+};
 
 use super::{UiCsp, UiPermissions};
 
@@ -325,10 +327,10 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ContentBloc
     #[serde(untagged)]
     enum OneOrMany {
         Many(Vec<ContentBlock>),
-        One(ContentBlock),
+        One(Box<ContentBlock>),
     }
     Ok(match OneOrMany::deserialize(d)? {
         OneOrMany::Many(blocks) => blocks,
-        OneOrMany::One(block) => vec![block],
+        OneOrMany::One(block) => vec![*block],
     })
 }

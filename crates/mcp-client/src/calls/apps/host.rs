@@ -195,7 +195,9 @@ pub fn parse(message: &Value) -> Result<FromView, ViewError> {
         m if m == view::OpenLink::METHOD => {
             FromView::OpenLink { id: request(&id)?, params: decode(params).map_err(invalid)? }
         }
-        m if m == view::Message::METHOD => FromView::Message { id: request(&id)?, params: decode(params).map_err(invalid)? },
+        m if m == view::Message::METHOD => {
+            FromView::Message { id: request(&id)?, params: decode(params).map_err(invalid)? }
+        }
         m if m == view::UpdateModelContext::METHOD => {
             FromView::UpdateModelContext { id: request(&id)?, params: decode(params).map_err(invalid)? }
         }
