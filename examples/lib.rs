@@ -435,6 +435,7 @@ pub mod everything {
     use std::sync::{Arc, OnceLock};
     use std::time::Duration;
 
+    use mcp_sdk::server::apps::UiResource;
     use mcp_sdk::server::{
         ClientRequestError, Completion, CompletionRequest, Context, DefinitionError, Progress, Server, ServerBuilder,
         State, ToolDef, ToolError,
@@ -1109,6 +1110,55 @@ pub mod everything {
         Ok(format!("counted down from {from} (on {})", instance.0))
     }
 
+    // ===== MCP Apps =====
+
+    /// The URI of the counter app's view (MCP Apps, SEP-1865).
+    pub const COUNTER_VIEW: &str = "ui://everything/counter";
+
+    /// The counter app's view: an HTML page (`examples/apps/counter.html`) that speaks the view
+    /// protocol by hand: it shows the result of `counter`, and its button calls
+    /// `counter_increment` back through the host.
+    pub fn counter_view() -> UiResource {
+        UiResource::new(COUNTER_VIEW, "counter", include_str!("apps/counter.html"))
+            .title("Counter")
+            .description("Shows a count; its button adds one (the counter_increment tool).")
+            .prefers_border(true)
+    }
+
+    /// A count to show: in the counter app's view to a host that renders MCP Apps, as text
+    /// alone to any other client.
+    ///
+    /// # Arguments
+    ///
+    /// * `start` - the count to start from (default 0)
+    #[tool(ui = "ui://everything/counter", read_only)]
+    pub fn counter(start: Option<i64>, ctx: Context) -> CallToolResult {
+        count_result(start.unwrap_or(0), ctx.client_supports_apps())
+    }
+
+    /// Adds one to the count: the button of the counter app's view (a tool for the app only,
+    /// which hosts keep from the model).
+    ///
+    /// # Arguments
+    ///
+    /// * `count` - the count shown
+    #[tool(ui = "ui://everything/counter", visibility = ["app"])]
+    pub fn counter_increment(count: i64) -> CallToolResult {
+        count_result(count.saturating_add(1), true)
+    }
+
+    /// The count as text, and, for a view, as `structuredContent` too.
+    fn count_result(count: i64, for_view: bool) -> CallToolResult {
+        if for_view {
+            CallToolResult::success(vec![ContentBlock::text(format!("count: {count}"))])
+                .with_structured_content(json!({"count": count}))
+        } else {
+            CallToolResult::success(vec![ContentBlock::text(format!(
+                "count: {count} (as text: this client renders no MCP Apps)"
+            ))])
+        }
+    }
+
     // ===== Resources =====
 
     /// A static text resource for testing (`resources-read-text`).
@@ -1249,6 +1299,7 @@ pub mod everything {
             .state(Instance("everything".to_owned()))
             .instructions("The tools, resources and prompts the MCP conformance suite's server scenarios call.")
             .skills(skills()?)
+            .app(counter_view())
             .tools([
                 test_simple_text::tool(),
                 test_image_content::tool(),
@@ -1284,6 +1335,9 @@ pub mod everything {
                 multi_input::tool(),
                 test_tool_with_task::tool().deferred_task(),
                 count_down::tool(),
+                // MCP Apps (SEP-1865): the counter app.
+                counter::tool(),
+                counter_increment::tool(),
                 test_trigger_prompt_change::tool(),
                 // Last: it re-registers itself.
                 test_trigger_tool_change::tool(),

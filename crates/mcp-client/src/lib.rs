@@ -77,7 +77,7 @@ mod wire;
 pub use mcp_transport_http::client as http;
 
 pub use builder::ClientBuilder;
-pub use calls::{skills, tasks};
+pub use calls::{apps, skills, tasks};
 pub use client::Client;
 pub use error::{ClientError, Violation};
 pub use listen::{Subscription, SubscriptionEnd};

@@ -37,6 +37,20 @@ pub(crate) fn function(cx: &mut Ctxt, f: &mut Function) {
             {
                 cx.error_at(key, "`deferred_task` needs a tool that runs as a task: add `task = \"optional\"` or `task = \"required\"`");
             }
+            // MCP Apps: a view is a `ui://` resource; visibility is `model`, `app` or both.
+            if let Some(uri) = &o.ui
+                && uri.value().strip_prefix("ui://").is_none_or(|rest| rest.is_empty())
+            {
+                cx.error_at(uri, "`ui` names an MCP App view: a `ui://` URI, as in `ui = \"ui://weather/view\"`");
+            }
+            if let Some((key, values)) = &o.visibility {
+                for v in values.iter().filter(|v| !matches!(v.value().as_str(), "model" | "app")) {
+                    cx.error_at(v, format!("unknown visibility `{}`: `model` or `app`", v.value()));
+                }
+                if values.is_empty() {
+                    cx.error_at(key, "`visibility` needs `\"model\"`, `\"app\"` or both");
+                }
+            }
         }
         // A prompt's `complete` targets may be fields of an argument struct, which the macro
         // cannot see: `ServerBuilder::build` refuses a completer of no argument.

@@ -126,6 +126,8 @@ use crate::model::{Function, Kind};
 /// | `output_schema = false` | no `outputSchema` for a structured result |
 /// | `scopes = ["files:write"]` | the OAuth scopes a call needs (`ToolDef::scopes`: over HTTP with `auth`, a token without them gets 403 `insufficient_scope`) |
 /// | `task = "optional"` (`"required"`, `"forbidden"`) | whether the tool may be called as a task (`ToolDef::task_support`, protocol revision 2025-11-25) |
+/// | `ui = "ui://weather/view"` | the MCP App view that renders the tool's results (`ToolDef::ui`: `_meta.ui.resourceUri`; the server must serve it, `ServerBuilder::app`) |
+/// | `visibility = ["app"]` (`"model"`, both) | who may use the tool (`ToolDef::ui_visibility`: `_meta.ui.visibility`; `["app"]`: hosts keep it from the model, for its view only) |
 /// | `crate = "path"` | where `mcp_sdk` is, if renamed |
 ///
 /// Arguments are described by the doc comment's `# Arguments` section: `` * `name` - text ``.

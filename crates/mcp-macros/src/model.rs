@@ -114,6 +114,10 @@ pub(crate) struct ToolOptions {
     pub(crate) deferred_task: Option<(syn::Path, bool)>,
     /// `elicits(A, B)`: `ToolDef::elicits::<A>()`, then `B`.
     pub(crate) elicits: Vec<Type>,
+    /// `ui = "ui://..."`: `ToolDef::ui`, the MCP App view of the tool.
+    pub(crate) ui: Option<LitStr>,
+    /// `visibility = ["model", "app"]`: `ToolDef::ui_visibility` (the key, for the check's span).
+    pub(crate) visibility: Option<(syn::Path, Vec<LitStr>)>,
 }
 
 pub(crate) struct PromptOptions {
@@ -144,6 +148,8 @@ const TOOL_KEYS: &[&str] = &[
     "task",
     "deferred_task",
     "elicits",
+    "ui",
+    "visibility",
     "scopes",
     "meta",
     "crate",
@@ -293,6 +299,11 @@ fn read_options(
             "task" => tool.task = task(cx, meta),
             "deferred_task" => tool.deferred_task = attr::flag(cx, &key, meta).map(|on| (meta.path().clone(), on)),
             "elicits" => tool.elicits = elicits(cx, meta),
+            "ui" => tool.ui = attr::string(cx, &key, meta),
+            "visibility" => {
+                let values = attr::strings(cx, &key, meta, r#"visibility = ["app"]"#);
+                tool.visibility = Some((meta.path().clone(), values));
+            }
             _ => {}
         }
     }

@@ -275,6 +275,14 @@ fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
     let task = o.task.as_ref().map(|v| quote!(__mcp_def = __mcp_def.task_support(#p::TaskSupport::#v);));
     let deferred = matches!(o.deferred_task, Some((_, true))).then(|| quote!(__mcp_def = __mcp_def.deferred_task();));
     let elicits = o.elicits.iter().map(|ty| quote_spanned!(ty.span()=> __mcp_def = #p::elicits::<#ty>(__mcp_def);));
+    let ui = o.ui.as_ref().map(|uri| quote!(__mcp_def = __mcp_def.ui(#uri);));
+    let visibility = o.visibility.as_ref().map(|(_, values)| {
+        let values = values.iter().map(|v| match v.value().as_str() {
+            "model" => quote!(#p::Visibility::Model),
+            _ => quote!(#p::Visibility::App),
+        });
+        quote!(__mcp_def = __mcp_def.ui_visibility([#(#values),*]);)
+    });
     let setters = common_setters(f);
     let params = quote!(mut __mcp_args: #p::JsonObject, __mcp_ctx: #p::Context);
     let handler = handler(f, params, "tool_future", tool_extractions(f, &p), convert);
@@ -292,6 +300,8 @@ fn tool(f: &Function, o: &ToolOptions) -> TokenStream {
         #task
         #deferred
         #(#elicits)*
+        #ui
+        #visibility
         __mcp_def
     }}
 }

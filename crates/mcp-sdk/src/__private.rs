@@ -12,7 +12,7 @@
 //!   `ResourceDef`, `TemplateDef`, `TaskSupport`), what a handler receives (`Context`,
 //!   `JsonObject`, `PromptArguments`, `UriVariables`, `CompletionRequest`), the conversions of
 //!   what it returns (`IntoPromptResult`, `IntoResourceContents`, `IntoCompletion`), and
-//!   `Handlers`, which `#[handlers]` implements;
+//!   `Handlers`, which `#[handlers]` implements; `Visibility` (MCP Apps, `visibility = [...]`);
 //! - the probes: [`Probe`], [`probe`], the traits of [`autoref`], and the methods of the kinds
 //!   they give, which sort each parameter, return value and error by its traits (below);
 //! - the helpers that build a definition: [`InputSchema`] (a tool's input schema, one parameter
@@ -56,6 +56,7 @@ pub use std::sync::Arc;
 pub use std::vec;
 pub use std::vec::Vec;
 
+pub use mcp_server::apps::Visibility;
 pub use mcp_server::{
     CompletionRequest, Context, Handlers, IntoCompletion, IntoPromptResult, IntoResourceContents, PromptArguments,
     PromptDef, ResourceDef, TaskSupport, TemplateDef, ToolDef, UriVariables,

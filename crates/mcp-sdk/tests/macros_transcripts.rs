@@ -213,6 +213,27 @@ fn scopes_reach_the_definitions() {
     assert!(count_nodes::tool().required_scopes().is_empty());
 }
 
+/// Rendered by an MCP App view, and `meta(...)` kept beside it.
+#[tool(ui = "ui://notes/view", meta(owner = "notes"))]
+fn app_tool() {}
+
+/// The view's own tool: hosts keep it from the model.
+#[tool(ui = "ui://notes/view", visibility = ["app"])]
+fn app_only_tool() {}
+
+/// Both, said out loud.
+#[tool(visibility = ["model", "app"])]
+fn both_tool() {}
+
+#[test]
+fn ui_and_visibility_reach_the_definitions() {
+    let meta = |def: mcp_sdk::server::ToolDef| serde_json::to_value(&def.definition().meta).unwrap();
+    assert_eq!(meta(app_tool::tool()), json!({"owner": "notes", "ui": {"resourceUri": "ui://notes/view"}}));
+    assert_eq!(meta(app_only_tool::tool()), json!({"ui": {"resourceUri": "ui://notes/view", "visibility": ["app"]}}));
+    assert_eq!(meta(both_tool::tool()), json!({"ui": {"visibility": ["model", "app"]}}));
+    assert!(!mcp_sdk::types::apps::visible_to_model(app_only_tool::tool().definition()));
+}
+
 /// May run as a task (2025-11-25).
 #[tool(task = "optional")]
 async fn task_tool() -> String {

@@ -166,6 +166,15 @@ pub enum DefinitionError {
         /// What went wrong.
         reason: String,
     },
+    /// An MCP App that breaks the extension's rules: a UI resource whose URI is not `ui://`,
+    /// or a tool whose `_meta.ui.resourceUri` names no UI resource of the server.
+    #[error("invalid MCP App `{name}`: {reason}")]
+    InvalidApp {
+        /// The UI resource's URI, or the tool's name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// Why a request to the client failed.

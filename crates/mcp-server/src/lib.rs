@@ -69,6 +69,7 @@
 //! }
 //! ```
 
+pub mod apps;
 mod bus;
 mod context;
 mod def;

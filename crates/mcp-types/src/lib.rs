@@ -48,6 +48,7 @@
 //!
 //! See `docs/types.md` in the repository for the type model and how revisions are handled.
 
+pub mod apps;
 mod content_ext;
 mod error_code;
 mod generated;

@@ -156,6 +156,9 @@ pub async fn tools(client: &Client, seen: &Arc<Mutex<Seen>>) {
             "test_tool_with_task",
             // For `cargo xtask fleet`: a long call with progress.
             "count_down",
+            // MCP Apps (SEP-1865): the counter app's tools.
+            "counter",
+            "counter_increment",
             "test_trigger_prompt_change",
             "test_trigger_tool_change",
         ]
@@ -413,6 +416,8 @@ pub async fn resources(client: &Client) {
             ("skill://greeting/SKILL.md", "greeting", Some("text/markdown")),
             ("skill://greeting/references/TONE.md", "TONE.md", Some("text/markdown")),
             ("skill://greeting/scripts/greet.py", "greet.py", Some("text/x-python")),
+            // The counter app's view (MCP Apps).
+            ("ui://everything/counter", "counter", Some("text/html;profile=mcp-app")),
         ]
     );
     let test = resources.iter().filter(|r| r.uri.starts_with("test://"));

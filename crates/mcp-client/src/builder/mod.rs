@@ -257,6 +257,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Declares that the client renders MCP Apps (SEP-1865): the extension
+    /// `io.modelcontextprotocol/ui` with `mimeTypes: ["text/html;profile=mcp-app"]`. Servers
+    /// then link tools to views and may answer with less text (see [`apps`](crate::apps)).
+    /// Declared in `capabilities.extensions` at every revision, as hosts do (the session
+    /// revisions' schemas have no such member; servers read it all the same).
+    pub fn apps(self) -> Self {
+        let settings = mcp_types::apps::UiClientCapabilities::html().to_settings();
+        self.extension(mcp_types::apps::EXTENSION, settings)
+    }
+
     /// Answers the server's custom request `R` (a method outside the protocol, see
     /// [`CustomRequest`](mcp_types::CustomRequest)) with `handler`, which gets the decoded params
     /// and the request's context (its id, cancellation, the connection). Params that do not
@@ -387,6 +397,18 @@ impl ClientBuilder {
             let settings = self.declared.extensions.iter();
             caps.extensions =
                 Some(settings.map(|(k, v)| (k.clone(), mcp_types::JSONObject { extra: v.clone() })).collect());
+        }
+        // MCP Apps: hosts declare the extension in `initialize` at every revision, and servers
+        // look for it there; the session revisions' encoding leaves `extensions` out, so it
+        // rides among the members that are written as they are.
+        // (The others are not written for these revisions either way.)
+        if !version.is_stateless()
+            && let Some(ui) = caps.extensions.take().and_then(|mut e| e.remove(mcp_types::apps::EXTENSION))
+        {
+            let ui = ui.extra;
+            let mut extensions = mcp_types::JsonObject::new();
+            extensions.insert(mcp_types::apps::EXTENSION.to_owned(), serde_json::Value::Object(ui));
+            caps.extra.insert("extensions".to_owned(), serde_json::Value::Object(extensions));
         }
         if self.handlers.elicitation.is_some() {
             let mut e = ClientCapabilitiesElicitation::default();

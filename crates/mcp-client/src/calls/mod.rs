@@ -4,6 +4,7 @@
 //! layers below it ([`crate::client`], [`crate::connection`], [`crate::serve`],
 //! [`crate::listen`], [`crate::wire`], ...); nothing below uses them.
 
+pub mod apps;
 mod custom;
 mod protocol;
 pub mod skills;

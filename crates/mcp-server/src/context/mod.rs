@@ -166,6 +166,14 @@ impl Context {
         self.session.client_capabilities()
     }
 
+    /// Whether the client renders MCP Apps (SEP-1865): it declared the extension
+    /// `io.modelcontextprotocol/ui` with `text/html;profile=mcp-app` among its `mimeTypes`, at
+    /// `initialize` (any revision: hosts declare it there) or in this request's `_meta`
+    /// (2026-07-28). A tool linked to a view answers a client that does not in text alone.
+    pub fn client_supports_apps(&self) -> bool {
+        self.session.supports_apps()
+    }
+
     /// The client's name and version, as it reported them.
     pub fn client_info(&self) -> Option<Implementation> {
         self.session.client_info()

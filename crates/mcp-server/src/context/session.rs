@@ -142,6 +142,9 @@ impl SessionState {
     pub(crate) fn client_capabilities(&self) -> ClientCapabilities {
         self.inner().capabilities.clone()
     }
+    pub(crate) fn supports_apps(&self) -> bool {
+        mcp_types::apps::supports_html(&self.inner().capabilities)
+    }
     pub(crate) fn client_info(&self) -> Option<Implementation> {
         let mut inner = self.inner();
         if let Some(json) = inner.client_info_json.take() {

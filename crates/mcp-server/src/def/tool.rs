@@ -213,6 +213,35 @@ impl ToolDef {
         self
     }
 
+    /// Links the tool to the MCP App at `uri` (a `ui://` resource the server serves, see
+    /// [`ServerBuilder::app`](crate::ServerBuilder::app)): `_meta.ui.resourceUri`, which a
+    /// host that renders apps shows the tool's results in. The tool still answers with content
+    /// a text-only client can use.
+    pub fn ui(self, uri: impl Into<String>) -> Self {
+        let uri = serde_json::Value::String(uri.into());
+        self.set_ui("resourceUri", uri)
+    }
+
+    /// Who may use the tool (`_meta.ui.visibility`, MCP Apps): `[Visibility::App]` makes it a
+    /// tool of its app only, which hosts leave out of the model's tool list (the server
+    /// lists it, as the specification asks: the host filters). The default is both.
+    pub fn ui_visibility(self, visibility: impl IntoIterator<Item = mcp_types::apps::Visibility>) -> Self {
+        let visibility: Vec<_> = visibility.into_iter().collect();
+        let value = serde_json::to_value(visibility).expect("visibility serializes");
+        self.set_ui("visibility", value)
+    }
+
+    /// Sets one member of `_meta.ui`, keeping the rest of `_meta`.
+    fn set_ui(mut self, key: &str, value: serde_json::Value) -> Self {
+        let meta = &mut self.tool.meta.get_or_insert_with(Default::default).extra;
+        let ui = meta.entry(mcp_types::apps::META_KEY).or_insert_with(|| serde_json::Value::Object(JsonObject::new()));
+        if !ui.is_object() {
+            *ui = serde_json::Value::Object(JsonObject::new());
+        }
+        ui.as_object_mut().expect("an object").insert(key.to_owned(), value);
+        self
+    }
+
     /// The OAuth scopes a call needs (feature `auth` of the HTTP endpoint): a request whose
     /// token lacks one is refused with 403 `insufficient_scope` naming them, before the
     /// handler runs. Requests without a token (stdio, HTTP without `auth`) are not checked.

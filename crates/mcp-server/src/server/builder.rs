@@ -79,6 +79,8 @@ pub struct ServerBuilder {
     skills: Option<Result<crate::skills::Skills, Arc<crate::skills::SkillsError>>>,
     /// The files of the skills served, to their skill's `SKILL.md` (filled by `build`).
     skill_files: Arc<hashbrown::HashMap<String, String>>,
+    /// The views of MCP Apps served.
+    apps: Vec<crate::apps::UiResource>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -443,6 +445,17 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves the view of an MCP App (SEP-1865): a `ui://` resource of type
+    /// `text/html;profile=mcp-app`, listed and read with its `_meta.ui`; link tools to it with
+    /// [`ToolDef::ui`]. The server declares the extension (`io.modelcontextprotocol/ui`) and the
+    /// resources capability. [`build`](Self::build) refuses a URI that is not `ui://`, and a
+    /// tool linked to a `ui://` URI that no resource of the server has
+    /// ([`DefinitionError::InvalidApp`]).
+    pub fn app(mut self, view: crate::apps::UiResource) -> Self {
+        self.apps.push(view);
+        self
+    }
+
     /// Declares the prompts capability even with no prompt yet.
     pub fn enable_prompts(mut self) -> Self {
         self.enable_prompts = true;
@@ -484,6 +497,20 @@ impl ServerBuilder {
             skills.register(&mut self.custom, self.page_size, list, get, sight);
             self.extensions.entry(mcp_types::skills::EXTENSION.to_owned()).or_insert_with(crate::skills::settings);
         }
+        if !self.apps.is_empty() {
+            for view in std::mem::take(&mut self.apps) {
+                view.check()?;
+                self.resources.push(view.into_resource_def());
+            }
+            self.extensions.entry(crate::apps::EXTENSION.to_owned()).or_insert_with(crate::apps::settings);
+        }
+        let ui_uris: Vec<&str> = self
+            .resources
+            .iter()
+            .map(|r| r.resource.uri.as_str())
+            .filter(|uri| uri.starts_with(crate::apps::SCHEME))
+            .collect();
+        self.tools.iter().try_for_each(|t| crate::apps::check_tool(t, &ui_uris))?;
         self.check_custom()?;
         let mut registry = Registry {
             tools: self.tools,
@@ -668,6 +695,7 @@ impl Server {
             extensions: BTreeMap::new(),
             skills: None,
             skill_files: Default::default(),
+            apps: Vec::new(),
         }
     }
 }
