@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 
+mod apps;
 mod proxy;
 
 pub(crate) use proxy::build_mcp;
@@ -251,10 +252,23 @@ pub fn run(root: &Path) -> Result<()> {
     };
     failures.extend(proxy::run(root, &setup)?);
     failures.extend(gateway(root, &clients, [&node.display().to_string(), &everything.display().to_string()])?);
+    failures.extend(apps::run(root, &apps::Setup { node: &node, everything: &everything_server })?);
     if !failures.is_empty() {
         bail!("interop failed:\n  {}", failures.join("\n  "));
     }
     println!("==> interop: every run passed ({:.1} s)", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// `cargo xtask apps`: the MCP Apps host runs of the interop step alone (see `apps`).
+pub fn apps_only(root: &Path) -> Result<()> {
+    let node = install_node(root, &root.join("target/interop"))?;
+    let [everything] = build_examples(root, ["everything"])?;
+    let failures = apps::run(root, &apps::Setup { node: &node, everything: &everything })?;
+    if !failures.is_empty() {
+        bail!("apps failed:\n  {}", failures.join("\n  "));
+    }
+    println!("==> apps: every run passed; screenshots in target/apps/");
     Ok(())
 }
 
