@@ -10,8 +10,9 @@
 //! the client's fallback) and against
 //! `interop/python/server.py`, and our client's sampling handler answering a tool loop of
 //! `interop/ts/sampling_tools_server.mjs` (the `interop_sampling_tools` example, SEP-1577),
-//! each run under a time limit. It fails if any check of any run
-//! fails.
+//! each run under a time limit, and last MCP Apps in a real host (`apps`: the official
+//! `AppBridge` in headless Chromium, rendering the official example app and ours). It fails if
+//! any check of any run fails.
 //!
 //! - `target/interop/node`: Node 22 from the npm package `node` (`interop/node/package.json`);
 //!   the TypeScript client runs on it, whatever Node the machine has.
