@@ -10,8 +10,9 @@
 //! the client's fallback) and against
 //! `interop/python/server.py`, and our client's sampling handler answering a tool loop of
 //! `interop/ts/sampling_tools_server.mjs` (the `interop_sampling_tools` example, SEP-1577),
-//! each run under a time limit. It fails if any check of any run
-//! fails.
+//! each run under a time limit, and last MCP Apps in a real host (`apps`: the official
+//! `AppBridge` in headless Chromium, rendering the official example app and ours). It fails if
+//! any check of any run fails.
 //!
 //! - `target/interop/node`: Node 22 from the npm package `node` (`interop/node/package.json`);
 //!   the TypeScript client runs on it, whatever Node the machine has.
@@ -35,6 +36,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 
+mod apps;
 mod proxy;
 
 pub(crate) use proxy::build_mcp;
@@ -251,10 +253,23 @@ pub fn run(root: &Path) -> Result<()> {
     };
     failures.extend(proxy::run(root, &setup)?);
     failures.extend(gateway(root, &clients, [&node.display().to_string(), &everything.display().to_string()])?);
+    failures.extend(apps::run(root, &apps::Setup { node: &node, everything: &everything_server })?);
     if !failures.is_empty() {
         bail!("interop failed:\n  {}", failures.join("\n  "));
     }
     println!("==> interop: every run passed ({:.1} s)", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// `cargo xtask apps`: the MCP Apps host runs of the interop step alone (see `apps`).
+pub fn apps_only(root: &Path) -> Result<()> {
+    let node = install_node(root, &root.join("target/interop"))?;
+    let [everything] = build_examples(root, ["everything"])?;
+    let failures = apps::run(root, &apps::Setup { node: &node, everything: &everything })?;
+    if !failures.is_empty() {
+        bail!("apps failed:\n  {}", failures.join("\n  "));
+    }
+    println!("==> apps: every run passed; screenshots in target/apps/");
     Ok(())
 }
 

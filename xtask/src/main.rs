@@ -51,6 +51,7 @@ fn main() -> Result<()> {
         Some("bench") => bench::run(&root, &args[1..]),
         Some("features") => ci::features(&root),
         Some("interop") => interop::run(&root),
+        Some("apps") => interop::apps_only(&root),
         Some("conformance") => conformance::run(&root),
         Some("auth-e2e") => auth_e2e::run(&root),
         Some("packages") => packages::ensure(),
@@ -63,7 +64,7 @@ fn main() -> Result<()> {
         // Internal: a relay that delays each byte, for `bench`'s `link` rows.
         Some("link-relay") => bench::link_relay(&args[1..]),
         _ => bail!(
-            "usage: cargo xtask <codegen|ci|features|bench|interop|auth-e2e|conformance|packages|fleet|hostile|soak|fuzz>"
+            "usage: cargo xtask <codegen|ci|features|bench|interop|apps|auth-e2e|conformance|packages|fleet|hostile|soak|fuzz>"
         ),
     }
 }

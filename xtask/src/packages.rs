@@ -16,10 +16,19 @@ fn installed(command: &str) -> bool {
     Command::new("sh").args(["-c", &format!("command -v {command}")]).output().is_ok_and(|o| o.status.success())
 }
 
+/// The browser of the MCP Apps host test (`cargo xtask interop`): Debian's Chromium, driven
+/// headless. Installed by that step only, not by [`ensure`].
+pub const BROWSER: (&str, &str) = ("chromium", "chromium");
+
 /// Installs the packages of [`PACKAGES`] whose command is missing (`apt-get`, as root or
 /// through `sudo`); fails, naming them, when that is not possible.
 pub fn ensure() -> Result<()> {
-    let missing: Vec<&str> = PACKAGES.iter().filter(|(_, cmd)| !installed(cmd)).map(|(pkg, _)| *pkg).collect();
+    ensure_these(PACKAGES)
+}
+
+/// Installs those of `packages` whose command is missing, as [`ensure`] does.
+pub fn ensure_these(packages: &[(&str, &str)]) -> Result<()> {
+    let missing: Vec<&str> = packages.iter().filter(|(_, cmd)| !installed(cmd)).map(|(pkg, _)| *pkg).collect();
     if missing.is_empty() {
         return Ok(());
     }
@@ -31,12 +40,14 @@ pub fn ensure() -> Result<()> {
         pkgs = missing.join(" ")
     );
     let status = Command::new("sh").args(["-c", &install]).status()?;
-    let still: Vec<&str> = PACKAGES.iter().filter(|(_, cmd)| !installed(cmd)).map(|(pkg, _)| *pkg).collect();
+    let still: Vec<&str> = packages.iter().filter(|(_, cmd)| !installed(cmd)).map(|(pkg, _)| *pkg).collect();
     if !status.success() || !still.is_empty() {
         bail!("could not install {} ({status}); install them with apt-get and run again", still.join(", "));
     }
     // The package starts a Redis of the system on 6379: the tests start their own.
-    let _ = Command::new("sh").args(["-c", &format!("{sudo}service redis-server stop >/dev/null 2>&1")]).status();
+    if missing.contains(&"redis-server") {
+        let _ = Command::new("sh").args(["-c", &format!("{sudo}service redis-server stop >/dev/null 2>&1")]).status();
+    }
     Ok(())
 }
 

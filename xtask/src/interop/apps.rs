@@ -1,0 +1,73 @@
+//! MCP Apps (SEP-1865) in the interop run, in a real host: `interop/apps/host.mjs` drives
+//! headless Chromium (Debian's `chromium`, installed if missing) through a page that runs the
+//! official `AppBridge` of `@modelcontextprotocol/ext-apps`, the host side of the view
+//! protocol, and the official TypeScript SDK 2.x client. It renders
+//!
+//! - the official example app server `@modelcontextprotocol/server-basic-vanillajs` (stdio):
+//!   the harness's own check, so that a failure with ours is ours;
+//! - our `everything` (Streamable HTTP): its app shows the tool's result, and its button calls
+//!   a tool back through the host.
+//!
+//! Screenshots of each go to `target/apps/`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::Result;
+
+use super::{Client, SERVER_START_TIMEOUT, ServerProcess, copy_scripts, free_port, install_npm_project, run_client};
+
+/// Where the screenshots go, under the workspace root.
+const SHOTS: &str = "target/apps";
+
+/// What the runs need: Node 22 and the `everything` example.
+pub(super) struct Setup<'a> {
+    pub(super) node: &'a Path,
+    pub(super) everything: &'a Path,
+}
+
+/// Runs the host against both servers; the failures.
+pub(super) fn run(root: &Path, setup: &Setup<'_>) -> Result<Vec<String>> {
+    crate::packages::ensure_these(&[crate::packages::BROWSER])?;
+    let work = root.join("target/interop");
+    let apps = install_npm_project(root, &work, "apps")?;
+    copy_scripts(&root.join("interop/apps"), &apps)?;
+    let shots = root.join(SHOTS);
+    let host = |name: &'static str, extra: &[(&'static str, &'static str)]| -> Client {
+        let out = Box::leak(shots.display().to_string().into_boxed_str());
+        // The process ends soon after: the environment is leaked, not freed.
+        let env = Vec::leak([&[("OUT_DIR", &*out), ("APP_NAME", name), ("CHROMIUM", "chromium")], extra].concat());
+        Client {
+            name: "MCP Apps host (official AppBridge, headless Chromium)",
+            program: setup.node.to_path_buf(),
+            args: vec![apps.join("host.mjs").display().to_string()],
+            env,
+        }
+    };
+    let mut failures = Vec::new();
+
+    // The harness against the official example app server.
+    let vanilla: PathBuf = super::package_bin(&apps, "@modelcontextprotocol/server-basic-vanillajs")?;
+    let client = host("basic-vanillajs", &[("APP_CLICK", "#get-time-btn")]);
+    let server =
+        ["--stdio".to_owned(), setup.node.display().to_string(), vanilla.display().to_string(), "--stdio".to_owned()];
+    let outcome = run_client(root, &client, &server)?;
+    if !outcome.passed {
+        failures.push(format!("the apps host against server-basic-vanillajs: {}", outcome.summary));
+    }
+
+    // Ours.
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], free_port()?));
+    let mut command = Command::new(setup.everything);
+    command.args(["--http", &addr.to_string()]);
+    let _server = ServerProcess::start(command, addr, SERVER_START_TIMEOUT)?;
+    let client = host("everything", EVERYTHING_APP);
+    let outcome = run_client(root, &client, &["--url".to_owned(), format!("http://{addr}/mcp")])?;
+    if !outcome.passed {
+        failures.push(format!("the apps host against everything: {}", outcome.summary));
+    }
+    Ok(failures)
+}
+
+/// What the host checks of `everything`'s app (see its page, `examples/apps/`).
+const EVERYTHING_APP: &[(&str, &str)] = &[];
