@@ -69,5 +69,14 @@ pub(super) fn run(root: &Path, setup: &Setup<'_>) -> Result<Vec<String>> {
     Ok(failures)
 }
 
-/// What the host checks of `everything`'s app (see its page, `examples/apps/`).
-const EVERYTHING_APP: &[(&str, &str)] = &[];
+/// What the host checks of `everything`'s app, the counter (`examples/apps/counter.html`): the
+/// `counter` tool called with `start` 41 shows "Count: 41" (its `structuredContent`, which the
+/// server sends only to a client that declared the apps extension), and the view's button
+/// calls `counter_increment` (a tool for the app only) through the host: "Count: 42".
+const EVERYTHING_APP: &[(&str, &str)] = &[
+    ("APP_TOOL", "counter"),
+    ("APP_INPUT", r#"{"start": 41}"#),
+    ("APP_EXPECT_TEXT", "Count: 41"),
+    ("APP_CLICK", "#increment"),
+    ("APP_EXPECT_AFTER_CLICK", "Count: 42"),
+];
