@@ -512,16 +512,7 @@ impl Mount {
         // The result goes after the progress and log messages that came before it.
         flush(progress).await;
         upstream.link.flushed().await;
-        match result {
-            Ok(result) => Ok(result),
-            Err(ClientError::Remote(error)) => Err(ToolError::Protocol(error)),
-            // The client's input is not valid: its request's error, not the model's.
-            Err(ClientError::Input { error, .. }) if error.code == mcp_types::ErrorCode::INVALID_PARAMS.0 => {
-                Err(ToolError::Protocol(error))
-            }
-            // The mounted server is down: an error for the model, the gateway goes on.
-            Err(e) => Ok(crate::upstream::failed_call(self.naming.prefix(), &upstream, e)),
-        }
+        result.or_else(|e| crate::upstream::call_failed(self.naming.prefix(), &upstream, e))
     }
 
     async fn get_prompt(

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use mcp_client::tasks::ToolTask;
-use mcp_client::{CallOptions, Client, ClientError};
+use mcp_client::{CallOptions, Client};
 use mcp_server::{Context, ToolError};
 use mcp_types::{
     CallToolRequestParams, CallToolResult, ErrorObject, JsonObject, ProtocolVersion, ServerCapabilities, Task,
@@ -76,8 +76,7 @@ pub(crate) async fn call_as_task(
             Err(ToolError::Task(Box::new(created(&task, ctx.protocol_version()))))
         }
         Ok(_) => Err(ToolError::Protocol(ErrorObject::internal_error("an unknown answer to a task call"))),
-        Err(ClientError::Remote(error)) => Err(ToolError::Protocol(error)),
-        Err(e) => Ok(crate::upstream::failed_call(prefix, upstream, e)),
+        Err(e) => crate::upstream::call_failed(prefix, upstream, e),
     }
 }
 
