@@ -563,6 +563,10 @@ impl tasks::TaskMount for Mount {
         let (upstream, client) = self.upstream(&ctx).await.map_err(|Down(e)| ErrorObject::internal_error(e))?;
         tasks::pass(self.naming.prefix(), &upstream, &client, method, params, &ctx).await
     }
+
+    async fn follow(&self, theirs: &[&str]) -> Result<mcp_client::Subscription, ClientError> {
+        self.catalog()?.follow_tasks(theirs).await
+    }
 }
 
 impl custom::CustomMount for Mount {
