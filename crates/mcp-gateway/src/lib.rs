@@ -67,7 +67,10 @@
 //! decides; its task is answered under an id that names the mount (`prefix:id`), and the
 //! task methods go to that mount (see [`ServerBuilder::forward_tasks`]). A mounted server's
 //! `notifications/tasks/status` (2025-11-25) reach the gateway session that owns the task,
-//! under the gateway's id.
+//! under the gateway's id. At 2026-07-28 a client that follows a task on a
+//! `subscriptions/listen` stream (its gateway id in `notifications.taskIds`) hears each change
+//! of it there (`notifications/tasks`), under the gateway's id: the gateway follows the task
+//! on the mounted server, over the catalog connection (when it speaks 2026-07-28).
 //!
 //! ## Custom methods
 //! A custom method (outside the protocol) passes through only when the builder names it and
@@ -211,9 +214,7 @@ impl GatewayBuilder {
         let mut server = custom::server(server, &forwarded).on_roots_changed(session::roots_changed(mounts.clone()));
         if mounts.iter().any(|m| m.runs_tasks()) {
             // A mounted server runs tools as tasks: their task methods go to it.
-            let mounts: Arc<[Arc<Mount>]> = mounts.iter().cloned().collect();
-            server =
-                server.forward_tasks(move |method, params, ctx| tasks::forward(mounts.clone(), method, params, ctx));
+            server = server.forward_tasks(tasks::Forwarder(mounts.iter().cloned().collect()));
         }
         let server = server.build()?;
         for mount in &mounts {

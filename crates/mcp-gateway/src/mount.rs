@@ -512,16 +512,7 @@ impl Mount {
         // The result goes after the progress and log messages that came before it.
         flush(progress).await;
         upstream.link.flushed().await;
-        match result {
-            Ok(result) => Ok(result),
-            Err(ClientError::Remote(error)) => Err(ToolError::Protocol(error)),
-            // The client's input is not valid: its request's error, not the model's.
-            Err(ClientError::Input { error, .. }) if error.code == mcp_types::ErrorCode::INVALID_PARAMS.0 => {
-                Err(ToolError::Protocol(error))
-            }
-            // The mounted server is down: an error for the model, the gateway goes on.
-            Err(e) => Ok(crate::upstream::failed_call(self.naming.prefix(), &upstream, e)),
-        }
+        result.or_else(|e| crate::upstream::call_failed(self.naming.prefix(), &upstream, e))
     }
 
     async fn get_prompt(
@@ -571,6 +562,10 @@ impl tasks::TaskMount for Mount {
     async fn forward(self: Arc<Self>, method: &str, params: JsonObject, ctx: Context) -> Result<Value, ErrorObject> {
         let (upstream, client) = self.upstream(&ctx).await.map_err(|Down(e)| ErrorObject::internal_error(e))?;
         tasks::pass(self.naming.prefix(), &upstream, &client, method, params, &ctx).await
+    }
+
+    async fn follow(&self, theirs: &[&str]) -> Result<mcp_client::Subscription, ClientError> {
+        self.catalog()?.follow_tasks(theirs).await
     }
 }
 

@@ -7,12 +7,19 @@
 //! extension), which the gateway's server hands to [`forward`], reach the mount that owns the
 //! task, over the connection of the request's gateway session (2025-11-25: a task belongs to
 //! the session that made it) or one of its own (2026-07-28).
+//!
+//! A 2026-07-28 `subscriptions/listen` that names tasks (`notifications.taskIds`) has them
+//! followed ([`Forwarder`]'s `follow`): for each mount it names tasks of, a subscription of
+//! the catalog connection to the mounted server's tasks; each change it tells is read again
+//! (`tasks/get`, as the gateway's client would) and sent on the gateway's stream under the
+//! gateway's id. The ids followed are those the mounted server answers `tasks/get` for.
 
 use std::sync::Arc;
 
 use mcp_client::tasks::ToolTask;
-use mcp_client::{CallOptions, Client, ClientError};
-use mcp_server::{Context, ToolError};
+use mcp_client::{CallOptions, Client, ClientError, ServerEvent, Subscription};
+use mcp_jsonrpc::BoxFuture;
+use mcp_server::{Context, FollowedTasks, TaskForwarder, ToolError};
 use mcp_types::{
     CallToolRequestParams, CallToolResult, ErrorObject, JsonObject, ProtocolVersion, ServerCapabilities, Task,
     TaskMetadata,
@@ -53,7 +60,12 @@ pub(crate) trait TaskMount: Send + Sync + 'static {
         params: JsonObject,
         ctx: Context,
     ) -> impl Future<Output = Result<Value, ErrorObject>> + Send;
+    /// A subscription to the changes of the mounted server's tasks `theirs` (its ids).
+    fn follow(&self, theirs: &[&str]) -> impl Future<Output = Result<Subscription, ClientError>> + Send;
 }
+
+/// The bound on the changes of followed tasks waiting to be sent on one stream.
+const FOLLOW_QUEUE: usize = 64;
 
 /// Calls a tool of the mount `prefix` as a task (`params.task` set: the gateway's client
 /// asked for one), over `upstream`'s connection `client`: the task it made as the raw result
@@ -76,8 +88,7 @@ pub(crate) async fn call_as_task(
             Err(ToolError::Task(Box::new(created(&task, ctx.protocol_version()))))
         }
         Ok(_) => Err(ToolError::Protocol(ErrorObject::internal_error("an unknown answer to a task call"))),
-        Err(ClientError::Remote(error)) => Err(ToolError::Protocol(error)),
-        Err(e) => Ok(crate::upstream::failed_call(prefix, upstream, e)),
+        Err(e) => crate::upstream::call_failed(prefix, upstream, e),
     }
 }
 
@@ -149,6 +160,104 @@ fn created(task: &Task, version: ProtocolVersion) -> Value {
 
 fn unknown_task(id: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!("unknown task `{id}`"))
+}
+
+/// The gateway's server's [`TaskForwarder`]: the task methods ([`forward`]) and the tasks a
+/// `subscriptions/listen` follows ([`follow`]), each to the mount its task id names.
+pub(crate) struct Forwarder<M>(pub(crate) Arc<[Arc<M>]>);
+
+impl<M: TaskMount> TaskForwarder for Forwarder<M> {
+    fn forward(&self, method: String, params: Option<Value>, ctx: Context) -> BoxFuture<Result<Value, ErrorObject>> {
+        Box::pin(forward(self.0.clone(), method, params, ctx))
+    }
+
+    fn follow(&self, task_ids: Vec<String>, ctx: Context) -> BoxFuture<FollowedTasks> {
+        Box::pin(follow(self.0.clone(), task_ids, ctx))
+    }
+}
+
+/// Follows the tasks `ids` (the gateway's) of a `subscriptions/listen` request (`ctx`): per
+/// mount, its tasks among them followed over its catalog connection (subscribed before they
+/// are read, so that no change after the read is missed), those it knows kept, their changes
+/// passed on by a task of their own until the stream ends.
+async fn follow<M: TaskMount>(mounts: Arc<[Arc<M>]>, ids: Vec<String>, ctx: Context) -> FollowedTasks {
+    let (tx, rx) = tokio::sync::mpsc::channel(FOLLOW_QUEUE);
+    let mut known = vec![false; ids.len()];
+    for mount in mounts.iter().filter(|m| m.runs_tasks()) {
+        let theirs: Vec<(usize, &str)> = ids
+            .iter()
+            .enumerate()
+            .filter_map(|(i, id)| Some((i, id.split_once(SEPARATOR).filter(|(p, _)| *p == mount.prefix())?.1)))
+            .collect();
+        if theirs.is_empty() {
+            continue;
+        }
+        let subscription = match mount.follow(&theirs.iter().map(|(_, t)| *t).collect::<Vec<_>>()).await {
+            Ok(subscription) => subscription,
+            Err(e) => {
+                tracing::debug!(mount = mount.prefix(), error = %e, "the mounted server's tasks not followed");
+                continue;
+            }
+        };
+        let mut followed = Vec::new();
+        for (i, theirs) in theirs {
+            if detailed(mount, theirs, &ctx).await.is_ok() {
+                known[i] = true;
+                followed.push(theirs.to_owned());
+            }
+        }
+        if !followed.is_empty() {
+            tokio::spawn(pass_changes(mount.clone(), subscription, followed, ctx.clone(), tx.clone()));
+        }
+    }
+    let ids = ids.into_iter().zip(known).filter_map(|(id, known)| known.then_some(id)).collect();
+    FollowedTasks::new(ids, rx)
+}
+
+/// The mounted server's task `theirs` as `tasks/get` details it, under the gateway's id (the
+/// result's own members, `resultType` and `_meta`, left out).
+async fn detailed<M: TaskMount>(mount: &Arc<M>, theirs: &str, ctx: &Context) -> Result<JsonObject, ErrorObject> {
+    let mut params = JsonObject::new();
+    params.insert("taskId".to_owned(), Value::from(theirs));
+    match mount.clone().forward("tasks/get", params, ctx.clone()).await? {
+        Value::Object(mut task) => {
+            task.remove("resultType");
+            task.remove("_meta");
+            Ok(task)
+        }
+        _ => Err(ErrorObject::internal_error("`tasks/get` answered no task")),
+    }
+}
+
+/// Sends each change `subscription` tells of the tasks `followed` (the mounted server's ids)
+/// on `tx`, the task read again as `tasks/get` details it; ends with the gateway's stream.
+async fn pass_changes<M: TaskMount>(
+    mount: Arc<M>,
+    mut subscription: Subscription,
+    followed: Vec<String>,
+    ctx: Context,
+    tx: tokio::sync::mpsc::Sender<JsonObject>,
+) {
+    loop {
+        let event = tokio::select! {
+            event = subscription.next() => event,
+            () = tx.closed() => return,
+        };
+        let task = match event {
+            Some(ServerEvent::TaskStatus(task)) if followed.contains(&task.task_id) => task,
+            Some(_) => continue,
+            None => {
+                let end = subscription.ended();
+                tracing::debug!(mount = mount.prefix(), ?end, "following the mounted server's tasks ended");
+                return;
+            }
+        };
+        // Gone since (its ttl over): nothing to tell, as for a task of the gateway's own.
+        let Ok(detailed) = detailed(&mount, &task.task_id, &ctx).await else { continue };
+        if tx.send(detailed).await.is_err() {
+            return;
+        }
+    }
 }
 
 /// Serves a task method for the gateway's server ([`mcp_server::TaskForwarder`]): to the mount

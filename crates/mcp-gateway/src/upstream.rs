@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use mcp_client::{CallOptions, Client, ClientError};
-use mcp_server::Context;
+use mcp_server::{Context, ToolError};
 use mcp_types::{CallToolResult, ErrorObject};
 
 use crate::link::Link;
@@ -101,6 +101,20 @@ impl Upstream {
                 ErrorObject::internal_error(format!("mounted server `{prefix}` failed: {other}"))
             }
         }
+    }
+}
+
+/// What a tool call that failed with `e` answers the gateway's client: the mounted server's
+/// error as it is; the client's input that is not valid (2026-07-28) as its request's error
+/// (-32602), not the model's; else the mounted server down ([`failed_call`]).
+pub(crate) fn call_failed(prefix: &str, upstream: &Upstream, e: ClientError) -> Result<CallToolResult, ToolError> {
+    match e {
+        ClientError::Remote(error) => Err(ToolError::Protocol(error)),
+        ClientError::Input { error, .. } if error.code == mcp_types::ErrorCode::INVALID_PARAMS.0 => {
+            Err(ToolError::Protocol(error))
+        }
+        // The mounted server is down: an error for the model, the gateway goes on.
+        e => Ok(failed_call(prefix, upstream, e)),
     }
 }
 

@@ -135,3 +135,52 @@ async fn invalid_input_from_the_client_is_invalid_params() {
     let second = wire.recv().await;
     assert_eq!(second["error"]["code"], -32602, "{second}");
 }
+
+/// A server whose tool `deploy` (a deferred task) asks the client for a name before its task
+/// begins, then runs as a task answering it.
+fn deploying() -> Server {
+    let tool = ToolDef::new("deploy", json!({"type": "object"}), |_args, ctx: Context| async move {
+        let schema: Result<mcp_types::ElicitRequestFormParamsRequestedSchema, _> =
+            serde_json::from_value(json!({"type": "object", "properties": {"name": {"type": "string"}}}));
+        let form = ElicitRequestParams::ElicitRequestForm(ElicitRequestFormParams::new("Name?", schema.unwrap()));
+        let answer = ctx.elicit_raw_as("name", form).await?;
+        ctx.run_as_task().await?;
+        let name = answer.content.and_then(|c| Some(serde_json::to_value(c.get("name")?).ok()?.as_str()?.to_owned()));
+        Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(name.unwrap_or_default())]))
+    })
+    .unwrap()
+    .task_support(mcp_server::TaskSupport::Optional)
+    .deferred_task();
+    Server::builder("deploying", "1.0").tool(tool).build().unwrap()
+}
+
+/// The same for a call made as a task (2026-07-28, the tasks extension declared) of a mounted
+/// tool that asks for input before its task begins: invalid input fails the call with -32602
+/// (before: an `isError` result blaming the mounted server).
+#[tokio::test]
+async fn invalid_input_from_the_client_is_invalid_params_in_a_task_call() {
+    let gateway = mcp_gateway::Gateway::builder("gateway", "1.0").mount("", deploying()).build().await.unwrap();
+    let (ours, theirs) = mcp_jsonrpc::transport::memory(16);
+    gateway.connect(theirs);
+    let mut wire = mcp_test_support::memory::Wire::new(ours);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {},
+            "extensions": {(mcp_server::tasks::EXTENSION): {}},
+        },
+    });
+    let call = |id: i64, params: serde_json::Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+    wire.send(call(1, json!({"name": "deploy", "arguments": {}, "_meta": meta}))).await;
+    let first = wire.recv().await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    assert_eq!(first["result"]["inputRequests"]["name"]["method"], "elicitation/create", "{first}");
+    let mut params = json!({"name": "deploy", "arguments": {}, "_meta": meta, "inputResponses": {"name": 42}});
+    if let Some(state) = first["result"].get("requestState") {
+        params["requestState"] = state.clone();
+    }
+    wire.send(call(2, params)).await;
+    let second = wire.recv().await;
+    assert_eq!(second["error"]["code"], -32602, "{second}");
+}

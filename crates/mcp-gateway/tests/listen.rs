@@ -82,3 +82,94 @@ async fn a_stateless_mounted_servers_changes_reach_a_listening_client() {
 async fn a_session_mounted_servers_changes_reach_a_listening_client() {
     changes_reach_a_listener(ProtocolVersion::V2025_11_25).await;
 }
+
+/// A server whose tool `slow` (runnable as a task) answers "done" once `release` has a permit.
+fn slow_server(release: &Arc<tokio::sync::Semaphore>) -> Server {
+    let release = release.clone();
+    let tool = ToolDef::new("slow", json!({"type": "object"}), move |_args, _ctx| {
+        let release = release.clone();
+        async move {
+            release.acquire().await.unwrap().forget();
+            Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("done")]))
+        }
+    })
+    .unwrap()
+    .task_support(mcp_server::TaskSupport::Optional);
+    Server::builder("slow", "1.0").tool(tool).build().unwrap()
+}
+
+/// A client of the gateway (over Streamable HTTP with `http`, else the in-memory pipe) makes a
+/// mounted server's task through it and follows the task's id on a `subscriptions/listen`
+/// stream: the task's end reaches the stream as a `notifications/tasks`, under the gateway's
+/// id (before: the gateway honoured no task id, and the stream ended at once).
+async fn a_mounted_task_reaches_a_listener(http: bool) {
+    let release = Arc::new(tokio::sync::Semaphore::new(0));
+    let gateway = Gateway::builder("gateway", "1.0").mount("up", slow_server(&release)).build().await.unwrap();
+    let client = ClientBuilder::new("test", "1").protocol_version(ProtocolVersion::V2026_07_28);
+    let client = if http {
+        client.connect_http(&serve(gateway).await).await.unwrap()
+    } else {
+        let (ours, theirs) = mcp_jsonrpc::transport::memory(64);
+        gateway.connect(theirs);
+        client.connect(ours).await.unwrap()
+    };
+    let task = client.call_tool_as_task("up_slow", json!({}), None).await.unwrap().task().unwrap().clone();
+    assert!(task.task_id.starts_with("up:"), "{}", task.task_id);
+    let mut stream = within("the acknowledgement", client.follow_tasks(&[&task.task_id, "up:nope"])).await.unwrap();
+
+    release.add_permits(1);
+    loop {
+        let ServerEvent::TaskStatus(status) = next(&mut stream).await else { continue };
+        assert_eq!(status.task_id, task.task_id);
+        if status.status == mcp_types::TaskStatus::Completed {
+            break;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_servers_task_reaches_a_listening_client_over_http() {
+    a_mounted_task_reaches_a_listener(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_servers_task_reaches_a_listening_client_in_memory() {
+    a_mounted_task_reaches_a_listener(false).await;
+}
+
+/// On the wire: a `subscriptions/listen` naming tasks without declaring the tasks extension is
+/// -32021, as on a server with tasks of its own; declaring it, only the tasks the mounted
+/// server knows are acknowledged (an unknown id of the mount, an unknown mount: left out).
+#[tokio::test]
+async fn only_the_mounted_servers_known_tasks_are_acknowledged() {
+    let release = Arc::new(tokio::sync::Semaphore::new(0));
+    let gateway = Gateway::builder("gateway", "1.0").mount("up", slow_server(&release)).build().await.unwrap();
+    let (ours, theirs) = mcp_jsonrpc::transport::memory(16);
+    gateway.connect(theirs);
+    let mut wire = mcp_test_support::memory::Wire::new(ours);
+    let meta = |extension: bool| {
+        let caps = if extension { json!({"extensions": {(mcp_server::tasks::EXTENSION): {}}}) } else { json!({}) };
+        json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": caps,
+        })
+    };
+    let request = |id: i64, method: &str, params: serde_json::Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    wire.send(request(1, "tools/call", json!({"name": "up_slow", "arguments": {}, "_meta": meta(true)}))).await;
+    let created = wire.recv().await;
+    let id = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("no task: {created}")).to_owned();
+
+    let ids = json!([id, "up:nope", "other:x"]);
+    let listen = |n: i64, extension: bool| {
+        request(n, "subscriptions/listen", json!({"notifications": {"taskIds": ids}, "_meta": meta(extension)}))
+    };
+    wire.send(listen(2, false)).await;
+    let refused = wire.recv().await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+
+    wire.send(listen(3, true)).await;
+    let ack = wire.recv().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    assert_eq!(ack["params"]["notifications"]["taskIds"], json!([id]), "{ack}");
+}

@@ -93,7 +93,7 @@ pub use context::visibility::{Item, ItemKind, SessionControl, Viewer};
 pub use context::{Context, Logger};
 pub use def::cache::CacheTarget;
 pub use def::completion::{Completer, Completion, CompletionRequest, MAX_COMPLETIONS};
-pub use def::forward::TaskForwarder;
+pub use def::forward::{FollowedTasks, TaskForwarder};
 pub use def::handlers::Handlers;
 pub use def::output::{IntoCompletion, IntoPromptResult, IntoResourceContents, IntoToolResult, Json, StringArgument};
 pub use def::prompt::{PromptDef, PromptHandler};

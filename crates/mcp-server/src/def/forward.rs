@@ -21,6 +21,40 @@ use crate::context::Context;
 pub trait TaskForwarder: Send + Sync + 'static {
     /// Serves the task method `method` with `params`.
     fn forward(&self, method: String, params: Option<Value>, ctx: Context) -> BoxFuture<Result<Value, ErrorObject>>;
+
+    /// Follows the tasks a 2026-07-28 `subscriptions/listen` names in `notifications.taskIds`
+    /// (at most 64; the request declares the extension, `ctx` is the request's): the ids it
+    /// follows, which the stream acknowledges, and their changes, each sent on the stream as a
+    /// `notifications/tasks` while it lasts. By default it follows none (closures: none), so
+    /// the ids are left out of the acknowledgement.
+    fn follow(&self, task_ids: Vec<String>, ctx: Context) -> BoxFuture<FollowedTasks> {
+        let _ = (task_ids, ctx);
+        Box::pin(std::future::ready(FollowedTasks::none()))
+    }
+}
+
+/// The tasks a [`TaskForwarder`] follows for one `subscriptions/listen` stream
+/// ([`TaskForwarder::follow`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct FollowedTasks {
+    /// The ids followed (those the forwarder knows and the requester may read).
+    pub task_ids: Vec<String>,
+    /// Each change of one of them: the params of a `notifications/tasks`, the task as
+    /// `tasks/get` details it (its `_meta` is set by the stream). Dropped when the stream ends.
+    pub changes: tokio::sync::mpsc::Receiver<serde_json::Map<String, Value>>,
+}
+
+impl FollowedTasks {
+    /// The tasks `task_ids`, whose changes come on `changes`.
+    pub fn new(task_ids: Vec<String>, changes: tokio::sync::mpsc::Receiver<serde_json::Map<String, Value>>) -> Self {
+        FollowedTasks { task_ids, changes }
+    }
+
+    /// No task followed.
+    pub fn none() -> Self {
+        FollowedTasks::new(Vec::new(), tokio::sync::mpsc::channel(1).1)
+    }
 }
 
 impl<F, Fut> TaskForwarder for F

@@ -181,20 +181,33 @@ fn handle_stateless<'a>(
             // Boxed: a long-lived stream, whose state the other requests need not carry.
             let tasks_declared = super::tasks_ext::declared(&envelope.capabilities);
             let hides = server.visibility.is_some() || server.hide_out_of_scope;
-            if layered {
+            // Tasks run elsewhere are followed by the forwarder, with the request's context.
+            let forwards = server.task_forwarder.is_some();
+            if layered || forwards {
                 // The layers see the request (and may refuse it), not the stream's messages.
                 let end: crate::middleware::End<'_> = Box::new(move |call| {
                     let params = call.req.params.as_deref();
                     let viewer = hides.then(|| (call.era.version, Arc::clone(call.state)));
-                    Box::pin(super::subscriptions::listen(call.server, params, call.rctx, tasks_declared, viewer))
+                    let follower = forwards.then(|| call.context(None));
+                    let listen = super::subscriptions::listen;
+                    Box::pin(listen(call.server, params, call.rctx, tasks_declared, viewer, follower))
                 });
+                if !layered {
+                    return Box::pin(with_state(server, req, rctx, envelope, end)).await;
+                }
                 return Box::pin(through_layers(server, req, rctx, envelope, end)).await;
             }
             // Who listens, kept only when the server may hide items from it (the client's
             // capabilities are large: else not kept across the await).
             let viewer = hides.then(|| (envelope.version, Arc::new(SessionState::stateless(envelope))));
-            let listen =
-                Box::pin(super::subscriptions::listen(server, req.params.as_deref(), rctx, tasks_declared, viewer));
+            let listen = Box::pin(super::subscriptions::listen(
+                server,
+                req.params.as_deref(),
+                rctx,
+                tasks_declared,
+                viewer,
+                None,
+            ));
             return listen.await;
         }
         if super::tasks_ext::is_task_method(method)

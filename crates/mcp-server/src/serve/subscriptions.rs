@@ -117,6 +117,10 @@ const MAX_TASK_IDS: usize = 64;
 /// else -32021); the tasks honoured are those the requester may read, and each change of one
 /// is a `notifications/tasks` with the task as `tasks/get` details it.
 ///
+/// On a server whose tasks run elsewhere, the forwarder follows them (`follower`: the
+/// request's context, given on such a server): the ids it follows are honoured, and each
+/// change it reports is sent as a `notifications/tasks`.
+///
 /// `viewer`: who listens (its revision and what its `_meta` declared), when the server may hide
 /// items from it. A resource hidden from it is acknowledged as one that does not exist is, and
 /// its updates are not sent while the server hides it (asked when each update comes: a resource
@@ -127,6 +131,7 @@ pub(crate) async fn listen(
     rctx: &RequestContext,
     tasks_declared: bool,
     viewer: Option<(ProtocolVersion, std::sync::Arc<SessionState>)>,
+    follower: Option<crate::context::Context>,
 ) -> Reply {
     let Params { notifications } = decode_params(params)?;
     let Some(asked) = notifications else {
@@ -134,12 +139,23 @@ pub(crate) async fn listen(
     };
     let mut honoured = Filter::honoured(asked, &server.capabilities);
     let owner = super::owner::extension_owner(rctx);
+    // The changes of the tasks the forwarder follows (none: no such task).
+    let mut followed = None;
     if !honoured.task_ids.is_empty() {
         match &server.tasks {
-            None => honoured.task_ids.clear(),
-            Some(_) if !tasks_declared => {
+            None if server.task_forwarder.is_none() => honoured.task_ids.clear(),
+            _ if !tasks_declared => {
                 return Err(super::tasks_ext::missing_extension("`subscriptions/listen` with `taskIds`"));
             }
+            None => match (&server.task_forwarder, follower) {
+                (Some(forwarder), Some(ctx)) => {
+                    honoured.task_ids.truncate(MAX_TASK_IDS);
+                    let tasks = forwarder.follow(std::mem::take(&mut honoured.task_ids), ctx).await;
+                    honoured.task_ids = tasks.task_ids;
+                    followed = Some(tasks.changes);
+                }
+                _ => honoured.task_ids.clear(),
+            },
             Some(tasks) => {
                 honoured.task_ids.truncate(MAX_TASK_IDS);
                 let mut known = Vec::new();
@@ -167,6 +183,11 @@ pub(crate) async fn listen(
         // the handler ends now rather than at the end of the connection's grace.
         let received = tokio::select! {
             received = events.recv() => received,
+            mut task = next_followed(&mut followed) => {
+                task.insert("_meta".to_owned(), tag.clone());
+                send(peer, TASKS_NOTIFICATION, &Value::Object(task)).await?;
+                continue;
+            }
             () = peer.ended() => return Err(ErrorObject::internal_error("the connection ended")),
         };
         let events = match received {
@@ -208,6 +229,20 @@ pub(crate) async fn listen(
             send(server, peer, method, &params).await?;
         }
     }
+}
+
+/// The next change of a task the forwarder follows; never, once it reports no more (or
+/// follows none).
+async fn next_followed(
+    followed: &mut Option<tokio::sync::mpsc::Receiver<serde_json::Map<String, Value>>>,
+) -> serde_json::Map<String, Value> {
+    if let Some(changes) = followed {
+        if let Some(task) = changes.recv().await {
+            return task;
+        }
+        *followed = None;
+    }
+    std::future::pending().await
 }
 
 /// The result that ends a subscription gracefully: `resultType: "complete"` and the
