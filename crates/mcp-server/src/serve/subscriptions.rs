@@ -185,7 +185,7 @@ pub(crate) async fn listen(
             received = events.recv() => received,
             mut task = next_followed(&mut followed) => {
                 task.insert("_meta".to_owned(), tag.clone());
-                send(peer, TASKS_NOTIFICATION, &Value::Object(task)).await?;
+                send(server, peer, TASKS_NOTIFICATION, &Value::Object(task)).await?;
                 continue;
             }
             () = peer.ended() => return Err(ErrorObject::internal_error("the connection ended")),
