@@ -127,11 +127,15 @@ impl Dpop {
 
     /// Keeps the nonce the server at `url`'s origin gave (RFC 9449 §8, §9).
     pub(crate) fn set_nonce(&self, url: &Url, nonce: &str) {
+        let origin = url.origin().ascii_serialization();
         let mut nonces = self.nonces.lock_unpoisoned();
-        if nonces.len() >= MAX_NONCES {
+        if nonces.get(&origin).is_some_and(|kept| kept == nonce) {
+            return;
+        }
+        if nonces.len() >= MAX_NONCES && !nonces.contains_key(&origin) {
             nonces.clear();
         }
-        nonces.insert(url.origin().ascii_serialization(), nonce.to_owned());
+        nonces.insert(origin, nonce.to_owned());
     }
 
     /// A proof for a request to `url`, with that server's nonce.

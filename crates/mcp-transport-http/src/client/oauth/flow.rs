@@ -925,6 +925,19 @@ impl AuthProvider for OAuthClient {
         })
     }
 
+    fn on_response(&self, url: &Url, headers: &http::HeaderMap) {
+        // RFC 9449 §8, §9: a server may hand a new nonce with any answer; the next proofs to
+        // it carry that one.
+        #[cfg(feature = "dpop")]
+        if let Some(dpop) = &self.inner.dpop
+            && let Some(nonce) = headers.get("dpop-nonce").and_then(|v| v.to_str().ok())
+        {
+            dpop.set_nonce(url, nonce);
+        }
+        #[cfg(not(feature = "dpop"))]
+        let _ = (url, headers);
+    }
+
     fn on_unauthorized(&self, challenge: Unauthorized) -> BoxFuture<'_, bool> {
         Box::pin(self.challenged(challenge))
     }

@@ -1,0 +1,230 @@
+//! DPoP nonces (RFC 9449 §8, §9) over real sockets: an authorization server and a resource
+//! server that each hand out a new `DPoP-Nonce` with every answer, a 200 included, and refuse
+//! a proof that carries any but their current one. The client keeps each server's nonce apart
+//! and takes the new one from every answer, so that after the first round trip with each
+//! server no proof of it is refused.
+#![cfg(feature = "dpop")]
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use base64::Engine as _;
+use mcp_client::ClientBuilder;
+use mcp_client::http::HttpClientConfig;
+use mcp_client::http::oauth::{OAuthClient, OAuthConfig};
+use mcp_client::http::reqwest::Url;
+use mcp_server::mcp_transport_http::server::HttpServerConfig;
+use mcp_server::{Server, ToolDef};
+use mcp_types::{CallToolResult, ContentBlock};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+const STEP: Duration = Duration::from_secs(30);
+
+/// One server's nonces: the current one, how many were handed out, and the proofs refused
+/// for carrying another (or none).
+#[derive(Default)]
+struct Nonces {
+    prefix: &'static str,
+    issued: u64,
+    refused: Vec<Option<String>>,
+    /// The nonce of every proof received, in order.
+    received: Vec<Option<String>>,
+}
+
+impl Nonces {
+    fn current(&self) -> String {
+        format!("{}-{}", self.prefix, self.issued)
+    }
+
+    /// Whether `proof` carries the current nonce; remembers what it carried.
+    fn check(&mut self, proof: Option<&str>) -> bool {
+        let nonce = proof.and_then(nonce_of);
+        self.received.push(nonce.clone());
+        let ok = self.issued > 0 && nonce.as_deref() == Some(self.current().as_str());
+        if !ok {
+            self.refused.push(nonce);
+        }
+        ok
+    }
+
+    /// A new nonce, the old one no longer accepted.
+    fn rotate(&mut self) -> String {
+        self.issued += 1;
+        self.current()
+    }
+}
+
+/// The `nonce` claim of a DPoP proof.
+fn nonce_of(proof: &str) -> Option<String> {
+    let claims = proof.split('.').nth(1)?;
+    let claims: Value =
+        serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(claims).ok()?).ok()?;
+    claims["nonce"].as_str().map(str::to_owned)
+}
+
+#[derive(Clone)]
+struct World {
+    as_base: String,
+    rs_addr: SocketAddr,
+    as_nonces: Arc<Mutex<Nonces>>,
+    rs_nonces: Arc<Mutex<Nonces>>,
+    /// The access tokens issued.
+    tokens: Arc<Mutex<HashMap<String, ()>>>,
+}
+
+fn json_body(status: StatusCode, value: Value) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], value.to_string()).into_response()
+}
+
+async fn as_metadata(State(w): State<World>) -> Response {
+    let base = &w.as_base;
+    json_body(
+        StatusCode::OK,
+        json!({
+            "issuer": base,
+            "authorization_endpoint": format!("{base}/authorize"),
+            "token_endpoint": format!("{base}/token"),
+            "grant_types_supported": ["client_credentials", "refresh_token"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+            "dpop_signing_alg_values_supported": ["ES256"],
+        }),
+    )
+}
+
+/// The token endpoint: `use_dpop_nonce` for a proof without the current nonce; a DPoP-bound
+/// token and a new nonce otherwise.
+async fn as_token(State(w): State<World>, headers: HeaderMap, _body: Bytes) -> Response {
+    let proof = headers.get("dpop").and_then(|v| v.to_str().ok());
+    let mut nonces = w.as_nonces.lock().unwrap();
+    if !nonces.check(proof) {
+        let nonce = if nonces.issued == 0 { nonces.rotate() } else { nonces.current() };
+        let mut response = json_body(StatusCode::BAD_REQUEST, json!({"error": "use_dpop_nonce"}));
+        response.headers_mut().insert("dpop-nonce", nonce.parse().unwrap());
+        return response;
+    }
+    let nonce = nonces.rotate();
+    let access = format!("at-{}", nonces.issued);
+    w.tokens.lock().unwrap().insert(access.clone(), ());
+    let mut response = json_body(
+        StatusCode::OK,
+        // Expiring at once: every use refreshes first, so every request of the client makes
+        // a token request too.
+        json!({"access_token": access, "token_type": "DPoP", "expires_in": 1, "refresh_token": format!("rt-{access}")}),
+    );
+    response.headers_mut().insert("dpop-nonce", nonce.parse().unwrap());
+    response
+}
+
+/// The resource's gate: a DPoP token the authorization server issued, with a proof carrying
+/// the resource's current nonce; each answer let through carries a new nonce. No GET stream
+/// (405), so that the client's requests come one at a time.
+async fn rs_gate(State(w): State<World>, request: Request, next: Next) -> Response {
+    if request.method() == Method::GET {
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    }
+    let token = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("DPoP "))
+        .map(str::to_owned);
+    if !token.is_some_and(|t| w.tokens.lock().unwrap().contains_key(&t)) {
+        let metadata = format!("http://{}/.well-known/oauth-protected-resource/mcp", w.rs_addr);
+        let challenge = format!("Bearer resource_metadata=\"{metadata}\"");
+        return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, challenge)]).into_response();
+    }
+    let proof = request.headers().get("dpop").and_then(|v| v.to_str().ok());
+    {
+        let mut nonces = w.rs_nonces.lock().unwrap();
+        if !nonces.check(proof) {
+            let nonce = if nonces.issued == 0 { nonces.rotate() } else { nonces.current() };
+            let challenge = "DPoP error=\"use_dpop_nonce\", error_description=\"a nonce is required\"";
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, challenge.to_owned()), ("dpop-nonce".parse().unwrap(), nonce)],
+            )
+                .into_response();
+        }
+    }
+    let mut response = next.run(request).await;
+    let nonce = w.rs_nonces.lock().unwrap().rotate();
+    response.headers_mut().insert("dpop-nonce", nonce.parse().unwrap());
+    response
+}
+
+async fn rs_metadata(State(w): State<World>) -> Response {
+    json_body(
+        StatusCode::OK,
+        json!({"resource": format!("http://{}/mcp", w.rs_addr), "authorization_servers": [w.as_base]}),
+    )
+}
+
+async fn start() -> World {
+    let as_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let rs_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let w = World {
+        as_base: format!("http://{}", as_listener.local_addr().unwrap()),
+        rs_addr: rs_listener.local_addr().unwrap(),
+        as_nonces: Arc::new(Mutex::new(Nonces { prefix: "as", ..Nonces::default() })),
+        rs_nonces: Arc::new(Mutex::new(Nonces { prefix: "rs", ..Nonces::default() })),
+        tokens: Arc::default(),
+    };
+    let authorization = Router::new()
+        .route("/.well-known/oauth-authorization-server", get(as_metadata))
+        .route("/token", post(as_token))
+        .with_state(w.clone());
+    tokio::spawn(async move { axum::serve(as_listener, authorization).await });
+    let echo = ToolDef::new("echo", json!({"type": "object"}), |_, _| async {
+        Ok(CallToolResult::success(vec![ContentBlock::text("echoed")]))
+    })
+    .unwrap();
+    let server = Server::builder("protected", "1.0.0").tool(echo).build().unwrap();
+    let mcp = server
+        .http_router(HttpServerConfig::new().json_response(true))
+        .layer(axum::middleware::from_fn_with_state(w.clone(), rs_gate));
+    let resource = Router::new()
+        .route("/.well-known/oauth-protected-resource/mcp", get(rs_metadata))
+        .with_state(w.clone())
+        .merge(mcp);
+    tokio::spawn(async move { axum::serve(rs_listener, resource).await });
+    w
+}
+
+#[tokio::test]
+async fn a_nonce_on_any_answer_replaces_the_one_the_next_proofs_to_that_server_carry() {
+    let w = start().await;
+    let url = format!("http://{}/mcp", w.rs_addr);
+    let config = OAuthConfig::client_credentials("svc", "s3cret").issuer(&w.as_base).dpop();
+    let oauth = OAuthClient::new(Url::parse(&url).unwrap(), config);
+    let http = HttpClientConfig::parse(&url).unwrap().auth(oauth.clone());
+    let client =
+        tokio::time::timeout(STEP, ClientBuilder::new("dpop", "1").session_revisions_only().connect_http_with(http))
+            .await
+            .unwrap()
+            .unwrap();
+    for _ in 0..3 {
+        let result = tokio::time::timeout(STEP, client.call_tool("echo", json!({}))).await.unwrap().unwrap();
+        assert_ne!(result.is_error, Some(true));
+    }
+    assert!(oauth.tokens().unwrap().dpop_jkt.is_some(), "the tokens are DPoP-bound");
+    let as_nonces = w.as_nonces.lock().unwrap();
+    let rs_nonces = w.rs_nonces.lock().unwrap();
+    // One refusal by each server: the first proof, which had no nonce to carry. Every later
+    // proof carried the nonce of that server's last answer, a 200 or not.
+    assert_eq!(as_nonces.refused, [None], "the authorization server's refusals (received {:?})", as_nonces.received);
+    assert_eq!(rs_nonces.refused, [None], "the resource's refusals (received {:?})", rs_nonces.received);
+    assert!(as_nonces.issued >= 4 && rs_nonces.issued >= 4, "both rotated on every answer");
+    // Each server's proofs carried only its own nonces.
+    assert!(as_nonces.received.iter().flatten().all(|n| n.starts_with("as-")));
+    assert!(rs_nonces.received.iter().flatten().all(|n| n.starts_with("rs-")));
+}
