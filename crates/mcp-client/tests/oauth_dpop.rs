@@ -2,7 +2,9 @@
 //! server that each hand out a new `DPoP-Nonce` with every answer, a 200 included, and refuse
 //! a proof that carries any but their current one. The client keeps each server's nonce apart
 //! and takes the new one from every answer, so that after the first round trip with each
-//! server no proof of it is refused.
+//! server no proof of it is refused. And the client against this SDK's own endpoint that
+//! requires nonces (`DpopConfig::require_nonce`): its first 401 already carries the nonce, so
+//! no proof is refused.
 #![cfg(feature = "dpop")]
 
 use std::collections::HashMap;
@@ -18,11 +20,13 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use base64::Engine as _;
+use futures_util::future::BoxFuture;
 use mcp_client::ClientBuilder;
 use mcp_client::http::HttpClientConfig;
 use mcp_client::http::oauth::{OAuthClient, OAuthConfig};
 use mcp_client::http::reqwest::Url;
 use mcp_server::mcp_transport_http::server::HttpServerConfig;
+use mcp_server::mcp_transport_http::server::auth::{AuthConfig, DpopConfig, Principal, TokenError, TokenVerifier};
 use mcp_server::{Server, ToolDef};
 use mcp_types::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
@@ -72,6 +76,22 @@ fn nonce_of(proof: &str) -> Option<String> {
     claims["nonce"].as_str().map(str::to_owned)
 }
 
+/// The RFC 7638 thumbprint of the key in a proof's header.
+fn thumbprint(proof: &str) -> String {
+    use sha2::Digest as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let header: Value = serde_json::from_slice(&b64.decode(proof.split('.').next().unwrap()).unwrap()).unwrap();
+    let jwk = &header["jwk"];
+    let canonical = format!(
+        r#"{{"crv":"{}","kty":"{}","x":"{}","y":"{}"}}"#,
+        jwk["crv"].as_str().unwrap(),
+        jwk["kty"].as_str().unwrap(),
+        jwk["x"].as_str().unwrap(),
+        jwk["y"].as_str().unwrap()
+    );
+    b64.encode(sha2::Sha256::digest(canonical.as_bytes()))
+}
+
 #[derive(Clone)]
 struct World {
     as_base: String,
@@ -113,7 +133,8 @@ async fn as_token(State(w): State<World>, headers: HeaderMap, _body: Bytes) -> R
         return response;
     }
     let nonce = nonces.rotate();
-    let access = format!("at-{}", nonces.issued);
+    // Bound to the key of the proof (`bound.<jkt>.<n>`: what the endpoint's verifier reads).
+    let access = format!("bound.{}.{}", thumbprint(proof.unwrap()), nonces.issued);
     w.tokens.lock().unwrap().insert(access.clone(), ());
     let mut response = json_body(
         StatusCode::OK,
@@ -169,9 +190,9 @@ async fn rs_metadata(State(w): State<World>) -> Response {
     )
 }
 
-async fn start() -> World {
+/// The authorization server alone, for a resource at `rs_addr`.
+async fn start_as(rs_listener: &TcpListener) -> World {
     let as_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let rs_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let w = World {
         as_base: format!("http://{}", as_listener.local_addr().unwrap()),
         rs_addr: rs_listener.local_addr().unwrap(),
@@ -184,12 +205,21 @@ async fn start() -> World {
         .route("/token", post(as_token))
         .with_state(w.clone());
     tokio::spawn(async move { axum::serve(as_listener, authorization).await });
+    w
+}
+
+fn echo_server() -> Server {
     let echo = ToolDef::new("echo", json!({"type": "object"}), |_, _| async {
         Ok(CallToolResult::success(vec![ContentBlock::text("echoed")]))
     })
     .unwrap();
-    let server = Server::builder("protected", "1.0.0").tool(echo).build().unwrap();
-    let mcp = server
+    Server::builder("protected", "1.0.0").tool(echo).build().unwrap()
+}
+
+async fn start() -> World {
+    let rs_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let w = start_as(&rs_listener).await;
+    let mcp = echo_server()
         .http_router(HttpServerConfig::new().json_response(true))
         .layer(axum::middleware::from_fn_with_state(w.clone(), rs_gate));
     let resource = Router::new()
@@ -227,4 +257,77 @@ async fn a_nonce_on_any_answer_replaces_the_one_the_next_proofs_to_that_server_c
     // Each server's proofs carried only its own nonces.
     assert!(as_nonces.received.iter().flatten().all(|n| n.starts_with("as-")));
     assert!(rs_nonces.received.iter().flatten().all(|n| n.starts_with("rs-")));
+}
+
+/// The endpoint's verifier of the tokens the authorization server issued: `bound.<jkt>.<n>`,
+/// bound to the key of thumbprint `jkt`.
+struct Bound {
+    resource: String,
+    tokens: Arc<Mutex<HashMap<String, ()>>>,
+}
+
+impl TokenVerifier for Bound {
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, TokenError>> {
+        Box::pin(async move {
+            let issued = self.tokens.lock().unwrap().contains_key(token);
+            let jkt = token.strip_prefix("bound.").and_then(|t| t.split('.').next()).filter(|_| issued);
+            let jkt = jkt.ok_or_else(|| TokenError::Invalid("unknown token".into()))?;
+            let mut principal = Principal {
+                subject: Some("svc".to_owned()),
+                audience: vec![self.resource.clone()],
+                ..Principal::default()
+            };
+            principal.claims.insert("cnf".to_owned(), json!({"jkt": jkt}));
+            Ok(principal)
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_client_meets_the_nonces_of_this_sdks_endpoint() {
+    let rs_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let w = start_as(&rs_listener).await;
+    let url = format!("http://{}/mcp", w.rs_addr);
+    let dpop = DpopConfig::new().require_nonce(Duration::from_secs(86_400));
+    let auth = AuthConfig::new(&url, Bound { resource: url.clone(), tokens: w.tokens.clone() })
+        .unwrap()
+        .authorization_server(&w.as_base)
+        .dpop(dpop.clone());
+    // The endpoint's answers asking for a nonce, counted.
+    let asked = Arc::new(Mutex::new(0usize));
+    let count = {
+        let asked = asked.clone();
+        move |response: Response| {
+            let asked = asked.clone();
+            async move {
+                let challenge = response.headers().get(header::WWW_AUTHENTICATE).and_then(|v| v.to_str().ok());
+                if challenge.is_some_and(|c| c.contains("use_dpop_nonce")) {
+                    *asked.lock().unwrap() += 1;
+                }
+                response
+            }
+        }
+    };
+    let app = echo_server()
+        .http_router(HttpServerConfig::new().json_response(true).auth(auth))
+        .layer(axum::middleware::map_response(count));
+    tokio::spawn(async move { axum::serve(rs_listener, app).await });
+
+    let config = OAuthConfig::client_credentials("svc", "s3cret").issuer(&w.as_base).dpop();
+    let oauth = OAuthClient::new(Url::parse(&url).unwrap(), config);
+    let http = HttpClientConfig::parse(&url).unwrap().auth(oauth.clone());
+    let client =
+        tokio::time::timeout(STEP, ClientBuilder::new("dpop", "1").session_revisions_only().connect_http_with(http))
+            .await
+            .unwrap()
+            .unwrap();
+    for _ in 0..3 {
+        let result = tokio::time::timeout(STEP, client.call_tool("echo", json!({}))).await.unwrap().unwrap();
+        assert_ne!(result.is_error, Some(true));
+    }
+    assert!(oauth.tokens().unwrap().dpop_jkt.is_some(), "the tokens are DPoP-bound");
+    // Every answer carries the endpoint's nonce, the first 401 (no token yet) too: every
+    // proof carried it, and none was refused for its nonce.
+    assert_eq!(*asked.lock().unwrap(), 0);
+    client.close().await.unwrap();
 }
