@@ -23,7 +23,7 @@ use base64::Engine as _;
 use futures_util::future::BoxFuture;
 use mcp_client::ClientBuilder;
 use mcp_client::http::HttpClientConfig;
-use mcp_client::http::oauth::{OAuthClient, OAuthConfig};
+use mcp_client::http::oauth::{DpopKey, FileTokenStore, OAuthClient, OAuthConfig};
 use mcp_client::http::reqwest::Url;
 use mcp_server::mcp_transport_http::server::HttpServerConfig;
 use mcp_server::mcp_transport_http::server::auth::{AuthConfig, DpopConfig, Principal, TokenError, TokenVerifier};
@@ -100,6 +100,8 @@ struct World {
     rs_nonces: Arc<Mutex<Nonces>>,
     /// The access tokens issued.
     tokens: Arc<Mutex<HashMap<String, ()>>>,
+    /// The grant type of each token request.
+    grants: Arc<Mutex<Vec<String>>>,
 }
 
 fn json_body(status: StatusCode, value: Value) -> Response {
@@ -123,7 +125,10 @@ async fn as_metadata(State(w): State<World>) -> Response {
 
 /// The token endpoint: `use_dpop_nonce` for a proof without the current nonce; a DPoP-bound
 /// token and a new nonce otherwise.
-async fn as_token(State(w): State<World>, headers: HeaderMap, _body: Bytes) -> Response {
+async fn as_token(State(w): State<World>, headers: HeaderMap, body: Bytes) -> Response {
+    let form = Url::parse(&format!("http://x/?{}", String::from_utf8_lossy(&body))).unwrap();
+    let grant = form.query_pairs().find(|(k, _)| k == "grant_type").map(|(_, v)| v.into_owned());
+    w.grants.lock().unwrap().push(grant.unwrap_or_default());
     let proof = headers.get("dpop").and_then(|v| v.to_str().ok());
     let mut nonces = w.as_nonces.lock().unwrap();
     if !nonces.check(proof) {
@@ -199,6 +204,7 @@ async fn start_as(rs_listener: &TcpListener) -> World {
         as_nonces: Arc::new(Mutex::new(Nonces { prefix: "as", ..Nonces::default() })),
         rs_nonces: Arc::new(Mutex::new(Nonces { prefix: "rs", ..Nonces::default() })),
         tokens: Arc::default(),
+        grants: Arc::default(),
     };
     let authorization = Router::new()
         .route("/.well-known/oauth-authorization-server", get(as_metadata))
@@ -330,4 +336,54 @@ async fn the_client_meets_the_nonces_of_this_sdks_endpoint() {
     // proof carried it, and none was refused for its nonce.
     assert_eq!(*asked.lock().unwrap(), 0);
     client.close().await.unwrap();
+}
+
+/// A P-256 key in PKCS#8 PEM, as `openssl genpkey` writes it.
+const KEY_PEM: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgs8g9hCYjWkFq36dF
+u0UF63aMr3gXpU7ezOZzp2qkxJ+hRANCAAT5WxsYpOjDe6xLAdIcr1gjNf7vlPQk
+Jyw7OSJfI+ZsYT9/c4mOJPKUsMCqM5EAo1uheWcYVPkBJ6OLZgK3YgS9
+-----END PRIVATE KEY-----
+";
+
+#[tokio::test]
+async fn a_given_key_keeps_stored_dpop_tokens_usable_by_the_next_client() {
+    let w = start().await;
+    let url = format!("http://{}/mcp", w.rs_addr);
+    let file = std::env::temp_dir().join(format!("mcp-oauth-dpop-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    let run = |config: OAuthConfig| {
+        let url = url.clone();
+        let w = w.clone();
+        async move {
+            let before = w.grants.lock().unwrap().len();
+            let oauth = OAuthClient::new(Url::parse(&url).unwrap(), config);
+            let http = HttpClientConfig::parse(&url).unwrap().auth(oauth.clone());
+            let connect = ClientBuilder::new("dpop", "1").session_revisions_only().connect_http_with(http);
+            let client = tokio::time::timeout(STEP, connect).await.unwrap().unwrap();
+            tokio::time::timeout(STEP, client.call_tool("echo", json!({}))).await.unwrap().unwrap();
+            client.close().await.unwrap();
+            let grants = w.grants.lock().unwrap()[before..].to_vec();
+            (oauth, grants)
+        }
+    };
+    let given = || {
+        OAuthConfig::client_credentials("svc", "s3cret")
+            .issuer(&w.as_base)
+            .dpop_key(DpopKey::from_pkcs8_pem(KEY_PEM).unwrap())
+            .store(FileTokenStore::new(&file))
+    };
+    let (first, grants) = run(given()).await;
+    assert!(grants.iter().any(|g| g == "client_credentials"), "{grants:?}");
+    let thumbprint = DpopKey::from_pkcs8_pem(KEY_PEM).unwrap().thumbprint().to_owned();
+    assert_eq!(first.tokens().unwrap().dpop_jkt.as_deref(), Some(thumbprint.as_str()));
+    // The next client with the key: the stored tokens serve (refreshed), no new grant.
+    let (_, grants) = run(given()).await;
+    assert!(!grants.is_empty() && grants.iter().all(|g| g == "refresh_token"), "{grants:?}");
+    // A client with a key of its own cannot use them: a new grant.
+    let generated =
+        OAuthConfig::client_credentials("svc", "s3cret").issuer(&w.as_base).dpop().store(FileTokenStore::new(&file));
+    let (_, grants) = run(generated).await;
+    assert!(grants.iter().any(|g| g == "client_credentials"), "{grants:?}");
+    let _ = std::fs::remove_file(&file);
 }

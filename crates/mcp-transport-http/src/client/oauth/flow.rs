@@ -101,7 +101,9 @@ impl OAuthClient {
                 current: Mutex::new(None),
                 flow: tokio::sync::Mutex::new(FlowState::default()),
                 #[cfg(feature = "dpop")]
-                dpop: config.dpop.then(super::dpop::Dpop::new),
+                dpop: config
+                    .dpop
+                    .then(|| super::dpop::Dpop::new(config.dpop_key.clone().unwrap_or_else(super::DpopKey::generate))),
                 config,
             }),
         }
