@@ -1,10 +1,12 @@
 //! DPoP-bound tokens at the HTTP endpoint (`AuthConfig::dpop`, RFC 9449 §7), over real
 //! sockets, from an attacker's side: a replayed proof, a proof for another URL or method, for
-//! another token or too old, and a token stolen without its key, are each refused.
+//! another token or too old, and a token stolen without its key, are each refused. With
+//! server nonces (`DpopConfig::require_nonce`, §9): a proof without a nonce, with a stale one,
+//! one of another server's key or a forged one gets `use_dpop_nonce` and the current nonce.
 #![cfg(feature = "auth-dpop")]
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::future::BoxFuture;
 use mcp_server::Server;
@@ -45,9 +47,13 @@ struct Harness {
 }
 
 async fn start() -> Harness {
+    start_with(DpopConfig::new()).await
+}
+
+async fn start_with(dpop: DpopConfig) -> Harness {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = Url::parse(&format!("http://{}/mcp", listener.local_addr().unwrap())).unwrap();
-    let auth = AuthConfig::new(url.as_str(), Tokens { resource: url.to_string() }).unwrap().dpop(DpopConfig::new());
+    let auth = AuthConfig::new(url.as_str(), Tokens { resource: url.to_string() }).unwrap().dpop(dpop);
     let config = HttpServerConfig::new().json_response(true).auth(auth);
     let factory = Arc::new(Server::builder("dpop-test", "1.0.0").build().unwrap());
     tokio::spawn(async move { server::serve_listener(factory, config, listener).await });
@@ -174,4 +180,77 @@ async fn a_token_stolen_without_its_key_is_refused() {
     // A bearer token is not made DPoP by the scheme.
     let proof = attacker.proof("POST", &h.url, Some("plain"), None);
     assert_refused(&h.post("DPoP plain", Some(&proof)).await, "a bearer token as DPoP");
+}
+
+/// The refusal of a proof for its nonce: 401 `use_dpop_nonce` with the current nonce.
+fn assert_asks_for_nonce(response: &reqwest::Response, current: &str, why: &str) {
+    assert_eq!(response.status(), 401, "{why}");
+    let challenge = response.headers()["www-authenticate"].to_str().unwrap();
+    assert!(challenge.starts_with(r#"DPoP error="use_dpop_nonce""#), "{why}: {challenge}");
+    assert_eq!(response.headers()["dpop-nonce"], current, "{why}");
+}
+
+#[tokio::test]
+async fn with_server_nonces_a_proof_needs_the_current_nonce_and_every_answer_carries_it() {
+    let period = Duration::from_secs(86_400);
+    let dpop = DpopConfig::new().require_nonce(period);
+    let h = start_with(dpop.clone()).await;
+    let key = DpopKey::generate();
+    let token = format!("bound.{}", key.thumbprint());
+    let auth = format!("DPoP {token}");
+    // Without a nonce: asked for one.
+    let response = h.post(&auth, Some(&key.proof("POST", &h.url, Some(&token), None))).await;
+    let nonce = response.headers()["dpop-nonce"].to_str().unwrap().to_owned();
+    assert_eq!(Some(nonce.as_str()), dpop.nonce().as_deref());
+    assert_asks_for_nonce(&response, &nonce, "no nonce");
+    // With it: served, and the answer carries the current nonce.
+    let response = h.post(&auth, Some(&key.proof("POST", &h.url, Some(&token), Some(&nonce)))).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["dpop-nonce"], nonce.as_str());
+    // A bearer token needs no proof, nor a nonce; its answers carry the nonce too.
+    let response = h.post("Bearer plain", None).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["dpop-nonce"], nonce.as_str());
+}
+
+#[tokio::test]
+async fn with_server_nonces_a_stale_foreign_or_forged_nonce_is_refused() {
+    let period = Duration::from_secs(86_400);
+    let dpop = DpopConfig::new().require_nonce(period);
+    let h = start_with(dpop.clone()).await;
+    let key = DpopKey::generate();
+    let token = format!("bound.{}", key.thumbprint());
+    let auth = format!("DPoP {token}");
+    let current = dpop.nonce().unwrap();
+    let stale = dpop.nonce_at(SystemTime::now() - 2 * period).unwrap();
+    let ahead = dpop.nonce_at(SystemTime::now() + 2 * period).unwrap();
+    // Another server's nonce, current there: its key is not this server's.
+    let foreign = DpopConfig::new().require_nonce(period).nonce().unwrap();
+    let mut forged = current.clone();
+    let last = if forged.ends_with('A') { 'B' } else { 'A' };
+    forged.pop();
+    forged.push(last);
+    for (why, nonce) in [
+        ("two periods old", stale.as_str()),
+        ("two periods ahead", ahead.as_str()),
+        ("another server's", foreign.as_str()),
+        ("forged", forged.as_str()),
+        ("empty", ""),
+    ] {
+        let proof = key.proof("POST", &h.url, Some(&token), Some(nonce));
+        assert_asks_for_nonce(&h.post(&auth, Some(&proof)).await, &current, why);
+    }
+    // The nonce of the period before is still good (a nonce lives one to two periods).
+    let previous = dpop.nonce_at(SystemTime::now() - period).unwrap();
+    let proof = key.proof("POST", &h.url, Some(&token), Some(&previous));
+    assert_eq!(h.post(&auth, Some(&proof)).await.status(), 200);
+    // A good nonce does not make a replayed proof good.
+    assert_refused(&h.post(&auth, Some(&proof)).await, "a replay with a good nonce");
+    // Instances sharing a secret accept each other's nonces.
+    let a = DpopConfig::new().require_nonce(period).nonce_secret([9; 32]);
+    let b = DpopConfig::new().require_nonce(period).nonce_secret([9; 32]);
+    let fleet = start_with(b).await;
+    let shared = a.nonce().unwrap();
+    let proof = key.proof("POST", &fleet.url, Some(&token), Some(&shared));
+    assert_eq!(fleet.post(&auth, Some(&proof)).await.status(), 200);
 }

@@ -54,6 +54,13 @@ pub trait AuthProvider: Send + Sync + 'static {
         })
     }
 
+    /// Every answer of the server to a request this provider authorized, before it is read:
+    /// its URL and headers. Default: nothing. A DPoP provider takes the `DPoP-Nonce` a server
+    /// may send with any answer, a 200 included, for its next proofs (RFC 9449 §8, §9).
+    fn on_response(&self, url: &Url, headers: &HeaderMap) {
+        let _ = (url, headers);
+    }
+
     /// The server answered 401, or 403 `insufficient_scope`. Return `true` to send the
     /// request once more with a fresh [`AuthProvider::authorization`] (at most twice for one
     /// request); `false` (the default) fails it with an error that says authorization is

@@ -33,6 +33,16 @@ pub(crate) fn router(factory: Arc<dyn SessionFactory>, config: HttpServerConfig)
     if let Some((sse, messages)) = http_sse {
         router = router.route(&sse, get(http_sse::open_stream)).route(&messages, post(http_sse::post_message));
     }
+    // RFC 9449 §9: every answer of the endpoint carries its current DPoP nonce, when it
+    // requires nonces (nothing is added to the requests of other endpoints).
+    #[cfg(feature = "auth-dpop")]
+    if let Some(auth) = auth.clone().filter(|a| super::auth::check::requires_dpop_nonce(a)) {
+        let add = move |response: axum::response::Response| {
+            let auth = auth.clone();
+            async move { super::auth::check::with_dpop_nonce(&auth, response) }
+        };
+        router = router.route_layer(axum::middleware::map_response(add));
+    }
     // The protected resource metadata, served without a token, to any origin.
     #[cfg(feature = "auth")]
     if let Some(auth) = auth {

@@ -133,7 +133,9 @@ impl Core {
                     let mut request = request?;
                     let headers = auth.request_headers(request.method(), request.url()).await;
                     request.headers_mut().extend(headers);
-                    client.execute(request).await?
+                    let response = client.execute(request).await?;
+                    auth.on_response(response.url(), response.headers());
+                    response
                 }
                 None => build().send().await?,
             };

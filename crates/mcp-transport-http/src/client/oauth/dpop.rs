@@ -19,9 +19,11 @@ use super::pkce::random_token;
 /// practice); past it, the oldest are forgotten (a server asks again).
 const MAX_NONCES: usize = 16;
 
-/// A client's DPoP key: a P-256 key pair made for the client (in memory only), whose public
-/// half goes in each proof's header and whose thumbprint the tokens issued to it are bound to
-/// (`cnf.jkt`). Proofs are `ES256`.
+/// A client's DPoP key: a P-256 key pair, made for the client ([`DpopKey::generate`], in
+/// memory only) or given ([`DpopKey::from_pkcs8_pem`]), whose public half goes in each
+/// proof's header and whose thumbprint the tokens issued to it are bound to (`cnf.jkt`).
+/// Proofs are `ES256`.
+#[derive(Clone)]
 pub struct DpopKey {
     signing: SigningKey,
     /// The public key as a JWK (`kty`, `crv`, `x`, `y`).
@@ -47,6 +49,21 @@ impl DpopKey {
                 break key;
             }
         };
+        Self::from_signing(signing)
+    }
+
+    /// The P-256 private key of a PKCS#8 PEM document (`-----BEGIN PRIVATE KEY-----`, as
+    /// `openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256` writes it): a key that
+    /// outlives the process, so that DPoP-bound tokens kept in a
+    /// [`TokenStore`](super::TokenStore) stay usable after a restart.
+    pub fn from_pkcs8_pem(pem: &str) -> Result<Self, super::OAuthError> {
+        use p256::pkcs8::DecodePrivateKey as _;
+        let signing = SigningKey::from_pkcs8_pem(pem)
+            .map_err(|e| super::OAuthError::InvalidKey(format!("not a P-256 PKCS#8 PEM private key: {e}")))?;
+        Ok(Self::from_signing(signing))
+    }
+
+    fn from_signing(signing: SigningKey) -> Self {
         let point = signing.verifying_key().to_encoded_point(false);
         let (x, y) = (
             URL_SAFE_NO_PAD.encode(point.x().expect("an uncompressed point has x")),
@@ -116,8 +133,8 @@ pub(crate) struct Dpop {
 }
 
 impl Dpop {
-    pub(crate) fn new() -> Self {
-        Dpop { key: DpopKey::generate(), nonces: Mutex::new(HashMap::new()) }
+    pub(crate) fn new(key: DpopKey) -> Self {
+        Dpop { key, nonces: Mutex::new(HashMap::new()) }
     }
 
     /// The nonce the server at `url`'s origin gave last.
@@ -127,11 +144,15 @@ impl Dpop {
 
     /// Keeps the nonce the server at `url`'s origin gave (RFC 9449 §8, §9).
     pub(crate) fn set_nonce(&self, url: &Url, nonce: &str) {
+        let origin = url.origin().ascii_serialization();
         let mut nonces = self.nonces.lock_unpoisoned();
-        if nonces.len() >= MAX_NONCES {
+        if nonces.get(&origin).is_some_and(|kept| kept == nonce) {
+            return;
+        }
+        if nonces.len() >= MAX_NONCES && !nonces.contains_key(&origin) {
             nonces.clear();
         }
-        nonces.insert(url.origin().ascii_serialization(), nonce.to_owned());
+        nonces.insert(origin, nonce.to_owned());
     }
 
     /// A proof for a request to `url`, with that server's nonce.
@@ -185,8 +206,28 @@ mod tests {
     }
 
     #[test]
+    fn a_key_is_read_from_pkcs8_pem_and_nothing_else() {
+        let pem = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgs8g9hCYjWkFq36dF
+u0UF63aMr3gXpU7ezOZzp2qkxJ+hRANCAAT5WxsYpOjDe6xLAdIcr1gjNf7vlPQk
+Jyw7OSJfI+ZsYT9/c4mOJPKUsMCqM5EAo1uheWcYVPkBJ6OLZgK3YgS9
+-----END PRIVATE KEY-----
+";
+        let key = DpopKey::from_pkcs8_pem(pem).unwrap();
+        // The same key each time: the same thumbprint, proofs that verify with it.
+        assert_eq!(DpopKey::from_pkcs8_pem(pem).unwrap().thumbprint(), key.thumbprint());
+        let url = Url::parse("https://rs.example/mcp").unwrap();
+        let proof = key.proof("GET", &url, None, None);
+        let jwk = jsonwebtoken::decode_header(&proof).unwrap().jwk.unwrap();
+        assert_eq!(jwk.thumbprint(jsonwebtoken::jwk::ThumbprintHash::SHA256).unwrap(), key.thumbprint());
+        for bad in ["", "not a key", &pem.replace("MIGH", "MIGG")] {
+            assert!(matches!(DpopKey::from_pkcs8_pem(bad), Err(super::super::OAuthError::InvalidKey(_))), "{bad}");
+        }
+    }
+
+    #[test]
     fn nonces_are_kept_per_origin_within_a_bound() {
-        let dpop = Dpop::new();
+        let dpop = Dpop::new(DpopKey::generate());
         let a = Url::parse("https://as.example/token").unwrap();
         dpop.set_nonce(&a, "n");
         assert_eq!(dpop.nonce(&Url::parse("https://as.example/other").unwrap()).as_deref(), Some("n"));

@@ -101,7 +101,9 @@ impl OAuthClient {
                 current: Mutex::new(None),
                 flow: tokio::sync::Mutex::new(FlowState::default()),
                 #[cfg(feature = "dpop")]
-                dpop: config.dpop.then(super::dpop::Dpop::new),
+                dpop: config
+                    .dpop
+                    .then(|| super::dpop::Dpop::new(config.dpop_key.clone().unwrap_or_else(super::DpopKey::generate))),
                 config,
             }),
         }
@@ -923,6 +925,19 @@ impl AuthProvider for OAuthClient {
             let _ = (method, url);
             headers
         })
+    }
+
+    fn on_response(&self, url: &Url, headers: &http::HeaderMap) {
+        // RFC 9449 §8, §9: a server may hand a new nonce with any answer; the next proofs to
+        // it carry that one.
+        #[cfg(feature = "dpop")]
+        if let Some(dpop) = &self.inner.dpop
+            && let Some(nonce) = headers.get("dpop-nonce").and_then(|v| v.to_str().ok())
+        {
+            dpop.set_nonce(url, nonce);
+        }
+        #[cfg(not(feature = "dpop"))]
+        let _ = (url, headers);
     }
 
     fn on_unauthorized(&self, challenge: Unauthorized) -> BoxFuture<'_, bool> {

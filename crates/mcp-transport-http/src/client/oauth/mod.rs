@@ -235,6 +235,9 @@ pub struct OAuthConfig {
     /// DPoP-bound tokens wanted (feature `dpop`).
     #[cfg(feature = "dpop")]
     pub(crate) dpop: bool,
+    /// The DPoP key given, if any (else one is generated).
+    #[cfg(feature = "dpop")]
+    pub(crate) dpop_key: Option<DpopKey>,
 }
 
 impl std::fmt::Debug for OAuthConfig {
@@ -406,6 +409,8 @@ impl OAuthConfig {
             max_flows_per_minute: 3,
             #[cfg(feature = "dpop")]
             dpop: false,
+            #[cfg(feature = "dpop")]
+            dpop_key: None,
         }
     }
 
@@ -471,7 +476,8 @@ impl OAuthConfig {
     }
 
     /// Asks for DPoP-bound tokens (RFC 9449; feature `dpop`): the client makes a P-256 key
-    /// (in memory, for the life of its [`OAuthClient`]) and, with an authorization server
+    /// (in memory only, for the life of its [`OAuthClient`]; see [`OAuthConfig::dpop_key`]
+    /// to give one) and, with an authorization server
     /// whose metadata lists `ES256` in `dpop_signing_alg_values_supported`, sends a proof with
     /// each token request; a token issued as `DPoP` is then sent as `Authorization: DPoP`
     /// with a fresh proof (`htm`, `htu`, `iat`, `jti`, `ath`) on each request. A server's
@@ -481,6 +487,16 @@ impl OAuthConfig {
     #[cfg(feature = "dpop")]
     pub fn dpop(mut self) -> Self {
         self.dpop = true;
+        self
+    }
+
+    /// [`OAuthConfig::dpop`] with the key `key` instead of one made in memory: tokens bound
+    /// to it and kept in the [`store`](Self::store) are used again by the next process that
+    /// has the key (a generated key dies with its client, and its tokens with it).
+    #[cfg(feature = "dpop")]
+    pub fn dpop_key(mut self, key: DpopKey) -> Self {
+        self.dpop = true;
+        self.dpop_key = Some(key);
         self
     }
 

@@ -135,25 +135,54 @@ fn check_binding(auth: &AuthConfig, parts: &Parts, token: &str, principal: &Prin
     let Some(dpop) = &auth.dpop else { return Ok(()) };
     let is_dpop = matches!(bearer_token(&parts.headers, true), Ok(Some((_, true))));
     let jkt = principal.claims.get("cnf").and_then(|c| c.get("jkt")).and_then(serde_json::Value::as_str);
-    let refused = |description: &'static str| {
+    let refused = |refusal: super::dpop::Refusal| {
+        let (error, description) = match refusal {
+            super::dpop::Refusal::Proof(description) => ("invalid_dpop_proof", description),
+            super::dpop::Refusal::Nonce(description) => ("use_dpop_nonce", description),
+        };
         tracing::debug!(description, "DPoP-bound token refused");
-        auth.challenge_scheme(
-            "DPoP",
-            StatusCode::UNAUTHORIZED,
-            Some(("invalid_dpop_proof", description)),
-            &auth.required_scopes,
-        )
+        let mut response =
+            auth.challenge_scheme("DPoP", StatusCode::UNAUTHORIZED, Some((error, description)), &auth.required_scopes);
+        // RFC 9449 §9: the nonce to send the request again with.
+        if let Some(nonce) = dpop.nonce().and_then(|n| HeaderValue::from_str(&n).ok()) {
+            response.headers_mut().insert(DPOP_NONCE, nonce);
+        }
+        response
     };
+    let proof = |why: &'static str| refused(super::dpop::Refusal::Proof(why));
     match (jkt, is_dpop) {
         (None, false) => Ok(()),
-        (Some(_), false) => Err(refused("the access token is DPoP-bound: present it with the DPoP scheme and a proof")),
-        (None, true) => Err(refused("the access token is not DPoP-bound")),
+        (Some(_), false) => Err(proof("the access token is DPoP-bound: present it with the DPoP scheme and a proof")),
+        (None, true) => Err(proof("the access token is not DPoP-bound")),
         (Some(jkt), true) => {
             let origin =
                 url::Url::parse(&auth.metadata.resource).map(|u| u.origin().ascii_serialization()).unwrap_or_default();
             dpop.check(&parts.headers, &parts.method, &origin, parts.uri.path(), token, jkt).map_err(refused)
         }
     }
+}
+
+/// The header the endpoint hands its DPoP nonce in (RFC 9449 §9).
+#[cfg(feature = "auth-dpop")]
+pub(crate) const DPOP_NONCE: &str = "dpop-nonce";
+
+/// The current DPoP nonce on an answer of the endpoint, when it requires nonces
+/// ([`DpopConfig::require_nonce`](super::DpopConfig::require_nonce)): the client's next
+/// proofs carry it.
+#[cfg(feature = "auth-dpop")]
+pub(crate) fn with_dpop_nonce(auth: &AuthConfig, mut response: Response) -> Response {
+    if let Some(nonce) = auth.dpop.as_ref().and_then(super::DpopConfig::nonce)
+        && let Ok(value) = HeaderValue::from_str(&nonce)
+    {
+        response.headers_mut().insert(DPOP_NONCE, value);
+    }
+    response
+}
+
+/// Whether the endpoint hands out DPoP nonces.
+#[cfg(feature = "auth-dpop")]
+pub(crate) fn requires_dpop_nonce(auth: &AuthConfig) -> bool {
+    auth.dpop.as_ref().is_some_and(|d| d.nonce().is_some())
 }
 
 /// The token of the `Authorization: Bearer` header (with `dpop`, of `Authorization: DPoP`
