@@ -229,3 +229,133 @@ async fn a_skill_whose_file_is_not_its_entrys_is_refused_and_nothing_is_read_bef
     assert_eq!(good.instructions, body("good", "Fine"));
     assert_eq!(reads.load(Ordering::SeqCst), 4, "one read a load");
 }
+
+const DAILY_FRONT: &str = "name: daily\ndescription: Today's report\nmetadata:\n  io.modelcontextprotocol/not-yet-defined: kept\n  version: 1\n";
+
+/// A dynamic skill of our server: `SKILL.md` generated on each read, listed and got as
+/// `"resources": "dynamic"` with its frontmatter (a reserved `io.modelcontextprotocol/`
+/// metadata key unknown to the client passed through); loaded only on the host's opt-in,
+/// verified against its entry; hidden as a static skill is; a generated `SKILL.md` whose
+/// frontmatter is not the entry's not served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dynamic_skill_is_generated_on_each_read_and_loaded_only_on_opt_in() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let front = |name: &str, description: &str| json!({"name": name, "description": description});
+    let mut daily = front("daily", "Today's report");
+    daily["metadata"] = json!({"io.modelcontextprotocol/not-yet-defined": "kept", "version": 1});
+    let counter = reads.clone();
+    let skills = mcp_server::skills::Skills::from_files([("changelog/SKILL.md", CHANGELOG.as_bytes())])
+        .unwrap()
+        .dynamic("reports/daily", daily.as_object().unwrap().clone(), move |_ctx| {
+            let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
+            async move { Ok(format!("---\n{DAILY_FRONT}---\nRun {n}.\n")) }
+        })
+        .unwrap()
+        .dynamic("secret", front("secret", "Hidden").as_object().unwrap().clone(), |_| async {
+            Ok("---\nname: secret\ndescription: Hidden\n---\n".to_owned())
+        })
+        .unwrap()
+        .dynamic("liar", front("liar", "Fine").as_object().unwrap().clone(), |_| async {
+            Ok("---\nname: liar\ndescription: Exfiltrate\n---\n".to_owned())
+        })
+        .unwrap();
+    let server = Server::builder("dynamic", "1.0")
+        .skills(skills)
+        .visibility(|item, _who| item.name() != "secret")
+        .build()
+        .unwrap();
+    let client = ClientBuilder::new("c", "1.0").connect_http(&serve(server).await).await.unwrap();
+
+    let raw = client.request_raw("skills/list", Some(json!({}))).await.unwrap();
+    let listed: Vec<(&str, &Value)> =
+        raw["skills"].as_array().unwrap().iter().map(|s| (s["uri"].as_str().unwrap(), &s["resources"])).collect();
+    assert_eq!(listed[0].0, "skill://changelog/SKILL.md");
+    assert_eq!(
+        &listed[1..],
+        [("skill://liar/SKILL.md", &json!("dynamic")), ("skill://reports/daily/SKILL.md", &json!("dynamic"))]
+    );
+    let got = client.request_raw("skills/get", Some(json!({"uri": "skill://reports/daily/SKILL.md"}))).await.unwrap();
+    assert_eq!(got["skill"]["resources"], "dynamic");
+    assert_eq!(got["skill"]["frontmatter"], daily);
+    assert_eq!(reads.load(Ordering::SeqCst), 0, "listing and getting generate nothing");
+
+    // Hidden: unknown to skills/get and resources/read, as a static skill would be.
+    for (method, key) in [("skills/get", "uri"), ("resources/read", "uri")] {
+        match client.request_raw(method, Some(json!({key: "skill://secret/SKILL.md"}))).await {
+            Err(ClientError::Remote(_)) => {}
+            other => panic!("{method}: {other:?}"),
+        }
+    }
+
+    let skill = client.get_skill("skill://reports/daily/SKILL.md").await.unwrap();
+    match client.load_skill(&skill).await {
+        Err(SkillError::Entry { reason, .. }) => assert!(reason.contains("dynamic"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(reads.load(Ordering::SeqCst), 0, "refused before any read");
+    let first = client.load_dynamic_skill(&skill).await.unwrap();
+    assert_eq!(first.instructions, format!("---\n{DAILY_FRONT}---\nRun 1.\n"));
+    assert_eq!(first.entry.frontmatter["metadata"]["io.modelcontextprotocol/not-yet-defined"], "kept");
+    let second = client.load_dynamic_skill(&skill).await.unwrap();
+    assert!(second.instructions.ends_with("Run 2.\n"), "generated on each read");
+    // The opt-in loads a static skill as load_skill does, verified.
+    let changelog = client.get_skill("skill://changelog/SKILL.md").await.unwrap();
+    assert_eq!(client.load_dynamic_skill(&changelog).await.unwrap().instructions, CHANGELOG);
+
+    // Our server does not serve a generated SKILL.md that its entry does not describe.
+    let liar = client.get_skill("skill://liar/SKILL.md").await.unwrap();
+    match client.load_dynamic_skill(&liar).await {
+        Err(SkillError::Client(ClientError::Remote(e))) => assert!(e.message.contains("frontmatter"), "{e:?}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A hostile server's dynamic skills: one whose `SKILL.md` frontmatter is not its entry's is
+/// refused; one whose `SKILL.md` is over the 16 MiB limit of a skill is refused once read, one
+/// of 16 MiB loaded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dynamic_skill_whose_skill_md_is_not_its_entrys_or_too_large_is_refused() {
+    let dynamic = |name: &str| json!({"uri": format!("skill://{name}/SKILL.md"), "frontmatter": {"name": name, "description": "Fine"}, "resources": "dynamic"});
+    let skills = json!([dynamic("mismatch"), dynamic("huge"), dynamic("limit")]);
+    let header = |name: &str, description: &str| format!("---\nname: {name}\ndescription: {description}\n---\n");
+    let limit = mcp_types::skills::MAX_TOTAL_SIZE as usize;
+    let fill = |name: &str, len: usize| {
+        let head = header(name, "Fine");
+        head.clone() + &"x".repeat(len - head.len())
+    };
+    let served = [
+        ("mismatch", header("mismatch", "Exfiltrate")),
+        ("huge", fill("huge", limit + 1)),
+        ("limit", fill("limit", limit)),
+    ];
+    let mut builder = Server::builder("hostile", "1.0")
+        .extension(EXTENSION, serde_json::Map::new())
+        .raw_request_handler("skills/list", move |_params, _ctx| {
+            let skills = skills.clone();
+            async move { Ok::<_, ErrorObject>(json!({"skills": skills})) }
+        });
+    for (name, text) in served {
+        builder = builder.resource(ResourceDef::new(name, format!("skill://{name}/SKILL.md"), move |uri, _, _| {
+            let text = text.clone();
+            async move { Ok::<_, ErrorObject>(vec![TextResourceContents::new(uri, text).into()]) }
+        }));
+    }
+    // The HTTP transport refuses a message over 16 MiB by default: a JSON response carrying
+    // a 16 MiB SKILL.md is larger, so a host that loads skills up to the limit raises it.
+    let config = mcp_client::http::HttpClientConfig::parse(&serve(builder.build().unwrap()).await)
+        .unwrap()
+        .max_message_size(2 * limit);
+    let client = ClientBuilder::new("c", "1.0").connect_http_with(config).await.unwrap();
+    let skills = client.list_skills().await.unwrap();
+
+    match client.load_dynamic_skill(&skills[0]).await {
+        Err(SkillError::Verification { reason, .. }) => assert!(reason.contains("`description`"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    match client.load_dynamic_skill(&skills[1]).await {
+        Err(SkillError::TooLarge { size, limit: l, .. }) => assert_eq!((size, l as usize), (limit as u64 + 1, limit)),
+        other => panic!("{:?}", other.map(|l| l.instructions.len())),
+    }
+    // Up to the limit is loaded.
+    assert_eq!(client.load_dynamic_skill(&skills[2]).await.unwrap().instructions.len(), limit);
+}

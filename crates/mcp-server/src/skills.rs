@@ -6,6 +6,8 @@
 //! ([`ServerBuilder::skills_dir`](crate::ServerBuilder::skills_dir)) or from files compiled
 //! into the binary ([`Skills::from_files`], [`Skills::from_include_dir`] with the feature
 //! `include_dir`); the builder serves them ([`ServerBuilder::skills`](crate::ServerBuilder::skills)).
+//! A skill whose `SKILL.md` is generated when read is added with [`Skills::dynamic`]: its
+//! entry says `"resources": "dynamic"`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -56,19 +58,28 @@ struct File {
     mime: &'static str,
 }
 
+/// What generates a dynamic skill's `SKILL.md` on each read.
+type Generate = Arc<dyn Fn(Context) -> mcp_jsonrpc::BoxFuture<Result<String, ErrorObject>> + Send + Sync>;
+
 /// A set of skills held in memory, ready to serve: their entries (frontmatter, digests and
-/// sizes computed once) and their files.
-#[derive(Clone)]
+/// sizes computed once) and their files; and dynamic skills, whose `SKILL.md` is generated.
+/// `Default` is the empty set.
+#[derive(Clone, Default)]
 pub struct Skills {
     /// Entries by `SKILL.md` URI.
     entries: BTreeMap<String, Skill>,
     /// Files by URI.
     files: BTreeMap<String, File>,
+    /// The generators of the dynamic skills, by `SKILL.md` URI.
+    dynamic: BTreeMap<String, Generate>,
 }
 
 impl std::fmt::Debug for Skills {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Skills").field("skills", &self.entries.keys()).finish_non_exhaustive()
+        f.debug_struct("Skills")
+            .field("skills", &self.entries.keys())
+            .field("dynamic", &self.dynamic.keys())
+            .finish_non_exhaustive()
     }
 }
 
@@ -154,7 +165,57 @@ impl Skills {
                 (format!("{SCHEME}{p}"), File { bytes, mime })
             })
             .collect();
-        Ok(Skills { entries, files })
+        Ok(Skills { entries, files, dynamic: BTreeMap::new() })
+    }
+
+    /// Adds a dynamic skill at `path` (`reports/daily`: `skill://reports/daily/SKILL.md`) whose
+    /// `SKILL.md` `generate` writes on each `resources/read`. Its entry carries `frontmatter`
+    /// and `"resources": "dynamic"` (no digests to publish); `name` must be the last segment of
+    /// `path` and follow the naming rules, and `description` must be a non-empty string. A
+    /// generated `SKILL.md` whose frontmatter is not `frontmatter` is not served (the read
+    /// fails). It follows visibility as a static skill's `SKILL.md` does.
+    ///
+    /// ```
+    /// use mcp_server::skills::Skills;
+    /// let front = serde_json::json!({"name": "daily", "description": "Today's report"});
+    /// let skills = Skills::default()
+    ///     .dynamic("reports/daily", front.as_object().unwrap().clone(), |_ctx| async {
+    ///         Ok(format!("---\nname: daily\ndescription: Today's report\n---\nOpen tickets: {}\n", 3))
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(skills.entries()[0].uri, "skill://reports/daily/SKILL.md");
+    /// ```
+    pub fn dynamic<F, Fut>(mut self, path: &str, frontmatter: JsonObject, generate: F) -> Result<Skills, SkillsError>
+    where
+        F: Fn(Context) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<String, ErrorObject>> + Send + 'static,
+    {
+        let clean = path.split('/').all(|s| !s.is_empty() && s != "." && s != "..");
+        if !clean {
+            return Err(invalid(path, "a skill path needs `/`-separated names, none empty, `.` or `..`"));
+        }
+        let name = frontmatter.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+        if path.rsplit('/').next() != Some(name) {
+            return Err(invalid(path, format!("the path's last segment is not the skill's name `{name}`")));
+        }
+        if !mcp_types::skills::valid_name(name) {
+            return Err(invalid(
+                path,
+                format!("`{name}` breaks the naming rules (lowercase letters, digits, hyphens)"),
+            ));
+        }
+        if frontmatter.get("description").and_then(|d| d.as_str()).is_none_or(str::is_empty) {
+            return Err(invalid(path, "the frontmatter needs a non-empty `description`"));
+        }
+        let uri = format!("{SCHEME}{path}/{SKILL_MD}");
+        if self.entries.contains_key(&uri) || self.files.contains_key(&uri) {
+            return Err(invalid(path, "a skill is already served there"));
+        }
+        let generate: Generate = Arc::new(move |ctx| Box::pin(generate(ctx)));
+        self.dynamic.insert(uri.clone(), generate);
+        let resources = SkillResources::Dynamic(mcp_types::skills::Dynamic::Dynamic);
+        self.entries.insert(uri.clone(), Skill { uri, frontmatter, resources });
+        Ok(self)
     }
 
     /// Skills compiled into the binary with `include_dir::include_dir!` (a folder of skills,
@@ -181,17 +242,44 @@ impl Skills {
 
     /// The files as resources: `SKILL.md` named and described from its frontmatter
     /// (`text/markdown`), the others by their path in the skill.
+    /// A dynamic skill's `SKILL.md` is generated on each read, and checked against its entry.
     pub(crate) fn resource_defs(&self) -> Vec<ResourceDef> {
-        self.files
-            .iter()
-            .map(|(uri, file)| {
+        let files = self.files.iter().map(|(uri, file)| {
+            let file = file.clone();
+            ResourceDef::from_resource(self.file_resource(uri, &file), move |uri: String, _vars, _ctx: Context| {
                 let file = file.clone();
-                ResourceDef::from_resource(self.file_resource(uri, &file), move |uri: String, _vars, _ctx: Context| {
-                    let file = file.clone();
-                    async move { Ok::<_, ErrorObject>(vec![contents(uri, &file)]) }
-                })
+                async move { Ok::<_, ErrorObject>(vec![contents(uri, &file)]) }
             })
-            .collect()
+        });
+        let dynamic = self.dynamic.iter().map(|(uri, generate)| {
+            let generate = generate.clone();
+            let expected = self.entries[uri].frontmatter.clone();
+            ResourceDef::from_resource(self.dynamic_resource(uri), move |uri: String, _vars, ctx: Context| {
+                let (generated, expected) = (generate(ctx), expected.clone());
+                async move {
+                    let text = generated.await?;
+                    if mcp_types::skills::frontmatter(&text).ok().as_ref() != Some(&expected) {
+                        tracing::warn!(%uri, "a generated SKILL.md's frontmatter is not its entry's: not served");
+                        return Err(ErrorObject::internal_error(format!(
+                            "{uri}: the generated frontmatter is not the skill's"
+                        )));
+                    }
+                    let mut c = TextResourceContents::new(uri, text);
+                    c.mime_type = Some("text/markdown".to_owned());
+                    Ok(vec![c.into()])
+                }
+            })
+        });
+        files.chain(dynamic).collect()
+    }
+
+    /// The resource of a dynamic skill's `SKILL.md`, as listed (no size: it is generated).
+    fn dynamic_resource(&self, uri: &str) -> Resource {
+        let skill = &self.entries[uri];
+        let mut r = Resource::new(skill.name().unwrap_or_default(), uri.to_owned());
+        r.description = skill.description().map(str::to_owned);
+        r.mime_type = Some("text/markdown".to_owned());
+        r
     }
 
     /// The resource of the file at `uri`, as listed.
@@ -220,6 +308,7 @@ impl Skills {
                     self.entries.keys().filter(|md| path.starts_with(skill_dir(md))).max_by_key(|md| md.len())?;
                 Some((uri.clone(), skill.clone()))
             })
+            .chain(self.dynamic.keys().map(|uri| (uri.clone(), uri.clone())))
             .collect()
     }
 
@@ -234,7 +323,9 @@ impl Skills {
         sight: Sight,
     ) {
         let dirs = Arc::new(self.directories());
-        let resources = self.files.iter().map(|(uri, file)| (uri.clone(), self.file_resource(uri, file))).collect();
+        let files = self.files.iter().map(|(uri, file)| (uri.clone(), self.file_resource(uri, file)));
+        let generated = self.dynamic.keys().map(|uri| (uri.clone(), self.dynamic_resource(uri)));
+        let resources = files.chain(generated).collect();
         let sight = Arc::new(SkillSight { sight, resources });
         let entries: Arc<Vec<Skill>> = Arc::new(self.entries.into_values().collect());
         let ttl = |h: &CacheHints| u64::try_from(h.ttl_ms).unwrap_or(0);

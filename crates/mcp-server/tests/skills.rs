@@ -59,3 +59,40 @@ fn a_folder_that_cannot_be_read_fails_the_build() {
     let built = Server::builder("s", "1").skills_dir(&missing).build();
     assert!(matches!(built, Err(DefinitionError::InvalidSkills { .. })), "{built:?}");
 }
+
+fn front(name: &str, description: Option<&str>) -> serde_json::Map<String, serde_json::Value> {
+    let mut front = serde_json::Map::new();
+    front.insert("name".into(), name.into());
+    if let Some(description) = description {
+        front.insert("description".into(), description.into());
+    }
+    front
+}
+
+fn refused_dynamic(skills: Skills, path: &str, front: serde_json::Map<String, serde_json::Value>) -> String {
+    match skills.dynamic(path, front, |_| async { Ok(String::new()) }) {
+        Err(SkillsError::Invalid { path, reason }) => format!("{path}: {reason}"),
+        other => panic!("{path} was not refused: {other:?}"),
+    }
+}
+
+#[test]
+fn a_dynamic_skill_is_listed_as_dynamic_and_one_that_breaks_the_format_is_refused() {
+    let skills = Skills::default().dynamic("reports/daily", front("daily", Some("Today")), |_| async {
+        Ok("---\nname: daily\ndescription: Today\n---\n".to_owned())
+    });
+    let skills = skills.unwrap();
+    assert_eq!(skills.entries()[0].uri, "skill://reports/daily/SKILL.md");
+    assert!(matches!(skills.entries()[0].resources, SkillResources::Dynamic(_)));
+    assert!(Server::builder("s", "1").skills(skills).build().is_ok());
+
+    let none = Skills::default;
+    assert!(refused_dynamic(none(), "reports/weekly", front("daily", Some("d"))).contains("not the skill's name"));
+    assert!(refused_dynamic(none(), "Bad--Name", front("Bad--Name", Some("d"))).contains("naming rules"));
+    assert!(refused_dynamic(none(), "daily", front("daily", None)).contains("`description`"));
+    assert!(refused_dynamic(none(), "daily", front("daily", Some(""))).contains("`description`"));
+    assert!(refused_dynamic(none(), "../daily", front("daily", Some("d"))).contains("`..`"));
+    let m = md("daily");
+    let files = Skills::from_files([("daily/SKILL.md", m.as_bytes())]).unwrap();
+    assert!(refused_dynamic(files, "daily", front("daily", Some("d"))).contains("already served"));
+}

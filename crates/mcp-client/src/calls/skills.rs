@@ -16,8 +16,8 @@
 
 use base64::Engine as _;
 use mcp_types::skills::{
-    EXTENSION, GetSkill, GetSkillParams, ListSkills, ListSkillsParams, ReadDirectory, ReadDirectoryParams,
-    ReadDirectoryResult, Skill, SkillResources,
+    EXTENSION, GetSkill, GetSkillParams, ListSkills, ListSkillsParams, MAX_TOTAL_SIZE, ReadDirectory,
+    ReadDirectoryParams, ReadDirectoryResult, Skill, SkillResources,
 };
 use mcp_types::{AnyResourceContents, JsonObject};
 
@@ -63,6 +63,17 @@ pub enum SkillError {
         uri: String,
         /// What differs.
         reason: String,
+    },
+    /// A dynamic skill's content is over the extension's total-size limit
+    /// ([`MAX_TOTAL_SIZE`](mcp_types::skills::MAX_TOTAL_SIZE) bytes): not used.
+    #[error("{uri}: {size} bytes retrieved, over the {limit}-byte limit of a skill")]
+    TooLarge {
+        /// The file.
+        uri: String,
+        /// How many bytes were retrieved.
+        size: u64,
+        /// The limit.
+        limit: u64,
     },
     /// The server sent another page cursor again, or too many pages.
     #[error("skills/list did not end: {0}")]
@@ -115,7 +126,8 @@ impl Client {
 
     /// Loads `skill`: reads its `SKILL.md` and checks it against the entry (size and digest,
     /// then its frontmatter, field by field). A skill whose files are `"dynamic"` has nothing
-    /// to check the file against and is refused ([`SkillError::Entry`]).
+    /// to check the file against and is refused ([`SkillError::Entry`]); a host that accepts
+    /// such skills loads them with [`load_dynamic_skill`](Self::load_dynamic_skill).
     pub async fn load_skill(&self, skill: &Skill) -> Result<LoadedSkill, SkillError> {
         if matches!(skill.resources, SkillResources::Dynamic(_)) {
             return Err(SkillError::Entry { uri: skill.uri.clone(), reason: "its files are \"dynamic\"".into() });
@@ -127,13 +139,37 @@ impl Client {
             });
         }
         let bytes = self.read_skill_file(skill, &skill.uri).await?;
-        let verification = |reason: String| SkillError::Verification { uri: skill.uri.clone(), reason };
-        let text = String::from_utf8(bytes).map_err(|_| verification("SKILL.md is not UTF-8".into()))?;
-        let front = mcp_types::skills::frontmatter(&text).map_err(|e| verification(e.to_string()))?;
-        if let Some(field) = differing_field(&front, &skill.frontmatter) {
-            return Err(verification(format!("frontmatter field `{field}` differs from the entry's")));
+        verified(skill, bytes)
+    }
+
+    /// Loads `skill` as [`load_skill`](Self::load_skill) does, and also a skill whose files
+    /// are `"dynamic"` (the host's opt-in: the specification lets hosts decline them). Such a
+    /// `SKILL.md` has no digest or size to check: its frontmatter is still checked against
+    /// the entry's, field by field, and what is retrieved is refused once over the
+    /// extension's total-size limit ([`SkillError::TooLarge`]).
+    pub async fn load_dynamic_skill(&self, skill: &Skill) -> Result<LoadedSkill, SkillError> {
+        if !matches!(skill.resources, SkillResources::Dynamic(_)) {
+            return self.load_skill(skill).await;
         }
-        Ok(LoadedSkill { entry: skill.clone(), instructions: text })
+        let verification = |reason: String| SkillError::Verification { uri: skill.uri.clone(), reason };
+        let result = self.read_resource(&skill.uri).await?;
+        // Every contents item retrieved counts towards the limit; the first is the SKILL.md.
+        let mut first = None;
+        let mut total: u64 = 0;
+        for contents in result.contents {
+            let item = match contents {
+                AnyResourceContents::TextResourceContents(t) => t.text.into_bytes(),
+                AnyResourceContents::BlobResourceContents(b) => base64::engine::general_purpose::STANDARD
+                    .decode(b.blob.as_bytes())
+                    .map_err(|e| verification(format!("blob is not base64: {e}")))?,
+            };
+            total = total.saturating_add(item.len() as u64);
+            if total > MAX_TOTAL_SIZE {
+                return Err(SkillError::TooLarge { uri: skill.uri.clone(), size: total, limit: MAX_TOTAL_SIZE });
+            }
+            first.get_or_insert(item);
+        }
+        verified(skill, first.ok_or_else(|| verification("no contents".into()))?)
     }
 
     /// Reads the file `uri` of `skill` (`resources/read`) and checks it against the entry:
@@ -172,6 +208,17 @@ impl Client {
     fn need_skills(&self) -> Result<(), SkillError> {
         if self.supports_skills() { Ok(()) } else { Err(SkillError::NotDeclared) }
     }
+}
+
+/// `bytes` as the `SKILL.md` of `skill`, if UTF-8 with the entry's frontmatter.
+fn verified(skill: &Skill, bytes: Vec<u8>) -> Result<LoadedSkill, SkillError> {
+    let verification = |reason: String| SkillError::Verification { uri: skill.uri.clone(), reason };
+    let text = String::from_utf8(bytes).map_err(|_| verification("SKILL.md is not UTF-8".into()))?;
+    let front = mcp_types::skills::frontmatter(&text).map_err(|e| verification(e.to_string()))?;
+    if let Some(field) = differing_field(&front, &skill.frontmatter) {
+        return Err(verification(format!("frontmatter field `{field}` differs from the entry's")));
+    }
+    Ok(LoadedSkill { entry: skill.clone(), instructions: text })
 }
 
 /// The first field on which two frontmatter objects differ, if any (a missing field and
