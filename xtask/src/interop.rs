@@ -73,6 +73,7 @@ pub fn run(root: &Path) -> Result<()> {
         interop_client_stateless,
         interop_sampling_tools,
         everything_server,
+        interop_apps,
     ] = build_examples(
         root,
         [
@@ -82,6 +83,7 @@ pub fn run(root: &Path) -> Result<()> {
             "interop_client_stateless",
             "interop_sampling_tools",
             "everything",
+            "interop_apps",
         ],
     )?;
     let servers = [vec![stdio_server.display().to_string()]];
@@ -253,7 +255,10 @@ pub fn run(root: &Path) -> Result<()> {
     };
     failures.extend(proxy::run(root, &setup)?);
     failures.extend(gateway(root, &clients, [&node.display().to_string(), &everything.display().to_string()])?);
-    failures.extend(apps::run(root, &apps::Setup { node: &node, everything: &everything_server })?);
+    failures.extend(apps::run(
+        root,
+        &apps::Setup { node: &node, everything: &everything_server, interop_apps: &interop_apps },
+    )?);
     if !failures.is_empty() {
         bail!("interop failed:\n  {}", failures.join("\n  "));
     }
@@ -264,8 +269,8 @@ pub fn run(root: &Path) -> Result<()> {
 /// `cargo xtask apps`: the MCP Apps host runs of the interop step alone (see `apps`).
 pub fn apps_only(root: &Path) -> Result<()> {
     let node = install_node(root, &root.join("target/interop"))?;
-    let [everything] = build_examples(root, ["everything"])?;
-    let failures = apps::run(root, &apps::Setup { node: &node, everything: &everything })?;
+    let [everything, interop_apps] = build_examples(root, ["everything", "interop_apps"])?;
+    let failures = apps::run(root, &apps::Setup { node: &node, everything: &everything, interop_apps: &interop_apps })?;
     if !failures.is_empty() {
         bail!("apps failed:\n  {}", failures.join("\n  "));
     }

@@ -8,7 +8,9 @@
 //! - our `everything` (Streamable HTTP): its app shows the tool's result, and its button calls
 //!   a tool back through the host.
 //!
-//! Screenshots of each go to `target/apps/`.
+//! Screenshots of each go to `target/apps/`. Then the other direction: our client as a host
+//! (`interop_apps`: `ClientBuilder::apps`, the view read and checked, a view's `tools/call`
+//! through `apps::host`) against the official example app server.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,10 +22,11 @@ use super::{Client, SERVER_START_TIMEOUT, ServerProcess, copy_scripts, free_port
 /// Where the screenshots go, under the workspace root.
 const SHOTS: &str = "target/apps";
 
-/// What the runs need: Node 22 and the `everything` example.
+/// What the runs need: Node 22 and the `everything` and `interop_apps` examples.
 pub(super) struct Setup<'a> {
     pub(super) node: &'a Path,
     pub(super) everything: &'a Path,
+    pub(super) interop_apps: &'a Path,
 }
 
 /// Runs the host against both servers; the failures.
@@ -65,6 +68,19 @@ pub(super) fn run(root: &Path, setup: &Setup<'_>) -> Result<Vec<String>> {
     let outcome = run_client(root, &client, &["--url".to_owned(), format!("http://{addr}/mcp")])?;
     if !outcome.passed {
         failures.push(format!("the apps host against everything: {}", outcome.summary));
+    }
+
+    // Our client as the host, against the official example app server.
+    let client = Client {
+        name: "our (MCP Apps host side)",
+        program: setup.interop_apps.to_path_buf(),
+        args: Vec::new(),
+        env: &[],
+    };
+    let server = [setup.node.display().to_string(), vanilla.display().to_string(), "--stdio".to_owned()];
+    let outcome = run_client(root, &client, &server)?;
+    if !outcome.passed {
+        failures.push(format!("our client against server-basic-vanillajs: {}", outcome.summary));
     }
     Ok(failures)
 }
