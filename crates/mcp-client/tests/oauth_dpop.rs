@@ -195,21 +195,31 @@ async fn rs_metadata(State(w): State<World>) -> Response {
     )
 }
 
-/// The authorization server alone, for a resource at `rs_addr`.
-async fn start_as(rs_listener: &TcpListener) -> World {
-    let as_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let w = World {
-        as_base: format!("http://{}", as_listener.local_addr().unwrap()),
-        rs_addr: rs_listener.local_addr().unwrap(),
+/// The world of an authorization server at `as_base` and a resource at `rs_addr`.
+fn world(as_base: String, rs_addr: SocketAddr) -> World {
+    World {
+        as_base,
+        rs_addr,
         as_nonces: Arc::new(Mutex::new(Nonces { prefix: "as", ..Nonces::default() })),
         rs_nonces: Arc::new(Mutex::new(Nonces { prefix: "rs", ..Nonces::default() })),
         tokens: Arc::default(),
         grants: Arc::default(),
-    };
-    let authorization = Router::new()
+    }
+}
+
+/// The authorization server's routes.
+fn authorization_routes(w: &World) -> Router {
+    Router::new()
         .route("/.well-known/oauth-authorization-server", get(as_metadata))
         .route("/token", post(as_token))
-        .with_state(w.clone());
+        .with_state(w.clone())
+}
+
+/// The authorization server alone, for a resource at `rs_addr`.
+async fn start_as(rs_listener: &TcpListener) -> World {
+    let as_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let w = world(format!("http://{}", as_listener.local_addr().unwrap()), rs_listener.local_addr().unwrap());
+    let authorization = authorization_routes(&w);
     tokio::spawn(async move { axum::serve(as_listener, authorization).await });
     w
 }
@@ -225,20 +235,49 @@ fn echo_server() -> Server {
 async fn start() -> World {
     let rs_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let w = start_as(&rs_listener).await;
+    serve_resource(&w, rs_listener, Router::new());
+    w
+}
+
+/// The resource on `rs_listener`, beside `more` routes.
+fn serve_resource(w: &World, rs_listener: TcpListener, more: Router) {
     let mcp = echo_server()
         .http_router(HttpServerConfig::new().json_response(true))
         .layer(axum::middleware::from_fn_with_state(w.clone(), rs_gate));
     let resource = Router::new()
         .route("/.well-known/oauth-protected-resource/mcp", get(rs_metadata))
         .with_state(w.clone())
-        .merge(mcp);
+        .merge(mcp)
+        .merge(more);
     tokio::spawn(async move { axum::serve(rs_listener, resource).await });
+}
+
+/// The authorization server and the resource on one origin (one listener).
+async fn start_on_one_origin() -> World {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let w = world(format!("http://{addr}"), addr);
+    serve_resource(&w, listener, authorization_routes(&w));
     w
 }
 
 #[tokio::test]
 async fn a_nonce_on_any_answer_replaces_the_one_the_next_proofs_to_that_server_carry() {
-    let w = start().await;
+    each_server_gets_its_own_nonces(start().await).await;
+}
+
+/// RFC 9449 gives the authorization server (§8) and the resource (§9) their own nonces: on one
+/// origin, each still gets only its own (keyed by origin alone, each overwrote the other's).
+#[tokio::test]
+async fn an_authorization_server_and_a_resource_on_one_origin_keep_their_own_nonces() {
+    let w = start_on_one_origin().await;
+    assert_eq!(w.as_base, format!("http://{}", w.rs_addr));
+    each_server_gets_its_own_nonces(w).await;
+}
+
+/// Three calls through the client (each refreshing its token first); then each server refused
+/// one proof only, the first, and received only its own nonces.
+async fn each_server_gets_its_own_nonces(w: World) {
     let url = format!("http://{}/mcp", w.rs_addr);
     let config = OAuthConfig::client_credentials("svc", "s3cret").issuer(&w.as_base).dpop();
     let oauth = OAuthClient::new(Url::parse(&url).unwrap(), config);
@@ -294,7 +333,10 @@ async fn the_client_meets_the_nonces_of_this_sdks_endpoint() {
     let rs_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let w = start_as(&rs_listener).await;
     let url = format!("http://{}/mcp", w.rs_addr);
-    let dpop = DpopConfig::new().require_nonce(Duration::from_secs(86_400));
+    // A period in whose middle now falls (10.5 periods after the epoch): the endpoint's nonce
+    // does not change while the test runs (a day's period ended at each midnight UTC).
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let dpop = DpopConfig::new().require_nonce(Duration::from_secs(now * 2 / 21));
     let auth = AuthConfig::new(&url, Bound { resource: url.clone(), tokens: w.tokens.clone() })
         .unwrap()
         .authorization_server(&w.as_base)

@@ -10,12 +10,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use base64::Engine as _;
 use mcp_client::skills::SkillError;
 use mcp_client::{ClientBuilder, ClientError};
 use mcp_server::mcp_transport_http::server::{self, HttpServerConfig};
 use mcp_server::{ResourceDef, Server};
 use mcp_types::skills::{EXTENSION, SkillResources};
-use mcp_types::{ErrorObject, TextResourceContents};
+use mcp_types::{BlobResourceContents, ErrorObject, TextResourceContents};
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
@@ -312,7 +313,8 @@ async fn a_dynamic_skill_is_generated_on_each_read_and_loaded_only_on_opt_in() {
 
 /// A hostile server's dynamic skills: one whose `SKILL.md` frontmatter is not its entry's is
 /// refused; one whose `SKILL.md` is over the 16 MiB limit of a skill is refused once read, one
-/// of 16 MiB loaded.
+/// of 16 MiB loaded, with the HTTP transport's default message limit although it comes as a
+/// base64 blob (21.3 MiB of JSON).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dynamic_skill_whose_skill_md_is_not_its_entrys_or_too_large_is_refused() {
     let dynamic = |name: &str| json!({"uri": format!("skill://{name}/SKILL.md"), "frontmatter": {"name": name, "description": "Fine"}, "resources": "dynamic"});
@@ -337,15 +339,18 @@ async fn a_dynamic_skill_whose_skill_md_is_not_its_entrys_or_too_large_is_refuse
     for (name, text) in served {
         builder = builder.resource(ResourceDef::new(name, format!("skill://{name}/SKILL.md"), move |uri, _, _| {
             let text = text.clone();
-            async move { Ok::<_, ErrorObject>(vec![TextResourceContents::new(uri, text).into()]) }
+            async move {
+                if name == "limit" {
+                    let blob = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+                    return Ok::<_, ErrorObject>(vec![BlobResourceContents::new(uri, blob).into()]);
+                }
+                Ok(vec![TextResourceContents::new(uri, text).into()])
+            }
         }));
     }
-    // The HTTP transport refuses a message over 16 MiB by default: a JSON response carrying
-    // a 16 MiB SKILL.md is larger, so a host that loads skills up to the limit raises it.
-    let config = mcp_client::http::HttpClientConfig::parse(&serve(builder.build().unwrap()).await)
-        .unwrap()
-        .max_message_size(2 * limit);
-    let client = ClientBuilder::new("c", "1.0").connect_http_with(config).await.unwrap();
+    // The transport's default limit (32 MiB) takes a whole skill's 16 MiB as base64 with its
+    // envelope: a host loads skills up to the limit without configuring it.
+    let client = ClientBuilder::new("c", "1.0").connect_http(&serve(builder.build().unwrap()).await).await.unwrap();
     let skills = client.list_skills().await.unwrap();
 
     match client.load_dynamic_skill(&skills[0]).await {

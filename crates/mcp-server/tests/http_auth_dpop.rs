@@ -65,6 +65,14 @@ fn initialize() -> Value {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
 }
 
+/// A nonce period in whose middle now falls (periods are counted from the epoch): now is
+/// 10.5 periods after it, so no period ends within years of the test, and the nonces two
+/// periods away are still after the epoch. (A period of a day ended at each midnight UTC,
+/// which a test running then would straddle.)
+fn period() -> Duration {
+    Duration::from_secs(now() * 2 / 21)
+}
+
 fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
 }
@@ -192,7 +200,7 @@ fn assert_asks_for_nonce(response: &reqwest::Response, current: &str, why: &str)
 
 #[tokio::test]
 async fn with_server_nonces_a_proof_needs_the_current_nonce_and_every_answer_carries_it() {
-    let period = Duration::from_secs(86_400);
+    let period = period();
     let dpop = DpopConfig::new().require_nonce(period);
     let h = start_with(dpop.clone()).await;
     let key = DpopKey::generate();
@@ -213,9 +221,40 @@ async fn with_server_nonces_a_proof_needs_the_current_nonce_and_every_answer_car
     assert_eq!(response.headers()["dpop-nonce"], nonce.as_str());
 }
 
+/// A browser client reads the nonce of a `use_dpop_nonce` challenge: the challenge of a
+/// request from an origin the endpoint admits exposes `DPoP-Nonce` (CORS), not only
+/// `WWW-Authenticate`.
+#[tokio::test]
+async fn a_browser_origin_can_read_the_nonce_it_is_asked_for() {
+    let dpop = DpopConfig::new().require_nonce(period());
+    let h = start_with(dpop.clone()).await;
+    let key = DpopKey::generate();
+    let token = format!("bound.{}", key.thumbprint());
+    // Bound to loopback, the endpoint admits localhost origins.
+    let origin = "http://localhost:5173";
+    let response = h
+        .http
+        .post(h.url.clone())
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("origin", origin)
+        .header("authorization", format!("DPoP {token}"))
+        .header("dpop", key.proof("POST", &h.url, Some(&token), None))
+        .body(initialize().to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_asks_for_nonce(&response, &dpop.nonce().unwrap(), "no nonce, from a browser");
+    let headers = response.headers();
+    assert_eq!(headers["access-control-allow-origin"], origin, "{headers:?}");
+    let exposed = headers["access-control-expose-headers"].to_str().unwrap().to_ascii_lowercase();
+    let exposed: Vec<&str> = exposed.split(',').map(str::trim).collect();
+    assert!(exposed.contains(&"dpop-nonce") && exposed.contains(&"www-authenticate"), "{exposed:?}");
+}
+
 #[tokio::test]
 async fn with_server_nonces_a_stale_foreign_or_forged_nonce_is_refused() {
-    let period = Duration::from_secs(86_400);
+    let period = period();
     let dpop = DpopConfig::new().require_nonce(period);
     let h = start_with(dpop.clone()).await;
     let key = DpopKey::generate();

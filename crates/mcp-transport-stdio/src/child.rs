@@ -21,7 +21,7 @@ use mcp_jsonrpc::transport::{Outbound, TransportWrite};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use crate::lines::{DEFAULT_MAX_LINE, LineRead, LineWrite};
+use crate::lines::{DEFAULT_CHILD_MAX_LINE, LineRead, LineWrite};
 
 /// Where the child's stderr goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -62,7 +62,7 @@ impl ChildCommand {
             env_clear: false,
             cwd: None,
             stderr: StderrMode::default(),
-            max_line: DEFAULT_MAX_LINE,
+            max_line: DEFAULT_CHILD_MAX_LINE,
             grace: Duration::from_secs(2),
             stderr_tail_lines: 50,
             process_group: false,
@@ -98,7 +98,8 @@ impl ChildCommand {
         self.stderr = mode;
         self
     }
-    /// Sets the maximum length of a message line from the child.
+    /// Sets the maximum length of a message line from the child (default
+    /// [`DEFAULT_CHILD_MAX_LINE`], 32 MiB).
     pub fn max_line(mut self, bytes: usize) -> Self {
         self.max_line = bytes;
         self

@@ -6,7 +6,8 @@
 //!   transport to it, with a shutdown sequence that never leaves a zombie.
 //! - [`StreamTransport`] frames any reader and writer the same way.
 //!
-//! Lines longer than the limit (default [`DEFAULT_MAX_LINE`], 4 MiB) and lines that are not
+//! Lines longer than the limit (default [`DEFAULT_MAX_LINE`], 4 MiB, for a server;
+//! [`DEFAULT_CHILD_MAX_LINE`], 32 MiB, for a client reading its child) and lines that are not
 //! UTF-8 are skipped and reported; the stream goes on.
 //!
 //! ```no_run
@@ -36,5 +37,5 @@ mod server;
 pub use child::{
     ChildCommand, ChildError, ChildProcess, ChildStdinWrite, ChildTransport, Shutdown, ShutdownStep, StderrMode,
 };
-pub use lines::{DEFAULT_MAX_LINE, LineRead, LineWrite};
+pub use lines::{DEFAULT_CHILD_MAX_LINE, DEFAULT_MAX_LINE, LineRead, LineWrite};
 pub use server::{Stdin, StdioTransport, Stdout, StreamTransport};

@@ -13,8 +13,14 @@ use bytes::BytesMut;
 use mcp_jsonrpc::transport::{Inbound, Outbound, ReadError, TransportRead, TransportWrite};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 
-/// The default maximum length of one message line: 4 MiB.
+/// The default maximum length of one message line a server reads: 4 MiB.
 pub const DEFAULT_MAX_LINE: usize = 4 * 1024 * 1024;
+
+/// The default maximum length of one message line a client reads from its child server:
+/// 32 MiB. The Skills extension makes hosts accept a skill of 16 MiB, which one
+/// `resources/read` may carry as a base64 blob (21.3 MiB of JSON) or as JSON text, whose
+/// escapes grow it.
+pub const DEFAULT_CHILD_MAX_LINE: usize = 32 * 1024 * 1024;
 
 const CHUNK: usize = 64 * 1024;
 

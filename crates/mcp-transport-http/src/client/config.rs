@@ -48,6 +48,11 @@ impl ReconnectPolicy {
     }
 }
 
+/// The default largest message a client accepts from a server: 32 MiB. The Skills extension
+/// makes hosts accept a skill of 16 MiB, which one `resources/read` may carry as a base64
+/// blob (21.3 MiB of JSON) or as JSON text, whose escapes grow it (a newline takes 2 bytes).
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 32 * 1024 * 1024;
+
 /// Configuration of the HTTP client transports ([`StreamableHttpTransport`],
 /// [`HttpSseTransport`]).
 ///
@@ -110,7 +115,7 @@ impl HttpClientConfig {
             http_timeout: Duration::from_secs(30),
             max_in_flight: 64,
             inbound_capacity: 256,
-            max_message_size: 16 * 1024 * 1024,
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             reconnect: ReconnectPolicy::default(),
             http_sse_fallback: true,
         }
@@ -205,7 +210,8 @@ impl HttpClientConfig {
         self
     }
 
-    /// The largest JSON body or SSE event accepted (default 16 MiB).
+    /// The largest JSON body or SSE event accepted (default [`DEFAULT_MAX_MESSAGE_SIZE`],
+    /// 32 MiB).
     pub fn max_message_size(mut self, bytes: usize) -> Self {
         self.max_message_size = bytes.max(1);
         self

@@ -105,7 +105,7 @@ pub mod fuzzing {
 }
 
 pub use auth::{AuthProvider, Unauthorized};
-pub use config::{HttpClientConfig, ReconnectPolicy};
+pub use config::{DEFAULT_MAX_MESSAGE_SIZE, HttpClientConfig, ReconnectPolicy};
 pub use error::{HttpClientError, HttpErrorKind, HttpRequestError};
 pub use hints::{RequestHeaders, encode_header_value};
 pub use http::{HeaderMap, HeaderName, HeaderValue};

@@ -126,10 +126,21 @@ pub(crate) fn htu(url: &Url) -> String {
     u.to_string()
 }
 
-/// The client's DPoP state: its key and the last nonce of each server, by origin.
+/// Which kind of server gave a nonce. An authorization server and a resource may share an
+/// origin, and RFC 9449 gives each its own nonces (§8 for the authorization server, §9 for the
+/// resource): one's nonce is never sent to the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum NonceFrom {
+    /// The authorization server (its token endpoint).
+    AuthorizationServer,
+    /// The protected resource (the MCP endpoint).
+    Resource,
+}
+
+/// The client's DPoP state: its key and the last nonce of each server, by role and origin.
 pub(crate) struct Dpop {
     pub(crate) key: DpopKey,
-    nonces: Mutex<HashMap<String, String>>,
+    nonces: Mutex<HashMap<(NonceFrom, String), String>>,
 }
 
 impl Dpop {
@@ -137,27 +148,27 @@ impl Dpop {
         Dpop { key, nonces: Mutex::new(HashMap::new()) }
     }
 
-    /// The nonce the server at `url`'s origin gave last.
-    pub(crate) fn nonce(&self, url: &Url) -> Option<String> {
-        self.nonces.lock_unpoisoned().get(&url.origin().ascii_serialization()).cloned()
+    /// The nonce the server of role `from` at `url`'s origin gave last.
+    pub(crate) fn nonce(&self, from: NonceFrom, url: &Url) -> Option<String> {
+        self.nonces.lock_unpoisoned().get(&(from, url.origin().ascii_serialization())).cloned()
     }
 
-    /// Keeps the nonce the server at `url`'s origin gave (RFC 9449 §8, §9).
-    pub(crate) fn set_nonce(&self, url: &Url, nonce: &str) {
-        let origin = url.origin().ascii_serialization();
+    /// Keeps the nonce the server of role `from` at `url`'s origin gave (RFC 9449 §8, §9).
+    pub(crate) fn set_nonce(&self, from: NonceFrom, url: &Url, nonce: &str) {
+        let key = (from, url.origin().ascii_serialization());
         let mut nonces = self.nonces.lock_unpoisoned();
-        if nonces.get(&origin).is_some_and(|kept| kept == nonce) {
+        if nonces.get(&key).is_some_and(|kept| kept == nonce) {
             return;
         }
-        if nonces.len() >= MAX_NONCES && !nonces.contains_key(&origin) {
+        if nonces.len() >= MAX_NONCES && !nonces.contains_key(&key) {
             nonces.clear();
         }
-        nonces.insert(origin, nonce.to_owned());
+        nonces.insert(key, nonce.to_owned());
     }
 
-    /// A proof for a request to `url`, with that server's nonce.
-    pub(crate) fn proof(&self, method: &str, url: &Url, access_token: Option<&str>) -> String {
-        self.key.proof(method, url, access_token, self.nonce(url).as_deref())
+    /// A proof for a request to `url` (a server of role `to`), with that server's nonce.
+    pub(crate) fn proof(&self, to: NonceFrom, method: &str, url: &Url, access_token: Option<&str>) -> String {
+        self.key.proof(method, url, access_token, self.nonce(to, url).as_deref())
     }
 }
 
@@ -226,14 +237,26 @@ Jyw7OSJfI+ZsYT9/c4mOJPKUsMCqM5EAo1uheWcYVPkBJ6OLZgK3YgS9
     }
 
     #[test]
-    fn nonces_are_kept_per_origin_within_a_bound() {
+    fn nonces_are_kept_per_role_and_origin_within_a_bound() {
+        use NonceFrom::{AuthorizationServer as As, Resource as Rs};
         let dpop = Dpop::new(DpopKey::generate());
         let a = Url::parse("https://as.example/token").unwrap();
-        dpop.set_nonce(&a, "n");
-        assert_eq!(dpop.nonce(&Url::parse("https://as.example/other").unwrap()).as_deref(), Some("n"));
-        assert_eq!(dpop.nonce(&Url::parse("https://rs.example/mcp").unwrap()), None);
+        dpop.set_nonce(As, &a, "n");
+        assert_eq!(dpop.nonce(As, &Url::parse("https://as.example/other").unwrap()).as_deref(), Some("n"));
+        assert_eq!(dpop.nonce(As, &Url::parse("https://rs.example/mcp").unwrap()), None);
+        // An authorization server and a resource on one origin: each keeps its own nonce.
+        let shared = Url::parse("https://one.example/mcp").unwrap();
+        let token = Url::parse("https://one.example/token").unwrap();
+        dpop.set_nonce(Rs, &shared, "resource's");
+        dpop.set_nonce(As, &token, "authorization server's");
+        assert_eq!(dpop.nonce(Rs, &shared).as_deref(), Some("resource's"));
+        assert_eq!(dpop.nonce(As, &token).as_deref(), Some("authorization server's"));
+        let proof = dpop.proof(Rs, "POST", &shared, Some("t"));
+        let payload = URL_SAFE_NO_PAD.decode(proof.split('.').nth(1).unwrap()).unwrap();
+        let claims: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+        assert_eq!(claims["nonce"], "resource's");
         for i in 0..(MAX_NONCES * 2) {
-            dpop.set_nonce(&Url::parse(&format!("https://h{i}.example/")).unwrap(), "x");
+            dpop.set_nonce(Rs, &Url::parse(&format!("https://h{i}.example/")).unwrap(), "x");
         }
         assert!(dpop.nonces.lock_unpoisoned().len() <= MAX_NONCES);
         assert!(asks_for_nonce(r#"DPoP error="use_dpop_nonce", resource_metadata="x""#));

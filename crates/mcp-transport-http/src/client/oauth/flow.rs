@@ -13,6 +13,8 @@ use url::Url;
 
 use super::agent::AuthorizationAgent;
 use super::challenge::{BearerChallenge, split_scopes};
+#[cfg(feature = "dpop")]
+use super::dpop::NonceFrom;
 use super::http::OAuthHttp;
 use super::metadata::{
     AuthorizationServerMetadata, ProtectedResourceMetadata, discover_authorization_server, discover_resource,
@@ -229,7 +231,7 @@ impl OAuthClient {
         {
             // RFC 9449 §9: the resource wants its nonce in the proofs; the request is sent
             // again with it (the transport bounds how often).
-            dpop.set_nonce(&challenge.url, nonce);
+            dpop.set_nonce(NonceFrom::Resource, &challenge.url, nonce);
             let asks = challenge.www_authenticate.as_ref().and_then(|v| v.to_str().ok());
             if asks.is_some_and(super::dpop::asks_for_nonce) {
                 return true;
@@ -749,13 +751,13 @@ impl OAuthClient {
             }
             #[cfg(feature = "dpop")]
             if let (Some(dpop), Some(_)) = (&self.inner.dpop, bound_to) {
-                request = request.header("DPoP", dpop.proof("POST", &url, None));
+                request = request.header("DPoP", dpop.proof(NonceFrom::AuthorizationServer, "POST", &url, None));
             }
             let response = http.send(request.form(&form), &url).await?;
             let nonce = response.headers().get("dpop-nonce").and_then(|v| v.to_str().ok()).map(str::to_owned);
             #[cfg(feature = "dpop")]
             if let (Some(dpop), Some(_), Some(nonce)) = (&self.inner.dpop, bound_to, &nonce) {
-                dpop.set_nonce(&url, nonce);
+                dpop.set_nonce(NonceFrom::AuthorizationServer, &url, nonce);
             }
             match read_answer(response, &url).await {
                 Err(OAuthError::Refused { error, .. })
@@ -917,7 +919,8 @@ impl AuthProvider for OAuthClient {
             }
             #[cfg(feature = "dpop")]
             if let (true, Some(dpop)) = (bound, &self.inner.dpop)
-                && let Ok(proof) = HeaderValue::from_str(&dpop.proof(method.as_str(), url, Some(&token)))
+                && let Ok(proof) =
+                    HeaderValue::from_str(&dpop.proof(NonceFrom::Resource, method.as_str(), url, Some(&token)))
             {
                 headers.insert("dpop", proof);
             }
@@ -934,7 +937,7 @@ impl AuthProvider for OAuthClient {
         if let Some(dpop) = &self.inner.dpop
             && let Some(nonce) = headers.get("dpop-nonce").and_then(|v| v.to_str().ok())
         {
-            dpop.set_nonce(url, nonce);
+            dpop.set_nonce(NonceFrom::Resource, url, nonce);
         }
         #[cfg(not(feature = "dpop"))]
         let _ = (url, headers);

@@ -102,14 +102,14 @@ impl AuthConfig {
 
 /// Makes an answer of the authorization checks (a challenge) readable by the browser origin of
 /// the request, one the endpoint admits (the Origin check comes first): a browser client can
-/// then read `WWW-Authenticate` and find the authorization server. Nothing for a request
-/// without `Origin`.
+/// then read `WWW-Authenticate` and find the authorization server, and `DPoP-Nonce` to answer
+/// a `use_dpop_nonce` challenge. Nothing for a request without `Origin`.
 fn readable_by_origin(mut response: Response, request: &HeaderMap) -> Response {
     let mut origins = request.get_all(header::ORIGIN).iter();
     let (Some(origin), None) = (origins.next(), origins.next()) else { return response };
     let headers = response.headers_mut();
     headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.clone());
-    headers.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("WWW-Authenticate"));
+    headers.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("WWW-Authenticate, DPoP-Nonce"));
     headers.append(header::VARY, HeaderValue::from_static("Origin"));
     response
 }
@@ -174,9 +174,30 @@ pub(crate) fn with_dpop_nonce(auth: &AuthConfig, mut response: Response) -> Resp
     if let Some(nonce) = auth.dpop.as_ref().and_then(super::DpopConfig::nonce)
         && let Ok(value) = HeaderValue::from_str(&nonce)
     {
-        response.headers_mut().insert(DPOP_NONCE, value);
+        let headers = response.headers_mut();
+        headers.insert(DPOP_NONCE, value);
+        // An answer a browser origin may read (CORS) exposes the nonce too, or the browser
+        // client could never send it.
+        if headers.contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN) {
+            expose(headers, "DPoP-Nonce");
+        }
     }
     response
+}
+
+/// Adds `name` to the `Access-Control-Expose-Headers` of `headers` unless it is there.
+#[cfg(feature = "auth-dpop")]
+fn expose(headers: &mut HeaderMap, name: &str) {
+    let listed = headers.get_all(header::ACCESS_CONTROL_EXPOSE_HEADERS).iter().filter_map(|v| v.to_str().ok());
+    let mut names: Vec<String> = listed.flat_map(|v| v.split(',')).map(|n| n.trim().to_owned()).collect();
+    names.retain(|n| !n.is_empty());
+    if names.iter().any(|n| n == "*" || n.eq_ignore_ascii_case(name)) {
+        return;
+    }
+    names.push(name.to_owned());
+    if let Ok(value) = HeaderValue::from_str(&names.join(", ")) {
+        headers.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, value);
+    }
 }
 
 /// Whether the endpoint hands out DPoP nonces.
