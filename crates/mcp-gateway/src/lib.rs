@@ -24,6 +24,15 @@
 //! scheme, so the result is a URI still, and the gateway strips `prefix+` to read it. A prefix
 //! is ASCII letters, digits, `-` and `.`; the empty prefix mounts a server unprefixed.
 //!
+//! ## MCP Apps
+//! A view of an MCP App (SEP-1865) keeps its `ui://` scheme: the prefix joins its authority
+//! (`ui://weather/view` under `ev` is `ui://ev+weather/view`), and the tools linked to it
+//! (`_meta.ui.resourceUri`, the deprecated `_meta["ui/resourceUri"]`) point at that URI; its
+//! `_meta.ui` passes unchanged. The catalog connection declares the extension; a call's
+//! connection declares it when the gateway's client did (a session's, or a 2026-07-28
+//! request's). The gateway declares it when, at build, a mounted server declares it or lists a
+//! `ui://` resource.
+//!
 //! ## Lists
 //! The gateway reads each mounted server's lists (every page, within the client's bound on
 //! pages) over a connection of its own, the catalog, and mirrors them into its server, which
@@ -212,6 +221,14 @@ impl GatewayBuilder {
         }
         let server = self.server.enable_tools().enable_prompts().enable_resources();
         let mut server = custom::server(server, &forwarded).on_roots_changed(session::roots_changed(mounts.clone()));
+        for mount in &mounts {
+            // A mounted server serves MCP Apps: so does the gateway (its views under the
+            // gateway's `ui://` URIs).
+            if let Some(settings) = mount.apps().await.map_err(failed(mount))? {
+                server = server.extension(mcp_types::apps::EXTENSION, settings);
+                break;
+            }
+        }
         if mounts.iter().any(|m| m.runs_tasks()) {
             // A mounted server runs tools as tasks: their task methods go to it.
             server = server.forward_tasks(tasks::Forwarder(mounts.iter().cloned().collect()));

@@ -230,6 +230,11 @@ impl Link {
             // Its tasks are passed on (2026-07-28).
             builder = builder.extension(crate::names::EXTENSION, Default::default());
         }
+        if mcp_types::apps::supports_html(client) {
+            // It renders MCP Apps: the mounted server answers it as such a client
+            // (`Context::client_supports_apps`).
+            builder = builder.apps();
+        }
         let link = Arc::downgrade(self);
         builder.on_event(move |event| {
             let message = match event {

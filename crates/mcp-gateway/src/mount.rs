@@ -68,11 +68,31 @@ impl Mount {
     }
 
     /// Opens the catalog connection (before the gateway's server is built: what the mounted
-    /// server declares decides some of the gateway's capabilities).
+    /// server declares decides some of the gateway's capabilities). It declares that it
+    /// renders MCP Apps (SEP-1865): a mounted server that links its tools to views only for
+    /// such clients lists the links, which the gateway's clients that render none ignore.
     pub(crate) async fn open(&self) -> Result<(), ClientError> {
-        let catalog = Arc::new(self.source.open(Self::builder().on_event(|_| {})).await?);
+        let catalog = Arc::new(self.source.open(Self::builder().apps().on_event(|_| {})).await?);
         *self.catalog.lock_unpoisoned() = Some(catalog);
         Ok(())
+    }
+
+    /// The settings of the MCP Apps extension the mounted server declares (seen at
+    /// 2026-07-28), or those of a server of views (`text/html;profile=mcp-app`) if it lists a
+    /// `ui://` resource, as read by the catalog [`open`](Self::open); `None`: neither.
+    pub(crate) async fn apps(&self) -> Result<Option<JsonObject>, ClientError> {
+        use mcp_types::apps;
+        let catalog = self.catalog()?;
+        let caps = catalog.server_capabilities();
+        if let Some(settings) = caps.extensions.as_ref().and_then(|e| e.get(apps::EXTENSION)) {
+            return Ok(Some(settings.extra.clone()));
+        }
+        if caps.resources.is_none() {
+            return Ok(None);
+        }
+        let resources = catalog.list_all_resources().await?;
+        let views = resources.iter().any(|r| r.uri.starts_with(apps::SCHEME));
+        Ok(views.then(|| apps::UiClientCapabilities::html().to_settings()))
     }
 
     /// Mirrors the mounted server's lists into `server` (the catalog [`open`](Self::open));
@@ -207,6 +227,7 @@ impl Mount {
             let (name, tool) = (&next[i].0, &next[i].1);
             let mut def = tool.clone();
             def.name = name.clone();
+            self.link_views(&mut def);
             // Listed with its `execution` (read in a session revision: 2026-07-28 lists none);
             // a call that asks for a task passes the ask on, and the mounted server decides
             // (`tasks`).
@@ -230,6 +251,23 @@ impl Mount {
         }
         self.mirrored.lock_unpoisoned().tools = mirrored;
         any
+    }
+
+    /// Points the tool's links to MCP App views (`_meta.ui.resourceUri`, and the deprecated
+    /// `_meta["ui/resourceUri"]`) at the gateway's URIs of those views; other URIs stay.
+    fn link_views(&self, tool: &mut Tool) {
+        let Some(meta) = tool.meta.as_mut() else { return };
+        let gateway_uri = |value: &mut Value| {
+            if let Some(uri) = value.as_str().filter(|uri| uri.starts_with(mcp_types::apps::SCHEME)) {
+                *value = Value::String(self.naming.uri(uri));
+            }
+        };
+        if let Some(uri) = meta.extra.get_mut(mcp_types::apps::META_KEY).and_then(|ui| ui.get_mut("resourceUri")) {
+            gateway_uri(uri);
+        }
+        if let Some(uri) = meta.extra.get_mut(mcp_types::apps::DEPRECATED_RESOURCE_URI_KEY) {
+            gateway_uri(uri);
+        }
     }
 
     async fn mirror_prompts(self: &Arc<Self>, server: &Server, prompts: Vec<Prompt>, completions: bool) -> bool {
@@ -333,7 +371,7 @@ impl Mount {
                     async move {
                         let original =
                             mount.naming.original_uri(&uri).ok_or_else(|| ErrorObject::resource_not_found(&uri))?;
-                        mount.read_resource(original.to_owned(), ctx).await
+                        mount.read_resource(original, ctx).await
                     }
                 },
             );

@@ -1,6 +1,6 @@
 //! The connections the requests of the stateless revision (2026-07-28) share: each request
 //! borrows an idle connection to the mounted server, one that declared what the request's
-//! client declared (sampling, elicitation, roots, the tasks extension), or opens one if there
+//! client declared (sampling, elicitation, roots, the tasks and MCP Apps extensions), or opens one if there
 //! is none, and gives it back once answered. Sequential requests so share one connection (one
 //! child process, for a stdio mount); concurrent ones each hold one of their own meanwhile, so
 //! that what the mounted server sends on it during a call (its requests for input, its log
@@ -43,6 +43,7 @@ fn key(caps: &ClientCapabilities) -> u8 {
         elicitation.is_some_and(|e| e.url.is_some()),
         caps.roots.is_some(),
         caps.extensions.as_ref().is_some_and(|e| e.contains_key(crate::names::EXTENSION)),
+        mcp_types::apps::supports_html(caps),
     ]
     .iter()
     .enumerate()
