@@ -435,7 +435,7 @@ pub mod everything {
     use std::sync::{Arc, OnceLock};
     use std::time::Duration;
 
-    use mcp_sdk::server::apps::UiResource;
+    use mcp_sdk::server::apps::{UiCsp, UiResource};
     use mcp_sdk::server::{
         ClientRequestError, Completion, CompletionRequest, Context, DefinitionError, Progress, Server, ServerBuilder,
         State, ToolDef, ToolError,
@@ -1115,13 +1115,21 @@ pub mod everything {
     /// The URI of the counter app's view (MCP Apps, SEP-1865).
     pub const COUNTER_VIEW: &str = "ui://everything/counter";
 
+    /// The origins the counter app's view may fetch from (`_meta.ui.csp.connectDomains`): local
+    /// services on any port of 127.0.0.1, and nothing else (`cargo xtask apps` checks that its
+    /// host lets a fetch to 127.0.0.1 through and blocks one to `localhost`).
+    pub const COUNTER_CONNECT_DOMAINS: &[&str] = &["http://127.0.0.1:*"];
+
     /// The counter app's view: an HTML page (`examples/apps/counter.html`) that speaks the view
-    /// protocol by hand: it shows the result of `counter`, and its button calls
-    /// `counter_increment` back through the host.
+    /// protocol by hand: it shows the result of `counter`, its button calls `counter_increment`
+    /// back through the host, others send the count to the conversation and ask the host to
+    /// open a link.
     pub fn counter_view() -> UiResource {
+        let connect_domains = COUNTER_CONNECT_DOMAINS.iter().map(|d| (*d).to_owned()).collect();
         UiResource::new(COUNTER_VIEW, "counter", include_str!("apps/counter.html"))
             .title("Counter")
             .description("Shows a count; its button adds one (the counter_increment tool).")
+            .csp(UiCsp { connect_domains, ..UiCsp::default() })
             .prefers_border(true)
     }
 

@@ -45,6 +45,10 @@ async fn the_counter_app_is_served_to_a_host() {
         let uri = find("counter").ui_resource_uri().unwrap();
         let view = host.read_ui_resource(&uri).await.unwrap();
         assert_eq!(view.meta.prefers_border, Some(true));
+        // Its Content Security Policy: fetches to local services only.
+        let csp = view.meta.csp.as_ref().unwrap();
+        assert_eq!(csp.connect_domains, ["http://127.0.0.1:*"], "{era}");
+        assert!(csp.resource_domains.is_empty() && csp.frame_domains.is_empty());
         // The page speaks the view protocol: initialize first, then initialized; the tool's
         // result shown; the button's call through the host.
         let order: Vec<usize> = ["\"ui/initialize\"", "\"ui/notifications/initialized\""]
@@ -52,9 +56,15 @@ async fn the_counter_app_is_served_to_a_host() {
             .map(|m| view.html.find(m).unwrap_or_else(|| panic!("{m} not in the page")))
             .collect();
         assert!(order[0] < order[1]);
-        for needle in
-            ["ui/notifications/tool-result", "\"tools/call\"", "counter_increment", "window.parent.postMessage"]
-        {
+        for needle in [
+            "ui/notifications/tool-result",
+            "\"tools/call\"",
+            "counter_increment",
+            "window.parent.postMessage",
+            "\"ui/message\"",
+            "\"ui/open-link\"",
+            "\"ui/notifications/size-changed\"",
+        ] {
             assert!(view.html.contains(needle), "{needle} not in the page");
         }
         let listed = host.list_all_resources().await.unwrap();

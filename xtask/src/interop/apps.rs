@@ -5,8 +5,10 @@
 //!
 //! - the official example app server `@modelcontextprotocol/server-basic-vanillajs` (stdio):
 //!   the harness's own check, so that a failure with ours is ours;
-//! - our `everything` (Streamable HTTP): its app shows the tool's result, and its button calls
-//!   a tool back through the host.
+//! - our `everything` (Streamable HTTP): its app shows the tool's result, and its buttons call
+//!   a tool back through the host, send a message and a link to the host and grow the view
+//!   (which the host's frame follows); the host applies the view's declared CSP, which blocks
+//!   a fetch to an undeclared origin.
 //!
 //! Screenshots of each go to `target/apps/`. Then the other direction: our client as a host
 //! (`interop_apps`: `ClientBuilder::apps`, the view read and checked, a view's `tools/call`
@@ -88,11 +90,23 @@ pub(super) fn run(root: &Path, setup: &Setup<'_>) -> Result<Vec<String>> {
 /// What the host checks of `everything`'s app, the counter (`examples/apps/counter.html`): the
 /// `counter` tool called with `start` 41 shows "Count: 41" (its `structuredContent`, which the
 /// server sends only to a client that declared the apps extension), and the view's button
-/// calls `counter_increment` (a tool for the app only) through the host: "Count: 42".
+/// calls `counter_increment` (a tool for the app only) through the host: "Count: 42". Then
+/// "Tell the chat" reaches the host as that exact `ui/message`, "Open the docs" as that
+/// `ui/open-link` (which the host answers, opening nothing), "Add a line" makes the view
+/// report a greater height, which the host's frame takes; and the view's declared CSP
+/// (`connectDomains` `http://127.0.0.1:*`), applied by the host, lets a fetch to a local port
+/// through and blocks one to `localhost`, which the view reports.
 const EVERYTHING_APP: &[(&str, &str)] = &[
     ("APP_TOOL", "counter"),
     ("APP_INPUT", r#"{"start": 41}"#),
     ("APP_EXPECT_TEXT", "Count: 41"),
     ("APP_CLICK", "#increment"),
     ("APP_EXPECT_AFTER_CLICK", "Count: 42"),
+    ("APP_MESSAGE_CLICK", "#tell"),
+    ("APP_EXPECT_MESSAGE", r#"{"role": "user", "content": [{"type": "text", "text": "The count is 42."}]}"#),
+    ("APP_LINK_CLICK", "#docs"),
+    ("APP_EXPECT_LINK", "https://github.com/modelcontextprotocol/ext-apps"),
+    ("APP_RESIZE_CLICK", "#add-line"),
+    ("APP_EXPECT_CSP", r#"{"connectDomains": ["http://127.0.0.1:*"]}"#),
+    ("APP_CSP_PROBE", "1"),
 ];
