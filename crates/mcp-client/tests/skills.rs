@@ -231,13 +231,21 @@ async fn a_skill_whose_file_is_not_its_entrys_is_refused_and_nothing_is_read_bef
     assert_eq!(reads.load(Ordering::SeqCst), 4, "one read a load");
 }
 
+const TODAY: &[u8] = b"Open tickets: 3\n";
+const TODAY_URI: &str = "skill://reports/daily/references/TODAY.md";
+
+fn skill_uri() -> String {
+    "skill://reports/daily/SKILL.md".to_owned()
+}
+
 const DAILY_FRONT: &str = "name: daily\ndescription: Today's report\nmetadata:\n  io.modelcontextprotocol/not-yet-defined: kept\n  version: 1\n";
 
 /// A dynamic skill of our server: `SKILL.md` generated on each read, listed and got as
 /// `"resources": "dynamic"` with its frontmatter (a reserved `io.modelcontextprotocol/`
 /// metadata key unknown to the client passed through); loaded only on the host's opt-in,
-/// verified against its entry; hidden as a static skill is; a generated `SKILL.md` whose
-/// frontmatter is not the entry's not served.
+/// verified against its entry; its generated file listed by directory and read after loading
+/// (counted in the load; a URI outside its directory refused unread); hidden as a static
+/// skill is; a generated `SKILL.md` whose frontmatter is not the entry's not served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dynamic_skill_is_generated_on_each_read_and_loaded_only_on_opt_in() {
     let reads = Arc::new(AtomicUsize::new(0));
@@ -251,6 +259,12 @@ async fn a_dynamic_skill_is_generated_on_each_read_and_loaded_only_on_opt_in() {
             let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
             async move { Ok(format!("---\n{DAILY_FRONT}---\nRun {n}.\n")) }
         })
+        .unwrap()
+        .dynamic_files(
+            "reports/daily",
+            |_ctx| async { Ok(vec!["references/TODAY.md".to_owned()]) },
+            |_ctx, path| async move { Ok((path == "references/TODAY.md").then(|| TODAY.to_vec())) },
+        )
         .unwrap()
         .dynamic("secret", front("secret", "Hidden").as_object().unwrap().clone(), |_| async {
             Ok("---\nname: secret\ndescription: Hidden\n---\n".to_owned())
@@ -299,6 +313,35 @@ async fn a_dynamic_skill_is_generated_on_each_read_and_loaded_only_on_opt_in() {
     assert_eq!(first.entry.frontmatter["metadata"]["io.modelcontextprotocol/not-yet-defined"], "kept");
     let second = client.load_dynamic_skill(&skill).await.unwrap();
     assert!(second.instructions.ends_with("Run 2.\n"), "generated on each read");
+
+    // Its generated files: found by directory, read after loading, counted in the load.
+    let listing = client.read_directory("skill://reports/daily/references", None).await.unwrap();
+    let listed: Vec<&str> = listing.resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(listed, [TODAY_URI]);
+    let mut loaded = second;
+    let before = loaded.retrieved;
+    assert_eq!(before, loaded.instructions.len() as u64);
+    assert_eq!(client.read_dynamic_skill_file(&mut loaded, TODAY_URI).await.unwrap(), TODAY);
+    assert_eq!(loaded.retrieved, before + TODAY.len() as u64);
+    // A URI outside its directory is no file of it: refused, nothing read.
+    for outside in [
+        "skill://changelog/SKILL.md",
+        "skill://reports/daily/../../changelog/SKILL.md",
+        "skill://reports/daily/%2e%2e/x.md",
+        "skill://reports/dailyx/TODAY.md",
+        "skill://reports/daily//TODAY.md",
+    ] {
+        match client.read_dynamic_skill_file(&mut loaded, outside).await {
+            Err(SkillError::Unlisted { uri, skill }) => assert_eq!((uri.as_str(), skill), (outside, skill_uri())),
+            other => panic!("{outside}: {other:?}"),
+        }
+    }
+    assert_eq!(loaded.retrieved, before + TODAY.len() as u64, "nothing read");
+    // A file its generator does not know is the server's "resource not found".
+    match client.read_dynamic_skill_file(&mut loaded, "skill://reports/daily/NOPE.md").await {
+        Err(SkillError::Client(ClientError::Remote(e))) => assert!(e.message.contains("not found"), "{e:?}"),
+        other => panic!("{other:?}"),
+    }
     // The opt-in loads a static skill as load_skill does, verified.
     let changelog = client.get_skill("skill://changelog/SKILL.md").await.unwrap();
     assert_eq!(client.load_dynamic_skill(&changelog).await.unwrap().instructions, CHANGELOG);
@@ -313,8 +356,8 @@ async fn a_dynamic_skill_is_generated_on_each_read_and_loaded_only_on_opt_in() {
 
 /// A hostile server's dynamic skills: one whose `SKILL.md` frontmatter is not its entry's is
 /// refused; one whose `SKILL.md` is over the 16 MiB limit of a skill is refused once read, one
-/// of 16 MiB loaded, with the HTTP transport's default message limit although it comes as a
-/// base64 blob (21.3 MiB of JSON).
+/// of 16 MiB loaded with the HTTP transport's default message limit although it comes as a
+/// base64 blob (21.3 MiB of JSON), and a file read for it past the limit refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dynamic_skill_whose_skill_md_is_not_its_entrys_or_too_large_is_refused() {
     let dynamic = |name: &str| json!({"uri": format!("skill://{name}/SKILL.md"), "frontmatter": {"name": name, "description": "Fine"}, "resources": "dynamic"});
@@ -348,6 +391,10 @@ async fn a_dynamic_skill_whose_skill_md_is_not_its_entrys_or_too_large_is_refuse
             }
         }));
     }
+    // A supporting file of a byte, one more than the limit once the SKILL.md of `limit` is in.
+    builder = builder.resource(ResourceDef::new("one", "skill://limit/one.txt", |uri, _, _| async move {
+        Ok::<_, ErrorObject>(vec![TextResourceContents::new(uri, "1").into()])
+    }));
     // The transport's default limit (32 MiB) takes a whole skill's 16 MiB as base64 with its
     // envelope: a host loads skills up to the limit without configuring it.
     let client = ClientBuilder::new("c", "1.0").connect_http(&serve(builder.build().unwrap()).await).await.unwrap();
@@ -362,5 +409,18 @@ async fn a_dynamic_skill_whose_skill_md_is_not_its_entrys_or_too_large_is_refuse
         other => panic!("{:?}", other.map(|l| l.instructions.len())),
     }
     // Up to the limit is loaded.
-    assert_eq!(client.load_dynamic_skill(&skills[2]).await.unwrap().instructions.len(), limit);
+    let mut at_limit = client.load_dynamic_skill(&skills[2]).await.unwrap();
+    assert_eq!((at_limit.instructions.len(), at_limit.retrieved), (limit, limit as u64));
+    // A file read for the load counts towards the limit: one byte more is refused.
+    match client.read_dynamic_skill_file(&mut at_limit, "skill://limit/one.txt").await {
+        Err(SkillError::TooLarge { uri, size, .. }) => {
+            assert_eq!((uri.as_str(), size), ("skill://limit/one.txt", limit as u64 + 1))
+        }
+        other => panic!("{other:?}"),
+    }
+    // And so is every later read of this load.
+    match client.read_dynamic_skill_file(&mut at_limit, "skill://limit/one.txt").await {
+        Err(SkillError::TooLarge { size, .. }) => assert_eq!(size, limit as u64 + 1, "refused before reading"),
+        other => panic!("{other:?}"),
+    }
 }

@@ -7,7 +7,8 @@
 //! into the binary ([`Skills::from_files`], [`Skills::from_include_dir`] with the feature
 //! `include_dir`); the builder serves them ([`ServerBuilder::skills`](crate::ServerBuilder::skills)).
 //! A skill whose `SKILL.md` is generated when read is added with [`Skills::dynamic`]: its
-//! entry says `"resources": "dynamic"`.
+//! entry says `"resources": "dynamic"`; [`Skills::dynamic_files`] gives it generated
+//! supporting files, read and listed (by directory) when asked for.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -61,9 +62,23 @@ struct File {
 /// What generates a dynamic skill's `SKILL.md` on each read.
 type Generate = Arc<dyn Fn(Context) -> mcp_jsonrpc::BoxFuture<Result<String, ErrorObject>> + Send + Sync>;
 
+/// What lists a dynamic skill's generated files: their paths relative to its directory.
+type ListFiles = Arc<dyn Fn(Context) -> mcp_jsonrpc::BoxFuture<Result<Vec<String>, ErrorObject>> + Send + Sync>;
+
+/// What generates one of a dynamic skill's files, by its relative path (`None`: no such file).
+type ReadFile =
+    Arc<dyn Fn(Context, String) -> mcp_jsonrpc::BoxFuture<Result<Option<Vec<u8>>, ErrorObject>> + Send + Sync>;
+
+/// A dynamic skill's generated supporting files ([`Skills::dynamic_files`]).
+#[derive(Clone)]
+struct Generated {
+    list: ListFiles,
+    read: ReadFile,
+}
+
 /// A set of skills held in memory, ready to serve: their entries (frontmatter, digests and
-/// sizes computed once) and their files; and dynamic skills, whose `SKILL.md` is generated.
-/// `Default` is the empty set.
+/// sizes computed once) and their files; and dynamic skills, whose `SKILL.md` (and supporting
+/// files, if given) are generated. `Default` is the empty set.
 #[derive(Clone, Default)]
 pub struct Skills {
     /// Entries by `SKILL.md` URI.
@@ -72,6 +87,8 @@ pub struct Skills {
     files: BTreeMap<String, File>,
     /// The generators of the dynamic skills, by `SKILL.md` URI.
     dynamic: BTreeMap<String, Generate>,
+    /// The generated supporting files of dynamic skills, by `SKILL.md` URI.
+    generated: BTreeMap<String, Generated>,
 }
 
 impl std::fmt::Debug for Skills {
@@ -165,7 +182,7 @@ impl Skills {
                 (format!("{SCHEME}{p}"), File { bytes, mime })
             })
             .collect();
-        Ok(Skills { entries, files, dynamic: BTreeMap::new() })
+        Ok(Skills { entries, files, dynamic: BTreeMap::new(), generated: BTreeMap::new() })
     }
 
     /// Adds a dynamic skill at `path` (`reports/daily`: `skill://reports/daily/SKILL.md`) whose
@@ -216,6 +233,77 @@ impl Skills {
         let resources = SkillResources::Dynamic(mcp_types::skills::Dynamic::Dynamic);
         self.entries.insert(uri.clone(), Skill { uri, frontmatter, resources });
         Ok(self)
+    }
+
+    /// Gives the dynamic skill at `path` (added with [`dynamic`](Self::dynamic)) generated
+    /// supporting files, each a resource `skill://<path>/<file path>`:
+    ///
+    /// - `list(ctx)` gives the paths (relative to the skill's directory, `/`-separated:
+    ///   `references/TODAY.md`) of the files present now; `resources/directory/read` asks it
+    ///   for the skill's directory and those below, and lists each file with the media type
+    ///   its extension gives (none if the extension says nothing) and no size. A path with an
+    ///   empty, `.` or `..` segment, or `SKILL.md` itself, is left out.
+    /// - `read(ctx, path)` generates the file at `path` on each `resources/read` (text if
+    ///   UTF-8, else base64; its media type as a static file's: by extension), or `None` for
+    ///   a path it does not know: answered as a resource that does not exist. It is asked
+    ///   only with clean paths (none with an empty, `.` or `..` segment, percent-encoded or
+    ///   not, or a `\`): any other is unknown without asking.
+    ///
+    /// The files follow the skill's visibility (a hidden skill's files are unknown), and the
+    /// predicate is asked with each file's resource too, as for a static skill's files.
+    /// They are not in `resources/list` (which lists what is fixed when the server is built):
+    /// a client finds them by reading the skill's directory, or by the paths its `SKILL.md`
+    /// names.
+    ///
+    /// ```
+    /// use mcp_server::skills::Skills;
+    /// let front = serde_json::json!({"name": "daily", "description": "Today's report"});
+    /// let skills = Skills::default()
+    ///     .dynamic("reports/daily", front.as_object().unwrap().clone(), |_ctx| async {
+    ///         Ok("---\nname: daily\ndescription: Today's report\n---\nSee references/TODAY.md.\n".to_owned())
+    ///     })
+    ///     .unwrap()
+    ///     .dynamic_files(
+    ///         "reports/daily",
+    ///         |_ctx| async { Ok(vec!["references/TODAY.md".to_owned()]) },
+    ///         |_ctx, path| async move {
+    ///             Ok((path == "references/TODAY.md").then(|| b"Open tickets: 3\n".to_vec()))
+    ///         },
+    ///     )
+    ///     .unwrap();
+    /// # let _ = skills;
+    /// ```
+    pub fn dynamic_files<L, LFut, R, RFut>(mut self, path: &str, list: L, read: R) -> Result<Skills, SkillsError>
+    where
+        L: Fn(Context) -> LFut + Send + Sync + 'static,
+        LFut: std::future::Future<Output = Result<Vec<String>, ErrorObject>> + Send + 'static,
+        R: Fn(Context, String) -> RFut + Send + Sync + 'static,
+        RFut: std::future::Future<Output = Result<Option<Vec<u8>>, ErrorObject>> + Send + 'static,
+    {
+        let uri = format!("{SCHEME}{path}/{SKILL_MD}");
+        if !self.dynamic.contains_key(&uri) {
+            return Err(invalid(path, "no dynamic skill is there (add it with `Skills::dynamic` first)"));
+        }
+        if self.generated.contains_key(&uri) {
+            return Err(invalid(path, "the dynamic skill already has generated files"));
+        }
+        let list: ListFiles = Arc::new(move |ctx| Box::pin(list(ctx)));
+        let read: ReadFile = Arc::new(move |ctx, path| Box::pin(read(ctx, path)));
+        self.generated.insert(uri, Generated { list, read });
+        Ok(self)
+    }
+
+    /// The generated files of the dynamic skills, as the server finds them.
+    pub(crate) fn generated_files(&self) -> GeneratedFiles {
+        let skills = self
+            .generated
+            .iter()
+            .map(|(md, g)| {
+                let dir = format!("{SCHEME}{}", skill_dir(md));
+                GeneratedSkill { dir, md: md.clone(), generated: g.clone() }
+            })
+            .collect();
+        GeneratedFiles { skills }
     }
 
     /// Skills compiled into the binary with `include_dir::include_dir!` (a folder of skills,
@@ -323,6 +411,7 @@ impl Skills {
         sight: Sight,
     ) {
         let dirs = Arc::new(self.directories());
+        let generated_files = self.generated_files();
         let files = self.files.iter().map(|(uri, file)| (uri.clone(), self.file_resource(uri, file)));
         let generated = self.dynamic.keys().map(|uri| (uri.clone(), self.dynamic_resource(uri)));
         let resources = files.chain(generated).collect();
@@ -373,33 +462,81 @@ impl Skills {
                 std::future::ready(found)
             }),
         );
+        let generated = Arc::new(generated_files);
         custom.add_request(
             "resources/directory/read".to_owned(),
             mcp_jsonrpc::custom::typed_request::<ReadDirectory, Context, _, _>(move |params, ctx| {
                 // A directory is known to a request that sees a file below it; its children
                 // are the files it sees and the directories known to it.
                 let filters = sight.filters(&ctx);
-                let seen: Vec<Resource>;
-                let children = dirs.get(&params.uri).filter(|_| !filters || sight.knows_dir(&ctx, &params.uri));
-                let children = match children {
-                    Some(children) if filters => {
-                        seen = children.iter().filter(|c| sight.knows(&ctx, c)).cloned().collect();
-                        Some(&seen[..])
-                    }
-                    other => other.map(Vec::as_slice),
-                };
-                let read = match children {
-                    Some(children) => page(children, params.cursor.as_deref(), page_size).map(|(resources, next)| {
-                        ReadDirectoryResult {
-                            resources: resources.to_vec(),
-                            next_cursor: next,
-                            ttl_ms: Some(ttl(&dir_hints)),
-                            cache_scope: Some(dir_hints.scope.clone()),
+                let dir = params.uri;
+                let fixed = dirs.get(&dir).filter(|_| !filters || sight.knows_dir(&ctx, &dir));
+                let known = fixed.is_some();
+                // The generated files of the dynamic skills whose directory is this one or
+                // holds it, and which the request sees: listed now.
+                let below = format!("{dir}/");
+                let lists: Vec<_> = generated
+                    .skills
+                    .iter()
+                    .filter(|s| below.starts_with(&s.dir) && (!filters || sight.shows(&ctx, &s.md)))
+                    .map(|s| (s.md.clone(), s.dir.clone(), (s.generated.list)(ctx.clone())))
+                    .collect();
+                // None: the directory's children are those fixed when the server was built.
+                let fixed_only = lists.is_empty().then(|| {
+                    let seen: Vec<Resource>;
+                    let children = match fixed {
+                        Some(children) if filters => {
+                            seen = children.iter().filter(|c| sight.knows(&ctx, c)).cloned().collect();
+                            Some(&seen[..])
                         }
-                    }),
-                    None => Err(ErrorObject::invalid_params(format!("{} is not a directory resource", params.uri))),
+                        other => other.map(Vec::as_slice),
+                    };
+                    match children {
+                        Some(children) => directory_page(children, params.cursor.as_deref(), page_size, &dir_hints),
+                        None => Err(not_a_directory(&dir)),
+                    }
+                });
+                let mut children: BTreeMap<String, Resource> = match fixed_only {
+                    Some(_) => BTreeMap::new(),
+                    None => fixed
+                        .into_iter()
+                        .flatten()
+                        .filter(|c| !filters || sight.knows(&ctx, c))
+                        .map(|c| (c.uri.clone(), c.clone()))
+                        .collect(),
                 };
-                std::future::ready(read)
+                let (sight, generated, hints, cursor) =
+                    (sight.clone(), generated.clone(), dir_hints.clone(), params.cursor);
+                async move {
+                    if let Some(answer) = fixed_only {
+                        return answer;
+                    }
+                    for (md, skill_dir, list) in lists {
+                        for path in list.await? {
+                            let uri = format!("{skill_dir}{path}");
+                            // A path that is not clean, or a file of a deeper dynamic skill, is left out.
+                            let Some(file) = generated.find(&uri).filter(|f| f.skill_md == md) else { continue };
+                            let Some(rest) = uri.strip_prefix(&below) else { continue };
+                            if filters && !sight.shows_resource(&ctx, &file.resource) {
+                                continue;
+                            }
+                            let child = match rest.split_once('/') {
+                                None => file.resource,
+                                Some((name, _)) => {
+                                    let mut r = Resource::new(name, format!("{below}{name}"));
+                                    r.mime_type = Some(DIRECTORY_MIME_TYPE.to_owned());
+                                    r
+                                }
+                            };
+                            children.entry(child.uri.clone()).or_insert(child);
+                        }
+                    }
+                    if !known && children.is_empty() {
+                        return Err(not_a_directory(&dir));
+                    }
+                    let children: Vec<Resource> = children.into_values().collect();
+                    directory_page(&children, cursor.as_deref(), page_size, &hints)
+                }
             }),
         );
     }
@@ -408,7 +545,9 @@ impl Skills {
     /// with its direct children: files with their metadata, subdirectories as directories.
     fn directories(&self) -> BTreeMap<String, Vec<Resource>> {
         let mut dirs: BTreeMap<String, BTreeMap<String, Resource>> = BTreeMap::new();
-        for (uri, file) in &self.files {
+        // A dynamic skill's `SKILL.md` (of no known size) with the files.
+        let fixed = self.files.iter().map(|(uri, file)| (uri, Some(file)));
+        for (uri, file) in fixed.chain(self.dynamic.keys().map(|uri| (uri, None))) {
             let path = &uri[SCHEME.len()..];
             let segments: Vec<&str> = path.split('/').collect();
             for depth in 1..segments.len() {
@@ -417,8 +556,8 @@ impl Skills {
                 let child_uri = format!("{dir}/{name}");
                 let child = if depth + 1 == segments.len() {
                     let mut r = Resource::new(name, child_uri.clone());
-                    r.mime_type = Some(file.mime.to_owned());
-                    r.size = i64::try_from(file.bytes.len()).ok();
+                    r.mime_type = Some(file.map_or("text/markdown", |f| f.mime).to_owned());
+                    r.size = file.and_then(|f| i64::try_from(f.bytes.len()).ok());
                     r
                 } else {
                     let mut r = Resource::new(name, child_uri.clone());
@@ -457,15 +596,17 @@ impl SkillSight {
 
     /// Whether the request of `ctx` sees the file at `uri`.
     fn shows(&self, ctx: &Context, uri: &str) -> bool {
-        let who = Viewer { session: &ctx.session, attachment: ctx.attachment.as_ref(), version: ctx.version };
-        let one = |uri: &str| {
-            self.resources.get(uri).is_none_or(|r| {
-                let (s, item) = (&self.sight, Item::Resource(r, &[]));
-                !ctx.session.hides(ItemKind::Resource, uri)
-                    && server_shows(s.visibility.as_ref(), s.hide_out_of_scope, item, &who)
-            })
-        };
+        let one = |uri: &str| self.resources.get(uri).is_none_or(|r| self.shows_resource(ctx, r));
         one(uri) && self.sight.skill_files.get(uri).is_none_or(|md| md == uri || one(md))
+    }
+
+    /// Whether the request of `ctx` sees `resource` itself (its skill aside): the session does
+    /// not hide it and the predicate shows it.
+    fn shows_resource(&self, ctx: &Context, resource: &Resource) -> bool {
+        let who = Viewer { session: &ctx.session, attachment: ctx.attachment.as_ref(), version: ctx.version };
+        let (s, item) = (&self.sight, Item::Resource(resource, &[]));
+        !ctx.session.hides(ItemKind::Resource, &resource.uri)
+            && server_shows(s.visibility.as_ref(), s.hide_out_of_scope, item, &who)
     }
 
     /// `skill`'s entry as the request of `ctx` sees it: its files that the request does not see
@@ -492,6 +633,114 @@ impl SkillSight {
             false => self.shows(ctx, &child.uri),
         }
     }
+}
+
+/// The generated files of the dynamic skills served ([`Skills::dynamic_files`]): what
+/// `resources/read` falls back to for a URI that no resource or template serves.
+#[derive(Clone, Default)]
+pub(crate) struct GeneratedFiles {
+    skills: Vec<GeneratedSkill>,
+}
+
+/// One dynamic skill's generated files.
+#[derive(Clone)]
+struct GeneratedSkill {
+    /// Its directory, with its trailing slash: `skill://reports/daily/`.
+    dir: String,
+    /// Its `SKILL.md` URI, whose visibility its files follow.
+    md: String,
+    generated: Generated,
+}
+
+/// A generated file found by its URI, not yet read.
+pub(crate) struct GeneratedFile {
+    /// Its resource, as the visibility predicate is asked with it.
+    pub(crate) resource: Resource,
+    /// The `SKILL.md` URI of its skill.
+    pub(crate) skill_md: String,
+    /// Its path in the skill's directory.
+    path: String,
+    read: ReadFile,
+}
+
+impl GeneratedFiles {
+    /// The dynamic skill whose directory holds `uri` (the deepest if they nest), and the path
+    /// of `uri` in it.
+    fn owner<'a>(&'a self, uri: &'a str) -> Option<(&'a GeneratedSkill, &'a str)> {
+        self.skills
+            .iter()
+            .filter_map(|s| uri.strip_prefix(s.dir.as_str()).map(|rest| (s, rest)))
+            .max_by_key(|(s, _)| s.dir.len())
+    }
+
+    /// The generated file at `uri`: a clean path (see [`clean_path`]) below a dynamic skill's
+    /// directory, other than its `SKILL.md`.
+    pub(crate) fn find(&self, uri: &str) -> Option<GeneratedFile> {
+        let (skill, path) = self.owner(uri)?;
+        if !clean_path(path) || path == SKILL_MD {
+            return None;
+        }
+        Some(GeneratedFile {
+            resource: generated_resource(uri),
+            skill_md: skill.md.clone(),
+            path: path.to_owned(),
+            read: skill.generated.read.clone(),
+        })
+    }
+}
+
+impl GeneratedFile {
+    /// Generates the file: its contents, or "resource not found" if the skill does not know it.
+    pub(crate) fn read(self, ctx: Context) -> mcp_jsonrpc::BoxFuture<Result<Vec<AnyResourceContents>, ErrorObject>> {
+        let (generated, path, uri) = ((self.read)(ctx, self.path.clone()), self.path, self.resource.uri);
+        Box::pin(async move {
+            match generated.await? {
+                Some(bytes) => {
+                    let mime = mime_type(&path, &bytes);
+                    Ok(vec![contents(uri, &File { bytes: bytes.into(), mime })])
+                }
+                None => Err(ErrorObject::resource_not_found(&uri)),
+            }
+        })
+    }
+}
+
+/// A generated file's resource, as a directory lists it and the predicate is asked with it:
+/// named by its last segment, of the media type its extension gives, no size.
+fn generated_resource(uri: &str) -> Resource {
+    let name = uri.rsplit('/').next().unwrap_or_default();
+    let mut r = Resource::new(name, uri.to_owned());
+    r.mime_type = known_mime(name).map(str::to_owned);
+    r
+}
+
+/// Whether `path` is a relative path a generator is asked with: `/`-separated names, none
+/// empty, `.` or `..` (percent-encoded or not), none with a backslash or a NUL.
+fn clean_path(path: &str) -> bool {
+    path.split('/').all(|segment| {
+        let decoded = segment.to_ascii_lowercase().replace("%2e", ".");
+        !segment.is_empty() && decoded != "." && decoded != ".." && !segment.contains(['\\', '\0'])
+    })
+}
+
+/// One page of a directory's `children` from `cursor`, with the cache hints of listings.
+fn directory_page(
+    children: &[Resource],
+    cursor: Option<&str>,
+    page_size: usize,
+    hints: &CacheHints,
+) -> Result<ReadDirectoryResult, ErrorObject> {
+    page(children, cursor, page_size).map(|(resources, next)| ReadDirectoryResult {
+        resources: resources.to_vec(),
+        next_cursor: next,
+        ttl_ms: Some(u64::try_from(hints.ttl_ms).unwrap_or(0)),
+        cache_scope: Some(hints.scope.clone()),
+    })
+}
+
+/// The error of a directory read of what is no directory (or one hidden from the request).
+fn not_a_directory(dir: &str) -> ErrorObject {
+    ErrorObject::invalid_params(format!("{dir} is not a directory resource"))
 }
 
 /// One page of `items` from `cursor` (an offset the previous page gave), and the next cursor.
@@ -537,8 +786,17 @@ fn contents(uri: String, file: &File) -> AnyResourceContents {
 
 /// A file's media type, by its extension; text or bytes otherwise.
 fn mime_type(path: &str, bytes: &[u8]) -> &'static str {
+    match known_mime(path) {
+        Some(mime) => mime,
+        None if std::str::from_utf8(bytes).is_ok() => "text/plain",
+        None => "application/octet-stream",
+    }
+}
+
+/// The media type a file's extension gives, if it gives one.
+fn known_mime(path: &str) -> Option<&'static str> {
     let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
-    match ext.as_str() {
+    Some(match ext.as_str() {
         "md" | "markdown" => "text/markdown",
         "txt" => "text/plain",
         "py" => "text/x-python",
@@ -552,9 +810,8 @@ fn mime_type(path: &str, bytes: &[u8]) -> &'static str {
         "jpg" | "jpeg" => "image/jpeg",
         "svg" => "image/svg+xml",
         "pdf" => "application/pdf",
-        _ if std::str::from_utf8(bytes).is_ok() => "text/plain",
-        _ => "application/octet-stream",
-    }
+        _ => return None,
+    })
 }
 
 /// Reads the files below `dir` (its path from the folder: `rel`), skipping symbolic links.

@@ -1,7 +1,9 @@
 //! The Skills extension (SEP-2640, `io.modelcontextprotocol/skills`) from the client: list a
 //! server's skills, get one, load one (its `SKILL.md` read and checked against the entry:
 //! size, digest, frontmatter) and read its files (each checked against the entry). Nothing is
-//! read ahead: listing reads no file, and each file is read when asked for.
+//! read ahead: listing reads no file, and each file is read when asked for. A `"dynamic"`
+//! skill is loaded only on opt-in ([`Client::load_dynamic_skill`]), and its files read with
+//! [`Client::read_dynamic_skill_file`], within the load's 16 MiB.
 //!
 //! ```no_run
 //! # async fn run(client: mcp_client::Client) -> Result<(), mcp_client::skills::SkillError> {
@@ -46,7 +48,8 @@ pub enum SkillError {
         /// What is wrong.
         reason: String,
     },
-    /// The file is not listed in the skill's entry.
+    /// The file is not listed in the skill's entry (for a dynamic skill: it does not lie
+    /// inside the skill's directory).
     #[error("{uri} is not a file of skill {skill}")]
     Unlisted {
         /// The skill's URI.
@@ -87,6 +90,12 @@ pub struct LoadedSkill {
     pub entry: Skill,
     /// The text of its `SKILL.md`.
     pub instructions: String,
+    /// The bytes retrieved for this load so far: its `SKILL.md` (every contents item of the
+    /// read), then each file read with
+    /// [`read_dynamic_skill_file`](Client::read_dynamic_skill_file). A dynamic skill's are
+    /// held to the extension's total-size limit
+    /// ([`MAX_TOTAL_SIZE`](mcp_types::skills::MAX_TOTAL_SIZE)).
+    pub retrieved: u64,
 }
 
 impl Client {
@@ -139,7 +148,8 @@ impl Client {
             });
         }
         let bytes = self.read_skill_file(skill, &skill.uri).await?;
-        verified(skill, bytes)
+        let retrieved = bytes.len() as u64;
+        verified(skill, bytes, retrieved)
     }
 
     /// Loads `skill` as [`load_skill`](Self::load_skill) does, and also a skill whose files
@@ -169,7 +179,58 @@ impl Client {
             }
             first.get_or_insert(item);
         }
-        verified(skill, first.ok_or_else(|| verification("no contents".into()))?)
+        verified(skill, first.ok_or_else(|| verification("no contents".into()))?, total)
+    }
+
+    /// Reads the file `uri` of a skill loaded with
+    /// [`load_dynamic_skill`](Self::load_dynamic_skill) (`resources/read`). For a dynamic
+    /// skill, `uri` must lie inside the skill's directory (`skill://<skill path>/<file path>`,
+    /// no empty, `.` or `..` segment: else [`SkillError::Unlisted`], and nothing is read); the
+    /// file has nothing to be checked against, and what the read retrieves (every contents
+    /// item) is added to `loaded.retrieved`: once that is over the extension's total-size
+    /// limit the content is refused ([`SkillError::TooLarge`]), and so is every later read of
+    /// this load, since the skill as retrieved is over the limit. A static skill's file is
+    /// read and checked as [`read_skill_file`](Self::read_skill_file) does (its entry bounds
+    /// its size).
+    pub async fn read_dynamic_skill_file(&self, loaded: &mut LoadedSkill, uri: &str) -> Result<Vec<u8>, SkillError> {
+        let skill = &loaded.entry;
+        if !matches!(skill.resources, SkillResources::Dynamic(_)) {
+            let bytes = self.read_skill_file(skill, uri).await?;
+            loaded.retrieved = loaded.retrieved.saturating_add(bytes.len() as u64);
+            return Ok(bytes);
+        }
+        let unlisted = || SkillError::Unlisted { skill: skill.uri.clone(), uri: uri.to_owned() };
+        let dir = skill.uri.strip_suffix(mcp_types::skills::SKILL_MD).filter(|d| d.ends_with('/'));
+        let path = dir.and_then(|dir| uri.strip_prefix(dir)).ok_or_else(unlisted)?;
+        let clean = path.split('/').all(|s| {
+            let decoded = s.to_ascii_lowercase().replace("%2e", ".");
+            !s.is_empty() && decoded != "." && decoded != ".." && !s.contains('\\')
+        });
+        if !clean {
+            return Err(unlisted());
+        }
+        if loaded.retrieved > MAX_TOTAL_SIZE {
+            let size = loaded.retrieved;
+            return Err(SkillError::TooLarge { uri: uri.to_owned(), size, limit: MAX_TOTAL_SIZE });
+        }
+        let verification = |reason: String| SkillError::Verification { uri: uri.to_owned(), reason };
+        let result = self.read_resource(uri).await?;
+        let mut first = None;
+        for contents in result.contents {
+            let item = match contents {
+                AnyResourceContents::TextResourceContents(t) => t.text.into_bytes(),
+                AnyResourceContents::BlobResourceContents(b) => base64::engine::general_purpose::STANDARD
+                    .decode(b.blob.as_bytes())
+                    .map_err(|e| verification(format!("blob is not base64: {e}")))?,
+            };
+            loaded.retrieved = loaded.retrieved.saturating_add(item.len() as u64);
+            if loaded.retrieved > MAX_TOTAL_SIZE {
+                let size = loaded.retrieved;
+                return Err(SkillError::TooLarge { uri: uri.to_owned(), size, limit: MAX_TOTAL_SIZE });
+            }
+            first.get_or_insert(item);
+        }
+        first.ok_or_else(|| verification("no contents".into()))
     }
 
     /// Reads the file `uri` of `skill` (`resources/read`) and checks it against the entry:
@@ -210,15 +271,16 @@ impl Client {
     }
 }
 
-/// `bytes` as the `SKILL.md` of `skill`, if UTF-8 with the entry's frontmatter.
-fn verified(skill: &Skill, bytes: Vec<u8>) -> Result<LoadedSkill, SkillError> {
+/// `bytes` as the `SKILL.md` of `skill`, if UTF-8 with the entry's frontmatter; `retrieved`
+/// bytes were read for it.
+fn verified(skill: &Skill, bytes: Vec<u8>, retrieved: u64) -> Result<LoadedSkill, SkillError> {
     let verification = |reason: String| SkillError::Verification { uri: skill.uri.clone(), reason };
     let text = String::from_utf8(bytes).map_err(|_| verification("SKILL.md is not UTF-8".into()))?;
     let front = mcp_types::skills::frontmatter(&text).map_err(|e| verification(e.to_string()))?;
     if let Some(field) = differing_field(&front, &skill.frontmatter) {
         return Err(verification(format!("frontmatter field `{field}` differs from the entry's")));
     }
-    Ok(LoadedSkill { entry: skill.clone(), instructions: text })
+    Ok(LoadedSkill { entry: skill.clone(), instructions: text, retrieved })
 }
 
 /// The first field on which two frontmatter objects differ, if any (a missing field and

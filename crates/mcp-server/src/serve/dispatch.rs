@@ -303,7 +303,14 @@ impl Serve for ReadResourceRequest {
                     .find_map(|t| t.pattern.matches(&p.uri).filter(|_| call.sees(t.item())).map(|v| (t, v)))
                 {
                     Some((t, vars)) => (&t.handler, vars, t.cache.clone()),
-                    None => return Err(ErrorObject::resource_not_found(&p.uri).for_revision(call.era.version)),
+                    // A generated file of a dynamic skill, seen with its skill (the Skills extension).
+                    None => match call.server.skill_generated.find(&p.uri).filter(|f| {
+                        call.sees(Item::Resource(&f.resource, &[]))
+                            && registry.resource(&f.skill_md).is_none_or(|md| call.sees(md.item()))
+                    }) {
+                        Some(file) => return Ok((file.read(call.context(progress)), None)),
+                        None => return Err(ErrorObject::resource_not_found(&p.uri).for_revision(call.era.version)),
+                    },
                 },
             };
             Ok((handler.read(p.uri, variables, call.context(progress)), cache))

@@ -44,6 +44,9 @@ pub(crate) struct ServerShared {
     /// The URI of each file of the skills served (the Skills extension) to the URI of its
     /// skill's `SKILL.md`, whose visibility the file follows; empty without skills.
     pub(crate) skill_files: Arc<hashbrown::HashMap<String, String>>,
+    /// The generated files of the dynamic skills served: what `resources/read` falls back to
+    /// for a URI no resource or template serves; empty without them.
+    pub(crate) skill_generated: Arc<crate::skills::GeneratedFiles>,
     pub(crate) cache_hints: CachePolicy,
     pub(crate) state_keys: StateKeys,
     pub(crate) bus: Arc<dyn SubscriptionBus>,

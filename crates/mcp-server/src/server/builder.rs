@@ -79,6 +79,8 @@ pub struct ServerBuilder {
     skills: Option<Result<crate::skills::Skills, Arc<crate::skills::SkillsError>>>,
     /// The files of the skills served, to their skill's `SKILL.md` (filled by `build`).
     skill_files: Arc<hashbrown::HashMap<String, String>>,
+    /// The generated files of the dynamic skills served (filled by `build`).
+    skill_generated: Arc<crate::skills::GeneratedFiles>,
     /// The views of MCP Apps served.
     apps: Vec<crate::apps::UiResource>,
 }
@@ -489,6 +491,7 @@ impl ServerBuilder {
             let (list, get) = (hints(CacheTarget::ResourcesList), hints(CacheTarget::ResourcesRead));
             let skill_files = Arc::new(skills.skill_files());
             self.skill_files = skill_files.clone();
+            self.skill_generated = Arc::new(skills.generated_files());
             let sight = crate::skills::Sight {
                 visibility: self.visibility.clone(),
                 hide_out_of_scope: self.hide_out_of_scope,
@@ -581,6 +584,7 @@ impl ServerBuilder {
                     visibility: self.visibility,
                     hide_out_of_scope: self.hide_out_of_scope,
                     skill_files: self.skill_files,
+                    skill_generated: self.skill_generated,
                     cache_hints: self.cache_hints,
                     state_keys: match self.state_keys {
                         Some(keys) if !keys.is_empty() => crate::serve::seal::StateKeys::new(keys, self.state_ttl),
@@ -695,6 +699,7 @@ impl Server {
             extensions: BTreeMap::new(),
             skills: None,
             skill_files: Default::default(),
+            skill_generated: Default::default(),
             apps: Vec::new(),
         }
     }
