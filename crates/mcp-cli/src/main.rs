@@ -23,6 +23,7 @@ mod session;
 mod target;
 mod task;
 mod ui;
+mod web;
 
 use std::process::ExitCode;
 
