@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 /// `mcp web` serving `everything`, and its URL's port and token.
 struct Web {
-    live: Live,
+    live: Option<Live>,
     port: u16,
     token: String,
 }
@@ -29,7 +29,7 @@ fn start() -> Web {
     let rest = url.strip_prefix("http://127.0.0.1:").unwrap();
     let (port, query) = rest.split_once("/?token=").unwrap();
     assert_eq!(query.len(), 64, "a token of 32 random bytes, in hex: {url}");
-    Web { live, port: port.parse().unwrap(), token: query.to_owned() }
+    Web { live: Some(live), port: port.parse().unwrap(), token: query.to_owned() }
 }
 
 /// An HTTP answer: its status, headers (lower-case names) and body.
@@ -101,9 +101,21 @@ impl Web {
         rx
     }
 
-    fn stop(self) {
-        self.live.interrupt();
-        self.live.finish().expect(0);
+    /// Ctrl-C: `mcp web` ends, with exit code 0.
+    fn stop(mut self) {
+        let live = self.live.take().unwrap();
+        live.interrupt();
+        live.finish().expect(0);
+    }
+}
+
+impl Drop for Web {
+    /// A test that failed leaves no `mcp web` (nor its server) behind.
+    fn drop(&mut self) {
+        if let Some(live) = &mut self.live {
+            live.child.kill().ok();
+            live.child.wait().ok();
+        }
     }
 }
 

@@ -238,6 +238,7 @@ async function callTool(name, args) {
   progressBars.delete(call);
   box.classList.remove("running");
   box.classList.add("done");
+  if (bar.dataset.seen === "") bar.remove();
   if (answer.error !== undefined) {
     box.classList.add("error");
     status.replaceChildren(el("pre", {}, answer.error));
