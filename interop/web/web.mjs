@@ -137,6 +137,51 @@ await step("image", async () => {
   if (size[0] !== 1 || size[1] !== 1) throw new Error(`the image is ${size}`);
 });
 
+await step("content-and-log", async () => {
+  await chooseTool("test_multiple_content_types");
+  await page.click("#call");
+  const text = await resultOf("test_multiple_content_types");
+  if (!text.includes("Multiple content types test:")) throw new Error(`the result: ${text}`);
+  const box = '#results .result[data-tool="test_multiple_content_types"]';
+  if (!(await page.$(`${box} img.content`))) throw new Error("no image among the blocks");
+  const resource = await page.$eval(`${box} .content.resource`, (e) => e.textContent);
+  if (!resource.includes("test://")) throw new Error(`the embedded resource: ${resource}`);
+  await chooseTool("test_audio_content");
+  await page.click("#call");
+  await resultOf("test_audio_content");
+  const audio = await page.$eval('#results .result[data-tool="test_audio_content"] audio', (a) => a.src.slice(0, 22));
+  if (audio !== "data:audio/wav;base64,") throw new Error(`the audio: ${audio}`);
+  await chooseTool("test_tool_with_logging");
+  await page.click("#call");
+  await resultOf("test_tool_with_logging");
+  await page.waitForSelector("#log li", { timeout });
+});
+
+await step("elicitation-defaults", async () => {
+  await chooseTool("test_elicitation_sep1034_defaults");
+  await page.click("#call");
+  await page.waitForSelector("#asks .ask.elicitation", { timeout });
+  // The defaults are filled in: a string, an integer, a number, an enum and a boolean.
+  const form = "#asks .ask.elicitation";
+  const values = await page.$eval(form, (f) => [
+    f.querySelector('[data-field="elicit.name"] input').value,
+    f.querySelector('[data-field="elicit.age"] input').value,
+    f.querySelector('[data-field="elicit.score"] input').value,
+    f.querySelector('[data-field="elicit.status"] select').selectedOptions[0].textContent,
+    f.querySelector('[data-field="elicit.verified"] input').checked,
+  ]);
+  if (JSON.stringify(values) !== JSON.stringify(["John Doe", "30", "95.5", "active", true])) {
+    throw new Error(`the defaults shown: ${JSON.stringify(values)}`);
+  }
+  await page.select(`${form} [data-field="elicit.status"] select`, "2");
+  await page.click(`${form} [data-field="elicit.verified"] input`);
+  await page.click(`${form} button.accept`);
+  const text = await resultOf("test_elicitation_sep1034_defaults");
+  for (const part of ['"age":30', '"score":95.5', '"status":"pending"', '"verified":false', '"name":"John Doe"']) {
+    if (!text.includes(part)) throw new Error(`${part} is not in the result: ${text}`);
+  }
+});
+
 const SCRIPT = "<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\">";
 await step("elicitation", async () => {
   await chooseTool("test_elicitation");

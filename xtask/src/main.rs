@@ -2,7 +2,7 @@
 //!
 //! - `codegen`: regenerates `crates/mcp-types/src/generated/` from the vendored schemas.
 //! - `ci`: everything CI checks (system packages, formatting, clippy, tests, docs, hostile, interop,
-//!   auth-e2e, conformance, a 2-minute soak, fleet).
+//!   web, auth-e2e, conformance, a 2-minute soak, fleet).
 //! - `bench`: our servers against rmcp, the TypeScript and Python SDKs and no-library baselines
 //!   (stdio and HTTP: throughput, latency, CPU, memory, cold start, sessions).
 //! - `interop`: the official TypeScript and Python SDK clients against our example servers, and
