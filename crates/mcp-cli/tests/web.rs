@@ -244,3 +244,20 @@ fn the_api_lists_calls_streams_the_traffic_and_passes_on_the_servers_questions()
     assert_eq!(result["result"]["content"][0]["text"], "LLM response: four");
     web.stop();
 }
+
+#[test]
+fn a_server_at_a_url_is_inspected_too() {
+    let server = common::Everything::start();
+    let mut live = Live::start(&["web", "--no-open", "--port", "0", &server.url]);
+    live.wait_for("mcp web: http://");
+    let url = live.stderr.lines().find_map(|l| l.strip_prefix("mcp web: ")).unwrap().to_owned();
+    let (port, token) = url.strip_prefix("http://127.0.0.1:").unwrap().split_once("/?token=").unwrap();
+    let web = Web { live: Some(live), port: port.parse().unwrap(), token: token.to_owned() };
+    let info: Value = serde_json::from_str(&web.get("/api/info").body).unwrap();
+    assert_eq!(info["serverInfo"]["name"], "mcp-rust-everything");
+    let events = web.events();
+    let answer = web.post("/api/call", &json!({"name": "test_simple_text", "arguments": {}, "call": 1}));
+    assert_eq!(answer["result"]["content"][0]["text"], "This is a simple text response for testing.");
+    next_event(&events, |e| e["type"] == "traffic" && e["dir"] == "in" && e["message"]["result"]["content"].is_array());
+    web.stop();
+}
