@@ -78,10 +78,10 @@ const chooseTool = async (name) => {
   await page.click(`#tool-list li[data-tool="${name}"]`);
   await page.waitForSelector("#tool-form");
 };
-// The newest result of `tool` once done: its text.
+// The newest result of `tool` (the first: results are prepended) once done: its text.
 const resultOf = async (tool) => {
-  const selector = `#results .result.done[data-tool="${tool}"]`;
-  await page.waitForSelector(selector, { timeout });
+  const selector = `#results .result[data-tool="${tool}"]`;
+  await page.waitForFunction((s) => document.querySelector(s)?.classList.contains("done"), { timeout }, selector);
   return page.$eval(selector, (e) => e.textContent);
 };
 
@@ -180,6 +180,33 @@ await step("elicitation-defaults", async () => {
   for (const part of ['"age":30', '"score":95.5', '"status":"pending"', '"verified":false', '"name":"John Doe"']) {
     if (!text.includes(part)) throw new Error(`${part} is not in the result: ${text}`);
   }
+});
+
+await step("nested-object-form", async () => {
+  // `address` is a `$ref` to an object of `$defs`: a fieldset of its own fields.
+  await chooseTool("json_schema_2020_12_tool");
+  await page.type('#tool-form [data-field="arg.name"] input', "Ada");
+  await page.type('#tool-form [data-field="arg.address.street"] input', "1 Loop Road");
+  await page.type('#tool-form [data-field="arg.address.city"] input', "Localhost");
+  await page.select('#tool-form [data-field="arg.contactMethod"] select', "1");
+  await page.type('#tool-form [data-field="arg.email"] input', "ada@example.com");
+  await page.click("#call");
+  await resultOf("json_schema_2020_12_tool");
+  const text = await page.$eval('#results .result[data-tool="json_schema_2020_12_tool"] pre.text', (e) => e.textContent);
+  const sent = JSON.parse(text.slice(text.indexOf("{"), text.lastIndexOf("}") + 1));
+  const expected = { address: { city: "Localhost", street: "1 Loop Road" }, contactMethod: "email", email: "ada@example.com", name: "Ada" };
+  if (JSON.stringify(sent) !== JSON.stringify(expected)) throw new Error(`the tool got ${JSON.stringify(sent)}`);
+});
+
+await step("elicitation-declined", async () => {
+  await chooseTool("test_elicitation");
+  await page.type('#tool-form [data-field="arg.message"] input', "Again?");
+  await page.click("#call");
+  await page.waitForSelector("#asks .ask.elicitation", { timeout });
+  await page.click("#asks .ask.elicitation button.decline");
+  const text = await resultOf("test_elicitation");
+  if (!text.includes("action=decline")) throw new Error(`the result: ${text}`);
+  if ((await page.$$("#asks .ask")).length !== 0) throw new Error("the question stayed on the page");
 });
 
 const SCRIPT = "<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\">";

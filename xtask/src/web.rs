@@ -1,8 +1,9 @@
 //! `cargo xtask web`: `mcp web` driven in headless Chromium (Debian's `chromium`, installed if
 //! missing) by `interop/web/web.mjs` (puppeteer-core of the apps harness, `interop/apps`),
 //! against our `everything` example over stdio: a tool called through its generated form, the
-//! traffic log filtered, a progress bar, an image, an elicitation form answered with a
-//! `<script>` that the result must show as text, a sampling request edited and approved.
+//! traffic log filtered, a progress bar, an image, mixed content, audio, log messages, forms
+//! with defaults, enums and a nested object, elicitation forms declined and answered (with a
+//! `<script>` that the result must show as text), a sampling request edited and approved.
 //! Screenshots of each step go to `target/web/`.
 
 use std::path::{Path, PathBuf};
