@@ -46,6 +46,8 @@ const STEPS: &[Step] = &[
     // Last: the slowest, and the only ones that need the npm and PyPI registries (on a cold
     // cache).
     Step { name: "interop", action: Action::Xtask { command: "interop", run: crate::interop::run } },
+    // `mcp web` in headless Chromium (Node, puppeteer-core and Chromium as interop installed).
+    Step { name: "web", action: Action::Xtask { command: "web", run: crate::web::run } },
     Step { name: "auth-e2e", action: Action::Xtask { command: "auth-e2e", run: crate::auth_e2e::run } },
     Step { name: "conformance", action: Action::Xtask { command: "conformance", run: crate::conformance::run } },
     // The everything example under a mixed workload for 2 minutes: no growth after warm-up.

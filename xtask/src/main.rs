@@ -2,11 +2,14 @@
 //!
 //! - `codegen`: regenerates `crates/mcp-types/src/generated/` from the vendored schemas.
 //! - `ci`: everything CI checks (system packages, formatting, clippy, tests, docs, hostile, interop,
-//!   auth-e2e, conformance, a 2-minute soak, fleet).
+//!   web, auth-e2e, conformance, a 2-minute soak, fleet).
 //! - `bench`: our servers against rmcp, the TypeScript and Python SDKs and no-library baselines
 //!   (stdio and HTTP: throughput, latency, CPU, memory, cold start, sessions).
 //! - `interop`: the official TypeScript and Python SDK clients against our example servers, and
 //!   our client against the official `server-everything` and a Python SDK server.
+//! - `web`: `mcp web` driven in headless Chromium against the `everything` example (a tool
+//!   called through its form, traffic, progress, an image, elicitation, sampling, a server's
+//!   `<script>` shown as text); screenshots in `target/web/`.
 //! - `auth-e2e`: authorization end to end: our OAuth client, and the TypeScript and Python SDK
 //!   ones, against the `auth_server` example and a real OpenID provider (`oidc-provider`), and
 //!   our client against a TypeScript SDK server behind the SDK's `requireBearerAuth`.
@@ -37,6 +40,7 @@ mod hostile;
 mod interop;
 mod packages;
 mod soak;
+mod web;
 
 use std::path::PathBuf;
 
@@ -52,6 +56,7 @@ fn main() -> Result<()> {
         Some("features") => ci::features(&root),
         Some("interop") => interop::run(&root),
         Some("apps") => interop::apps_only(&root),
+        Some("web") => web::run(&root),
         Some("conformance") => conformance::run(&root),
         Some("auth-e2e") => auth_e2e::run(&root),
         Some("packages") => packages::ensure(),
@@ -64,7 +69,7 @@ fn main() -> Result<()> {
         // Internal: a relay that delays each byte, for `bench`'s `link` rows.
         Some("link-relay") => bench::link_relay(&args[1..]),
         _ => bail!(
-            "usage: cargo xtask <codegen|ci|features|bench|interop|apps|auth-e2e|conformance|packages|fleet|hostile|soak|fuzz>"
+            "usage: cargo xtask <codegen|ci|features|bench|interop|apps|web|auth-e2e|conformance|packages|fleet|hostile|soak|fuzz>"
         ),
     }
 }

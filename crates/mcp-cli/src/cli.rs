@@ -113,6 +113,9 @@ pub enum Command {
     Proxy(ProxyArgs),
     /// Checks a server: handshake per revision, lists and pagination, schemas, errors.
     Check(ServerArgs),
+    /// Inspects a server in the browser: serves a page on 127.0.0.1 (behind a random token in
+    /// its URL) and opens it.
+    Web(WebArgs),
     /// Prints shell completions.
     Completions {
         /// The shell.
@@ -193,6 +196,19 @@ pub enum AuthCommand {
     },
     /// Which servers have tokens, and until when.
     Status,
+}
+
+/// `web`.
+#[derive(Debug, Args)]
+pub struct WebArgs {
+    /// The port on 127.0.0.1 to serve the page at (0: any free port).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Print the page's URL but do not open a browser (else `$BROWSER`, or `xdg-open`).
+    #[arg(long)]
+    pub no_open: bool,
+    #[command(flatten)]
+    pub server: ServerArgs,
 }
 
 /// `proxy`.

@@ -34,6 +34,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Proxy(args) => crate::proxy::run(args, &global).await,
         Command::Auth(command) => crate::auth::run(command, &global).await,
         Command::Check(server) => crate::check::run(server, &global).await,
+        Command::Web(args) => crate::web::run(args, &global).await,
         command => client_command(command, &global).await,
     }
 }

@@ -7,6 +7,7 @@
 //! mcp call echo text=hello -- ./my-server
 //! mcp proxy https://example.com/mcp                              # stdio <-> Streamable HTTP
 //! mcp check -- ./my-server                                       # a linter for server authors
+//! mcp web -- ./my-server                                         # a browser inspector
 //! ```
 //!
 //! See `docs/cli.md` for every command, its output and its exit codes.
@@ -23,6 +24,7 @@ mod session;
 mod target;
 mod task;
 mod ui;
+mod web;
 
 use std::process::ExitCode;
 
