@@ -33,6 +33,8 @@ pub(crate) struct Mount {
     catalog: Mutex<Option<Arc<Client>>>,
     /// Each gateway session's own connection, by [`Context::session_id`].
     sessions: Mutex<HashMap<u64, Arc<Upstream>>>,
+    /// Whose the tasks made through this mount are.
+    owners: tasks::TaskOwners,
     /// What is mirrored into the gateway: the mounted server's definitions by their gateway
     /// name (or URI).
     mirrored: Mutex<Mirrored>,
@@ -57,6 +59,7 @@ impl Mount {
             source,
             catalog: Mutex::new(None),
             sessions: Mutex::new(HashMap::new()),
+            owners: tasks::TaskOwners::default(),
             mirrored: Mutex::new(Mirrored::default()),
             refreshing: tokio::sync::Mutex::new(()),
         }
@@ -543,7 +546,7 @@ impl Mount {
         params.arguments = Some(arguments);
         if task.is_some() {
             params.task = task;
-            return tasks::call_as_task(self.naming.prefix(), &upstream, &client, params, &ctx).await;
+            return tasks::call_as_task(self.naming.prefix(), &self.owners, &upstream, &client, params, &ctx).await;
         }
         let (options, progress) = options(&ctx);
         let result = client.call_tool_with(params, options).await;
@@ -599,7 +602,7 @@ impl tasks::TaskMount for Mount {
 
     async fn forward(self: Arc<Self>, method: &str, params: JsonObject, ctx: Context) -> Result<Value, ErrorObject> {
         let (upstream, client) = self.upstream(&ctx).await.map_err(|Down(e)| ErrorObject::internal_error(e))?;
-        tasks::pass(self.naming.prefix(), &upstream, &client, method, params, &ctx).await
+        tasks::pass(self.naming.prefix(), &self.owners, &upstream, &client, method, params, &ctx).await
     }
 
     async fn follow(&self, theirs: &[&str]) -> Result<mcp_client::Subscription, ClientError> {

@@ -67,11 +67,58 @@ pub(crate) trait TaskMount: Send + Sync + 'static {
 /// The bound on the changes of followed tasks waiting to be sent on one stream.
 const FOLLOW_QUEUE: usize = 64;
 
+/// The most tasks whose maker a mount remembers; past it, the oldest are forgotten (their
+/// ids then reach the mounted server's own binding alone, as before the gateway kept any).
+const MAX_OWNED: usize = 10_000;
+
+/// Whose the tasks made through a mount are: the principal (`Context::principal_key`) of the
+/// request that made each, by the mounted server's id. The mounted server cannot tell them
+/// apart (at 2026-07-28 the gateway reaches it over connections of its own, shared by every
+/// principal), so the gateway keeps each task to its maker, as a server keeps its own.
+#[derive(Default)]
+pub(crate) struct TaskOwners {
+    owners: std::sync::Mutex<(std::collections::HashMap<String, String>, std::collections::VecDeque<String>)>,
+}
+
+impl TaskOwners {
+    /// `theirs` (the mounted server's id) was made by the principal of `ctx`, if it has one.
+    fn made(&self, theirs: &str, ctx: &Context) {
+        let Some(owner) = ctx.principal_key() else { return };
+        let mut guard = self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (owners, order) = &mut *guard;
+        if owners.insert(theirs.to_owned(), owner).is_none() {
+            order.push_back(theirs.to_owned());
+        }
+        while order.len() > MAX_OWNED {
+            if let Some(oldest) = order.pop_front() {
+                owners.remove(&oldest);
+            }
+        }
+    }
+
+    /// Whether the request of `ctx` may reach the task `theirs`: a task made by a principal
+    /// is that principal's alone.
+    pub(crate) fn permits(&self, theirs: &str, ctx: &Context) -> bool {
+        let guard = self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match guard.0.get(theirs) {
+            None => true,
+            Some(owner) => ctx.principal_key().as_deref() == Some(owner.as_str()),
+        }
+    }
+
+    /// Whether `task` (an entry of a mounted server's `tasks/list`, its own id) may be shown
+    /// to the request of `ctx`.
+    fn lists(&self, task: &Value, ctx: &Context) -> bool {
+        task.get("taskId").and_then(Value::as_str).is_none_or(|theirs| self.permits(theirs, ctx))
+    }
+}
+
 /// Calls a tool of the mount `prefix` as a task (`params.task` set: the gateway's client
 /// asked for one), over `upstream`'s connection `client`: the task it made as the raw result
 /// the gateway answers, or the result it gave at once (2026-07-28).
 pub(crate) async fn call_as_task(
     prefix: &str,
+    owners: &TaskOwners,
     upstream: &Upstream,
     client: &Client,
     params: CallToolRequestParams,
@@ -84,6 +131,7 @@ pub(crate) async fn call_as_task(
     match result {
         Ok(ToolTask::Done(result)) => Ok(result),
         Ok(ToolTask::Running(mut task)) => {
+            owners.made(&task.task_id, ctx);
             task.task_id = gateway_id(prefix, &task.task_id);
             Err(ToolError::Task(Box::new(created(&task, ctx.protocol_version()))))
         }
@@ -96,12 +144,19 @@ pub(crate) async fn call_as_task(
 /// `client`, `params` naming its task.
 pub(crate) async fn pass(
     prefix: &str,
+    owners: &TaskOwners,
     upstream: &Upstream,
     client: &Client,
     method: &str,
     params: JsonObject,
     ctx: &Context,
 ) -> Result<Value, ErrorObject> {
+    // Another principal's task is unknown here, as one that does not exist.
+    if let Some(theirs) = params.get("taskId").and_then(Value::as_str)
+        && !owners.permits(theirs, ctx)
+    {
+        return Err(unknown_task(&gateway_id(prefix, theirs)));
+    }
     let _call = upstream.link.enter(ctx);
     let mut options = CallOptions::default().cancel_on(ctx.cancellation().clone());
     // `tasks/result` answers once the task is over.
@@ -109,6 +164,9 @@ pub(crate) async fn pass(
     let result = client.request_raw_with(method, Some(Value::Object(params)), options).await;
     upstream.link.flushed().await;
     let mut value = result.map_err(|e| upstream.error(prefix, e))?;
+    if let Some(Value::Array(tasks)) = value.get_mut("tasks") {
+        tasks.retain(|task| owners.lists(task, ctx));
+    }
     rename(prefix, &mut value);
     Ok(value)
 }

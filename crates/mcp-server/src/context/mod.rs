@@ -259,6 +259,15 @@ impl Context {
         self.http_request()?.extensions().get()
     }
 
+    /// Who the tasks this request makes belong to when the endpoint checks tokens: the HTTP
+    /// principal (its issuer, subject and client) as an opaque key, as this server binds its
+    /// own tasks to it; `None` over stdio, over HTTP without `auth` and for a token that names
+    /// nobody. A server that keeps tasks elsewhere (a gateway forwarding them) binds them
+    /// alike: two requests with equal keys are the same principal.
+    pub fn principal_key(&self) -> Option<String> {
+        principal_key(self.attachment.as_ref())
+    }
+
     /// Over HTTP, closes the SSE connection carrying this request's response while the handler
     /// goes on (SSE polling): the client reconnects and resumes. Whether there was one.
     pub async fn close_sse_stream(&self) -> bool {
@@ -375,4 +384,25 @@ impl Logger<'_> {
     pub async fn log(&self, level: LoggingLevel, data: serde_json::Value) {
         self.ctx.send_log(level, Some(self.name), data).await;
     }
+}
+
+/// The HTTP principal of the request that carried `attachment`, as a task owner, when the
+/// endpoint checks tokens and the token names someone: its issuer (the `iss` claim; one
+/// subject of two issuers is two owners), subject and client.
+pub(crate) fn principal_key(attachment: Option<&mcp_jsonrpc::Attachment>) -> Option<String> {
+    let _ = attachment;
+    #[cfg(feature = "auth")]
+    if let Some(principal) = attachment
+        .and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
+        .and_then(|info| info.extensions().get::<mcp_transport_http::server::auth::Principal>())
+        .filter(|p| p.subject.is_some() || p.client_id.is_some())
+    {
+        let issuer = principal.issuer.as_deref().unwrap_or("");
+        return Some(format!(
+            "principal:{issuer}\u{0}{}\u{0}{}",
+            principal.subject.as_deref().unwrap_or(""),
+            principal.client_id.as_deref().unwrap_or("")
+        ));
+    }
+    None
 }

@@ -39,25 +39,9 @@ fn process_tag() -> &'static str {
 }
 
 /// The HTTP principal of a request, as a task owner, when the endpoint checks tokens and the
-/// token names someone: its issuer (the `iss` claim; one subject of two issuers is two
-/// owners), subject and client.
+/// token names someone (see [`crate::context::principal_key`]).
 pub(crate) fn principal_owner(rctx: &RequestContext) -> Option<String> {
-    let _ = rctx;
-    #[cfg(feature = "auth")]
-    if let Some(principal) = rctx
-        .attachment()
-        .and_then(|a| a.downcast_ref::<mcp_transport_http::server::RequestInfo>())
-        .and_then(|info| info.extensions().get::<mcp_transport_http::server::auth::Principal>())
-        .filter(|p| p.subject.is_some() || p.client_id.is_some())
-    {
-        let issuer = principal.issuer.as_deref().unwrap_or("");
-        return Some(format!(
-            "principal:{issuer}\u{0}{}\u{0}{}",
-            principal.subject.as_deref().unwrap_or(""),
-            principal.client_id.as_deref().unwrap_or("")
-        ));
-    }
-    None
+    crate::context::principal_key(rctx.attachment())
 }
 
 /// The owner of extension tasks when the endpoint names no principal: the store is
